@@ -1,0 +1,404 @@
+//! Server configuration read from environment variables (ENGINE.md §9), with a default for every setting.
+//!
+//! Parsing is pure: the caller passes the variables in (the process
+//! environment over `$RUMMY_HOME/.env`), so tests build a `Config` directly.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use thiserror::Error;
+
+/// A variable that is set but cannot be used.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[error("{name}={value:?} is invalid: {reason}")]
+pub struct ConfigError {
+    /// The variable's name.
+    pub name: String,
+    /// Its value.
+    pub value: String,
+    /// What was expected.
+    pub reason: String,
+}
+
+/// Everything the server needs to start.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Config {
+    /// `RUMMY_HOME`: skills, personas, `.env`, and the default database location.
+    pub home: PathBuf,
+    /// `RUMMY_DB_PATH`, default `$RUMMY_HOME/rummy.db`.
+    pub db_path: PathBuf,
+    /// `PORT` on 127.0.0.1; 0 picks a free port.
+    pub port: u16,
+    /// Per-turn and per-message limits.
+    pub limits: Limits,
+    /// Model aliases from `RUMMY_MODEL_<alias>` (+ `RUMMY_CONTEXT_<alias>`, `RUMMY_FALLBACK_<alias>`).
+    pub models: Vec<ModelSeed>,
+    /// LLM provider endpoints and keys.
+    pub providers: Providers,
+}
+
+/// Limits and tunables with ENGINE.md §9 defaults.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Limits {
+    /// `RUMMY_MAX_TURNS`: turns per loop.
+    pub max_turns: u32,
+    /// `RUMMY_MAX_COMMANDS`: commands parsed per reply.
+    pub max_commands: usize,
+    /// `RUMMY_MAX_STRIKES`: consecutive strikes before the healer abandons a loop.
+    pub max_strikes: u32,
+    /// `RUMMY_MIN_CYCLES`: repetitions that make a cycle.
+    pub min_cycles: u32,
+    /// `RUMMY_MAX_CYCLE_PERIOD`: longest cycle period detected.
+    pub max_cycle_period: u32,
+    /// `RUMMY_MAX_ENTRY_TOKENS`: largest `known://` body.
+    pub max_entry_tokens: u32,
+    /// `RUMMY_TOKEN_DIVISOR`: characters per estimated token.
+    pub token_divisor: u32,
+    /// `RUMMY_BUDGET_CEILING`: share of the context the prompt may fill.
+    pub budget_ceiling: f64,
+    /// `RUMMY_TEMPERATURE`: default sampling temperature.
+    pub temperature: f64,
+    /// `RUMMY_RETENTION_DAYS`: how long finished runs are kept.
+    pub retention_days: u32,
+    /// `RUMMY_RPC_TIMEOUT` in ms: longest a short RPC may take.
+    pub rpc_timeout_ms: u64,
+    /// `RUMMY_FETCH_TIMEOUT` in ms: longest an LLM request may take.
+    pub fetch_timeout_ms: u64,
+    /// `RUMMY_MAX_FRAME_BYTES`: a larger WebSocket frame closes the connection (1009).
+    pub max_frame_bytes: usize,
+    /// `RUMMY_MAX_MESSAGE_BYTES`: a larger message is answered -32007.
+    pub max_message_bytes: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_turns: 99,
+            max_commands: 15,
+            max_strikes: 3,
+            min_cycles: 3,
+            max_cycle_period: 4,
+            max_entry_tokens: 512,
+            token_divisor: 2,
+            budget_ceiling: 0.9,
+            temperature: 0.5,
+            retention_days: 31,
+            rpc_timeout_ms: 30_000,
+            fetch_timeout_ms: 300_000,
+            max_frame_bytes: 16 * 1024 * 1024,
+            max_message_bytes: 4 * 1024 * 1024,
+        }
+    }
+}
+
+/// A model alias configured in the environment.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ModelSeed {
+    /// The alias runs name (`RUMMY_MODEL_<alias>`).
+    pub alias: String,
+    /// `<provider>/<model>`.
+    pub actual: String,
+    /// `RUMMY_CONTEXT_<alias>`, if set.
+    pub context_length: Option<i32>,
+    /// `RUMMY_FALLBACK_<alias>`, if set.
+    pub fallback: Option<String>,
+}
+
+/// Provider settings; a provider is configured only when its variables are set.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Providers {
+    /// The OpenAI-compatible provider (`OPENAI_BASE_URL`, `OPENAI_API_KEY`).
+    pub openai: Option<OpenAiConfig>,
+    /// `RUMMY_<PROVIDER>_CONCURRENCY` per provider name, default 8.
+    pub concurrency: BTreeMap<String, usize>,
+}
+
+/// Where the OpenAI-compatible provider lives.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OpenAiConfig {
+    /// Base URL without a trailing `/` or `/v1`; requests go to `{base}/v1/chat/completions`.
+    pub base_url: String,
+    /// Bearer token, if any.
+    pub api_key: Option<String>,
+}
+
+/// The default concurrency cap per provider.
+pub const DEFAULT_CONCURRENCY: usize = 8;
+
+impl Providers {
+    /// The concurrency cap for a provider.
+    pub fn concurrency_of(&self, provider: &str) -> usize {
+        self.concurrency
+            .get(provider)
+            .copied()
+            .unwrap_or(DEFAULT_CONCURRENCY)
+    }
+}
+
+impl Config {
+    /// A configuration with every default, the given home and a database inside it.
+    pub fn with_home(home: PathBuf) -> Config {
+        Config {
+            db_path: home.join("rummy.db"),
+            home,
+            port: 3044,
+            limits: Limits::default(),
+            models: Vec::new(),
+            providers: Providers::default(),
+        }
+    }
+
+    /// Reads the configuration from variables; `default_home` is used when `RUMMY_HOME` is unset.
+    pub fn from_vars(
+        vars: &BTreeMap<String, String>,
+        default_home: PathBuf,
+    ) -> Result<Config, ConfigError> {
+        let get = |name: &str| vars.get(name).map(|v| v.trim()).filter(|v| !v.is_empty());
+        let home = get("RUMMY_HOME").map_or(default_home, PathBuf::from);
+        let mut config = Config::with_home(home);
+        if let Some(db) = get("RUMMY_DB_PATH") {
+            config.db_path = PathBuf::from(db);
+        }
+        config.port = number(vars, "PORT", config.port)?;
+        let l = &mut config.limits;
+        l.max_turns = positive(vars, "RUMMY_MAX_TURNS", l.max_turns)?;
+        l.max_commands = positive(vars, "RUMMY_MAX_COMMANDS", l.max_commands)?;
+        l.max_strikes = positive(vars, "RUMMY_MAX_STRIKES", l.max_strikes)?;
+        l.min_cycles = positive(vars, "RUMMY_MIN_CYCLES", l.min_cycles)?;
+        l.max_cycle_period = positive(vars, "RUMMY_MAX_CYCLE_PERIOD", l.max_cycle_period)?;
+        l.max_entry_tokens = positive(vars, "RUMMY_MAX_ENTRY_TOKENS", l.max_entry_tokens)?;
+        l.token_divisor = positive(vars, "RUMMY_TOKEN_DIVISOR", l.token_divisor)?;
+        l.budget_ceiling = fraction(vars, "RUMMY_BUDGET_CEILING", l.budget_ceiling, 1.0)?;
+        l.temperature = fraction(vars, "RUMMY_TEMPERATURE", l.temperature, 2.0)?;
+        l.retention_days = number(vars, "RUMMY_RETENTION_DAYS", l.retention_days)?;
+        l.rpc_timeout_ms = positive(vars, "RUMMY_RPC_TIMEOUT", l.rpc_timeout_ms)?;
+        l.fetch_timeout_ms = positive(vars, "RUMMY_FETCH_TIMEOUT", l.fetch_timeout_ms)?;
+        l.max_frame_bytes = positive(vars, "RUMMY_MAX_FRAME_BYTES", l.max_frame_bytes)?;
+        l.max_message_bytes = positive(vars, "RUMMY_MAX_MESSAGE_BYTES", l.max_message_bytes)?;
+        config.models = model_seeds(vars)?;
+        config.providers = providers(vars)?;
+        Ok(config)
+    }
+}
+
+fn invalid(name: &str, value: &str, reason: &str) -> ConfigError {
+    ConfigError {
+        name: name.to_owned(),
+        value: value.to_owned(),
+        reason: reason.to_owned(),
+    }
+}
+
+fn number<T: std::str::FromStr>(
+    vars: &BTreeMap<String, String>,
+    name: &str,
+    default: T,
+) -> Result<T, ConfigError> {
+    match vars.get(name).map(|v| v.trim()).filter(|v| !v.is_empty()) {
+        None => Ok(default),
+        Some(v) => v
+            .parse()
+            .map_err(|_| invalid(name, v, "expected a whole number")),
+    }
+}
+
+fn positive<T: std::str::FromStr + PartialOrd + Default>(
+    vars: &BTreeMap<String, String>,
+    name: &str,
+    default: T,
+) -> Result<T, ConfigError> {
+    let value = number(vars, name, default)?;
+    if value > T::default() {
+        Ok(value)
+    } else {
+        Err(invalid(
+            name,
+            vars.get(name).map_or("", String::as_str),
+            "expected a number above zero",
+        ))
+    }
+}
+
+fn fraction(
+    vars: &BTreeMap<String, String>,
+    name: &str,
+    default: f64,
+    max: f64,
+) -> Result<f64, ConfigError> {
+    let Some(v) = vars.get(name).map(|v| v.trim()).filter(|v| !v.is_empty()) else {
+        return Ok(default);
+    };
+    match v.parse::<f64>() {
+        Ok(x) if (0.0..=max).contains(&x) => Ok(x),
+        _ => Err(invalid(
+            name,
+            v,
+            &format!("expected a number from 0 to {max}"),
+        )),
+    }
+}
+
+fn model_seeds(vars: &BTreeMap<String, String>) -> Result<Vec<ModelSeed>, ConfigError> {
+    let mut seeds = Vec::new();
+    for (name, actual) in vars.range("RUMMY_MODEL_".to_owned()..) {
+        let Some(alias) = name.strip_prefix("RUMMY_MODEL_") else {
+            break;
+        };
+        let actual = actual.trim();
+        if alias.is_empty() || actual.is_empty() {
+            continue;
+        }
+        if !actual.contains('/') {
+            return Err(invalid(name, actual, "expected <provider>/<model>"));
+        }
+        let context_length =
+            match vars.get(&format!("RUMMY_CONTEXT_{alias}")) {
+                None => None,
+                Some(v) => Some(v.trim().parse::<i32>().ok().filter(|n| *n > 0).ok_or_else(
+                    || {
+                        invalid(
+                            &format!("RUMMY_CONTEXT_{alias}"),
+                            v,
+                            "expected a positive number",
+                        )
+                    },
+                )?),
+            };
+        seeds.push(ModelSeed {
+            alias: alias.to_owned(),
+            actual: actual.to_owned(),
+            context_length,
+            fallback: vars
+                .get(&format!("RUMMY_FALLBACK_{alias}"))
+                .map(|v| v.trim().to_owned())
+                .filter(|v| !v.is_empty()),
+        });
+    }
+    Ok(seeds)
+}
+
+/// Strips a trailing `/` and `/v1` so both spellings of a base URL work.
+pub fn openai_base(url: &str) -> String {
+    let trimmed = url.trim().trim_end_matches('/');
+    trimmed
+        .strip_suffix("/v1")
+        .unwrap_or(trimmed)
+        .trim_end_matches('/')
+        .to_owned()
+}
+
+fn providers(vars: &BTreeMap<String, String>) -> Result<Providers, ConfigError> {
+    let get = |name: &str| vars.get(name).map(|v| v.trim()).filter(|v| !v.is_empty());
+    let api_key = get("OPENAI_API_KEY").map(str::to_owned);
+    let openai = match (get("OPENAI_BASE_URL"), &api_key) {
+        (Some(base), _) => Some(OpenAiConfig {
+            base_url: openai_base(base),
+            api_key,
+        }),
+        (None, Some(_)) => Some(OpenAiConfig {
+            base_url: "https://api.openai.com".to_owned(),
+            api_key,
+        }),
+        (None, None) => None,
+    };
+    let mut concurrency = BTreeMap::new();
+    for provider in ["openai", "ollama", "openrouter", "xai"] {
+        let name = format!("RUMMY_{}_CONCURRENCY", provider.to_ascii_uppercase());
+        if get(&name).is_some() {
+            concurrency.insert(
+                provider.to_owned(),
+                positive(vars, &name, DEFAULT_CONCURRENCY)?,
+            );
+        }
+    }
+    Ok(Providers {
+        openai,
+        concurrency,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    fn vars(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+        pairs
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect()
+    }
+
+    /// With no variables at all the server still has a complete configuration.
+    #[test]
+    fn every_setting_has_a_default() {
+        let config = Config::from_vars(&vars(&[]), PathBuf::from("/h/.rummy"));
+        let expected = Config::with_home(PathBuf::from("/h/.rummy"));
+        assert_eq!(config, Ok(expected.clone()));
+        assert_eq!(expected.db_path, PathBuf::from("/h/.rummy/rummy.db"));
+        assert_eq!(expected.port, 3044);
+        assert_eq!(expected.limits.max_turns, 99);
+        assert_eq!(expected.limits.max_commands, 15);
+    }
+
+    /// Models, their context lengths and fallbacks, and the provider base URL are read.
+    #[test]
+    fn reads_models_and_provider() {
+        let config = Config::from_vars(
+            &vars(&[
+                ("RUMMY_HOME", "/srv/rummy"),
+                ("PORT", "0"),
+                ("RUMMY_MODEL_fast", "openai/gpt-4o-mini"),
+                ("RUMMY_CONTEXT_fast", "128000"),
+                ("RUMMY_FALLBACK_fast", "slow"),
+                ("OPENAI_BASE_URL", "http://127.0.0.1:9/v1/"),
+                ("RUMMY_OPENAI_CONCURRENCY", "2"),
+            ]),
+            PathBuf::from("/unused"),
+        )
+        .unwrap();
+        assert_eq!(config.home, PathBuf::from("/srv/rummy"));
+        assert_eq!(config.port, 0);
+        assert_eq!(
+            config.models,
+            vec![ModelSeed {
+                alias: "fast".into(),
+                actual: "openai/gpt-4o-mini".into(),
+                context_length: Some(128_000),
+                fallback: Some("slow".into()),
+            }]
+        );
+        assert_eq!(
+            config.providers.openai,
+            Some(OpenAiConfig {
+                base_url: "http://127.0.0.1:9".into(),
+                api_key: None
+            })
+        );
+        assert_eq!(config.providers.concurrency_of("openai"), 2);
+        assert_eq!(config.providers.concurrency_of("xai"), 8);
+    }
+
+    /// Both spellings of the OpenAI base URL reach the same endpoint.
+    #[test]
+    fn base_url_with_or_without_v1() {
+        for url in [
+            "http://h:1",
+            "http://h:1/",
+            "http://h:1/v1",
+            "http://h:1/v1/",
+        ] {
+            assert_eq!(openai_base(url), "http://h:1");
+        }
+    }
+
+    /// A set but unusable value is an error naming the variable.
+    #[test]
+    fn invalid_values_name_the_variable() {
+        let err = Config::from_vars(&vars(&[("PORT", "http")]), PathBuf::from("/h"));
+        assert_eq!(err.map_err(|e| e.name), Err("PORT".to_owned()));
+        let err = Config::from_vars(&vars(&[("RUMMY_MAX_TURNS", "0")]), PathBuf::from("/h"));
+        assert_eq!(err.map_err(|e| e.name), Err("RUMMY_MAX_TURNS".to_owned()));
+        let err = Config::from_vars(&vars(&[("RUMMY_MODEL_x", "gpt")]), PathBuf::from("/h"));
+        assert_eq!(err.map_err(|e| e.name), Err("RUMMY_MODEL_x".to_owned()));
+    }
+}

@@ -1,0 +1,287 @@
+//! The entry model: states, outcomes and their HTTP codes, visibility, writer tiers and scopes.
+
+use serde::{Deserialize, Serialize};
+
+/// Where an entry lives in a run's view.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum State {
+    /// Waiting for a client to accept or reject it (202).
+    Proposed,
+    /// Output still arriving (102).
+    Streaming,
+    /// Done (200).
+    Resolved,
+    /// Failed; the outcome says why.
+    Failed,
+    /// Cancelled (499); the outcome may say why.
+    Cancelled,
+}
+
+impl State {
+    /// Every state, for exhaustive checks.
+    pub const ALL: [State; 5] = [
+        State::Proposed,
+        State::Streaming,
+        State::Resolved,
+        State::Failed,
+        State::Cancelled,
+    ];
+
+    /// The database and wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            State::Proposed => "proposed",
+            State::Streaming => "streaming",
+            State::Resolved => "resolved",
+            State::Failed => "failed",
+            State::Cancelled => "cancelled",
+        }
+    }
+
+    /// Parses a database or wire name.
+    pub fn parse(text: &str) -> Option<State> {
+        State::ALL.into_iter().find(|s| s.as_str() == text)
+    }
+}
+
+/// The HTTP code the model and clients read for a state and its outcome (ENGINE.md §1).
+///
+/// Every outcome keeps its real code: failures are not collapsed to 500.
+pub fn http_status(state: State, outcome: Option<&str>) -> i32 {
+    match state {
+        State::Resolved => 200,
+        State::Proposed => 202,
+        State::Streaming => 102,
+        State::Cancelled => 499,
+        State::Failed => failed_status(outcome.unwrap_or("")),
+    }
+}
+
+fn failed_status(outcome: &str) -> i32 {
+    match outcome {
+        "validation" => 400,
+        "permission" | "readonly" => 403,
+        "not_found" => 404,
+        "conflict" | "aborted" => 409,
+        "overflow" => 413,
+        _ if outcome.starts_with("overflow:") => 413,
+        _ if outcome.len() == 3 && outcome.bytes().all(|b| b.is_ascii_digit()) => {
+            outcome.parse().unwrap_or(500)
+        }
+        _ => 500,
+    }
+}
+
+/// How much of an entry the model sees.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Visibility {
+    /// The whole body.
+    Visible,
+    /// The path, attributes and summary only.
+    Summarized,
+    /// Out of the model's context; still found by pattern.
+    Archived,
+}
+
+impl Visibility {
+    /// The database and wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Visibility::Visible => "visible",
+            Visibility::Summarized => "summarized",
+            Visibility::Archived => "archived",
+        }
+    }
+
+    /// Parses a current name or one of the legacy names models and old clients still send.
+    pub fn parse(text: &str) -> Option<Visibility> {
+        match text {
+            "visible" | "full" | "promoted" => Some(Visibility::Visible),
+            "summarized" | "summary" | "demoted" | "index" => Some(Visibility::Summarized),
+            "archived" | "archive" | "stored" => Some(Visibility::Archived),
+            _ => None,
+        }
+    }
+}
+
+/// Who is writing: the tiers form a hierarchy `system > plugin > client > model`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Writer {
+    /// The model, through its tool commands.
+    Model,
+    /// A client, through the RPC primitives.
+    Client,
+    /// A server plugin acting on its own (prompt, budget, errors).
+    Plugin,
+    /// The server itself (audit, instructions, runs).
+    System,
+}
+
+impl Writer {
+    /// The tier's name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Writer::Model => "model",
+            Writer::Client => "client",
+            Writer::Plugin => "plugin",
+            Writer::System => "system",
+        }
+    }
+}
+
+/// What an entry is for, which decides where it is rendered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Category {
+    /// Files, facts, skills: rendered in `<knowns>`.
+    Data,
+    /// Tool results, updates, errors: `<performed>` and `<previous>`.
+    Logging,
+    /// Open questions: `<unknowns>`.
+    Unknown,
+    /// The loop's prompt.
+    Prompt,
+    /// Audit trail; never shown to the model.
+    Audit,
+}
+
+impl Category {
+    /// The database name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Category::Data => "data",
+            Category::Logging => "logging",
+            Category::Unknown => "unknown",
+            Category::Prompt => "prompt",
+            Category::Audit => "audit",
+        }
+    }
+
+    /// Sort rank of the category in the model's context (data first, prompt last).
+    pub fn rank(self) -> u8 {
+        match self {
+            Category::Data => 2,
+            Category::Logging => 3,
+            Category::Unknown => 4,
+            Category::Prompt | Category::Audit => 5,
+        }
+    }
+}
+
+/// Which scope an entry belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Scope {
+    /// Shared by the whole server (skills).
+    Global,
+    /// Shared by every run of a project (files).
+    Project(i32),
+    /// One run's own (facts, questions, results, audit).
+    Run(i32),
+}
+
+impl Scope {
+    /// The `entries.scope` column value.
+    pub fn key(self) -> String {
+        match self {
+            Scope::Global => "global".to_owned(),
+            Scope::Project(id) => format!("project:{id}"),
+            Scope::Run(id) => format!("run:{id}"),
+        }
+    }
+}
+
+/// Which scope a scheme's entries default to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ScopeKind {
+    /// Per run.
+    Run,
+    /// Per project.
+    Project,
+    /// Server-wide.
+    Global,
+}
+
+impl ScopeKind {
+    /// The `schemes.default_scope` value.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ScopeKind::Run => "run",
+            ScopeKind::Project => "project",
+            ScopeKind::Global => "global",
+        }
+    }
+
+    /// The concrete scope for a run of a project.
+    pub fn scope(self, project_id: i32, run_id: i32) -> Scope {
+        match self {
+            ScopeKind::Run => Scope::Run(run_id),
+            ScopeKind::Project => Scope::Project(project_id),
+            ScopeKind::Global => Scope::Global,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each state and outcome maps to its own HTTP code, not a blanket 500.
+    #[test]
+    fn states_and_outcomes_map_to_their_codes() {
+        let cases: &[(State, Option<&str>, i32)] = &[
+            (State::Resolved, None, 200),
+            (State::Proposed, None, 202),
+            (State::Streaming, None, 102),
+            (State::Cancelled, Some("rejected"), 499),
+            (State::Failed, Some("validation"), 400),
+            (State::Failed, Some("permission"), 403),
+            (State::Failed, Some("readonly"), 403),
+            (State::Failed, Some("not_found"), 404),
+            (State::Failed, Some("conflict"), 409),
+            (State::Failed, Some("aborted"), 409),
+            (State::Failed, Some("overflow"), 413),
+            (State::Failed, Some("overflow:120"), 413),
+            (State::Failed, Some("exit:2"), 500),
+            (State::Failed, Some("error"), 500),
+            (State::Failed, Some("422"), 422),
+            (State::Failed, Some("501"), 501),
+            (State::Failed, Some("4222"), 500),
+            (State::Failed, None, 500),
+        ];
+        for (state, outcome, code) in cases {
+            assert_eq!(
+                http_status(*state, *outcome),
+                *code,
+                "{state:?} {outcome:?}"
+            );
+        }
+    }
+
+    /// Legacy visibility names are accepted wherever a model or client sends them.
+    #[test]
+    fn legacy_visibility_names() {
+        for (name, v) in [
+            ("full", Visibility::Visible),
+            ("promoted", Visibility::Visible),
+            ("summary", Visibility::Summarized),
+            ("demoted", Visibility::Summarized),
+            ("index", Visibility::Summarized),
+            ("archive", Visibility::Archived),
+            ("stored", Visibility::Archived),
+        ] {
+            assert_eq!(Visibility::parse(name), Some(v));
+        }
+        assert_eq!(Visibility::parse("hidden"), None);
+    }
+
+    /// The writer tiers are ordered system > plugin > client > model.
+    #[test]
+    fn writer_tiers_are_ordered() {
+        assert!(Writer::System > Writer::Plugin);
+        assert!(Writer::Plugin > Writer::Client);
+        assert!(Writer::Client > Writer::Model);
+    }
+}

@@ -1,0 +1,29 @@
+//! rummy's domain: everything that can be tested without an actor system.
+//!
+//! - [`store`] and [`schema`]: the diesel schema, migrations ([`db`]) and store
+//!   queries as plain functions over a connection passed in;
+//! - [`entry`], [`path`], [`schemes`], [`tokens`]: the entry model;
+//! - [`run`]: run statuses and their transitions;
+//! - [`parse`]: reading tool commands out of model replies;
+//! - [`wire`]: JSON-RPC framing, error codes, the method catalogue and params;
+//! - [`config`]: configuration from environment variables;
+//! - [`time`]: timestamps (the domain has no clock; callers pass `now`).
+//!
+//! Invariant: this crate knows nothing of actix, tokio, reqwest or the wall
+//! clock (the `core_has_no_runtime_dependencies` test in `tests/` checks it).
+
+pub mod config;
+pub mod db;
+pub mod entry;
+pub mod parse;
+pub mod path;
+pub mod provider;
+pub mod run;
+pub mod schema;
+pub mod schemes;
+pub mod store;
+pub mod time;
+pub mod tokens;
+pub mod tools;
+pub mod turn;
+pub mod wire;

@@ -1,0 +1,65 @@
+//! Tests for the reply parser: table helpers shared by the test modules.
+
+mod fuzz;
+mod reference;
+mod syntax;
+
+use super::{parse_reply, ToolCall};
+
+/// The cap used where a test is not about the cap.
+pub(super) const NO_CAP: usize = 99;
+
+/// An expected command.
+pub(super) fn call(name: &str, attributes: &[(&str, &str)], body: &str) -> ToolCall {
+    ToolCall {
+        name: name.to_owned(),
+        attributes: attributes
+            .iter()
+            .map(|(key, value)| ((*key).to_owned(), (*value).to_owned()))
+            .collect(),
+        body: body.to_owned(),
+    }
+}
+
+/// One row of a table: a reply and the commands and warnings it must give.
+pub(super) struct Case {
+    /// Shown on failure.
+    name: &'static str,
+    /// The model's reply.
+    input: &'static str,
+    /// Expected commands, in order.
+    commands: Vec<ToolCall>,
+    /// Expected warnings, in order.
+    warnings: Vec<String>,
+}
+
+/// A case that must parse cleanly.
+pub(super) fn clean(name: &'static str, input: &'static str, commands: Vec<ToolCall>) -> Case {
+    warned(name, input, commands, vec![])
+}
+
+/// A case that must give these warnings.
+pub(super) fn warned(
+    name: &'static str,
+    input: &'static str,
+    commands: Vec<ToolCall>,
+    warnings: Vec<String>,
+) -> Case {
+    Case {
+        name,
+        input,
+        commands,
+        warnings,
+    }
+}
+
+/// Parses every case and compares commands and warnings as one value.
+pub(super) fn check(cases: Vec<Case>) {
+    for case in cases {
+        let parsed = parse_reply(case.input, NO_CAP);
+        assert_eq!(
+            (case.name, parsed.commands, parsed.warnings),
+            (case.name, case.commands, case.warnings)
+        );
+    }
+}

@@ -1,0 +1,401 @@
+//! Entries and run views: the keyed store every turn's context is rebuilt from.
+//!
+//! Content lives in `entries` (one row per scope and path); each run sees it
+//! through its own `run_views` row (state, outcome, visibility, turn). Every
+//! view write takes the run's next revision so pushes can be incremental.
+
+use super::{runs, StoreError};
+use crate::entry::{Category, Scope, State, Visibility, Writer};
+use crate::path::scheme_of;
+use crate::schema::{entries, run_views};
+use crate::schemes;
+use crate::time::Millis;
+use crate::tokens;
+use diesel::prelude::*;
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+/// The run a write belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RunRef {
+    /// The run's id.
+    pub run_id: i32,
+    /// Its project's id (for project-scoped file entries).
+    pub project_id: i32,
+}
+
+/// One write of an entry's content and of the run's view of it.
+#[derive(Debug, Clone)]
+pub struct EntryWrite<'a> {
+    /// The run writing.
+    pub run: RunRef,
+    /// A normalised path (`path::normalize`).
+    pub path: &'a str,
+    /// The new body.
+    pub body: &'a str,
+    /// Attributes; must be a JSON object.
+    pub attributes: &'a Value,
+    /// The view's state.
+    pub state: State,
+    /// Why it failed or was cancelled.
+    pub outcome: Option<&'a str>,
+    /// How much of it the model sees.
+    pub visibility: Visibility,
+    /// The loop it was written in.
+    pub loop_id: Option<i32>,
+    /// The turn it was written in (0 outside turns).
+    pub turn: i32,
+    /// Who writes; checked against the scheme's tiers.
+    pub writer: Writer,
+}
+
+/// What a write stored.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Written {
+    /// The entry's id.
+    pub entry_id: i32,
+    /// The view revision this write took.
+    pub rev: i32,
+}
+
+/// Writes an entry and the run's view of it in one step, after checking the writer's tier.
+pub fn write(
+    conn: &mut SqliteConnection,
+    w: &EntryWrite<'_>,
+    token_divisor: u32,
+    now: Millis,
+) -> Result<Written, StoreError> {
+    let scheme = scheme_of(w.path);
+    let spec = schemes::lookup(scheme.as_deref()).ok_or_else(|| {
+        StoreError::Invalid(format!(
+            "unknown scheme \"{}\" in path {}",
+            scheme.as_deref().unwrap_or("file"),
+            w.path
+        ))
+    })?;
+    if !spec.admits(w.writer) {
+        return Err(StoreError::permission(w.writer, spec));
+    }
+    if !w.attributes.is_object() {
+        return Err(StoreError::Invalid(
+            "attributes must be a JSON object".into(),
+        ));
+    }
+    let scope = spec.default_scope.scope(w.run.project_id, w.run.run_id);
+    let hash = hex_sha256(w.body);
+    let tokens = tokens::estimate(w.body, token_divisor);
+    let attributes = w.attributes.to_string();
+    let entry_id: i32 = diesel::insert_into(entries::table)
+        .values((
+            entries::scope.eq(scope.key()),
+            entries::path.eq(w.path),
+            entries::scheme.eq(&scheme),
+            entries::body.eq(w.body),
+            entries::attributes.eq(&attributes),
+            entries::hash.eq(&hash),
+            entries::tokens.eq(tokens),
+            entries::created_at.eq(now.0),
+            entries::updated_at.eq(now.0),
+        ))
+        .on_conflict((entries::scope, entries::path))
+        .do_update()
+        .set((
+            entries::body.eq(w.body),
+            entries::attributes.eq(&attributes),
+            entries::hash.eq(&hash),
+            entries::tokens.eq(tokens),
+            entries::updated_at.eq(now.0),
+        ))
+        .returning(entries::id)
+        .get_result(conn)?;
+    let rev = runs::take_rev(conn, w.run.run_id)?;
+    diesel::insert_into(run_views::table)
+        .values((
+            run_views::run_id.eq(w.run.run_id),
+            run_views::entry_id.eq(entry_id),
+            run_views::loop_id.eq(w.loop_id),
+            run_views::turn.eq(w.turn),
+            run_views::state.eq(w.state.as_str()),
+            run_views::outcome.eq(w.outcome),
+            run_views::visibility.eq(w.visibility.as_str()),
+            run_views::rev.eq(rev),
+            run_views::created_at.eq(now.0),
+            run_views::updated_at.eq(now.0),
+        ))
+        .on_conflict((run_views::run_id, run_views::entry_id))
+        .do_update()
+        .set((
+            run_views::loop_id.eq(w.loop_id),
+            run_views::turn.eq(w.turn),
+            run_views::state.eq(w.state.as_str()),
+            run_views::outcome.eq(w.outcome),
+            run_views::visibility.eq(w.visibility.as_str()),
+            run_views::write_count.eq(run_views::write_count + 1),
+            run_views::rev.eq(rev),
+            run_views::updated_at.eq(now.0),
+        ))
+        .execute(conn)?;
+    Ok(Written { entry_id, rev })
+}
+
+/// SHA-256 of a body, lower-case hex.
+pub fn hex_sha256(body: &str) -> String {
+    Sha256::digest(body.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// `base` if no entry of the run's scope has that path yet, else `base_2`, `base_3`, …
+///
+/// The counter is per run because run-scoped paths are unique per run.
+pub fn unique_path(
+    conn: &mut SqliteConnection,
+    run: RunRef,
+    base: &str,
+) -> Result<String, StoreError> {
+    let scope = Scope::Run(run.run_id).key();
+    let taken = |conn: &mut SqliteConnection, path: &str| -> Result<bool, StoreError> {
+        Ok(entries::table
+            .filter(entries::scope.eq(&scope))
+            .filter(entries::path.eq(path))
+            .count()
+            .get_result::<i64>(conn)?
+            > 0)
+    };
+    if !taken(conn, base)? {
+        return Ok(base.to_owned());
+    }
+    let mut k = 2;
+    loop {
+        let candidate = format!("{base}_{k}");
+        if !taken(conn, &candidate)? {
+            return Ok(candidate);
+        }
+        k += 1;
+    }
+}
+
+/// An entry as one run sees it.
+#[derive(Debug, Clone, PartialEq, Queryable)]
+pub struct ViewRow {
+    /// The view's id.
+    pub view_id: i32,
+    /// The entry's path.
+    pub path: String,
+    /// Its scheme (`None` for files).
+    pub scheme: Option<String>,
+    /// The body.
+    pub body: String,
+    /// Attributes as JSON text.
+    pub attributes: String,
+    /// What promoting the body costs.
+    pub tokens: i32,
+    /// The view's state name.
+    pub state: String,
+    /// The outcome.
+    pub outcome: Option<String>,
+    /// The visibility name.
+    pub visibility: String,
+    /// Turn of the last write.
+    pub turn: i32,
+    /// Revision of the last write.
+    pub rev: i32,
+    /// Last content change.
+    pub updated_at: i64,
+}
+
+type ViewColumns = (
+    run_views::id,
+    entries::path,
+    entries::scheme,
+    entries::body,
+    entries::attributes,
+    entries::tokens,
+    run_views::state,
+    run_views::outcome,
+    run_views::visibility,
+    run_views::turn,
+    run_views::rev,
+    entries::updated_at,
+);
+
+const VIEW_COLUMNS: ViewColumns = (
+    run_views::id,
+    entries::path,
+    entries::scheme,
+    entries::body,
+    entries::attributes,
+    entries::tokens,
+    run_views::state,
+    run_views::outcome,
+    run_views::visibility,
+    run_views::turn,
+    run_views::rev,
+    entries::updated_at,
+);
+
+impl ViewRow {
+    /// The parsed state (`resolved` if the stored name is unreadable).
+    pub fn state(&self) -> State {
+        State::parse(&self.state).unwrap_or(State::Resolved)
+    }
+
+    /// The parsed visibility.
+    pub fn visibility(&self) -> Visibility {
+        Visibility::parse(&self.visibility).unwrap_or(Visibility::Archived)
+    }
+
+    /// The attributes as a JSON object.
+    pub fn attributes(&self) -> Value {
+        serde_json::from_str(&self.attributes).unwrap_or_else(|_| Value::Object(Default::default()))
+    }
+
+    /// The entry's category from the scheme registry (`None` for an unregistered scheme).
+    pub fn category(&self) -> Option<Category> {
+        schemes::lookup(self.scheme.as_deref()).map(|s| s.category)
+    }
+
+    /// The scheme name used for rendering: `file` for bare paths.
+    pub fn tag(&self) -> &str {
+        self.scheme.as_deref().unwrap_or("file")
+    }
+}
+
+/// The rows the model may see this turn, in context order: category, skills
+/// first, summarized before visible, then by turn and age.
+pub fn context_rows(conn: &mut SqliteConnection, run_id: i32) -> Result<Vec<ViewRow>, StoreError> {
+    let mut rows: Vec<ViewRow> = run_views::table
+        .inner_join(entries::table)
+        .filter(run_views::run_id.eq(run_id))
+        .filter(run_views::visibility.ne(Visibility::Archived.as_str()))
+        .select(VIEW_COLUMNS)
+        .load(conn)?;
+    rows.retain(|r| schemes::lookup(r.scheme.as_deref()).is_some_and(|s| s.model_visible));
+    rows.sort_by_key(|r| {
+        (
+            r.category().map_or(9, Category::rank),
+            r.scheme.as_deref() != Some("skill"),
+            r.visibility() != Visibility::Summarized,
+            r.turn,
+            r.updated_at,
+            r.view_id,
+        )
+    });
+    Ok(rows)
+}
+
+/// Filters for listing a run's entries.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct EntryFilter {
+    /// Only this scheme (`file` for bare paths).
+    pub scheme: Option<String>,
+    /// Only this state.
+    pub state: Option<State>,
+    /// Only this visibility.
+    pub visibility: Option<Visibility>,
+}
+
+/// A page of the run's entries in the order they were first seen.
+pub fn list(
+    conn: &mut SqliteConnection,
+    run_id: i32,
+    filter: &EntryFilter,
+    limit: i64,
+    offset: i64,
+) -> Result<Vec<ViewRow>, StoreError> {
+    let mut query = run_views::table
+        .inner_join(entries::table)
+        .filter(run_views::run_id.eq(run_id))
+        .into_boxed();
+    match filter.scheme.as_deref() {
+        Some("file") => query = query.filter(entries::scheme.is_null()),
+        Some(s) => query = query.filter(entries::scheme.eq(s.to_owned())),
+        None => {}
+    }
+    if let Some(state) = filter.state {
+        query = query.filter(run_views::state.eq(state.as_str()));
+    }
+    if let Some(v) = filter.visibility {
+        query = query.filter(run_views::visibility.eq(v.as_str()));
+    }
+    Ok(query
+        .order(run_views::id.asc())
+        .limit(limit)
+        .offset(offset)
+        .select(VIEW_COLUMNS)
+        .load(conn)?)
+}
+
+/// Views of the run written after revision `rev`, oldest first, audit and `run://` left out.
+pub fn changed_since(
+    conn: &mut SqliteConnection,
+    run_id: i32,
+    rev: i32,
+) -> Result<Vec<ViewRow>, StoreError> {
+    let mut rows: Vec<ViewRow> = run_views::table
+        .inner_join(entries::table)
+        .filter(run_views::run_id.eq(run_id))
+        .filter(run_views::rev.gt(rev))
+        .order(run_views::rev.asc())
+        .select(VIEW_COLUMNS)
+        .load(conn)?;
+    rows.retain(is_history);
+    Ok(rows)
+}
+
+/// Every history row of the run (what `getRun` returns), oldest first.
+pub fn history(conn: &mut SqliteConnection, run_id: i32) -> Result<Vec<ViewRow>, StoreError> {
+    changed_since(conn, run_id, -1)
+}
+
+fn is_history(row: &ViewRow) -> bool {
+    row.scheme.as_deref() != Some("run") && !matches!(row.category(), Some(Category::Audit) | None)
+}
+
+/// The run's open questions: `unknown://` entries not archived.
+pub fn unknowns(conn: &mut SqliteConnection, run_id: i32) -> Result<Vec<ViewRow>, StoreError> {
+    Ok(run_views::table
+        .inner_join(entries::table)
+        .filter(run_views::run_id.eq(run_id))
+        .filter(entries::scheme.eq("unknown"))
+        .filter(run_views::visibility.ne(Visibility::Archived.as_str()))
+        .order(run_views::id.asc())
+        .select(VIEW_COLUMNS)
+        .load(conn)?)
+}
+
+/// The body of the run's latest concluding update (status 200, 204 or 422), or "".
+pub fn latest_summary(conn: &mut SqliteConnection, run_id: i32) -> Result<String, StoreError> {
+    let updates: Vec<ViewRow> = run_views::table
+        .inner_join(entries::table)
+        .filter(run_views::run_id.eq(run_id))
+        .filter(entries::scheme.eq("update"))
+        .order(run_views::rev.desc())
+        .limit(50)
+        .select(VIEW_COLUMNS)
+        .load(conn)?;
+    Ok(updates
+        .into_iter()
+        .find(|u| {
+            let status = u.attributes().get("status").and_then(Value::as_i64);
+            matches!(status, Some(200 | 204 | 422))
+        })
+        .map(|u| u.body)
+        .unwrap_or_default())
+}
+
+/// One entry of the run by exact (normalised) path.
+pub fn by_path(
+    conn: &mut SqliteConnection,
+    run_id: i32,
+    path: &str,
+) -> Result<Option<ViewRow>, StoreError> {
+    Ok(run_views::table
+        .inner_join(entries::table)
+        .filter(run_views::run_id.eq(run_id))
+        .filter(entries::path.eq(path))
+        .select(VIEW_COLUMNS)
+        .first(conn)
+        .optional()?)
+}

@@ -1,0 +1,143 @@
+//! Loops: the durable FIFO of prompts of a run; at most one is active at a time (the database enforces it).
+
+use super::StoreError;
+use crate::run::Mode;
+use crate::schema::{loops, runs};
+use crate::time::Millis;
+use diesel::prelude::*;
+use serde_json::Value;
+
+/// Loop status while it waits in the queue.
+pub const QUEUED: i32 = 100;
+/// Loop status while it runs.
+pub const ACTIVE: i32 = 102;
+
+/// A stored loop.
+#[derive(Debug, Clone, PartialEq, Queryable, Selectable)]
+#[diesel(table_name = loops, check_for_backend(diesel::sqlite::Sqlite))]
+pub struct Loop {
+    /// Primary key.
+    pub id: i32,
+    /// Owning run.
+    pub run_id: i32,
+    /// Position in the run's queue.
+    pub sequence: i32,
+    /// `ask` or `act`.
+    pub mode: String,
+    /// Model alias used for this loop.
+    pub model: String,
+    /// The prompt that started it.
+    pub prompt: String,
+    /// 100 queued, 102 running, else the final status.
+    pub status: i32,
+    /// Loop flags as a JSON object.
+    pub config: String,
+    /// Final result as JSON.
+    pub result: Option<String>,
+    /// Creation time.
+    pub created_at: i64,
+    /// Last change.
+    pub updated_at: i64,
+}
+
+impl Loop {
+    /// The loop's mode (`ask` when the stored value is unreadable, the safe choice).
+    pub fn mode(&self) -> Mode {
+        Mode::parse(&self.mode).unwrap_or(Mode::Ask)
+    }
+
+    /// The loop's flags.
+    pub fn config(&self) -> Value {
+        serde_json::from_str(&self.config).unwrap_or(Value::Null)
+    }
+}
+
+/// Appends a loop to the end of the run's queue.
+pub fn enqueue(
+    conn: &mut SqliteConnection,
+    run_id: i32,
+    mode: Mode,
+    model: &str,
+    prompt: &str,
+    config: &Value,
+    now: Millis,
+) -> Result<Loop, StoreError> {
+    let sequence: i32 = diesel::update(runs::table.find(run_id))
+        .set(runs::next_loop.eq(runs::next_loop + 1))
+        .returning(runs::next_loop)
+        .get_result::<i32>(conn)?
+        - 1;
+    Ok(diesel::insert_into(loops::table)
+        .values((
+            loops::run_id.eq(run_id),
+            loops::sequence.eq(sequence),
+            loops::mode.eq(mode.as_str()),
+            loops::model.eq(model),
+            loops::prompt.eq(prompt),
+            loops::status.eq(QUEUED),
+            loops::config.eq(config.to_string()),
+            loops::created_at.eq(now.0),
+            loops::updated_at.eq(now.0),
+        ))
+        .returning(Loop::as_returning())
+        .get_result(conn)?)
+}
+
+/// Marks the oldest queued loop active and returns it; `None` when the queue is empty.
+pub fn claim_next(
+    conn: &mut SqliteConnection,
+    run_id: i32,
+    now: Millis,
+) -> Result<Option<Loop>, StoreError> {
+    let next = loops::table
+        .filter(loops::run_id.eq(run_id))
+        .filter(loops::status.eq(QUEUED))
+        .order(loops::sequence.asc())
+        .select(Loop::as_select())
+        .first(conn)
+        .optional()?;
+    let Some(next) = next else { return Ok(None) };
+    Ok(Some(
+        diesel::update(loops::table.find(next.id))
+            .set((loops::status.eq(ACTIVE), loops::updated_at.eq(now.0)))
+            .returning(Loop::as_returning())
+            .get_result(conn)?,
+    ))
+}
+
+/// The run's active loop, if any.
+pub fn active(conn: &mut SqliteConnection, run_id: i32) -> Result<Option<Loop>, StoreError> {
+    Ok(loops::table
+        .filter(loops::run_id.eq(run_id))
+        .filter(loops::status.eq(ACTIVE))
+        .select(Loop::as_select())
+        .first(conn)
+        .optional()?)
+}
+
+/// How many loops wait in the run's queue.
+pub fn queued(conn: &mut SqliteConnection, run_id: i32) -> Result<i64, StoreError> {
+    Ok(loops::table
+        .filter(loops::run_id.eq(run_id))
+        .filter(loops::status.eq(QUEUED))
+        .count()
+        .get_result(conn)?)
+}
+
+/// Ends a loop with its final status and result.
+pub fn finish(
+    conn: &mut SqliteConnection,
+    loop_id: i32,
+    status: i32,
+    result: &Value,
+    now: Millis,
+) -> Result<(), StoreError> {
+    diesel::update(loops::table.find(loop_id))
+        .set((
+            loops::status.eq(status),
+            loops::result.eq(Some(result.to_string())),
+            loops::updated_at.eq(now.0),
+        ))
+        .execute(conn)?;
+    Ok(())
+}

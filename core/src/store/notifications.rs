@@ -1,0 +1,67 @@
+//! Pushed notifications, numbered per run so a reconnecting client can replay what it missed.
+
+use super::StoreError;
+use crate::schema::{notifications, runs};
+use crate::time::Millis;
+use diesel::prelude::*;
+use serde_json::Value;
+
+/// A stored notification.
+#[derive(Debug, Clone, PartialEq, Queryable, Selectable)]
+#[diesel(table_name = notifications, check_for_backend(diesel::sqlite::Sqlite))]
+pub struct StoredNotification {
+    /// The run it belongs to.
+    pub run_id: i32,
+    /// Its per-run sequence number.
+    pub seq: i32,
+    /// The JSON-RPC method (`run/state`).
+    pub method: String,
+    /// The params, as JSON text.
+    pub params: String,
+    /// When it was pushed.
+    pub created_at: i64,
+}
+
+/// Takes the run's next sequence number, stores the notification with `seq` set in its params, and returns the params.
+pub fn record(
+    conn: &mut SqliteConnection,
+    run_id: i32,
+    method: &str,
+    mut params: Value,
+    now: Millis,
+) -> Result<Value, StoreError> {
+    let seq: i32 = diesel::update(runs::table.find(run_id))
+        .set(runs::next_seq.eq(runs::next_seq + 1))
+        .returning(runs::next_seq)
+        .get_result::<i32>(conn)?
+        - 1;
+    if let Value::Object(map) = &mut params {
+        map.insert("seq".to_owned(), Value::from(seq));
+    }
+    diesel::insert_into(notifications::table)
+        .values((
+            notifications::run_id.eq(run_id),
+            notifications::seq.eq(seq),
+            notifications::method.eq(method),
+            notifications::params.eq(params.to_string()),
+            notifications::created_at.eq(now.0),
+        ))
+        .execute(conn)?;
+    Ok(params)
+}
+
+/// The run's notifications after `seq`, oldest first, at most `limit`.
+pub fn since(
+    conn: &mut SqliteConnection,
+    run_id: i32,
+    seq: i32,
+    limit: i64,
+) -> Result<Vec<StoredNotification>, StoreError> {
+    Ok(notifications::table
+        .filter(notifications::run_id.eq(run_id))
+        .filter(notifications::seq.gt(seq))
+        .order(notifications::seq.asc())
+        .limit(limit)
+        .select(StoredNotification::as_select())
+        .load(conn)?)
+}

@@ -1,0 +1,55 @@
+//! Projects: created by the first `rummy/hello` naming them; a project never moves silently.
+
+use super::StoreError;
+use crate::schema::projects;
+use crate::time::Millis;
+use diesel::prelude::*;
+
+/// A stored project.
+#[derive(Debug, Clone, PartialEq, Eq, Queryable, Selectable)]
+#[diesel(table_name = projects, check_for_backend(diesel::sqlite::Sqlite))]
+pub struct Project {
+    /// Primary key.
+    pub id: i32,
+    /// The name clients identify it by.
+    pub name: String,
+    /// Absolute path of the project on the server's disk.
+    pub project_root: String,
+    /// Optional client configuration path.
+    pub config_path: Option<String>,
+    /// Creation time.
+    pub created_at: i64,
+}
+
+/// Finds the project by name or creates it; a different root for an existing name is a conflict.
+pub fn hello(
+    conn: &mut SqliteConnection,
+    name: &str,
+    root: &str,
+    config_path: Option<&str>,
+    now: Millis,
+) -> Result<Project, StoreError> {
+    let existing = projects::table
+        .filter(projects::name.eq(name))
+        .select(Project::as_select())
+        .first(conn)
+        .optional()?;
+    if let Some(project) = existing {
+        if project.project_root != root {
+            return Err(StoreError::Conflict(format!(
+                "project \"{name}\" already has root {}; a project does not move (asked for {root})",
+                project.project_root
+            )));
+        }
+        return Ok(project);
+    }
+    Ok(diesel::insert_into(projects::table)
+        .values((
+            projects::name.eq(name),
+            projects::project_root.eq(root),
+            projects::config_path.eq(config_path),
+            projects::created_at.eq(now.0),
+        ))
+        .returning(Project::as_returning())
+        .get_result(conn)?)
+}

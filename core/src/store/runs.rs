@@ -1,0 +1,216 @@
+//! Runs: one conversation with one model about one project, addressed by an alias unique in its project.
+
+use super::{is_unique_violation, StoreError};
+use crate::run::{alias_stem, valid_alias, RunStatus};
+use crate::schema::runs;
+use crate::time::Millis;
+use diesel::prelude::*;
+
+/// A stored run.
+#[derive(Debug, Clone, PartialEq, Queryable, Selectable)]
+#[diesel(table_name = runs, check_for_backend(diesel::sqlite::Sqlite))]
+pub struct Run {
+    /// Primary key.
+    pub id: i32,
+    /// Owning project.
+    pub project_id: i32,
+    /// The run it was forked from.
+    pub parent_run_id: Option<i32>,
+    /// Alias, unique in the project.
+    pub alias: String,
+    /// Model alias.
+    pub model: String,
+    /// HTTP-code status.
+    pub status: i32,
+    /// Sampling temperature, if set for the run.
+    pub temperature: Option<f64>,
+    /// Persona text appended to the instructions.
+    pub persona: Option<String>,
+    /// The run's own context limit in tokens.
+    pub context_limit: Option<i32>,
+    /// Next turn number (per run, across loops).
+    pub next_turn: i32,
+    /// Next loop sequence number.
+    pub next_loop: i32,
+    /// Next notification sequence number.
+    pub next_seq: i32,
+    /// Next view revision.
+    pub next_rev: i32,
+    /// Highest view revision already pushed in `run/state`.
+    pub pushed_rev: i32,
+    /// Creation time.
+    pub created_at: i64,
+    /// Last change.
+    pub updated_at: i64,
+}
+
+impl Run {
+    /// The status as an enum; an unknown code (only by hand-edited data) reads as failed.
+    pub fn run_status(&self) -> RunStatus {
+        RunStatus::try_from(self.status).unwrap_or(RunStatus::Failed)
+    }
+
+    /// The last turn number used (0 before the first turn).
+    pub fn last_turn(&self) -> i32 {
+        self.next_turn - 1
+    }
+}
+
+/// What a new run is made of.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct NewRun {
+    /// Owning project.
+    pub project_id: i32,
+    /// The requested alias; `None` lets the server choose one.
+    pub alias: Option<String>,
+    /// Model alias.
+    pub model: String,
+    /// Sampling temperature.
+    pub temperature: Option<f64>,
+    /// Persona text.
+    pub persona: Option<String>,
+    /// Context limit in tokens.
+    pub context_limit: Option<i32>,
+}
+
+/// Creates a run. A requested alias that is taken is a conflict; a server-made
+/// alias is `<model stem>_<n>` with the first free `n`, which cannot collide
+/// because this runs on the single writer.
+pub fn create(conn: &mut SqliteConnection, new: &NewRun, now: Millis) -> Result<Run, StoreError> {
+    let alias = match &new.alias {
+        Some(alias) if !valid_alias(alias) => {
+            return Err(StoreError::Invalid(format!(
+                "run alias \"{alias}\" must be 1-128 characters of [A-Za-z0-9_]"
+            )))
+        }
+        Some(alias) => alias.clone(),
+        None => free_alias(conn, new.project_id, &alias_stem(&new.model))?,
+    };
+    let inserted = diesel::insert_into(runs::table)
+        .values((
+            runs::project_id.eq(new.project_id),
+            runs::alias.eq(&alias),
+            runs::model.eq(&new.model),
+            runs::status.eq(RunStatus::Queued.code()),
+            runs::temperature.eq(new.temperature),
+            runs::persona.eq(&new.persona),
+            runs::context_limit.eq(new.context_limit),
+            runs::created_at.eq(now.0),
+            runs::updated_at.eq(now.0),
+        ))
+        .returning(Run::as_returning())
+        .get_result(conn);
+    match inserted {
+        Err(e) if is_unique_violation(&e) => Err(StoreError::Conflict(format!(
+            "run alias \"{alias}\" is taken in this project"
+        ))),
+        other => Ok(other?),
+    }
+}
+
+fn free_alias(
+    conn: &mut SqliteConnection,
+    project_id: i32,
+    stem: &str,
+) -> Result<String, StoreError> {
+    let taken: i64 = runs::table
+        .filter(runs::project_id.eq(project_id))
+        .count()
+        .get_result(conn)?;
+    let mut n = taken + 1;
+    loop {
+        let candidate = format!("{stem}_{n}");
+        if by_alias(conn, project_id, &candidate)?.is_none() {
+            return Ok(candidate);
+        }
+        n += 1;
+    }
+}
+
+/// The run with that alias in the project.
+pub fn by_alias(
+    conn: &mut SqliteConnection,
+    project_id: i32,
+    alias: &str,
+) -> Result<Option<Run>, StoreError> {
+    Ok(runs::table
+        .filter(runs::project_id.eq(project_id))
+        .filter(runs::alias.eq(alias))
+        .select(Run::as_select())
+        .first(conn)
+        .optional()?)
+}
+
+/// The run with that id.
+pub fn by_id(conn: &mut SqliteConnection, run_id: i32) -> Result<Run, StoreError> {
+    runs::table
+        .find(run_id)
+        .select(Run::as_select())
+        .first(conn)
+        .optional()?
+        .ok_or_else(|| StoreError::NotFound(format!("run {run_id} not found")))
+}
+
+/// A page of the project's runs, newest first.
+pub fn list(
+    conn: &mut SqliteConnection,
+    project_id: i32,
+    limit: i64,
+    offset: i64,
+) -> Result<Vec<Run>, StoreError> {
+    Ok(runs::table
+        .filter(runs::project_id.eq(project_id))
+        .order(runs::id.desc())
+        .limit(limit)
+        .offset(offset)
+        .select(Run::as_select())
+        .load(conn)?)
+}
+
+/// Runs that a crash may have left mid-loop (running, waiting on a proposal, or queued).
+pub fn unfinished(conn: &mut SqliteConnection) -> Result<Vec<Run>, StoreError> {
+    Ok(runs::table
+        .filter(runs::status.eq_any([100, 102, 202]))
+        .order(runs::id.asc())
+        .select(Run::as_select())
+        .load(conn)?)
+}
+
+/// Moves the run to `status`; the database refuses transitions ENGINE.md §2 does not allow.
+pub fn set_status(
+    conn: &mut SqliteConnection,
+    run_id: i32,
+    status: RunStatus,
+    now: Millis,
+) -> Result<(), StoreError> {
+    diesel::update(runs::table.find(run_id))
+        .set((runs::status.eq(status.code()), runs::updated_at.eq(now.0)))
+        .execute(conn)?;
+    Ok(())
+}
+
+/// Takes the run's next turn number.
+pub fn take_turn_number(conn: &mut SqliteConnection, run_id: i32) -> Result<i32, StoreError> {
+    Ok(diesel::update(runs::table.find(run_id))
+        .set(runs::next_turn.eq(runs::next_turn + 1))
+        .returning(runs::next_turn)
+        .get_result::<i32>(conn)?
+        - 1)
+}
+
+/// Takes the run's next view revision.
+pub fn take_rev(conn: &mut SqliteConnection, run_id: i32) -> Result<i32, StoreError> {
+    Ok(diesel::update(runs::table.find(run_id))
+        .set(runs::next_rev.eq(runs::next_rev + 1))
+        .returning(runs::next_rev)
+        .get_result::<i32>(conn)?
+        - 1)
+}
+
+/// Records that views up to `rev` have been pushed.
+pub fn mark_pushed(conn: &mut SqliteConnection, run_id: i32, rev: i32) -> Result<(), StoreError> {
+    diesel::update(runs::table.find(run_id))
+        .set(runs::pushed_rev.eq(rev))
+        .execute(conn)?;
+    Ok(())
+}

@@ -1,0 +1,440 @@
+//! Store tests against real SQLite: migrations, the schema, constraints and the write path.
+
+use super::*;
+use crate::db::{run_migrations, MIGRATIONS};
+use crate::entry::{State, Visibility, Writer};
+use crate::run::{Mode, RunStatus};
+use crate::schema as t;
+use crate::time::Millis;
+use diesel::connection::SimpleConnection;
+use diesel::prelude::*;
+use diesel::sql_types::{Integer, Text};
+use diesel::sqlite::Sqlite;
+use diesel_migrations::MigrationHarness;
+use pretty_assertions::assert_eq;
+use serde_json::json;
+
+const NOW: Millis = Millis(1_700_000_000_000);
+
+fn memory() -> SqliteConnection {
+    let mut conn = SqliteConnection::establish(":memory:").unwrap();
+    conn.batch_execute("PRAGMA foreign_keys = ON;").unwrap();
+    run_migrations(&mut conn).unwrap();
+    schemes::seed(&mut conn).unwrap();
+    conn
+}
+
+#[derive(QueryableByName)]
+struct NameRow {
+    #[diesel(sql_type = Text)]
+    name: String,
+}
+
+fn table_names(conn: &mut SqliteConnection) -> Vec<String> {
+    diesel::sql_query(
+        "SELECT name FROM sqlite_master WHERE type = 'table' \
+         AND name NOT LIKE 'sqlite_%' AND name <> '__diesel_schema_migrations' ORDER BY name",
+    )
+    .load::<NameRow>(conn)
+    .unwrap()
+    .into_iter()
+    .map(|r| r.name)
+    .collect()
+}
+
+fn db_columns(conn: &mut SqliteConnection, table: &str) -> Vec<String> {
+    diesel::sql_query(format!(
+        "SELECT name FROM pragma_table_info('{table}') ORDER BY cid"
+    ))
+    .load::<NameRow>(conn)
+    .unwrap()
+    .into_iter()
+    .map(|r| r.name)
+    .collect()
+}
+
+/// Column names diesel selects for a table, read from the SQL it generates.
+fn diesel_columns<Q: diesel::query_builder::QueryFragment<Sqlite>>(query: Q) -> Vec<String> {
+    let sql = diesel::debug_query::<Sqlite, _>(&query).to_string();
+    let list = sql
+        .trim_start_matches("SELECT ")
+        .split(" FROM ")
+        .next()
+        .unwrap_or_default()
+        .to_owned();
+    list.split(", ")
+        .map(|c| {
+            c.rsplit('.')
+                .next()
+                .unwrap_or(c)
+                .trim_matches('`')
+                .to_owned()
+        })
+        .collect()
+}
+
+/// Migrations go up, down and up again, leaving exactly the expected tables each time.
+#[test]
+fn migrations_up_down_up() {
+    let mut conn = memory();
+    let expected = vec![
+        "entries",
+        "file_constraints",
+        "loops",
+        "models",
+        "notifications",
+        "projects",
+        "rpc_log",
+        "run_views",
+        "runs",
+        "schemes",
+        "turns",
+    ];
+    assert_eq!(table_names(&mut conn), expected);
+    conn.revert_all_migrations(MIGRATIONS).unwrap();
+    assert_eq!(table_names(&mut conn), Vec::<String>::new());
+    run_migrations(&mut conn).unwrap();
+    assert_eq!(table_names(&mut conn), expected);
+}
+
+/// The committed `schema.rs` names every column of every migrated table, in order.
+#[test]
+fn schema_matches_migrations() {
+    let mut conn = memory();
+    let cases: Vec<(&str, Vec<String>)> = vec![
+        (
+            "entries",
+            diesel_columns(t::entries::table.select(t::entries::all_columns)),
+        ),
+        (
+            "file_constraints",
+            diesel_columns(t::file_constraints::table.select(t::file_constraints::all_columns)),
+        ),
+        (
+            "loops",
+            diesel_columns(t::loops::table.select(t::loops::all_columns)),
+        ),
+        (
+            "models",
+            diesel_columns(t::models::table.select(t::models::all_columns)),
+        ),
+        (
+            "notifications",
+            diesel_columns(t::notifications::table.select(t::notifications::all_columns)),
+        ),
+        (
+            "projects",
+            diesel_columns(t::projects::table.select(t::projects::all_columns)),
+        ),
+        (
+            "rpc_log",
+            diesel_columns(t::rpc_log::table.select(t::rpc_log::all_columns)),
+        ),
+        (
+            "run_views",
+            diesel_columns(t::run_views::table.select(t::run_views::all_columns)),
+        ),
+        (
+            "runs",
+            diesel_columns(t::runs::table.select(t::runs::all_columns)),
+        ),
+        (
+            "schemes",
+            diesel_columns(t::schemes::table.select(t::schemes::all_columns)),
+        ),
+        (
+            "turns",
+            diesel_columns(t::turns::table.select(t::turns::all_columns)),
+        ),
+    ];
+    assert_eq!(
+        cases.len(),
+        table_names(&mut conn).len(),
+        "a table is missing from schema.rs"
+    );
+    for (table, columns) in cases {
+        assert_eq!(columns, db_columns(&mut conn, table), "table {table}");
+    }
+}
+
+fn project(conn: &mut SqliteConnection) -> projects::Project {
+    projects::hello(conn, "demo", "/srv/demo", None, NOW).unwrap()
+}
+
+fn run(conn: &mut SqliteConnection, project_id: i32, alias: Option<&str>) -> runs::Run {
+    let new = runs::NewRun {
+        project_id,
+        alias: alias.map(str::to_owned),
+        model: "fast".into(),
+        ..runs::NewRun::default()
+    };
+    runs::create(conn, &new, NOW).unwrap()
+}
+
+#[derive(QueryableByName)]
+struct StatusRow {
+    #[diesel(sql_type = Integer)]
+    status: i32,
+}
+
+/// The database's transition trigger allows exactly the transitions `RunStatus::may_become` allows.
+#[test]
+fn run_status_trigger_agrees_with_code() {
+    let mut conn = memory();
+    let p = project(&mut conn);
+    let r = run(&mut conn, p.id, Some("t"));
+    for from in RunStatus::ALL {
+        for to in RunStatus::ALL {
+            // Put the run in `from` without the trigger, then try the transition.
+            force_status(&mut conn, r.id, from).unwrap();
+            assert_eq!(current_status(&mut conn, r.id), from.code());
+            let allowed = runs::set_status(&mut conn, r.id, to, NOW).is_ok();
+            assert_eq!(allowed, from.may_become(to), "{from:?} -> {to:?}");
+        }
+    }
+}
+
+fn current_status(conn: &mut SqliteConnection, id: i32) -> i32 {
+    diesel::sql_query("SELECT status FROM runs WHERE id = ?")
+        .bind::<Integer, _>(id)
+        .get_result::<StatusRow>(conn)
+        .unwrap()
+        .status
+}
+
+/// Sets a status bypassing the transition trigger (test set-up only).
+fn force_status(conn: &mut SqliteConnection, id: i32, to: RunStatus) -> QueryResult<()> {
+    conn.transaction(|c| {
+        let trigger: String = diesel::sql_query(
+            "SELECT sql AS name FROM sqlite_master WHERE name = 'runs_status_transition'",
+        )
+        .get_result::<NameRow>(c)?
+        .name;
+        c.batch_execute("DROP TRIGGER runs_status_transition;")?;
+        diesel::sql_query("UPDATE runs SET status = ? WHERE id = ?")
+            .bind::<Integer, _>(to.code())
+            .bind::<Integer, _>(id)
+            .execute(c)?;
+        c.batch_execute(&trigger)
+    })
+}
+
+/// A project keeps its root: a second hello with another root is a conflict.
+#[test]
+fn project_does_not_move() {
+    let mut conn = memory();
+    let p = project(&mut conn);
+    assert_eq!(
+        projects::hello(&mut conn, "demo", "/srv/demo", None, NOW)
+            .unwrap()
+            .id,
+        p.id
+    );
+    let moved = projects::hello(&mut conn, "demo", "/elsewhere", None, NOW);
+    assert!(matches!(moved, Err(StoreError::Conflict(_))));
+}
+
+/// Server-made aliases never collide, also with client-chosen aliases of the same shape.
+#[test]
+fn server_aliases_never_collide() {
+    let mut conn = memory();
+    let p = project(&mut conn);
+    run(&mut conn, p.id, Some("fast_2"));
+    let mut aliases: Vec<String> = (0..200).map(|_| run(&mut conn, p.id, None).alias).collect();
+    aliases.push("fast_2".into());
+    let count = aliases.len();
+    aliases.sort();
+    aliases.dedup();
+    assert_eq!(aliases.len(), count);
+    let dup = runs::create(
+        &mut conn,
+        &runs::NewRun {
+            project_id: p.id,
+            alias: Some("fast_2".into()),
+            model: "m".into(),
+            ..Default::default()
+        },
+        NOW,
+    );
+    assert!(matches!(dup, Err(StoreError::Conflict(_))));
+}
+
+/// At most one loop per run is active, and loops are claimed oldest first.
+#[test]
+fn loops_are_a_fifo_with_one_active() {
+    let mut conn = memory();
+    let p = project(&mut conn);
+    let r = run(&mut conn, p.id, Some("q"));
+    let first = loops::enqueue(&mut conn, r.id, Mode::Ask, "fast", "one", &json!({}), NOW).unwrap();
+    let second =
+        loops::enqueue(&mut conn, r.id, Mode::Act, "fast", "two", &json!({}), NOW).unwrap();
+    assert_eq!((first.sequence, second.sequence), (1, 2));
+    let claimed = loops::claim_next(&mut conn, r.id, NOW).unwrap().unwrap();
+    assert_eq!(claimed.id, first.id);
+    let again = diesel::update(crate::schema::loops::table.find(second.id))
+        .set(crate::schema::loops::status.eq(loops::ACTIVE))
+        .execute(&mut conn);
+    assert!(again.is_err(), "a second active loop must be refused");
+    loops::finish(&mut conn, first.id, 200, &json!({}), NOW).unwrap();
+    assert_eq!(
+        loops::claim_next(&mut conn, r.id, NOW)
+            .unwrap()
+            .map(|l| l.prompt),
+        Some("two".into())
+    );
+    assert_eq!(loops::claim_next(&mut conn, r.id, NOW).unwrap(), None);
+}
+
+fn write_entry(
+    conn: &mut SqliteConnection,
+    run: entries::RunRef,
+    path: &str,
+    body: &str,
+    writer: Writer,
+) -> Result<entries::Written, StoreError> {
+    entries::write(
+        conn,
+        &entries::EntryWrite {
+            run,
+            path,
+            body,
+            attributes: &json!({}),
+            state: State::Resolved,
+            outcome: None,
+            visibility: Visibility::Visible,
+            loop_id: None,
+            turn: 1,
+            writer,
+        },
+        2,
+        NOW,
+    )
+}
+
+/// Writes are checked against the scheme's writer tiers, with an error naming writer and scheme.
+#[test]
+fn writer_tiers_are_enforced() {
+    let mut conn = memory();
+    let p = project(&mut conn);
+    let r = run(&mut conn, p.id, Some("w"));
+    let rr = entries::RunRef {
+        run_id: r.id,
+        project_id: p.id,
+    };
+    assert!(write_entry(&mut conn, rr, "known://a", "x", Writer::Model).is_ok());
+    let refused = write_entry(&mut conn, rr, "prompt://1", "x", Writer::Client).unwrap_err();
+    assert_eq!(
+        refused.to_string(),
+        "permission denied: writer \"client\" may not write scheme \"prompt\" (allowed: system, plugin)"
+    );
+    assert!(write_entry(&mut conn, rr, "prompt://1", "x", Writer::Plugin).is_ok());
+    assert!(matches!(
+        write_entry(&mut conn, rr, "nosuch://x", "x", Writer::System),
+        Err(StoreError::Invalid(_))
+    ));
+}
+
+/// Rewriting an entry updates body, hash, tokens and write_count; each write takes a new revision.
+#[test]
+fn rewrites_count_and_revise() {
+    let mut conn = memory();
+    let p = project(&mut conn);
+    let r = run(&mut conn, p.id, Some("w"));
+    let rr = entries::RunRef {
+        run_id: r.id,
+        project_id: p.id,
+    };
+    let a = write_entry(&mut conn, rr, "known://a", "one", Writer::Model).unwrap();
+    let b = write_entry(&mut conn, rr, "known://a", "three", Writer::Model).unwrap();
+    assert_eq!(a.entry_id, b.entry_id);
+    assert!(b.rev > a.rev);
+    let row = entries::by_path(&mut conn, r.id, "known://a")
+        .unwrap()
+        .unwrap();
+    assert_eq!((row.body.as_str(), row.tokens), ("three", 3));
+    let count: i32 = crate::schema::run_views::table
+        .select(crate::schema::run_views::write_count)
+        .first(&mut conn)
+        .unwrap();
+    assert_eq!(count, 2);
+    let changed = entries::changed_since(&mut conn, r.id, a.rev).unwrap();
+    assert_eq!(changed.len(), 1);
+}
+
+/// Files are project-scoped (every run sees one content); facts are per run.
+#[test]
+fn scopes_follow_the_scheme() {
+    let mut conn = memory();
+    let p = project(&mut conn);
+    let r1 = run(&mut conn, p.id, Some("r1"));
+    let r2 = run(&mut conn, p.id, Some("r2"));
+    let a = entries::RunRef {
+        run_id: r1.id,
+        project_id: p.id,
+    };
+    let b = entries::RunRef {
+        run_id: r2.id,
+        project_id: p.id,
+    };
+    let f1 = write_entry(&mut conn, a, "src/app.rs", "fn a()", Writer::Model).unwrap();
+    let f2 = write_entry(&mut conn, b, "src/app.rs", "fn b()", Writer::Model).unwrap();
+    assert_eq!(f1.entry_id, f2.entry_id);
+    let k1 = write_entry(&mut conn, a, "known://x", "1", Writer::Model).unwrap();
+    let k2 = write_entry(&mut conn, b, "known://x", "2", Writer::Model).unwrap();
+    assert_ne!(k1.entry_id, k2.entry_id);
+    assert_eq!(
+        entries::by_path(&mut conn, r1.id, "known://x")
+            .unwrap()
+            .unwrap()
+            .body,
+        "1"
+    );
+}
+
+/// Result paths get a `_k` suffix on collision, counted per run.
+#[test]
+fn result_paths_are_unique_per_run() {
+    let mut conn = memory();
+    let p = project(&mut conn);
+    let r1 = run(&mut conn, p.id, Some("r1"));
+    let r2 = run(&mut conn, p.id, Some("r2"));
+    let a = entries::RunRef {
+        run_id: r1.id,
+        project_id: p.id,
+    };
+    let b = entries::RunRef {
+        run_id: r2.id,
+        project_id: p.id,
+    };
+    let base = "set://turn_1/known%3A%2F%2Fx";
+    assert_eq!(entries::unique_path(&mut conn, a, base).unwrap(), base);
+    write_entry(&mut conn, a, base, "", Writer::Model).unwrap();
+    assert_eq!(
+        entries::unique_path(&mut conn, a, base).unwrap(),
+        format!("{base}_2")
+    );
+    write_entry(&mut conn, a, &format!("{base}_2"), "", Writer::Model).unwrap();
+    assert_eq!(
+        entries::unique_path(&mut conn, a, base).unwrap(),
+        format!("{base}_3")
+    );
+    assert_eq!(entries::unique_path(&mut conn, b, base).unwrap(), base);
+}
+
+/// Notifications are numbered per run from 1 and replayed after a given seq.
+#[test]
+fn notifications_are_numbered_per_run() {
+    let mut conn = memory();
+    let p = project(&mut conn);
+    let r1 = run(&mut conn, p.id, Some("r1"));
+    let r2 = run(&mut conn, p.id, Some("r2"));
+    let n1 = notifications::record(&mut conn, r1.id, "run/state", json!({"a": 1}), NOW).unwrap();
+    let n2 = notifications::record(&mut conn, r1.id, "run/state", json!({"a": 2}), NOW).unwrap();
+    let m1 = notifications::record(&mut conn, r2.id, "run/state", json!({}), NOW).unwrap();
+    assert_eq!(
+        (n1["seq"].clone(), n2["seq"].clone(), m1["seq"].clone()),
+        (json!(1), json!(2), json!(1))
+    );
+    let missed = notifications::since(&mut conn, r1.id, 1, 100).unwrap();
+    assert_eq!(missed.iter().map(|n| n.seq).collect::<Vec<_>>(), vec![2]);
+}

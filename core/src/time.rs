@@ -1,0 +1,61 @@
+//! Timestamps as integer milliseconds; the domain never reads a clock, callers pass `now` in.
+
+use serde::{Deserialize, Serialize};
+
+/// Milliseconds since the Unix epoch, as stored in every `*_at` column.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct Millis(pub i64);
+
+impl Millis {
+    /// Renders the instant as RFC 3339 UTC with milliseconds (`2026-11-23T08:27:49.123Z`) for the wire.
+    pub fn to_rfc3339(self) -> String {
+        let ms = self.0.rem_euclid(1000);
+        let secs = self.0.div_euclid(1000);
+        let days = secs.div_euclid(86_400);
+        let rem = secs.rem_euclid(86_400);
+        let (y, m, d) = civil_from_days(days);
+        format!(
+            "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{ms:03}Z",
+            rem / 3600,
+            (rem % 3600) / 60,
+            rem % 60
+        )
+    }
+}
+
+/// Converts days since 1970-01-01 to a (year, month, day) in the proleptic Gregorian calendar.
+///
+/// Howard Hinnant's `civil_from_days`: exact for every i64 day count we can meet,
+/// and small enough that a date crate is not worth its build time here.
+fn civil_from_days(days: i64) -> (i64, i64, i64) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    (y, m, d)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Millis;
+
+    /// The epoch, a leap day and a late-century instant render as RFC 3339 UTC.
+    #[test]
+    fn renders_rfc3339_utc() {
+        assert_eq!(Millis(0).to_rfc3339(), "1970-01-01T00:00:00.000Z");
+        assert_eq!(
+            Millis(951_782_400_123).to_rfc3339(),
+            "2000-02-29T00:00:00.123Z"
+        );
+        assert_eq!(
+            Millis(1_795_422_469_007).to_rfc3339(),
+            "2026-11-23T08:27:49.007Z"
+        );
+        assert_eq!(Millis(-1).to_rfc3339(), "1969-12-31T23:59:59.999Z");
+    }
+}

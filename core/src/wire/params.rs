@@ -1,0 +1,160 @@
+//! Typed params of each method, deserialised from the wire (camelCase) with unknown fields ignored.
+
+use serde::Deserialize;
+use serde_json::Value;
+
+/// The default page size of list methods.
+pub const DEFAULT_LIMIT: i64 = 100;
+/// The largest page a list method returns.
+pub const MAX_LIMIT: i64 = 1000;
+
+/// `rummy/hello`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HelloParams {
+    /// Project name.
+    pub name: String,
+    /// Project root.
+    pub project_root: String,
+    /// Client configuration path.
+    pub config_path: Option<String>,
+    /// Protocol version the client speaks.
+    pub client_version: Option<String>,
+}
+
+/// Paging for list methods.
+#[derive(Debug, Clone, Copy, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Page {
+    /// Page size.
+    pub limit: Option<i64>,
+    /// Items to skip.
+    pub offset: Option<i64>,
+}
+
+impl Page {
+    /// `(limit, offset)` clamped to sane values.
+    pub fn bounds(self) -> (i64, i64) {
+        (
+            self.limit.unwrap_or(DEFAULT_LIMIT).clamp(0, MAX_LIMIT),
+            self.offset.unwrap_or(0).max(0),
+        )
+    }
+}
+
+/// `addModel`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AddModelParams {
+    /// Alias.
+    pub alias: String,
+    /// `<provider>/<model>`.
+    pub actual: String,
+    /// Context window.
+    pub context_length: Option<i32>,
+    /// Fallback alias.
+    pub fallback: Option<String>,
+}
+
+/// `removeModel`.
+#[derive(Debug, Clone, Deserialize)]
+pub struct AliasParams {
+    /// Alias.
+    pub alias: String,
+}
+
+/// `getRun`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GetRunParams {
+    /// Run alias.
+    pub run: String,
+    /// Replay notifications after this seq.
+    pub since_seq: Option<i32>,
+}
+
+/// `getEntries`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GetEntriesParams {
+    /// Run alias.
+    pub run: String,
+    /// Path pattern (hedberg): not served until pattern matching lands.
+    pub pattern: Option<String>,
+    /// Scheme filter.
+    pub scheme: Option<String>,
+    /// State filter.
+    pub state: Option<String>,
+    /// Visibility filter.
+    pub visibility: Option<String>,
+    /// Body filter (hedberg): not served until pattern matching lands.
+    pub body_filter: Option<String>,
+    /// Include bodies.
+    #[serde(default)]
+    pub with_body: bool,
+    /// Page size.
+    pub limit: Option<i64>,
+    /// Items to skip.
+    pub offset: Option<i64>,
+}
+
+/// `set`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SetParams {
+    /// Run alias (absent on `run://` paths).
+    pub run: Option<String>,
+    /// Entry path.
+    pub path: String,
+    /// New body.
+    pub body: Option<String>,
+    /// New state.
+    pub state: Option<String>,
+    /// New visibility.
+    pub visibility: Option<String>,
+    /// Outcome with a failed/cancelled state.
+    pub outcome: Option<String>,
+    /// Attributes.
+    pub attributes: Option<serde_json::Map<String, Value>>,
+    /// Append to the body instead of replacing it.
+    #[serde(default)]
+    pub append: bool,
+    /// Treat the path as a pattern.
+    #[serde(default)]
+    pub pattern: bool,
+    /// Body filter for pattern writes.
+    pub body_filter: Option<String>,
+}
+
+/// The attributes of a run start (`set` on `run://<alias>`).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RunAttributes {
+    /// Model alias (required to start).
+    pub model: Option<String>,
+    /// `ask` (default) or `act`.
+    pub mode: Option<String>,
+    /// Persona text.
+    pub persona: Option<String>,
+    /// Temperature 0–2.
+    pub temperature: Option<f64>,
+    /// Context limit in tokens (≥ 1024).
+    pub context_limit: Option<i32>,
+    /// Skip the project file scan.
+    #[serde(default)]
+    pub no_repo: bool,
+    /// Remove `ask_user`.
+    #[serde(default)]
+    pub no_interaction: bool,
+    /// Remove `search`.
+    #[serde(default)]
+    pub no_web: bool,
+    /// Remove proposing tools.
+    #[serde(default)]
+    pub no_proposals: bool,
+    /// Parent run to fork from.
+    pub fork: Option<String>,
+    /// Fold the body into the active loop.
+    #[serde(default)]
+    pub inject: bool,
+}

@@ -1,0 +1,299 @@
+//! A fake OpenAI-compatible HTTP provider on 127.0.0.1 with scripted replies and request recording.
+//!
+//! The server runs on its own thread with its own `actix_rt::System`, so it works the same
+//! whether the test calling it runs on actix, plain tokio, or no runtime at all.
+//!
+//! `POST /v1/chat/completions`, `/chat/completions`, `/v1/responses` and `/responses` all
+//! draw from one FIFO reply queue, and content replies always use the chat-completion shape.
+
+mod reply;
+mod serve;
+
+use std::collections::VecDeque;
+use std::net::{SocketAddr, TcpListener};
+use std::sync::{mpsc, Arc, Mutex, MutexGuard, PoisonError};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use actix_web::dev::ServerHandle;
+use actix_web::{web, App, HttpServer};
+use serde_json::{json, Value};
+use tokio::sync::watch;
+
+pub use reply::{Reply, ReplyBody};
+
+/// Largest request body the fake accepts; big enough for any prompt a test or benchmark sends.
+const MAX_BODY: usize = 64 << 20;
+
+/// One HTTP request as the fake provider received it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RecordedRequest {
+    /// HTTP method, e.g. `"POST"`.
+    pub method: String,
+    /// Request path without the query string, e.g. `"/v1/chat/completions"`.
+    pub path: String,
+    /// All headers in arrival order, names lower-cased.
+    pub headers: Vec<(String, String)>,
+    /// The body parsed as JSON, or `Value::Null` when it is not JSON.
+    pub body: Value,
+    /// The body as (lossy UTF-8) text.
+    pub raw_body: String,
+}
+
+impl RecordedRequest {
+    /// The first value of a header, looked up case-insensitively.
+    pub fn header(&self, name: &str) -> Option<&str> {
+        let name = name.to_ascii_lowercase();
+        self.headers
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// True when this request was served from the scripted reply queue.
+    pub fn is_completion(&self) -> bool {
+        serve::is_completion(&self.method, &self.path)
+    }
+}
+
+/// Mutable provider state; always locked briefly and never across an await.
+#[derive(Default)]
+struct State {
+    queue: VecDeque<Reply>,
+    fallback: Option<Reply>,
+    models: Option<Value>,
+    props: Option<Value>,
+    show: Option<Value>,
+    requests: Vec<RecordedRequest>,
+    served: u64,
+    in_flight: usize,
+    max_in_flight: usize,
+}
+
+/// State shared between the test side and the server thread.
+pub(crate) struct Shared {
+    state: Mutex<State>,
+    /// (all requests, completion requests) recorded so far; lets waiters wake without polling.
+    counts: watch::Sender<(usize, usize)>,
+}
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, State> {
+        // A panicking test thread must not take every later assertion down with it.
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn record(&self, request: RecordedRequest) {
+        let completion = request.is_completion();
+        self.lock().requests.push(request);
+        self.counts.send_modify(|(all, chat)| {
+            *all += 1;
+            *chat += usize::from(completion);
+        });
+    }
+
+    /// The next scripted reply (or the fallback) and the serial number of this completion.
+    fn next_reply(&self) -> (Option<Reply>, u64) {
+        let mut state = self.lock();
+        state.served += 1;
+        let reply = state.queue.pop_front().or_else(|| state.fallback.clone());
+        (reply, state.served)
+    }
+
+    fn enter_flight(&self) {
+        let mut state = self.lock();
+        state.in_flight += 1;
+        state.max_in_flight = state.max_in_flight.max(state.in_flight);
+    }
+
+    fn leave_flight(&self) {
+        let mut state = self.lock();
+        state.in_flight = state.in_flight.saturating_sub(1);
+    }
+
+    fn models(&self) -> Value {
+        let models = self.lock().models.clone();
+        models.unwrap_or_else(|| json!({"object": "list", "data": []}))
+    }
+
+    fn props(&self) -> Option<Value> {
+        self.lock().props.clone()
+    }
+
+    fn show(&self) -> Option<Value> {
+        self.lock().show.clone()
+    }
+}
+
+/// A running fake provider; stops when dropped.
+pub struct FakeProvider {
+    addr: SocketAddr,
+    shared: Arc<Shared>,
+    handle: Option<ServerHandle>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl FakeProvider {
+    /// Binds 127.0.0.1 on a free port and serves from a dedicated thread; returns once bound.
+    pub fn start() -> std::io::Result<FakeProvider> {
+        // Binding here (not on the server thread) means the port is listening before we return
+        // and bind errors reach the caller directly.
+        let listener = TcpListener::bind(("127.0.0.1", 0))?;
+        let addr = listener.local_addr()?;
+        let shared = Arc::new(Shared {
+            state: Mutex::new(State::default()),
+            counts: watch::Sender::new((0, 0)),
+        });
+        let data = web::Data::from(shared.clone());
+        let (tx, rx) = mpsc::channel();
+        let thread = std::thread::Builder::new()
+            .name(format!("fake-provider-{}", addr.port()))
+            .spawn(move || {
+                actix_rt::System::new().block_on(async move {
+                    let bound = HttpServer::new(move || {
+                        App::new()
+                            .app_data(data.clone())
+                            .app_data(web::PayloadConfig::new(MAX_BODY))
+                            .default_service(web::to(serve::dispatch))
+                    })
+                    .workers(1)
+                    .disable_signals()
+                    .shutdown_timeout(0)
+                    .listen(listener);
+                    match bound {
+                        Ok(server) => {
+                            let server = server.run();
+                            let _ = tx.send(Ok(server.handle()));
+                            let _ = server.await;
+                        }
+                        Err(err) => {
+                            let _ = tx.send(Err(err));
+                        }
+                    }
+                });
+            })?;
+        let handle = rx
+            .recv()
+            .map_err(|_| std::io::Error::other("fake provider thread died while starting"))??;
+        Ok(FakeProvider {
+            addr,
+            shared,
+            handle: Some(handle),
+            thread: Some(thread),
+        })
+    }
+
+    /// Root URL of the server, `http://127.0.0.1:<port>` (no trailing slash, no `/v1`).
+    pub fn base_url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// The bound socket address.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// Queues a reply; completion requests consume queued replies first in, first out.
+    pub fn push(&self, reply: Reply) {
+        self.shared.lock().queue.push_back(reply);
+    }
+
+    /// Number of queued replies not yet consumed.
+    pub fn pending_replies(&self) -> usize {
+        self.shared.lock().queue.len()
+    }
+
+    /// Sets the reply used (repeatedly) once the queue is empty; without one the answer is a 500.
+    pub fn set_fallback(&self, reply: Reply) {
+        self.shared.lock().fallback = Some(reply);
+    }
+
+    /// Sets the body of `GET /v1/models` (default `{"object":"list","data":[]}`).
+    pub fn set_models(&self, models: Value) {
+        self.shared.lock().models = Some(models);
+    }
+
+    /// Sets the body of `GET /props` (default 404), as llama.cpp's server answers it.
+    pub fn set_props(&self, props: Value) {
+        self.shared.lock().props = Some(props);
+    }
+
+    /// Sets the body of `POST /api/show` (default 404), as Ollama answers it.
+    pub fn set_show(&self, show: Value) {
+        self.shared.lock().show = Some(show);
+    }
+
+    /// Every request received so far, in arrival order.
+    pub fn requests(&self) -> Vec<RecordedRequest> {
+        self.shared.lock().requests.clone()
+    }
+
+    /// Only the requests to completion endpoints, in arrival order.
+    pub fn chat_requests(&self) -> Vec<RecordedRequest> {
+        let state = self.shared.lock();
+        state
+            .requests
+            .iter()
+            .filter(|r| r.is_completion())
+            .cloned()
+            .collect()
+    }
+
+    /// Waits until at least `n` requests arrived (or `timeout` passed) and returns them all.
+    pub async fn wait_for_requests(&self, n: usize, timeout: Duration) -> Vec<RecordedRequest> {
+        self.wait_counts(timeout, |(all, _)| all >= n).await;
+        self.requests()
+    }
+
+    /// Waits until at least `n` completion requests arrived (or `timeout` passed) and returns them.
+    pub async fn wait_for_chat_requests(
+        &self,
+        n: usize,
+        timeout: Duration,
+    ) -> Vec<RecordedRequest> {
+        self.wait_counts(timeout, |(_, chat)| chat >= n).await;
+        self.chat_requests()
+    }
+
+    async fn wait_counts(&self, timeout: Duration, done: impl Fn((usize, usize)) -> bool) {
+        let mut counts = self.shared.counts.subscribe();
+        // Timing out is not an error here: the caller asserts on what it gets back.
+        let _ = tokio::time::timeout(timeout, counts.wait_for(|c| done(*c))).await;
+    }
+
+    /// Completion requests being served right now (streams count until their last chunk).
+    pub fn in_flight(&self) -> usize {
+        self.shared.lock().in_flight
+    }
+
+    /// The most completion requests ever served at the same time.
+    pub fn max_in_flight(&self) -> usize {
+        self.shared.lock().max_in_flight
+    }
+
+    /// Stops the server, dropping open connections (including hanging ones); idempotent.
+    pub fn stop(&mut self) {
+        if let Some(handle) = self.handle.take() {
+            // `stop` sends the command eagerly; the returned future only reports completion,
+            // which joining the thread below waits for anyway.
+            drop(handle.stop(false));
+        }
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+impl Drop for FakeProvider {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+impl std::fmt::Debug for FakeProvider {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FakeProvider")
+            .field("addr", &self.addr)
+            .finish_non_exhaustive()
+    }
+}
