@@ -1,1 +1,148 @@
-//! rummy
+//! rummy: a team server that runs LLM agents over a keyed entry store.
+//!
+//! Layout (see `ARCHITECTURE.md`): `rummy_core` is the domain (store, entries,
+//! parsing, assembly, wire types) with no async runtime; `rummy_actors` wires
+//! it into actix actors; this crate is thin — configuration ([`env`]),
+//! HTTP routes ([`http`]) and [`serve`], which starts everything on a socket
+//! and stops it when the `shutdown` future resolves.
+
+pub mod env;
+pub mod http;
+
+use actix::prelude::*;
+use actix_web::{web, App, HttpServer};
+use rummy_actors::hub::NotificationHub;
+use rummy_actors::provider::Providers;
+use rummy_actors::registry::{Recover, RunRegistry};
+use rummy_actors::services::Services;
+use rummy_actors::session::SessionDeps;
+use rummy_actors::store::Store;
+use rummy_core::config::Config;
+use rummy_core::store::{models, StoreError};
+use std::future::Future;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use thiserror::Error;
+
+pub use rummy_core::config;
+
+/// Why the server could not start.
+#[derive(Debug, Error)]
+pub enum ServeError {
+    /// `RUMMY_HOME` or the database directory could not be created.
+    #[error("cannot create {path}: {source}")]
+    Home {
+        /// The directory.
+        path: String,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// The database could not be opened or migrated.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// A provider could not be set up.
+    #[error("provider setup failed: {0}")]
+    Provider(String),
+    /// The port could not be bound (in use, or not permitted).
+    #[error("cannot listen on 127.0.0.1:{port}: {source}")]
+    Bind {
+        /// The port asked for.
+        port: u16,
+        /// The cause.
+        source: std::io::Error,
+    },
+}
+
+/// A running server.
+pub struct ServerHandle {
+    addr: SocketAddr,
+    http: actix_web::dev::ServerHandle,
+    done: actix_rt::task::JoinHandle<std::io::Result<()>>,
+}
+
+impl ServerHandle {
+    /// The bound address (the real port when `PORT=0`).
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// The WebSocket URL clients connect to.
+    pub fn ws_url(&self) -> String {
+        format!("ws://127.0.0.1:{}/", self.addr.port())
+    }
+
+    /// Stops accepting, lets in-flight requests answer, and waits for the server to end.
+    pub async fn stop(self) {
+        self.http.stop(true).await;
+        let _ = self.done.await;
+    }
+
+    /// Waits until the server ends (after the shutdown future resolved).
+    pub async fn wait(self) -> std::io::Result<()> {
+        match self.done.await {
+            Ok(result) => result,
+            Err(e) => Err(std::io::Error::other(e.to_string())),
+        }
+    }
+}
+
+fn create_dir(path: &std::path::Path) -> Result<(), ServeError> {
+    std::fs::create_dir_all(path).map_err(|source| ServeError::Home { path: path.display().to_string(), source })
+}
+
+/// Starts the server on `127.0.0.1:config.port`; it stops when `shutdown` resolves.
+///
+/// Must be called inside an actix system (`#[actix_rt::main]`, `#[actix_rt::test]`).
+/// Returns once the socket is bound and accepting. Runs that a crash left
+/// mid-loop are recovered before the first connection is accepted.
+pub async fn serve(config: Config, shutdown: impl Future<Output = ()> + 'static) -> Result<ServerHandle, ServeError> {
+    create_dir(&config.home)?;
+    if let Some(dir) = config.db_path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        create_dir(dir)?;
+    }
+    let store = Store::open(&config.db_path, 4)?;
+    let seeds = config.models.clone();
+    store
+        .write(move |c| {
+            let now = rummy_actors::clock::now();
+            seeds.iter().try_for_each(|seed| models::upsert(c, seed, now).map(|_| ()))
+        })
+        .await?;
+    let providers = Providers::start(&config).map_err(ServeError::Provider)?;
+    let port = config.port;
+    let svc = Services { store, hub: NotificationHub::default().start(), providers, config: Arc::new(config) };
+    let registry = RunRegistry::new(svc.clone()).start();
+    match registry.send(Recover).await {
+        Ok(Ok(0)) => {}
+        Ok(Ok(n)) => tracing::warn!(loops = n, "recovered interrupted loops"),
+        Ok(Err(e)) => tracing::error!(error = %e, "recovery failed"),
+        Err(e) => tracing::error!(error = %e, "recovery failed"),
+    }
+    let deps = SessionDeps { svc, registry };
+    let server = HttpServer::new(move || {
+        App::new()
+            .app_data(web::Data::new(deps.clone()))
+            .configure(http::routes)
+    })
+    .workers(2)
+    .shutdown_timeout(5)
+    .disable_signals()
+    .bind(("127.0.0.1", port))
+    .map_err(|source| ServeError::Bind { port, source })?;
+    let addr = server
+        .addrs()
+        .first()
+        .copied()
+        .ok_or_else(|| ServeError::Bind { port, source: std::io::Error::other("no address bound") })?;
+    let server = server.run();
+    let http = server.handle();
+    let done = actix_rt::spawn(server);
+    let stopper = http.clone();
+    actix_rt::spawn(async move {
+        shutdown.await;
+        tracing::info!("shutting down");
+        stopper.stop(true).await;
+    });
+    tracing::info!(%addr, "listening");
+    Ok(ServerHandle { addr, http, done })
+}

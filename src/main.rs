@@ -1,1 +1,82 @@
-fn main() {}
+//! The `rummy` command: `rummy serve` runs the server.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::process::ExitCode;
+
+const USAGE: &str = "usage: rummy serve\n\n\
+Runs the rummy server on ws://127.0.0.1:$PORT (default 3044; PORT=0 picks a free port).\n\
+Configuration comes from the environment and $RUMMY_HOME/.env (default ~/.rummy/.env):\n\
+  RUMMY_MODEL_<alias>=openai/<model>   a model alias\n\
+  OPENAI_BASE_URL, OPENAI_API_KEY      an OpenAI-compatible endpoint\n";
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match args.first().map(String::as_str) {
+        None | Some("serve") => serve(),
+        Some("-h" | "--help" | "help") => {
+            print!("{USAGE}");
+            ExitCode::SUCCESS
+        }
+        Some(other) => {
+            eprintln!("rummy: unknown command {other:?}\n\n{USAGE}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn serve() -> ExitCode {
+    let process: BTreeMap<String, String> = std::env::vars().collect();
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("RUMMY_LOG")
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
+        )
+        .init();
+    let config = match rummy::env::load(process) {
+        Ok(config) => config,
+        Err(e) => {
+            eprintln!("rummy: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let result = actix_rt::System::new().block_on(async move {
+        let handle = rummy::serve(config, shutdown_signal()).await?;
+        let mut stdout = std::io::stdout();
+        writeln!(stdout, "rummy listening on ws://127.0.0.1:{}", handle.addr().port())
+            .and_then(|()| stdout.flush())
+            .map_err(|e| rummy::ServeError::Bind { port: handle.addr().port(), source: e })?;
+        handle.wait().await.map_err(|e| rummy::ServeError::Bind { port: 0, source: e })
+    });
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("rummy: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Resolves on SIGINT or SIGTERM.
+async fn shutdown_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        match signal(SignalKind::terminate()) {
+            Ok(mut term) => {
+                tokio::select! {
+                    _ = tokio::signal::ctrl_c() => {}
+                    _ = term.recv() => {}
+                }
+            }
+            Err(_) => {
+                let _ = tokio::signal::ctrl_c().await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+}

@@ -1,1 +1,17 @@
-//! placeholder
+//! rummy's actors: the store writer, runs and their loop queues, turn executors, providers, sessions and the notification hub.
+//!
+//! Layering: actors wire `rummy_core`'s pure functions into supervised actix
+//! actors. Only `StoreActor` writes to SQLite; only `ProviderActor` calls an
+//! LLM; only `session` imports `actix-web-actors`.
+
+pub mod clock;
+pub mod errors;
+pub mod hub;
+pub mod loop_queue;
+pub mod provider;
+pub mod registry;
+pub mod run;
+pub mod services;
+pub mod session;
+pub mod store;
+pub mod turn;

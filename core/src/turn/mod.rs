@@ -6,6 +6,7 @@
 pub mod assemble;
 pub mod dispatch;
 pub mod record;
+pub mod recovery;
 pub mod state;
 pub mod verdict;
 pub mod views;

@@ -7,10 +7,10 @@ mod syntax;
 use super::{parse_reply, ToolCall};
 
 /// The cap used where a test is not about the cap.
-pub(super) const NO_CAP: usize = 99;
+const NO_CAP: usize = 99;
 
 /// An expected command.
-pub(super) fn call(name: &str, attributes: &[(&str, &str)], body: &str) -> ToolCall {
+fn call(name: &str, attributes: &[(&str, &str)], body: &str) -> ToolCall {
     ToolCall {
         name: name.to_owned(),
         attributes: attributes
@@ -22,7 +22,7 @@ pub(super) fn call(name: &str, attributes: &[(&str, &str)], body: &str) -> ToolC
 }
 
 /// One row of a table: a reply and the commands and warnings it must give.
-pub(super) struct Case {
+struct Case {
     /// Shown on failure.
     name: &'static str,
     /// The model's reply.
@@ -34,12 +34,12 @@ pub(super) struct Case {
 }
 
 /// A case that must parse cleanly.
-pub(super) fn clean(name: &'static str, input: &'static str, commands: Vec<ToolCall>) -> Case {
+fn clean(name: &'static str, input: &'static str, commands: Vec<ToolCall>) -> Case {
     warned(name, input, commands, vec![])
 }
 
 /// A case that must give these warnings.
-pub(super) fn warned(
+fn warned(
     name: &'static str,
     input: &'static str,
     commands: Vec<ToolCall>,
@@ -54,7 +54,7 @@ pub(super) fn warned(
 }
 
 /// Parses every case and compares commands and warnings as one value.
-pub(super) fn check(cases: Vec<Case>) {
+fn check(cases: Vec<Case>) {
     for case in cases {
         let parsed = parse_reply(case.input, NO_CAP);
         assert_eq!(

@@ -1,0 +1,254 @@
+//! `RunActor`: one active run's state machine — claim a loop, run its turns one by one, finish it, claim the next.
+//!
+//! Each async step is spawned on the actor's context and its completion moves
+//! the state on, so a cancel can stop whatever is in flight. A failing turn
+//! never takes the run down: the loop ends 500 with an `error://` entry and the
+//! run waits for the next prompt.
+
+use crate::loop_queue::{Claimed, ClaimNext, Enqueue, Finish, LoopQueue};
+use crate::services::Services;
+use crate::turn::{Decision, ExecuteTurn, StopTurn, TurnEnd, TurnExecutor, TurnFailure, TurnJob};
+use actix::prelude::*;
+use rummy_core::run::{Mode, RunStatus};
+use rummy_core::store::entries::RunRef;
+use rummy_core::store::loops::Loop;
+use rummy_core::store::StoreError;
+use serde_json::Value;
+use std::sync::Arc;
+
+/// Look at the queue and start the next loop if idle.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct Wake;
+
+/// Queue a new loop (a continuation prompt) and wake.
+#[derive(Message)]
+#[rtype(result = "Result<(), StoreError>")]
+pub struct QueueLoop {
+    /// `ask` or `act`.
+    pub mode: Mode,
+    /// Model alias.
+    pub model: String,
+    /// The prompt.
+    pub prompt: String,
+    /// Loop flags.
+    pub config: Value,
+}
+
+/// Stop the active loop (499); queued loops run next. Answers whether a loop was stopped.
+#[derive(Message)]
+#[rtype(result = "bool")]
+pub struct Cancel;
+
+enum Phase {
+    /// Nothing to do.
+    Idle,
+    /// Asking the queue for the next loop.
+    Claiming,
+    /// A loop is running.
+    Running(Active),
+    /// Recording a loop's end.
+    Finishing,
+}
+
+struct Active {
+    loop_row: Loop,
+    job: TurnJob,
+    turns_done: u32,
+    executor: Option<Addr<TurnExecutor>>,
+    handle: Option<SpawnHandle>,
+}
+
+enum LoopEnd {
+    Concluded(i32),
+    MaxTurns,
+    Cancelled,
+    Failed(String),
+}
+
+/// One run.
+pub struct RunActor {
+    svc: Services,
+    run: RunRef,
+    alias: Arc<str>,
+    queue: Addr<LoopQueue>,
+    phase: Phase,
+    /// A cancel that arrived while a loop was being claimed.
+    cancel_pending: bool,
+}
+
+impl RunActor {
+    /// An actor for a stored run.
+    pub fn new(svc: Services, run: RunRef, alias: &str) -> Self {
+        let queue = LoopQueue::new(run, svc.store.clone(), svc.config.limits.token_divisor).start();
+        RunActor {
+            svc,
+            run,
+            alias: Arc::from(alias),
+            queue,
+            phase: Phase::Idle,
+            cancel_pending: false,
+        }
+    }
+
+    fn wake(&mut self, ctx: &mut Context<Self>) {
+        if !matches!(self.phase, Phase::Idle) {
+            return;
+        }
+        self.phase = Phase::Claiming;
+        let claim = self.queue.send(ClaimNext).into_actor(self).map(|res, act, ctx| match res {
+            Ok(Ok(Some(claimed))) => act.start_loop(claimed, ctx),
+            Ok(Ok(None)) => act.phase = Phase::Idle,
+            Ok(Err(e)) => {
+                tracing::error!(run = %act.alias, error = %e, "cannot claim the next loop");
+                act.phase = Phase::Idle;
+            }
+            Err(e) => {
+                tracing::error!(run = %act.alias, error = %e, "loop queue unavailable");
+                act.phase = Phase::Idle;
+            }
+        });
+        ctx.spawn(claim);
+    }
+
+    fn start_loop(&mut self, claimed: Claimed, ctx: &mut Context<Self>) {
+        let Claimed { loop_row, run, model } = claimed;
+        tracing::info!(run = %self.alias, loop_seq = loop_row.sequence, "loop started");
+        let route = match &model {
+            None => Err(format!("model \"{}\" is no longer defined", loop_row.model)),
+            Some(m) => self.svc.providers.route(m),
+        };
+        let route = match route {
+            Ok(route) => route,
+            Err(message) => return self.finish(loop_row, LoopEnd::Failed(message), ctx),
+        };
+        if std::mem::take(&mut self.cancel_pending) {
+            return self.finish(loop_row, LoopEnd::Cancelled, ctx);
+        }
+        let job = TurnJob {
+            run: self.run,
+            alias: Arc::clone(&self.alias),
+            loop_id: loop_row.id,
+            prompt: loop_row.prompt.clone(),
+            mode: loop_row.mode(),
+            first_in_loop: true,
+            model_alias: loop_row.model.clone(),
+            route,
+            temperature: run.temperature.unwrap_or(self.svc.config.limits.temperature),
+            persona: run.persona.clone(),
+        };
+        self.phase = Phase::Running(Active { loop_row, job, turns_done: 0, executor: None, handle: None });
+        self.next_turn(ctx);
+    }
+
+    fn next_turn(&mut self, ctx: &mut Context<Self>) {
+        let max_turns = self.svc.config.limits.max_turns;
+        let Phase::Running(active) = &mut self.phase else { return };
+        if active.turns_done >= max_turns {
+            let loop_row = active.loop_row.clone();
+            return self.finish(loop_row, LoopEnd::MaxTurns, ctx);
+        }
+        let mut job = active.job.clone();
+        job.first_in_loop = active.turns_done == 0;
+        let executor = TurnExecutor::new(self.svc.clone(), job).start();
+        let request = executor.send(ExecuteTurn);
+        let turn = actix::fut::wrap_future::<_, Self>(request).map(|res, act, ctx| act.turn_done(res, ctx));
+        let handle = ctx.spawn(turn);
+        if let Phase::Running(active) = &mut self.phase {
+            active.executor = Some(executor);
+            active.handle = Some(handle);
+        }
+    }
+
+    fn turn_done(&mut self, res: Result<Result<TurnEnd, TurnFailure>, MailboxError>, ctx: &mut Context<Self>) {
+        let Phase::Running(active) = &mut self.phase else { return };
+        active.turns_done += 1;
+        active.executor = None;
+        active.handle = None;
+        let loop_row = active.loop_row.clone();
+        match res {
+            Ok(Ok(TurnEnd { decision: Decision::Continue, .. })) => self.next_turn(ctx),
+            Ok(Ok(TurnEnd { decision: Decision::Conclude(status), .. })) => {
+                self.finish(loop_row, LoopEnd::Concluded(status), ctx)
+            }
+            Ok(Err(failure)) => self.finish(loop_row, LoopEnd::Failed(failure.message), ctx),
+            Err(_) => {
+                let message = "the turn stopped unexpectedly (internal error); the loop was ended".to_owned();
+                self.finish(loop_row, LoopEnd::Failed(message), ctx)
+            }
+        }
+    }
+
+    fn finish(&mut self, loop_row: Loop, end: LoopEnd, ctx: &mut Context<Self>) {
+        self.phase = Phase::Finishing;
+        let (loop_status, run_status, error) = match end {
+            LoopEnd::Concluded(status) => (status, RunStatus::Completed, None),
+            LoopEnd::MaxTurns => (200, RunStatus::Completed, None),
+            LoopEnd::Cancelled => (499, RunStatus::Cancelled, None),
+            LoopEnd::Failed(message) => (500, RunStatus::Failed, Some(message)),
+        };
+        tracing::info!(run = %self.alias, loop_seq = loop_row.sequence, loop_status, "loop finished");
+        let msg = Finish { loop_id: loop_row.id, loop_status, run_status, error };
+        let done = self.queue.send(msg).into_actor(self).map(|res, act, ctx| {
+            match res {
+                Ok(Ok(params)) => act.svc.publish(act.run.project_id, &act.alias, "run/state", params),
+                Ok(Err(e)) => tracing::error!(run = %act.alias, error = %e, "cannot record the loop's end"),
+                Err(e) => tracing::error!(run = %act.alias, error = %e, "loop queue unavailable"),
+            }
+            act.phase = Phase::Idle;
+            act.wake(ctx);
+        });
+        ctx.spawn(done);
+    }
+}
+
+impl Actor for RunActor {
+    type Context = Context<Self>;
+}
+
+impl Handler<Wake> for RunActor {
+    type Result = ();
+
+    fn handle(&mut self, _: Wake, ctx: &mut Context<Self>) {
+        self.wake(ctx);
+    }
+}
+
+impl Handler<QueueLoop> for RunActor {
+    type Result = ResponseActFuture<Self, Result<(), StoreError>>;
+
+    fn handle(&mut self, msg: QueueLoop, _: &mut Context<Self>) -> Self::Result {
+        let enqueue = Enqueue { mode: msg.mode, model: msg.model, prompt: msg.prompt, config: msg.config };
+        Box::pin(self.queue.send(enqueue).into_actor(self).map(|res, act, ctx| {
+            let queued = res.map_err(|e| StoreError::Pool(format!("loop queue unavailable: {e}")))?;
+            queued?;
+            act.wake(ctx);
+            Ok(())
+        }))
+    }
+}
+
+impl Handler<Cancel> for RunActor {
+    type Result = bool;
+
+    fn handle(&mut self, _: Cancel, ctx: &mut Context<Self>) -> bool {
+        match &mut self.phase {
+            Phase::Running(active) => {
+                if let Some(handle) = active.handle.take() {
+                    ctx.cancel_future(handle);
+                }
+                if let Some(executor) = active.executor.take() {
+                    executor.do_send(StopTurn);
+                }
+                let loop_row = active.loop_row.clone();
+                self.finish(loop_row, LoopEnd::Cancelled, ctx);
+                true
+            }
+            Phase::Claiming => {
+                self.cancel_pending = true;
+                true
+            }
+            Phase::Idle | Phase::Finishing => false,
+        }
+    }
+}

@@ -1,0 +1,37 @@
+//! The handles every actor shares: the store, the notification hub, the providers and the configuration.
+
+use crate::hub::{NotificationHub, Notify, Publish};
+use crate::provider::Providers;
+use crate::store::Store;
+use actix::Addr;
+use rummy_core::config::Config;
+use rummy_core::wire::jsonrpc::notification;
+use serde_json::Value;
+use std::sync::Arc;
+
+/// Shared handles, cheap to clone.
+#[derive(Clone)]
+pub struct Services {
+    /// The store (single writer, read pool).
+    pub store: Store,
+    /// Fan-out of notifications to sessions.
+    pub hub: Addr<NotificationHub>,
+    /// LLM providers.
+    pub providers: Providers,
+    /// Server configuration.
+    pub config: Arc<Config>,
+}
+
+impl Services {
+    /// Sends a notification to every session of the project.
+    pub fn publish(&self, project_id: i32, run: &str, method: &str, params: Value) {
+        let text = notification(method, params).to_string();
+        self.hub.do_send(Publish {
+            project_id,
+            notify: Notify {
+                run: Arc::from(run),
+                text: Arc::from(text),
+            },
+        });
+    }
+}

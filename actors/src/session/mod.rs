@@ -1,0 +1,314 @@
+//! `SessionActor`: one WebSocket connection speaking JSON-RPC 2.0 — the only importer of `actix-web-actors`.
+//!
+//! Invariants: a malformed or hostile message gets an error answer and the
+//! connection stays usable (except the WebSocket RFC's own closes: 1007 for
+//! invalid UTF-8, 1009 for an oversized frame); a response is sent before any
+//! notification its request caused (notifications of a run with a request in
+//! flight are held until the response is out).
+
+mod routes;
+
+pub use routes::{catalogue, Binding, SessionDeps};
+
+use crate::hub::{Notify, Subscribe, Unsubscribe};
+use actix::prelude::*;
+use actix_web::{web, HttpRequest, HttpResponse};
+use actix_http::ws::Item;
+use actix_web_actors::ws;
+use futures_util::future::{join_all, LocalBoxFuture};
+use rummy_core::wire::jsonrpc::{error_response, parse_request, response};
+use rummy_core::wire::{ErrorKind, Request, RpcError};
+use serde_json::Value;
+use std::collections::{HashMap, VecDeque};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+static NEXT_SESSION: AtomicU64 = AtomicU64::new(1);
+
+/// The run key of requests whose run is not known yet (server-named starts): holds every notification.
+const ANY_RUN: &str = "*";
+
+/// Upgrades an HTTP request to a session.
+pub fn upgrade(req: &HttpRequest, stream: web::Payload, deps: SessionDeps) -> Result<HttpResponse, actix_web::Error> {
+    let frame_limit = deps.svc.config.limits.max_frame_bytes;
+    let session = SessionActor::new(deps);
+    ws::WsResponseBuilder::new(session, req, stream)
+        .frame_size(frame_limit)
+        .start()
+}
+
+/// One client connection.
+pub struct SessionActor {
+    id: u64,
+    deps: SessionDeps,
+    /// The project bound by `rummy/hello`.
+    project: Option<Binding>,
+    /// Runs with requests in flight, counted; their notifications wait in `held`.
+    inflight: HashMap<Arc<str>, usize>,
+    held: VecDeque<Notify>,
+    /// A fragmented text message being reassembled.
+    fragments: Option<Vec<u8>>,
+}
+
+impl SessionActor {
+    fn new(deps: SessionDeps) -> Self {
+        SessionActor {
+            id: NEXT_SESSION.fetch_add(1, Ordering::Relaxed),
+            deps,
+            project: None,
+            inflight: HashMap::new(),
+            held: VecDeque::new(),
+            fragments: None,
+        }
+    }
+
+    fn max_message(&self) -> usize {
+        self.deps.svc.config.limits.max_message_bytes
+    }
+
+    fn send_error(&self, ctx: &mut ws::WebsocketContext<Self>, id: Option<Value>, err: &RpcError) {
+        ctx.text(error_response(id, err).to_string());
+    }
+
+    fn on_text(&mut self, text: &str, ctx: &mut ws::WebsocketContext<Self>) {
+        if text.len() > self.max_message() {
+            let err = RpcError::new(ErrorKind::TooLarge, format!("message of {} bytes is over the {}-byte limit", text.len(), self.max_message()))
+                .with("limit", Value::from(self.max_message()));
+            return self.send_error(ctx, None, &err);
+        }
+        let value: Value = match serde_json::from_str(text) {
+            Ok(v) => v,
+            Err(e) => return self.send_error(ctx, None, &RpcError::new(ErrorKind::Parse, format!("parse error: {e}"))),
+        };
+        match value {
+            Value::Array(items) if items.is_empty() => {
+                self.send_error(ctx, None, &RpcError::new(ErrorKind::InvalidRequest, "invalid request: empty batch"))
+            }
+            Value::Array(items) => self.on_batch(items, ctx),
+            single => {
+                let (keys, fut) = self.start_call(single, ctx);
+                self.hold(&keys);
+                let reply = fut.into_actor(self).map(move |answer, act, ctx| {
+                    if let Some(answer) = answer {
+                        ctx.text(answer.to_string());
+                    }
+                    act.release(&keys, ctx);
+                });
+                ctx.spawn(reply);
+            }
+        }
+    }
+
+    fn on_batch(&mut self, items: Vec<Value>, ctx: &mut ws::WebsocketContext<Self>) {
+        let mut keys = Vec::new();
+        let mut calls = Vec::new();
+        for item in items {
+            let (k, fut) = self.start_call(item, ctx);
+            keys.extend(k);
+            calls.push(fut);
+        }
+        self.hold(&keys);
+        let reply = join_all(calls).into_actor(self).map(move |answers, act, ctx| {
+            let answers: Vec<Value> = answers.into_iter().flatten().collect();
+            if !answers.is_empty() {
+                ctx.text(Value::Array(answers).to_string());
+            }
+            act.release(&keys, ctx);
+        });
+        ctx.spawn(reply);
+    }
+
+    /// Starts one call; answers the run keys it concerns and a future of its response (`None` for client notifications).
+    fn start_call(&mut self, value: Value, ctx: &mut ws::WebsocketContext<Self>) -> (Vec<Arc<str>>, LocalBoxFuture<'static, Option<Value>>) {
+        let req = match parse_request(value) {
+            Ok(req) => req,
+            Err((id, err)) => return (Vec::new(), Box::pin(async move { Some(error_response(id, &err)) })),
+        };
+        let Request { id, method, params } = req;
+        let Some(route) = routes::find(&method) else {
+            let err = RpcError::new(ErrorKind::MethodNotFound, format!("method not found: {method}"));
+            return (Vec::new(), Box::pin(async move { id.map(|id| error_response(Some(id), &err)) }));
+        };
+        if route.spec.requires_hello && self.project.is_none() {
+            let err = RpcError::new(ErrorKind::NotInitialized, format!("not initialized: call rummy/hello before {method}"));
+            return (Vec::new(), Box::pin(async move { id.map(|id| error_response(Some(id), &err)) }));
+        }
+        let keys = run_keys(&params);
+        let call = routes::Call { deps: self.deps.clone(), project: self.project.clone(), params };
+        let fut = (route.handler)(call);
+        let addr = ctx.address();
+        (keys, Box::pin(async move {
+            let result = fut.await;
+            let answer = match result {
+                Ok(routes::Outcome::Reply(value)) => Ok(value),
+                Ok(routes::Outcome::Bind(binding, value)) => {
+                    // The binding must be in place before the response leaves.
+                    if addr.send(Bind(binding)).await.is_err() {
+                        return None;
+                    }
+                    Ok(value)
+                }
+                Err(err) => Err(err),
+            };
+            let id = id?;
+            Some(match answer {
+                Ok(value) => response(id, value),
+                Err(err) => error_response(Some(id), &err),
+            })
+        }))
+    }
+
+    fn hold(&mut self, keys: &[Arc<str>]) {
+        for key in keys {
+            *self.inflight.entry(Arc::clone(key)).or_default() += 1;
+        }
+    }
+
+    fn release(&mut self, keys: &[Arc<str>], ctx: &mut ws::WebsocketContext<Self>) {
+        for key in keys {
+            if let Some(n) = self.inflight.get_mut(key) {
+                *n -= 1;
+                if *n == 0 {
+                    self.inflight.remove(key);
+                }
+            }
+        }
+        let held = std::mem::take(&mut self.held);
+        for notify in held {
+            self.deliver(notify, ctx);
+        }
+    }
+
+    fn is_held(&self, run: &str) -> bool {
+        self.inflight.contains_key(run) || self.inflight.contains_key(ANY_RUN)
+    }
+
+    fn deliver(&mut self, notify: Notify, ctx: &mut ws::WebsocketContext<Self>) {
+        if self.is_held(&notify.run) {
+            self.held.push_back(notify);
+        } else {
+            ctx.text(&*notify.text);
+        }
+    }
+
+    fn close(&mut self, ctx: &mut ws::WebsocketContext<Self>, code: ws::CloseCode, reason: &str) {
+        ctx.close(Some(ws::CloseReason { code, description: Some(reason.to_owned()) }));
+        ctx.stop();
+    }
+}
+
+/// The run aliases a request concerns: `params.run`, or the alias of a `run://` path (`*` when the server names it).
+fn run_keys(params: &Value) -> Vec<Arc<str>> {
+    if let Some(run) = params.get("run").and_then(Value::as_str) {
+        return vec![Arc::from(run)];
+    }
+    match params.get("path").and_then(Value::as_str).and_then(|p| p.strip_prefix("run://")) {
+        Some("") => vec![Arc::from(ANY_RUN)],
+        Some(alias) => vec![Arc::from(alias)],
+        None => Vec::new(),
+    }
+}
+
+/// Binds the session to a project (sent by the hello handler before its response).
+#[derive(Message)]
+#[rtype(result = "()")]
+struct Bind(Binding);
+
+impl Actor for SessionActor {
+    type Context = ws::WebsocketContext<Self>;
+
+    fn started(&mut self, _: &mut Self::Context) {
+        tracing::debug!(session = self.id, "session opened");
+    }
+
+    fn stopping(&mut self, _: &mut Self::Context) -> Running {
+        self.deps.svc.hub.do_send(Unsubscribe { session: self.id });
+        tracing::debug!(session = self.id, "session closed");
+        Running::Stop
+    }
+}
+
+impl Handler<Bind> for SessionActor {
+    type Result = ();
+
+    fn handle(&mut self, msg: Bind, ctx: &mut Self::Context) {
+        self.deps.svc.hub.do_send(Subscribe {
+            session: self.id,
+            project_id: msg.0.project_id,
+            recipient: ctx.address().recipient(),
+        });
+        self.project = Some(msg.0);
+    }
+}
+
+impl Handler<Notify> for SessionActor {
+    type Result = ();
+
+    fn handle(&mut self, msg: Notify, ctx: &mut Self::Context) {
+        self.deliver(msg, ctx);
+    }
+}
+
+impl StreamHandler<Result<ws::Message, ws::ProtocolError>> for SessionActor {
+    fn handle(&mut self, msg: Result<ws::Message, ws::ProtocolError>, ctx: &mut Self::Context) {
+        match msg {
+            Ok(ws::Message::Text(text)) => self.on_text(&text, ctx),
+            Ok(ws::Message::Binary(_)) => {
+                let err = RpcError::new(ErrorKind::InvalidRequest, "invalid request: binary frames are not JSON-RPC; send text");
+                self.send_error(ctx, None, &err);
+            }
+            Ok(ws::Message::Ping(payload)) => ctx.pong(&payload),
+            Ok(ws::Message::Pong(_)) | Ok(ws::Message::Nop) => {}
+            Ok(ws::Message::Close(reason)) => {
+                ctx.close(reason);
+                ctx.stop();
+            }
+            Ok(ws::Message::Continuation(item)) => self.on_fragment(item, ctx),
+            Err(ws::ProtocolError::Overflow) => self.close(ctx, ws::CloseCode::Size, "frame over the size limit"),
+            Err(ws::ProtocolError::Io(e)) if e.to_string().to_ascii_lowercase().contains("utf-8") => {
+                self.close(ctx, ws::CloseCode::Invalid, "text frame is not valid UTF-8")
+            }
+            Err(e) => {
+                tracing::debug!(session = self.id, error = %e, "websocket protocol error");
+                self.close(ctx, ws::CloseCode::Protocol, "websocket protocol error");
+            }
+        }
+    }
+}
+
+impl SessionActor {
+    fn on_fragment(&mut self, item: Item, ctx: &mut ws::WebsocketContext<Self>) {
+        let (first, last, bytes) = match item {
+            Item::FirstText(b) => (true, false, b),
+            Item::FirstBinary(_) => {
+                let err = RpcError::new(ErrorKind::InvalidRequest, "invalid request: binary frames are not JSON-RPC; send text");
+                return self.send_error(ctx, None, &err);
+            }
+            Item::Continue(b) => (false, false, b),
+            Item::Last(b) => (false, true, b),
+        };
+        let buffer = if first { self.fragments.insert(Vec::new()) } else {
+            match self.fragments.as_mut() {
+                Some(buffer) => buffer,
+                None => return self.close(ctx, ws::CloseCode::Protocol, "continuation without a first fragment"),
+            }
+        };
+        buffer.extend_from_slice(&bytes);
+        if buffer.len() > self.deps.svc.config.limits.max_frame_bytes {
+            self.fragments = None;
+            return self.close(ctx, ws::CloseCode::Size, "message over the size limit");
+        }
+        if last {
+            let bytes = self.fragments.take().unwrap_or_default();
+            match String::from_utf8(bytes) {
+                Ok(text) => self.on_text(&text, ctx),
+                Err(_) => self.close(ctx, ws::CloseCode::Invalid, "text message is not valid UTF-8"),
+            }
+        }
+    }
+}
+
+/// The `discover` catalogue of this server (used by the HTTP layer too).
+pub fn discover() -> Value {
+    catalogue()
+}

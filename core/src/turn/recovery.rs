@@ -1,0 +1,58 @@
+//! Start-up recovery of runs a crash or stop left mid-loop (ARCHITECTURE.md §3).
+//!
+//! A turn interrupted before its reply was recorded is marked failed with an
+//! `error://` entry, its loop ends 500, and the run waits for the client;
+//! queued loops then run in order. (Runs waiting on a proposal will be
+//! restored as they were once proposals exist.)
+
+use super::{record, state, TurnRef};
+use crate::run::RunStatus;
+use crate::store::entries::RunRef;
+use crate::store::runs::{self, Run};
+use crate::store::{loops, turns, StoreError};
+use crate::time::Millis;
+use diesel::SqliteConnection;
+use serde_json::{json, Value};
+
+/// The message the model and clients read on an interrupted turn.
+pub const INTERRUPTED: &str = "interrupted by restart";
+
+/// What recovery did.
+#[derive(Debug, Default)]
+pub struct Recovery {
+    /// Loops that were ended as interrupted.
+    pub interrupted: usize,
+    /// `run/state` pushes to publish: (project, run alias, params).
+    pub pushed: Vec<(i32, String, Value)>,
+    /// Runs with queued loops to run.
+    pub to_wake: Vec<Run>,
+}
+
+/// Ends interrupted loops and lists the runs that have loops waiting.
+pub fn recover(conn: &mut SqliteConnection, divisor: u32, now: Millis) -> Result<Recovery, StoreError> {
+    let mut report = Recovery::default();
+    for run in runs::unfinished(conn)? {
+        let rr = RunRef { run_id: run.id, project_id: run.project_id };
+        if let Some(active) = loops::active(conn, run.id)? {
+            let turn = match turns::running_in_loop(conn, active.id)? {
+                Some(t) => {
+                    turns::finish(conn, t.id, turns::FAILED, now)?;
+                    t.sequence
+                }
+                None => run.last_turn().max(1),
+            };
+            record::warning(conn, TurnRef { run: rr, loop_id: active.id, turn }, INTERRUPTED, divisor, now)?;
+            loops::finish(conn, active.id, 500, &json!({ "status": 500, "error": INTERRUPTED }), now)?;
+            report.interrupted += 1;
+        }
+        if matches!(run.run_status(), RunStatus::Running | RunStatus::Proposed) {
+            runs::set_status(conn, run.id, RunStatus::Failed, now)?;
+            let params = state::push(conn, run.id, run.last_turn(), RunStatus::Failed.code(), Value::Null, now)?;
+            report.pushed.push((run.project_id, run.alias.clone(), params));
+        }
+        if loops::queued(conn, run.id)? > 0 {
+            report.to_wake.push(runs::by_id(conn, run.id)?);
+        }
+    }
+    Ok(report)
+}

@@ -1,0 +1,73 @@
+//! The built binary: its start-up line on stdout and a clean exit on SIGTERM.
+
+use rummy_testkit::RpcClient;
+use serde_json::json;
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+/// `rummy serve` prints exactly one stdout line once it accepts connections, serves, and exits 0 on SIGTERM.
+#[actix_rt::test]
+async fn binary_prints_its_address_and_stops_on_sigterm() {
+    let home = tempfile::TempDir::new().unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_rummy"))
+        .arg("serve")
+        .env_clear()
+        .env("PORT", "0")
+        .env("RUMMY_HOME", home.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("binary starts");
+    let stdout = child.stdout.take().unwrap();
+    // Each stdout line as it arrives; `None` at end of output.
+    let (tx, rx) = mpsc::channel::<Option<String>>();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            let _ = tx.send(Some(line));
+        }
+        let _ = tx.send(None);
+    });
+    let line = rx.recv_timeout(Duration::from_secs(30)).unwrap().expect("a start-up line");
+    let port: u16 = line
+        .strip_prefix("rummy listening on ws://127.0.0.1:")
+        .and_then(|p| p.parse().ok())
+        .unwrap_or_else(|| panic!("unexpected start-up line {line:?}"));
+    let mut client = RpcClient::connect(&format!("ws://127.0.0.1:{port}/")).await.unwrap();
+    assert_eq!(client.call("ping", json!({})).await.unwrap(), json!({}));
+    client.close().await;
+
+    let status = Command::new("kill").arg("-TERM").arg(child.id().to_string()).status().unwrap();
+    assert!(status.success());
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let exit = loop {
+        if let Some(exit) = child.try_wait().unwrap() {
+            break exit;
+        }
+        assert!(Instant::now() < deadline, "did not exit within 10 s of SIGTERM");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert!(exit.success(), "exit status {exit:?}");
+    assert_eq!(rx.recv_timeout(Duration::from_secs(5)).unwrap(), None, "stdout has exactly one line");
+    assert!(home.path().join("rummy.db").exists());
+}
+
+/// A port already in use is a clear error and a non-zero exit.
+#[actix_rt::test]
+async fn port_in_use_fails_clearly() {
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = taken.local_addr().unwrap().port();
+    let home = tempfile::TempDir::new().unwrap();
+    let output = Command::new(env!("CARGO_BIN_EXE_rummy"))
+        .arg("serve")
+        .env_clear()
+        .env("PORT", port.to_string())
+        .env("RUMMY_HOME", home.path())
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+    assert!(output.stdout.is_empty());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains(&format!("cannot listen on 127.0.0.1:{port}")), "{stderr}");
+}

@@ -1,0 +1,98 @@
+//! Test harness: starts `rummy::serve` in-process against the testkit's fake provider, and connects clients.
+
+use rummy::config::{Config, ModelSeed, OpenAiConfig};
+use rummy::ServerHandle;
+use rummy_testkit::{FakeProvider, RpcClient};
+use serde_json::{json, Value};
+use std::time::Duration;
+use tempfile::TempDir;
+
+/// How long a test waits for an event before failing.
+pub const WAIT: Duration = Duration::from_secs(10);
+
+/// A running server with its fake provider and temp home.
+pub struct TestServer {
+    /// The server.
+    pub handle: Option<ServerHandle>,
+    /// The fake OpenAI-compatible provider the `fast` model points at.
+    pub provider: FakeProvider,
+    /// `RUMMY_HOME`, deleted when the test ends.
+    _home: TempDir,
+}
+
+/// A configuration with model `fast` → `openai/fake-model` on the fake provider.
+pub fn config(provider: &FakeProvider, home: &TempDir) -> Config {
+    let mut config = Config::with_home(home.path().to_path_buf());
+    config.port = 0;
+    config.models = vec![ModelSeed {
+        alias: "fast".into(),
+        actual: "openai/fake-model".into(),
+        context_length: Some(32_768),
+        fallback: None,
+    }];
+    config.providers.openai = Some(OpenAiConfig { base_url: provider.base_url(), api_key: Some("sk-test-secret".into()) });
+    config
+}
+
+impl TestServer {
+    /// Starts a server with the default test configuration.
+    pub async fn start() -> TestServer {
+        Self::start_with(|_| {}).await
+    }
+
+    /// Starts a server after `adjust` changed the default test configuration.
+    pub async fn start_with(adjust: impl FnOnce(&mut Config)) -> TestServer {
+        let provider = FakeProvider::start().expect("fake provider starts");
+        let home = TempDir::new().expect("temp home");
+        let mut config = config(&provider, &home);
+        adjust(&mut config);
+        let handle = rummy::serve(config, std::future::pending()).await.expect("server starts");
+        TestServer { handle: Some(handle), provider, _home: home }
+    }
+
+    /// The WebSocket URL.
+    pub fn url(&self) -> String {
+        self.handle.as_ref().map(ServerHandle::ws_url).unwrap_or_default()
+    }
+
+    /// A connected client, not yet bound to a project.
+    pub async fn client(&self) -> RpcClient {
+        RpcClient::connect(&self.url()).await.expect("client connects")
+    }
+
+    /// A client bound to project `name` (root `/srv/<name>`).
+    pub async fn project_client(&self, name: &str) -> RpcClient {
+        let mut client = self.client().await;
+        client
+            .call("rummy/hello", json!({ "name": name, "projectRoot": format!("/srv/{name}") }))
+            .await
+            .expect("hello succeeds");
+        client
+    }
+
+    /// Stops the server.
+    pub async fn stop(mut self) {
+        if let Some(handle) = self.handle.take() {
+            handle.stop().await;
+        }
+    }
+}
+
+/// Starts a run and answers its alias.
+pub async fn start_run(client: &mut RpcClient, path: &str, prompt: &str) -> String {
+    let result = client
+        .call("set", json!({ "path": path, "body": prompt, "attributes": { "model": "fast" } }))
+        .await
+        .expect("run starts");
+    assert_eq!(result["ok"], json!(true));
+    result["alias"].as_str().expect("alias").to_owned()
+}
+
+/// Waits for the `run/state` of `run` with the given status.
+pub async fn wait_status(client: &mut RpcClient, run: &str, status: i64) -> Value {
+    let run = run.to_owned();
+    client
+        .wait_for_notification("run/state", WAIT, move |p| p["run"] == json!(run) && p["status"] == json!(status))
+        .await
+        .unwrap_or_else(|e| panic!("no run/state with status {status}: {e:?}"))
+}
