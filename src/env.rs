@@ -43,7 +43,10 @@ fn read_dotenv(path: &Path) -> Result<BTreeMap<String, String>, EnvError> {
     if !path.exists() {
         return Ok(BTreeMap::new());
     }
-    let err = |reason: String| EnvError::DotEnv { path: path.display().to_string(), reason };
+    let err = |reason: String| EnvError::DotEnv {
+        path: path.display().to_string(),
+        reason,
+    };
     let mut vars = BTreeMap::new();
     for item in dotenvy::from_path_iter(path).map_err(|e| err(e.to_string()))? {
         let (key, value) = item.map_err(|e| err(e.to_string()))?;

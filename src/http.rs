@@ -10,7 +10,11 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
         .route("/health", web::get().to(health));
 }
 
-async fn websocket(req: HttpRequest, stream: web::Payload, deps: web::Data<SessionDeps>) -> Result<HttpResponse, actix_web::Error> {
+async fn websocket(
+    req: HttpRequest,
+    stream: web::Payload,
+    deps: web::Data<SessionDeps>,
+) -> Result<HttpResponse, actix_web::Error> {
     upgrade(&req, stream, deps.get_ref().clone())
 }
 

@@ -11,7 +11,7 @@ pub mod http;
 
 use actix::prelude::*;
 use actix_web::{web, App, HttpServer};
-use rummy_actors::hub::NotificationHub;
+use rummy_actors::hub::{CloseAll, NotificationHub};
 use rummy_actors::provider::Providers;
 use rummy_actors::registry::{Recover, RunRegistry};
 use rummy_actors::services::Services;
@@ -57,6 +57,7 @@ pub enum ServeError {
 pub struct ServerHandle {
     addr: SocketAddr,
     http: actix_web::dev::ServerHandle,
+    hub: Addr<NotificationHub>,
     done: actix_rt::task::JoinHandle<std::io::Result<()>>,
 }
 
@@ -71,9 +72,9 @@ impl ServerHandle {
         format!("ws://127.0.0.1:{}/", self.addr.port())
     }
 
-    /// Stops accepting, lets in-flight requests answer, and waits for the server to end.
+    /// Stops accepting, closes sessions (1001), lets in-flight requests answer, and waits for the server to end.
     pub async fn stop(self) {
-        self.http.stop(true).await;
+        shutdown(&self.hub, &self.http).await;
         let _ = self.done.await;
     }
 
@@ -86,8 +87,19 @@ impl ServerHandle {
     }
 }
 
+/// The shutdown sequence: sessions are told the server goes away (so graceful
+/// stop does not wait on long-lived WebSockets), then HTTP stops gracefully.
+/// Running turns are left to be recovered as interrupted on the next start.
+async fn shutdown(hub: &Addr<NotificationHub>, http: &actix_web::dev::ServerHandle) {
+    let _ = hub.send(CloseAll).await;
+    http.stop(true).await;
+}
+
 fn create_dir(path: &std::path::Path) -> Result<(), ServeError> {
-    std::fs::create_dir_all(path).map_err(|source| ServeError::Home { path: path.display().to_string(), source })
+    std::fs::create_dir_all(path).map_err(|source| ServeError::Home {
+        path: path.display().to_string(),
+        source,
+    })
 }
 
 /// Starts the server on `127.0.0.1:config.port`; it stops when `shutdown` resolves.
@@ -95,9 +107,16 @@ fn create_dir(path: &std::path::Path) -> Result<(), ServeError> {
 /// Must be called inside an actix system (`#[actix_rt::main]`, `#[actix_rt::test]`).
 /// Returns once the socket is bound and accepting. Runs that a crash left
 /// mid-loop are recovered before the first connection is accepted.
-pub async fn serve(config: Config, shutdown: impl Future<Output = ()> + 'static) -> Result<ServerHandle, ServeError> {
+pub async fn serve(
+    config: Config,
+    shutdown_signal: impl Future<Output = ()> + 'static,
+) -> Result<ServerHandle, ServeError> {
     create_dir(&config.home)?;
-    if let Some(dir) = config.db_path.parent().filter(|d| !d.as_os_str().is_empty()) {
+    if let Some(dir) = config
+        .db_path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+    {
         create_dir(dir)?;
     }
     let store = Store::open(&config.db_path, 4)?;
@@ -105,12 +124,20 @@ pub async fn serve(config: Config, shutdown: impl Future<Output = ()> + 'static)
     store
         .write(move |c| {
             let now = rummy_actors::clock::now();
-            seeds.iter().try_for_each(|seed| models::upsert(c, seed, now).map(|_| ()))
+            seeds
+                .iter()
+                .try_for_each(|seed| models::upsert(c, seed, now).map(|_| ()))
         })
         .await?;
     let providers = Providers::start(&config).map_err(ServeError::Provider)?;
     let port = config.port;
-    let svc = Services { store, hub: NotificationHub::default().start(), providers, config: Arc::new(config) };
+    let hub = NotificationHub::default().start();
+    let svc = Services {
+        store,
+        hub: hub.clone(),
+        providers,
+        config: Arc::new(config),
+    };
     let registry = RunRegistry::new(svc.clone()).start();
     match registry.send(Recover).await {
         Ok(Ok(0)) => {}
@@ -126,6 +153,8 @@ pub async fn serve(config: Config, shutdown: impl Future<Output = ()> + 'static)
     })
     .workers(2)
     .shutdown_timeout(5)
+    // After the close frame is sent, do not hold a worker for a slow peer's FIN.
+    .client_disconnect_timeout(std::time::Duration::from_millis(250))
     .disable_signals()
     .bind(("127.0.0.1", port))
     .map_err(|source| ServeError::Bind { port, source })?;
@@ -133,16 +162,24 @@ pub async fn serve(config: Config, shutdown: impl Future<Output = ()> + 'static)
         .addrs()
         .first()
         .copied()
-        .ok_or_else(|| ServeError::Bind { port, source: std::io::Error::other("no address bound") })?;
+        .ok_or_else(|| ServeError::Bind {
+            port,
+            source: std::io::Error::other("no address bound"),
+        })?;
     let server = server.run();
     let http = server.handle();
     let done = actix_rt::spawn(server);
-    let stopper = http.clone();
+    let (stop_http, stop_hub) = (http.clone(), hub.clone());
     actix_rt::spawn(async move {
-        shutdown.await;
+        shutdown_signal.await;
         tracing::info!("shutting down");
-        stopper.stop(true).await;
+        shutdown(&stop_hub, &stop_http).await;
     });
     tracing::info!(%addr, "listening");
-    Ok(ServerHandle { addr, http, done })
+    Ok(ServerHandle {
+        addr,
+        http,
+        hub,
+        done,
+    })
 }

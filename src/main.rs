@@ -44,10 +44,20 @@ fn serve() -> ExitCode {
     let result = actix_rt::System::new().block_on(async move {
         let handle = rummy::serve(config, shutdown_signal()).await?;
         let mut stdout = std::io::stdout();
-        writeln!(stdout, "rummy listening on ws://127.0.0.1:{}", handle.addr().port())
-            .and_then(|()| stdout.flush())
-            .map_err(|e| rummy::ServeError::Bind { port: handle.addr().port(), source: e })?;
-        handle.wait().await.map_err(|e| rummy::ServeError::Bind { port: 0, source: e })
+        writeln!(
+            stdout,
+            "rummy listening on ws://127.0.0.1:{}",
+            handle.addr().port()
+        )
+        .and_then(|()| stdout.flush())
+        .map_err(|e| rummy::ServeError::Bind {
+            port: handle.addr().port(),
+            source: e,
+        })?;
+        handle
+            .wait()
+            .await
+            .map_err(|e| rummy::ServeError::Bind { port: 0, source: e })
     });
     match result {
         Ok(()) => ExitCode::SUCCESS,

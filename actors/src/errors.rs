@@ -9,7 +9,9 @@ pub fn from_store(err: StoreError) -> RpcError {
         StoreError::Permission { .. } => RpcError::new(ErrorKind::Permission, err.to_string()),
         StoreError::NotFound(m) => RpcError::new(ErrorKind::NotFound, m),
         StoreError::Conflict(m) => RpcError::new(ErrorKind::Conflict, m),
-        StoreError::Invalid(m) => RpcError::new(ErrorKind::InvalidParams, format!("invalid params: {m}")),
+        StoreError::Invalid(m) => {
+            RpcError::new(ErrorKind::InvalidParams, format!("invalid params: {m}"))
+        }
         other => internal(&other),
     }
 }

@@ -14,7 +14,24 @@ pub struct Notify {
     pub text: Arc<str>,
 }
 
-/// A session joins a project's audience (on `rummy/hello`; a second hello moves it).
+/// Tells a session the server is going away: it closes with 1001.
+#[derive(Message, Clone, Copy, Debug)]
+#[rtype(result = "()")]
+pub struct GoingAway;
+
+/// A session connects (on start), before it is bound to any project.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct Join {
+    /// The session's id.
+    pub session: u64,
+    /// Where to deliver notifications.
+    pub notify: Recipient<Notify>,
+    /// Where to send the shutdown close.
+    pub close: Recipient<GoingAway>,
+}
+
+/// A joined session binds to a project's audience (on `rummy/hello`; a second hello moves it).
 #[derive(Message)]
 #[rtype(result = "()")]
 pub struct Subscribe {
@@ -22,9 +39,12 @@ pub struct Subscribe {
     pub session: u64,
     /// The project it is bound to.
     pub project_id: i32,
-    /// Where to deliver.
-    pub recipient: Recipient<Notify>,
 }
+
+/// Closes every session (server shutdown); answers once all were told.
+#[derive(Message)]
+#[rtype(result = "usize")]
+pub struct CloseAll;
 
 /// A session leaves (on close).
 #[derive(Message)]
@@ -44,13 +64,19 @@ pub struct Publish {
     pub notify: Notify,
 }
 
+struct Member {
+    notify: Recipient<Notify>,
+    close: Recipient<GoingAway>,
+    project: Option<i32>,
+}
+
 /// Routes notifications by project.
 #[derive(Default)]
 pub struct NotificationHub {
-    /// project → (session → recipient)
-    projects: HashMap<i32, HashMap<u64, Recipient<Notify>>>,
-    /// session → project, so unsubscribing needs no project id
-    sessions: HashMap<u64, i32>,
+    /// Every connected session.
+    sessions: HashMap<u64, Member>,
+    /// project → its sessions
+    projects: HashMap<i32, Vec<u64>>,
 }
 
 impl Actor for NotificationHub {
@@ -58,15 +84,33 @@ impl Actor for NotificationHub {
 }
 
 impl NotificationHub {
-    fn leave(&mut self, session: u64) {
-        if let Some(project) = self.sessions.remove(&session) {
-            if let Some(members) = self.projects.get_mut(&project) {
-                members.remove(&session);
-                if members.is_empty() {
-                    self.projects.remove(&project);
-                }
+    fn unbind(&mut self, session: u64) {
+        let Some(project) = self
+            .sessions
+            .get_mut(&session)
+            .and_then(|m| m.project.take())
+        else {
+            return;
+        };
+        if let Some(members) = self.projects.get_mut(&project) {
+            members.retain(|s| *s != session);
+            if members.is_empty() {
+                self.projects.remove(&project);
             }
         }
+    }
+}
+
+impl Handler<Join> for NotificationHub {
+    type Result = ();
+
+    fn handle(&mut self, msg: Join, _: &mut Context<Self>) {
+        let member = Member {
+            notify: msg.notify,
+            close: msg.close,
+            project: None,
+        };
+        self.sessions.insert(msg.session, member);
     }
 }
 
@@ -74,12 +118,14 @@ impl Handler<Subscribe> for NotificationHub {
     type Result = ();
 
     fn handle(&mut self, msg: Subscribe, _: &mut Context<Self>) {
-        self.leave(msg.session);
-        self.sessions.insert(msg.session, msg.project_id);
-        self.projects
-            .entry(msg.project_id)
-            .or_default()
-            .insert(msg.session, msg.recipient);
+        self.unbind(msg.session);
+        if let Some(member) = self.sessions.get_mut(&msg.session) {
+            member.project = Some(msg.project_id);
+            self.projects
+                .entry(msg.project_id)
+                .or_default()
+                .push(msg.session);
+        }
     }
 }
 
@@ -87,7 +133,8 @@ impl Handler<Unsubscribe> for NotificationHub {
     type Result = ();
 
     fn handle(&mut self, msg: Unsubscribe, _: &mut Context<Self>) {
-        self.leave(msg.session);
+        self.unbind(msg.session);
+        self.sessions.remove(&msg.session);
     }
 }
 
@@ -95,10 +142,24 @@ impl Handler<Publish> for NotificationHub {
     type Result = ();
 
     fn handle(&mut self, msg: Publish, _: &mut Context<Self>) {
-        if let Some(members) = self.projects.get(&msg.project_id) {
-            for recipient in members.values() {
-                recipient.do_send(msg.notify.clone());
+        let Some(members) = self.projects.get(&msg.project_id) else {
+            return;
+        };
+        for session in members {
+            if let Some(member) = self.sessions.get(session) {
+                member.notify.do_send(msg.notify.clone());
             }
         }
+    }
+}
+
+impl Handler<CloseAll> for NotificationHub {
+    type Result = usize;
+
+    fn handle(&mut self, _: CloseAll, _: &mut Context<Self>) -> usize {
+        for member in self.sessions.values() {
+            member.close.do_send(GoingAway);
+        }
+        self.sessions.len()
     }
 }

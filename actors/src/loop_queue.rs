@@ -66,7 +66,11 @@ pub struct LoopQueue {
 impl LoopQueue {
     /// A queue for a run.
     pub fn new(run: RunRef, store: Store, token_divisor: u32) -> Self {
-        LoopQueue { run, store, token_divisor }
+        LoopQueue {
+            run,
+            store,
+            token_divisor,
+        }
     }
 }
 
@@ -84,7 +88,15 @@ impl Handler<Enqueue> for LoopQueue {
             store
                 .write(move |c| {
                     let now = now();
-                    let l = loops::enqueue(c, run_id, msg.mode, &msg.model, &msg.prompt, &msg.config, now)?;
+                    let l = loops::enqueue(
+                        c,
+                        run_id,
+                        msg.mode,
+                        &msg.model,
+                        &msg.prompt,
+                        &msg.config,
+                        now,
+                    )?;
                     let run = runs::by_id(c, run_id)?;
                     if !run.run_status().is_active() {
                         runs::set_status(c, run_id, RunStatus::Queued, now)?;
@@ -112,7 +124,11 @@ impl Handler<ClaimNext> for LoopQueue {
                     runs::set_status(c, run_id, RunStatus::Running, now)?;
                     let run = runs::by_id(c, run_id)?;
                     let model = models::by_alias(c, &loop_row.model)?;
-                    Ok(Some(Claimed { loop_row, run, model }))
+                    Ok(Some(Claimed {
+                        loop_row,
+                        run,
+                        model,
+                    }))
                 })
                 .await
         })
@@ -126,11 +142,7 @@ impl Handler<Finish> for LoopQueue {
         let store = self.store.clone();
         let run = self.run;
         let divisor = self.token_divisor;
-        Box::pin(async move {
-            store
-                .write(move |c| finish(c, run, &msg, divisor))
-                .await
-        })
+        Box::pin(async move { store.write(move |c| finish(c, run, &msg, divisor)).await })
     }
 }
 
@@ -143,17 +155,35 @@ fn finish(
     let now = now();
     let interrupted = turns::running_in_loop(c, msg.loop_id)?;
     if let Some(turn) = &interrupted {
-        let status = if msg.run_status == RunStatus::Cancelled { 499 } else { turns::FAILED };
+        let status = if msg.run_status == RunStatus::Cancelled {
+            499
+        } else {
+            turns::FAILED
+        };
         turns::finish(c, turn.id, status, now)?;
     }
     let last_turn = runs::by_id(c, run.run_id)?.last_turn();
     if let Some(message) = &msg.error {
-        let turn = interrupted.as_ref().map_or(last_turn, |t| t.sequence).max(1);
-        let t = TurnRef { run, loop_id: msg.loop_id, turn };
+        let turn = interrupted
+            .as_ref()
+            .map_or(last_turn, |t| t.sequence)
+            .max(1);
+        let t = TurnRef {
+            run,
+            loop_id: msg.loop_id,
+            turn,
+        };
         record::warning(c, t, message, divisor, now)?;
     }
     let result = json!({ "status": msg.loop_status, "error": msg.error });
     loops::finish(c, msg.loop_id, msg.loop_status, &result, now)?;
     runs::set_status(c, run.run_id, msg.run_status, now)?;
-    state::push(c, run.run_id, last_turn, msg.run_status.code(), Value::Null, now)
+    state::push(
+        c,
+        run.run_id,
+        last_turn,
+        msg.run_status.code(),
+        Value::Null,
+        now,
+    )
 }

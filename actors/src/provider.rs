@@ -98,25 +98,35 @@ impl Handler<Complete> for ProviderActor {
 
     fn handle(&mut self, msg: Complete, _: &mut Context<Self>) -> Self::Result {
         const NAME: &str = "openai";
-        let mut request = self
-            .http
-            .post(&self.endpoint)
-            .json(&openai::request_body(&msg.model, &msg.messages, msg.temperature));
+        let mut request = self.http.post(&self.endpoint).json(&openai::request_body(
+            &msg.model,
+            &msg.messages,
+            msg.temperature,
+        ));
         if let Some(key) = &self.api_key {
             request = request.bearer_auth(key);
         }
         let permits = Arc::clone(&self.permits);
         let timeout_ms = self.timeout_ms;
         Box::pin(async move {
-            let _permit = permits.acquire_owned().await.map_err(|_| ProviderError::Transport {
-                provider: NAME,
-                reason: "provider is shutting down".into(),
-            })?;
+            let _permit = permits
+                .acquire_owned()
+                .await
+                .map_err(|_| ProviderError::Transport {
+                    provider: NAME,
+                    reason: "provider is shutting down".into(),
+                })?;
             let transport = |e: reqwest::Error| {
                 if e.is_timeout() {
-                    ProviderError::Timeout { provider: NAME, ms: timeout_ms }
+                    ProviderError::Timeout {
+                        provider: NAME,
+                        ms: timeout_ms,
+                    }
                 } else {
-                    ProviderError::Transport { provider: NAME, reason: e.to_string() }
+                    ProviderError::Transport {
+                        provider: NAME,
+                        reason: e.to_string(),
+                    }
                 }
             };
             let response = request.send().await.map_err(transport)?;
@@ -129,10 +139,11 @@ impl Handler<Complete> for ProviderActor {
                     body: text.chars().take(ERROR_BODY_CHARS).collect(),
                 });
             }
-            let body: serde_json::Value = serde_json::from_str(&text).map_err(|e| ProviderError::Malformed {
-                provider: NAME,
-                reason: format!("not JSON: {e}"),
-            })?;
+            let body: serde_json::Value =
+                serde_json::from_str(&text).map_err(|e| ProviderError::Malformed {
+                    provider: NAME,
+                    reason: format!("not JSON: {e}"),
+                })?;
             openai::parse_response(&body).map_err(|e| ProviderError::Malformed {
                 provider: NAME,
                 reason: e.to_string(),
@@ -162,7 +173,8 @@ impl Providers {
         let timeout = config.limits.fetch_timeout_ms;
         let openai = match &config.providers.openai {
             Some(c) => {
-                let actor = ProviderActor::openai(c, config.providers.concurrency_of("openai"), timeout)?;
+                let actor =
+                    ProviderActor::openai(c, config.providers.concurrency_of("openai"), timeout)?;
                 Some(actor.start())
             }
             None => None,

@@ -63,7 +63,10 @@ pub struct RunRegistry {
 impl RunRegistry {
     /// A registry over the shared services.
     pub fn new(svc: Services) -> Self {
-        RunRegistry { svc, runs: HashMap::new() }
+        RunRegistry {
+            svc,
+            runs: HashMap::new(),
+        }
     }
 
     fn actor(&mut self, run_id: i32, project_id: i32, alias: &str) -> Addr<RunActor> {
@@ -87,16 +90,30 @@ fn validate(attributes: &RunAttributes) -> Result<(String, Mode), RpcError> {
         .ok_or_else(|| RpcError::invalid_param("attributes.model", "required to start a run"))?;
     let mode = match attributes.mode.as_deref() {
         None => Mode::Ask,
-        Some(m) => Mode::parse(m).ok_or_else(|| RpcError::invalid_param("attributes.mode", "expected \"ask\" or \"act\""))?,
+        Some(m) => Mode::parse(m).ok_or_else(|| {
+            RpcError::invalid_param("attributes.mode", "expected \"ask\" or \"act\"")
+        })?,
     };
-    if attributes.temperature.is_some_and(|t| !(0.0..=2.0).contains(&t)) {
-        return Err(RpcError::invalid_param("attributes.temperature", "expected a number from 0 to 2"));
+    if attributes
+        .temperature
+        .is_some_and(|t| !(0.0..=2.0).contains(&t))
+    {
+        return Err(RpcError::invalid_param(
+            "attributes.temperature",
+            "expected a number from 0 to 2",
+        ));
     }
     if attributes.context_limit.is_some_and(|l| l < 1024) {
-        return Err(RpcError::invalid_param("attributes.contextLimit", "expected at least 1024"));
+        return Err(RpcError::invalid_param(
+            "attributes.contextLimit",
+            "expected at least 1024",
+        ));
     }
     if attributes.fork.is_some() {
-        return Err(RpcError::invalid_param("attributes.fork", "forking runs is not available on this server yet"));
+        return Err(RpcError::invalid_param(
+            "attributes.fork",
+            "forking runs is not available on this server yet",
+        ));
     }
     Ok((model, mode))
 }
@@ -207,7 +224,8 @@ impl Handler<Recover> for RunRegistry {
         Box::pin(recovered.into_actor(self).map(|res, act, _| {
             let report = res?;
             for (project_id, alias, params) in &report.pushed {
-                act.svc.publish(*project_id, alias, "run/state", params.clone());
+                act.svc
+                    .publish(*project_id, alias, "run/state", params.clone());
             }
             for run in &report.to_wake {
                 act.actor(run.id, run.project_id, &run.alias).do_send(Wake);

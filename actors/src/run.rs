@@ -5,7 +5,7 @@
 //! never takes the run down: the loop ends 500 with an `error://` entry and the
 //! run waits for the next prompt.
 
-use crate::loop_queue::{Claimed, ClaimNext, Enqueue, Finish, LoopQueue};
+use crate::loop_queue::{ClaimNext, Claimed, Enqueue, Finish, LoopQueue};
 use crate::services::Services;
 use crate::turn::{Decision, ExecuteTurn, StopTurn, TurnEnd, TurnExecutor, TurnFailure, TurnJob};
 use actix::prelude::*;
@@ -45,8 +45,8 @@ enum Phase {
     Idle,
     /// Asking the queue for the next loop.
     Claiming,
-    /// A loop is running.
-    Running(Active),
+    /// A loop is running (boxed: it is much larger than the other phases).
+    Running(Box<Active>),
     /// Recording a loop's end.
     Finishing,
 }
@@ -96,23 +96,31 @@ impl RunActor {
             return;
         }
         self.phase = Phase::Claiming;
-        let claim = self.queue.send(ClaimNext).into_actor(self).map(|res, act, ctx| match res {
-            Ok(Ok(Some(claimed))) => act.start_loop(claimed, ctx),
-            Ok(Ok(None)) => act.phase = Phase::Idle,
-            Ok(Err(e)) => {
-                tracing::error!(run = %act.alias, error = %e, "cannot claim the next loop");
-                act.phase = Phase::Idle;
-            }
-            Err(e) => {
-                tracing::error!(run = %act.alias, error = %e, "loop queue unavailable");
-                act.phase = Phase::Idle;
-            }
-        });
+        let claim = self
+            .queue
+            .send(ClaimNext)
+            .into_actor(self)
+            .map(|res, act, ctx| match res {
+                Ok(Ok(Some(claimed))) => act.start_loop(claimed, ctx),
+                Ok(Ok(None)) => act.phase = Phase::Idle,
+                Ok(Err(e)) => {
+                    tracing::error!(run = %act.alias, error = %e, "cannot claim the next loop");
+                    act.phase = Phase::Idle;
+                }
+                Err(e) => {
+                    tracing::error!(run = %act.alias, error = %e, "loop queue unavailable");
+                    act.phase = Phase::Idle;
+                }
+            });
         ctx.spawn(claim);
     }
 
     fn start_loop(&mut self, claimed: Claimed, ctx: &mut Context<Self>) {
-        let Claimed { loop_row, run, model } = claimed;
+        let Claimed {
+            loop_row,
+            run,
+            model,
+        } = claimed;
         tracing::info!(run = %self.alias, loop_seq = loop_row.sequence, "loop started");
         let route = match &model {
             None => Err(format!("model \"{}\" is no longer defined", loop_row.model)),
@@ -134,16 +142,26 @@ impl RunActor {
             first_in_loop: true,
             model_alias: loop_row.model.clone(),
             route,
-            temperature: run.temperature.unwrap_or(self.svc.config.limits.temperature),
+            temperature: run
+                .temperature
+                .unwrap_or(self.svc.config.limits.temperature),
             persona: run.persona.clone(),
         };
-        self.phase = Phase::Running(Active { loop_row, job, turns_done: 0, executor: None, handle: None });
+        self.phase = Phase::Running(Box::new(Active {
+            loop_row,
+            job,
+            turns_done: 0,
+            executor: None,
+            handle: None,
+        }));
         self.next_turn(ctx);
     }
 
     fn next_turn(&mut self, ctx: &mut Context<Self>) {
         let max_turns = self.svc.config.limits.max_turns;
-        let Phase::Running(active) = &mut self.phase else { return };
+        let Phase::Running(active) = &mut self.phase else {
+            return;
+        };
         if active.turns_done >= max_turns {
             let loop_row = active.loop_row.clone();
             return self.finish(loop_row, LoopEnd::MaxTurns, ctx);
@@ -152,7 +170,8 @@ impl RunActor {
         job.first_in_loop = active.turns_done == 0;
         let executor = TurnExecutor::new(self.svc.clone(), job).start();
         let request = executor.send(ExecuteTurn);
-        let turn = actix::fut::wrap_future::<_, Self>(request).map(|res, act, ctx| act.turn_done(res, ctx));
+        let turn = actix::fut::wrap_future::<_, Self>(request)
+            .map(|res, act, ctx| act.turn_done(res, ctx));
         let handle = ctx.spawn(turn);
         if let Phase::Running(active) = &mut self.phase {
             active.executor = Some(executor);
@@ -160,20 +179,31 @@ impl RunActor {
         }
     }
 
-    fn turn_done(&mut self, res: Result<Result<TurnEnd, TurnFailure>, MailboxError>, ctx: &mut Context<Self>) {
-        let Phase::Running(active) = &mut self.phase else { return };
+    fn turn_done(
+        &mut self,
+        res: Result<Result<TurnEnd, TurnFailure>, MailboxError>,
+        ctx: &mut Context<Self>,
+    ) {
+        let Phase::Running(active) = &mut self.phase else {
+            return;
+        };
         active.turns_done += 1;
         active.executor = None;
         active.handle = None;
         let loop_row = active.loop_row.clone();
         match res {
-            Ok(Ok(TurnEnd { decision: Decision::Continue, .. })) => self.next_turn(ctx),
-            Ok(Ok(TurnEnd { decision: Decision::Conclude(status), .. })) => {
-                self.finish(loop_row, LoopEnd::Concluded(status), ctx)
-            }
+            Ok(Ok(TurnEnd {
+                decision: Decision::Continue,
+                ..
+            })) => self.next_turn(ctx),
+            Ok(Ok(TurnEnd {
+                decision: Decision::Conclude(status),
+                ..
+            })) => self.finish(loop_row, LoopEnd::Concluded(status), ctx),
             Ok(Err(failure)) => self.finish(loop_row, LoopEnd::Failed(failure.message), ctx),
             Err(_) => {
-                let message = "the turn stopped unexpectedly (internal error); the loop was ended".to_owned();
+                let message =
+                    "the turn stopped unexpectedly (internal error); the loop was ended".to_owned();
                 self.finish(loop_row, LoopEnd::Failed(message), ctx)
             }
         }
@@ -188,11 +218,21 @@ impl RunActor {
             LoopEnd::Failed(message) => (500, RunStatus::Failed, Some(message)),
         };
         tracing::info!(run = %self.alias, loop_seq = loop_row.sequence, loop_status, "loop finished");
-        let msg = Finish { loop_id: loop_row.id, loop_status, run_status, error };
+        let msg = Finish {
+            loop_id: loop_row.id,
+            loop_status,
+            run_status,
+            error,
+        };
         let done = self.queue.send(msg).into_actor(self).map(|res, act, ctx| {
             match res {
-                Ok(Ok(params)) => act.svc.publish(act.run.project_id, &act.alias, "run/state", params),
-                Ok(Err(e)) => tracing::error!(run = %act.alias, error = %e, "cannot record the loop's end"),
+                Ok(Ok(params)) => {
+                    act.svc
+                        .publish(act.run.project_id, &act.alias, "run/state", params)
+                }
+                Ok(Err(e)) => {
+                    tracing::error!(run = %act.alias, error = %e, "cannot record the loop's end")
+                }
                 Err(e) => tracing::error!(run = %act.alias, error = %e, "loop queue unavailable"),
             }
             act.phase = Phase::Idle;
@@ -218,13 +258,24 @@ impl Handler<QueueLoop> for RunActor {
     type Result = ResponseActFuture<Self, Result<(), StoreError>>;
 
     fn handle(&mut self, msg: QueueLoop, _: &mut Context<Self>) -> Self::Result {
-        let enqueue = Enqueue { mode: msg.mode, model: msg.model, prompt: msg.prompt, config: msg.config };
-        Box::pin(self.queue.send(enqueue).into_actor(self).map(|res, act, ctx| {
-            let queued = res.map_err(|e| StoreError::Pool(format!("loop queue unavailable: {e}")))?;
-            queued?;
-            act.wake(ctx);
-            Ok(())
-        }))
+        let enqueue = Enqueue {
+            mode: msg.mode,
+            model: msg.model,
+            prompt: msg.prompt,
+            config: msg.config,
+        };
+        Box::pin(
+            self.queue
+                .send(enqueue)
+                .into_actor(self)
+                .map(|res, act, ctx| {
+                    let queued =
+                        res.map_err(|e| StoreError::Pool(format!("loop queue unavailable: {e}")))?;
+                    queued?;
+                    act.wake(ctx);
+                    Ok(())
+                }),
+        )
     }
 }
 

@@ -7,8 +7,11 @@ use rummy_core::store::StoreError;
 use std::path::Path;
 use std::sync::Mutex;
 
-/// A unit of writing work: a call into `rummy_core::store`, run in one transaction.
-pub struct Write<R>(Box<dyn FnOnce(&mut SqliteConnection) -> Result<R, StoreError> + Send>);
+/// A unit of store work: a call into `rummy_core::store` over one connection.
+pub type Work<R> = Box<dyn FnOnce(&mut SqliteConnection) -> Result<R, StoreError> + Send>;
+
+/// A unit of writing work, run in one transaction.
+pub struct Write<R>(Work<R>);
 
 impl<R: Send + 'static> Message for Write<R> {
     type Result = Result<R, StoreError>;

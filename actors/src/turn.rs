@@ -122,7 +122,9 @@ impl Handler<StopTurn> for TurnExecutor {
 }
 
 fn failure(e: impl std::fmt::Display) -> TurnFailure {
-    TurnFailure { message: e.to_string() }
+    TurnFailure {
+        message: e.to_string(),
+    }
 }
 
 async fn execute(svc: Services, job: TurnJob) -> Result<TurnEnd, TurnFailure> {
@@ -131,11 +133,21 @@ async fn execute(svc: Services, job: TurnJob) -> Result<TurnEnd, TurnFailure> {
     let store = &svc.store;
 
     // 1. Allocate the turn; the loop's first turn records its prompt.
-    let (run, loop_id, first, prompt, mode) = (job.run, job.loop_id, job.first_in_loop, job.prompt.clone(), job.mode);
+    let (run, loop_id, first, prompt, mode) = (
+        job.run,
+        job.loop_id,
+        job.first_in_loop,
+        job.prompt.clone(),
+        job.mode,
+    );
     let (t, turn_id): (TurnRef, i32) = store
         .write(move |c| {
             let turn = turns::begin(c, run.run_id, loop_id, now())?;
-            let t = TurnRef { run, loop_id, turn: turn.sequence };
+            let t = TurnRef {
+                run,
+                loop_id,
+                turn: turn.sequence,
+            };
             if first {
                 record::prompt(c, t, &prompt, mode, divisor, now())?;
             }
@@ -146,11 +158,19 @@ async fn execute(svc: Services, job: TurnJob) -> Result<TurnEnd, TurnFailure> {
     tracing::debug!(turn = t.turn, "turn started");
 
     // 2–3. Materialise the context and assemble the two messages.
-    let rows: Vec<ViewRow> = store.read(move |c| context_rows(c, run.run_id)).await.map_err(failure)?;
+    let rows: Vec<ViewRow> = store
+        .read(move |c| context_rows(c, run.run_id))
+        .await
+        .map_err(failure)?;
     let active = tools::active_tools(job.mode);
     let instructions = tools::instructions(&active, limits.max_commands, job.persona.as_deref());
-    let messages = assemble(AssemblyInput { rows: &rows, instructions: &instructions, mode: job.mode });
-    let context_tokens = tokens::estimate(&messages.system, divisor) + tokens::estimate(&messages.user, divisor);
+    let messages = assemble(AssemblyInput {
+        rows: &rows,
+        instructions: &instructions,
+        mode: job.mode,
+    });
+    let context_tokens =
+        tokens::estimate(&messages.system, divisor) + tokens::estimate(&messages.user, divisor);
     let distribution = distribution(&rows);
     let (system, user) = (messages.system.clone(), messages.user.clone());
     store
@@ -166,8 +186,14 @@ async fn execute(svc: Services, job: TurnJob) -> Result<TurnEnd, TurnFailure> {
     let call = Complete {
         model: job.route.wire_model.clone(),
         messages: vec![
-            ChatMessage { role: "system", content: messages.system },
-            ChatMessage { role: "user", content: messages.user },
+            ChatMessage {
+                role: "system",
+                content: messages.system,
+            },
+            ChatMessage {
+                role: "user",
+                content: messages.user,
+            },
         ],
         temperature: job.temperature,
     };
@@ -207,7 +233,10 @@ async fn execute(svc: Services, job: TurnJob) -> Result<TurnEnd, TurnFailure> {
         .map_err(failure)?;
 
     // 7. Dispatch in emission order; push run/state after each command.
-    let dispatch_limits = DispatchLimits { token_divisor: divisor, max_entry_tokens: limits.max_entry_tokens };
+    let dispatch_limits = DispatchLimits {
+        token_divisor: divisor,
+        max_entry_tokens: limits.max_entry_tokens,
+    };
     let mut results: Vec<Dispatched> = Vec::new();
     let mut failed_tool: Option<String> = None;
     for call in parsed.commands.into_iter().filter(|c| c.name != "think") {
@@ -247,7 +276,11 @@ async fn execute(svc: Services, job: TurnJob) -> Result<TurnEnd, TurnFailure> {
             let now = now();
             let (warnings, prose) = match &verdict_for_store {
                 Verdict::Continue { warnings } => (warnings.clone(), None),
-                Verdict::Conclude { warnings, prose_answer, .. } => (warnings.clone(), prose_answer.clone()),
+                Verdict::Conclude {
+                    warnings,
+                    prose_answer,
+                    ..
+                } => (warnings.clone(), prose_answer.clone()),
             };
             for w in &warnings {
                 record::warning(c, t, w, divisor, now)?;
@@ -270,7 +303,10 @@ async fn execute(svc: Services, job: TurnJob) -> Result<TurnEnd, TurnFailure> {
         Verdict::Continue { .. } => Decision::Continue,
         Verdict::Conclude { status, .. } => Decision::Conclude(status),
     };
-    Ok(TurnEnd { turn: t.turn, decision })
+    Ok(TurnEnd {
+        turn: t.turn,
+        decision,
+    })
 }
 
 fn progress(svc: &Services, job: &TurnJob, turn: i32, status: &str) {
@@ -279,7 +315,10 @@ fn progress(svc: &Services, job: &TurnJob, turn: i32, status: &str) {
 }
 
 /// Provider reasoning followed by the bodies of `<think>` commands.
-fn merge_reasoning(completion: &Completion, commands: &[rummy_core::parse::ToolCall]) -> Option<String> {
+fn merge_reasoning(
+    completion: &Completion,
+    commands: &[rummy_core::parse::ToolCall],
+) -> Option<String> {
     let mut parts: Vec<String> = completion.reasoning.iter().cloned().collect();
     parts.extend(
         commands

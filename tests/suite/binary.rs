@@ -29,27 +29,43 @@ async fn binary_prints_its_address_and_stops_on_sigterm() {
         }
         let _ = tx.send(None);
     });
-    let line = rx.recv_timeout(Duration::from_secs(30)).unwrap().expect("a start-up line");
+    let line = rx
+        .recv_timeout(Duration::from_secs(30))
+        .unwrap()
+        .expect("a start-up line");
     let port: u16 = line
         .strip_prefix("rummy listening on ws://127.0.0.1:")
         .and_then(|p| p.parse().ok())
         .unwrap_or_else(|| panic!("unexpected start-up line {line:?}"));
-    let mut client = RpcClient::connect(&format!("ws://127.0.0.1:{port}/")).await.unwrap();
+    let mut client = RpcClient::connect(&format!("ws://127.0.0.1:{port}/"))
+        .await
+        .unwrap();
     assert_eq!(client.call("ping", json!({})).await.unwrap(), json!({}));
     client.close().await;
 
-    let status = Command::new("kill").arg("-TERM").arg(child.id().to_string()).status().unwrap();
+    let status = Command::new("kill")
+        .arg("-TERM")
+        .arg(child.id().to_string())
+        .status()
+        .unwrap();
     assert!(status.success());
     let deadline = Instant::now() + Duration::from_secs(10);
     let exit = loop {
         if let Some(exit) = child.try_wait().unwrap() {
             break exit;
         }
-        assert!(Instant::now() < deadline, "did not exit within 10 s of SIGTERM");
+        assert!(
+            Instant::now() < deadline,
+            "did not exit within 10 s of SIGTERM"
+        );
         std::thread::sleep(Duration::from_millis(20));
     };
     assert!(exit.success(), "exit status {exit:?}");
-    assert_eq!(rx.recv_timeout(Duration::from_secs(5)).unwrap(), None, "stdout has exactly one line");
+    assert_eq!(
+        rx.recv_timeout(Duration::from_secs(5)).unwrap(),
+        None,
+        "stdout has exactly one line"
+    );
     assert!(home.path().join("rummy.db").exists());
 }
 
@@ -69,5 +85,8 @@ async fn port_in_use_fails_clearly() {
     assert!(!output.status.success());
     assert!(output.stdout.is_empty());
     let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(stderr.contains(&format!("cannot listen on 127.0.0.1:{port}")), "{stderr}");
+    assert!(
+        stderr.contains(&format!("cannot listen on 127.0.0.1:{port}")),
+        "{stderr}"
+    );
 }

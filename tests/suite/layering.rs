@@ -23,7 +23,13 @@ fn lock_graph() -> BTreeMap<String, Vec<String>> {
             .map(|d| d.split(']').next().unwrap_or_default())
             .unwrap_or_default()
             .lines()
-            .filter_map(|l| l.trim().trim_matches(|c| c == '"' || c == ',').split(' ').next().map(str::to_owned))
+            .filter_map(|l| {
+                l.trim()
+                    .trim_matches(|c| c == '"' || c == ',')
+                    .split(' ')
+                    .next()
+                    .map(str::to_owned)
+            })
             .filter(|l| !l.is_empty())
             .collect();
         graph.insert(name, deps);
@@ -43,15 +49,29 @@ fn core_has_no_runtime_dependencies() {
         }
     }
     assert!(seen.contains("diesel"), "the graph was read");
-    for forbidden in ["actix", "actix-rt", "actix-web", "tokio", "reqwest", "hyper"] {
-        assert!(!seen.contains(forbidden), "rummy-core depends on {forbidden}");
+    for forbidden in [
+        "actix",
+        "actix-rt",
+        "actix-web",
+        "tokio",
+        "reqwest",
+        "hyper",
+    ] {
+        assert!(
+            !seen.contains(forbidden),
+            "rummy-core depends on {forbidden}"
+        );
     }
 }
 
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
         let path = entry.path();
-        if path.is_dir() && path.file_name().is_some_and(|n| n != "target" && n != ".git") {
+        if path.is_dir()
+            && path
+                .file_name()
+                .is_some_and(|n| n != "target" && n != ".git")
+        {
             rust_files(&path, out);
         } else if path.extension().is_some_and(|e| e == "rs") {
             out.push(path);
@@ -69,9 +89,16 @@ fn every_file_starts_with_a_doc_line() {
     assert!(files.len() > 20);
     let missing: Vec<_> = files
         .iter()
-        .filter(|f| !std::fs::read_to_string(f).unwrap_or_default().starts_with("//!"))
+        .filter(|f| {
+            !std::fs::read_to_string(f)
+                .unwrap_or_default()
+                .starts_with("//!")
+        })
         .collect();
-    assert!(missing.is_empty(), "files without a //! first line: {missing:?}");
+    assert!(
+        missing.is_empty(),
+        "files without a //! first line: {missing:?}"
+    );
 }
 
 /// Only the session module imports actix-web-actors, so moving off it stays local.
@@ -83,7 +110,11 @@ fn only_the_session_imports_actix_web_actors() {
     }
     let importers: Vec<_> = files
         .iter()
-        .filter(|f| std::fs::read_to_string(f).unwrap_or_default().contains("actix_web_actors"))
+        .filter(|f| {
+            std::fs::read_to_string(f)
+                .unwrap_or_default()
+                .contains("actix_web_actors")
+        })
         .map(|f| f.strip_prefix(root()).unwrap_or(f).display().to_string())
         .collect();
     assert_eq!(importers, vec!["actors/src/session/mod.rs".to_owned()]);

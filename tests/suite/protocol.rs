@@ -11,7 +11,10 @@ use std::time::Duration;
 async fn malformed_json_keeps_the_connection() {
     let server = TestServer::start().await;
     let mut client = server.client().await;
-    client.send_text("{\"jsonrpc\": \"2.0\", \"id\": 1, ").await.unwrap();
+    client
+        .send_text("{\"jsonrpc\": \"2.0\", \"id\": 1, ")
+        .await
+        .unwrap();
     let answer = client.next_response().await.unwrap();
     assert_eq!(answer["id"], json!(null));
     assert_eq!(answer["error"]["code"], json!(-32700));
@@ -25,18 +28,27 @@ async fn malformed_json_keeps_the_connection() {
 async fn invalid_requests_and_batches() {
     let server = TestServer::start().await;
     let mut client = server.client().await;
-    client.send_text("{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":7}").await.unwrap();
+    client
+        .send_text("{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":7}")
+        .await
+        .unwrap();
     let answer = client.next_response().await.unwrap();
-    assert_eq!((answer["id"].clone(), answer["error"]["code"].clone()), (json!(5), json!(-32600)));
+    assert_eq!(
+        (answer["id"].clone(), answer["error"]["code"].clone()),
+        (json!(5), json!(-32600))
+    );
     client
         .send_text("[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"},{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"nope\"}]")
         .await
         .unwrap();
     let batch = client.next_response().await.unwrap();
-    assert_eq!(batch, json!([
-        {"jsonrpc":"2.0","id":1,"result":{}},
-        {"jsonrpc":"2.0","id":2,"error":{"code":-32601,"message":"method not found: nope","data":{"kind":"method_not_found"}}}
-    ]));
+    assert_eq!(
+        batch,
+        json!([
+            {"jsonrpc":"2.0","id":1,"result":{}},
+            {"jsonrpc":"2.0","id":2,"error":{"code":-32601,"message":"method not found: nope","data":{"kind":"method_not_found"}}}
+        ])
+    );
     server.stop().await;
 }
 
@@ -46,7 +58,13 @@ async fn unknown_method_is_32601() {
     let server = TestServer::start().await;
     let mut client = server.client().await;
     assert_eq!(client.call_err("run/explode", json!({})).await.code, -32601);
-    client.call("rummy/hello", json!({ "name": "demo", "projectRoot": "/srv/demo" })).await.unwrap();
+    client
+        .call(
+            "rummy/hello",
+            json!({ "name": "demo", "projectRoot": "/srv/demo" }),
+        )
+        .await
+        .unwrap();
     assert_eq!(client.call_err("run/explode", json!({})).await.code, -32601);
     server.stop().await;
 }
@@ -58,7 +76,15 @@ async fn methods_before_hello_are_32000() {
     let mut client = server.client().await;
     assert_eq!(client.call("ping", json!({})).await.unwrap(), json!({}));
     assert!(client.call("discover", json!({})).await.is_ok());
-    for method in ["getModels", "getRuns", "getRun", "getEntries", "set", "addModel", "removeModel"] {
+    for method in [
+        "getModels",
+        "getRuns",
+        "getRun",
+        "getEntries",
+        "set",
+        "addModel",
+        "removeModel",
+    ] {
         let err = client.call_err(method, json!({})).await;
         assert_eq!(err.code, -32000, "{method}");
         assert_eq!(err.data.unwrap()["kind"], json!("not_initialized"));
@@ -71,19 +97,63 @@ async fn methods_before_hello_are_32000() {
 async fn bad_params_name_the_param() {
     let server = TestServer::start().await;
     let mut client = server.client().await;
-    let err = client.call_err("rummy/hello", json!({ "name": "demo" })).await;
+    let err = client
+        .call_err("rummy/hello", json!({ "name": "demo" }))
+        .await;
     assert_eq!(err.code, -32602);
-    assert_eq!(err.message, "invalid params: projectRoot: missing field `projectRoot`");
-    let err = client.call_err("rummy/hello", json!({ "name": "demo", "projectRoot": "relative/dir" })).await;
-    assert_eq!((err.code, err.message.as_str()), (-32602, "invalid params: projectRoot: must be an absolute path"));
-    client.call("rummy/hello", json!({ "name": "demo", "projectRoot": "/srv/demo" })).await.unwrap();
+    assert_eq!(
+        err.message,
+        "invalid params: projectRoot: missing field `projectRoot`"
+    );
+    let err = client
+        .call_err(
+            "rummy/hello",
+            json!({ "name": "demo", "projectRoot": "relative/dir" }),
+        )
+        .await;
+    assert_eq!(
+        (err.code, err.message.as_str()),
+        (
+            -32602,
+            "invalid params: projectRoot: must be an absolute path"
+        )
+    );
+    client
+        .call(
+            "rummy/hello",
+            json!({ "name": "demo", "projectRoot": "/srv/demo" }),
+        )
+        .await
+        .unwrap();
     let err = client.call_err("getRun", json!({ "run": 7 })).await;
-    assert_eq!((err.code, err.message.as_str()), (-32602, "invalid params: run: invalid type: integer `7`, expected a string"));
-    let err = client.call_err("set", json!({ "path": "run://x", "body": "hi", "attributes": {} })).await;
-    assert_eq!((err.code, err.message.as_str()), (-32602, "invalid params: attributes.model: required to start a run"));
+    assert_eq!(
+        (err.code, err.message.as_str()),
+        (
+            -32602,
+            "invalid params: run: invalid type: integer `7`, expected a string"
+        )
+    );
+    let err = client
+        .call_err(
+            "set",
+            json!({ "path": "run://x", "body": "hi", "attributes": {} }),
+        )
+        .await;
+    assert_eq!(
+        (err.code, err.message.as_str()),
+        (
+            -32602,
+            "invalid params: attributes.model: required to start a run"
+        )
+    );
     let err = client.call_err("set", json!({ "path": "run://x", "body": "hi", "attributes": { "model": "fast", "temperature": "hot" } })).await;
     assert_eq!(err.code, -32602);
-    assert!(err.message.starts_with("invalid params: attributes.temperature:"), "{}", err.message);
+    assert!(
+        err.message
+            .starts_with("invalid params: attributes.temperature:"),
+        "{}",
+        err.message
+    );
     server.stop().await;
 }
 
@@ -100,14 +170,43 @@ async fn unknown_model_and_run_are_32004() {
     })
     .await;
     let mut client = server.project_client("demo").await;
-    let err = client.call_err("set", json!({ "path": "run://a", "body": "hi", "attributes": { "model": "nope" } })).await;
+    let err = client
+        .call_err(
+            "set",
+            json!({ "path": "run://a", "body": "hi", "attributes": { "model": "nope" } }),
+        )
+        .await;
     assert_eq!(err.code, -32004);
     assert!(err.message.contains("RUMMY_MODEL_nope"), "{}", err.message);
-    let err = client.call_err("set", json!({ "path": "run://a", "body": "hi", "attributes": { "model": "local" } })).await;
+    let err = client
+        .call_err(
+            "set",
+            json!({ "path": "run://a", "body": "hi", "attributes": { "model": "local" } }),
+        )
+        .await;
     assert_eq!(err.code, -32004);
-    assert!(err.message.contains("provider \"ollama\""), "{}", err.message);
-    assert_eq!(client.call_err("getRun", json!({ "run": "missing" })).await.code, -32004);
-    assert_eq!(client.call_err("set", json!({ "path": "run://missing", "state": "cancelled" })).await.code, -32004);
+    assert!(
+        err.message.contains("provider \"ollama\""),
+        "{}",
+        err.message
+    );
+    assert_eq!(
+        client
+            .call_err("getRun", json!({ "run": "missing" }))
+            .await
+            .code,
+        -32004
+    );
+    assert_eq!(
+        client
+            .call_err(
+                "set",
+                json!({ "path": "run://missing", "state": "cancelled" })
+            )
+            .await
+            .code,
+        -32004
+    );
     server.stop().await;
 }
 
@@ -117,17 +216,28 @@ async fn hello_refuses_mismatch_and_moved_projects() {
     let server = TestServer::start().await;
     let mut client = server.client().await;
     let err = client
-        .call_err("rummy/hello", json!({ "name": "demo", "projectRoot": "/srv/demo", "clientVersion": "1.4.0" }))
+        .call_err(
+            "rummy/hello",
+            json!({ "name": "demo", "projectRoot": "/srv/demo", "clientVersion": "1.4.0" }),
+        )
         .await;
     assert_eq!(err.code, -32002);
     let ok = client
-        .call("rummy/hello", json!({ "name": "demo", "projectRoot": "/srv/demo", "clientVersion": "2.1.0" }))
+        .call(
+            "rummy/hello",
+            json!({ "name": "demo", "projectRoot": "/srv/demo", "clientVersion": "2.1.0" }),
+        )
         .await
         .unwrap();
     assert_eq!(ok["protocolVersion"], json!("2.0.0"));
     assert_eq!(ok["projectRoot"], json!("/srv/demo"));
     assert!(ok["projectId"].is_i64());
-    let err = client.call_err("rummy/hello", json!({ "name": "demo", "projectRoot": "/elsewhere" })).await;
+    let err = client
+        .call_err(
+            "rummy/hello",
+            json!({ "name": "demo", "projectRoot": "/elsewhere" }),
+        )
+        .await;
     assert_eq!(err.code, -32005);
     server.stop().await;
 }
@@ -138,13 +248,32 @@ async fn discover_lists_the_routing_table() {
     let server = TestServer::start().await;
     let mut client = server.client().await;
     let catalogue = client.call("discover", json!({})).await.unwrap();
-    let mut methods: Vec<&str> = catalogue["methods"].as_object().unwrap().keys().map(String::as_str).collect();
+    let mut methods: Vec<&str> = catalogue["methods"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
     methods.sort_unstable();
     assert_eq!(
         methods,
-        vec!["addModel", "discover", "getEntries", "getModels", "getRun", "getRuns", "ping", "removeModel", "rummy/hello", "set"]
+        vec![
+            "addModel",
+            "discover",
+            "getEntries",
+            "getModels",
+            "getRun",
+            "getRuns",
+            "ping",
+            "removeModel",
+            "rummy/hello",
+            "set"
+        ]
     );
-    assert_eq!(catalogue["methods"]["rummy/hello"]["params"]["projectRoot"]["required"], json!(true));
+    assert_eq!(
+        catalogue["methods"]["rummy/hello"]["params"]["projectRoot"]["required"],
+        json!(true)
+    );
     assert!(catalogue["notifications"]["run/state"].is_object());
     server.stop().await;
 }
@@ -155,7 +284,10 @@ async fn models_can_be_added_and_removed() {
     let server = TestServer::start().await;
     let mut client = server.project_client("demo").await;
     let added = client
-        .call("addModel", json!({ "alias": "big", "actual": "openai/big-model", "contextLength": 200000 }))
+        .call(
+            "addModel",
+            json!({ "alias": "big", "actual": "openai/big-model", "contextLength": 200000 }),
+        )
         .await
         .unwrap();
     assert_eq!(added["alias"], json!("big"));
@@ -167,13 +299,44 @@ async fn models_can_be_added_and_removed() {
             { "alias": "fast", "actual": "openai/fake-model", "contextLength": 32768, "fallback": null }
         ])
     );
-    let page = client.call("getModels", json!({ "limit": 1, "offset": 1 })).await.unwrap();
+    let page = client
+        .call("getModels", json!({ "limit": 1, "offset": 1 }))
+        .await
+        .unwrap();
     assert_eq!(page[0]["alias"], json!("fast"));
-    let err = client.call_err("addModel", json!({ "alias": "bad", "actual": "no-provider" })).await;
-    assert_eq!((err.code, err.message.as_str()), (-32602, "invalid params: actual: expected <provider>/<model>"));
-    client.call("removeModel", json!({ "alias": "big" })).await.unwrap();
-    assert_eq!(client.call("getModels", json!({})).await.unwrap().as_array().map(Vec::len), Some(1));
-    assert_eq!(client.call_err("removeModel", json!({ "alias": "big" })).await.code, -32004);
+    let err = client
+        .call_err(
+            "addModel",
+            json!({ "alias": "bad", "actual": "no-provider" }),
+        )
+        .await;
+    assert_eq!(
+        (err.code, err.message.as_str()),
+        (
+            -32602,
+            "invalid params: actual: expected <provider>/<model>"
+        )
+    );
+    client
+        .call("removeModel", json!({ "alias": "big" }))
+        .await
+        .unwrap();
+    assert_eq!(
+        client
+            .call("getModels", json!({}))
+            .await
+            .unwrap()
+            .as_array()
+            .map(Vec::len),
+        Some(1)
+    );
+    assert_eq!(
+        client
+            .call_err("removeModel", json!({ "alias": "big" }))
+            .await
+            .code,
+        -32004
+    );
     server.stop().await;
 }
 
@@ -181,16 +344,27 @@ async fn models_can_be_added_and_removed() {
 #[actix_rt::test]
 async fn notifications_stay_in_their_project() {
     let server = TestServer::start().await;
-    server.provider.push(Reply::content("<update status=\"200\">done</update>"));
+    server
+        .provider
+        .push(Reply::content("<update status=\"200\">done</update>"));
     let mut a1 = server.project_client("alpha").await;
     let mut a2 = server.project_client("alpha").await;
     let mut b = server.project_client("beta").await;
     let alias = start_run(&mut a1, "run://shared", "Go").await;
     wait_status(&mut a1, &alias, 200).await;
     wait_status(&mut a2, &alias, 200).await;
-    assert!(b.expect_no_notification("run/state", Duration::from_millis(300)).await);
-    assert!(b.expect_no_notification("run/progress", Duration::from_millis(10)).await);
-    assert_eq!(b.call_err("getRun", json!({ "run": alias })).await.code, -32004);
+    assert!(
+        b.expect_no_notification("run/state", Duration::from_millis(300))
+            .await
+    );
+    assert!(
+        b.expect_no_notification("run/progress", Duration::from_millis(10))
+            .await
+    );
+    assert_eq!(
+        b.call_err("getRun", json!({ "run": alias })).await.code,
+        -32004
+    );
     assert_eq!(b.call("getRuns", json!({})).await.unwrap(), json!([]));
     let _ = WAIT;
     server.stop().await;

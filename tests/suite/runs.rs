@@ -12,7 +12,9 @@ async fn run_completes_end_to_end() {
     server.provider.push(Reply::content(
         "<set path=\"known://answer\" summary=\"answer,meaning\">42</set>\n<update status=\"102\">checking the answer</update>",
     ));
-    server.provider.push(Reply::content("<update status=\"200\">The answer is 42.</update>"));
+    server.provider.push(Reply::content(
+        "<update status=\"200\">The answer is 42.</update>",
+    ));
     let mut client = server.project_client("demo").await;
 
     let alias = start_run(&mut client, "run://deep", "What is the answer?").await;
@@ -29,27 +31,56 @@ async fn run_completes_end_to_end() {
             break;
         }
     }
-    let seqs: Vec<i64> = states.iter().map(|s| s["seq"].as_i64().unwrap_or(0)).collect();
-    assert_eq!(seqs, (1..=seqs.len() as i64).collect::<Vec<_>>(), "seq counts up from 1");
-    assert!(states[..states.len() - 1].iter().all(|s| s["status"] == json!(102)));
+    let seqs: Vec<i64> = states
+        .iter()
+        .map(|s| s["seq"].as_i64().unwrap_or(0))
+        .collect();
+    assert_eq!(
+        seqs,
+        (1..=seqs.len() as i64).collect::<Vec<_>>(),
+        "seq counts up from 1"
+    );
+    assert!(states[..states.len() - 1]
+        .iter()
+        .all(|s| s["status"] == json!(102)));
     let last = states.last().unwrap();
     assert_eq!(last["summary"], json!("The answer is 42."));
-    let first_history: Vec<&str> = states[0]["history"].as_array().unwrap().iter().map(|h| h["path"].as_str().unwrap()).collect();
-    assert!(first_history.contains(&"known://answer"), "{first_history:?}");
+    let first_history: Vec<&str> = states[0]["history"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["path"].as_str().unwrap())
+        .collect();
+    assert!(
+        first_history.contains(&"known://answer"),
+        "{first_history:?}"
+    );
 
     let entries = client
-        .call("getEntries", json!({ "run": "deep", "scheme": "known", "withBody": true }))
+        .call(
+            "getEntries",
+            json!({ "run": "deep", "scheme": "known", "withBody": true }),
+        )
         .await
         .unwrap();
     let entries = entries.as_array().unwrap();
     assert_eq!(entries.len(), 1);
     assert_eq!(entries[0]["path"], json!("known://answer"));
     assert_eq!(entries[0]["body"], json!("42"));
-    assert_eq!(entries[0]["attributes"], json!({ "summary": "answer,meaning" }));
-    let without = client.call("getEntries", json!({ "run": "deep", "scheme": "known" })).await.unwrap();
+    assert_eq!(
+        entries[0]["attributes"],
+        json!({ "summary": "answer,meaning" })
+    );
+    let without = client
+        .call("getEntries", json!({ "run": "deep", "scheme": "known" }))
+        .await
+        .unwrap();
     assert_eq!(without[0].get("body"), None, "bodies only with withBody");
 
-    let run = client.call("getRun", json!({ "run": "deep" })).await.unwrap();
+    let run = client
+        .call("getRun", json!({ "run": "deep" }))
+        .await
+        .unwrap();
     assert_eq!(run["status"], json!(200));
     assert_eq!(run["turn"], json!(2));
     assert_eq!(run["summary"], json!("The answer is 42."));
@@ -64,8 +95,12 @@ async fn run_completes_end_to_end() {
 #[actix_rt::test]
 async fn requests_carry_the_assembled_context() {
     let server = TestServer::start().await;
-    server.provider.push(Reply::content("<set path=\"known://port\">8080</set><update status=\"102\">found it</update>"));
-    server.provider.push(Reply::content("<update status=\"200\">8080</update>"));
+    server.provider.push(Reply::content(
+        "<set path=\"known://port\">8080</set><update status=\"102\">found it</update>",
+    ));
+    server
+        .provider
+        .push(Reply::content("<update status=\"200\">8080</update>"));
     let mut client = server.project_client("demo").await;
     let alias = start_run(&mut client, "run://port", "Which port?").await;
     wait_status(&mut client, &alias, 200).await;
@@ -74,25 +109,42 @@ async fn requests_carry_the_assembled_context() {
     assert_eq!(requests.len(), 2);
     for r in &requests {
         assert_eq!(r.path, "/v1/chat/completions");
-        let mut keys: Vec<&str> = r.body.as_object().unwrap().keys().map(String::as_str).collect();
+        let mut keys: Vec<&str> = r
+            .body
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(String::as_str)
+            .collect();
         keys.sort_unstable();
         assert_eq!(keys, vec!["messages", "model", "temperature"]);
         assert_eq!(r.body["model"], json!("fake-model"));
         assert_eq!(r.body["temperature"], json!(0.5));
         assert_eq!(r.header("authorization"), Some("Bearer sk-test-secret"));
-        let roles: Vec<&Value> = r.body["messages"].as_array().unwrap().iter().map(|m| &m["role"]).collect();
+        let roles: Vec<&Value> = r.body["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| &m["role"])
+            .collect();
         assert_eq!(roles, vec![&json!("system"), &json!("user")]);
     }
     let system1 = requests[0].body["messages"][0]["content"].as_str().unwrap();
     let user1 = requests[0].body["messages"][1]["content"].as_str().unwrap();
-    assert!(system1.contains("Tools available: set, update"), "{system1}");
+    assert!(
+        system1.contains("Tools available: set, update"),
+        "{system1}"
+    );
     assert!(!system1.contains("<knowns>"));
     assert_eq!(user1, "<prompt mode=\"ask\">Which port?</prompt>");
     let system2 = requests[1].body["messages"][0]["content"].as_str().unwrap();
     let user2 = requests[1].body["messages"][1]["content"].as_str().unwrap();
     assert!(system2.contains("<knowns>\n<known path=\"known://port\" turn=\"1\" status=\"200\" summary=\"\" visibility=\"visible\" tokens=\"2\">8080</known>\n</knowns>"), "{system2}");
     assert!(user2.starts_with("<performed>\n"), "{user2}");
-    assert!(user2.ends_with("<prompt mode=\"ask\">Which port?</prompt>"), "{user2}");
+    assert!(
+        user2.ends_with("<prompt mode=\"ask\">Which port?</prompt>"),
+        "{user2}"
+    );
     server.stop().await;
 }
 
@@ -100,12 +152,17 @@ async fn requests_carry_the_assembled_context() {
 #[actix_rt::test]
 async fn server_named_runs_never_collide() {
     let server = TestServer::start().await;
-    server.provider.set_fallback(Reply::content("<update status=\"200\">ok</update>"));
+    server
+        .provider
+        .set_fallback(Reply::content("<update status=\"200\">ok</update>"));
     let mut client = server.project_client("demo").await;
     let mut ids = Vec::new();
     for _ in 0..20 {
         let id = client
-            .send_request("set", json!({ "path": "run://", "body": "hi", "attributes": { "model": "fast" } }))
+            .send_request(
+                "set",
+                json!({ "path": "run://", "body": "hi", "attributes": { "model": "fast" } }),
+            )
             .await
             .unwrap();
         ids.push(id);
@@ -119,7 +176,10 @@ async fn server_named_runs_never_collide() {
     unique.sort();
     unique.dedup();
     assert_eq!(unique.len(), 20, "{aliases:?}");
-    assert!(aliases.iter().all(|a| a.starts_with("fast_")), "{aliases:?}");
+    assert!(
+        aliases.iter().all(|a| a.starts_with("fast_")),
+        "{aliases:?}"
+    );
     server.stop().await;
 }
 
@@ -127,13 +187,24 @@ async fn server_named_runs_never_collide() {
 #[actix_rt::test]
 async fn prose_reply_is_the_answer() {
     let server = TestServer::start().await;
-    server.provider.push(Reply::content("The answer is simply 42."));
+    server
+        .provider
+        .push(Reply::content("The answer is simply 42."));
     let mut client = server.project_client("demo").await;
     let alias = start_run(&mut client, "run://prose", "What is the answer?").await;
     let last = wait_status(&mut client, &alias, 200).await;
     assert_eq!(last["summary"], json!("The answer is simply 42."));
-    let errors = client.call("getEntries", json!({ "run": alias, "scheme": "error", "withBody": true })).await.unwrap();
-    assert_eq!(errors[0]["body"], json!("Plain text response with no tool commands. Treated as final answer."));
+    let errors = client
+        .call(
+            "getEntries",
+            json!({ "run": alias, "scheme": "error", "withBody": true }),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        errors[0]["body"],
+        json!("Plain text response with no tool commands. Treated as final answer.")
+    );
     server.stop().await;
 }
 
@@ -141,17 +212,33 @@ async fn prose_reply_is_the_answer() {
 #[actix_rt::test]
 async fn unserved_tools_are_refused_visibly() {
     let server = TestServer::start().await;
-    server.provider.push(Reply::content("<get path=\"src/main.rs\"/><update status=\"102\">reading</update>"));
-    server.provider.push(Reply::content("<update status=\"200\">done</update>"));
+    server.provider.push(Reply::content(
+        "<get path=\"src/main.rs\"/><update status=\"102\">reading</update>",
+    ));
+    server
+        .provider
+        .push(Reply::content("<update status=\"200\">done</update>"));
     let mut client = server.project_client("demo").await;
     let alias = start_run(&mut client, "run://tools", "Read main").await;
     wait_status(&mut client, &alias, 200).await;
-    let gets = client.call("getEntries", json!({ "run": alias, "scheme": "get", "withBody": true })).await.unwrap();
+    let gets = client
+        .call(
+            "getEntries",
+            json!({ "run": alias, "scheme": "get", "withBody": true }),
+        )
+        .await
+        .unwrap();
     assert_eq!(gets[0]["status"], json!(501));
-    assert_eq!(gets[0]["body"], json!("get is not available on this server yet; use set and update."));
+    assert_eq!(
+        gets[0]["body"],
+        json!("get is not available on this server yet; use set and update.")
+    );
     let second = &server.provider.chat_requests()[1];
     let user = second.body["messages"][1]["content"].as_str().unwrap();
-    assert!(user.contains("<get path=\"src/main.rs\" turn=\"1\" status=\"501\" state=\"failed\""), "{user}");
+    assert!(
+        user.contains("<get path=\"src/main.rs\" turn=\"1\" status=\"501\" state=\"failed\""),
+        "{user}"
+    );
     server.stop().await;
 }
 
@@ -159,16 +246,30 @@ async fn unserved_tools_are_refused_visibly() {
 #[actix_rt::test]
 async fn provider_failure_fails_the_loop_not_the_run() {
     let server = TestServer::start().await;
-    server.provider.push(Reply::status(503, json!({ "error": { "message": "overloaded" } })));
-    server.provider.push(Reply::content("<update status=\"200\">back</update>"));
+    server.provider.push(Reply::status(
+        503,
+        json!({ "error": { "message": "overloaded" } }),
+    ));
+    server
+        .provider
+        .push(Reply::content("<update status=\"200\">back</update>"));
     let mut client = server.project_client("demo").await;
     let alias = start_run(&mut client, "run://flaky", "Hello?").await;
     wait_status(&mut client, &alias, 500).await;
-    let errors = client.call("getEntries", json!({ "run": alias, "scheme": "error", "withBody": true })).await.unwrap();
+    let errors = client
+        .call(
+            "getEntries",
+            json!({ "run": alias, "scheme": "error", "withBody": true }),
+        )
+        .await
+        .unwrap();
     let body = errors[0]["body"].as_str().unwrap();
     assert!(body.starts_with("openai API error: 503"), "{body}");
     client
-        .call("set", json!({ "path": format!("run://{alias}"), "body": "Again?" }))
+        .call(
+            "set",
+            json!({ "path": format!("run://{alias}"), "body": "Again?" }),
+        )
         .await
         .unwrap();
     let last = wait_status(&mut client, &alias, 200).await;
@@ -187,12 +288,21 @@ async fn cancel_stops_the_active_loop() {
         .wait_for_notification("run/progress", WAIT, |p| p["status"] == json!("thinking"))
         .await
         .unwrap();
-    let result = client.call("set", json!({ "path": "run://slow", "state": "cancelled" })).await.unwrap();
+    let result = client
+        .call("set", json!({ "path": "run://slow", "state": "cancelled" }))
+        .await
+        .unwrap();
     assert_eq!(result["ok"], json!(true));
     wait_status(&mut client, &alias, 499).await;
-    let run = client.call("getRun", json!({ "run": alias })).await.unwrap();
+    let run = client
+        .call("getRun", json!({ "run": alias }))
+        .await
+        .unwrap();
     assert_eq!(run["status"], json!(499));
-    let idle = client.call("set", json!({ "path": "run://slow", "state": "cancelled" })).await.unwrap();
+    let idle = client
+        .call("set", json!({ "path": "run://slow", "state": "cancelled" }))
+        .await
+        .unwrap();
     assert_eq!(idle["ok"], json!(true), "cancelling an idle run answers ok");
     server.stop().await;
 }
@@ -201,14 +311,21 @@ async fn cancel_stops_the_active_loop() {
 #[actix_rt::test]
 async fn get_run_replays_missed_notifications() {
     let server = TestServer::start().await;
-    server.provider.push(Reply::content("<update status=\"200\">done</update>"));
+    server
+        .provider
+        .push(Reply::content("<update status=\"200\">done</update>"));
     let mut client = server.project_client("demo").await;
     let alias = start_run(&mut client, "run://replay", "Go").await;
     wait_status(&mut client, &alias, 200).await;
-    let run = client.call("getRun", json!({ "run": alias, "sinceSeq": 1 })).await.unwrap();
+    let run = client
+        .call("getRun", json!({ "run": alias, "sinceSeq": 1 }))
+        .await
+        .unwrap();
     let missed = run["missed"].as_array().unwrap();
     assert!(!missed.is_empty());
-    assert!(missed.iter().all(|n| n["method"] == json!("run/state") && n["params"]["seq"].as_i64().unwrap() > 1));
+    assert!(missed
+        .iter()
+        .all(|n| n["method"] == json!("run/state") && n["params"]["seq"].as_i64().unwrap() > 1));
     assert_eq!(run["lastSeq"], missed.last().unwrap()["params"]["seq"]);
     server.stop().await;
 }

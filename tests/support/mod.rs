@@ -30,7 +30,10 @@ pub fn config(provider: &FakeProvider, home: &TempDir) -> Config {
         context_length: Some(32_768),
         fallback: None,
     }];
-    config.providers.openai = Some(OpenAiConfig { base_url: provider.base_url(), api_key: Some("sk-test-secret".into()) });
+    config.providers.openai = Some(OpenAiConfig {
+        base_url: provider.base_url(),
+        api_key: Some("sk-test-secret".into()),
+    });
     config
 }
 
@@ -46,25 +49,39 @@ impl TestServer {
         let home = TempDir::new().expect("temp home");
         let mut config = config(&provider, &home);
         adjust(&mut config);
-        let handle = rummy::serve(config, std::future::pending()).await.expect("server starts");
-        TestServer { handle: Some(handle), provider, _home: home }
+        let handle = rummy::serve(config, std::future::pending())
+            .await
+            .expect("server starts");
+        TestServer {
+            handle: Some(handle),
+            provider,
+            _home: home,
+        }
     }
 
     /// The WebSocket URL.
     pub fn url(&self) -> String {
-        self.handle.as_ref().map(ServerHandle::ws_url).unwrap_or_default()
+        self.handle
+            .as_ref()
+            .map(ServerHandle::ws_url)
+            .unwrap_or_default()
     }
 
     /// A connected client, not yet bound to a project.
     pub async fn client(&self) -> RpcClient {
-        RpcClient::connect(&self.url()).await.expect("client connects")
+        RpcClient::connect(&self.url())
+            .await
+            .expect("client connects")
     }
 
     /// A client bound to project `name` (root `/srv/<name>`).
     pub async fn project_client(&self, name: &str) -> RpcClient {
         let mut client = self.client().await;
         client
-            .call("rummy/hello", json!({ "name": name, "projectRoot": format!("/srv/{name}") }))
+            .call(
+                "rummy/hello",
+                json!({ "name": name, "projectRoot": format!("/srv/{name}") }),
+            )
             .await
             .expect("hello succeeds");
         client
@@ -81,7 +98,10 @@ impl TestServer {
 /// Starts a run and answers its alias.
 pub async fn start_run(client: &mut RpcClient, path: &str, prompt: &str) -> String {
     let result = client
-        .call("set", json!({ "path": path, "body": prompt, "attributes": { "model": "fast" } }))
+        .call(
+            "set",
+            json!({ "path": path, "body": prompt, "attributes": { "model": "fast" } }),
+        )
         .await
         .expect("run starts");
     assert_eq!(result["ok"], json!(true));
@@ -92,7 +112,9 @@ pub async fn start_run(client: &mut RpcClient, path: &str, prompt: &str) -> Stri
 pub async fn wait_status(client: &mut RpcClient, run: &str, status: i64) -> Value {
     let run = run.to_owned();
     client
-        .wait_for_notification("run/state", WAIT, move |p| p["run"] == json!(run) && p["status"] == json!(status))
+        .wait_for_notification("run/state", WAIT, move |p| {
+            p["run"] == json!(run) && p["status"] == json!(status)
+        })
         .await
         .unwrap_or_else(|e| panic!("no run/state with status {status}: {e:?}"))
 }

@@ -10,10 +10,10 @@ mod routes;
 
 pub use routes::{catalogue, Binding, SessionDeps};
 
-use crate::hub::{Notify, Subscribe, Unsubscribe};
+use crate::hub::{GoingAway, Join, Notify, Subscribe, Unsubscribe};
 use actix::prelude::*;
-use actix_web::{web, HttpRequest, HttpResponse};
 use actix_http::ws::Item;
+use actix_web::{web, HttpRequest, HttpResponse};
 use actix_web_actors::ws;
 use futures_util::future::{join_all, LocalBoxFuture};
 use rummy_core::wire::jsonrpc::{error_response, parse_request, response};
@@ -29,7 +29,11 @@ static NEXT_SESSION: AtomicU64 = AtomicU64::new(1);
 const ANY_RUN: &str = "*";
 
 /// Upgrades an HTTP request to a session.
-pub fn upgrade(req: &HttpRequest, stream: web::Payload, deps: SessionDeps) -> Result<HttpResponse, actix_web::Error> {
+pub fn upgrade(
+    req: &HttpRequest,
+    stream: web::Payload,
+    deps: SessionDeps,
+) -> Result<HttpResponse, actix_web::Error> {
     let frame_limit = deps.svc.config.limits.max_frame_bytes;
     let session = SessionActor::new(deps);
     ws::WsResponseBuilder::new(session, req, stream)
@@ -72,18 +76,33 @@ impl SessionActor {
 
     fn on_text(&mut self, text: &str, ctx: &mut ws::WebsocketContext<Self>) {
         if text.len() > self.max_message() {
-            let err = RpcError::new(ErrorKind::TooLarge, format!("message of {} bytes is over the {}-byte limit", text.len(), self.max_message()))
-                .with("limit", Value::from(self.max_message()));
+            let err = RpcError::new(
+                ErrorKind::TooLarge,
+                format!(
+                    "message of {} bytes is over the {}-byte limit",
+                    text.len(),
+                    self.max_message()
+                ),
+            )
+            .with("limit", Value::from(self.max_message()));
             return self.send_error(ctx, None, &err);
         }
         let value: Value = match serde_json::from_str(text) {
             Ok(v) => v,
-            Err(e) => return self.send_error(ctx, None, &RpcError::new(ErrorKind::Parse, format!("parse error: {e}"))),
+            Err(e) => {
+                return self.send_error(
+                    ctx,
+                    None,
+                    &RpcError::new(ErrorKind::Parse, format!("parse error: {e}")),
+                )
+            }
         };
         match value {
-            Value::Array(items) if items.is_empty() => {
-                self.send_error(ctx, None, &RpcError::new(ErrorKind::InvalidRequest, "invalid request: empty batch"))
-            }
+            Value::Array(items) if items.is_empty() => self.send_error(
+                ctx,
+                None,
+                &RpcError::new(ErrorKind::InvalidRequest, "invalid request: empty batch"),
+            ),
             Value::Array(items) => self.on_batch(items, ctx),
             single => {
                 let (keys, fut) = self.start_call(single, ctx);
@@ -108,54 +127,84 @@ impl SessionActor {
             calls.push(fut);
         }
         self.hold(&keys);
-        let reply = join_all(calls).into_actor(self).map(move |answers, act, ctx| {
-            let answers: Vec<Value> = answers.into_iter().flatten().collect();
-            if !answers.is_empty() {
-                ctx.text(Value::Array(answers).to_string());
-            }
-            act.release(&keys, ctx);
-        });
+        let reply = join_all(calls)
+            .into_actor(self)
+            .map(move |answers, act, ctx| {
+                let answers: Vec<Value> = answers.into_iter().flatten().collect();
+                if !answers.is_empty() {
+                    ctx.text(Value::Array(answers).to_string());
+                }
+                act.release(&keys, ctx);
+            });
         ctx.spawn(reply);
     }
 
     /// Starts one call; answers the run keys it concerns and a future of its response (`None` for client notifications).
-    fn start_call(&mut self, value: Value, ctx: &mut ws::WebsocketContext<Self>) -> (Vec<Arc<str>>, LocalBoxFuture<'static, Option<Value>>) {
+    fn start_call(
+        &mut self,
+        value: Value,
+        ctx: &mut ws::WebsocketContext<Self>,
+    ) -> (Vec<Arc<str>>, LocalBoxFuture<'static, Option<Value>>) {
         let req = match parse_request(value) {
             Ok(req) => req,
-            Err((id, err)) => return (Vec::new(), Box::pin(async move { Some(error_response(id, &err)) })),
+            Err((id, err)) => {
+                return (
+                    Vec::new(),
+                    Box::pin(async move { Some(error_response(id, &err)) }),
+                )
+            }
         };
         let Request { id, method, params } = req;
         let Some(route) = routes::find(&method) else {
-            let err = RpcError::new(ErrorKind::MethodNotFound, format!("method not found: {method}"));
-            return (Vec::new(), Box::pin(async move { id.map(|id| error_response(Some(id), &err)) }));
+            let err = RpcError::new(
+                ErrorKind::MethodNotFound,
+                format!("method not found: {method}"),
+            );
+            return (
+                Vec::new(),
+                Box::pin(async move { id.map(|id| error_response(Some(id), &err)) }),
+            );
         };
         if route.spec.requires_hello && self.project.is_none() {
-            let err = RpcError::new(ErrorKind::NotInitialized, format!("not initialized: call rummy/hello before {method}"));
-            return (Vec::new(), Box::pin(async move { id.map(|id| error_response(Some(id), &err)) }));
+            let err = RpcError::new(
+                ErrorKind::NotInitialized,
+                format!("not initialized: call rummy/hello before {method}"),
+            );
+            return (
+                Vec::new(),
+                Box::pin(async move { id.map(|id| error_response(Some(id), &err)) }),
+            );
         }
         let keys = run_keys(&params);
-        let call = routes::Call { deps: self.deps.clone(), project: self.project.clone(), params };
+        let call = routes::Call {
+            deps: self.deps.clone(),
+            project: self.project.clone(),
+            params,
+        };
         let fut = (route.handler)(call);
         let addr = ctx.address();
-        (keys, Box::pin(async move {
-            let result = fut.await;
-            let answer = match result {
-                Ok(routes::Outcome::Reply(value)) => Ok(value),
-                Ok(routes::Outcome::Bind(binding, value)) => {
-                    // The binding must be in place before the response leaves.
-                    if addr.send(Bind(binding)).await.is_err() {
-                        return None;
+        (
+            keys,
+            Box::pin(async move {
+                let result = fut.await;
+                let answer = match result {
+                    Ok(routes::Outcome::Reply(value)) => Ok(value),
+                    Ok(routes::Outcome::Bind(binding, value)) => {
+                        // The binding must be in place before the response leaves.
+                        if addr.send(Bind(binding)).await.is_err() {
+                            return None;
+                        }
+                        Ok(value)
                     }
-                    Ok(value)
-                }
-                Err(err) => Err(err),
-            };
-            let id = id?;
-            Some(match answer {
-                Ok(value) => response(id, value),
-                Err(err) => error_response(Some(id), &err),
-            })
-        }))
+                    Err(err) => Err(err),
+                };
+                let id = id?;
+                Some(match answer {
+                    Ok(value) => response(id, value),
+                    Err(err) => error_response(Some(id), &err),
+                })
+            }),
+        )
     }
 
     fn hold(&mut self, keys: &[Arc<str>]) {
@@ -192,7 +241,10 @@ impl SessionActor {
     }
 
     fn close(&mut self, ctx: &mut ws::WebsocketContext<Self>, code: ws::CloseCode, reason: &str) {
-        ctx.close(Some(ws::CloseReason { code, description: Some(reason.to_owned()) }));
+        ctx.close(Some(ws::CloseReason {
+            code,
+            description: Some(reason.to_owned()),
+        }));
         ctx.stop();
     }
 }
@@ -202,7 +254,11 @@ fn run_keys(params: &Value) -> Vec<Arc<str>> {
     if let Some(run) = params.get("run").and_then(Value::as_str) {
         return vec![Arc::from(run)];
     }
-    match params.get("path").and_then(Value::as_str).and_then(|p| p.strip_prefix("run://")) {
+    match params
+        .get("path")
+        .and_then(Value::as_str)
+        .and_then(|p| p.strip_prefix("run://"))
+    {
         Some("") => vec![Arc::from(ANY_RUN)],
         Some(alias) => vec![Arc::from(alias)],
         None => Vec::new(),
@@ -217,7 +273,12 @@ struct Bind(Binding);
 impl Actor for SessionActor {
     type Context = ws::WebsocketContext<Self>;
 
-    fn started(&mut self, _: &mut Self::Context) {
+    fn started(&mut self, ctx: &mut Self::Context) {
+        self.deps.svc.hub.do_send(Join {
+            session: self.id,
+            notify: ctx.address().recipient(),
+            close: ctx.address().recipient(),
+        });
         tracing::debug!(session = self.id, "session opened");
     }
 
@@ -231,13 +292,20 @@ impl Actor for SessionActor {
 impl Handler<Bind> for SessionActor {
     type Result = ();
 
-    fn handle(&mut self, msg: Bind, ctx: &mut Self::Context) {
+    fn handle(&mut self, msg: Bind, _: &mut Self::Context) {
         self.deps.svc.hub.do_send(Subscribe {
             session: self.id,
             project_id: msg.0.project_id,
-            recipient: ctx.address().recipient(),
         });
         self.project = Some(msg.0);
+    }
+}
+
+impl Handler<GoingAway> for SessionActor {
+    type Result = ();
+
+    fn handle(&mut self, _: GoingAway, ctx: &mut Self::Context) {
+        self.close(ctx, ws::CloseCode::Away, "server shutting down");
     }
 }
 
@@ -254,7 +322,10 @@ impl StreamHandler<Result<ws::Message, ws::ProtocolError>> for SessionActor {
         match msg {
             Ok(ws::Message::Text(text)) => self.on_text(&text, ctx),
             Ok(ws::Message::Binary(_)) => {
-                let err = RpcError::new(ErrorKind::InvalidRequest, "invalid request: binary frames are not JSON-RPC; send text");
+                let err = RpcError::new(
+                    ErrorKind::InvalidRequest,
+                    "invalid request: binary frames are not JSON-RPC; send text",
+                );
                 self.send_error(ctx, None, &err);
             }
             Ok(ws::Message::Ping(payload)) => ctx.pong(&payload),
@@ -264,8 +335,12 @@ impl StreamHandler<Result<ws::Message, ws::ProtocolError>> for SessionActor {
                 ctx.stop();
             }
             Ok(ws::Message::Continuation(item)) => self.on_fragment(item, ctx),
-            Err(ws::ProtocolError::Overflow) => self.close(ctx, ws::CloseCode::Size, "frame over the size limit"),
-            Err(ws::ProtocolError::Io(e)) if e.to_string().to_ascii_lowercase().contains("utf-8") => {
+            Err(ws::ProtocolError::Overflow) => {
+                self.close(ctx, ws::CloseCode::Size, "frame over the size limit")
+            }
+            Err(ws::ProtocolError::Io(e))
+                if e.to_string().to_ascii_lowercase().contains("utf-8") =>
+            {
                 self.close(ctx, ws::CloseCode::Invalid, "text frame is not valid UTF-8")
             }
             Err(e) => {
@@ -281,16 +356,27 @@ impl SessionActor {
         let (first, last, bytes) = match item {
             Item::FirstText(b) => (true, false, b),
             Item::FirstBinary(_) => {
-                let err = RpcError::new(ErrorKind::InvalidRequest, "invalid request: binary frames are not JSON-RPC; send text");
+                let err = RpcError::new(
+                    ErrorKind::InvalidRequest,
+                    "invalid request: binary frames are not JSON-RPC; send text",
+                );
                 return self.send_error(ctx, None, &err);
             }
             Item::Continue(b) => (false, false, b),
             Item::Last(b) => (false, true, b),
         };
-        let buffer = if first { self.fragments.insert(Vec::new()) } else {
+        let buffer = if first {
+            self.fragments.insert(Vec::new())
+        } else {
             match self.fragments.as_mut() {
                 Some(buffer) => buffer,
-                None => return self.close(ctx, ws::CloseCode::Protocol, "continuation without a first fragment"),
+                None => {
+                    return self.close(
+                        ctx,
+                        ws::CloseCode::Protocol,
+                        "continuation without a first fragment",
+                    )
+                }
             }
         };
         buffer.extend_from_slice(&bytes);
@@ -302,7 +388,11 @@ impl SessionActor {
             let bytes = self.fragments.take().unwrap_or_default();
             match String::from_utf8(bytes) {
                 Ok(text) => self.on_text(&text, ctx),
-                Err(_) => self.close(ctx, ws::CloseCode::Invalid, "text message is not valid UTF-8"),
+                Err(_) => self.close(
+                    ctx,
+                    ws::CloseCode::Invalid,
+                    "text message is not valid UTF-8",
+                ),
             }
         }
     }

@@ -16,7 +16,10 @@ use rummy_core::time::Millis;
 use rummy_core::turn::state::snapshot;
 use rummy_core::wire::jsonrpc::{params, PROTOCOL_VERSION};
 use rummy_core::wire::methods::{self, MethodSpec};
-use rummy_core::wire::params::{AddModelParams, AliasParams, GetEntriesParams, GetRunParams, HelloParams, Page, RunAttributes, SetParams};
+use rummy_core::wire::params::{
+    AddModelParams, AliasParams, GetEntriesParams, GetRunParams, HelloParams, Page, RunAttributes,
+    SetParams,
+};
 use rummy_core::wire::{ErrorKind, RpcError};
 use serde_json::{json, Value};
 use std::path::Path;
@@ -71,7 +74,10 @@ pub struct Route {
 
 macro_rules! route {
     ($spec:expr, $handler:ident) => {
-        Route { spec: &$spec, handler: |call| Box::pin($handler(call)) }
+        Route {
+            spec: &$spec,
+            handler: |call| Box::pin($handler(call)),
+        }
     };
 }
 
@@ -105,9 +111,12 @@ fn reply(value: Value) -> Result<Outcome, RpcError> {
 }
 
 fn project_of(call: &Call) -> Result<&Binding, RpcError> {
-    call.project
-        .as_ref()
-        .ok_or_else(|| RpcError::new(ErrorKind::NotInitialized, "not initialized: call rummy/hello first"))
+    call.project.as_ref().ok_or_else(|| {
+        RpcError::new(
+            ErrorKind::NotInitialized,
+            "not initialized: call rummy/hello first",
+        )
+    })
 }
 
 async fn ping(_: Call) -> Result<Outcome, RpcError> {
@@ -124,7 +133,10 @@ async fn hello(call: Call) -> Result<Outcome, RpcError> {
         return Err(RpcError::invalid_param("name", "must not be empty"));
     }
     if !Path::new(&p.project_root).is_absolute() {
-        return Err(RpcError::invalid_param("projectRoot", "must be an absolute path"));
+        return Err(RpcError::invalid_param(
+            "projectRoot",
+            "must be an absolute path",
+        ));
     }
     if let Some(version) = &p.client_version {
         let major = |v: &str| v.trim().split('.').next().map(str::to_owned);
@@ -149,7 +161,11 @@ async fn hello(call: Call) -> Result<Outcome, RpcError> {
         "projectId": project.id,
         "projectRoot": project.project_root,
     });
-    let binding = Binding { project_id: project.id, name: project.name, root: project.project_root };
+    let binding = Binding {
+        project_id: project.id,
+        name: project.name,
+        root: project.project_root,
+    };
     Ok(Outcome::Bind(binding, result))
 }
 
@@ -159,35 +175,68 @@ fn model_json(m: &models::Model) -> Value {
 
 async fn get_models(call: Call) -> Result<Outcome, RpcError> {
     let (limit, offset) = params::<Page>(&call.params)?.bounds();
-    let list = call.deps.svc.store.read(move |c| models::list(c, limit, offset)).await.map_err(from_store)?;
+    let list = call
+        .deps
+        .svc
+        .store
+        .read(move |c| models::list(c, limit, offset))
+        .await
+        .map_err(from_store)?;
     reply(Value::Array(list.iter().map(model_json).collect()))
 }
 
 fn valid_model_alias(alias: &str) -> bool {
     (1..=128).contains(&alias.len())
-        && alias.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'))
+        && alias
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'))
 }
 
 async fn add_model(call: Call) -> Result<Outcome, RpcError> {
     let p: AddModelParams = params(&call.params)?;
     if !valid_model_alias(&p.alias) {
-        return Err(RpcError::invalid_param("alias", "1-128 characters of [A-Za-z0-9_.-]"));
+        return Err(RpcError::invalid_param(
+            "alias",
+            "1-128 characters of [A-Za-z0-9_.-]",
+        ));
     }
     let (provider, model) = p.actual.split_once('/').unwrap_or(("", ""));
     if provider.is_empty() || model.is_empty() {
-        return Err(RpcError::invalid_param("actual", "expected <provider>/<model>"));
+        return Err(RpcError::invalid_param(
+            "actual",
+            "expected <provider>/<model>",
+        ));
     }
     if p.context_length.is_some_and(|n| n <= 0) {
-        return Err(RpcError::invalid_param("contextLength", "expected a positive number"));
+        return Err(RpcError::invalid_param(
+            "contextLength",
+            "expected a positive number",
+        ));
     }
-    let seed = ModelSeed { alias: p.alias, actual: p.actual, context_length: p.context_length, fallback: p.fallback };
-    let model = call.deps.svc.store.write(move |c| models::upsert(c, &seed, now())).await.map_err(from_store)?;
+    let seed = ModelSeed {
+        alias: p.alias,
+        actual: p.actual,
+        context_length: p.context_length,
+        fallback: p.fallback,
+    };
+    let model = call
+        .deps
+        .svc
+        .store
+        .write(move |c| models::upsert(c, &seed, now()))
+        .await
+        .map_err(from_store)?;
     reply(json!({ "id": model.id, "alias": model.alias }))
 }
 
 async fn remove_model(call: Call) -> Result<Outcome, RpcError> {
     let p: AliasParams = params(&call.params)?;
-    call.deps.svc.store.write(move |c| models::remove(c, &p.alias)).await.map_err(from_store)?;
+    call.deps
+        .svc
+        .store
+        .write(move |c| models::remove(c, &p.alias))
+        .await
+        .map_err(from_store)?;
     reply(json!({ "ok": true }))
 }
 
@@ -226,7 +275,12 @@ async fn find_run(call: &Call, alias: &str) -> Result<Run, RpcError> {
         .read(move |c| runs::by_alias(c, project_id, &alias_owned))
         .await
         .map_err(from_store)?
-        .ok_or_else(|| RpcError::new(ErrorKind::NotFound, format!("run \"{alias}\" not found in this project")))
+        .ok_or_else(|| {
+            RpcError::new(
+                ErrorKind::NotFound,
+                format!("run \"{alias}\" not found in this project"),
+            )
+        })
 }
 
 async fn get_run(call: Call) -> Result<Outcome, RpcError> {
@@ -262,20 +316,39 @@ async fn get_run(call: Call) -> Result<Outcome, RpcError> {
 async fn get_entries(call: Call) -> Result<Outcome, RpcError> {
     let p: GetEntriesParams = params(&call.params)?;
     if p.pattern.as_deref().is_some_and(|x| x != "*") || p.body_filter.is_some() {
-        let param = if p.body_filter.is_some() { "bodyFilter" } else { "pattern" };
+        let param = if p.body_filter.is_some() {
+            "bodyFilter"
+        } else {
+            "pattern"
+        };
         return Err(RpcError::invalid_param(param, "pattern matching is not available on this server yet; filter by scheme, state or visibility"));
     }
     let state = match p.state.as_deref() {
         None => None,
-        Some(s) => Some(State::parse(s).ok_or_else(|| RpcError::invalid_param("state", "expected proposed, streaming, resolved, failed or cancelled"))?),
+        Some(s) => Some(State::parse(s).ok_or_else(|| {
+            RpcError::invalid_param(
+                "state",
+                "expected proposed, streaming, resolved, failed or cancelled",
+            )
+        })?),
     };
     let visibility = match p.visibility.as_deref() {
         None => None,
-        Some(v) => Some(Visibility::parse(v).ok_or_else(|| RpcError::invalid_param("visibility", "expected visible, summarized or archived"))?),
+        Some(v) => Some(Visibility::parse(v).ok_or_else(|| {
+            RpcError::invalid_param("visibility", "expected visible, summarized or archived")
+        })?),
     };
     let run = find_run(&call, &p.run).await?;
-    let filter = EntryFilter { scheme: p.scheme.clone(), state, visibility };
-    let (limit, offset) = Page { limit: p.limit, offset: p.offset }.bounds();
+    let filter = EntryFilter {
+        scheme: p.scheme.clone(),
+        state,
+        visibility,
+    };
+    let (limit, offset) = Page {
+        limit: p.limit,
+        offset: p.offset,
+    }
+    .bounds();
     let rows = call
         .deps
         .svc
@@ -310,13 +383,26 @@ async fn set(call: Call) -> Result<Outcome, RpcError> {
     };
     let project_id = project_of(&call)?.project_id;
     let attributes: RunAttributes = match &p.attributes {
-        Some(map) => params(&Value::Object(map.clone())).map_err(|e| RpcError::new(ErrorKind::InvalidParams, e.message.replace("invalid params: ", "invalid params: attributes.")))?,
+        Some(map) => params(&Value::Object(map.clone())).map_err(|e| {
+            RpcError::new(
+                ErrorKind::InvalidParams,
+                e.message
+                    .replace("invalid params: ", "invalid params: attributes."),
+            )
+        })?,
         None => RunAttributes::default(),
     };
     if attributes.inject {
-        return Err(RpcError::invalid_param("attributes.inject", "injecting into an active loop is not available on this server yet"));
+        return Err(RpcError::invalid_param(
+            "attributes.inject",
+            "injecting into an active loop is not available on this server yet",
+        ));
     }
-    let existing = if alias.is_empty() { None } else { Some(find_run(&call, alias).await) };
+    let existing = if alias.is_empty() {
+        None
+    } else {
+        Some(find_run(&call, alias).await)
+    };
     match (p.state.as_deref(), p.body) {
         (Some("cancelled"), _) => {
             let run = existing.ok_or_else(|| RpcError::invalid_param("path", "name the run to cancel"))??;

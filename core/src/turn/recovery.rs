@@ -29,10 +29,17 @@ pub struct Recovery {
 }
 
 /// Ends interrupted loops and lists the runs that have loops waiting.
-pub fn recover(conn: &mut SqliteConnection, divisor: u32, now: Millis) -> Result<Recovery, StoreError> {
+pub fn recover(
+    conn: &mut SqliteConnection,
+    divisor: u32,
+    now: Millis,
+) -> Result<Recovery, StoreError> {
     let mut report = Recovery::default();
     for run in runs::unfinished(conn)? {
-        let rr = RunRef { run_id: run.id, project_id: run.project_id };
+        let rr = RunRef {
+            run_id: run.id,
+            project_id: run.project_id,
+        };
         if let Some(active) = loops::active(conn, run.id)? {
             let turn = match turns::running_in_loop(conn, active.id)? {
                 Some(t) => {
@@ -41,14 +48,39 @@ pub fn recover(conn: &mut SqliteConnection, divisor: u32, now: Millis) -> Result
                 }
                 None => run.last_turn().max(1),
             };
-            record::warning(conn, TurnRef { run: rr, loop_id: active.id, turn }, INTERRUPTED, divisor, now)?;
-            loops::finish(conn, active.id, 500, &json!({ "status": 500, "error": INTERRUPTED }), now)?;
+            record::warning(
+                conn,
+                TurnRef {
+                    run: rr,
+                    loop_id: active.id,
+                    turn,
+                },
+                INTERRUPTED,
+                divisor,
+                now,
+            )?;
+            loops::finish(
+                conn,
+                active.id,
+                500,
+                &json!({ "status": 500, "error": INTERRUPTED }),
+                now,
+            )?;
             report.interrupted += 1;
         }
         if matches!(run.run_status(), RunStatus::Running | RunStatus::Proposed) {
             runs::set_status(conn, run.id, RunStatus::Failed, now)?;
-            let params = state::push(conn, run.id, run.last_turn(), RunStatus::Failed.code(), Value::Null, now)?;
-            report.pushed.push((run.project_id, run.alias.clone(), params));
+            let params = state::push(
+                conn,
+                run.id,
+                run.last_turn(),
+                RunStatus::Failed.code(),
+                Value::Null,
+                now,
+            )?;
+            report
+                .pushed
+                .push((run.project_id, run.alias.clone(), params));
         }
         if loops::queued(conn, run.id)? > 0 {
             report.to_wake.push(runs::by_id(conn, run.id)?);
