@@ -54,3 +54,42 @@ fn read_dotenv(path: &Path) -> Result<BTreeMap<String, String>, EnvError> {
     }
     Ok(vars)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn vars(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+        pairs
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect()
+    }
+
+    /// `$RUMMY_HOME/.env` fills in what the process does not set; the process wins.
+    #[test]
+    fn process_environment_wins_over_dotenv() {
+        let home = tempfile::TempDir::new().unwrap();
+        std::fs::write(
+            home.path().join(".env"),
+            "PORT=4000\nRUMMY_MAX_TURNS=7\nRUMMY_MODEL_fast=openai/gpt-x\n",
+        )
+        .unwrap();
+        let home_str = home.path().display().to_string();
+        let config = load(vars(&[("RUMMY_HOME", &home_str), ("PORT", "5000")])).unwrap();
+        assert_eq!(config.port, 5000);
+        assert_eq!(config.limits.max_turns, 7);
+        assert_eq!(config.models[0].actual, "openai/gpt-x");
+        assert_eq!(config.db_path, home.path().join("rummy.db"));
+    }
+
+    /// Without RUMMY_HOME the home is ~/.rummy.
+    #[test]
+    fn home_defaults_to_dot_rummy() {
+        let config = load(vars(&[("HOME", "/nonexistent-home-for-test")])).unwrap();
+        assert_eq!(
+            config.home,
+            PathBuf::from("/nonexistent-home-for-test/.rummy")
+        );
+    }
+}

@@ -43,6 +43,9 @@ pub enum ServeError {
     /// A provider could not be set up.
     #[error("provider setup failed: {0}")]
     Provider(String),
+    /// Writing the start-up line or running the server failed.
+    #[error("server I/O failed: {0}")]
+    Io(#[from] std::io::Error),
     /// The port could not be bound (in use, or not permitted).
     #[error("cannot listen on 127.0.0.1:{port}: {source}")]
     Bind {

@@ -143,7 +143,14 @@ pub fn running_in_loop(
 
 /// The run's usage summed over all its turns.
 pub fn totals(conn: &mut SqliteConnection, run_id: i32) -> Result<Usage, StoreError> {
-    type Sums = (Option<i64>, Option<i64>, Option<i64>, Option<i64>, Option<i64>, Option<f64>);
+    type Sums = (
+        Option<i64>,
+        Option<i64>,
+        Option<i64>,
+        Option<i64>,
+        Option<i64>,
+        Option<f64>,
+    );
     let (p, c, co, r, t, cost): Sums = turns::table
         .filter(turns::run_id.eq(run_id))
         .select((
