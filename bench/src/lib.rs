@@ -1,0 +1,37 @@
+//! Shared helpers for the bench binaries in `src/bin/`: timing loops and figure printing.
+
+use std::time::{Duration, Instant};
+
+/// Runs `f` `iterations` times after `warmup` runs and returns each run's duration, sorted.
+pub fn sample(warmup: usize, iterations: usize, mut f: impl FnMut()) -> Vec<Duration> {
+    for _ in 0..warmup {
+        f();
+    }
+    let mut times: Vec<Duration> = (0..iterations)
+        .map(|_| {
+            let start = Instant::now();
+            f();
+            start.elapsed()
+        })
+        .collect();
+    times.sort_unstable();
+    times
+}
+
+/// The `q` quantile (0.0–1.0) of sorted durations.
+pub fn quantile(sorted: &[Duration], q: f64) -> Duration {
+    if sorted.is_empty() {
+        return Duration::ZERO;
+    }
+    let index = ((sorted.len() - 1) as f64 * q).round() as usize;
+    sorted[index.min(sorted.len() - 1)]
+}
+
+/// Prints one figure line: name, median, p99, and the target it is held to.
+pub fn report(name: &str, sorted: &[Duration], target: &str) {
+    println!(
+        "{name:<48} median {:>10.3?}  p99 {:>10.3?}  (target {target})",
+        quantile(sorted, 0.5),
+        quantile(sorted, 0.99)
+    );
+}
