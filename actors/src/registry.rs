@@ -2,13 +2,13 @@
 
 use crate::clock::now;
 use crate::errors::{from_store, internal};
-use crate::run::{Cancel, QueueLoop, RunActor, Wake};
+use crate::run::{Cancel, Inject, QueueLoop, RunActor, Wake};
 use crate::services::Services;
 use actix::prelude::*;
 use rummy_core::run::Mode;
 use rummy_core::store::entries::RunRef;
-use rummy_core::store::runs::{self, NewRun, Run};
-use rummy_core::store::{loops, models};
+use rummy_core::store::runs::{self, NewRun, Run, RunSettings};
+use rummy_core::store::{entries, loops, models};
 use rummy_core::turn::recovery;
 use rummy_core::wire::params::RunAttributes;
 use rummy_core::wire::{ErrorKind, RpcError};
@@ -82,45 +82,55 @@ impl Actor for RunRegistry {
     type Context = Context<Self>;
 }
 
-fn validate(attributes: &RunAttributes) -> Result<(String, Mode), RpcError> {
-    let model = attributes
-        .model
-        .clone()
-        .filter(|m| !m.trim().is_empty())
-        .ok_or_else(|| RpcError::invalid_param("attributes.model", "required to start a run"))?;
+/// Checks the settings a start or configure carries (the model is checked against the store separately).
+pub fn validate_settings(attributes: &RunAttributes) -> Result<Option<Mode>, RpcError> {
     let mode = match attributes.mode.as_deref() {
-        None => Mode::Ask,
-        Some(m) => Mode::parse(m).ok_or_else(|| {
+        None => None,
+        Some(m) => Some(Mode::parse(m).ok_or_else(|| {
             RpcError::invalid_param("attributes.mode", "expected \"ask\" or \"act\"")
-        })?,
+        })?),
     };
-    if attributes
-        .temperature
-        .is_some_and(|t| !(0.0..=2.0).contains(&t))
-    {
-        return Err(RpcError::invalid_param(
-            "attributes.temperature",
-            "expected a number from 0 to 2",
-        ));
+    if attributes.temperature.is_some_and(|t| !(0.0..=2.0).contains(&t)) {
+        return Err(RpcError::invalid_param("attributes.temperature", "expected a number from 0 to 2"));
     }
     if attributes.context_limit.is_some_and(|l| l < 1024) {
-        return Err(RpcError::invalid_param(
-            "attributes.contextLimit",
-            "expected at least 1024",
-        ));
+        return Err(RpcError::invalid_param("attributes.contextLimit", "expected at least 1024"));
     }
-    if attributes.fork.is_some() {
-        return Err(RpcError::invalid_param(
-            "attributes.fork",
-            "forking runs is not available on this server yet",
-        ));
-    }
-    Ok((model, mode))
+    Ok(mode)
 }
 
-/// The loop flags stored with each loop.
-fn loop_config(a: &RunAttributes) -> serde_json::Value {
-    json!({ "noRepo": a.no_repo, "noInteraction": a.no_interaction, "noWeb": a.no_web, "noProposals": a.no_proposals })
+/// The loop flags a start or configure sets explicitly.
+pub fn flags_of(a: &RunAttributes) -> serde_json::Map<String, serde_json::Value> {
+    let mut flags = serde_json::Map::new();
+    for (name, value) in [
+        ("noRepo", a.no_repo),
+        ("noInteraction", a.no_interaction),
+        ("noWeb", a.no_web),
+        ("noProposals", a.no_proposals),
+    ] {
+        if let Some(value) = value {
+            flags.insert(name.to_owned(), serde_json::Value::Bool(value));
+        }
+    }
+    flags
+}
+
+/// The model alias, checked to exist and to have a configured provider.
+async fn checked_model(svc: &Services, alias: &str) -> Result<models::Model, RpcError> {
+    let lookup = alias.to_owned();
+    let model = svc
+        .store
+        .read(move |c| models::by_alias(c, &lookup))
+        .await
+        .map_err(from_store)?
+        .ok_or_else(|| {
+            RpcError::new(
+                ErrorKind::NotFound,
+                format!("model \"{alias}\" is not defined: addModel it or set RUMMY_MODEL_{alias}=<provider>/<model>"),
+            )
+        })?;
+    svc.providers.route(&model).map_err(|m| RpcError::new(ErrorKind::NotFound, m))?;
+    Ok(model)
 }
 
 impl Handler<StartRun> for RunRegistry {
@@ -129,37 +139,50 @@ impl Handler<StartRun> for RunRegistry {
     fn handle(&mut self, msg: StartRun, _: &mut Context<Self>) -> Self::Result {
         let svc = self.svc.clone();
         let started = async move {
-            let (model_alias, mode) = validate(&msg.attributes)?;
-            let lookup = model_alias.clone();
-            let model = svc
-                .store
-                .read(move |c| models::by_alias(c, &lookup))
-                .await
-                .map_err(from_store)?
-                .ok_or_else(|| {
-                    RpcError::new(
-                        ErrorKind::NotFound,
-                        format!("model \"{model_alias}\" is not defined: addModel it or set RUMMY_MODEL_{model_alias}=<provider>/<model>"),
-                    )
-                })?;
-            svc.providers
-                .route(&model)
-                .map_err(|m| RpcError::new(ErrorKind::NotFound, m))?;
             let a = msg.attributes;
+            let mode = validate_settings(&a)?.unwrap_or(Mode::Ask);
+            let parent = match &a.fork {
+                None => None,
+                Some(parent) => {
+                    let (project_id, alias) = (msg.project_id, parent.clone());
+                    let found = svc.store.read(move |c| runs::by_alias(c, project_id, &alias)).await.map_err(from_store)?;
+                    Some(found.ok_or_else(|| {
+                        RpcError::new(ErrorKind::NotFound, format!("run \"{parent}\" to fork from not found in this project"))
+                    })?)
+                }
+            };
+            let model_alias = a
+                .model
+                .clone()
+                .filter(|m| !m.trim().is_empty())
+                .or_else(|| parent.as_ref().map(|p| p.model.clone()))
+                .ok_or_else(|| RpcError::invalid_param("attributes.model", "required to start a run"))?;
+            let model = checked_model(&svc, &model_alias).await?;
+            let mut flags = parent.as_ref().map(Run::flags).unwrap_or_else(|| json!({}));
+            if let Some(map) = flags.as_object_mut() {
+                map.extend(flags_of(&a));
+            }
             let new = NewRun {
                 project_id: msg.project_id,
                 alias: msg.alias,
                 model: model.alias.clone(),
-                temperature: a.temperature,
-                persona: a.persona.clone(),
-                context_limit: a.context_limit,
+                temperature: a.temperature.or(parent.as_ref().and_then(|p| p.temperature)),
+                persona: a.persona.clone().or(parent.as_ref().and_then(|p| p.persona.clone())),
+                context_limit: a.context_limit.or(parent.as_ref().and_then(|p| p.context_limit)),
+                flags: flags.clone(),
+                parent_run_id: parent.as_ref().map(|p| p.id),
             };
-            let config = loop_config(&a);
             let prompt = msg.prompt;
             svc.store
                 .write(move |c| {
                     let run = runs::create(c, &new, now())?;
-                    loops::enqueue(c, run.id, mode, &new.model, &prompt, &config, now())?;
+                    if let Some(parent) = &parent {
+                        runs::continue_numbering(c, run.id, parent)?;
+                        let from = RunRef { run_id: parent.id, project_id: parent.project_id };
+                        let to = RunRef { run_id: run.id, project_id: run.project_id };
+                        entries::fork(c, from, to, now())?;
+                    }
+                    loops::enqueue(c, run.id, mode, &new.model, &prompt, &flags, now())?;
                     Ok(run)
                 })
                 .await
@@ -174,6 +197,65 @@ impl Handler<StartRun> for RunRegistry {
     }
 }
 
+/// Changes a run's settings for its next loops.
+#[derive(Message)]
+#[rtype(result = "Result<(), RpcError>")]
+pub struct ConfigureRun {
+    /// The stored run.
+    pub run: Run,
+    /// The new settings.
+    pub attributes: RunAttributes,
+}
+
+impl Handler<ConfigureRun> for RunRegistry {
+    type Result = ResponseFuture<Result<(), RpcError>>;
+
+    fn handle(&mut self, msg: ConfigureRun, _: &mut Context<Self>) -> Self::Result {
+        let svc = self.svc.clone();
+        Box::pin(async move {
+            let a = msg.attributes;
+            validate_settings(&a)?;
+            if let Some(model) = &a.model {
+                checked_model(&svc, model).await?;
+            }
+            let flags = flags_of(&a);
+            let settings = RunSettings {
+                model: a.model.clone(),
+                temperature: a.temperature,
+                persona: a.persona.clone(),
+                context_limit: a.context_limit,
+                flags: (!flags.is_empty()).then_some(flags),
+            };
+            let run_id = msg.run.id;
+            svc.store
+                .write(move |c| runs::configure(c, run_id, &settings, now()))
+                .await
+                .map_err(from_store)?;
+            Ok(())
+        })
+    }
+}
+
+/// Folds a prompt into the run's active loop, or queues it as a new loop when none is active.
+#[derive(Message)]
+#[rtype(result = "Result<bool, RpcError>")]
+pub struct InjectRun {
+    /// The stored run.
+    pub run: Run,
+    /// The prompt.
+    pub prompt: String,
+}
+
+impl Handler<InjectRun> for RunRegistry {
+    type Result = ResponseFuture<Result<bool, RpcError>>;
+
+    fn handle(&mut self, msg: InjectRun, _: &mut Context<Self>) -> Self::Result {
+        let actor = self.actor(msg.run.id, msg.run.project_id, &msg.run.alias);
+        let inject = Inject { prompt: msg.prompt, model: msg.run.model.clone(), flags: msg.run.flags() };
+        Box::pin(async move { actor.send(inject).await.map_err(|e| internal(&e))?.map_err(from_store) })
+    }
+}
+
 impl Handler<ContinueRun> for RunRegistry {
     type Result = ResponseFuture<Result<(), RpcError>>;
 
@@ -183,7 +265,7 @@ impl Handler<ContinueRun> for RunRegistry {
             mode: msg.mode,
             model: msg.run.model.clone(),
             prompt: msg.prompt,
-            config: json!({}),
+            config: msg.run.flags(),
         };
         Box::pin(async move {
             actor

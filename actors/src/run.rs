@@ -12,7 +12,9 @@ use actix::prelude::*;
 use rummy_core::run::{Mode, RunStatus};
 use rummy_core::store::entries::RunRef;
 use rummy_core::store::loops::Loop;
-use rummy_core::store::StoreError;
+use rummy_core::store::{runs, StoreError};
+use rummy_core::turn::{record, TurnRef};
+use crate::clock::now;
 use serde_json::Value;
 use std::sync::Arc;
 
@@ -33,6 +35,20 @@ pub struct QueueLoop {
     pub prompt: String,
     /// Loop flags.
     pub config: Value,
+}
+
+/// Fold a prompt into the active loop — a `prompt://<next turn>` entry the
+/// model sees next turn — or queue it as a new loop when none is active.
+/// Answers whether it was folded in.
+#[derive(Message)]
+#[rtype(result = "Result<bool, StoreError>")]
+pub struct Inject {
+    /// The prompt.
+    pub prompt: String,
+    /// Model alias, should it become a new loop.
+    pub model: String,
+    /// Loop flags, should it become a new loop.
+    pub flags: Value,
 }
 
 /// Stop the active loop (499); queued loops run next. Answers whether a loop was stopped.
@@ -276,6 +292,34 @@ impl Handler<QueueLoop> for RunActor {
                     Ok(())
                 }),
         )
+    }
+}
+
+impl Handler<Inject> for RunActor {
+    type Result = ResponseActFuture<Self, Result<bool, StoreError>>;
+
+    fn handle(&mut self, msg: Inject, _: &mut Context<Self>) -> Self::Result {
+        let Phase::Running(active) = &self.phase else {
+            let enqueue = Enqueue { mode: Mode::Ask, model: msg.model, prompt: msg.prompt, config: msg.flags };
+            return Box::pin(self.queue.send(enqueue).into_actor(self).map(|res, act, ctx| {
+                res.map_err(|e| StoreError::Pool(format!("loop queue unavailable: {e}")))??;
+                act.wake(ctx);
+                Ok(false)
+            }));
+        };
+        let (run, loop_id, mode) = (self.run, active.loop_row.id, active.job.mode);
+        let divisor = self.svc.config.limits.token_divisor;
+        let store = self.svc.store.clone();
+        let write = async move {
+            store
+                .write(move |c| {
+                    let turn = runs::by_id(c, run.run_id)?.next_turn;
+                    record::prompt(c, TurnRef { run, loop_id, turn }, &msg.prompt, mode, divisor, now())?;
+                    Ok(true)
+                })
+                .await
+        };
+        Box::pin(write.into_actor(self))
     }
 }
 

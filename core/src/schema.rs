@@ -114,6 +114,7 @@ diesel::table! {
         temperature -> Nullable<Double>,
         persona -> Nullable<Text>,
         context_limit -> Nullable<Integer>,
+        flags -> Text,
         next_turn -> Integer,
         next_loop -> Integer,
         next_seq -> Integer,

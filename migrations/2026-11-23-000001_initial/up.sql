@@ -32,6 +32,8 @@ CREATE TABLE runs (
     temperature DOUBLE CHECK (temperature IS NULL OR (temperature >= 0 AND temperature <= 2)),
     persona TEXT,
     context_limit INTEGER CHECK (context_limit IS NULL OR context_limit >= 1024),
+    -- loop flags every new loop starts with (noRepo, noInteraction, noWeb, noProposals)
+    flags TEXT NOT NULL DEFAULT '{}' CHECK (json_valid(flags)),
     next_turn INTEGER NOT NULL DEFAULT 1 CHECK (next_turn >= 1),
     next_loop INTEGER NOT NULL DEFAULT 1 CHECK (next_loop >= 1),
     -- next notification sequence number (notifications.seq) for this run

@@ -2,5 +2,6 @@
 
 mod binary;
 mod layering;
+mod lifecycle;
 mod protocol;
 mod runs;

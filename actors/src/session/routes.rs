@@ -2,7 +2,7 @@
 
 use crate::clock::now;
 use crate::errors::from_store;
-use crate::registry::{CancelRun, ContinueRun, RunRegistry, StartRun};
+use crate::registry::{validate_settings, CancelRun, ConfigureRun, ContinueRun, InjectRun, RunRegistry, StartRun};
 use crate::services::Services;
 use actix::Addr;
 use futures_util::future::LocalBoxFuture;
@@ -378,63 +378,53 @@ async fn set(call: Call) -> Result<Outcome, RpcError> {
     let Some(alias) = p.path.strip_prefix("run://") else {
         return Err(RpcError::invalid_param(
             "path",
-            "only run://<alias> can be set on this server yet (start, continue or cancel a run)",
+            "only run://<alias> can be set on this server yet (start, continue, inject, configure or cancel a run)",
         ));
     };
     let project_id = project_of(&call)?.project_id;
     let attributes: RunAttributes = match &p.attributes {
         Some(map) => params(&Value::Object(map.clone())).map_err(|e| {
-            RpcError::new(
-                ErrorKind::InvalidParams,
-                e.message
-                    .replace("invalid params: ", "invalid params: attributes."),
-            )
+            RpcError::new(ErrorKind::InvalidParams, e.message.replace("invalid params: ", "invalid params: attributes."))
         })?,
         None => RunAttributes::default(),
     };
-    if attributes.inject {
-        return Err(RpcError::invalid_param(
-            "attributes.inject",
-            "injecting into an active loop is not available on this server yet",
-        ));
-    }
-    let existing = if alias.is_empty() {
-        None
-    } else {
-        Some(find_run(&call, alias).await)
-    };
+    let existing = if alias.is_empty() { None } else { Some(find_run(&call, alias).await) };
+    let registry = &call.deps.registry;
+    let sent = |e: actix::MailboxError| crate::errors::internal(&e);
     match (p.state.as_deref(), p.body) {
         (Some("cancelled"), _) => {
             let run = existing.ok_or_else(|| RpcError::invalid_param("path", "name the run to cancel"))??;
-            call.deps.registry.send(CancelRun { run }).await.map_err(|e| crate::errors::internal(&e))??;
+            registry.send(CancelRun { run }).await.map_err(sent)??;
             reply(json!({ "ok": true, "alias": alias }))
         }
         (Some(other), _) => Err(RpcError::invalid_param("state", format!("a run accepts only state \"cancelled\", not \"{other}\""))),
         (None, Some(body)) => match existing {
             Some(Ok(run)) => {
-                let mode = match attributes.mode.as_deref() {
-                    None => Mode::Ask,
-                    Some(m) => Mode::parse(m).ok_or_else(|| RpcError::invalid_param("attributes.mode", "expected \"ask\" or \"act\""))?,
-                };
                 let alias = run.alias.clone();
-                call.deps.registry.send(ContinueRun { run, prompt: body, mode }).await.map_err(|e| crate::errors::internal(&e))??;
+                if attributes.fork.is_some() {
+                    return Err(RpcError::new(ErrorKind::Conflict, format!("run \"{alias}\" already exists; fork into a new alias")));
+                }
+                if attributes.inject {
+                    let injected = registry.send(InjectRun { run, prompt: body }).await.map_err(sent)??;
+                    return reply(json!({ "ok": true, "alias": alias, "injected": injected }));
+                }
+                let mode = validate_settings(&attributes)?.unwrap_or(Mode::Ask);
+                registry.send(ContinueRun { run, prompt: body, mode }).await.map_err(sent)??;
                 reply(json!({ "ok": true, "alias": alias }))
             }
             Some(Err(e)) if e.kind != ErrorKind::NotFound => Err(e),
             _ => {
-                let start = StartRun {
-                    project_id,
-                    alias: (!alias.is_empty()).then(|| alias.to_owned()),
-                    prompt: body,
-                    attributes,
-                };
-                let alias = call.deps.registry.send(start).await.map_err(|e| crate::errors::internal(&e))??;
+                let start = StartRun { project_id, alias: (!alias.is_empty()).then(|| alias.to_owned()), prompt: body, attributes };
+                let alias = registry.send(start).await.map_err(sent)??;
                 reply(json!({ "ok": true, "alias": alias }))
             }
         },
-        (None, None) => Err(RpcError::invalid_param(
-            "body",
-            "a run:// set needs a body (prompt) or state \"cancelled\"; configuring runs is not available on this server yet",
-        )),
+        (None, None) if p.attributes.is_some() => {
+            let run = existing.ok_or_else(|| RpcError::invalid_param("path", "name the run to configure"))??;
+            let alias = run.alias.clone();
+            registry.send(ConfigureRun { run, attributes }).await.map_err(sent)??;
+            reply(json!({ "ok": true, "alias": alias }))
+        }
+        (None, None) => Err(RpcError::invalid_param("body", "a run:// set needs a body (prompt), attributes (configure) or state \"cancelled\"")),
     }
 }

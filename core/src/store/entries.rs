@@ -399,3 +399,72 @@ pub fn by_path(
         .first(conn)
         .optional()?)
 }
+
+/// Gives a forked run its own copies of the parent's run-scoped entries and
+/// views, and views of the shared (project, global) entries, as they are now.
+/// Nothing the child writes afterwards reaches the parent.
+pub fn fork(
+    conn: &mut SqliteConnection,
+    parent: RunRef,
+    child: RunRef,
+    now: Millis,
+) -> Result<usize, StoreError> {
+    let parent_scope = Scope::Run(parent.run_id).key();
+    let child_scope = Scope::Run(child.run_id).key();
+    type Source = (i32, String, String, Option<String>, String, String, String, i32, i32, String, Option<String>, String);
+    let sources: Vec<Source> = run_views::table
+        .inner_join(entries::table)
+        .filter(run_views::run_id.eq(parent.run_id))
+        .order(run_views::id.asc())
+        .select((
+            entries::id,
+            entries::scope,
+            entries::path,
+            entries::scheme,
+            entries::body,
+            entries::attributes,
+            entries::hash,
+            entries::tokens,
+            run_views::turn,
+            run_views::state,
+            run_views::outcome,
+            run_views::visibility,
+        ))
+        .load(conn)?;
+    let count = sources.len();
+    for (entry_id, scope, path, scheme, body, attributes, hash, tokens, turn, state, outcome, visibility) in sources {
+        let target = if scope == parent_scope {
+            diesel::insert_into(entries::table)
+                .values((
+                    entries::scope.eq(&child_scope),
+                    entries::path.eq(&path),
+                    entries::scheme.eq(&scheme),
+                    entries::body.eq(&body),
+                    entries::attributes.eq(&attributes),
+                    entries::hash.eq(&hash),
+                    entries::tokens.eq(tokens),
+                    entries::created_at.eq(now.0),
+                    entries::updated_at.eq(now.0),
+                ))
+                .returning(entries::id)
+                .get_result::<i32>(conn)?
+        } else {
+            entry_id
+        };
+        let rev = runs::take_rev(conn, child.run_id)?;
+        diesel::insert_into(run_views::table)
+            .values((
+                run_views::run_id.eq(child.run_id),
+                run_views::entry_id.eq(target),
+                run_views::turn.eq(turn),
+                run_views::state.eq(&state),
+                run_views::outcome.eq(&outcome),
+                run_views::visibility.eq(&visibility),
+                run_views::rev.eq(rev),
+                run_views::created_at.eq(now.0),
+                run_views::updated_at.eq(now.0),
+            ))
+            .execute(conn)?;
+    }
+    Ok(count)
+}

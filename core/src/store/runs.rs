@@ -28,6 +28,8 @@ pub struct Run {
     pub persona: Option<String>,
     /// The run's own context limit in tokens.
     pub context_limit: Option<i32>,
+    /// Loop flags new loops start with, as a JSON object.
+    pub flags: String,
     /// Next turn number (per run, across loops).
     pub next_turn: i32,
     /// Next loop sequence number.
@@ -45,6 +47,11 @@ pub struct Run {
 }
 
 impl Run {
+    /// The run's loop flags.
+    pub fn flags(&self) -> serde_json::Value {
+        serde_json::from_str(&self.flags).unwrap_or_else(|_| serde_json::json!({}))
+    }
+
     /// The status as an enum; an unknown code (only by hand-edited data) reads as failed.
     pub fn run_status(&self) -> RunStatus {
         RunStatus::try_from(self.status).unwrap_or(RunStatus::Failed)
@@ -71,6 +78,10 @@ pub struct NewRun {
     pub persona: Option<String>,
     /// Context limit in tokens.
     pub context_limit: Option<i32>,
+    /// Loop flags as a JSON object.
+    pub flags: serde_json::Value,
+    /// The run it is forked from.
+    pub parent_run_id: Option<i32>,
 }
 
 /// Creates a run. A requested alias that is taken is a conflict; a server-made
@@ -95,6 +106,8 @@ pub fn create(conn: &mut SqliteConnection, new: &NewRun, now: Millis) -> Result<
             runs::temperature.eq(new.temperature),
             runs::persona.eq(&new.persona),
             runs::context_limit.eq(new.context_limit),
+            runs::flags.eq(if new.flags.is_object() { new.flags.to_string() } else { "{}".to_owned() }),
+            runs::parent_run_id.eq(new.parent_run_id),
             runs::created_at.eq(now.0),
             runs::updated_at.eq(now.0),
         ))
@@ -211,6 +224,89 @@ pub fn take_rev(conn: &mut SqliteConnection, run_id: i32) -> Result<i32, StoreEr
 pub fn mark_pushed(conn: &mut SqliteConnection, run_id: i32, rev: i32) -> Result<(), StoreError> {
     diesel::update(runs::table.find(run_id))
         .set(runs::pushed_rev.eq(rev))
+        .execute(conn)?;
+    Ok(())
+}
+
+/// What `set run://<alias> {attributes}` may change; `None` keeps the current value.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RunSettings {
+    /// Model alias.
+    pub model: Option<String>,
+    /// Temperature.
+    pub temperature: Option<f64>,
+    /// Persona text (`Some("")` clears it).
+    pub persona: Option<String>,
+    /// Context limit.
+    pub context_limit: Option<i32>,
+    /// Flags merged over the current ones.
+    pub flags: Option<serde_json::Map<String, serde_json::Value>>,
+}
+
+/// Changes a run's settings; later loops use them.
+pub fn configure(
+    conn: &mut SqliteConnection,
+    run_id: i32,
+    settings: &RunSettings,
+    now: Millis,
+) -> Result<Run, StoreError> {
+    let run = by_id(conn, run_id)?;
+    let mut flags = run.flags();
+    if let (Some(current), Some(changes)) = (flags.as_object_mut(), &settings.flags) {
+        for (k, v) in changes {
+            current.insert(k.clone(), v.clone());
+        }
+    }
+    let persona = match &settings.persona {
+        Some(p) if p.trim().is_empty() => None,
+        Some(p) => Some(p.clone()),
+        None => run.persona.clone(),
+    };
+    Ok(diesel::update(runs::table.find(run_id))
+        .set((
+            runs::model.eq(settings.model.as_ref().unwrap_or(&run.model)),
+            runs::temperature.eq(settings.temperature.or(run.temperature)),
+            runs::persona.eq(persona),
+            runs::context_limit.eq(settings.context_limit.or(run.context_limit)),
+            runs::flags.eq(flags.to_string()),
+            runs::updated_at.eq(now.0),
+        ))
+        .returning(Run::as_returning())
+        .get_result(conn)?)
+}
+
+/// Renames a run within its project; the new alias must be valid and free.
+pub fn rename(
+    conn: &mut SqliteConnection,
+    run_id: i32,
+    alias: &str,
+    now: Millis,
+) -> Result<Run, StoreError> {
+    if !valid_alias(alias) {
+        return Err(StoreError::Invalid(format!(
+            "run alias \"{alias}\" must be 1-128 characters of [A-Za-z0-9_]"
+        )));
+    }
+    let renamed = diesel::update(runs::table.find(run_id))
+        .set((runs::alias.eq(alias), runs::updated_at.eq(now.0)))
+        .returning(Run::as_returning())
+        .get_result(conn);
+    match renamed {
+        Err(e) if is_unique_violation(&e) => Err(StoreError::Conflict(format!(
+            "run alias \"{alias}\" is taken in this project"
+        ))),
+        other => Ok(other?),
+    }
+}
+
+/// Starts the child's turn numbering where the parent's is, so copied entries keep their turns.
+pub fn continue_numbering(
+    conn: &mut SqliteConnection,
+    child_id: i32,
+    parent: &Run,
+) -> Result<(), StoreError> {
+    diesel::update(runs::table.find(child_id))
+        .set(runs::next_turn.eq(parent.next_turn))
         .execute(conn)?;
     Ok(())
 }

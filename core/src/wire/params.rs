@@ -141,17 +141,13 @@ pub struct RunAttributes {
     /// Context limit in tokens (≥ 1024).
     pub context_limit: Option<i32>,
     /// Skip the project file scan.
-    #[serde(default)]
-    pub no_repo: bool,
+    pub no_repo: Option<bool>,
     /// Remove `ask_user`.
-    #[serde(default)]
-    pub no_interaction: bool,
+    pub no_interaction: Option<bool>,
     /// Remove `search`.
-    #[serde(default)]
-    pub no_web: bool,
+    pub no_web: Option<bool>,
     /// Remove proposing tools.
-    #[serde(default)]
-    pub no_proposals: bool,
+    pub no_proposals: Option<bool>,
     /// Parent run to fork from.
     pub fork: Option<String>,
     /// Fold the body into the active loop.
