@@ -11,9 +11,9 @@ use std::ops::Range;
 
 use xmlparser::{ElementEnd, StrSpan, Token as XmlToken, Tokenizer};
 
+use super::command_tag;
 use super::entities::decode;
 use super::tag::{scan_close_tag, scan_open_tag};
-use super::tool_name;
 
 /// What kind of non-tool markup a [`Token::Markup`] is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -45,9 +45,9 @@ pub(crate) enum Token {
         /// Its content, between the brackets.
         content: Range<usize>,
     },
-    /// An open or self-closing tool tag.
+    /// An open or self-closing tool (or legacy) tag.
     Open {
-        /// The canonical tool name.
+        /// The canonical tool or legacy tag name.
         tool: &'static str,
         /// Lower-cased names and decoded values, in source order.
         attributes: Vec<(String, String)>,
@@ -58,9 +58,9 @@ pub(crate) enum Token {
         /// Attribute values with an unclosed quote that were cut short.
         repaired: usize,
     },
-    /// A tool close tag.
+    /// A tool (or legacy) close tag.
     Close {
-        /// The canonical tool name.
+        /// The canonical tool or legacy tag name.
         tool: &'static str,
         /// The whole tag.
         span: Range<usize>,
@@ -131,7 +131,7 @@ impl<'a> Lexer<'a> {
                 span,
             }) => {
                 let tool = if prefix.is_empty() {
-                    tool_name(local.as_str())
+                    command_tag(local.as_str())
                 } else {
                     None
                 };
@@ -144,7 +144,7 @@ impl<'a> Lexer<'a> {
             }) => {
                 let span = self.range(span);
                 let tool = if prefix.is_empty() {
-                    tool_name(local.as_str())
+                    command_tag(local.as_str())
                 } else {
                     None
                 };

@@ -44,11 +44,15 @@ fn line_end(text: &str, at: usize, limit: usize) -> usize {
 pub(crate) fn classify(text: &str, at: usize, limit: usize) -> Backticks {
     let bytes = text.as_bytes();
     let run = run_length(bytes, at, limit);
-    let line_start = text[..at].rfind('\n').map_or(0, |i| i + 1);
-    let indent = &text[line_start..at];
-    if run >= 3 && indent.len() <= MAX_FENCE_INDENT && indent.bytes().all(|b| b == b' ') {
-        if let Some(fence) = fence(text, at, run, limit) {
-            return fence;
+    // Only a fence needs its line's start; looking it up for every inline
+    // span would rescan a long line once per backtick.
+    if run >= 3 {
+        let line_start = text[..at].rfind('\n').map_or(0, |i| i + 1);
+        let indent = &text[line_start..at];
+        if indent.len() <= MAX_FENCE_INDENT && indent.bytes().all(|b| b == b' ') {
+            if let Some(fence) = fence(text, at, run, limit) {
+                return fence;
+            }
         }
     }
     inline_span(text, at, run, limit)
@@ -110,11 +114,15 @@ fn is_closing_marker(line: &str, run: usize) -> bool {
 /// one line, so spans stop at the line end.
 pub(crate) fn inline_span(text: &str, at: usize, run: usize, limit: usize) -> Backticks {
     let bytes = text.as_bytes();
-    let end = line_end(text, at, limit);
     let mut pos = at + run;
-    while let Some(i) = text[pos..end].find('`') {
+    // Stop at the line end as we go: finding it first would scan a long
+    // line to its end once per backtick.
+    while let Some(i) = text[pos..limit].find(['`', '\n']) {
         let candidate = pos + i;
-        let length = run_length(bytes, candidate, end);
+        if bytes[candidate] == b'\n' {
+            break;
+        }
+        let length = run_length(bytes, candidate, limit);
         if length == run {
             return Backticks::Quoted(candidate + length);
         }

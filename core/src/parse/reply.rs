@@ -5,18 +5,30 @@
 //! body are stacked so that quoted examples (`<set>` showing a `<get>`) close
 //! themselves instead of the tool. The body is kept as source text and
 //! decoded once at the end.
+//!
+//! Top-level prose is also where native tool-call dialects appear; when one
+//! starts, `dialect` reads it and the tokenizer resumes after it. Every
+//! command, from a tag or a dialect, passes through `legacy::heal`.
 
 use std::ops::Range;
 
+use super::dialect::{self, DialectRead};
 use super::entities::decode_into;
+use super::legacy;
 use super::lexer::{Lexer, MarkupKind, Token};
 use super::markdown::{classify, inline_span, run_length, Backticks};
 use super::warnings;
-use super::{ParsedReply, ToolCall};
+use super::{ParsedReply, ToolCall, LEGACY_TAGS};
+
+/// Whether `</tool>` inside `open` is a retired tag's close that a body
+/// may well contain as text, which must not end a real tool early.
+fn stray_legacy_close(tool: &str, open: &str) -> bool {
+    LEGACY_TAGS.contains(&tool) && !LEGACY_TAGS.contains(&open)
+}
 
 /// A tool tag whose body is still being read.
 struct OpenTool {
-    /// The canonical tool name.
+    /// The canonical tool or legacy tag name.
     name: &'static str,
     /// The tag's attributes, already decoded.
     attributes: Vec<(String, String)>,
@@ -114,6 +126,15 @@ impl<'a> Parser<'a> {
         match token {
             Token::Text(span) => self.top_text(span),
             Token::Cdata { content, .. } => self.reply.unparsed.push_str(&self.text[content]),
+            Token::Markup {
+                span,
+                kind: MarkupKind::OpenTag,
+            } => {
+                let start = span.start;
+                if let Some(read) = dialect::read_markup(self.text, span, self.lexer.limit()) {
+                    self.take_dialect(start, read);
+                }
+            }
             // Other tags are not ours; only their text is prose. Orphan tool
             // closes carry nothing either.
             Token::Markup { .. } | Token::Close { .. } => {}
@@ -124,13 +145,7 @@ impl<'a> Parser<'a> {
                 span,
                 repaired,
             } => {
-                let dropped = self.reply.commands.len() >= self.max_commands;
-                if dropped && !self.capped {
-                    self.capped = true;
-                    self.reply
-                        .warnings
-                        .push(warnings::command_limit(self.max_commands));
-                }
+                let dropped = !self.admit();
                 let open = OpenTool {
                     name: tool,
                     attributes,
@@ -150,14 +165,60 @@ impl<'a> Parser<'a> {
         }
     }
 
-    /// Adds top-level prose to `unparsed`, watching for code spans and fences.
+    /// Whether one more command fits under the cap; warns once when not.
+    fn admit(&mut self) -> bool {
+        if self.reply.commands.len() < self.max_commands {
+            return true;
+        }
+        if !self.capped {
+            self.capped = true;
+            self.reply
+                .warnings
+                .push(warnings::command_limit(self.max_commands));
+        }
+        false
+    }
+
+    /// Takes what a dialect reader found at `at`: its commands (within the
+    /// cap) and warnings; when it read no command, its text stays prose so
+    /// the healer can see the model tried to act. Resumes after it.
+    fn take_dialect(&mut self, at: usize, read: DialectRead) {
+        if read.calls.is_empty() {
+            self.reply.unparsed.push_str(&self.text[at..read.end]);
+        }
+        // A garbled call can leave several markers; one notice is enough.
+        for warning in read.warnings {
+            if !self.reply.warnings.contains(&warning) {
+                self.reply.warnings.push(warning);
+            }
+        }
+        for call in read.calls {
+            if self.admit() {
+                self.reply.commands.push(legacy::heal(call));
+            }
+        }
+        self.lexer.restart(read.end, self.lexer.limit());
+    }
+
+    /// Adds top-level prose to `unparsed`, watching for code spans, fences
+    /// and the markers of native tool-call dialects.
     fn top_text(&mut self, span: Range<usize>) {
         let text = self.text;
         let limit = self.lexer.limit();
         let mut pos = span.start;
-        while let Some(i) = text[pos..span.end].find('`') {
+        while let Some(i) = text[pos..span.end].find(['`', '<', '{', '[']) {
             let at = pos + i;
             decode_into(&mut self.reply.unparsed, &text[pos..at]);
+            if text.as_bytes()[at] != b'`' {
+                if let Some(read) = dialect::read_text(text, at, limit) {
+                    self.take_dialect(at, read);
+                    return;
+                }
+                // Not a call: the one ASCII byte is prose.
+                self.reply.unparsed.push_str(&text[at..at + 1]);
+                pos = at + 1;
+                continue;
+            }
             match classify(text, at, limit) {
                 Backticks::Literal(end) => {
                     self.reply.unparsed.push_str(&text[at..end]);
@@ -170,6 +231,11 @@ impl<'a> Parser<'a> {
                     return;
                 }
                 Backticks::ToolFence { inner, resume } => {
+                    if let Some(mut read) = dialect::read_fence(text, inner.clone()) {
+                        read.end = resume;
+                        self.take_dialect(inner.start, read);
+                        return;
+                    }
                     self.fences.push(Fence {
                         inner_end: inner.end,
                         resume,
@@ -227,7 +293,7 @@ impl<'a> Parser<'a> {
                     let body = open.body_start..span.start;
                     self.finish(open, body, None);
                     return;
-                } else if open.nested.is_empty() {
+                } else if open.nested.is_empty() && !stray_legacy_close(tool, open.name) {
                     let warning = warnings::mismatched_close(tool, open.name);
                     let body = open.body_start..span.start;
                     self.finish(open, body, Some(warning));
@@ -278,10 +344,10 @@ impl<'a> Parser<'a> {
             cursor = span.end;
         }
         decode_into(&mut text, &self.text[cursor..body.end]);
-        self.reply.commands.push(ToolCall {
+        self.reply.commands.push(legacy::heal(ToolCall {
             name: open.name.to_owned(),
             attributes: open.attributes,
             body: text,
-        });
+        }));
     }
 }

@@ -4,8 +4,8 @@
 //! closing quote. xmlparser stops at the first such error; for tool tags we
 //! then re-read the tag here, byte by byte, and always come back with an end.
 
+use super::command_tag;
 use super::entities::decode;
-use super::tool_name;
 
 /// One open tool tag as recovered by [`scan_open_tag`].
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -205,7 +205,7 @@ pub(crate) fn scan_close_tag(
     {
         i += 1;
     }
-    let tool = tool_name(&text[name_start..i])?;
+    let tool = command_tag(&text[name_start..i])?;
     let mut j = i;
     while j < limit && matches!(bytes[j], b' ' | b'\t') {
         j += 1;

@@ -1,14 +1,14 @@
-//! One turn's pure steps: assembling the messages, recording the reply, dispatching commands, judging the turn, and the run/state payloads.
+//! One turn's pure steps: assembling the messages, recording the reply, dispatching commands, healing the turn, and the run/state payloads.
 //!
 //! The `TurnExecutor` actor drives these in order (ENGINE.md §3); each write
 //! step is a function over the writing connection, run by the `StoreActor`.
 
 pub mod assemble;
 pub mod dispatch;
+pub mod healer;
 pub mod record;
 pub mod recovery;
 pub mod state;
-pub mod verdict;
 pub mod views;
 
 #[cfg(test)]

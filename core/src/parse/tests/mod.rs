@@ -1,6 +1,10 @@
 //! Tests for the reply parser: table helpers shared by the test modules.
 
+mod cases;
+mod dialects;
 mod fuzz;
+mod healing;
+mod props;
 mod reference;
 mod syntax;
 
