@@ -6,6 +6,7 @@
 
 pub mod clock;
 pub mod errors;
+pub mod files;
 pub mod hub;
 pub mod loop_queue;
 pub mod provider;

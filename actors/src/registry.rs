@@ -90,11 +90,20 @@ pub fn validate_settings(attributes: &RunAttributes) -> Result<Option<Mode>, Rpc
             RpcError::invalid_param("attributes.mode", "expected \"ask\" or \"act\"")
         })?),
     };
-    if attributes.temperature.is_some_and(|t| !(0.0..=2.0).contains(&t)) {
-        return Err(RpcError::invalid_param("attributes.temperature", "expected a number from 0 to 2"));
+    if attributes
+        .temperature
+        .is_some_and(|t| !(0.0..=2.0).contains(&t))
+    {
+        return Err(RpcError::invalid_param(
+            "attributes.temperature",
+            "expected a number from 0 to 2",
+        ));
     }
     if attributes.context_limit.is_some_and(|l| l < 1024) {
-        return Err(RpcError::invalid_param("attributes.contextLimit", "expected at least 1024"));
+        return Err(RpcError::invalid_param(
+            "attributes.contextLimit",
+            "expected at least 1024",
+        ));
     }
     Ok(mode)
 }
@@ -129,7 +138,9 @@ async fn checked_model(svc: &Services, alias: &str) -> Result<models::Model, Rpc
                 format!("model \"{alias}\" is not defined: addModel it or set RUMMY_MODEL_{alias}=<provider>/<model>"),
             )
         })?;
-    svc.providers.route(&model).map_err(|m| RpcError::new(ErrorKind::NotFound, m))?;
+    svc.providers
+        .route(&model)
+        .map_err(|m| RpcError::new(ErrorKind::NotFound, m))?;
     Ok(model)
 }
 
@@ -145,9 +156,16 @@ impl Handler<StartRun> for RunRegistry {
                 None => None,
                 Some(parent) => {
                     let (project_id, alias) = (msg.project_id, parent.clone());
-                    let found = svc.store.read(move |c| runs::by_alias(c, project_id, &alias)).await.map_err(from_store)?;
+                    let found = svc
+                        .store
+                        .read(move |c| runs::by_alias(c, project_id, &alias))
+                        .await
+                        .map_err(from_store)?;
                     Some(found.ok_or_else(|| {
-                        RpcError::new(ErrorKind::NotFound, format!("run \"{parent}\" to fork from not found in this project"))
+                        RpcError::new(
+                            ErrorKind::NotFound,
+                            format!("run \"{parent}\" to fork from not found in this project"),
+                        )
                     })?)
                 }
             };
@@ -156,7 +174,9 @@ impl Handler<StartRun> for RunRegistry {
                 .clone()
                 .filter(|m| !m.trim().is_empty())
                 .or_else(|| parent.as_ref().map(|p| p.model.clone()))
-                .ok_or_else(|| RpcError::invalid_param("attributes.model", "required to start a run"))?;
+                .ok_or_else(|| {
+                    RpcError::invalid_param("attributes.model", "required to start a run")
+                })?;
             let model = checked_model(&svc, &model_alias).await?;
             let mut flags = parent.as_ref().map(Run::flags).unwrap_or_else(|| json!({}));
             if let Some(map) = flags.as_object_mut() {
@@ -166,9 +186,16 @@ impl Handler<StartRun> for RunRegistry {
                 project_id: msg.project_id,
                 alias: msg.alias,
                 model: model.alias.clone(),
-                temperature: a.temperature.or(parent.as_ref().and_then(|p| p.temperature)),
-                persona: a.persona.clone().or(parent.as_ref().and_then(|p| p.persona.clone())),
-                context_limit: a.context_limit.or(parent.as_ref().and_then(|p| p.context_limit)),
+                temperature: a
+                    .temperature
+                    .or(parent.as_ref().and_then(|p| p.temperature)),
+                persona: a
+                    .persona
+                    .clone()
+                    .or(parent.as_ref().and_then(|p| p.persona.clone())),
+                context_limit: a
+                    .context_limit
+                    .or(parent.as_ref().and_then(|p| p.context_limit)),
                 flags: flags.clone(),
                 parent_run_id: parent.as_ref().map(|p| p.id),
             };
@@ -178,8 +205,14 @@ impl Handler<StartRun> for RunRegistry {
                     let run = runs::create(c, &new, now())?;
                     if let Some(parent) = &parent {
                         runs::continue_numbering(c, run.id, parent)?;
-                        let from = RunRef { run_id: parent.id, project_id: parent.project_id };
-                        let to = RunRef { run_id: run.id, project_id: run.project_id };
+                        let from = RunRef {
+                            run_id: parent.id,
+                            project_id: parent.project_id,
+                        };
+                        let to = RunRef {
+                            run_id: run.id,
+                            project_id: run.project_id,
+                        };
                         entries::fork(c, from, to, now())?;
                     }
                     loops::enqueue(c, run.id, mode, &new.model, &prompt, &flags, now())?;
@@ -251,8 +284,18 @@ impl Handler<InjectRun> for RunRegistry {
 
     fn handle(&mut self, msg: InjectRun, _: &mut Context<Self>) -> Self::Result {
         let actor = self.actor(msg.run.id, msg.run.project_id, &msg.run.alias);
-        let inject = Inject { prompt: msg.prompt, model: msg.run.model.clone(), flags: msg.run.flags() };
-        Box::pin(async move { actor.send(inject).await.map_err(|e| internal(&e))?.map_err(from_store) })
+        let inject = Inject {
+            prompt: msg.prompt,
+            model: msg.run.model.clone(),
+            flags: msg.run.flags(),
+        };
+        Box::pin(async move {
+            actor
+                .send(inject)
+                .await
+                .map_err(|e| internal(&e))?
+                .map_err(from_store)
+        })
     }
 }
 
@@ -313,6 +356,38 @@ impl Handler<Recover> for RunRegistry {
                 act.actor(run.id, run.project_id, &run.alias).do_send(Wake);
             }
             Ok(report.interrupted)
+        }))
+    }
+}
+
+/// Renames a run (`mv run://old run://new`); its actor keeps running under the new alias.
+#[derive(Message)]
+#[rtype(result = "Result<(), RpcError>")]
+pub struct RenameRun {
+    /// The stored run.
+    pub run: Run,
+    /// The new alias.
+    pub alias: String,
+}
+
+impl Handler<RenameRun> for RunRegistry {
+    type Result = ResponseActFuture<Self, Result<(), RpcError>>;
+
+    fn handle(&mut self, msg: RenameRun, _: &mut Context<Self>) -> Self::Result {
+        let store = self.svc.store.clone();
+        let (run_id, alias) = (msg.run.id, msg.alias.clone());
+        let renamed = async move {
+            store
+                .write(move |c| runs::rename(c, run_id, &alias, now()))
+                .await
+                .map_err(from_store)
+        };
+        Box::pin(renamed.into_actor(self).map(move |res, act, _| {
+            let run = res?;
+            if let Some(actor) = act.runs.get(&run.id) {
+                actor.do_send(crate::run::Rename(run.alias));
+            }
+            Ok(())
         }))
     }
 }

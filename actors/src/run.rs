@@ -5,6 +5,7 @@
 //! never takes the run down: the loop ends 500 with an `error://` entry and the
 //! run waits for the next prompt.
 
+use crate::clock::now;
 use crate::loop_queue::{ClaimNext, Claimed, Enqueue, Finish, LoopQueue};
 use crate::services::Services;
 use crate::turn::{Decision, ExecuteTurn, StopTurn, TurnEnd, TurnExecutor, TurnFailure, TurnJob};
@@ -13,8 +14,8 @@ use rummy_core::run::{Mode, RunStatus};
 use rummy_core::store::entries::RunRef;
 use rummy_core::store::loops::Loop;
 use rummy_core::store::{runs, StoreError};
+use rummy_core::turn::healer::{Healer, HealerLimits};
 use rummy_core::turn::{record, TurnRef};
-use crate::clock::now;
 use serde_json::Value;
 use std::sync::Arc;
 
@@ -80,6 +81,7 @@ enum LoopEnd {
     MaxTurns,
     Cancelled,
     Failed(String),
+    Abandoned(String),
 }
 
 /// One run.
@@ -162,6 +164,12 @@ impl RunActor {
                 .temperature
                 .unwrap_or(self.svc.config.limits.temperature),
             persona: run.persona.clone(),
+            no_repo: loop_row
+                .config()
+                .get("noRepo")
+                .and_then(serde_json::Value::as_bool)
+                .unwrap_or(false),
+            healer: Healer::new(HealerLimits::from(&self.svc.config.limits)),
         };
         self.phase = Phase::Running(Box::new(Active {
             loop_row,
@@ -207,22 +215,21 @@ impl RunActor {
         active.executor = None;
         active.handle = None;
         let loop_row = active.loop_row.clone();
-        match res {
-            Ok(Ok(TurnEnd {
-                decision: Decision::Continue,
-                ..
-            })) => self.next_turn(ctx),
-            Ok(Ok(TurnEnd {
-                decision: Decision::Conclude(status),
-                ..
-            })) => self.finish(loop_row, LoopEnd::Concluded(status), ctx),
-            Ok(Err(failure)) => self.finish(loop_row, LoopEnd::Failed(failure.message), ctx),
-            Err(_) => {
-                let message =
-                    "the turn stopped unexpectedly (internal error); the loop was ended".to_owned();
-                self.finish(loop_row, LoopEnd::Failed(message), ctx)
+        let end = match res {
+            Ok(Ok(end)) => {
+                active.job.healer = end.healer;
+                match end.decision {
+                    Decision::Continue => return self.next_turn(ctx),
+                    Decision::Conclude(status) => LoopEnd::Concluded(status),
+                    Decision::Abandon(reason) => LoopEnd::Abandoned(reason),
+                }
             }
-        }
+            Ok(Err(failure)) => LoopEnd::Failed(failure.message),
+            Err(_) => LoopEnd::Failed(
+                "the turn stopped unexpectedly (internal error); the loop was ended".to_owned(),
+            ),
+        };
+        self.finish(loop_row, end, ctx);
     }
 
     fn finish(&mut self, loop_row: Loop, end: LoopEnd, ctx: &mut Context<Self>) {
@@ -232,6 +239,7 @@ impl RunActor {
             LoopEnd::MaxTurns => (200, RunStatus::Completed, None),
             LoopEnd::Cancelled => (499, RunStatus::Cancelled, None),
             LoopEnd::Failed(message) => (500, RunStatus::Failed, Some(message)),
+            LoopEnd::Abandoned(reason) => (508, RunStatus::LoopDetected, Some(reason)),
         };
         tracing::info!(run = %self.alias, loop_seq = loop_row.sequence, loop_status, "loop finished");
         let msg = Finish {
@@ -300,12 +308,22 @@ impl Handler<Inject> for RunActor {
 
     fn handle(&mut self, msg: Inject, _: &mut Context<Self>) -> Self::Result {
         let Phase::Running(active) = &self.phase else {
-            let enqueue = Enqueue { mode: Mode::Ask, model: msg.model, prompt: msg.prompt, config: msg.flags };
-            return Box::pin(self.queue.send(enqueue).into_actor(self).map(|res, act, ctx| {
-                res.map_err(|e| StoreError::Pool(format!("loop queue unavailable: {e}")))??;
-                act.wake(ctx);
-                Ok(false)
-            }));
+            let enqueue = Enqueue {
+                mode: Mode::Ask,
+                model: msg.model,
+                prompt: msg.prompt,
+                config: msg.flags,
+            };
+            return Box::pin(
+                self.queue
+                    .send(enqueue)
+                    .into_actor(self)
+                    .map(|res, act, ctx| {
+                        res.map_err(|e| StoreError::Pool(format!("loop queue unavailable: {e}")))??;
+                        act.wake(ctx);
+                        Ok(false)
+                    }),
+            );
         };
         let (run, loop_id, mode) = (self.run, active.loop_row.id, active.job.mode);
         let divisor = self.svc.config.limits.token_divisor;
@@ -314,12 +332,35 @@ impl Handler<Inject> for RunActor {
             store
                 .write(move |c| {
                     let turn = runs::by_id(c, run.run_id)?.next_turn;
-                    record::prompt(c, TurnRef { run, loop_id, turn }, &msg.prompt, mode, divisor, now())?;
+                    record::prompt(
+                        c,
+                        TurnRef { run, loop_id, turn },
+                        &msg.prompt,
+                        mode,
+                        divisor,
+                        now(),
+                    )?;
                     Ok(true)
                 })
                 .await
         };
         Box::pin(write.into_actor(self))
+    }
+}
+
+/// The run was renamed: notifications carry the new alias from now on.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct Rename(pub String);
+
+impl Handler<Rename> for RunActor {
+    type Result = ();
+
+    fn handle(&mut self, msg: Rename, _: &mut Context<Self>) {
+        self.alias = Arc::from(msg.0.as_str());
+        if let Phase::Running(active) = &mut self.phase {
+            active.job.alias = Arc::clone(&self.alias);
+        }
     }
 }
 

@@ -8,16 +8,19 @@ use crate::provider::{Complete, Route};
 use crate::services::Services;
 use actix::prelude::*;
 use rummy_core::entry::Category;
+use rummy_core::files::sync;
+use rummy_core::hedberg;
 use rummy_core::parse::parse_reply;
 use rummy_core::provider::{ChatMessage, Completion};
 use rummy_core::run::Mode;
+use rummy_core::store::constraints;
 use rummy_core::store::entries::{context_rows, ViewRow};
-use rummy_core::store::turns;
+use rummy_core::store::{projects, turns};
 use rummy_core::tokens;
 use rummy_core::tools;
 use rummy_core::turn::assemble::{assemble, AssemblyInput};
 use rummy_core::turn::dispatch::{dispatch, DispatchLimits, Dispatched};
-use rummy_core::turn::verdict::{judge, TurnFacts, Verdict};
+use rummy_core::turn::healer::{Healer, TurnFacts, Verdict};
 use rummy_core::turn::{record, state, TurnRef};
 use serde_json::{json, Value};
 use std::sync::Arc;
@@ -46,6 +49,10 @@ pub struct TurnJob {
     pub temperature: f64,
     /// Persona text.
     pub persona: Option<String>,
+    /// Skip the project's files (`noRepo`).
+    pub no_repo: bool,
+    /// The loop's healer as it stood after the previous turn.
+    pub healer: Healer,
 }
 
 /// How a turn ended when it ran to completion.
@@ -55,6 +62,8 @@ pub enum Decision {
     Continue,
     /// End the loop with this status.
     Conclude(i32),
+    /// The healer gave up on the loop (508), for this reason.
+    Abandon(String),
 }
 
 /// A finished turn.
@@ -64,6 +73,8 @@ pub struct TurnEnd {
     pub turn: i32,
     /// What comes next.
     pub decision: Decision,
+    /// The healer after judging this turn, for the next one.
+    pub healer: Healer,
 }
 
 /// A turn that could not finish; the run records the message and fails the loop.
@@ -156,6 +167,9 @@ async fn execute(svc: Services, job: TurnJob) -> Result<TurnEnd, TurnFailure> {
         .await
         .map_err(failure)?;
     tracing::debug!(turn = t.turn, "turn started");
+    if first && !job.no_repo {
+        attach_files(&svc, run).await.map_err(failure)?;
+    }
 
     // 2–3. Materialise the context and assemble the two messages.
     let rows: Vec<ViewRow> = store
@@ -210,7 +224,13 @@ async fn execute(svc: Services, job: TurnJob) -> Result<TurnEnd, TurnFailure> {
     let parsed = parse_reply(&completion.content, limits.max_commands);
     let reasoning = merge_reasoning(&completion, &parsed.commands);
     let reply = completion.clone();
-    let (warnings, unparsed) = (parsed.warnings.clone(), parsed.unparsed.clone());
+    let (mut warnings, unparsed) = (parsed.warnings.clone(), parsed.unparsed.clone());
+    // Prose beside real commands that looks like a mangled command: tell the
+    // model it did not run (a prose-only reply is the healer's to judge).
+    let has_commands = parsed.commands.iter().any(|c| c.name != "think");
+    if has_commands && rummy_core::parse::looks_like_tool_call(&unparsed) {
+        warnings.push(rummy_core::turn::healer::warnings::UNREADABLE_COMMAND.to_owned());
+    }
     store
         .write(move |c| {
             let now = now();
@@ -239,7 +259,13 @@ async fn execute(svc: Services, job: TurnJob) -> Result<TurnEnd, TurnFailure> {
     };
     let mut results: Vec<Dispatched> = Vec::new();
     let mut failed_tool: Option<String> = None;
-    for call in parsed.commands.into_iter().filter(|c| c.name != "think") {
+    let dispatched: Vec<rummy_core::parse::ToolCall> = parsed
+        .commands
+        .iter()
+        .filter(|c| c.name != "think")
+        .cloned()
+        .collect();
+    for call in dispatched.clone() {
         let aborted_by = failed_tool.clone();
         let (done, params) = store
             .write(move |c| {
@@ -258,8 +284,9 @@ async fn execute(svc: Services, job: TurnJob) -> Result<TurnEnd, TurnFailure> {
 
     // 9. Judge the turn, record its warnings, and push the turn-end state with telemetry.
     let update = results.iter().rev().find_map(|d| d.update.clone());
-    let verdict = judge(TurnFacts {
-        commands: results.len(),
+    let mut healer = job.healer.clone();
+    let verdict = healer.assess(TurnFacts {
+        commands: &dispatched,
         any_failed: failed_tool.is_some(),
         update: update.as_ref(),
         prose: &parsed.unparsed,
@@ -274,13 +301,10 @@ async fn execute(svc: Services, job: TurnJob) -> Result<TurnEnd, TurnFailure> {
     let params = store
         .write(move |c| {
             let now = now();
-            let (warnings, prose) = match &verdict_for_store {
-                Verdict::Continue { warnings } => (warnings.clone(), None),
-                Verdict::Conclude {
-                    warnings,
-                    prose_answer,
-                    ..
-                } => (warnings.clone(), prose_answer.clone()),
+            let warnings = verdict_for_store.warnings().to_vec();
+            let prose = match &verdict_for_store {
+                Verdict::Conclude { prose_answer, .. } => prose_answer.clone(),
+                Verdict::Continue { .. } | Verdict::Abandon { .. } => None,
             };
             for w in &warnings {
                 record::warning(c, t, w, divisor, now)?;
@@ -302,11 +326,34 @@ async fn execute(svc: Services, job: TurnJob) -> Result<TurnEnd, TurnFailure> {
     let decision = match verdict {
         Verdict::Continue { .. } => Decision::Continue,
         Verdict::Conclude { status, .. } => Decision::Conclude(status),
+        Verdict::Abandon { reason, .. } => Decision::Abandon(reason),
     };
     Ok(TurnEnd {
         turn: t.turn,
         decision,
+        healer,
     })
+}
+
+/// Refreshes the project's files from disk and gives the run views of new ones (loop start, unless `noRepo`).
+async fn attach_files(
+    svc: &Services,
+    run: rummy_core::store::entries::RunRef,
+) -> Result<(), rummy_core::store::StoreError> {
+    let project = svc
+        .store
+        .read(move |c| projects::by_id(c, run.project_id))
+        .await?;
+    if let Err(e) = crate::files::refresh(svc, project.id, &project.project_root).await {
+        tracing::warn!(project = %project.name, error = %e, "project scan failed; using the files already stored");
+    }
+    svc.store
+        .write(move |c| {
+            let constraints = constraints::list(c, run.project_id)?;
+            sync::attach(c, run, &constraints, hedberg::hedmatch, now())
+        })
+        .await?;
+    Ok(())
 }
 
 fn progress(svc: &Services, job: &TurnJob, turn: i32, status: &str) {

@@ -5,6 +5,7 @@
 //! - [`entry`], [`path`], [`schemes`], [`tokens`]: the entry model;
 //! - [`run`]: run statuses and their transitions;
 //! - [`parse`]: reading tool commands out of model replies;
+//! - [`hedberg`]: patterns (glob, regex, sed, xpath, jsonpath) and edit formats;
 //! - [`wire`]: JSON-RPC framing, error codes, the method catalogue and params;
 //! - [`config`]: configuration from environment variables;
 //! - [`time`]: timestamps (the domain has no clock; callers pass `now`).
@@ -15,6 +16,8 @@
 pub mod config;
 pub mod db;
 pub mod entry;
+pub mod files;
+pub mod hedberg;
 pub mod parse;
 pub mod path;
 pub mod provider;

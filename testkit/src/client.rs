@@ -156,6 +156,17 @@ impl RpcClient {
         self.send(Message::Binary(bytes.into())).await
     }
 
+    /// Sends a text frame whose payload is exactly `bytes`, valid UTF-8 or not (for the server's 1007 close).
+    pub async fn send_raw_text_frame(
+        &mut self,
+        bytes: impl Into<Vec<u8>>,
+    ) -> Result<(), ClientError> {
+        use tungstenite::protocol::frame::coding::{Data, OpCode};
+        use tungstenite::protocol::frame::Frame;
+        let frame = Frame::message(bytes.into(), OpCode::Data(Data::Text), true);
+        self.send(Message::Frame(frame)).await
+    }
+
     async fn send(&mut self, message: Message) -> Result<(), ClientError> {
         if self.ended {
             return Err(ClientError::Closed(self.close_frame.clone()));

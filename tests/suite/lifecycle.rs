@@ -7,19 +7,36 @@ use serde_json::{json, Value};
 use std::time::Duration;
 
 fn user_message(body: &Value) -> String {
-    body["messages"][1]["content"].as_str().unwrap_or_default().to_owned()
+    body["messages"][1]["content"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned()
 }
 
 fn system_message(body: &Value) -> String {
-    body["messages"][0]["content"].as_str().unwrap_or_default().to_owned()
+    body["messages"][0]["content"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned()
 }
 
 async fn entries(client: &mut RpcClient, run: &str, scheme: &str) -> Vec<(String, String)> {
-    let list = client.call("getEntries", json!({ "run": run, "scheme": scheme, "withBody": true })).await.unwrap();
+    let list = client
+        .call(
+            "getEntries",
+            json!({ "run": run, "scheme": scheme, "withBody": true }),
+        )
+        .await
+        .unwrap();
     list.as_array()
         .unwrap()
         .iter()
-        .map(|e| (e["path"].as_str().unwrap().to_owned(), e["body"].as_str().unwrap().to_owned()))
+        .map(|e| {
+            (
+                e["path"].as_str().unwrap().to_owned(),
+                e["body"].as_str().unwrap().to_owned(),
+            )
+        })
         .collect()
 }
 
@@ -27,19 +44,35 @@ async fn entries(client: &mut RpcClient, run: &str, scheme: &str) -> Vec<(String
 #[actix_rt::test]
 async fn continuations_run_fifo() {
     let server = TestServer::start().await;
-    server.provider.push(Reply::content("<update status=\"200\">one</update>").delay(Duration::from_millis(300)));
-    server.provider.push(Reply::content("<update status=\"200\">two</update>"));
-    server.provider.push(Reply::content("<update status=\"200\">three</update>"));
+    server.provider.push(
+        Reply::content("<update status=\"200\">one</update>").delay(Duration::from_millis(300)),
+    );
+    server
+        .provider
+        .push(Reply::content("<update status=\"200\">two</update>"));
+    server
+        .provider
+        .push(Reply::content("<update status=\"200\">three</update>"));
     let mut client = server.project_client("demo").await;
     let alias = start_run(&mut client, "run://fifo", "first").await;
     for prompt in ["second", "third"] {
-        client.call("set", json!({ "path": "run://fifo", "body": prompt })).await.unwrap();
+        client
+            .call("set", json!({ "path": "run://fifo", "body": prompt }))
+            .await
+            .unwrap();
     }
     client
-        .wait_for_notification("run/state", WAIT, |p| p["status"] == json!(200) && p["summary"] == json!("three"))
+        .wait_for_notification("run/state", WAIT, |p| {
+            p["status"] == json!(200) && p["summary"] == json!("three")
+        })
         .await
         .unwrap();
-    let prompts: Vec<String> = server.provider.chat_requests().iter().map(|r| user_message(&r.body)).collect();
+    let prompts: Vec<String> = server
+        .provider
+        .chat_requests()
+        .iter()
+        .map(|r| user_message(&r.body))
+        .collect();
     assert_eq!(
         prompts,
         vec![
@@ -48,10 +81,19 @@ async fn continuations_run_fifo() {
             "<prompt mode=\"ask\">third</prompt>".to_owned(),
         ]
     );
-    let run = client.call("getRun", json!({ "run": alias })).await.unwrap();
-    assert_eq!((run["status"].clone(), run["turn"].clone()), (json!(200), json!(3)));
+    let run = client
+        .call("getRun", json!({ "run": alias }))
+        .await
+        .unwrap();
+    assert_eq!(
+        (run["status"].clone(), run["turn"].clone()),
+        (json!(200), json!(3))
+    );
     let third = system_message(&server.provider.chat_requests()[2].body);
-    assert!(third.contains("<previous>"), "earlier loops move to <previous>: {third}");
+    assert!(
+        third.contains("<previous>"),
+        "earlier loops move to <previous>: {third}"
+    );
     server.stop().await;
 }
 
@@ -59,11 +101,18 @@ async fn continuations_run_fifo() {
 #[actix_rt::test]
 async fn inject_folds_into_the_active_loop() {
     let server = TestServer::start().await;
-    server.provider.push(Reply::content("<update status=\"102\">working</update>").delay(Duration::from_millis(300)));
-    server.provider.push(Reply::content("<update status=\"200\">adjusted</update>"));
+    server.provider.push(
+        Reply::content("<update status=\"102\">working</update>").delay(Duration::from_millis(300)),
+    );
+    server
+        .provider
+        .push(Reply::content("<update status=\"200\">adjusted</update>"));
     let mut client = server.project_client("demo").await;
     let alias = start_run(&mut client, "run://inj", "Do the thing").await;
-    client.wait_for_notification("run/progress", WAIT, |p| p["status"] == json!("thinking")).await.unwrap();
+    client
+        .wait_for_notification("run/progress", WAIT, |p| p["status"] == json!("thinking"))
+        .await
+        .unwrap();
     let injected = client
         .call("set", json!({ "path": "run://inj", "body": "Also check the tests", "attributes": { "inject": true } }))
         .await
@@ -72,12 +121,20 @@ async fn inject_folds_into_the_active_loop() {
     wait_status(&mut client, &alias, 200).await;
     let requests = server.provider.chat_requests();
     assert_eq!(requests.len(), 2, "one loop, two turns");
-    assert!(user_message(&requests[1].body).ends_with("<prompt mode=\"ask\">Also check the tests</prompt>"));
+    assert!(user_message(&requests[1].body)
+        .ends_with("<prompt mode=\"ask\">Also check the tests</prompt>"));
     let idle = client
-        .call("set", json!({ "path": "run://inj", "body": "New work", "attributes": { "inject": true } }))
+        .call(
+            "set",
+            json!({ "path": "run://inj", "body": "New work", "attributes": { "inject": true } }),
+        )
         .await
         .unwrap();
-    assert_eq!(idle["injected"], json!(false), "with no active loop an inject is a new loop");
+    assert_eq!(
+        idle["injected"],
+        json!(false),
+        "with no active loop an inject is a new loop"
+    );
     server.stop().await;
 }
 
@@ -85,7 +142,9 @@ async fn inject_folds_into_the_active_loop() {
 #[actix_rt::test]
 async fn configure_changes_later_loops() {
     let server = TestServer::start().await;
-    server.provider.set_fallback(Reply::content("<update status=\"200\">ok</update>"));
+    server
+        .provider
+        .set_fallback(Reply::content("<update status=\"200\">ok</update>"));
     let mut client = server.project_client("demo").await;
     let alias = start_run(&mut client, "run://conf", "One").await;
     wait_status(&mut client, &alias, 200).await;
@@ -93,20 +152,45 @@ async fn configure_changes_later_loops() {
         .call("set", json!({ "path": "run://conf", "attributes": { "temperature": 1.5, "persona": "Be terse." } }))
         .await
         .unwrap();
-    let err = client.call_err("set", json!({ "path": "run://conf", "attributes": { "model": "ghost" } })).await;
+    let err = client
+        .call_err(
+            "set",
+            json!({ "path": "run://conf", "attributes": { "model": "ghost" } }),
+        )
+        .await;
     assert_eq!(err.code, -32004);
-    let err = client.call_err("set", json!({ "path": "run://conf", "attributes": { "contextLimit": 10 } })).await;
+    let err = client
+        .call_err(
+            "set",
+            json!({ "path": "run://conf", "attributes": { "contextLimit": 10 } }),
+        )
+        .await;
     assert_eq!(err.code, -32602);
-    client.call("set", json!({ "path": "run://conf", "body": "Two" })).await.unwrap();
     client
-        .wait_for_notification("run/state", WAIT, |p| p["status"] == json!(200) && p["turn"] == json!(2))
+        .call("set", json!({ "path": "run://conf", "body": "Two" }))
+        .await
+        .unwrap();
+    client
+        .wait_for_notification("run/state", WAIT, |p| {
+            p["status"] == json!(200) && p["turn"] == json!(2)
+        })
         .await
         .unwrap();
     let second = &server.provider.chat_requests()[1].body;
     assert_eq!(second["temperature"], json!(1.5));
-    assert!(system_message(second).contains("## Persona\n\nBe terse.\n\n<previous>"), "{}", system_message(second));
-    let run = client.call("getRun", json!({ "run": alias })).await.unwrap();
-    assert_eq!((run["temperature"].clone(), run["persona"].clone()), (json!(1.5), json!("Be terse.")));
+    assert!(
+        system_message(second).contains("## Persona\n\nBe terse.\n\n<previous>"),
+        "{}",
+        system_message(second)
+    );
+    let run = client
+        .call("getRun", json!({ "run": alias }))
+        .await
+        .unwrap();
+    assert_eq!(
+        (run["temperature"].clone(), run["persona"].clone()),
+        (json!(1.5), json!("Be terse."))
+    );
     server.stop().await;
 }
 
@@ -114,27 +198,53 @@ async fn configure_changes_later_loops() {
 #[actix_rt::test]
 async fn fork_copies_and_isolates() {
     let server = TestServer::start().await;
-    server.provider.push(Reply::content("<set path=\"known://a\">1</set><update status=\"200\">parent done</update>"));
+    server.provider.push(Reply::content(
+        "<set path=\"known://a\">1</set><update status=\"200\">parent done</update>",
+    ));
     server.provider.push(Reply::content("<set path=\"known://a\">2</set><set path=\"known://b\">x</set><update status=\"200\">child done</update>"));
     let mut client = server.project_client("demo").await;
     start_run(&mut client, "run://parent", "Start").await;
     wait_status(&mut client, "parent", 200).await;
     let child = client
-        .call("set", json!({ "path": "run://child", "body": "Go on", "attributes": { "fork": "parent" } }))
+        .call(
+            "set",
+            json!({ "path": "run://child", "body": "Go on", "attributes": { "fork": "parent" } }),
+        )
         .await
         .unwrap();
     assert_eq!(child["alias"], json!("child"));
     wait_status(&mut client, "child", 200).await;
     let child_request = &server.provider.chat_requests()[1].body;
-    assert!(system_message(child_request).contains("<known path=\"known://a\" turn=\"1\""), "the child sees the parent's fact");
-    assert_eq!(entries(&mut client, "parent", "known").await, vec![("known://a".to_owned(), "1".to_owned())]);
+    assert!(
+        system_message(child_request).contains("<known path=\"known://a\" turn=\"1\""),
+        "the child sees the parent's fact"
+    );
+    assert_eq!(
+        entries(&mut client, "parent", "known").await,
+        vec![("known://a".to_owned(), "1".to_owned())]
+    );
     assert_eq!(
         entries(&mut client, "child", "known").await,
-        vec![("known://a".to_owned(), "2".to_owned()), ("known://b".to_owned(), "x".to_owned())]
+        vec![
+            ("known://a".to_owned(), "2".to_owned()),
+            ("known://b".to_owned(), "x".to_owned())
+        ]
     );
-    let run = client.call("getRun", json!({ "run": "child" })).await.unwrap();
-    assert_eq!(run["turn"], json!(2), "turn numbers continue from the parent");
-    let err = client.call_err("set", json!({ "path": "run://orphan", "body": "x", "attributes": { "fork": "nobody" } })).await;
+    let run = client
+        .call("getRun", json!({ "run": "child" }))
+        .await
+        .unwrap();
+    assert_eq!(
+        run["turn"],
+        json!(2),
+        "turn numbers continue from the parent"
+    );
+    let err = client
+        .call_err(
+            "set",
+            json!({ "path": "run://orphan", "body": "x", "attributes": { "fork": "nobody" } }),
+        )
+        .await;
     assert_eq!(err.code, -32004);
     server.stop().await;
 }
@@ -144,12 +254,23 @@ async fn fork_copies_and_isolates() {
 async fn cancel_keeps_queued_loops() {
     let server = TestServer::start().await;
     server.provider.push(Reply::hang());
-    server.provider.push(Reply::content("<update status=\"200\">second ran</update>"));
+    server
+        .provider
+        .push(Reply::content("<update status=\"200\">second ran</update>"));
     let mut client = server.project_client("demo").await;
     let alias = start_run(&mut client, "run://cq", "Hang").await;
-    client.wait_for_notification("run/progress", WAIT, |p| p["status"] == json!("thinking")).await.unwrap();
-    client.call("set", json!({ "path": "run://cq", "body": "Next" })).await.unwrap();
-    client.call("set", json!({ "path": "run://cq", "state": "cancelled" })).await.unwrap();
+    client
+        .wait_for_notification("run/progress", WAIT, |p| p["status"] == json!("thinking"))
+        .await
+        .unwrap();
+    client
+        .call("set", json!({ "path": "run://cq", "body": "Next" }))
+        .await
+        .unwrap();
+    client
+        .call("set", json!({ "path": "run://cq", "state": "cancelled" }))
+        .await
+        .unwrap();
     wait_status(&mut client, &alias, 499).await;
     let last = wait_status(&mut client, &alias, 200).await;
     assert_eq!(last["summary"], json!("second ran"));

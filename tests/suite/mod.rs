@@ -1,7 +1,10 @@
 //! End-to-end behaviour, one module per area.
 
 mod binary;
+mod entries;
+mod healing;
 mod layering;
 mod lifecycle;
+mod project;
 mod protocol;
 mod runs;

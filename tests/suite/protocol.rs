@@ -259,15 +259,29 @@ async fn discover_lists_the_routing_table() {
         methods,
         vec![
             "addModel",
+            "cp",
             "discover",
+            "file/constraint",
+            "file/drop",
+            "get",
+            "getConstraints",
             "getEntries",
             "getModels",
             "getRun",
             "getRuns",
+            "getSkills",
+            "listPersonas",
+            "listSkills",
+            "mv",
+            "persona/set",
             "ping",
             "removeModel",
+            "rm",
             "rummy/hello",
-            "set"
+            "set",
+            "skill/add",
+            "skill/remove",
+            "update",
         ]
     );
     assert_eq!(

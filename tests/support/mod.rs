@@ -59,6 +59,16 @@ impl TestServer {
         }
     }
 
+    /// `RUMMY_HOME` of this server.
+    pub fn home(&self) -> &std::path::Path {
+        self._home.path()
+    }
+
+    /// The bound port.
+    pub fn port(&self) -> u16 {
+        self.handle.as_ref().map_or(0, |h| h.addr().port())
+    }
+
     /// The WebSocket URL.
     pub fn url(&self) -> String {
         self.handle

@@ -176,6 +176,13 @@ impl SessionActor {
             );
         }
         let keys = run_keys(&params);
+        let log = routes::CallLog {
+            store: self.deps.svc.store.clone(),
+            project_id: self.project.as_ref().map(|p| p.project_id),
+            method: route.spec.name,
+            rpc_id: id.as_ref().map(Value::to_string),
+            params: params.clone(),
+        };
         let call = routes::Call {
             deps: self.deps.clone(),
             project: self.project.clone(),
@@ -187,6 +194,7 @@ impl SessionActor {
             keys,
             Box::pin(async move {
                 let result = fut.await;
+                log.record(&result);
                 let answer = match result {
                     Ok(routes::Outcome::Reply(value)) => Ok(value),
                     Ok(routes::Outcome::Bind(binding, value)) => {

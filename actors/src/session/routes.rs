@@ -2,23 +2,30 @@
 
 use crate::clock::now;
 use crate::errors::from_store;
-use crate::registry::{validate_settings, CancelRun, ConfigureRun, ContinueRun, InjectRun, RunRegistry, StartRun};
+use crate::registry::{
+    validate_settings, CancelRun, ConfigureRun, ContinueRun, InjectRun, RunRegistry, StartRun,
+};
 use crate::services::Services;
 use actix::Addr;
 use futures_util::future::LocalBoxFuture;
 use rummy_core::config::ModelSeed;
+use rummy_core::entry::Writer;
 use rummy_core::entry::{http_status, State, Visibility};
 use rummy_core::run::Mode;
+use rummy_core::store::constraints::{self, ConstraintKind};
+use rummy_core::store::entries::RunRef;
 use rummy_core::store::entries::{self, EntryFilter};
+use rummy_core::store::ops::{self, ContentWrite, Op, ViewChange};
 use rummy_core::store::runs::Run;
-use rummy_core::store::{models, notifications, projects, runs};
+use rummy_core::store::{models, notifications, projects, rpc_log, runs, skills, StoreError};
 use rummy_core::time::Millis;
 use rummy_core::turn::state::snapshot;
 use rummy_core::wire::jsonrpc::{params, PROTOCOL_VERSION};
 use rummy_core::wire::methods::{self, MethodSpec};
 use rummy_core::wire::params::{
-    AddModelParams, AliasParams, GetEntriesParams, GetRunParams, HelloParams, Page, RunAttributes,
-    SetParams,
+    AddModelParams, AliasParams, ConstraintParams, GetEntriesParams, GetParams, GetRunParams,
+    HelloParams, MoveParams, Page, PersonaParams, RmParams, RunAttributes, RunParams, SetParams,
+    SkillParams, UpdateParams,
 };
 use rummy_core::wire::{ErrorKind, RpcError};
 use serde_json::{json, Value};
@@ -64,6 +71,49 @@ pub enum Outcome {
 
 type Answer = LocalBoxFuture<'static, Result<Outcome, RpcError>>;
 
+/// What the RPC log keeps of a call (recorded off the response path).
+pub struct CallLog {
+    /// The store.
+    pub store: crate::store::Store,
+    /// The session's project at call time.
+    pub project_id: Option<i32>,
+    /// The method.
+    pub method: &'static str,
+    /// The request id as JSON text.
+    pub rpc_id: Option<String>,
+    /// The params as sent.
+    pub params: Value,
+}
+
+impl CallLog {
+    /// Writes the call and its outcome to `rpc_log` (redacted, truncated) without delaying the response.
+    pub fn record(self, result: &Result<Outcome, RpcError>) {
+        let (value, error) = match result {
+            Ok(Outcome::Reply(v) | Outcome::Bind(_, v)) => (Some(v.clone()), None),
+            Err(e) => (None, Some(format!("{}: {}", e.kind.code(), e.message))),
+        };
+        actix_rt::spawn(async move {
+            let written = self
+                .store
+                .write(move |c| {
+                    let call = rpc_log::LoggedCall {
+                        project_id: self.project_id,
+                        method: self.method,
+                        rpc_id: self.rpc_id,
+                        params: &self.params,
+                        result: value.as_ref(),
+                        error: error.as_deref(),
+                    };
+                    rpc_log::record(c, &call, now())
+                })
+                .await;
+            if let Err(e) = written {
+                tracing::warn!(error = %e, "rpc_log write failed");
+            }
+        });
+    }
+}
+
 /// A method and its handler.
 pub struct Route {
     /// The documented method.
@@ -93,6 +143,20 @@ static ROUTES: &[Route] = &[
     route!(methods::GET_RUN, get_run),
     route!(methods::GET_ENTRIES, get_entries),
     route!(methods::SET, set),
+    route!(methods::GET, get),
+    route!(methods::RM, rm),
+    route!(methods::CP, cp),
+    route!(methods::MV, mv),
+    route!(methods::UPDATE, update),
+    route!(methods::FILE_CONSTRAINT, file_constraint),
+    route!(methods::FILE_DROP, file_drop),
+    route!(methods::GET_CONSTRAINTS, get_constraints),
+    route!(methods::SKILL_ADD, skill_add),
+    route!(methods::SKILL_REMOVE, skill_remove),
+    route!(methods::GET_SKILLS, get_skills),
+    route!(methods::LIST_SKILLS, list_skills),
+    route!(methods::PERSONA_SET, persona_set),
+    route!(methods::LIST_PERSONAS, list_personas),
 ];
 
 /// The route of a method.
@@ -155,6 +219,10 @@ async fn hello(call: Call) -> Result<Outcome, RpcError> {
         .write(move |c| projects::hello(c, &name, &root, p.config_path.as_deref(), now()))
         .await
         .map_err(from_store)?;
+    // The project's files become entries now, so a run started right after hello sees them.
+    if let Err(e) = crate::files::refresh(&call.deps.svc, project.id, &project.project_root).await {
+        tracing::warn!(project = %project.name, error = %e, "project scan failed");
+    }
     let result = json!({
         "rummyVersion": env!("CARGO_PKG_VERSION"),
         "protocolVersion": PROTOCOL_VERSION,
@@ -315,14 +383,6 @@ async fn get_run(call: Call) -> Result<Outcome, RpcError> {
 
 async fn get_entries(call: Call) -> Result<Outcome, RpcError> {
     let p: GetEntriesParams = params(&call.params)?;
-    if p.pattern.as_deref().is_some_and(|x| x != "*") || p.body_filter.is_some() {
-        let param = if p.body_filter.is_some() {
-            "bodyFilter"
-        } else {
-            "pattern"
-        };
-        return Err(RpcError::invalid_param(param, "pattern matching is not available on this server yet; filter by scheme, state or visibility"));
-    }
     let state = match p.state.as_deref() {
         None => None,
         Some(s) => Some(State::parse(s).ok_or_else(|| {
@@ -339,10 +399,18 @@ async fn get_entries(call: Call) -> Result<Outcome, RpcError> {
         })?),
     };
     let run = find_run(&call, &p.run).await?;
+    let pattern = p
+        .pattern
+        .as_deref()
+        .filter(|x| *x != "*")
+        .map(|x| rummy_core::path::normalize(x).map_err(|e| RpcError::invalid_param("pattern", e)))
+        .transpose()?;
     let filter = EntryFilter {
         scheme: p.scheme.clone(),
         state,
         visibility,
+        pattern,
+        body_filter: p.body_filter.clone(),
     };
     let (limit, offset) = Page {
         limit: p.limit,
@@ -376,55 +444,548 @@ async fn get_entries(call: Call) -> Result<Outcome, RpcError> {
 async fn set(call: Call) -> Result<Outcome, RpcError> {
     let p: SetParams = params(&call.params)?;
     let Some(alias) = p.path.strip_prefix("run://") else {
-        return Err(RpcError::invalid_param(
-            "path",
-            "only run://<alias> can be set on this server yet (start, continue, inject, configure or cancel a run)",
-        ));
+        return set_entry(call, p).await;
     };
     let project_id = project_of(&call)?.project_id;
     let attributes: RunAttributes = match &p.attributes {
         Some(map) => params(&Value::Object(map.clone())).map_err(|e| {
-            RpcError::new(ErrorKind::InvalidParams, e.message.replace("invalid params: ", "invalid params: attributes."))
+            RpcError::new(
+                ErrorKind::InvalidParams,
+                e.message
+                    .replace("invalid params: ", "invalid params: attributes."),
+            )
         })?,
         None => RunAttributes::default(),
     };
-    let existing = if alias.is_empty() { None } else { Some(find_run(&call, alias).await) };
+    let existing = if alias.is_empty() {
+        None
+    } else {
+        Some(find_run(&call, alias).await)
+    };
     let registry = &call.deps.registry;
     let sent = |e: actix::MailboxError| crate::errors::internal(&e);
     match (p.state.as_deref(), p.body) {
         (Some("cancelled"), _) => {
-            let run = existing.ok_or_else(|| RpcError::invalid_param("path", "name the run to cancel"))??;
+            let run = existing
+                .ok_or_else(|| RpcError::invalid_param("path", "name the run to cancel"))??;
             registry.send(CancelRun { run }).await.map_err(sent)??;
             reply(json!({ "ok": true, "alias": alias }))
         }
-        (Some(other), _) => Err(RpcError::invalid_param("state", format!("a run accepts only state \"cancelled\", not \"{other}\""))),
+        (Some(other), _) => Err(RpcError::invalid_param(
+            "state",
+            format!("a run accepts only state \"cancelled\", not \"{other}\""),
+        )),
         (None, Some(body)) => match existing {
             Some(Ok(run)) => {
                 let alias = run.alias.clone();
                 if attributes.fork.is_some() {
-                    return Err(RpcError::new(ErrorKind::Conflict, format!("run \"{alias}\" already exists; fork into a new alias")));
+                    return Err(RpcError::new(
+                        ErrorKind::Conflict,
+                        format!("run \"{alias}\" already exists; fork into a new alias"),
+                    ));
                 }
                 if attributes.inject {
-                    let injected = registry.send(InjectRun { run, prompt: body }).await.map_err(sent)??;
+                    let injected = registry
+                        .send(InjectRun { run, prompt: body })
+                        .await
+                        .map_err(sent)??;
                     return reply(json!({ "ok": true, "alias": alias, "injected": injected }));
                 }
                 let mode = validate_settings(&attributes)?.unwrap_or(Mode::Ask);
-                registry.send(ContinueRun { run, prompt: body, mode }).await.map_err(sent)??;
+                registry
+                    .send(ContinueRun {
+                        run,
+                        prompt: body,
+                        mode,
+                    })
+                    .await
+                    .map_err(sent)??;
                 reply(json!({ "ok": true, "alias": alias }))
             }
             Some(Err(e)) if e.kind != ErrorKind::NotFound => Err(e),
             _ => {
-                let start = StartRun { project_id, alias: (!alias.is_empty()).then(|| alias.to_owned()), prompt: body, attributes };
+                let start = StartRun {
+                    project_id,
+                    alias: (!alias.is_empty()).then(|| alias.to_owned()),
+                    prompt: body,
+                    attributes,
+                };
                 let alias = registry.send(start).await.map_err(sent)??;
                 reply(json!({ "ok": true, "alias": alias }))
             }
         },
         (None, None) if p.attributes.is_some() => {
-            let run = existing.ok_or_else(|| RpcError::invalid_param("path", "name the run to configure"))??;
+            let run = existing
+                .ok_or_else(|| RpcError::invalid_param("path", "name the run to configure"))??;
             let alias = run.alias.clone();
-            registry.send(ConfigureRun { run, attributes }).await.map_err(sent)??;
+            registry
+                .send(ConfigureRun { run, attributes })
+                .await
+                .map_err(sent)??;
             reply(json!({ "ok": true, "alias": alias }))
         }
-        (None, None) => Err(RpcError::invalid_param("body", "a run:// set needs a body (prompt), attributes (configure) or state \"cancelled\"")),
+        (None, None) => Err(RpcError::invalid_param(
+            "body",
+            "a run:// set needs a body (prompt), attributes (configure) or state \"cancelled\"",
+        )),
+    }
+}
+
+async fn file_constraint(call: Call) -> Result<Outcome, RpcError> {
+    let p: ConstraintParams = params(&call.params)?;
+    let project_id = project_of(&call)?.project_id;
+    let kind = p
+        .visibility
+        .as_deref()
+        .and_then(ConstraintKind::parse)
+        .ok_or_else(|| {
+            RpcError::invalid_param("visibility", "expected active, readonly or ignore")
+        })?;
+    let pattern = call
+        .deps
+        .svc
+        .store
+        .write(move |c| constraints::set(c, project_id, &p.pattern, kind, now()))
+        .await
+        .map_err(from_store)?;
+    reply(json!({ "ok": true, "pattern": pattern }))
+}
+
+async fn file_drop(call: Call) -> Result<Outcome, RpcError> {
+    let p: ConstraintParams = params(&call.params)?;
+    let project_id = project_of(&call)?.project_id;
+    let pattern = call
+        .deps
+        .svc
+        .store
+        .write(move |c| constraints::drop(c, project_id, &p.pattern))
+        .await
+        .map_err(from_store)?;
+    reply(json!({ "ok": true, "pattern": pattern }))
+}
+
+async fn get_constraints(call: Call) -> Result<Outcome, RpcError> {
+    let project_id = project_of(&call)?.project_id;
+    let list = call
+        .deps
+        .svc
+        .store
+        .read(move |c| constraints::list(c, project_id))
+        .await
+        .map_err(from_store)?;
+    reply(Value::Array(
+        list.iter()
+            .map(|c| json!({ "pattern": c.pattern, "visibility": c.kind.as_str() }))
+            .collect(),
+    ))
+}
+
+fn home_dir(call: &Call, sub: &str) -> std::path::PathBuf {
+    call.deps.svc.config.home.join(sub)
+}
+
+/// Reads `<dir>/<name>.md`; a missing file is -32004.
+async fn read_named(
+    dir: std::path::PathBuf,
+    kind: &'static str,
+    name: String,
+) -> Result<String, RpcError> {
+    let path = skills::file_of(&dir, &name).map_err(from_store)?;
+    actix_rt::task::spawn_blocking(move || std::fs::read_to_string(&path))
+        .await
+        .map_err(|e| crate::errors::internal(&e))?
+        .map_err(|_| {
+            RpcError::new(
+                ErrorKind::NotFound,
+                format!("{kind} \"{name}\" not found in {}", dir.display()),
+            )
+        })
+}
+
+async fn skill_add(call: Call) -> Result<Outcome, RpcError> {
+    let p: SkillParams = params(&call.params)?;
+    let run = find_run(&call, &p.run).await?;
+    let body = read_named(home_dir(&call, "skills"), "skill", p.name.clone()).await?;
+    let rr = RunRef {
+        run_id: run.id,
+        project_id: run.project_id,
+    };
+    let divisor = call.deps.svc.config.limits.token_divisor;
+    let name = p.name.clone();
+    let path = call
+        .deps
+        .svc
+        .store
+        .write(move |c| skills::add(c, rr, &name, &body, divisor, now()))
+        .await
+        .map_err(from_store)?;
+    reply(json!({ "ok": true, "skill": p.name, "path": path }))
+}
+
+async fn skill_remove(call: Call) -> Result<Outcome, RpcError> {
+    let p: SkillParams = params(&call.params)?;
+    let run = find_run(&call, &p.run).await?;
+    call.deps
+        .svc
+        .store
+        .write(move |c| skills::remove(c, run.id, &p.name))
+        .await
+        .map_err(from_store)?;
+    reply(json!({ "ok": true }))
+}
+
+async fn get_skills(call: Call) -> Result<Outcome, RpcError> {
+    let p: RunParams = params(&call.params)?;
+    let run = find_run(&call, &p.run).await?;
+    let list = call
+        .deps
+        .svc
+        .store
+        .read(move |c| skills::of_run(c, run.id))
+        .await
+        .map_err(from_store)?;
+    reply(Value::Array(
+        list.into_iter()
+            .map(|(name, state)| json!({ "name": name, "state": state }))
+            .collect(),
+    ))
+}
+
+async fn list_named(dir: std::path::PathBuf) -> Result<Outcome, RpcError> {
+    let list = actix_rt::task::spawn_blocking(move || skills::list_dir(&dir))
+        .await
+        .map_err(|e| crate::errors::internal(&e))?;
+    reply(Value::Array(
+        list.into_iter()
+            .map(|(name, path)| json!({ "name": name, "path": path }))
+            .collect(),
+    ))
+}
+
+async fn list_skills(call: Call) -> Result<Outcome, RpcError> {
+    list_named(home_dir(&call, "skills")).await
+}
+
+async fn list_personas(call: Call) -> Result<Outcome, RpcError> {
+    list_named(home_dir(&call, "personas")).await
+}
+
+async fn persona_set(call: Call) -> Result<Outcome, RpcError> {
+    let p: PersonaParams = params(&call.params)?;
+    let run = find_run(&call, &p.run).await?;
+    let persona = match (p.name, p.text) {
+        (Some(_), Some(_)) => {
+            return Err(RpcError::invalid_param(
+                "name",
+                "give a persona name or text, not both",
+            ))
+        }
+        (Some(name), None) => Some(read_named(home_dir(&call, "personas"), "persona", name).await?),
+        (None, Some(text)) => Some(text).filter(|t| !t.trim().is_empty()),
+        (None, None) => None,
+    };
+    call.deps
+        .svc
+        .store
+        .write(move |c| skills::set_persona(c, run.id, persona.as_deref(), now()))
+        .await
+        .map_err(from_store)?;
+    reply(json!({ "ok": true }))
+}
+
+fn state_param(state: Option<&str>) -> Result<Option<State>, RpcError> {
+    state
+        .map(|s| {
+            State::parse(s).ok_or_else(|| {
+                RpcError::invalid_param(
+                    "state",
+                    "expected proposed, streaming, resolved, failed or cancelled",
+                )
+            })
+        })
+        .transpose()
+}
+
+fn visibility_param(visibility: Option<&str>) -> Result<Option<Visibility>, RpcError> {
+    visibility
+        .map(|v| {
+            Visibility::parse(v).ok_or_else(|| {
+                RpcError::invalid_param("visibility", "expected visible, summarized or archived")
+            })
+        })
+        .transpose()
+}
+
+async fn run_ref(call: &Call, alias: &str) -> Result<(RunRef, i32), RpcError> {
+    let run = find_run(call, alias).await?;
+    Ok((
+        RunRef {
+            run_id: run.id,
+            project_id: run.project_id,
+        },
+        run.last_turn().max(0),
+    ))
+}
+
+/// `set` on an entry: write, append, body-less state/visibility/attribute change, or the same on every pattern match.
+async fn set_entry(call: Call, p: SetParams) -> Result<Outcome, RpcError> {
+    let alias = p
+        .run
+        .clone()
+        .ok_or_else(|| RpcError::invalid_param("run", "required for entries other than run://"))?;
+    let (rr, turn) = run_ref(&call, &alias).await?;
+    let state = state_param(p.state.as_deref())?;
+    let visibility = visibility_param(p.visibility.as_deref())?;
+    let divisor = call.deps.svc.config.limits.token_divisor;
+    let writer = Writer::Client;
+    let change = ViewChange {
+        state,
+        outcome: p.outcome.clone(),
+        visibility,
+        merge: p.attributes.clone(),
+    };
+    if p.pattern || p.body_filter.is_some() {
+        let count = call
+            .deps
+            .svc
+            .store
+            .write(move |c| {
+                let pattern = rummy_core::path::normalize(&p.path)
+                    .map_err(|e| StoreError::Invalid(e.to_string()))?;
+                let rows = ops::matching(c, rr.run_id, &pattern, p.body_filter.as_deref())?;
+                for row in &rows {
+                    match &p.body {
+                        Some(body) => {
+                            let w = ContentWrite {
+                                path: row.path.clone(),
+                                body: body.clone(),
+                                append: p.append,
+                                state,
+                                outcome: p.outcome.clone(),
+                                visibility,
+                                attributes: None,
+                            };
+                            ops::write_content(
+                                c,
+                                &Op {
+                                    run: rr,
+                                    writer,
+                                    divisor,
+                                    now: now(),
+                                },
+                                &w,
+                                turn,
+                            )?;
+                        }
+                        None => ops::change_view(
+                            c,
+                            &Op {
+                                run: rr,
+                                writer,
+                                divisor,
+                                now: now(),
+                            },
+                            row,
+                            &change,
+                        )?,
+                    }
+                }
+                Ok(rows.len())
+            })
+            .await
+            .map_err(from_store)?;
+        return reply(json!({ "ok": true, "count": count }));
+    }
+    let path = match p.body {
+        Some(body) => {
+            let w = ContentWrite {
+                path: p.path,
+                body,
+                append: p.append,
+                state,
+                outcome: p.outcome,
+                visibility,
+                attributes: p.attributes,
+            };
+            call.deps
+                .svc
+                .store
+                .write(move |c| {
+                    ops::write_content(
+                        c,
+                        &Op {
+                            run: rr,
+                            writer,
+                            divisor,
+                            now: now(),
+                        },
+                        &w,
+                        turn,
+                    )
+                })
+                .await
+        }
+        None => {
+            if change == ViewChange::default() {
+                return Err(RpcError::invalid_param(
+                    "body",
+                    "nothing to change: give a body, state, visibility or attributes",
+                ));
+            }
+            call.deps
+                .svc
+                .store
+                .write(move |c| {
+                    let path = rummy_core::path::normalize(&p.path)
+                        .map_err(|e| StoreError::Invalid(e.to_string()))?;
+                    let row = ops::exact(c, rr.run_id, &path)?;
+                    ops::change_view(
+                        c,
+                        &Op {
+                            run: rr,
+                            writer,
+                            divisor,
+                            now: now(),
+                        },
+                        &row,
+                        &change,
+                    )?;
+                    Ok(path)
+                })
+                .await
+        }
+    }
+    .map_err(from_store)?;
+    reply(json!({ "ok": true, "path": path }))
+}
+
+async fn get(call: Call) -> Result<Outcome, RpcError> {
+    let p: GetParams = params(&call.params)?;
+    let visibility = visibility_param(p.visibility.as_deref())?;
+    let (rr, _) = run_ref(&call, &p.run).await?;
+    let divisor = call.deps.svc.config.limits.token_divisor;
+    let count = call
+        .deps
+        .svc
+        .store
+        .write(move |c| {
+            ops::get(
+                c,
+                &client_op(rr, divisor),
+                &p.path,
+                p.body_filter.as_deref(),
+                visibility,
+            )
+        })
+        .await
+        .map_err(from_store)?;
+    reply(json!({ "ok": true, "count": count }))
+}
+
+async fn rm(call: Call) -> Result<Outcome, RpcError> {
+    let p: RmParams = params(&call.params)?;
+    let (rr, _) = run_ref(&call, &p.run).await?;
+    let divisor = call.deps.svc.config.limits.token_divisor;
+    let paths = call
+        .deps
+        .svc
+        .store
+        .write(move |c| {
+            ops::rm(
+                c,
+                &client_op(rr, divisor),
+                &p.path,
+                p.body_filter.as_deref(),
+            )
+        })
+        .await
+        .map_err(from_store)?;
+    reply(json!({ "ok": true, "paths": paths }))
+}
+
+async fn cp(call: Call) -> Result<Outcome, RpcError> {
+    copy_or_move(call, false).await
+}
+
+async fn mv(call: Call) -> Result<Outcome, RpcError> {
+    copy_or_move(call, true).await
+}
+
+async fn copy_or_move(call: Call, moving: bool) -> Result<Outcome, RpcError> {
+    let p: MoveParams = params(&call.params)?;
+    if let (Some(old), Some(new)) = (p.from.strip_prefix("run://"), p.to.strip_prefix("run://")) {
+        if !moving {
+            return Err(RpcError::invalid_param(
+                "from",
+                "runs are copied with a fork: set run://<new> with attributes.fork",
+            ));
+        }
+        let run = find_run(&call, old).await?;
+        let alias = new.to_owned();
+        call.deps
+            .registry
+            .send(crate::registry::RenameRun {
+                run,
+                alias: alias.clone(),
+            })
+            .await
+            .map_err(|e| crate::errors::internal(&e))??;
+        return reply(json!({ "ok": true, "path": format!("run://{alias}") }));
+    }
+    let visibility = visibility_param(p.visibility.as_deref())?;
+    let (rr, _) = run_ref(&call, &p.run).await?;
+    let divisor = call.deps.svc.config.limits.token_divisor;
+    let path = call
+        .deps
+        .svc
+        .store
+        .write(move |c| {
+            if moving {
+                ops::mv(c, &client_op(rr, divisor), &p.from, &p.to, visibility)
+            } else {
+                ops::cp(c, &client_op(rr, divisor), &p.from, &p.to, visibility)
+            }
+        })
+        .await
+        .map_err(from_store)?;
+    reply(json!({ "ok": true, "path": path }))
+}
+
+async fn update(call: Call) -> Result<Outcome, RpcError> {
+    let p: UpdateParams = params(&call.params)?;
+    let status = p.status.unwrap_or(102);
+    if ![102, 200, 204, 422].contains(&status) {
+        return Err(RpcError::invalid_param(
+            "status",
+            "expected 102, 200, 204 or 422",
+        ));
+    }
+    let (rr, _) = run_ref(&call, &p.run).await?;
+    let divisor = call.deps.svc.config.limits.token_divisor;
+    let path = call
+        .deps
+        .svc
+        .store
+        .write(move |c| {
+            ops::update(
+                c,
+                &client_op(rr, divisor),
+                &p.body,
+                status,
+                p.attributes.as_ref(),
+            )
+        })
+        .await
+        .map_err(from_store)?;
+    reply(json!({ "ok": true, "path": path }))
+}
+
+/// A client's operation on a run, now.
+fn client_op(run: RunRef, divisor: u32) -> Op {
+    Op {
+        run,
+        writer: Writer::Client,
+        divisor,
+        now: now(),
     }
 }

@@ -11,7 +11,9 @@ use crate::schema::{entries, run_views};
 use crate::schemes;
 use crate::time::Millis;
 use crate::tokens;
+use diesel::dsl::sql;
 use diesel::prelude::*;
+use diesel::sql_types::{Bool, Text};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
@@ -205,7 +207,8 @@ pub struct ViewRow {
     pub updated_at: i64,
 }
 
-type ViewColumns = (
+/// The column tuple behind [`ViewRow`].
+pub type ViewColumns = (
     run_views::id,
     entries::path,
     entries::scheme,
@@ -220,7 +223,8 @@ type ViewColumns = (
     entries::updated_at,
 );
 
-const VIEW_COLUMNS: ViewColumns = (
+/// The columns of a [`ViewRow`], for queries in other store modules.
+pub const VIEW_COLUMNS: ViewColumns = (
     run_views::id,
     entries::path,
     entries::scheme,
@@ -294,6 +298,10 @@ pub struct EntryFilter {
     pub state: Option<State>,
     /// Only this visibility.
     pub visibility: Option<Visibility>,
+    /// Only paths matching this hedberg pattern.
+    pub pattern: Option<String>,
+    /// Only bodies matching this hedberg pattern.
+    pub body_filter: Option<String>,
 }
 
 /// A page of the run's entries in the order they were first seen.
@@ -318,6 +326,20 @@ pub fn list(
     }
     if let Some(v) = filter.visibility {
         query = query.filter(run_views::visibility.eq(v.as_str()));
+    }
+    if let Some(pattern) = &filter.pattern {
+        query = query.filter(
+            sql::<Bool>("hedmatch(")
+                .bind::<Text, _>(pattern.clone())
+                .sql(", entries.path)"),
+        );
+    }
+    if let Some(body) = &filter.body_filter {
+        query = query.filter(
+            sql::<Bool>("hedsearch(")
+                .bind::<Text, _>(body.clone())
+                .sql(", entries.body)"),
+        );
     }
     Ok(query
         .order(run_views::id.asc())
@@ -411,7 +433,20 @@ pub fn fork(
 ) -> Result<usize, StoreError> {
     let parent_scope = Scope::Run(parent.run_id).key();
     let child_scope = Scope::Run(child.run_id).key();
-    type Source = (i32, String, String, Option<String>, String, String, String, i32, i32, String, Option<String>, String);
+    type Source = (
+        i32,
+        String,
+        String,
+        Option<String>,
+        String,
+        String,
+        String,
+        i32,
+        i32,
+        String,
+        Option<String>,
+        String,
+    );
     let sources: Vec<Source> = run_views::table
         .inner_join(entries::table)
         .filter(run_views::run_id.eq(parent.run_id))
@@ -432,7 +467,21 @@ pub fn fork(
         ))
         .load(conn)?;
     let count = sources.len();
-    for (entry_id, scope, path, scheme, body, attributes, hash, tokens, turn, state, outcome, visibility) in sources {
+    for (
+        entry_id,
+        scope,
+        path,
+        scheme,
+        body,
+        attributes,
+        hash,
+        tokens,
+        turn,
+        state,
+        outcome,
+        visibility,
+    ) in sources
+    {
         let target = if scope == parent_scope {
             diesel::insert_into(entries::table)
                 .values((

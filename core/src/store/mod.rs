@@ -1,12 +1,16 @@
 //! Store queries as plain functions over a connection passed in; the `StoreActor` owns the writing connection and calls them.
 
+pub mod constraints;
 pub mod entries;
 pub mod loops;
 pub mod models;
 pub mod notifications;
+pub mod ops;
 pub mod projects;
+pub mod rpc_log;
 pub mod runs;
 pub mod schemes;
+pub mod skills;
 pub mod turns;
 
 #[cfg(test)]

@@ -53,3 +53,13 @@ pub fn hello(
         .returning(Project::as_returning())
         .get_result(conn)?)
 }
+
+/// The project with that id.
+pub fn by_id(conn: &mut SqliteConnection, project_id: i32) -> Result<Project, StoreError> {
+    projects::table
+        .find(project_id)
+        .select(Project::as_select())
+        .first(conn)
+        .optional()?
+        .ok_or_else(|| StoreError::NotFound(format!("project {project_id} not found")))
+}

@@ -106,7 +106,11 @@ pub fn create(conn: &mut SqliteConnection, new: &NewRun, now: Millis) -> Result<
             runs::temperature.eq(new.temperature),
             runs::persona.eq(&new.persona),
             runs::context_limit.eq(new.context_limit),
-            runs::flags.eq(if new.flags.is_object() { new.flags.to_string() } else { "{}".to_owned() }),
+            runs::flags.eq(if new.flags.is_object() {
+                new.flags.to_string()
+            } else {
+                "{}".to_owned()
+            }),
             runs::parent_run_id.eq(new.parent_run_id),
             runs::created_at.eq(now.0),
             runs::updated_at.eq(now.0),

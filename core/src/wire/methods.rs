@@ -188,15 +188,172 @@ pub const GET_ENTRIES: MethodSpec = MethodSpec {
 /// `set`.
 pub const SET: MethodSpec = MethodSpec {
     name: "set",
-    description: "Writes an entry; on run://<alias> starts a run (body = prompt, attributes.model), continues it (body on an existing run) or cancels it (state: cancelled).",
+    description: "Writes an entry (body, append, state, visibility, attribute merge; with pattern or bodyFilter on every match). On run://<alias>: start (body + attributes.model, fork), continue (body), inject (attributes.inject), configure (attributes only) or cancel (state: cancelled).",
     params: &[
         p("run", "string", false, "run alias (not needed on run:// paths)"),
-        p("path", "string", true, "entry path"),
-        p("body", "string", false, "new body or prompt"),
-        p("state", "string", false, "new state"),
-        p("visibility", "string", false, "new visibility"),
-        p("attributes", "object", false, "attributes (run start: model, mode, persona, temperature, contextLimit)"),
+        p("path", "string", true, "entry path, or a pattern with pattern: true"),
+        p("body", "string", false, "new body, or the chunk to append, or the prompt"),
+        p("state", "string", false, "proposed | streaming | resolved | failed | cancelled"),
+        p("outcome", "string", false, "why, with failed or cancelled"),
+        p("visibility", "string", false, "visible | summarized | archived"),
+        p("attributes", "object", false, "attributes (merged when there is no body; run start: model, mode, persona, temperature, contextLimit, fork, noRepo, noInteraction, noWeb, noProposals)"),
+        p("append", "boolean", false, "append body to the current body"),
+        p("pattern", "boolean", false, "treat path as a hedberg pattern"),
+        p("bodyFilter", "string", false, "only entries whose body matches this pattern"),
     ],
+    requires_hello: true,
+};
+/// `get`.
+pub const GET: MethodSpec = MethodSpec {
+    name: "get",
+    description: "Promotes every entry matching the path pattern (and body filter) to visible, or to the given visibility; answers {ok, count}.",
+    params: &[
+        p("run", "string", true, "run alias"),
+        p("path", "string", true, "path or hedberg pattern"),
+        p("bodyFilter", "string", false, "only entries whose body matches"),
+        p("visibility", "string", false, "visibility to set (default visible)"),
+    ],
+    requires_hello: true,
+};
+/// `rm`.
+pub const RM: MethodSpec = MethodSpec {
+    name: "rm",
+    description: "Removes the run's view of every matching entry; answers {ok, paths}.",
+    params: &[
+        p("run", "string", true, "run alias"),
+        p("path", "string", true, "path or hedberg pattern"),
+        p(
+            "bodyFilter",
+            "string",
+            false,
+            "only entries whose body matches",
+        ),
+    ],
+    requires_hello: true,
+};
+const MOVE: [ParamSpec; 4] = [
+    p("run", "string", true, "run alias"),
+    p("from", "string", true, "source path"),
+    p("to", "string", true, "destination path"),
+    p(
+        "visibility",
+        "string",
+        false,
+        "visibility of the destination",
+    ),
+];
+/// `cp`.
+pub const CP: MethodSpec = MethodSpec {
+    name: "cp",
+    description: "Copies an entry's body and attributes to a new path; answers {ok, path}.",
+    params: &MOVE,
+    requires_hello: true,
+};
+/// `mv`.
+pub const MV: MethodSpec = MethodSpec {
+    name: "mv",
+    description: "Moves an entry (copy, then remove the source from the run); mv run://old run://new renames a run.",
+    params: &MOVE,
+    requires_hello: true,
+};
+/// `update`.
+pub const UPDATE: MethodSpec = MethodSpec {
+    name: "update",
+    description: "Writes a status report to update://…; answers {ok, path}.",
+    params: &[
+        p("run", "string", true, "run alias"),
+        p("body", "string", true, "status text"),
+        p(
+            "status",
+            "integer",
+            false,
+            "102, 200, 204 or 422 (default 102)",
+        ),
+        p("attributes", "object", false, "extra attributes"),
+    ],
+    requires_hello: true,
+};
+
+/// `file/constraint`.
+pub const FILE_CONSTRAINT: MethodSpec = MethodSpec {
+    name: "file/constraint",
+    description: "Sets a project file constraint: active (starts visible), readonly (edits refused), ignore (kept out).",
+    params: &[
+        p("pattern", "string", true, "path or glob; absolute paths under the project root are made relative"),
+        p("visibility", "string", true, "active | readonly | ignore"),
+    ],
+    requires_hello: true,
+};
+/// `file/drop`.
+pub const FILE_DROP: MethodSpec = MethodSpec {
+    name: "file/drop",
+    description: "Removes a project file constraint.",
+    params: &[p("pattern", "string", true, "the constraint's pattern")],
+    requires_hello: true,
+};
+/// `getConstraints`.
+pub const GET_CONSTRAINTS: MethodSpec = MethodSpec {
+    name: "getConstraints",
+    description: "The project's file constraints: [{pattern, visibility}].",
+    params: &[],
+    requires_hello: true,
+};
+
+const RUN_NAME: [ParamSpec; 2] = [
+    p("run", "string", true, "run alias"),
+    p(
+        "name",
+        "string",
+        true,
+        "file name under $RUMMY_HOME/skills or /personas, without .md",
+    ),
+];
+
+/// `skill/add`.
+pub const SKILL_ADD: MethodSpec = MethodSpec {
+    name: "skill/add",
+    description: "Adds $RUMMY_HOME/skills/<name>.md to the run as skill://<name>.",
+    params: &RUN_NAME,
+    requires_hello: true,
+};
+/// `skill/remove`.
+pub const SKILL_REMOVE: MethodSpec = MethodSpec {
+    name: "skill/remove",
+    description: "Removes skill://<name> from the run.",
+    params: &RUN_NAME,
+    requires_hello: true,
+};
+/// `getSkills`.
+pub const GET_SKILLS: MethodSpec = MethodSpec {
+    name: "getSkills",
+    description: "The run's skills: [{name, state}].",
+    params: &[p("run", "string", true, "run alias")],
+    requires_hello: true,
+};
+/// `listSkills`.
+pub const LIST_SKILLS: MethodSpec = MethodSpec {
+    name: "listSkills",
+    description: "Skills available in $RUMMY_HOME/skills: [{name, path}].",
+    params: &[],
+    requires_hello: true,
+};
+/// `persona/set`.
+pub const PERSONA_SET: MethodSpec = MethodSpec {
+    name: "persona/set",
+    description:
+        "Sets the run's persona from $RUMMY_HOME/personas/<name>.md or as text; neither clears it.",
+    params: &[
+        p("run", "string", true, "run alias"),
+        p("name", "string", false, "persona file name, without .md"),
+        p("text", "string", false, "persona text"),
+    ],
+    requires_hello: true,
+};
+/// `listPersonas`.
+pub const LIST_PERSONAS: MethodSpec = MethodSpec {
+    name: "listPersonas",
+    description: "Personas available in $RUMMY_HOME/personas: [{name, path}].",
+    params: &[],
     requires_hello: true,
 };
 
@@ -212,6 +369,20 @@ pub const METHODS: &[MethodSpec] = &[
     GET_RUN,
     GET_ENTRIES,
     SET,
+    GET,
+    RM,
+    CP,
+    MV,
+    UPDATE,
+    FILE_CONSTRAINT,
+    FILE_DROP,
+    GET_CONSTRAINTS,
+    SKILL_ADD,
+    SKILL_REMOVE,
+    GET_SKILLS,
+    LIST_SKILLS,
+    PERSONA_SET,
+    LIST_PERSONAS,
 ];
 
 /// Every notification the server pushes.

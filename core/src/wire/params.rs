@@ -79,7 +79,7 @@ pub struct GetRunParams {
 pub struct GetEntriesParams {
     /// Run alias.
     pub run: String,
-    /// Path pattern (hedberg): not served until pattern matching lands.
+    /// Only paths matching this hedberg pattern.
     pub pattern: Option<String>,
     /// Scheme filter.
     pub scheme: Option<String>,
@@ -87,7 +87,7 @@ pub struct GetEntriesParams {
     pub state: Option<String>,
     /// Visibility filter.
     pub visibility: Option<String>,
-    /// Body filter (hedberg): not served until pattern matching lands.
+    /// Only bodies matching this hedberg pattern.
     pub body_filter: Option<String>,
     /// Include bodies.
     #[serde(default)]
@@ -153,4 +153,94 @@ pub struct RunAttributes {
     /// Fold the body into the active loop.
     #[serde(default)]
     pub inject: bool,
+}
+
+/// `file/constraint` and `file/drop`.
+#[derive(Debug, Clone, Deserialize)]
+pub struct ConstraintParams {
+    /// Path or glob; absolute paths under the root are made relative.
+    pub pattern: String,
+    /// `active`, `readonly` or `ignore` (for `file/constraint`).
+    pub visibility: Option<String>,
+}
+
+/// `skill/add`, `skill/remove`.
+#[derive(Debug, Clone, Deserialize)]
+pub struct SkillParams {
+    /// Run alias.
+    pub run: String,
+    /// Skill name.
+    pub name: String,
+}
+
+/// `getSkills`.
+#[derive(Debug, Clone, Deserialize)]
+pub struct RunParams {
+    /// Run alias.
+    pub run: String,
+}
+
+/// `persona/set`.
+#[derive(Debug, Clone, Deserialize)]
+pub struct PersonaParams {
+    /// Run alias.
+    pub run: String,
+    /// Persona file name.
+    pub name: Option<String>,
+    /// Persona text.
+    pub text: Option<String>,
+}
+
+/// `get`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GetParams {
+    /// Run alias.
+    pub run: String,
+    /// Path or pattern.
+    pub path: String,
+    /// Only entries whose body contains this pattern.
+    pub body_filter: Option<String>,
+    /// The visibility to set (default visible).
+    pub visibility: Option<String>,
+}
+
+/// `rm`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RmParams {
+    /// Run alias.
+    pub run: String,
+    /// Path or pattern.
+    pub path: String,
+    /// Only entries whose body contains this pattern.
+    pub body_filter: Option<String>,
+}
+
+/// `cp` and `mv`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MoveParams {
+    /// Run alias.
+    pub run: String,
+    /// Source path.
+    pub from: String,
+    /// Destination path.
+    pub to: String,
+    /// Visibility of the destination.
+    pub visibility: Option<String>,
+}
+
+/// `update`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct UpdateParams {
+    /// Run alias.
+    pub run: String,
+    /// The status text.
+    pub body: String,
+    /// 102, 200, 204 or 422 (default 102).
+    pub status: Option<i32>,
+    /// Extra attributes.
+    pub attributes: Option<serde_json::Map<String, Value>>,
 }

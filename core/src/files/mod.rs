@@ -1,0 +1,12 @@
+//! The project's files as entries: scanning the root on disk, syncing the project-scoped entries, and giving runs their views.
+//!
+//! Files are project-scoped bare-path entries (every run of the project sees
+//! the same content through its own view). A scan honours `.gitignore`
+//! (also outside a git checkout), skips hidden files (so `.env` secrets are
+//! never read), binaries, files over the size cap, and symlinks (never
+//! followed, so nothing outside the root is read).
+
+pub mod scan;
+pub mod sync;
+
+pub use scan::{scan, Scan, ScanLimits, ScannedFile};

@@ -1,0 +1,138 @@
+//! Writing a scan into the store, and giving a run its views of the project's files.
+
+use super::Scan;
+use crate::entry::{Scope, Visibility};
+use crate::schema::{entries, run_views};
+use crate::store::constraints::{Constraint, ConstraintKind};
+use crate::store::entries::RunRef;
+use crate::store::{runs, StoreError};
+use crate::time::Millis;
+use crate::tokens;
+use diesel::prelude::*;
+use std::collections::HashMap;
+
+/// What a sync changed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SyncReport {
+    /// New files.
+    pub added: usize,
+    /// Files whose content changed on disk.
+    pub changed: usize,
+    /// Files gone from disk (their entries are removed).
+    pub removed: usize,
+}
+
+/// Brings the project's file entries in line with a scan: new files added,
+/// changed files refreshed (hash, tokens), vanished files removed (only after
+/// a complete scan).
+pub fn sync_project(
+    conn: &mut SqliteConnection,
+    project_id: i32,
+    scan: &Scan,
+    token_divisor: u32,
+    now: Millis,
+) -> Result<SyncReport, StoreError> {
+    let scope = Scope::Project(project_id).key();
+    let stored: HashMap<String, (i32, String)> = entries::table
+        .filter(entries::scope.eq(&scope))
+        .filter(entries::scheme.is_null())
+        .select((entries::path, entries::id, entries::hash))
+        .load::<(String, i32, String)>(conn)?
+        .into_iter()
+        .map(|(path, id, hash)| (path, (id, hash)))
+        .collect();
+    let mut report = SyncReport::default();
+    for file in &scan.files {
+        let tokens = tokens::estimate(&file.body, token_divisor);
+        match stored.get(&file.path) {
+            Some((_, hash)) if *hash == file.hash => {}
+            Some((id, _)) => {
+                diesel::update(entries::table.find(*id))
+                    .set((
+                        entries::body.eq(&file.body),
+                        entries::hash.eq(&file.hash),
+                        entries::tokens.eq(tokens),
+                        entries::updated_at.eq(now.0),
+                    ))
+                    .execute(conn)?;
+                report.changed += 1;
+            }
+            None => {
+                diesel::insert_into(entries::table)
+                    .values((
+                        entries::scope.eq(&scope),
+                        entries::path.eq(&file.path),
+                        entries::body.eq(&file.body),
+                        entries::hash.eq(&file.hash),
+                        entries::tokens.eq(tokens),
+                        entries::created_at.eq(now.0),
+                        entries::updated_at.eq(now.0),
+                    ))
+                    .execute(conn)?;
+                report.added += 1;
+            }
+        }
+    }
+    if !scan.truncated {
+        let present: std::collections::HashSet<&str> =
+            scan.files.iter().map(|f| f.path.as_str()).collect();
+        let gone: Vec<i32> = stored
+            .iter()
+            .filter(|(path, _)| !present.contains(path.as_str()))
+            .map(|(_, (id, _))| *id)
+            .collect();
+        report.removed =
+            diesel::delete(entries::table.filter(entries::id.eq_any(&gone))).execute(conn)?;
+    }
+    Ok(report)
+}
+
+/// Gives the run a view of every project file it has none of yet: visible for
+/// `active`/`readonly` constraints, none for `ignore`, summarized otherwise —
+/// so a large repository does not flood the context.
+pub fn attach(
+    conn: &mut SqliteConnection,
+    run: RunRef,
+    constraints: &[Constraint],
+    matches: impl Fn(&str, &str) -> bool,
+    now: Millis,
+) -> Result<usize, StoreError> {
+    let scope = Scope::Project(run.project_id).key();
+    let seen: std::collections::HashSet<i32> = run_views::table
+        .filter(run_views::run_id.eq(run.run_id))
+        .select(run_views::entry_id)
+        .load::<i32>(conn)?
+        .into_iter()
+        .collect();
+    let files: Vec<(i32, String)> = entries::table
+        .filter(entries::scope.eq(&scope))
+        .filter(entries::scheme.is_null())
+        .select((entries::id, entries::path))
+        .load(conn)?;
+    let mut attached = 0;
+    for (id, path) in files.into_iter().filter(|(id, _)| !seen.contains(id)) {
+        let kind = constraints
+            .iter()
+            .rev()
+            .find(|c| matches(&c.pattern, &path))
+            .map(|c| c.kind);
+        let visibility = match kind {
+            Some(ConstraintKind::Ignore) => continue,
+            Some(ConstraintKind::Active | ConstraintKind::Readonly) => Visibility::Visible,
+            None => Visibility::Summarized,
+        };
+        let rev = runs::take_rev(conn, run.run_id)?;
+        diesel::insert_into(run_views::table)
+            .values((
+                run_views::run_id.eq(run.run_id),
+                run_views::entry_id.eq(id),
+                run_views::visibility.eq(visibility.as_str()),
+                run_views::rev.eq(rev),
+                run_views::created_at.eq(now.0),
+                run_views::updated_at.eq(now.0),
+            ))
+            .execute(conn)?;
+        attached += 1;
+    }
+    Ok(attached)
+}

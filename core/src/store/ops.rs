@@ -1,0 +1,319 @@
+//! The entry primitives behind the client's `set`/`get`/`rm`/`cp`/`mv`/`update` (and, later, the model's tools).
+//!
+//! Every operation checks the writer's tier against the scheme of each entry
+//! it touches — for body, state, visibility and attribute changes alike — and
+//! takes a new view revision for each change so `run/state` pushes see it.
+//! Patterns and body filters are hedberg patterns evaluated in SQL
+//! (`hedmatch`, `hedsearch`, registered on every connection).
+
+use super::entries::{self, EntryWrite, RunRef, ViewRow};
+use super::{runs, StoreError};
+use crate::entry::{State, Visibility, Writer};
+use crate::path::{normalize, result_path, scheme_of};
+use crate::schema::{entries as e, run_views as v};
+use crate::schemes;
+use crate::time::Millis;
+use diesel::dsl::sql;
+use diesel::prelude::*;
+use diesel::sql_types::{Bool, Text};
+use serde_json::{Map, Value};
+
+/// Who performs an operation, on which run, with which token divisor and at what time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Op {
+    /// The run.
+    pub run: RunRef,
+    /// The writer tier, checked against each entry's scheme.
+    pub writer: Writer,
+    /// Characters per estimated token.
+    pub divisor: u32,
+    /// The time of the operation.
+    pub now: Millis,
+}
+
+/// Fails unless `writer` may write entries at `path`.
+pub fn check_writer(path: &str, writer: Writer) -> Result<(), StoreError> {
+    let scheme = scheme_of(path);
+    let spec = schemes::lookup(scheme.as_deref()).ok_or_else(|| {
+        StoreError::Invalid(format!(
+            "unknown scheme \"{}\" in path {path}",
+            scheme.as_deref().unwrap_or("file")
+        ))
+    })?;
+    if spec.admits(writer) {
+        Ok(())
+    } else {
+        Err(StoreError::permission(writer, spec))
+    }
+}
+
+fn clean(path: &str) -> Result<String, StoreError> {
+    normalize(path).map_err(|err| StoreError::Invalid(err.to_string()))
+}
+
+/// The run's entries whose path matches `pattern` (and whose body contains `body_filter`), oldest view first.
+pub fn matching(
+    conn: &mut SqliteConnection,
+    run_id: i32,
+    pattern: &str,
+    body_filter: Option<&str>,
+) -> Result<Vec<ViewRow>, StoreError> {
+    let mut query = v::table
+        .inner_join(e::table)
+        .filter(v::run_id.eq(run_id))
+        .filter(
+            sql::<Bool>("hedmatch(")
+                .bind::<Text, _>(pattern.to_owned())
+                .sql(", entries.path)"),
+        )
+        .into_boxed();
+    if let Some(filter) = body_filter {
+        query = query.filter(
+            sql::<Bool>("hedsearch(")
+                .bind::<Text, _>(filter.to_owned())
+                .sql(", entries.body)"),
+        );
+    }
+    Ok(query
+        .order(v::id.asc())
+        .select(entries::VIEW_COLUMNS)
+        .load(conn)?)
+}
+
+/// One exact entry of the run, or `NotFound`.
+pub fn exact(conn: &mut SqliteConnection, run_id: i32, path: &str) -> Result<ViewRow, StoreError> {
+    entries::by_path(conn, run_id, path)?
+        .ok_or_else(|| StoreError::NotFound(format!("{path} not found in this run")))
+}
+
+/// Changes of a view and its attributes that need no body.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ViewChange {
+    /// New state.
+    pub state: Option<State>,
+    /// Outcome (with failed/cancelled).
+    pub outcome: Option<String>,
+    /// New visibility.
+    pub visibility: Option<Visibility>,
+    /// Attributes merged into the entry's (a `null` value removes the key).
+    pub merge: Option<Map<String, Value>>,
+}
+
+/// Applies a body-less change to one view, after the writer check.
+pub fn change_view(
+    conn: &mut SqliteConnection,
+    op: &Op,
+    row: &ViewRow,
+    change: &ViewChange,
+) -> Result<(), StoreError> {
+    let now = op.now;
+    check_writer(&row.path, op.writer)?;
+    let rev = runs::take_rev(conn, op.run.run_id)?;
+    let state = change
+        .state
+        .map_or(row.state.clone(), |s| s.as_str().to_owned());
+    let outcome = match change.state {
+        Some(State::Failed | State::Cancelled) => change.outcome.clone(),
+        Some(_) => None,
+        None => row.outcome.clone(),
+    };
+    let visibility = change
+        .visibility
+        .map_or(row.visibility.clone(), |v| v.as_str().to_owned());
+    diesel::update(v::table.find(row.view_id))
+        .set((
+            v::state.eq(state),
+            v::outcome.eq(outcome),
+            v::visibility.eq(visibility),
+            v::rev.eq(rev),
+            v::updated_at.eq(now.0),
+        ))
+        .execute(conn)?;
+    if let Some(merge) = &change.merge {
+        let mut attributes = row.attributes();
+        if let Some(map) = attributes.as_object_mut() {
+            for (k, val) in merge {
+                if val.is_null() {
+                    map.remove(k);
+                } else {
+                    map.insert(k.clone(), val.clone());
+                }
+            }
+        }
+        let entry_id: i32 = v::table.find(row.view_id).select(v::entry_id).first(conn)?;
+        diesel::update(e::table.find(entry_id))
+            .set((
+                e::attributes.eq(attributes.to_string()),
+                e::updated_at.eq(now.0),
+            ))
+            .execute(conn)?;
+    }
+    Ok(())
+}
+
+/// A client or tool write of one entry's content.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ContentWrite {
+    /// The path (normalised here).
+    pub path: String,
+    /// The body (or the chunk, when appending).
+    pub body: String,
+    /// Append to the current body instead of replacing it.
+    pub append: bool,
+    /// State (default resolved).
+    pub state: Option<State>,
+    /// Outcome with a failed/cancelled state.
+    pub outcome: Option<String>,
+    /// Visibility (default: the current one, or visible).
+    pub visibility: Option<Visibility>,
+    /// Attributes replacing the current ones (default: keep them).
+    pub attributes: Option<Map<String, Value>>,
+}
+
+/// Writes one entry's body for the run; answers the normalised path.
+pub fn write_content(
+    conn: &mut SqliteConnection,
+    op: &Op,
+    w: &ContentWrite,
+    turn: i32,
+) -> Result<String, StoreError> {
+    let (run, writer, divisor, now) = (op.run, op.writer, op.divisor, op.now);
+    let path = clean(&w.path)?;
+    let current = entries::by_path(conn, run.run_id, &path)?;
+    let body = match (&current, w.append) {
+        (Some(row), true) => format!("{}{}", row.body, w.body),
+        _ => w.body.clone(),
+    };
+    let attributes = match (&w.attributes, &current) {
+        (Some(map), _) => Value::Object(map.clone()),
+        (None, Some(row)) => row.attributes(),
+        (None, None) => Value::Object(Map::new()),
+    };
+    let visibility = w
+        .visibility
+        .or_else(|| current.as_ref().map(ViewRow::visibility))
+        .unwrap_or(Visibility::Visible);
+    let state = w.state.unwrap_or(State::Resolved);
+    let outcome = matches!(state, State::Failed | State::Cancelled)
+        .then(|| w.outcome.clone())
+        .flatten();
+    entries::write(
+        conn,
+        &EntryWrite {
+            run,
+            path: &path,
+            body: &body,
+            attributes: &attributes,
+            state,
+            outcome: outcome.as_deref(),
+            visibility,
+            loop_id: None,
+            turn,
+            writer,
+        },
+        divisor,
+        now,
+    )?;
+    Ok(path)
+}
+
+/// Promotes (or sets the visibility of) every matching entry; answers how many.
+pub fn get(
+    conn: &mut SqliteConnection,
+    op: &Op,
+    pattern: &str,
+    body_filter: Option<&str>,
+    visibility: Option<Visibility>,
+) -> Result<usize, StoreError> {
+    let rows = matching(conn, op.run.run_id, &clean(pattern)?, body_filter)?;
+    let change = ViewChange {
+        visibility: Some(visibility.unwrap_or(Visibility::Visible)),
+        ..ViewChange::default()
+    };
+    for row in &rows {
+        change_view(conn, op, row, &change)?;
+    }
+    Ok(rows.len())
+}
+
+/// Removes the run's views of every matching entry (the entries stay for other runs); answers the paths.
+pub fn rm(
+    conn: &mut SqliteConnection,
+    op: &Op,
+    pattern: &str,
+    body_filter: Option<&str>,
+) -> Result<Vec<String>, StoreError> {
+    let rows = matching(conn, op.run.run_id, &clean(pattern)?, body_filter)?;
+    for row in &rows {
+        check_writer(&row.path, op.writer)?;
+    }
+    let ids: Vec<i32> = rows.iter().map(|r| r.view_id).collect();
+    diesel::delete(v::table.filter(v::id.eq_any(&ids))).execute(conn)?;
+    Ok(rows.into_iter().map(|r| r.path).collect())
+}
+
+/// Copies one entry's body and attributes to `to` (the source stays); answers the destination path.
+pub fn cp(
+    conn: &mut SqliteConnection,
+    op: &Op,
+    from: &str,
+    to: &str,
+    visibility: Option<Visibility>,
+) -> Result<String, StoreError> {
+    let run = op.run;
+    let source = exact(conn, run.run_id, &clean(from)?)?;
+    let write = ContentWrite {
+        path: to.to_owned(),
+        body: source.body.clone(),
+        append: false,
+        state: None,
+        outcome: None,
+        visibility,
+        attributes: source.attributes().as_object().cloned(),
+    };
+    let turn = runs::by_id(conn, run.run_id)?.last_turn().max(0);
+    write_content(conn, op, &write, turn)
+}
+
+/// Moves one entry: copy, then remove the source from the run's view.
+pub fn mv(
+    conn: &mut SqliteConnection,
+    op: &Op,
+    from: &str,
+    to: &str,
+    visibility: Option<Visibility>,
+) -> Result<String, StoreError> {
+    let source = clean(from)?;
+    check_writer(&source, op.writer)?;
+    let dest = cp(conn, op, &source, to, visibility)?;
+    if dest != source {
+        let row = exact(conn, op.run.run_id, &source)?;
+        diesel::delete(v::table.find(row.view_id)).execute(conn)?;
+    }
+    Ok(dest)
+}
+
+/// Writes an `update://` entry with its status; answers its path.
+pub fn update(
+    conn: &mut SqliteConnection,
+    op: &Op,
+    body: &str,
+    status: i32,
+    attributes: Option<&Map<String, Value>>,
+) -> Result<String, StoreError> {
+    let run = op.run;
+    let turn = runs::by_id(conn, run.run_id)?.last_turn().max(0);
+    let path = entries::unique_path(conn, run, &result_path("update", turn, ""))?;
+    let mut attrs = attributes.cloned().unwrap_or_default();
+    attrs.insert("status".to_owned(), Value::from(status));
+    let write = ContentWrite {
+        path,
+        body: body.to_owned(),
+        append: false,
+        state: None,
+        outcome: None,
+        visibility: None,
+        attributes: Some(attrs),
+    };
+    write_content(conn, op, &write, turn)
+}
