@@ -48,6 +48,29 @@ pub enum ProviderError {
     },
 }
 
+/// What a call reports while it is under way; the turn forwards each to the run's clients.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ProviderEvent {
+    /// A streamed text delta (`ui/render`).
+    Delta(String),
+    /// Waiting for capacity (`run/progress` queued), with the reason.
+    Queued(String),
+    /// A transient failure; retrying after a delay (`run/progress` retrying).
+    Retrying {
+        /// Why.
+        reason: String,
+        /// Wait before the next attempt.
+        delay_ms: u64,
+    },
+    /// Sent to the fallback model instead (`run/progress` rerouted).
+    Rerouted {
+        /// Why.
+        reason: String,
+        /// The fallback alias.
+        to: String,
+    },
+}
+
 /// One model call.
 #[derive(Message)]
 #[rtype(result = "Result<Completion, ProviderError>")]
@@ -58,6 +81,8 @@ pub struct Complete {
     pub messages: Vec<ChatMessage>,
     /// Sampling temperature.
     pub temperature: f64,
+    /// Where to report progress and deltas (dropped events are fine).
+    pub events: Option<tokio::sync::mpsc::UnboundedSender<ProviderEvent>>,
 }
 
 /// Calls one OpenAI-compatible provider.

@@ -4,7 +4,7 @@
 //! Every step is a call into `rummy_core::turn`; writes go through the store.
 
 use crate::clock::now;
-use crate::provider::{Complete, Route};
+use crate::provider::{Complete, ProviderEvent, Route};
 use crate::services::Services;
 use actix::prelude::*;
 use rummy_core::entry::Category;
@@ -197,7 +197,18 @@ async fn execute(svc: Services, job: TurnJob) -> Result<TurnEnd, TurnFailure> {
 
     // 5. Call the model.
     progress(&svc, &job, t.turn, "thinking");
+    let (events, mut event_rx) = tokio::sync::mpsc::unbounded_channel();
+    let forward = {
+        let (svc, job, turn) = (svc.clone(), job.clone(), t.turn);
+        actix_rt::spawn(async move {
+            let mut streamed = false;
+            while let Some(event) = event_rx.recv().await {
+                forward_event(&svc, &job, turn, event, &mut streamed);
+            }
+        })
+    };
     let call = Complete {
+        events: Some(events),
         model: job.route.wire_model.clone(),
         messages: vec![
             ChatMessage {
@@ -218,6 +229,7 @@ async fn execute(svc: Services, job: TurnJob) -> Result<TurnEnd, TurnFailure> {
         .await
         .map_err(|e| failure(format!("provider unavailable: {e}")))?
         .map_err(failure)?;
+    let _ = forward.await;
     progress(&svc, &job, t.turn, "processing");
 
     // 6. Parse and record the reply and the audit trail.
@@ -354,6 +366,26 @@ async fn attach_files(
         })
         .await?;
     Ok(())
+}
+
+/// Sends one provider event to the run's clients: deltas as `ui/render`, the rest as `run/progress`.
+fn forward_event(svc: &Services, job: &TurnJob, turn: i32, event: ProviderEvent, streamed: &mut bool) {
+    let (method, params) = match event {
+        ProviderEvent::Delta(text) => {
+            let append = std::mem::replace(streamed, true);
+            ("ui/render", json!({ "run": &*job.alias, "turn": turn, "text": text, "append": append }))
+        }
+        ProviderEvent::Queued(reason) => ("run/progress", json!({ "run": &*job.alias, "turn": turn, "status": "queued", "detail": reason })),
+        ProviderEvent::Retrying { reason, delay_ms } => (
+            "run/progress",
+            json!({ "run": &*job.alias, "turn": turn, "status": "retrying", "detail": reason, "delayMs": delay_ms }),
+        ),
+        ProviderEvent::Rerouted { reason, to } => (
+            "run/progress",
+            json!({ "run": &*job.alias, "turn": turn, "status": "rerouted", "detail": reason, "to": to }),
+        ),
+    };
+    svc.publish(job.run.project_id, &job.alias, method, params);
 }
 
 fn progress(svc: &Services, job: &TurnJob, turn: i32, status: &str) {
