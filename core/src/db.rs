@@ -29,6 +29,7 @@ pub fn open_writer(path: &Path) -> Result<SqliteConnection, StoreError> {
     let mut conn = SqliteConnection::establish(path_str(path)?)?;
     conn.batch_execute(COMMON_PRAGMAS)?;
     conn.batch_execute("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;")?;
+    crate::hedberg::sql::register(&mut conn)?;
     run_migrations(&mut conn)?;
     Ok(conn)
 }
@@ -47,6 +48,7 @@ impl CustomizeConnection<SqliteConnection, diesel::r2d2::Error> for ReadOnly {
     fn on_acquire(&self, conn: &mut SqliteConnection) -> Result<(), diesel::r2d2::Error> {
         conn.batch_execute(COMMON_PRAGMAS)
             .and_then(|()| conn.batch_execute("PRAGMA query_only = ON;"))
+            .and_then(|()| crate::hedberg::sql::register(conn))
             .map_err(diesel::r2d2::Error::QueryError)
     }
 }
