@@ -132,7 +132,7 @@ pub async fn serve(
                 .try_for_each(|seed| models::upsert(c, seed, now).map(|_| ()))
         })
         .await?;
-    let providers = Providers::start(&config).map_err(ServeError::Provider)?;
+    let providers = Providers::start(&config, store.clone()).map_err(ServeError::Provider)?;
     let port = config.port;
     let hub = NotificationHub::default().start();
     let svc = Services {

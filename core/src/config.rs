@@ -3,6 +3,13 @@
 //! Parsing is pure: the caller passes the variables in (the process
 //! environment over `$RUMMY_HOME/.env`), so tests build a `Config` directly.
 
+mod providers;
+
+pub use providers::{
+    openai_base, OllamaConfig, OpenAiConfig, OpenRouterConfig, ProviderLimits, Providers,
+    XaiConfig, DEFAULT_CONCURRENCY,
+};
+
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use thiserror::Error;
@@ -103,37 +110,6 @@ pub struct ModelSeed {
     pub fallback: Option<String>,
 }
 
-/// Provider settings; a provider is configured only when its variables are set.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct Providers {
-    /// The OpenAI-compatible provider (`OPENAI_BASE_URL`, `OPENAI_API_KEY`).
-    pub openai: Option<OpenAiConfig>,
-    /// `RUMMY_<PROVIDER>_CONCURRENCY` per provider name, default 8.
-    pub concurrency: BTreeMap<String, usize>,
-}
-
-/// Where the OpenAI-compatible provider lives.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct OpenAiConfig {
-    /// Base URL without a trailing `/` or `/v1`; requests go to `{base}/v1/chat/completions`.
-    pub base_url: String,
-    /// Bearer token, if any.
-    pub api_key: Option<String>,
-}
-
-/// The default concurrency cap per provider.
-pub const DEFAULT_CONCURRENCY: usize = 8;
-
-impl Providers {
-    /// The concurrency cap for a provider.
-    pub fn concurrency_of(&self, provider: &str) -> usize {
-        self.concurrency
-            .get(provider)
-            .copied()
-            .unwrap_or(DEFAULT_CONCURRENCY)
-    }
-}
-
 impl Config {
     /// A configuration with every default, the given home and a database inside it.
     pub fn with_home(home: PathBuf) -> Config {
@@ -175,7 +151,7 @@ impl Config {
         l.max_frame_bytes = positive(vars, "RUMMY_MAX_FRAME_BYTES", l.max_frame_bytes)?;
         l.max_message_bytes = positive(vars, "RUMMY_MAX_MESSAGE_BYTES", l.max_message_bytes)?;
         config.models = model_seeds(vars)?;
-        config.providers = providers(vars)?;
+        config.providers = providers::from_vars(vars)?;
         Ok(config)
     }
 }
@@ -276,46 +252,6 @@ fn model_seeds(vars: &BTreeMap<String, String>) -> Result<Vec<ModelSeed>, Config
     Ok(seeds)
 }
 
-/// Strips a trailing `/` and `/v1` so both spellings of a base URL work.
-pub fn openai_base(url: &str) -> String {
-    let trimmed = url.trim().trim_end_matches('/');
-    trimmed
-        .strip_suffix("/v1")
-        .unwrap_or(trimmed)
-        .trim_end_matches('/')
-        .to_owned()
-}
-
-fn providers(vars: &BTreeMap<String, String>) -> Result<Providers, ConfigError> {
-    let get = |name: &str| vars.get(name).map(|v| v.trim()).filter(|v| !v.is_empty());
-    let api_key = get("OPENAI_API_KEY").map(str::to_owned);
-    let openai = match (get("OPENAI_BASE_URL"), &api_key) {
-        (Some(base), _) => Some(OpenAiConfig {
-            base_url: openai_base(base),
-            api_key,
-        }),
-        (None, Some(_)) => Some(OpenAiConfig {
-            base_url: "https://api.openai.com".to_owned(),
-            api_key,
-        }),
-        (None, None) => None,
-    };
-    let mut concurrency = BTreeMap::new();
-    for provider in ["openai", "ollama", "openrouter", "xai"] {
-        let name = format!("RUMMY_{}_CONCURRENCY", provider.to_ascii_uppercase());
-        if get(&name).is_some() {
-            concurrency.insert(
-                provider.to_owned(),
-                positive(vars, &name, DEFAULT_CONCURRENCY)?,
-            );
-        }
-    }
-    Ok(Providers {
-        openai,
-        concurrency,
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -376,19 +312,6 @@ mod tests {
         );
         assert_eq!(config.providers.concurrency_of("openai"), 2);
         assert_eq!(config.providers.concurrency_of("xai"), 8);
-    }
-
-    /// Both spellings of the OpenAI base URL reach the same endpoint.
-    #[test]
-    fn base_url_with_or_without_v1() {
-        for url in [
-            "http://h:1",
-            "http://h:1/",
-            "http://h:1/v1",
-            "http://h:1/v1/",
-        ] {
-            assert_eq!(openai_base(url), "http://h:1");
-        }
     }
 
     /// A set but unusable value is an error naming the variable.

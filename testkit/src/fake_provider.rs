@@ -4,9 +4,11 @@
 //! whether the test calling it runs on actix, plain tokio, or no runtime at all.
 //!
 //! `POST /v1/chat/completions`, `/chat/completions`, `/v1/responses` and `/responses` all
-//! draw from one FIFO reply queue, and content replies always use the chat-completion shape.
+//! draw from one FIFO reply queue. Content replies take the chat-completion shape, or the
+//! Responses API shape (`output[]` items, `response.*` events) on the `/responses` paths.
 
 mod reply;
+mod responses;
 mod serve;
 
 use std::collections::VecDeque;

@@ -93,7 +93,10 @@ async fn replies_are_fifo_then_500() {
     ];
     for (path, want) in paths.iter().zip(["first", "second", "third", "fourth"]) {
         let got: Value = post(&p, path, &json!({})).await.json().await.unwrap();
-        assert_eq!(got["choices"][0]["message"]["content"], want, "{path}");
+        let text = got
+            .pointer("/choices/0/message/content")
+            .or_else(|| got.pointer("/output/0/content/0/text"));
+        assert_eq!(text, Some(&json!(want)), "{path}");
     }
     let resp = post(&p, "/v1/chat/completions", &json!({})).await;
     assert_eq!(resp.status(), 500);
@@ -103,6 +106,59 @@ async fn replies_are_fifo_then_500() {
         json!({"error": {"message": "fake provider: no scripted reply left"}})
     );
     assert_eq!(p.pending_replies(), 0);
+}
+
+/// On the Responses API paths a content reply takes that shape: reasoning and message items, then usage; streamed as `response.*` events.
+#[actix_rt::test]
+async fn responses_paths_answer_in_the_responses_shape() {
+    let p = FakeProvider::start().unwrap();
+    p.push(Reply::content("hi there").reasoning("hmm").usage(5, 2));
+    p.push(Reply::content("hi there").usage(5, 2));
+    let got: Value = post(&p, "/v1/responses", &json!({"model": "grok-4"}))
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(
+        got,
+        json!({
+            "id": "chatcmpl-fake-1", "object": "response", "created_at": 0, "model": "grok-4", "status": "completed",
+            "output": [
+                {"type": "reasoning", "id": "rs_chatcmpl-fake-1", "summary": [{"type": "summary_text", "text": "hmm"}]},
+                {"type": "message", "id": "msg_chatcmpl-fake-1", "role": "assistant", "status": "completed",
+                 "content": [{"type": "output_text", "text": "hi there", "annotations": []}]}
+            ],
+            "usage": {"input_tokens": 5, "output_tokens": 2, "total_tokens": 7}
+        })
+    );
+    let body = post(
+        &p,
+        "/v1/responses",
+        &json!({"model": "grok-4", "stream": true}),
+    )
+    .await
+    .text()
+    .await
+    .unwrap();
+    let kinds: Vec<String> = body
+        .split("\n\n")
+        .filter_map(|event| event.lines().find_map(|l| l.strip_prefix("data: ")))
+        .map(|d| {
+            serde_json::from_str::<Value>(d).unwrap()["type"]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        })
+        .collect();
+    assert_eq!(
+        kinds,
+        vec![
+            "response.created",
+            "response.output_text.delta",
+            "response.output_text.delta",
+            "response.completed"
+        ]
+    );
 }
 
 /// A configured fallback answers every request once the queue is empty.

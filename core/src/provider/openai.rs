@@ -1,26 +1,25 @@
-//! The OpenAI-compatible chat-completions format: `POST {base}/v1/chat/completions`.
+//! The chat-completions format (`messages` in, `choices[0].message` out) that openai, ollama and openrouter speak, and the usage fields every provider reports.
 
-use super::{ChatMessage, Completion};
+use super::{join_reasoning, ChatMessage, Completion, MalformedResponse};
 use crate::store::turns::Usage;
 use serde_json::{json, Value};
-use thiserror::Error;
 
-/// The endpoint for a base URL (already stripped of `/v1`).
-pub fn endpoint(base: &str) -> String {
-    format!("{base}/v1/chat/completions")
-}
-
-/// The request body: model, messages and temperature only (nothing real servers reject).
+/// The streamed request body: model, messages, temperature and streaming with usage, nothing else.
+///
+/// `stream_options.include_usage` is the only way chat-completions servers
+/// report usage on a streamed answer; servers that do not stream answer JSON,
+/// which the caller reads as a whole.
 pub fn request_body(model: &str, messages: &[ChatMessage], temperature: f64) -> Value {
-    json!({ "model": model, "messages": messages, "temperature": temperature })
+    json!({
+        "model": model,
+        "messages": messages,
+        "temperature": temperature,
+        "stream": true,
+        "stream_options": { "include_usage": true },
+    })
 }
 
-/// A response that is not a usable chat completion.
-#[derive(Debug, Clone, PartialEq, Eq, Error)]
-#[error("malformed chat completion: {0}")]
-pub struct MalformedResponse(pub String);
-
-/// Reads a non-streaming chat completion.
+/// Reads a non-streamed chat completion.
 pub fn parse_response(body: &Value) -> Result<Completion, MalformedResponse> {
     let message = body
         .get("choices")
@@ -34,23 +33,30 @@ pub fn parse_response(body: &Value) -> Result<Completion, MalformedResponse> {
     };
     Ok(Completion {
         content,
-        reasoning: reasoning(message),
+        reasoning: join_reasoning(reasoning_parts(message)),
         usage: usage(body.get("usage").unwrap_or(&Value::Null)),
         model: body.get("model").and_then(Value::as_str).map(str::to_owned),
     })
 }
 
-/// Reasoning from the fields providers use, de-duplicated, joined by newlines.
-fn reasoning(message: &Value) -> Option<String> {
-    let mut parts: Vec<&str> = Vec::new();
-    for key in ["reasoning_content", "reasoning", "thinking"] {
-        if let Some(text) = message.get(key).and_then(Value::as_str).map(str::trim) {
-            if !text.is_empty() && !parts.contains(&text) {
-                parts.push(text);
-            }
-        }
+/// The reasoning texts of a message or delta, under every field name providers use.
+///
+/// `reasoning_content` (llama.cpp, vLLM, DeepSeek), `reasoning` (openrouter,
+/// ollama), `thinking` (ollama's native field), and openrouter's structured
+/// `reasoning_details[].text`.
+pub(crate) fn reasoning_parts(message: &Value) -> Vec<&str> {
+    let mut parts: Vec<&str> = ["reasoning_content", "reasoning", "thinking"]
+        .iter()
+        .filter_map(|key| message.get(key).and_then(Value::as_str))
+        .collect();
+    if let Some(details) = message.get("reasoning_details").and_then(Value::as_array) {
+        parts.extend(
+            details
+                .iter()
+                .filter_map(|d| d.get("text").and_then(Value::as_str)),
+        );
     }
-    (!parts.is_empty()).then(|| parts.join("\n"))
+    parts
 }
 
 fn int(v: &Value, paths: &[&[&str]]) -> i32 {
@@ -60,15 +66,24 @@ fn int(v: &Value, paths: &[&[&str]]) -> i32 {
             path.iter()
                 .try_fold(v, |node, key| node.get(key))
                 .and_then(Value::as_i64)
+                .filter(|n| *n > 0)
         })
-        .map_or(0, |n| i32::try_from(n.max(0)).unwrap_or(i32::MAX))
+        .map_or(0, |n| i32::try_from(n).unwrap_or(i32::MAX))
 }
 
-/// Usage under the field names providers use (ref §9.5).
+/// xAI cost ticks per US dollar (`cost_in_usd_ticks` counts ten-billionths).
+const TICKS_PER_USD: f64 = 1e10;
+
+/// Usage under the field names providers use (ref §9.5): chat-completions and Responses names, openrouter's `cost`, xAI's ticks.
 pub fn usage(u: &Value) -> Usage {
     let prompt = int(u, &[&["prompt_tokens"], &["input_tokens"]]);
     let completion = int(u, &[&["completion_tokens"], &["output_tokens"]]);
     let total = int(u, &[&["total_tokens"]]);
+    let cost = u.get("cost").and_then(Value::as_f64).or_else(|| {
+        u.get("cost_in_usd_ticks")
+            .and_then(Value::as_f64)
+            .map(|ticks| ticks / TICKS_PER_USD)
+    });
     Usage {
         prompt_tokens: prompt,
         completion_tokens: completion,
@@ -94,11 +109,7 @@ pub fn usage(u: &Value) -> Usage {
                 &["output_tokens_details", "reasoning_tokens"],
             ],
         ),
-        cost: u
-            .get("cost")
-            .and_then(Value::as_f64)
-            .unwrap_or(0.0)
-            .max(0.0),
+        cost: cost.filter(|c| c.is_finite()).unwrap_or(0.0).max(0.0),
     }
 }
 
@@ -107,53 +118,115 @@ mod tests {
     use super::*;
     use pretty_assertions::assert_eq;
 
-    /// The request carries model, messages and temperature and nothing else.
+    fn messages() -> Vec<ChatMessage> {
+        vec![
+            ChatMessage {
+                role: "system",
+                content: "s".into(),
+            },
+            ChatMessage {
+                role: "user",
+                content: "u".into(),
+            },
+        ]
+    }
+
+    /// The request carries model, messages, temperature and streaming with usage, nothing else.
     #[test]
     fn request_has_only_what_servers_accept() {
-        let body = request_body(
-            "gpt-x",
-            &[
-                ChatMessage {
-                    role: "system",
-                    content: "s".into(),
-                },
-                ChatMessage {
-                    role: "user",
-                    content: "u".into(),
-                },
-            ],
-            0.5,
-        );
         assert_eq!(
-            body,
-            json!({"model":"gpt-x","messages":[{"role":"system","content":"s"},{"role":"user","content":"u"}],"temperature":0.5})
+            request_body("gpt-x", &messages(), 0.5),
+            json!({
+                "model": "gpt-x",
+                "messages": [{"role": "system", "content": "s"}, {"role": "user", "content": "u"}],
+                "temperature": 0.5,
+                "stream": true,
+                "stream_options": {"include_usage": true}
+            })
         );
     }
 
-    /// Content, reasoning and usage (with nested cached/reasoning counts) are read.
+    /// Content, merged reasoning and usage (with nested cached/reasoning counts) are read.
     #[test]
     fn parses_completion() {
         let body = json!({
             "model": "gpt-x",
-            "choices": [{"message": {"role": "assistant", "content": "hi", "reasoning_content": "think", "reasoning": "think"}}],
+            "choices": [{"message": {"role": "assistant", "content": "hi", "reasoning_content": "think", "reasoning": "think",
+                                     "reasoning_details": [{"type": "reasoning.text", "text": "more"}]}}],
             "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15,
                       "prompt_tokens_details": {"cached_tokens": 4},
                       "completion_tokens_details": {"reasoning_tokens": 2}}
         });
-        let c = parse_response(&body).unwrap();
-        assert_eq!(c.content, "hi");
-        assert_eq!(c.reasoning.as_deref(), Some("think"));
         assert_eq!(
-            c.usage,
-            Usage {
-                prompt_tokens: 10,
-                cached_tokens: 4,
-                completion_tokens: 5,
-                reasoning_tokens: 2,
-                total_tokens: 15,
-                cost: 0.0
-            }
+            parse_response(&body),
+            Ok(Completion {
+                content: "hi".into(),
+                reasoning: Some("think\nmore".into()),
+                usage: Usage {
+                    prompt_tokens: 10,
+                    cached_tokens: 4,
+                    completion_tokens: 5,
+                    reasoning_tokens: 2,
+                    total_tokens: 15,
+                    cost: 0.0
+                },
+                model: Some("gpt-x".into()),
+            })
         );
+    }
+
+    /// Each provider's usage field names map to the same columns.
+    #[test]
+    fn usage_field_names_per_provider() {
+        let cases = [
+            (
+                "openrouter: cost and flat counts",
+                json!({"prompt_tokens": 7, "completion_tokens": 3, "total_tokens": 10, "cost": 0.0021,
+                       "cached_tokens": 2, "reasoning_tokens": 1}),
+                Usage {
+                    prompt_tokens: 7,
+                    cached_tokens: 2,
+                    completion_tokens: 3,
+                    reasoning_tokens: 1,
+                    total_tokens: 10,
+                    cost: 0.0021,
+                },
+            ),
+            (
+                "xai: Responses names and ticks",
+                json!({"input_tokens": 20, "output_tokens": 5, "total_tokens": 25,
+                       "input_tokens_details": {"cached_tokens": 8}, "output_tokens_details": {"reasoning_tokens": 3},
+                       "cost_in_usd_ticks": 150_000_000}),
+                Usage {
+                    prompt_tokens: 20,
+                    cached_tokens: 8,
+                    completion_tokens: 5,
+                    reasoning_tokens: 3,
+                    total_tokens: 25,
+                    cost: 0.015,
+                },
+            ),
+            (
+                "anthropic-style cache reads, total derived",
+                json!({"input_tokens": 4, "output_tokens": 6, "cache_read_input_tokens": 3}),
+                Usage {
+                    prompt_tokens: 4,
+                    cached_tokens: 3,
+                    completion_tokens: 6,
+                    reasoning_tokens: 0,
+                    total_tokens: 10,
+                    cost: 0.0,
+                },
+            ),
+            (
+                "nothing usable",
+                json!({"prompt_tokens": -1, "cost": "free"}),
+                Usage::default(),
+            ),
+        ];
+        for (name, raw, expected) in cases {
+            assert_eq!(usage(&raw), expected, "{name}");
+        }
     }
 
     /// A body without choices is a clear error, not a panic or an empty answer.

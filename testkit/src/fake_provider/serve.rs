@@ -11,6 +11,7 @@ use futures_util::stream;
 use serde_json::{json, Value};
 
 use super::reply::{Reply, ReplyBody, ReplyKind};
+use super::responses;
 use super::{RecordedRequest, Shared};
 
 /// Paths that are served from the scripted reply queue.
@@ -58,7 +59,7 @@ pub(crate) async fn dispatch(
     });
 
     if let Some(guard) = guard {
-        return complete(&shared, &json, body.len(), guard).await;
+        return complete(&shared, &path, &json, body.len(), guard).await;
     }
     match (method.as_str(), path.as_str()) {
         ("GET", "/v1/models" | "/models") => HttpResponse::Ok().json(shared.models()),
@@ -101,12 +102,20 @@ impl Drop for InFlight {
 /// Facts about the request that shape the answer.
 struct Ask {
     model: String,
+    /// Asked on a Responses API path: answer in that shape.
+    responses: bool,
     stream: bool,
     include_usage: bool,
     body_len: usize,
 }
 
-async fn complete(shared: &Shared, body: &Value, body_len: usize, guard: InFlight) -> HttpResponse {
+async fn complete(
+    shared: &Shared,
+    path: &str,
+    body: &Value,
+    body_len: usize,
+    guard: InFlight,
+) -> HttpResponse {
     let (reply, serial) = shared.next_reply();
     let Some(reply) = reply else {
         return HttpResponse::InternalServerError()
@@ -121,6 +130,7 @@ async fn complete(shared: &Shared, body: &Value, body_len: usize, guard: InFligh
             .and_then(Value::as_str)
             .unwrap_or(DEFAULT_MODEL)
             .to_owned(),
+        responses: path.ends_with("/responses"),
         stream: body.get("stream").and_then(Value::as_bool) == Some(true),
         include_usage: body
             .pointer("/stream_options/include_usage")
@@ -167,7 +177,21 @@ async fn render(reply: Reply, ask: &Ask, id: &str, guard: InFlight) -> HttpRespo
                 "completion_tokens": completion,
                 "total_tokens": prompt + completion,
             });
-            if ask.stream {
+            if ask.responses {
+                let response = responses::response(
+                    &ask.model,
+                    id,
+                    &text,
+                    reasoning.as_deref(),
+                    (prompt, completion),
+                );
+                if ask.stream {
+                    let pieces = responses::stream_events(&text, reasoning.as_deref(), response);
+                    sse(builder, pieces, None, reply.chunk_delay, guard)
+                } else {
+                    builder.json(response)
+                }
+            } else if ask.stream {
                 let pieces = stream_events(ask, id, &text, reasoning.as_deref(), usage);
                 sse(builder, pieces, None, reply.chunk_delay, guard)
             } else {

@@ -1,0 +1,386 @@
+//! One provider's HTTP side: a call with retries through the limiter, the streamed (or whole) answer read into a completion, errors classified; and context-length discovery.
+
+use super::limiter::Limiter;
+use super::{notify, Complete, Events, ProviderError, ProviderEvent};
+use crate::clock::now;
+use futures_util::StreamExt;
+use rummy_core::config::Config;
+use rummy_core::provider::context::{probes, Method};
+use rummy_core::provider::retry::{retry_after_ms, Fault, RetryPolicy};
+use rummy_core::provider::sse::{SseEvent, SseParser};
+use rummy_core::provider::stream::{StreamFailure, StreamReader};
+use rummy_core::provider::{parse_response, Completion, Endpoint};
+use rummy_core::tokens;
+use serde_json::Value;
+use std::hash::{BuildHasher, Hasher};
+use std::time::Duration;
+
+/// Longest error body kept in messages and entries.
+const ERROR_BODY_CHARS: usize = 2000;
+/// Longest reason shown to clients in a `retrying` progress event.
+const REASON_CHARS: usize = 300;
+/// Discovery is a quick metadata question; a slow answer is no answer.
+const DISCOVERY_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// A failed attempt, with the server's `Retry-After` if it sent one.
+struct Failed {
+    error: ProviderError,
+    retry_after_ms: Option<u64>,
+}
+
+impl From<ProviderError> for Failed {
+    fn from(error: ProviderError) -> Self {
+        Failed {
+            error,
+            retry_after_ms: None,
+        }
+    }
+}
+
+/// Calls one provider.
+pub(crate) struct Client {
+    endpoint: Endpoint,
+    http: reqwest::Client,
+    limiter: Limiter,
+    retry: RetryPolicy,
+    timeout_ms: u64,
+    divisor: u32,
+}
+
+impl Client {
+    /// A client for a configured provider, with its share of the server's limits.
+    pub fn new(endpoint: Endpoint, config: &Config) -> Result<Client, String> {
+        let timeout_ms = config.limits.fetch_timeout_ms;
+        let http = reqwest::Client::builder()
+            .timeout(Duration::from_millis(timeout_ms))
+            .build()
+            .map_err(|e| format!("cannot build HTTP client: {e}"))?;
+        let name = endpoint.kind.name();
+        Ok(Client {
+            limiter: Limiter::new(name, config.providers.limits_of(name)),
+            endpoint,
+            http,
+            retry: config.providers.retry,
+            timeout_ms,
+            divisor: config.limits.token_divisor,
+        })
+    }
+
+    /// The provider's name.
+    pub fn name(&self) -> &'static str {
+        self.endpoint.kind.name()
+    }
+
+    /// One call: waits its turn, retries transient failures within the budget, reports each wait.
+    pub async fn complete(&self, call: Complete) -> Result<Completion, ProviderError> {
+        let body = self
+            .endpoint
+            .request_body(&call.model, &call.messages, call.temperature);
+        let estimated: u64 = call
+            .messages
+            .iter()
+            .map(|m| u64::try_from(tokens::estimate(&m.content, self.divisor)).unwrap_or(0))
+            .sum();
+        let mut retries = 0;
+        loop {
+            let Some(slot) = self.limiter.acquire(estimated, &call.events).await else {
+                return Err(self.transport("the provider is shutting down".into()));
+            };
+            let result = self.attempt(&body, &call.events).await;
+            drop(slot);
+            let failed = match result {
+                Ok(completion) => {
+                    let used = u64::try_from(completion.usage.total_tokens).unwrap_or(0);
+                    if used > 0 {
+                        self.limiter.settle(estimated, used);
+                    }
+                    return Ok(completion);
+                }
+                Err(failed) => failed,
+            };
+            let fault = failed.error.fault();
+            if let (Fault::RateLimited, Some(ms)) = (fault, failed.retry_after_ms) {
+                // The provider's limit is everyone's: hold the other runs' requests too.
+                self.limiter.pause(ms);
+            }
+            let Some(delay) =
+                self.retry
+                    .next_delay(fault, retries, failed.retry_after_ms, jitter())
+            else {
+                return Err(failed.error);
+            };
+            retries += 1;
+            tracing::info!(provider = self.name(), retry = retries, delay_ms = delay, error = %failed.error, "retrying");
+            notify(
+                &call.events,
+                ProviderEvent::Retrying {
+                    reason: failed
+                        .error
+                        .to_string()
+                        .chars()
+                        .take(REASON_CHARS)
+                        .collect(),
+                    delay_ms: delay,
+                },
+            );
+            tokio::time::sleep(Duration::from_millis(delay)).await;
+        }
+    }
+
+    /// One HTTP exchange.
+    async fn attempt(&self, body: &Value, events: &Events) -> Result<Completion, Failed> {
+        let mut request = self.http.post(self.endpoint.completions_url()).json(body);
+        for (name, value) in self.endpoint.headers() {
+            request = request.header(name, value);
+        }
+        let response = request.send().await.map_err(|e| self.http_error(&e))?;
+        let status = response.status();
+        if !status.is_success() {
+            let retry_after = response
+                .headers()
+                .get(reqwest::header::RETRY_AFTER)
+                .and_then(|v| v.to_str().ok())
+                .and_then(|v| retry_after_ms(v, now()));
+            let text = response.text().await.unwrap_or_default();
+            let body: String = text.chars().take(ERROR_BODY_CHARS).collect();
+            let error = if Fault::of_status(status.as_u16(), &body) == Fault::ContextLength {
+                ProviderError::ContextLength {
+                    provider: self.name(),
+                    message: body,
+                }
+            } else {
+                ProviderError::Status {
+                    provider: self.name(),
+                    status: status.as_u16(),
+                    body,
+                }
+            };
+            return Err(Failed {
+                error,
+                retry_after_ms: retry_after,
+            });
+        }
+        let streamed = response
+            .headers()
+            .get(reqwest::header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.starts_with("text/event-stream"));
+        if streamed {
+            return self.read_stream(response, events).await;
+        }
+        // A server that does not stream answers JSON; read it whole.
+        let text = response.text().await.map_err(|e| self.http_error(&e))?;
+        match serde_json::from_str::<Value>(&text) {
+            Ok(json) => parse_response(self.endpoint.kind.wire(), &json)
+                .map_err(|e| self.malformed(e.to_string()).into()),
+            // Event-stream text under the wrong content type.
+            Err(_) if text.trim_start().starts_with("data:") => {
+                let mut fold = Fold::new(self, events);
+                let mut parser = SseParser::default();
+                for event in parser.push(text.as_bytes()).iter().chain(&parser.finish()) {
+                    fold.event(event)?;
+                }
+                fold.finish()
+            }
+            Err(e) => Err(self.malformed(format!("not JSON: {e}")).into()),
+        }
+    }
+
+    /// Reads an event stream, sending text deltas as they arrive.
+    async fn read_stream(
+        &self,
+        response: reqwest::Response,
+        events: &Events,
+    ) -> Result<Completion, Failed> {
+        let mut fold = Fold::new(self, events);
+        let mut parser = SseParser::default();
+        let mut body = response.bytes_stream();
+        while let Some(chunk) = body.next().await {
+            match chunk {
+                Ok(bytes) => {
+                    for event in parser.push(&bytes) {
+                        fold.event(&event)?;
+                    }
+                    if fold.reader.ended() {
+                        return fold.finish();
+                    }
+                }
+                // The answer was complete; a connection dropped while waiting for `[DONE]` loses nothing.
+                Err(_) if fold.reader.finished() => break,
+                Err(e) => return Err(fold.broken(self.http_error(&e).error)),
+            }
+        }
+        if let Some(event) = parser.finish() {
+            fold.event(&event)?;
+        }
+        fold.finish()
+    }
+
+    /// Asks the provider how long the model's context is; the first probe that answers wins.
+    pub async fn context_length(&self, model: &str) -> Option<i32> {
+        for probe in probes(&self.endpoint, model) {
+            let mut request = match probe.method {
+                Method::Get => self.http.get(&probe.url),
+                Method::Post => self.http.post(&probe.url),
+            }
+            .timeout(DISCOVERY_TIMEOUT);
+            if let Some(body) = &probe.body {
+                request = request.json(body);
+            }
+            for (name, value) in self.endpoint.headers() {
+                request = request.header(name, value);
+            }
+            let answer = match request.send().await {
+                Ok(r) if r.status().is_success() => r.json::<Value>().await.ok(),
+                Ok(r) => {
+                    tracing::debug!(provider = self.name(), url = %probe.url, status = %r.status(), "no context length here");
+                    None
+                }
+                Err(e) => {
+                    tracing::debug!(provider = self.name(), url = %probe.url, error = %e, "context length probe failed");
+                    None
+                }
+            };
+            if let Some(n) = answer.and_then(|a| probe.reader.context_length(&a, model)) {
+                tracing::info!(
+                    provider = self.name(),
+                    model,
+                    context_length = n,
+                    "discovered the context length"
+                );
+                return Some(n);
+            }
+        }
+        None
+    }
+
+    fn http_error(&self, e: &reqwest::Error) -> Failed {
+        if e.is_timeout() {
+            return ProviderError::Timeout {
+                provider: self.name(),
+                ms: self.timeout_ms,
+            }
+            .into();
+        }
+        // reqwest's own message is terse ("error sending request"); the causes say what happened.
+        let mut reason = e.to_string();
+        let mut source = std::error::Error::source(e);
+        while let Some(cause) = source {
+            reason.push_str(": ");
+            reason.push_str(&cause.to_string());
+            source = cause.source();
+        }
+        self.transport(reason).into()
+    }
+
+    fn transport(&self, reason: String) -> ProviderError {
+        ProviderError::Transport {
+            provider: self.name(),
+            reason,
+        }
+    }
+
+    fn malformed(&self, reason: String) -> ProviderError {
+        ProviderError::Malformed {
+            provider: self.name(),
+            reason,
+        }
+    }
+}
+
+/// Folds stream events into a completion, sending deltas, and knows whether any text was shown.
+struct Fold<'a> {
+    client: &'a Client,
+    events: &'a Events,
+    reader: StreamReader,
+    shown: bool,
+}
+
+impl<'a> Fold<'a> {
+    fn new(client: &'a Client, events: &'a Events) -> Fold<'a> {
+        Fold {
+            client,
+            events,
+            reader: StreamReader::new(client.endpoint.kind.wire()),
+            shown: false,
+        }
+    }
+
+    fn event(&mut self, event: &SseEvent) -> Result<(), Failed> {
+        match self.reader.event(event) {
+            Ok(Some(delta)) => {
+                self.shown = true;
+                notify(self.events, ProviderEvent::Delta(delta));
+                Ok(())
+            }
+            Ok(None) => Ok(()),
+            Err(failure) => Err(self.failed(failure)),
+        }
+    }
+
+    fn finish(self) -> Result<Completion, Failed> {
+        if self.reader.skipped() > 0 {
+            tracing::warn!(
+                provider = self.client.name(),
+                skipped = self.reader.skipped(),
+                "skipped stream events that were not JSON"
+            );
+        }
+        let (client, shown) = (self.client, self.shown);
+        self.reader.finish().map_err(|failure| {
+            let error = stream_error(client, failure);
+            Fold::mark(client, shown, error)
+        })
+    }
+
+    fn failed(&self, failure: StreamFailure) -> Failed {
+        Fold::mark(self.client, self.shown, stream_error(self.client, failure))
+    }
+
+    fn broken(&self, error: ProviderError) -> Failed {
+        Fold::mark(self.client, self.shown, error)
+    }
+
+    /// After text was shown a retry or a fallback would repeat it, so a failure that would take one becomes `Interrupted`.
+    fn mark(client: &Client, shown: bool, error: ProviderError) -> Failed {
+        let fault = error.fault();
+        if shown && (fault.retryable() || fault.falls_back()) {
+            return ProviderError::Interrupted {
+                provider: client.name(),
+                reason: error.to_string(),
+            }
+            .into();
+        }
+        error.into()
+    }
+}
+
+fn stream_error(client: &Client, failure: StreamFailure) -> ProviderError {
+    match failure {
+        StreamFailure::Unfinished => {
+            client.transport("the stream ended before the answer was finished".into())
+        }
+        StreamFailure::Api { status, message } => {
+            if Fault::of_api_error(status, &message) == Fault::ContextLength {
+                ProviderError::ContextLength {
+                    provider: client.name(),
+                    message,
+                }
+            } else {
+                ProviderError::Api {
+                    provider: client.name(),
+                    code: status,
+                    message,
+                }
+            }
+        }
+    }
+}
+
+/// A number in `[0, 1)` for backoff jitter: the standard library's randomly keyed hasher, no extra dependency.
+fn jitter() -> f64 {
+    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+    hasher.write_i64(now().0);
+    // The top 53 bits fill an f64 mantissa exactly.
+    (hasher.finish() >> 11) as f64 / (1u64 << 53) as f64
+}

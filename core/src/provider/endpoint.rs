@@ -1,0 +1,217 @@
+//! Where a configured provider lives: its completion URL, headers and request body, derived from configuration alone.
+
+use super::{openai, xai, ChatMessage, ProviderKind, Wire};
+use crate::config::Providers;
+use serde_json::Value;
+
+/// One configured provider's address and credentials.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Endpoint {
+    /// Which provider.
+    pub kind: ProviderKind,
+    /// The base its URLs hang off: the server root (openai, ollama, xai) or the API base (openrouter).
+    pub base: String,
+    api_key: Option<String>,
+    /// Headers besides authorization (openrouter's attribution).
+    extra: Vec<(&'static str, String)>,
+}
+
+impl Endpoint {
+    /// The endpoint of a provider, if its variables are set.
+    pub fn of(kind: ProviderKind, providers: &Providers) -> Option<Endpoint> {
+        let endpoint = |base: &str, api_key: &Option<String>| Endpoint {
+            kind,
+            base: base.to_owned(),
+            api_key: api_key.clone(),
+            extra: Vec::new(),
+        };
+        match kind {
+            ProviderKind::OpenAi => providers
+                .openai
+                .as_ref()
+                .map(|c| endpoint(&c.base_url, &c.api_key)),
+            ProviderKind::Ollama => providers
+                .ollama
+                .as_ref()
+                .map(|c| endpoint(&c.base_url, &None)),
+            ProviderKind::OpenRouter => providers.openrouter.as_ref().map(|c| Endpoint {
+                extra: [("HTTP-Referer", &c.referer), ("X-Title", &c.title)]
+                    .into_iter()
+                    .filter_map(|(name, value)| value.clone().map(|v| (name, v)))
+                    .collect(),
+                ..endpoint(&c.base_url, &c.api_key)
+            }),
+            ProviderKind::Xai => providers
+                .xai
+                .as_ref()
+                .map(|c| endpoint(&c.base_url, &c.api_key)),
+        }
+    }
+
+    /// What an operator sets to configure a provider, for the error a run gets when it is missing.
+    pub fn how_to_configure(kind: ProviderKind) -> &'static str {
+        match kind {
+            ProviderKind::OpenAi => "set OPENAI_BASE_URL (and OPENAI_API_KEY if it needs one)",
+            ProviderKind::Ollama => "set OLLAMA_BASE_URL",
+            ProviderKind::OpenRouter => {
+                "set OPENROUTER_API_KEY (and OPENROUTER_BASE_URL for another host)"
+            }
+            ProviderKind::Xai => "set XAI_API_KEY (and XAI_BASE_URL for another host)",
+        }
+    }
+
+    /// Where completions are posted.
+    pub fn completions_url(&self) -> String {
+        let base = &self.base;
+        match self.kind {
+            ProviderKind::OpenAi | ProviderKind::Ollama => format!("{base}/v1/chat/completions"),
+            ProviderKind::OpenRouter => format!("{base}/chat/completions"),
+            ProviderKind::Xai => format!("{base}/v1/responses"),
+        }
+    }
+
+    /// The headers every request carries: the bearer key if there is one, then the provider's own.
+    pub fn headers(&self) -> Vec<(&'static str, String)> {
+        let auth = self
+            .api_key
+            .as_ref()
+            .map(|key| ("Authorization", format!("Bearer {key}")));
+        auth.into_iter().chain(self.extra.iter().cloned()).collect()
+    }
+
+    /// The request body in this provider's shape.
+    pub fn request_body(&self, model: &str, messages: &[ChatMessage], temperature: f64) -> Value {
+        match self.kind.wire() {
+            Wire::ChatCompletions => openai::request_body(model, messages, temperature),
+            Wire::Responses => xai::request_body(model, messages, temperature),
+        }
+    }
+}
+
+/// Shows everything but the key, so an endpoint can be logged.
+impl std::fmt::Debug for Endpoint {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Endpoint")
+            .field("kind", &self.kind)
+            .field("base", &self.base)
+            .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
+            .field("extra", &self.extra)
+            .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{OllamaConfig, OpenAiConfig, OpenRouterConfig, XaiConfig};
+    use pretty_assertions::assert_eq;
+    use serde_json::json;
+
+    fn configured() -> Providers {
+        Providers {
+            openai: Some(OpenAiConfig {
+                base_url: "http://h:1".into(),
+                api_key: Some("sk-o".into()),
+            }),
+            ollama: Some(OllamaConfig {
+                base_url: "http://h:2".into(),
+            }),
+            openrouter: Some(OpenRouterConfig {
+                base_url: "http://h:3/api/v1".into(),
+                api_key: Some("sk-r".into()),
+                referer: Some("https://example.org".into()),
+                title: Some("rummy".into()),
+            }),
+            xai: Some(XaiConfig {
+                base_url: "http://h:4".into(),
+                api_key: Some("xai-k".into()),
+            }),
+            ..Providers::default()
+        }
+    }
+
+    /// Each provider's URL, headers and request body, compared whole.
+    #[test]
+    fn requests_per_provider() {
+        let providers = configured();
+        let messages = [
+            ChatMessage {
+                role: "system",
+                content: "s".into(),
+            },
+            ChatMessage {
+                role: "user",
+                content: "u".into(),
+            },
+        ];
+        let chat = json!({
+            "model": "m", "messages": [{"role": "system", "content": "s"}, {"role": "user", "content": "u"}],
+            "temperature": 0.5, "stream": true, "stream_options": {"include_usage": true}
+        });
+        let responses = json!({
+            "model": "m", "input": [{"role": "system", "content": "s"}, {"role": "user", "content": "u"}],
+            "temperature": 0.5, "stream": true
+        });
+        let cases = [
+            (
+                ProviderKind::OpenAi,
+                "http://h:1/v1/chat/completions",
+                vec![("Authorization", "Bearer sk-o")],
+                &chat,
+            ),
+            (
+                ProviderKind::Ollama,
+                "http://h:2/v1/chat/completions",
+                vec![],
+                &chat,
+            ),
+            (
+                ProviderKind::OpenRouter,
+                "http://h:3/api/v1/chat/completions",
+                vec![
+                    ("Authorization", "Bearer sk-r"),
+                    ("HTTP-Referer", "https://example.org"),
+                    ("X-Title", "rummy"),
+                ],
+                &chat,
+            ),
+            (
+                ProviderKind::Xai,
+                "http://h:4/v1/responses",
+                vec![("Authorization", "Bearer xai-k")],
+                &responses,
+            ),
+        ];
+        for (kind, url, headers, body) in cases {
+            let endpoint = Endpoint::of(kind, &providers).unwrap();
+            let got_headers: Vec<(&str, String)> = endpoint.headers();
+            let want_headers: Vec<(&str, String)> = headers
+                .into_iter()
+                .map(|(n, v)| (n, v.to_owned()))
+                .collect();
+            assert_eq!(
+                (
+                    endpoint.completions_url(),
+                    got_headers,
+                    endpoint.request_body("m", &messages, 0.5)
+                ),
+                (url.to_owned(), want_headers, body.clone()),
+                "{kind:?}"
+            );
+        }
+    }
+
+    /// An unconfigured provider has no endpoint, and a logged endpoint never shows its key.
+    #[test]
+    fn silent_unless_configured_and_key_redacted() {
+        for kind in ProviderKind::ALL {
+            assert_eq!(Endpoint::of(kind, &Providers::default()), None);
+        }
+        let endpoint = Endpoint::of(ProviderKind::OpenAi, &configured()).unwrap();
+        let shown = format!("{endpoint:?}");
+        assert!(
+            !shown.contains("sk-o") && shown.contains("<redacted>"),
+            "{shown}"
+        );
+    }
+}

@@ -1,0 +1,216 @@
+//! Which failed calls are retried, after how long, and which may fall back to another model (seed 002 §5), as pure functions.
+
+use crate::time::Millis;
+use regex::Regex;
+use std::sync::LazyLock;
+
+/// Why a call failed, as far as retrying and fallback care.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fault {
+    /// The prompt does not fit the model's context: never retried, the budget's 413 path.
+    ContextLength,
+    /// 429: the provider asked us to slow down.
+    RateLimited,
+    /// 5xx or 408: the server failed this time.
+    ServerError,
+    /// 404 naming a model the server does not have.
+    ModelNotFound,
+    /// 401 or 403: a key problem no retry or other model fixes.
+    Auth,
+    /// Any other refusal (400, other 4xx, an error event in the stream).
+    Rejected,
+    /// No connection: refused, reset, DNS.
+    Unreachable,
+    /// No answer in time.
+    Timeout,
+    /// The stream broke after text was already shown to clients.
+    Interrupted,
+    /// An answer that is not a completion.
+    Malformed,
+}
+
+/// Provider messages that mean the prompt is too long (ref §9.4, plus the OpenAI error code).
+static CONTEXT_LENGTH: LazyLock<Option<Regex>> = LazyLock::new(|| {
+    Regex::new(
+        r"(?i)context_length_exceeded|\b(context.*(size|length|limit|window)|token.*(limit|exceed)|too.*(long|large))\b",
+    )
+    .ok()
+});
+
+fn mentions_context_length(body: &str) -> bool {
+    CONTEXT_LENGTH.as_ref().is_some_and(|re| re.is_match(body))
+}
+
+impl Fault {
+    /// The fault an HTTP error status and its body describe.
+    pub fn of_status(status: u16, body: &str) -> Fault {
+        // A 429's "tokens per minute limit" is about rate, not context, so it is
+        // checked before the context-length wording.
+        // llama.cpp has answered an over-long prompt with 500, hence the range.
+        let too_long = (400..=500).contains(&status) && mentions_context_length(body);
+        match status {
+            429 => Fault::RateLimited,
+            401 | 403 => Fault::Auth,
+            413 => Fault::ContextLength,
+            _ if too_long => Fault::ContextLength,
+            404 if is_model_not_found(body) => Fault::ModelNotFound,
+            408 | 500..=599 => Fault::ServerError,
+            _ => Fault::Rejected,
+        }
+    }
+
+    /// The fault an error event inside a stream describes (`code` is its numeric code, if any).
+    pub fn of_api_error(code: Option<u16>, message: &str) -> Fault {
+        match code {
+            Some(status) if status >= 400 => Fault::of_status(status, message),
+            _ if mentions_context_length(message) => Fault::ContextLength,
+            _ => Fault::Rejected,
+        }
+    }
+
+    /// Whether the same call may be tried again on the same provider.
+    pub fn retryable(self) -> bool {
+        matches!(
+            self,
+            Fault::RateLimited | Fault::ServerError | Fault::Unreachable | Fault::Timeout
+        )
+    }
+
+    /// Whether the call may be tried once on the model's fallback: the seed's transport failures only.
+    ///
+    /// 5xx, 408, 404 model-not-found, connection refused, DNS, timeout. Never
+    /// auth or bad requests (another model will not fix them), never a broken
+    /// stream (clients already saw text), never rate limits or context length.
+    pub fn falls_back(self) -> bool {
+        matches!(
+            self,
+            Fault::ServerError | Fault::ModelNotFound | Fault::Unreachable | Fault::Timeout
+        )
+    }
+}
+
+fn is_model_not_found(body: &str) -> bool {
+    let lower = body.to_lowercase();
+    lower.contains("model_not_found")
+        || (lower.contains("model")
+            && (lower.contains("not found") || lower.contains("does not exist")))
+}
+
+/// Retries of transient failures: capped exponential backoff with jitter, a small budget.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RetryPolicy {
+    /// Retries after the first attempt (`RUMMY_RETRIES`, default 3).
+    pub max_retries: u32,
+    /// Backoff before the first retry, doubled each time (`RUMMY_RETRY_BASE_MS`, default 1000).
+    pub base_ms: u64,
+    /// Longest backoff (`RUMMY_RETRY_CAP_MS`, default 30000).
+    pub cap_ms: u64,
+    /// Longest `Retry-After` honoured; a longer one fails the call instead of stalling the run.
+    pub max_retry_after_ms: u64,
+}
+
+impl Default for RetryPolicy {
+    fn default() -> Self {
+        RetryPolicy {
+            max_retries: 3,
+            base_ms: 1000,
+            cap_ms: 30_000,
+            max_retry_after_ms: 120_000,
+        }
+    }
+}
+
+impl RetryPolicy {
+    /// The backoff before retry number `retry` (1 for the first), given `jitter` in `[0, 1]`.
+    ///
+    /// "Equal jitter": half of the capped exponential delay is fixed, the
+    /// other half scaled by `jitter`, so waits never collapse to zero yet
+    /// runs that failed together do not retry together.
+    pub fn backoff_ms(&self, retry: u32, jitter: f64) -> u64 {
+        let exponent = retry.saturating_sub(1).min(32);
+        let full = self
+            .base_ms
+            .saturating_mul(1u64 << exponent)
+            .min(self.cap_ms);
+        let half = full / 2;
+        let jitter = if jitter.is_finite() {
+            jitter.clamp(0.0, 1.0)
+        } else {
+            0.0
+        };
+        // `half` is at most the cap, far inside f64's exact integers.
+        half + ((full - half) as f64 * jitter).round() as u64
+    }
+
+    /// How long to wait before retrying, or `None` to give up.
+    ///
+    /// `retries_done` counts the retries already made; `retry_after_ms` is the
+    /// server's `Retry-After`, honoured as given (no jitter) when present.
+    pub fn next_delay(
+        &self,
+        fault: Fault,
+        retries_done: u32,
+        retry_after_ms: Option<u64>,
+        jitter: f64,
+    ) -> Option<u64> {
+        if !fault.retryable() || retries_done >= self.max_retries {
+            return None;
+        }
+        match retry_after_ms {
+            Some(ms) if ms > self.max_retry_after_ms => None,
+            Some(ms) => Some(ms),
+            None => Some(self.backoff_ms(retries_done + 1, jitter)),
+        }
+    }
+}
+
+/// A `Retry-After` header in milliseconds from `now`: delta-seconds or an HTTP date (IMF-fixdate).
+pub fn retry_after_ms(header: &str, now: Millis) -> Option<u64> {
+    let value = header.trim();
+    if let Ok(seconds) = value.parse::<u64>() {
+        return Some(seconds.saturating_mul(1000));
+    }
+    let at = http_date_ms(value)?;
+    Some(u64::try_from(at - now.0).unwrap_or(0))
+}
+
+/// Parses `Sun, 06 Nov 1994 08:49:37 GMT` to milliseconds since the epoch.
+fn http_date_ms(value: &str) -> Option<i64> {
+    let mut parts = value.split_whitespace();
+    let (_weekday, day, month, year, time, zone) = (
+        parts.next()?,
+        parts.next()?,
+        parts.next()?,
+        parts.next()?,
+        parts.next()?,
+        parts.next()?,
+    );
+    if zone != "GMT" || parts.next().is_some() {
+        return None;
+    }
+    const MONTHS: [&str; 12] = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ];
+    let month = i64::try_from(MONTHS.iter().position(|m| *m == month)?).ok()? + 1;
+    let (day, year): (i64, i64) = (day.parse().ok()?, year.parse().ok()?);
+    let mut hms = time.split(':').map(|p| p.parse::<i64>().ok());
+    let (h, m, s) = (hms.next()??, hms.next()??, hms.next()??);
+    if !(1..=31).contains(&day) || h > 23 || m > 59 || s > 60 {
+        return None;
+    }
+    Some((days_from_civil(year, month, day) * 86_400 + h * 3600 + m * 60 + s) * 1000)
+}
+
+/// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's `days_from_civil`).
+fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
+    let y = if month <= 2 { year - 1 } else { year };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (month + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + day - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+#[cfg(test)]
+mod tests;

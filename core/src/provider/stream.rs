@@ -1,0 +1,207 @@
+//! A streamed answer: the SSE events of either wire format folded into one [`Completion`], text deltas handed out as they arrive.
+
+use super::openai::usage;
+use super::sse::SseEvent;
+use super::{join_reasoning, xai, Completion, Wire};
+use crate::store::turns::Usage;
+use serde_json::Value;
+
+/// Why a stream did not produce an answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StreamFailure {
+    /// The provider sent an error event (an HTTP-like code when it gave one).
+    Api {
+        /// The error's numeric code, if any.
+        status: Option<u16>,
+        /// The error's message.
+        message: String,
+    },
+    /// The stream ended before the answer was finished.
+    Unfinished,
+}
+
+/// Folds the events of one streamed answer.
+#[derive(Debug)]
+pub struct StreamReader {
+    wire: Wire,
+    content: String,
+    /// Reasoning per source field, in first-seen order, so each is joined whole.
+    reasoning: Vec<(String, String)>,
+    usage: Option<Usage>,
+    model: Option<String>,
+    /// A finish reason (chat) or `response.completed` (Responses) was seen.
+    finished: bool,
+    /// `[DONE]` was seen.
+    done: bool,
+    /// Data that was not JSON; skipped rather than failing the answer.
+    skipped: usize,
+    /// The whole response a Responses stream ends with.
+    last: Option<Completion>,
+}
+
+impl StreamReader {
+    /// A reader for one answer in this wire format.
+    pub fn new(wire: Wire) -> StreamReader {
+        StreamReader {
+            wire,
+            content: String::new(),
+            reasoning: Vec::new(),
+            usage: None,
+            model: None,
+            finished: false,
+            done: false,
+            skipped: 0,
+            last: None,
+        }
+    }
+
+    /// Whether the answer is complete (the rest of the stream may only add usage).
+    pub fn finished(&self) -> bool {
+        self.finished || self.done
+    }
+
+    /// Whether nothing more is to come: `[DONE]`, or a Responses stream's final event.
+    pub fn ended(&self) -> bool {
+        self.done || (self.wire == Wire::Responses && self.finished)
+    }
+
+    /// How many events carried data that was not JSON.
+    pub fn skipped(&self) -> usize {
+        self.skipped
+    }
+
+    /// Folds one event in; answers the text to show now, if it carried any.
+    pub fn event(&mut self, event: &SseEvent) -> Result<Option<String>, StreamFailure> {
+        let data = event.data.trim();
+        if data == "[DONE]" {
+            self.done = true;
+            return Ok(None);
+        }
+        let Ok(json) = serde_json::from_str::<Value>(data) else {
+            self.skipped += 1;
+            return Ok(None);
+        };
+        if let Some(error) = json.get("error").filter(|e| !e.is_null()) {
+            return Err(api_failure(error));
+        }
+        match self.wire {
+            Wire::ChatCompletions => Ok(self.chat_chunk(&json)),
+            Wire::Responses => self.responses_event(&json),
+        }
+    }
+
+    fn chat_chunk(&mut self, chunk: &Value) -> Option<String> {
+        if let Some(model) = chunk.get("model").and_then(Value::as_str) {
+            if !model.is_empty() {
+                self.model = Some(model.to_owned());
+            }
+        }
+        if let Some(u) = chunk.get("usage").filter(|u| u.is_object()) {
+            self.usage = Some(usage(u));
+        }
+        let choice = chunk.get("choices").and_then(|c| c.get(0))?;
+        if choice.get("finish_reason").is_some_and(|f| !f.is_null()) {
+            self.finished = true;
+        }
+        let delta = choice.get("delta").or_else(|| choice.get("message"))?;
+        for (key, text) in ["reasoning_content", "reasoning", "thinking"]
+            .iter()
+            .filter_map(|k| delta.get(k).and_then(Value::as_str).map(|t| (*k, t)))
+        {
+            self.add_reasoning(key, text);
+        }
+        if let Some(details) = delta.get("reasoning_details").and_then(Value::as_array) {
+            for text in details
+                .iter()
+                .filter_map(|d| d.get("text").and_then(Value::as_str))
+            {
+                self.add_reasoning("reasoning_details", text);
+            }
+        }
+        let text = delta.get("content").and_then(Value::as_str)?;
+        self.content_delta(text)
+    }
+
+    fn responses_event(&mut self, event: &Value) -> Result<Option<String>, StreamFailure> {
+        let kind = event
+            .get("type")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let delta = event.get("delta").and_then(Value::as_str);
+        match kind {
+            "response.output_text.delta" => Ok(delta.and_then(|d| self.content_delta(d))),
+            "response.reasoning_text.delta" | "response.reasoning_summary_text.delta" => {
+                if let Some(d) = delta {
+                    self.add_reasoning(kind, d);
+                }
+                Ok(None)
+            }
+            "response.completed" | "response.incomplete" => {
+                self.finished = true;
+                if let Some(response) = event.get("response") {
+                    self.last = xai::parse_response(response).ok();
+                }
+                Ok(None)
+            }
+            "response.failed" => Err(api_failure(
+                event.pointer("/response/error").unwrap_or(&Value::Null),
+            )),
+            _ => Ok(None),
+        }
+    }
+
+    fn content_delta(&mut self, text: &str) -> Option<String> {
+        if text.is_empty() {
+            return None;
+        }
+        self.content.push_str(text);
+        Some(text.to_owned())
+    }
+
+    fn add_reasoning(&mut self, source: &str, text: &str) {
+        match self.reasoning.iter_mut().find(|(s, _)| s == source) {
+            Some((_, buffer)) => buffer.push_str(text),
+            None => self.reasoning.push((source.to_owned(), text.to_owned())),
+        }
+    }
+
+    /// The answer, once the stream ended; an unfinished stream is a failure.
+    pub fn finish(self) -> Result<Completion, StreamFailure> {
+        if !self.finished() {
+            return Err(StreamFailure::Unfinished);
+        }
+        let last = self.last.unwrap_or_default();
+        let reasoning = join_reasoning(self.reasoning.iter().map(|(_, text)| text.as_str()));
+        Ok(Completion {
+            content: if self.content.is_empty() {
+                last.content
+            } else {
+                self.content
+            },
+            reasoning: reasoning.or(last.reasoning),
+            usage: self.usage.unwrap_or(last.usage),
+            model: self.model.or(last.model),
+        })
+    }
+}
+
+fn api_failure(error: &Value) -> StreamFailure {
+    let message = match error {
+        Value::String(s) => s.clone(),
+        other => other
+            .get("message")
+            .and_then(Value::as_str)
+            .map_or_else(|| other.to_string(), str::to_owned),
+    };
+    let status = error
+        .get("code")
+        .and_then(|c| {
+            c.as_u64()
+                .or_else(|| c.as_str().and_then(|s| s.parse().ok()))
+        })
+        .and_then(|c| u16::try_from(c).ok());
+    StreamFailure::Api { status, message }
+}
+
+#[cfg(test)]
+mod tests;

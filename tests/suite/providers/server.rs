@@ -1,0 +1,179 @@
+//! Providers as a run's clients see them through a real server: deltas, retries and reroutes as notifications, a clear error for an unconfigured provider, and one limiter shared by fifty runs.
+
+use super::quick_retries;
+use crate::support::{start_run, wait_status, TestServer, WAIT};
+use pretty_assertions::assert_eq;
+use rummy::config::{ModelSeed, OllamaConfig, ProviderLimits};
+use rummy_testkit::{FakeProvider, Reply};
+use serde_json::{json, Value};
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+/// A retried 503 shows as `run/progress retrying`, the answer streams as `ui/render`, and the loop completes.
+#[actix_rt::test]
+async fn clients_see_retries_and_deltas() {
+    let server = TestServer::start_with(|c| c.providers.retry = quick_retries()).await;
+    server.provider.push(Reply::status(
+        503,
+        json!({"error": {"message": "overloaded"}}),
+    ));
+    server
+        .provider
+        .push(Reply::content("<update status=\"200\">all done</update>"));
+    let mut client = server.project_client("demo").await;
+    let alias = start_run(&mut client, "run://streamed", "Hello?").await;
+    let retrying = client
+        .wait_for_notification("run/progress", WAIT, |p| p["status"] == json!("retrying"))
+        .await
+        .unwrap();
+    assert_eq!(
+        (&retrying["run"], &retrying["detail"]),
+        (
+            &json!(alias),
+            &json!("openai API error: 503 - {\"error\":{\"message\":\"overloaded\"}}")
+        )
+    );
+    assert!(retrying["delayMs"]
+        .as_u64()
+        .is_some_and(|ms| ms <= quick_retries().cap_ms));
+    wait_status(&mut client, &alias, 200).await;
+    let renders: Vec<Value> = client
+        .drain_notifications()
+        .into_iter()
+        .filter(|n| n["method"] == json!("ui/render"))
+        .map(|n| n["params"].clone())
+        .collect();
+    let text: String = renders.iter().filter_map(|r| r["text"].as_str()).collect();
+    let appends: Vec<&Value> = renders.iter().map(|r| &r["append"]).collect();
+    assert_eq!(text, "<update status=\"200\">all done</update>");
+    assert_eq!(appends[0], &json!(false));
+    assert!(
+        appends[1..].iter().all(|a| **a == json!(true)),
+        "{appends:?}"
+    );
+    server.stop().await;
+}
+
+/// A model whose provider does not know it is rerouted to its fallback; clients see `rerouted`.
+#[actix_rt::test]
+async fn clients_see_the_reroute() {
+    let backup = FakeProvider::start().unwrap();
+    backup.push(Reply::content(
+        "<update status=\"200\">from the backup</update>",
+    ));
+    let backup_url = backup.base_url();
+    let server = TestServer::start_with(move |c| {
+        c.models[0].fallback = Some("backup".into());
+        c.models.push(ModelSeed {
+            alias: "backup".into(),
+            actual: "ollama/small".into(),
+            context_length: Some(8192),
+            fallback: None,
+        });
+        c.providers.ollama = Some(OllamaConfig {
+            base_url: backup_url,
+        });
+    })
+    .await;
+    server.provider.push(Reply::status(
+        404,
+        json!({"error": {"code": "model_not_found", "message": "The model `fake-model` does not exist"}}),
+    ));
+    let mut client = server.project_client("demo").await;
+    let alias = start_run(&mut client, "run://rerouted", "Hello?").await;
+    let rerouted = client
+        .wait_for_notification("run/progress", WAIT, |p| p["status"] == json!("rerouted"))
+        .await
+        .unwrap();
+    assert_eq!(rerouted["to"], json!("backup"));
+    assert!(rerouted["detail"]
+        .as_str()
+        .unwrap_or_default()
+        .starts_with("openai API error: 404"));
+    let last = wait_status(&mut client, &alias, 200).await;
+    assert_eq!(last["summary"], json!("from the backup"));
+    assert_eq!(backup.chat_requests().len(), 1);
+    assert_eq!(backup.chat_requests()[0].body["model"], json!("small"));
+    server.stop().await;
+}
+
+/// A model on a provider that is not configured, or not known, is refused with a message saying what to set.
+#[actix_rt::test]
+async fn unconfigured_provider_is_a_clear_error() {
+    let server = TestServer::start().await;
+    let mut client = server.project_client("demo").await;
+    let cases = [
+        ("grok", "xai/grok-4", "provider \"xai\" for model \"grok\" is not configured: set XAI_API_KEY (and XAI_BASE_URL for another host)"),
+        ("local", "ollama/qwen3", "provider \"ollama\" for model \"local\" is not configured: set OLLAMA_BASE_URL"),
+        ("odd", "anthropic/claude", "provider \"anthropic\" for model \"odd\" is not supported (supported: openai, ollama, openrouter, xai)"),
+    ];
+    for (alias, actual, message) in cases {
+        client
+            .call("addModel", json!({ "alias": alias, "actual": actual }))
+            .await
+            .unwrap();
+        let err = client
+            .call_err(
+                "set",
+                json!({ "path": "run://", "body": "hi", "attributes": { "model": alias } }),
+            )
+            .await;
+        assert_eq!((err.code, err.message.as_str()), (-32004, message));
+    }
+    server.stop().await;
+}
+
+/// Fifty runs share `RUMMY_OPENAI_CONCURRENCY=2`: never more than two requests in flight, waiting runs see `queued`, all finish.
+#[actix_rt::test]
+async fn fifty_runs_share_two_slots() {
+    const RUNS: usize = 50;
+    let server = TestServer::start_with(|c| {
+        c.providers.limits.insert(
+            "openai".into(),
+            ProviderLimits {
+                concurrency: 2,
+                rpm: None,
+                tpm: None,
+            },
+        );
+    })
+    .await;
+    server.provider.set_fallback(
+        Reply::content("<update status=\"200\">done</update>").delay(Duration::from_millis(10)),
+    );
+    let mut client = server.project_client("demo").await;
+    let mut ids = Vec::new();
+    for _ in 0..RUNS {
+        let id = client
+            .send_request(
+                "set",
+                json!({ "path": "run://", "body": "hi", "attributes": { "model": "fast" } }),
+            )
+            .await
+            .unwrap();
+        ids.push(id);
+    }
+    for id in ids {
+        client.response_for(id).await.unwrap();
+    }
+    let mut done = BTreeSet::new();
+    let mut queued = 0;
+    while done.len() < RUNS {
+        let note = client
+            .wait_for_notification("run/state", Duration::from_secs(30), |p| {
+                p["status"] == json!(200)
+            })
+            .await
+            .unwrap_or_else(|e| panic!("{} of {RUNS} runs finished: {e:?}", done.len()));
+        done.insert(note["run"].as_str().unwrap_or_default().to_owned());
+    }
+    for n in client.drain_notifications() {
+        if n["method"] == json!("run/progress") && n["params"]["status"] == json!("queued") {
+            queued += 1;
+        }
+    }
+    assert_eq!(server.provider.chat_requests().len(), RUNS);
+    assert_eq!(server.provider.max_in_flight(), 2);
+    assert!(queued > 0, "no run was told it was queued");
+    server.stop().await;
+}
