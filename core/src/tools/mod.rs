@@ -1,43 +1,91 @@
-//! The model's tools: their names in advertised order, which ones this server serves, and their model-facing docs.
+//! The model's tools: their names in advertised order, which a loop offers, their handlers and views, and their model-facing docs.
 //!
-//! Docs live in `*.md` files beside this module. Inside them, HTML comments
-//! hold the rationale for the next line; they are stripped before the model
-//! sees the text.
+//! One folder per tool holds its handler, its views and its doc (`doc.md`,
+//! or `<tool>.md` where two tools share a handler). Inside the docs, HTML
+//! comments hold the rationale for the next line; they are stripped before
+//! the model sees the text. Shared machinery: [`handler`] (the outcome a
+//! handler returns, store look-ups), [`policy`] (mode and flag refusals,
+//! target validation), [`messages`] (shared model-facing texts).
 
+pub mod ask_user;
+pub mod cp;
+pub mod env;
+pub mod get;
+pub mod handler;
+pub mod messages;
+pub mod mv;
+pub mod policy;
+pub mod rm;
+pub mod search;
+pub mod set;
+pub mod sh;
+pub mod think;
+pub mod update;
+
+#[cfg(test)]
+mod tests;
+
+use crate::parse::ToolCall;
 use crate::run::Mode;
+use crate::store::StoreError;
+use crate::turn::dispatch::LoopFlags;
+use handler::{Handler, Outcome};
 
 /// Every tool name the parser recognises, in the order tools are advertised (gather → reason → act → communicate).
 pub const TOOL_ORDER: &[&str] = &[
     "get", "search", "env", "think", "set", "cp", "mv", "rm", "sh", "update", "ask_user",
 ];
 
-/// The tools this server dispatches today; the others are refused with a visible reason.
-pub const SERVED: &[&str] = &["set", "update"];
-
 /// Lifecycle tools: always applied, never aborted by an earlier failure.
 pub const LIFECYCLE: &[&str] = &["update", "think"];
 
 const PREAMBLE: &str = include_str!("preamble.md");
 
-fn doc(tool: &str) -> Option<&'static str> {
+/// The model-facing doc of a tool, rationale comments included.
+pub fn doc(tool: &str) -> Option<&'static str> {
     match tool {
-        "set" => Some(include_str!("set.md")),
-        "update" => Some(include_str!("update.md")),
+        "get" => Some(get::DOC),
+        "search" => Some(search::DOC),
+        "env" => Some(env::DOC),
+        "think" => Some(think::DOC),
+        "set" => Some(set::DOC),
+        "cp" => Some(cp::DOC),
+        "mv" => Some(mv::DOC),
+        "rm" => Some(rm::DOC),
+        "sh" => Some(sh::DOC),
+        "update" => Some(update::DOC),
+        "ask_user" => Some(ask_user::DOC),
         _ => None,
     }
 }
 
-/// The tools offered to the model for a loop in `mode`, in advertised order.
-///
-/// Ask mode may still write `known://`/`unknown://` with `set`, so both modes
-/// offer the same served tools today; mode-specific removals arrive with the
-/// file-changing tools.
-pub fn active_tools(_mode: Mode) -> Vec<&'static str> {
+/// The tools offered to a loop, in advertised order: mode and flags remove
+/// tools (see [`policy::tool_refusal`]), and `search` needs a backend.
+pub fn active_tools(mode: Mode, flags: LoopFlags, search_enabled: bool) -> Vec<&'static str> {
     TOOL_ORDER
         .iter()
         .copied()
-        .filter(|t| SERVED.contains(t))
+        .filter(|t| policy::tool_refusal(mode, flags, search_enabled, t).is_none())
         .collect()
+}
+
+/// Runs the handler of a command that passed dispatch's checks.
+pub fn handle(h: &mut Handler<'_>, call: &ToolCall) -> Result<Outcome, StoreError> {
+    match call.name.as_str() {
+        "get" => get::run(h, call),
+        "set" => set::run(h, call),
+        "rm" => rm::run(h, call),
+        "cp" => cp::run(h, call, cp::Kind::Cp),
+        "mv" => cp::run(h, call, cp::Kind::Mv),
+        "sh" | "env" => sh::run(h, call),
+        "ask_user" => ask_user::run(h, call),
+        "search" => search::run(h, call),
+        tool => Ok(Outcome::failed(
+            &handler::target_of(call),
+            "501",
+            messages::not_a_tool(tool),
+        )),
+    }
 }
 
 /// Removes `<!-- … -->` rationale comments; a line that held only a comment disappears.
@@ -74,46 +122,25 @@ pub fn strip_rationale(text: &str) -> String {
     out.join("\n").trim().to_owned()
 }
 
-/// The instructions that open the system message: preamble, tool list and the docs of the active tools.
+/// The instructions that open the system message: preamble, tool list and the docs of the active tools in advertised order.
 pub fn instructions(tools: &[&str], max_commands: usize, persona: Option<&str>) -> String {
-    let docs: Vec<String> = tools
+    let ordered: Vec<&str> = TOOL_ORDER
+        .iter()
+        .copied()
+        .filter(|t| tools.contains(t))
+        .collect();
+    let docs: Vec<String> = ordered
         .iter()
         .filter_map(|t| doc(t))
         .map(strip_rationale)
         .collect();
     let mut text = strip_rationale(PREAMBLE)
         .replace("[%MAX%]", &max_commands.to_string())
-        .replace("[%TOOLS%]", &tools.join(", "))
+        .replace("[%TOOLS%]", &ordered.join(", "))
         .replace("[%TOOLDOCS%]", &docs.join("\n\n"));
     if let Some(persona) = persona.map(str::trim).filter(|p| !p.is_empty()) {
         text.push_str("\n\n## Persona\n\n");
         text.push_str(persona);
     }
     text
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Rationale comments never reach the model; the lines they explain do.
-    #[test]
-    fn rationale_is_stripped() {
-        let text = instructions(&["set", "update"], 15, None);
-        assert!(!text.contains("<!--") && !text.contains("why:"), "{text}");
-        assert!(text.contains("at most 15 per turn"));
-        assert!(text.contains("Tools available: set, update"));
-        assert!(text.contains("## <set path="));
-        assert!(text.contains("## <update status="));
-        assert!(!text.contains("\n\n\n"));
-    }
-
-    /// Only served tools are advertised, and a persona is appended.
-    #[test]
-    fn advertises_served_tools_and_persona() {
-        assert_eq!(active_tools(Mode::Act), vec!["set", "update"]);
-        let text = instructions(&["update"], 15, Some("Be terse."));
-        assert!(!text.contains("## <set"));
-        assert!(text.ends_with("## Persona\n\nBe terse."));
-    }
 }

@@ -1,23 +1,30 @@
 //! Dispatching one parsed command: its handler runs and its result entry records what happened, in emission order.
 //!
-//! Served today: `set` on `known://`/`unknown://` paths and `update`. Every
-//! other tool is recorded as failed (501) with a reason the model reads next
-//! turn, never silently ignored.
+//! The order of checks is the contract with the executor: `think` is never
+//! recorded; `update` always applies (a lifecycle signal); after a failed
+//! action everything else is recorded as aborted and not run; an invalid
+//! target, or a tool the loop's mode or flags remove, is refused with a
+//! visible reason and not run; only then does the tool's handler (in
+//! `crate::tools`) run. A store error the model caused (writer tier, bad
+//! path) becomes a failed result the model reads next turn, never a crash.
 
-use super::record::write;
 use super::TurnRef;
 use crate::entry::{State, Visibility, Writer};
 use crate::parse::ToolCall;
-use crate::path::{normalize, result_path, scheme_of};
+use crate::path::result_path;
+use crate::run::Mode;
 use crate::store::entries::{self, EntryWrite};
 use crate::store::StoreError;
 use crate::time::Millis;
-use crate::tokens;
+use crate::tools::{self, handler::Outcome, policy};
 use diesel::SqliteConnection;
-use serde_json::{json, Map, Value};
+use serde_json::Value;
 
 /// Update statuses: 102 continues, the others conclude the loop.
 pub const UPDATE_STATUSES: [i32; 4] = [102, 200, 204, 422];
+
+/// Characters of a command's target that go into its result path.
+const PATH_TARGET_CHARS: usize = 200;
 
 /// Limits a dispatch enforces.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -26,6 +33,37 @@ pub struct DispatchLimits {
     pub token_divisor: u32,
     /// Largest `known://` body in tokens.
     pub max_entry_tokens: u32,
+}
+
+/// The loop's flags (from its config JSON): each removes tools from the list and refuses them at dispatch.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct LoopFlags {
+    /// Do not attach the project's files.
+    pub no_repo: bool,
+    /// No `ask_user`.
+    pub no_interaction: bool,
+    /// No `search`.
+    pub no_web: bool,
+    /// No `ask_user`, `env`, `sh`.
+    pub no_proposals: bool,
+}
+
+/// Everything a dispatch needs to know about the turn and the loop.
+#[derive(Debug, Clone, Copy)]
+pub struct DispatchCtx {
+    /// Where results are written.
+    pub t: TurnRef,
+    /// Size and token limits.
+    pub limits: DispatchLimits,
+    /// The loop's mode.
+    pub mode: Mode,
+    /// The loop's flags.
+    pub flags: LoopFlags,
+    /// The command's position among the turn's commands (stored on proposals to resume after them).
+    pub command_index: usize,
+    /// Whether a search backend is configured.
+    pub search_enabled: bool,
 }
 
 /// The `<update>` a turn sent.
@@ -44,7 +82,7 @@ pub struct UpdateSignal {
 pub struct Dispatched {
     /// The tool name.
     pub tool: String,
-    /// The result entry's path.
+    /// The result entry's path ("" for `think`, which is never recorded).
     pub path: String,
     /// The result's state.
     pub state: State,
@@ -52,6 +90,8 @@ pub struct Dispatched {
     pub outcome: Option<String>,
     /// Set for `update` commands.
     pub update: Option<UpdateSignal>,
+    /// Whether the result is a proposal waiting for a client (`state == Proposed`).
+    pub proposal: bool,
 }
 
 impl Dispatched {
@@ -61,191 +101,144 @@ impl Dispatched {
     }
 }
 
-struct Ctx<'a> {
-    conn: &'a mut SqliteConnection,
-    t: TurnRef,
-    limits: DispatchLimits,
-    now: Millis,
-}
-
-impl Ctx<'_> {
-    /// Writes the command's result entry at a per-run unique `<tool>://turn_N/<target>` path.
-    fn result(
-        &mut self,
-        tool: &str,
-        target: &str,
-        body: &str,
-        state: State,
-        outcome: Option<&str>,
-        extra: Map<String, Value>,
-    ) -> Result<Dispatched, StoreError> {
-        let base = result_path(tool, self.t.turn, target);
-        let path = entries::unique_path(self.conn, self.t.run, &base)?;
-        let mut attributes = extra;
-        if !target.is_empty() {
-            attributes.insert("path".to_owned(), Value::from(target));
-        }
-        write(
-            self.conn,
-            self.t,
-            &path,
-            body,
-            &Value::Object(attributes),
-            state,
-            outcome,
-            Visibility::Visible,
-            Writer::Model,
-            self.limits.token_divisor,
-            self.now,
-        )?;
-        Ok(Dispatched {
-            tool: tool.to_owned(),
-            path,
-            state,
-            outcome: outcome.map(str::to_owned),
-            update: None,
-        })
-    }
-
-    fn failed(
-        &mut self,
-        tool: &str,
-        target: &str,
-        outcome: &str,
-        reason: &str,
-    ) -> Result<Dispatched, StoreError> {
-        self.result(
-            tool,
-            target,
-            reason,
-            State::Failed,
-            Some(outcome),
-            Map::new(),
-        )
-    }
-}
-
-/// The command's target: what its result path and `path` attribute name.
+/// The command's target: what its result path and target attribute name.
 pub fn target_of(call: &ToolCall) -> String {
-    let attr = match call.name.as_str() {
-        "sh" | "env" => call.attr("command"),
-        "ask_user" => call.attr("question"),
-        _ => call.attr("path"),
-    };
-    attr.map(str::to_owned)
-        .unwrap_or_else(|| call.body.trim().chars().take(200).collect())
+    tools::handler::target_of(call)
 }
 
 /// Dispatches one command. `aborted_by` names an earlier failed action: then
 /// every action is recorded as aborted (409) and not run; lifecycle signals still apply.
 pub fn dispatch(
     conn: &mut SqliteConnection,
-    t: TurnRef,
+    ctx: &DispatchCtx,
     call: &ToolCall,
     aborted_by: Option<&str>,
-    limits: DispatchLimits,
     now: Millis,
 ) -> Result<Dispatched, StoreError> {
-    let mut ctx = Ctx {
-        conn,
-        t,
-        limits,
-        now,
-    };
-    if call.name == "update" {
-        return update(&mut ctx, call);
+    let tool = call.name.as_str();
+    if tool == "think" {
+        return Ok(Dispatched {
+            tool: tool.to_owned(),
+            path: String::new(),
+            state: State::Resolved,
+            outcome: None,
+            update: None,
+            proposal: false,
+        });
+    }
+    if tool == "update" {
+        return update(conn, ctx, call, now);
     }
     let target = target_of(call);
-    if let Some(previous) = aborted_by {
-        let reason = format!("Aborted — preceding {previous} failed.");
-        return ctx.failed(&call.name, &target, "aborted", &reason);
-    }
-    match call.name.as_str() {
-        "set" => set(&mut ctx, call),
-        tool => {
-            let reason = format!("{tool} is not available on this server yet; use set and update.");
-            ctx.failed(tool, &target, "501", &reason)
+    let outcome = if let Some(previous) = aborted_by {
+        Outcome::failed(&target, "aborted", tools::messages::aborted(previous))
+    } else if !tools::TOOL_ORDER.contains(&tool) {
+        // No scheme of its own to record under: the refusal is an `error://` notice.
+        let outcome = Outcome::failed(tool, "501", tools::messages::not_a_tool(tool)).bare();
+        let mut result = record(conn, ctx, "error", outcome, now)?;
+        result.tool = tool.to_owned();
+        return Ok(result);
+    } else if policy::invalid_target(call) {
+        Outcome::failed("invalid", "validation", tools::messages::INVALID_TARGET).bare()
+    } else if let Some(refused) = policy::refusal(ctx, call) {
+        Outcome::failed(&target, refused.outcome, refused.reason)
+    } else {
+        let mut h = tools::handler::Handler { conn, ctx, now };
+        match tools::handle(&mut h, call) {
+            Ok(outcome) => outcome,
+            Err(e) => match refusal_of(e) {
+                Ok((outcome, reason)) => Outcome::failed(&target, outcome, reason),
+                Err(e) => return Err(e),
+            },
         }
+    };
+    record(conn, ctx, tool, outcome, now)
+}
+
+/// A store error the model caused, as a failed outcome and its reason; other errors stay errors.
+fn refusal_of(e: StoreError) -> Result<(&'static str, String), StoreError> {
+    match e {
+        e @ StoreError::Permission { .. } => Ok(("permission", e.to_string())),
+        StoreError::Invalid(reason) => Ok(("validation", reason)),
+        StoreError::NotFound(reason) => Ok(("not_found", reason)),
+        StoreError::Conflict(reason) => Ok(("conflict", reason)),
+        e => Err(e),
     }
 }
 
-fn update(ctx: &mut Ctx<'_>, call: &ToolCall) -> Result<Dispatched, StoreError> {
+/// Writes the command's result entry at a per-run unique `<tool>://turn_N/<target>` path
+/// (as the model, except `error://` notices, which are the server's).
+fn record(
+    conn: &mut SqliteConnection,
+    ctx: &DispatchCtx,
+    tool: &str,
+    outcome: Outcome,
+    now: Millis,
+) -> Result<Dispatched, StoreError> {
+    let t = ctx.t;
+    let short: String = outcome.target.chars().take(PATH_TARGET_CHARS).collect();
+    let path = entries::unique_path(conn, t.run, &result_path(tool, t.turn, &short))?;
+    let mut attributes = outcome.attributes;
+    if outcome.keep_target && !outcome.target.is_empty() {
+        if let Some(key) = tools::handler::target_key(tool) {
+            attributes
+                .entry(key)
+                .or_insert_with(|| Value::from(outcome.target.clone()));
+        }
+    }
+    if outcome.state == State::Proposed {
+        attributes.insert("commandIndex".to_owned(), Value::from(ctx.command_index));
+    }
+    entries::write(
+        conn,
+        &EntryWrite {
+            run: t.run,
+            path: &path,
+            body: &outcome.body,
+            attributes: &Value::Object(attributes),
+            state: outcome.state,
+            outcome: outcome.outcome.as_deref(),
+            visibility: Visibility::Visible,
+            loop_id: Some(t.loop_id),
+            turn: t.turn,
+            writer: if tool == "error" {
+                Writer::Plugin
+            } else {
+                Writer::Model
+            },
+        },
+        ctx.limits.token_divisor,
+        now,
+    )?;
+    Ok(Dispatched {
+        tool: tool.to_owned(),
+        path,
+        state: outcome.state,
+        outcome: outcome.outcome,
+        update: None,
+        proposal: outcome.state == State::Proposed,
+    })
+}
+
+/// `update`: always recorded, whatever failed before it; the executor reads the signal.
+fn update(
+    conn: &mut SqliteConnection,
+    ctx: &DispatchCtx,
+    call: &ToolCall,
+    now: Millis,
+) -> Result<Dispatched, StoreError> {
     let given = call
         .attr("status")
         .and_then(|s| s.trim().parse::<i32>().ok())
         .filter(|s| UPDATE_STATUSES.contains(s));
     let status = given.unwrap_or(102);
     let body = call.body.trim().to_owned();
-    let mut extra = Map::new();
-    extra.insert("status".to_owned(), Value::from(status));
-    let mut result = ctx.result("update", "", &body, State::Resolved, None, extra)?;
+    let outcome = Outcome::resolved("", body.clone()).with("status", status);
+    let mut result = record(conn, ctx, "update", outcome, now)?;
     result.update = Some(UpdateSignal {
         status,
         status_given: given.is_some(),
         body,
     });
     Ok(result)
-}
-
-fn set(ctx: &mut Ctx<'_>, call: &ToolCall) -> Result<Dispatched, StoreError> {
-    let Some(raw) = call.attr("path").filter(|p| !p.trim().is_empty()) else {
-        return ctx.failed("set", "", "validation", "path is required");
-    };
-    let path = match normalize(raw.trim()) {
-        Ok(path) => path,
-        Err(e) => return ctx.failed("set", raw, "validation", &e.to_string()),
-    };
-    if !matches!(scheme_of(&path).as_deref(), Some("known" | "unknown")) {
-        let reason = format!(
-            "set on {path} is not available on this server yet; only known:// and unknown:// entries can be written."
-        );
-        return ctx.failed("set", &path, "501", &reason);
-    }
-    let body = call.body.trim();
-    if body.is_empty() {
-        let reason = "nothing to write: set needs a body (visibility and summary changes are not available yet).";
-        return ctx.failed("set", &path, "validation", reason);
-    }
-    let tokens = tokens::estimate(body, ctx.limits.token_divisor);
-    if path.starts_with("known://")
-        && tokens > i32::try_from(ctx.limits.max_entry_tokens).unwrap_or(i32::MAX)
-    {
-        let reason = format!(
-            "Entry too large ({tokens} tokens, max {}). Split it into several entries, one topic each.",
-            ctx.limits.max_entry_tokens
-        );
-        return ctx.failed("set", &path, &format!("overflow:{tokens}"), &reason);
-    }
-    let attributes = match call.attr("summary") {
-        Some(summary) => json!({ "summary": summary.chars().take(80).collect::<String>() }),
-        None => json!({}),
-    };
-    let written = entries::write(
-        ctx.conn,
-        &EntryWrite {
-            run: ctx.t.run,
-            path: &path,
-            body,
-            attributes: &attributes,
-            state: State::Resolved,
-            outcome: None,
-            visibility: Visibility::Visible,
-            loop_id: Some(ctx.t.loop_id),
-            turn: ctx.t.turn,
-            writer: Writer::Model,
-        },
-        ctx.limits.token_divisor,
-        ctx.now,
-    );
-    match written {
-        Ok(_) => {
-            let body = format!("{path} written ({tokens} tokens)");
-            ctx.result("set", &path, &body, State::Resolved, None, Map::new())
-        }
-        Err(e @ StoreError::Permission { .. }) => {
-            ctx.failed("set", &path, "permission", &e.to_string())
-        }
-        Err(e @ StoreError::Invalid(_)) => ctx.failed("set", &path, "validation", &e.to_string()),
-        Err(e) => Err(e),
-    }
 }

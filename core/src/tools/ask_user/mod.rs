@@ -1,0 +1,89 @@
+//! `ask_user`: a question proposed to the user, with options; the answer arrives when a client resolves it.
+//!
+//! Views: visible `# ask_user`, `# Question: Q` and `# Answer: A` (or the
+//! options while unanswered); summarized `Q → A` (or just `Q`).
+
+use super::handler::{attr, body, Handler, Outcome};
+use crate::entry::State;
+use crate::parse::ToolCall;
+use crate::store::entries::ViewRow;
+use crate::store::StoreError;
+use serde_json::Value;
+
+/// The model-facing doc.
+pub const DOC: &str = include_str!("doc.md");
+
+/// An `ask_user` without a question.
+pub const QUESTION_REQUIRED: &str =
+    "question is required: <ask_user question=\"…?\">option; option</ask_user>";
+
+/// Options from a list: split on `;` when there is one, else on `,`; trimmed, empty ones dropped.
+pub fn options(list: &str) -> Vec<String> {
+    let separator = if list.contains(';') { ';' } else { ',' };
+    list.split(separator)
+        .map(str::trim)
+        .filter(|o| !o.is_empty())
+        .map(str::to_owned)
+        .collect()
+}
+
+/// Runs `ask_user`: the question attribute (or the body), options from `options=` or the body.
+pub fn run(_h: &mut Handler<'_>, call: &ToolCall) -> Result<Outcome, StoreError> {
+    let (question, list) = match attr(call, "question") {
+        Some(q) => (q, attr(call, "options").or_else(|| body(call))),
+        None => (body(call).unwrap_or(""), attr(call, "options")),
+    };
+    if question.is_empty() {
+        return Ok(Outcome::failed("", "validation", QUESTION_REQUIRED));
+    }
+    let options = list.map(options).unwrap_or_default();
+    Ok(Outcome::proposed(question, "", "ask_user").with("options", options))
+}
+
+fn text<'a>(attributes: &'a Value, key: &str) -> &'a str {
+    attributes
+        .get(key)
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+}
+
+/// The answer: the `answer` attribute, or the body once resolved.
+fn answer(row: &ViewRow, attributes: &Value) -> Option<String> {
+    Some(text(attributes, "answer").to_owned())
+        .filter(|a| !a.is_empty())
+        .or_else(|| {
+            (row.state() == State::Resolved && !row.body.is_empty()).then(|| row.body.clone())
+        })
+}
+
+/// The visible view.
+pub fn visible(row: &ViewRow) -> String {
+    let a = row.attributes();
+    let mut out = format!("# ask_user\n# Question: {}", text(&a, "question"));
+    match answer(row, &a) {
+        Some(answer) => out.push_str(&format!("\n# Answer: {answer}")),
+        None => {
+            let options: Vec<&str> = a
+                .get("options")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_str)
+                .collect();
+            if !options.is_empty() {
+                out.push_str(&format!("\n# Options: {}", options.join("; ")));
+            }
+        }
+    }
+    out
+}
+
+/// The summarized view.
+pub fn summarized(row: &ViewRow) -> String {
+    let a = row.attributes();
+    let question = text(&a, "question");
+    match answer(row, &a) {
+        Some(answer) => format!("{question} → {answer}"),
+        None => question.to_owned(),
+    }
+}

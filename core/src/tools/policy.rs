@@ -1,0 +1,125 @@
+//! Which tools a loop may use, and which commands are refused before they run: one mechanism for the tool list and for dispatch.
+//!
+//! Mode and flags both remove tools from the advertised list
+//! ([`super::active_tools`]) and refuse them here, so a model that uses a
+//! tool it was not offered reads why. Ask mode also refuses the file-changing
+//! forms of tools it keeps (`set`, `rm`, `cp`, `mv` still work on scheme
+//! entries such as `known://`).
+
+use super::handler::{attr, body, path_and_filter};
+use super::messages;
+use crate::parse::ToolCall;
+use crate::path::scheme_of;
+use crate::run::Mode;
+use crate::turn::dispatch::{DispatchCtx, LoopFlags};
+
+/// Longest target (path, command, question) a command may have.
+pub const MAX_TARGET_CHARS: usize = 512;
+
+/// A refused command: its outcome and the reason the model reads.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refused {
+    /// `permission` (403) or `501`.
+    pub outcome: &'static str,
+    /// The visible reason.
+    pub reason: String,
+}
+
+fn refused(outcome: &'static str, reason: impl Into<String>) -> Option<Refused> {
+    Some(Refused {
+        outcome,
+        reason: reason.into(),
+    })
+}
+
+/// Why `tool` is not offered in this loop, if it is not.
+pub fn tool_refusal(
+    mode: Mode,
+    flags: LoopFlags,
+    search_enabled: bool,
+    tool: &str,
+) -> Option<Refused> {
+    match tool {
+        "search" if flags.no_web => refused("permission", messages::NO_WEB),
+        "search" if !search_enabled => refused("501", messages::SEARCH_NOT_CONFIGURED),
+        "ask_user" if flags.no_interaction => refused("permission", messages::NO_INTERACTION),
+        "ask_user" | "env" | "sh" if flags.no_proposals => {
+            refused("permission", messages::no_proposals(tool))
+        }
+        "sh" if mode == Mode::Ask => refused("permission", messages::ASK_SH),
+        _ => None,
+    }
+}
+
+/// Why this command may not run in this loop, if it may not.
+pub fn refusal(ctx: &DispatchCtx, call: &ToolCall) -> Option<Refused> {
+    let tool = call.name.as_str();
+    if let Some(refused) = tool_refusal(ctx.mode, ctx.flags, ctx.search_enabled, tool) {
+        return Some(refused);
+    }
+    if ctx.mode != Mode::Ask {
+        return None;
+    }
+    let bare = |p: &str| scheme_of(p).is_none();
+    match tool {
+        "set" => {
+            let path = attr(call, "path")?;
+            let writes = body(call).is_some()
+                || attr(call, "body").is_some()
+                || call.attr("search").is_some();
+            (bare(path) && writes).then(|| Refused {
+                outcome: "permission",
+                reason: messages::ask_file_edit(path),
+            })
+        }
+        "rm" => {
+            let path = path_and_filter(call).0?;
+            bare(path).then(|| Refused {
+                outcome: "permission",
+                reason: messages::ask_file_rm(path),
+            })
+        }
+        "cp" | "mv" => {
+            let to = attr(call, "to").or_else(|| body(call))?;
+            if bare(to) {
+                return refused("permission", messages::ask_copy_to_file(tool, to));
+            }
+            let from = attr(call, "path")?;
+            (tool == "mv" && bare(from)).then(|| Refused {
+                outcome: "permission",
+                reason: messages::ask_file_mv(from),
+            })
+        }
+        _ => None,
+    }
+}
+
+/// Whether a target is unusable: longer than [`MAX_TARGET_CHARS`], or holding
+/// control characters (commands may span lines: scripts and heredocs do).
+fn unusable(text: &str, multi_line: bool) -> bool {
+    text.chars().count() > MAX_TARGET_CHARS
+        || text
+            .chars()
+            .any(|c| c.is_control() && !(multi_line && matches!(c, '\n' | '\r' | '\t')))
+}
+
+/// Whether the command's path, destination, command or question is unusable; such a command is not run.
+pub fn invalid_target(call: &ToolCall) -> bool {
+    let strict = ["path", "to", "question", "query"]
+        .iter()
+        .filter_map(|name| call.attr(name))
+        .any(|v| unusable(v.trim(), false));
+    let command = match call.name.as_str() {
+        "sh" | "env" => attr(call, "command")
+            .or_else(|| body(call))
+            .is_some_and(|c| unusable(c, true)),
+        _ => false,
+    };
+    let body_target = match call.name.as_str() {
+        "get" | "rm" if call.attr("path").is_none() => body(call),
+        "search" if call.attr("path").is_none() && call.attr("query").is_none() => body(call),
+        "cp" | "mv" if call.attr("to").is_none() => body(call),
+        _ => None,
+    };
+    strict || command || body_target.is_some_and(|b| unusable(b, false))
+}

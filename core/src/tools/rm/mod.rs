@@ -1,0 +1,65 @@
+//! `rm`: remove entries from the run now, and propose deleting the project files a command selects.
+//!
+//! One command gives one result: scheme entries it selects are removed at
+//! once (after the writer check of every one, so a refusal removes nothing);
+//! if it also selects files, the result is one `rm` proposal listing them,
+//! and they are deleted only when a client accepts it. `preview` lists what
+//! would go and removes nothing.
+//!
+//! Views: the result body when visible, nothing when summarized.
+
+use super::handler::{is_file, path_and_filter, read_target, Handler, Outcome};
+use super::messages::{self, listing, not_found};
+use crate::parse::ToolCall;
+use crate::run::Mode;
+use crate::store::entries::ViewRow;
+use crate::store::StoreError;
+
+/// The model-facing doc.
+pub const DOC: &str = include_str!("doc.md");
+
+/// The line of a file proposal that lists scheme entries removed at once.
+pub const REMOVED_NOW: &str = "removed at once:";
+
+/// Runs `rm`.
+pub fn run(h: &mut Handler<'_>, call: &ToolCall) -> Result<Outcome, StoreError> {
+    let (raw, filter) = path_and_filter(call);
+    let Some(raw) = raw else {
+        return Ok(Outcome::failed("", "validation", messages::PATH_REQUIRED));
+    };
+    let target = match read_target(raw, filter) {
+        Ok(target) => target,
+        Err(reason) => return Ok(Outcome::failed(raw, "validation", reason)),
+    };
+    let target_text = target.as_str().to_owned();
+    let rows = h.select(&target, filter)?;
+    if rows.is_empty() {
+        return Ok(Outcome::failed(&target_text, "not_found", not_found(raw)));
+    }
+    if call.attr("preview").is_some() {
+        let head = format!("PREVIEW rm path=\"{target_text}\": {} matched", rows.len());
+        let lines = listing(rows.iter().map(|r| r.path.clone()));
+        return Ok(Outcome::resolved(&target_text, format!("{head}\n{lines}")));
+    }
+    let (files, entries): (Vec<ViewRow>, Vec<ViewRow>) =
+        rows.into_iter().partition(|r| is_file(&r.path));
+    if let (Mode::Ask, Some(first)) = (h.ctx.mode, files.first()) {
+        return Ok(Outcome::failed(
+            &target_text,
+            "permission",
+            messages::ask_file_rm(&first.path),
+        ));
+    }
+    h.check_all(entries.iter().map(|r| r.path.as_str()))?;
+    h.remove_views(&entries)?;
+    let removed = listing(entries.iter().map(|r| r.path.clone()));
+    if files.is_empty() {
+        return Ok(Outcome::resolved(&target_text, removed));
+    }
+    let mut body = listing(files.iter().map(|r| r.path.clone()));
+    if !entries.is_empty() {
+        body.push_str(&format!("\n{REMOVED_NOW}\n{removed}"));
+    }
+    let paths: Vec<&str> = files.iter().map(|r| r.path.as_str()).collect();
+    Ok(Outcome::proposed(&target_text, body, "rm").with("paths", paths))
+}

@@ -1,0 +1,175 @@
+//! `search`: a web search. The core does no network I/O: dispatch records a
+//! streaming result entry, the executor asks the backend and hands the hits
+//! to [`record_results`] (or a failure to [`record_failure`]).
+//!
+//! Each hit becomes an `http(s)://` data entry, summarized, so the model sees
+//! its title (as summary) and snippet and promotes what it wants with `get`.
+//!
+//! Views: search results show their body when visible, nothing when
+//! summarized; a page shows its body when visible and its snippet when
+//! summarized.
+
+use super::handler::{attr, body, Handler, Outcome, SUMMARY_CHARS};
+use super::messages::listing;
+use crate::entry::{State, Visibility, Writer};
+use crate::parse::ToolCall;
+use crate::path::{normalize, scheme_of};
+use crate::store::entries::{self, EntryWrite, ViewRow};
+use crate::store::StoreError;
+use crate::time::Millis;
+use crate::turn::dispatch::DispatchCtx;
+use diesel::SqliteConnection;
+use serde_json::{json, Value};
+
+/// The model-facing doc.
+pub const DOC: &str = include_str!("doc.md");
+
+/// Results asked for when `results=` is absent.
+pub const DEFAULT_RESULTS: u32 = 12;
+
+/// Most results one search may ask for.
+pub const MAX_RESULTS: u32 = 20;
+
+/// A search without a query.
+pub const QUERY_REQUIRED: &str = "a query is required: <search>terms</search>";
+
+/// A `results` attribute out of range.
+pub const BAD_RESULTS: &str = "results must be a whole number from 1 to 20";
+
+/// One hit the backend returned.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SearchHit {
+    /// The page's URL (`http://` or `https://`).
+    pub url: String,
+    /// Its title.
+    pub title: String,
+    /// The backend's snippet.
+    pub snippet: String,
+}
+
+/// Runs `search`: a streaming result with the query and the number of results wanted.
+pub fn run(_h: &mut Handler<'_>, call: &ToolCall) -> Result<Outcome, StoreError> {
+    let query = attr(call, "path")
+        .or_else(|| attr(call, "query"))
+        .or_else(|| body(call));
+    let Some(query) = query else {
+        return Ok(Outcome::failed("", "validation", QUERY_REQUIRED));
+    };
+    let results = match attr(call, "results").map(str::parse::<u32>) {
+        None => DEFAULT_RESULTS,
+        Some(Ok(n)) if (1..=MAX_RESULTS).contains(&n) => n,
+        Some(_) => return Ok(Outcome::failed(query, "validation", BAD_RESULTS)),
+    };
+    Ok(Outcome::streaming(query, "search")
+        .with("query", query)
+        .with("results", results))
+}
+
+/// `K results for "q"` and one URL per line.
+pub fn results_body(query: &str, urls: &[String]) -> String {
+    let head = format!("{} results for \"{query}\"", urls.len());
+    if urls.is_empty() {
+        return head;
+    }
+    format!("{head}\n{}", listing(urls.iter().cloned()))
+}
+
+/// Records a search's hits: each new page as a summarized data entry, and the result entry at `path` resolved with the list.
+pub fn record_results(
+    conn: &mut SqliteConnection,
+    ctx: &DispatchCtx,
+    path: &str,
+    results: &[SearchHit],
+    now: Millis,
+) -> Result<(), StoreError> {
+    let t = ctx.t;
+    let divisor = ctx.limits.token_divisor;
+    let result = entries::by_path(conn, t.run.run_id, path)?
+        .ok_or_else(|| StoreError::NotFound(format!("{path} not found in this run")))?;
+    let attributes = result.attributes();
+    let query = attributes
+        .get("query")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_owned();
+    let mut urls: Vec<String> = Vec::new();
+    for hit in results {
+        let Ok(url) = normalize(hit.url.trim()) else {
+            continue;
+        };
+        if !matches!(scheme_of(&url).as_deref(), Some("http" | "https")) || urls.contains(&url) {
+            continue;
+        }
+        if entries::by_path(conn, t.run.run_id, &url)?.is_none() {
+            let title = hit.title.trim();
+            let page = json!({
+                "title": title,
+                "snippet": hit.snippet.trim(),
+                "query": query,
+                "summary": title.chars().take(SUMMARY_CHARS).collect::<String>(),
+            });
+            let body = format!("# {title}\n\n{}", hit.snippet.trim());
+            let write = entry(ctx, &url, &body, &page, State::Resolved, None);
+            entries::write(
+                conn,
+                &EntryWrite {
+                    visibility: Visibility::Summarized,
+                    ..write
+                },
+                divisor,
+                now,
+            )?;
+        }
+        urls.push(url);
+    }
+    let body = results_body(&query, &urls);
+    let write = entry(ctx, path, &body, &attributes, State::Resolved, None);
+    entries::write(conn, &write, divisor, now).map(|_| ())
+}
+
+/// Records that a search failed (the backend was unreachable or answered an error); outcome `502`.
+pub fn record_failure(
+    conn: &mut SqliteConnection,
+    ctx: &DispatchCtx,
+    path: &str,
+    reason: &str,
+    now: Millis,
+) -> Result<(), StoreError> {
+    let result = entries::by_path(conn, ctx.t.run.run_id, path)?
+        .ok_or_else(|| StoreError::NotFound(format!("{path} not found in this run")))?;
+    let attributes = result.attributes();
+    let write = entry(ctx, path, reason, &attributes, State::Failed, Some("502"));
+    entries::write(conn, &write, ctx.limits.token_divisor, now).map(|_| ())
+}
+
+/// A plugin write of this turn, visible.
+fn entry<'a>(
+    ctx: &DispatchCtx,
+    path: &'a str,
+    body: &'a str,
+    attributes: &'a Value,
+    state: State,
+    outcome: Option<&'a str>,
+) -> EntryWrite<'a> {
+    EntryWrite {
+        run: ctx.t.run,
+        path,
+        body,
+        attributes,
+        state,
+        outcome,
+        visibility: Visibility::Visible,
+        loop_id: Some(ctx.t.loop_id),
+        turn: ctx.t.turn,
+        writer: Writer::Plugin,
+    }
+}
+
+/// The summarized view of a page: its snippet (the title is already its summary).
+pub fn page_summary(row: &ViewRow) -> String {
+    row.attributes()
+        .get("snippet")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_owned()
+}

@@ -1,0 +1,36 @@
+//! A `set` on a project file: the edit is applied to the file's current content now, and the result is proposed, never written.
+//!
+//! The proposal carries the complete new content; the client that accepts it
+//! gets exactly that content written (ENGINE.md §5, never re-derived from the
+//! edit). An edit that fails is no proposal: it fails `conflict` with each
+//! block's problem.
+
+use super::{described, edit_needs_existing, needs_existing, NO_CHANGE};
+use crate::hedberg::{self, Edit};
+use crate::store::StoreError;
+use crate::tools::handler::{Handler, Outcome};
+
+/// Proposes the edit of the project file at `path` (a new file when it does not exist).
+pub fn propose(h: &mut Handler<'_>, path: &str, edit: &Edit) -> Result<Outcome, StoreError> {
+    let old = h.file_body(path)?;
+    let created = old.is_none();
+    if created && needs_existing(edit) {
+        return Ok(Outcome::failed(
+            path,
+            "not_found",
+            edit_needs_existing(path),
+        ));
+    }
+    let old = old.unwrap_or_default();
+    let applied = match hedberg::apply(path, &old, edit, h.divisor()) {
+        Ok(applied) => applied,
+        Err(failure) => return Ok(Outcome::failed(path, "conflict", failure.to_string())),
+    };
+    if !created && applied.content == old {
+        return Ok(Outcome::resolved(path, NO_CHANGE));
+    }
+    let proposal = Outcome::proposed(path, applied.patch.clone(), "edit")
+        .with("content", applied.content.clone())
+        .with("created", created);
+    Ok(described(proposal, &applied))
+}

@@ -1,0 +1,21 @@
+//! `sh` and `env`: a shell command proposed to the user; once accepted, its output streams into `<path>_1` and `<path>_2` (filled by clients).
+//!
+//! Views: the result body when visible, nothing when summarized.
+
+use super::handler::{attr, body, Handler, Outcome};
+use crate::parse::ToolCall;
+use crate::store::StoreError;
+
+/// The model-facing doc of `sh`.
+pub const DOC: &str = include_str!("doc.md");
+
+/// A shell command without a command.
+pub const COMMAND_REQUIRED: &str = "command is required: <sh>command</sh> or command=\"…\"";
+
+/// Runs `sh` or `env`: a proposal carrying the command (its body empty until output arrives).
+pub fn run(_h: &mut Handler<'_>, call: &ToolCall) -> Result<Outcome, StoreError> {
+    let Some(command) = attr(call, "command").or_else(|| body(call)) else {
+        return Ok(Outcome::failed("", "validation", COMMAND_REQUIRED));
+    };
+    Ok(Outcome::proposed(command, "", &call.name).with("summary", command))
+}

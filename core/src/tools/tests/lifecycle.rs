@@ -1,0 +1,160 @@
+//! Dispatch rules every tool shares: target validation, aborts after a failure, lifecycle signals, refusal of non-tools.
+
+use super::{fixture, seen, Seen};
+use crate::entry::State::{Failed, Proposed, Resolved};
+use crate::entry::Visibility;
+use crate::parse::ToolCall;
+use crate::turn::dispatch::{Dispatched, UpdateSignal};
+use pretty_assertions::assert_eq;
+
+/// A target that is too long or holds control characters is refused at `<tool>://turn_N/invalid` and not run; commands may span lines.
+#[test]
+fn target_validation() {
+    let long = "a".repeat(513);
+    let invalid = |tool: &str| {
+        seen(
+            &format!("{tool}://turn_1/invalid"),
+            Failed,
+            Some("validation"),
+            "Invalid path: too long or contains non-printing characters",
+        )
+    };
+    let call = |name: &str, attributes: &[(&str, &str)], body: &str| ToolCall {
+        name: name.into(),
+        attributes: attributes
+            .iter()
+            .map(|(k, v)| ((*k).into(), (*v).into()))
+            .collect(),
+        body: body.into(),
+    };
+    let cases: Vec<(ToolCall, Seen)> = vec![
+        (call("get", &[("path", &long)], ""), invalid("get")),
+        (
+            call("set", &[("path", "known://a\u{7}")], "x"),
+            invalid("set"),
+        ),
+        (call("get", &[], "src/a.js\nsrc/b.js"), invalid("get")),
+        (
+            call("mv", &[("path", "known://a"), ("to", "known://b\tc")], ""),
+            invalid("mv"),
+        ),
+        (
+            call("ask_user", &[("question", "Which\none?")], ""),
+            invalid("ask_user"),
+        ),
+        (
+            call("sh", &[("command", &"x".repeat(600))], ""),
+            invalid("sh"),
+        ),
+        (
+            call("sh", &[], "cat <<EOF\nhello\nEOF"),
+            seen(
+                "sh://turn_1/cat%20%3C%3CEOF%0Ahello%0AEOF",
+                Proposed,
+                None,
+                "",
+            ),
+        ),
+    ];
+    let mut got = Vec::new();
+    let mut want = Vec::new();
+    for (call, expected) in cases {
+        let mut f = fixture();
+        let d = f.call(&call);
+        got.push(f.seen(&d));
+        want.push(expected);
+    }
+    assert_eq!(got, want);
+}
+
+/// After a failed action the rest are aborted and not run; the update still applies; think is never recorded.
+#[test]
+fn abort_after_failure_and_lifecycle() {
+    let mut f = fixture();
+    let results = f.reply(concat!(
+        "<think>plan</think>",
+        r#"<get path="src/app.js"/>"#,
+        "<set path=\"prompt://9\">x</set>",
+        r#"<get path="src/util.js"/>"#,
+        "<set path=\"known://db\">never</set>",
+        r#"<update status="200">done</update>"#,
+    ));
+    let aborted = |path: &str, tool: &str| {
+        seen(
+            path,
+            Failed,
+            Some("aborted"),
+            &format!("Aborted — preceding {tool} failed."),
+        )
+    };
+    assert_eq!(
+        results,
+        vec![
+            seen("get://turn_1/src%2Fapp.js", Resolved, None, "src/app.js promoted (33 tokens)"),
+            seen(
+                "set://turn_1/prompt%3A%2F%2F9",
+                Failed,
+                Some("permission"),
+                "permission denied: writer \"model\" may not write scheme \"prompt\" (allowed: system, plugin)",
+            ),
+            aborted("get://turn_1/src%2Futil.js", "set"),
+            aborted("set://turn_1/known%3A%2F%2Fdb", "set"),
+            seen("update://turn_1", Resolved, None, "done"),
+        ]
+    );
+    assert_eq!(
+        f.entry("src/util.js").unwrap().visibility(),
+        Visibility::Summarized
+    );
+    assert_eq!(f.entry("known://db"), None);
+    let update = f.call(&ToolCall {
+        name: "update".into(),
+        attributes: vec![("status".into(), "999".into())],
+        body: " going on ".into(),
+    });
+    assert_eq!(
+        update.update,
+        Some(UpdateSignal {
+            status: 102,
+            status_given: false,
+            body: "going on".into()
+        })
+    );
+    assert_eq!(f.view(&update.path), "# update\ngoing on");
+    let think = f.call(&ToolCall {
+        name: "think".into(),
+        attributes: vec![],
+        body: "x".into(),
+    });
+    assert_eq!(
+        think,
+        Dispatched {
+            tool: "think".into(),
+            path: String::new(),
+            state: Resolved,
+            outcome: None,
+            update: None,
+            proposal: false
+        }
+    );
+}
+
+/// A tag that is no tool is refused (501), never silently ignored.
+#[test]
+fn unknown_tools_are_refused() {
+    let mut f = fixture();
+    let d = f.call(&ToolCall {
+        name: "fly".into(),
+        attributes: vec![("path".into(), "x".into())],
+        body: String::new(),
+    });
+    assert_eq!(
+        f.seen(&d),
+        seen(
+            "error://turn_1/fly",
+            Failed,
+            Some("501"),
+            "fly is not a tool on this server."
+        )
+    );
+}
