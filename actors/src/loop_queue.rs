@@ -9,7 +9,7 @@ use rummy_core::store::loops::{self, Loop};
 use rummy_core::store::models::{self, Model};
 use rummy_core::store::runs::{self, Run};
 use rummy_core::store::{turns, StoreError};
-use rummy_core::turn::{record, state, TurnRef};
+use rummy_core::turn::{proposals, record, state, TurnRef};
 use serde_json::{json, Value};
 
 /// Appends a loop to the queue.
@@ -163,6 +163,18 @@ fn finish(
         turns::finish(c, turn.id, status, now)?;
     }
     let last_turn = runs::by_id(c, run.run_id)?.last_turn();
+    // A loop that ends while a proposal waits takes the proposal with it.
+    let reason = if msg.run_status == RunStatus::Cancelled {
+        "cancelled"
+    } else {
+        "interrupted"
+    };
+    let t = TurnRef {
+        run,
+        loop_id: msg.loop_id,
+        turn: last_turn.max(1),
+    };
+    proposals::cancel_pending(c, t, reason, divisor, now)?;
     if let Some(message) = &msg.error {
         let turn = interrupted
             .as_ref()

@@ -2,7 +2,8 @@
 
 use crate::clock::now;
 use crate::errors::{from_store, internal};
-use crate::run::{Cancel, Inject, QueueLoop, RunActor, Wake};
+use crate::loop_queue::Claimed;
+use crate::run::{Cancel, Inject, QueueLoop, Resolve, Restore, RunActor, Wake};
 use crate::services::Services;
 use actix::prelude::*;
 use rummy_core::run::Mode;
@@ -355,6 +356,15 @@ impl Handler<Recover> for RunRegistry {
             for run in &report.to_wake {
                 act.actor(run.id, run.project_id, &run.alias).do_send(Wake);
             }
+            for (run, loop_row, model, proposal) in report.to_restore {
+                let claimed = Claimed {
+                    loop_row,
+                    run: run.clone(),
+                    model,
+                };
+                act.actor(run.id, run.project_id, &run.alias)
+                    .do_send(Restore { claimed, proposal });
+            }
             Ok(report.interrupted)
         }))
     }
@@ -389,5 +399,24 @@ impl Handler<RenameRun> for RunRegistry {
             }
             Ok(())
         }))
+    }
+}
+
+/// Resolves a proposal of a run: accept, reject or error.
+#[derive(Message)]
+#[rtype(result = "Result<rummy_core::turn::proposals::Resolved, RpcError>")]
+pub struct ResolveProposal {
+    /// The stored run.
+    pub run: Run,
+    /// The resolution.
+    pub resolve: Resolve,
+}
+
+impl Handler<ResolveProposal> for RunRegistry {
+    type Result = ResponseFuture<Result<rummy_core::turn::proposals::Resolved, RpcError>>;
+
+    fn handle(&mut self, msg: ResolveProposal, _: &mut Context<Self>) -> Self::Result {
+        let actor = self.actor(msg.run.id, msg.run.project_id, &msg.run.alias);
+        Box::pin(async move { actor.send(msg.resolve).await.map_err(|e| internal(&e))? })
     }
 }

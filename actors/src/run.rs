@@ -1,4 +1,4 @@
-//! `RunActor`: one active run's state machine — claim a loop, run its turns one by one, finish it, claim the next.
+//! `RunActor`: one active run's state machine — claim a loop, run its turns one by one (pausing on proposals), finish it, claim the next.
 //!
 //! Each async step is spawned on the actor's context and its completion moves
 //! the state on, so a cancel can stop whatever is in flight. A failing turn
@@ -8,15 +8,20 @@
 use crate::clock::now;
 use crate::loop_queue::{ClaimNext, Claimed, Enqueue, Finish, LoopQueue};
 use crate::services::Services;
-use crate::turn::{Decision, ExecuteTurn, StopTurn, TurnEnd, TurnExecutor, TurnFailure, TurnJob};
+use crate::turn::{
+    Decision, ExecuteTurn, Start, StopTurn, TurnEnd, TurnExecutor, TurnFailure, TurnJob,
+};
 use actix::prelude::*;
 use rummy_core::run::{Mode, RunStatus};
 use rummy_core::store::entries::RunRef;
 use rummy_core::store::loops::Loop;
 use rummy_core::store::{runs, StoreError};
 use rummy_core::turn::healer::{Healer, HealerLimits};
-use rummy_core::turn::{record, TurnRef};
+use rummy_core::turn::proposals::{self, Decision as ProposalDecision, Resolved};
+use rummy_core::turn::{record, state, TurnRef};
+use rummy_core::wire::{ErrorKind, RpcError};
 use serde_json::Value;
+use std::path::PathBuf;
 use std::sync::Arc;
 
 /// Look at the queue and start the next loop if idle.
@@ -52,10 +57,37 @@ pub struct Inject {
     pub flags: Value,
 }
 
-/// Stop the active loop (499); queued loops run next. Answers whether a loop was stopped.
+/// Stop the active loop (499) and its pending proposal; queued loops run next. Answers whether a loop was stopped.
 #[derive(Message)]
 #[rtype(result = "bool")]
 pub struct Cancel;
+
+/// The run was renamed: notifications carry the new alias from now on.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct Rename(pub String);
+
+/// Resolve the proposal the run waits on; the turn then resumes.
+#[derive(Message)]
+#[rtype(result = "Result<Resolved, RpcError>")]
+pub struct Resolve {
+    /// The proposal's path.
+    pub path: String,
+    /// Accept, reject or error.
+    pub decision: ProposalDecision,
+    /// The project root on disk, where accepted file changes land.
+    pub root: PathBuf,
+}
+
+/// Restore a run a restart left waiting on a proposal (ARCHITECTURE.md §3).
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct Restore {
+    /// Its active loop, run and model.
+    pub claimed: Claimed,
+    /// The pending proposal.
+    pub proposal: String,
+}
 
 enum Phase {
     /// Nothing to do.
@@ -74,6 +106,8 @@ struct Active {
     turns_done: u32,
     executor: Option<Addr<TurnExecutor>>,
     handle: Option<SpawnHandle>,
+    /// The proposal the loop waits on, if any.
+    waiting: Option<String>,
 }
 
 enum LoopEnd {
@@ -82,6 +116,7 @@ enum LoopEnd {
     Cancelled,
     Failed(String),
     Abandoned(String),
+    Overflow,
 }
 
 /// One run.
@@ -119,7 +154,7 @@ impl RunActor {
             .send(ClaimNext)
             .into_actor(self)
             .map(|res, act, ctx| match res {
-                Ok(Ok(Some(claimed))) => act.start_loop(claimed, ctx),
+                Ok(Ok(Some(claimed))) => act.start_loop(claimed, None, ctx),
                 Ok(Ok(None)) => act.phase = Phase::Idle,
                 Ok(Err(e)) => {
                     tracing::error!(run = %act.alias, error = %e, "cannot claim the next loop");
@@ -133,13 +168,14 @@ impl RunActor {
         ctx.spawn(claim);
     }
 
-    fn start_loop(&mut self, claimed: Claimed, ctx: &mut Context<Self>) {
+    /// Starts a claimed loop, or (with `waiting`) restores one paused on a proposal.
+    fn start_loop(&mut self, claimed: Claimed, waiting: Option<String>, ctx: &mut Context<Self>) {
         let Claimed {
             loop_row,
             run,
             model,
         } = claimed;
-        tracing::info!(run = %self.alias, loop_seq = loop_row.sequence, "loop started");
+        tracing::info!(run = %self.alias, loop_seq = loop_row.sequence, restored = waiting.is_some(), "loop started");
         let route = match &model {
             None => Err(format!("model \"{}\" is no longer defined", loop_row.model)),
             Some(m) => self.svc.providers.route(m),
@@ -151,12 +187,25 @@ impl RunActor {
         if std::mem::take(&mut self.cancel_pending) {
             return self.finish(loop_row, LoopEnd::Cancelled, ctx);
         }
+        let flags = loop_row.config();
+        let context_size = match (
+            run.context_limit,
+            model.as_ref().and_then(|m| m.context_length),
+        ) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
         let job = TurnJob {
             run: self.run,
             alias: Arc::clone(&self.alias),
             loop_id: loop_row.id,
             prompt: loop_row.prompt.clone(),
             mode: loop_row.mode(),
+            no_repo: flags
+                .get("noRepo")
+                .and_then(Value::as_bool)
+                .unwrap_or(false),
+            flags,
             first_in_loop: true,
             model_alias: loop_row.model.clone(),
             route,
@@ -164,36 +213,36 @@ impl RunActor {
                 .temperature
                 .unwrap_or(self.svc.config.limits.temperature),
             persona: run.persona.clone(),
-            no_repo: loop_row
-                .config()
-                .get("noRepo")
-                .and_then(serde_json::Value::as_bool)
-                .unwrap_or(false),
+            context_size,
             healer: Healer::new(HealerLimits::from(&self.svc.config.limits)),
         };
+        let restored = waiting.is_some();
         self.phase = Phase::Running(Box::new(Active {
             loop_row,
             job,
-            turns_done: 0,
+            turns_done: u32::from(restored),
             executor: None,
             handle: None,
+            waiting,
         }));
-        self.next_turn(ctx);
+        if !restored {
+            self.run_turn(Start::Fresh, ctx);
+        }
     }
 
-    fn next_turn(&mut self, ctx: &mut Context<Self>) {
+    fn run_turn(&mut self, start: Start, ctx: &mut Context<Self>) {
         let max_turns = self.svc.config.limits.max_turns;
         let Phase::Running(active) = &mut self.phase else {
             return;
         };
-        if active.turns_done >= max_turns {
+        if start == Start::Fresh && active.turns_done >= max_turns {
             let loop_row = active.loop_row.clone();
             return self.finish(loop_row, LoopEnd::MaxTurns, ctx);
         }
         let mut job = active.job.clone();
         job.first_in_loop = active.turns_done == 0;
         let executor = TurnExecutor::new(self.svc.clone(), job).start();
-        let request = executor.send(ExecuteTurn);
+        let request = executor.send(ExecuteTurn(start));
         let turn = actix::fut::wrap_future::<_, Self>(request)
             .map(|res, act, ctx| act.turn_done(res, ctx));
         let handle = ctx.spawn(turn);
@@ -211,7 +260,6 @@ impl RunActor {
         let Phase::Running(active) = &mut self.phase else {
             return;
         };
-        active.turns_done += 1;
         active.executor = None;
         active.handle = None;
         let loop_row = active.loop_row.clone();
@@ -219,9 +267,17 @@ impl RunActor {
             Ok(Ok(end)) => {
                 active.job.healer = end.healer;
                 match end.decision {
-                    Decision::Continue => return self.next_turn(ctx),
+                    Decision::Paused { path } => {
+                        active.waiting = Some(path);
+                        return;
+                    }
+                    Decision::Continue => {
+                        active.turns_done += 1;
+                        return self.run_turn(Start::Fresh, ctx);
+                    }
                     Decision::Conclude(status) => LoopEnd::Concluded(status),
                     Decision::Abandon(reason) => LoopEnd::Abandoned(reason),
+                    Decision::Overflow(_) => LoopEnd::Overflow,
                 }
             }
             Ok(Err(failure)) => LoopEnd::Failed(failure.message),
@@ -240,6 +296,7 @@ impl RunActor {
             LoopEnd::Cancelled => (499, RunStatus::Cancelled, None),
             LoopEnd::Failed(message) => (500, RunStatus::Failed, Some(message)),
             LoopEnd::Abandoned(reason) => (508, RunStatus::LoopDetected, Some(reason)),
+            LoopEnd::Overflow => (413, RunStatus::ContextFull, None),
         };
         tracing::info!(run = %self.alias, loop_seq = loop_row.sequence, loop_status, "loop finished");
         let msg = Finish {
@@ -278,6 +335,16 @@ impl Handler<Wake> for RunActor {
     }
 }
 
+impl Handler<Restore> for RunActor {
+    type Result = ();
+
+    fn handle(&mut self, msg: Restore, ctx: &mut Context<Self>) {
+        if matches!(self.phase, Phase::Idle) {
+            self.start_loop(msg.claimed, Some(msg.proposal), ctx);
+        }
+    }
+}
+
 impl Handler<QueueLoop> for RunActor {
     type Result = ResponseActFuture<Self, Result<(), StoreError>>;
 
@@ -293,9 +360,7 @@ impl Handler<QueueLoop> for RunActor {
                 .send(enqueue)
                 .into_actor(self)
                 .map(|res, act, ctx| {
-                    let queued =
-                        res.map_err(|e| StoreError::Pool(format!("loop queue unavailable: {e}")))?;
-                    queued?;
+                    res.map_err(|e| StoreError::Pool(format!("loop queue unavailable: {e}")))??;
                     act.wake(ctx);
                     Ok(())
                 }),
@@ -348,11 +413,6 @@ impl Handler<Inject> for RunActor {
     }
 }
 
-/// The run was renamed: notifications carry the new alias from now on.
-#[derive(Message)]
-#[rtype(result = "()")]
-pub struct Rename(pub String);
-
 impl Handler<Rename> for RunActor {
     type Result = ();
 
@@ -361,6 +421,74 @@ impl Handler<Rename> for RunActor {
         if let Phase::Running(active) = &mut self.phase {
             active.job.alias = Arc::clone(&self.alias);
         }
+    }
+}
+
+impl Handler<Resolve> for RunActor {
+    type Result = ResponseActFuture<Self, Result<Resolved, RpcError>>;
+
+    fn handle(&mut self, msg: Resolve, _: &mut Context<Self>) -> Self::Result {
+        let waiting = matches!(
+            &self.phase,
+            Phase::Running(active) if active.waiting.as_deref() == Some(msg.path.as_str())
+        );
+        if !waiting {
+            let err = RpcError::new(
+                ErrorKind::Conflict,
+                format!(
+                    "{} is not a pending proposal of this run (already resolved?)",
+                    msg.path
+                ),
+            );
+            return Box::pin(actix::fut::ready(Err(err)));
+        }
+        let (run, store, divisor) = (
+            self.run,
+            self.svc.store.clone(),
+            self.svc.config.limits.token_divisor,
+        );
+        let resolve = async move {
+            store
+                .write(move |c| {
+                    let resolved = proposals::resolve(
+                        c,
+                        run,
+                        &msg.path,
+                        &msg.decision,
+                        &msg.root,
+                        divisor,
+                        now(),
+                    )?;
+                    runs::set_status(c, run.run_id, RunStatus::Running, now())?;
+                    let params = state::push(
+                        c,
+                        run.run_id,
+                        resolved.turn,
+                        RunStatus::Running.code(),
+                        Value::Null,
+                        now(),
+                    )?;
+                    Ok((resolved, params))
+                })
+                .await
+                .map_err(crate::errors::from_store)
+        };
+        Box::pin(resolve.into_actor(self).map(|res, act, ctx| {
+            let (resolved, params) = res?;
+            act.svc
+                .publish(act.run.project_id, &act.alias, "run/state", params);
+            if let Phase::Running(active) = &mut act.phase {
+                active.waiting = None;
+            }
+            let aborted_by = resolved.aborts_rest.then(|| resolved.tool.clone());
+            let start = Start::Resume {
+                turn: resolved.turn,
+                next_index: resolved.command_index + 1,
+                aborted_by,
+            };
+            act.run_turn(start, ctx);
+            Ok(resolved)
+        }))
     }
 }
 

@@ -1,6 +1,6 @@
 //! Run lifecycle through `run://`: continue (FIFO), inject, configure, fork, and cancel with queued loops.
 
-use crate::support::{start_run, wait_status, TestServer, WAIT};
+use crate::support::{prompt_element, start_run, wait_status, TestServer, WAIT};
 use pretty_assertions::assert_eq;
 use rummy_testkit::{Reply, RpcClient};
 use serde_json::{json, Value};
@@ -71,15 +71,13 @@ async fn continuations_run_fifo() {
         .provider
         .chat_requests()
         .iter()
-        .map(|r| user_message(&r.body))
+        .map(|r| prompt_element(&user_message(&r.body)))
         .collect();
     assert_eq!(
         prompts,
-        vec![
-            "<prompt mode=\"ask\">first</prompt>".to_owned(),
-            "<prompt mode=\"ask\">second</prompt>".to_owned(),
-            "<prompt mode=\"ask\">third</prompt>".to_owned(),
-        ]
+        ["first", "second", "third"].map(|p| format!(
+            "<prompt mode=\"ask\" warn=\"File editing disallowed.\">{p}</prompt>"
+        ))
     );
     let run = client
         .call("getRun", json!({ "run": alias }))
@@ -121,8 +119,10 @@ async fn inject_folds_into_the_active_loop() {
     wait_status(&mut client, &alias, 200).await;
     let requests = server.provider.chat_requests();
     assert_eq!(requests.len(), 2, "one loop, two turns");
-    assert!(user_message(&requests[1].body)
-        .ends_with("<prompt mode=\"ask\">Also check the tests</prompt>"));
+    assert_eq!(
+        prompt_element(&user_message(&requests[1].body)),
+        "<prompt mode=\"ask\" warn=\"File editing disallowed.\">Also check the tests</prompt>"
+    );
     let idle = client
         .call(
             "set",

@@ -86,7 +86,12 @@ async fn project_files_become_entries() {
     );
     let first = system(&server, 0);
     assert!(first.contains("<file path=\"README.md\" status=\"200\" summary=\"\" visibility=\"summarized\" tokens=\"4\"/>"), "{first}");
-    assert!(!first.contains(".env") && !first.contains("sk-live") && !first.contains("target/"));
+    assert!(
+        !first.contains("path=\".env\"")
+            && !first.contains("sk-live")
+            && !first.contains("path=\"target/"),
+        "{first}"
+    );
 
     std::fs::write(dir.path().join("README.md"), "# demo, renamed\n").unwrap();
     client

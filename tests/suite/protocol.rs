@@ -281,6 +281,10 @@ async fn discover_lists_the_routing_table() {
             "set",
             "skill/add",
             "skill/remove",
+            "stream",
+            "stream/aborted",
+            "stream/cancel",
+            "stream/completed",
             "update",
         ]
     );
@@ -288,7 +292,23 @@ async fn discover_lists_the_routing_table() {
         catalogue["methods"]["rummy/hello"]["params"]["projectRoot"]["required"],
         json!(true)
     );
-    assert!(catalogue["notifications"]["run/state"].is_object());
+    let mut notifications: Vec<&str> = catalogue["notifications"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    notifications.sort_unstable();
+    assert_eq!(
+        notifications,
+        vec![
+            "run/progress",
+            "run/proposal",
+            "run/state",
+            "stream/cancelled",
+            "ui/render"
+        ]
+    );
     server.stop().await;
 }
 

@@ -1,6 +1,6 @@
 //! Runs end to end: a prompt goes through turns against the fake provider until the model concludes.
 
-use crate::support::{start_run, wait_status, TestServer, WAIT};
+use crate::support::{prompt_element, start_run, wait_status, TestServer, WAIT};
 use pretty_assertions::assert_eq;
 use rummy_testkit::Reply;
 use serde_json::{json, Value};
@@ -91,7 +91,7 @@ async fn run_completes_end_to_end() {
     server.stop().await;
 }
 
-/// The model gets two messages built from the store: the request has model, messages and temperature only, and turn 2 sees turn 1's fact.
+/// The model gets two messages built from the store: the request has model, messages, temperature and streaming only, and turn 2 sees turn 1's fact.
 #[actix_rt::test]
 async fn requests_carry_the_assembled_context() {
     let server = TestServer::start().await;
@@ -117,7 +117,16 @@ async fn requests_carry_the_assembled_context() {
             .map(String::as_str)
             .collect();
         keys.sort_unstable();
-        assert_eq!(keys, vec!["messages", "model", "temperature"]);
+        assert_eq!(
+            keys,
+            vec![
+                "messages",
+                "model",
+                "stream",
+                "stream_options",
+                "temperature"
+            ]
+        );
         assert_eq!(r.body["model"], json!("fake-model"));
         assert_eq!(r.body["temperature"], json!(0.5));
         assert_eq!(r.header("authorization"), Some("Bearer sk-test-secret"));
@@ -132,18 +141,22 @@ async fn requests_carry_the_assembled_context() {
     let system1 = requests[0].body["messages"][0]["content"].as_str().unwrap();
     let user1 = requests[0].body["messages"][1]["content"].as_str().unwrap();
     assert!(
-        system1.contains("Tools available: set, update"),
+        system1.contains("Tools available: get, env, think, set, cp, mv, rm, update, ask_user\n"),
         "{system1}"
     );
     assert!(!system1.contains("<knowns>"));
-    assert_eq!(user1, "<prompt mode=\"ask\">Which port?</prompt>");
+    assert_eq!(
+        prompt_element(user1),
+        "<prompt mode=\"ask\" warn=\"File editing disallowed.\">Which port?</prompt>"
+    );
+    assert!(user1.starts_with("<prompt"), "{user1}");
     let system2 = requests[1].body["messages"][0]["content"].as_str().unwrap();
     let user2 = requests[1].body["messages"][1]["content"].as_str().unwrap();
     assert!(system2.contains("<knowns>\n<known path=\"known://port\" turn=\"1\" status=\"200\" summary=\"\" visibility=\"visible\" tokens=\"2\">8080</known>\n</knowns>"), "{system2}");
     assert!(user2.starts_with("<performed>\n"), "{user2}");
-    assert!(
-        user2.ends_with("<prompt mode=\"ask\">Which port?</prompt>"),
-        "{user2}"
+    assert_eq!(
+        prompt_element(user2),
+        "<prompt mode=\"ask\" warn=\"File editing disallowed.\">Which port?</prompt>"
     );
     server.stop().await;
 }
@@ -208,35 +221,42 @@ async fn prose_reply_is_the_answer() {
     server.stop().await;
 }
 
-/// Tools not served yet are refused with a visible 501 entry; the model reads it next turn.
+/// search without a configured SearXNG is refused with a visible 501 entry; the model reads it next turn.
 #[actix_rt::test]
-async fn unserved_tools_are_refused_visibly() {
+async fn unconfigured_search_is_refused_visibly() {
     let server = TestServer::start().await;
     server.provider.push(Reply::content(
-        "<get path=\"src/main.rs\"/><update status=\"102\">reading</update>",
+        "<search>rust actix</search><update status=\"102\">searching</update>",
     ));
     server
         .provider
         .push(Reply::content("<update status=\"200\">done</update>"));
     let mut client = server.project_client("demo").await;
-    let alias = start_run(&mut client, "run://tools", "Read main").await;
+    let alias = start_run(&mut client, "run://tools", "Look it up").await;
     wait_status(&mut client, &alias, 200).await;
-    let gets = client
+    let searches = client
         .call(
             "getEntries",
-            json!({ "run": alias, "scheme": "get", "withBody": true }),
+            json!({ "run": alias, "scheme": "search", "withBody": true }),
         )
         .await
         .unwrap();
-    assert_eq!(gets[0]["status"], json!(501));
+    assert_eq!(searches.as_array().unwrap().len(), 1, "{searches}");
+    assert_eq!(searches[0]["status"], json!(501));
     assert_eq!(
-        gets[0]["body"],
-        json!("get is not available on this server yet; use set and update.")
+        searches[0]["body"],
+        json!("search is not configured on this server (set RUMMY_SEARXNG_URL)")
+    );
+    let first = &server.provider.chat_requests()[0];
+    let system = first.body["messages"][0]["content"].as_str().unwrap();
+    assert!(
+        !system.contains("## <search"),
+        "search is not taught: {system}"
     );
     let second = &server.provider.chat_requests()[1];
     let user = second.body["messages"][1]["content"].as_str().unwrap();
     assert!(
-        user.contains("<get path=\"src/main.rs\" turn=\"1\" status=\"501\" state=\"failed\""),
+        user.contains("<search path=\"rust actix\" turn=\"1\" status=\"501\" state=\"failed\""),
         "{user}"
     );
     server.stop().await;
@@ -246,9 +266,10 @@ async fn unserved_tools_are_refused_visibly() {
 #[actix_rt::test]
 async fn provider_failure_fails_the_loop_not_the_run() {
     let server = TestServer::start().await;
+    // A 400 is not retried (a 503 would be, and would then succeed).
     server.provider.push(Reply::status(
-        503,
-        json!({ "error": { "message": "overloaded" } }),
+        400,
+        json!({ "error": { "message": "invalid request" } }),
     ));
     server
         .provider
@@ -264,7 +285,7 @@ async fn provider_failure_fails_the_loop_not_the_run() {
         .await
         .unwrap();
     let body = errors[0]["body"].as_str().unwrap();
-    assert!(body.starts_with("openai API error: 503"), "{body}");
+    assert!(body.starts_with("openai API error: 400"), "{body}");
     client
         .call(
             "set",

@@ -128,3 +128,22 @@ pub async fn wait_status(client: &mut RpcClient, run: &str, status: i64) -> Valu
         .await
         .unwrap_or_else(|e| panic!("no run/state with status {status}: {e:?}"))
 }
+
+/// The user message's `<prompt>` element without its budget figures
+/// (`tokensFree`, `tokenUsage`), which move with every change to the docs.
+pub fn prompt_element(user_message: &str) -> String {
+    let start = user_message
+        .rfind("<prompt")
+        .expect("the user message ends with <prompt>");
+    let mut element = user_message[start..].to_owned();
+    for attribute in [" tokensFree=\"", " tokenUsage=\""] {
+        if let Some(at) = element.find(attribute) {
+            let value_end = element[at + attribute.len()..]
+                .find('"')
+                .map(|end| at + attribute.len() + end + 1)
+                .expect("a closed attribute");
+            element.replace_range(at..value_end, "");
+        }
+    }
+    element
+}

@@ -19,13 +19,15 @@ use rummy_core::store::ops::{self, ContentWrite, Op, ViewChange};
 use rummy_core::store::runs::Run;
 use rummy_core::store::{models, notifications, projects, rpc_log, runs, skills, StoreError};
 use rummy_core::time::Millis;
+use rummy_core::turn::proposals::Decision as ProposalDecision;
 use rummy_core::turn::state::snapshot;
+use rummy_core::turn::streams::{self, StreamEnd, StreamWrite};
 use rummy_core::wire::jsonrpc::{params, PROTOCOL_VERSION};
 use rummy_core::wire::methods::{self, MethodSpec};
 use rummy_core::wire::params::{
     AddModelParams, AliasParams, ConstraintParams, GetEntriesParams, GetParams, GetRunParams,
     HelloParams, MoveParams, Page, PersonaParams, RmParams, RunAttributes, RunParams, SetParams,
-    SkillParams, UpdateParams,
+    SkillParams, StreamEndParams, StreamParams, UpdateParams,
 };
 use rummy_core::wire::{ErrorKind, RpcError};
 use serde_json::{json, Value};
@@ -157,6 +159,10 @@ static ROUTES: &[Route] = &[
     route!(methods::LIST_SKILLS, list_skills),
     route!(methods::PERSONA_SET, persona_set),
     route!(methods::LIST_PERSONAS, list_personas),
+    route!(methods::STREAM, stream),
+    route!(methods::STREAM_COMPLETED, stream_completed),
+    route!(methods::STREAM_ABORTED, stream_aborted),
+    route!(methods::STREAM_CANCEL, stream_cancel),
 ];
 
 /// The route of a method.
@@ -735,6 +741,13 @@ async fn set_entry(call: Call, p: SetParams) -> Result<Outcome, RpcError> {
         .ok_or_else(|| RpcError::invalid_param("run", "required for entries other than run://"))?;
     let (rr, turn) = run_ref(&call, &alias).await?;
     let state = state_param(p.state.as_deref())?;
+    if let (Some(state), false) = (state, p.pattern || p.body_filter.is_some()) {
+        if let Some(answer) =
+            resolve_if_proposed(&call, &alias, rr, &p.path, state, p.body.clone()).await?
+        {
+            return Ok(answer);
+        }
+    }
     let visibility = visibility_param(p.visibility.as_deref())?;
     let divisor = call.deps.svc.config.limits.token_divisor;
     let writer = Writer::Client;
@@ -988,4 +1001,154 @@ fn client_op(run: RunRef, divisor: u32) -> Op {
         divisor,
         now: now(),
     }
+}
+
+/// `set {state}` on a pending proposal resolves it: resolved = accept, cancelled = reject, failed = error.
+async fn resolve_if_proposed(
+    call: &Call,
+    alias: &str,
+    rr: RunRef,
+    path: &str,
+    state: State,
+    body: Option<String>,
+) -> Result<Option<Outcome>, RpcError> {
+    let path = rummy_core::path::normalize(path).map_err(|e| RpcError::invalid_param("path", e))?;
+    let lookup = path.clone();
+    let row = call
+        .deps
+        .svc
+        .store
+        .read(move |c| entries::by_path(c, rr.run_id, &lookup))
+        .await
+        .map_err(from_store)?;
+    let Some(row) = row else { return Ok(None) };
+    let was_proposal = row.attributes().get("commandIndex").is_some();
+    if row.state() != State::Proposed {
+        if was_proposal {
+            return Err(RpcError::new(
+                ErrorKind::Conflict,
+                format!("{path} was already resolved (it is {})", row.state),
+            ));
+        }
+        return Ok(None);
+    }
+    let decision = match state {
+        State::Resolved => ProposalDecision::Accept(body),
+        State::Cancelled => ProposalDecision::Reject(body),
+        State::Failed => ProposalDecision::Error(body),
+        _ => return Err(RpcError::invalid_param(
+            "state",
+            "a proposal is resolved with resolved (accept), cancelled (reject) or failed (error)",
+        )),
+    };
+    let root = std::path::PathBuf::from(&project_of(call)?.root);
+    let run = find_run(call, alias).await?;
+    let resolve = crate::run::Resolve {
+        path: path.clone(),
+        decision,
+        root,
+    };
+    let resolved = call
+        .deps
+        .registry
+        .send(crate::registry::ResolveProposal { run, resolve })
+        .await
+        .map_err(|e| crate::errors::internal(&e))??;
+    Ok(Some(Outcome::Reply(json!({
+        "ok": true,
+        "path": path,
+        "state": resolved.state.as_str(),
+        "outcome": resolved.outcome,
+    }))))
+}
+
+async fn stream(call: Call) -> Result<Outcome, RpcError> {
+    let p: StreamParams = params(&call.params)?;
+    let (rr, _) = run_ref(&call, &p.run).await?;
+    let divisor = call.deps.svc.config.limits.token_divisor;
+    call.deps
+        .svc
+        .store
+        .write(move |c| {
+            let at = StreamWrite {
+                run: rr,
+                divisor,
+                now: now(),
+            };
+            streams::append(c, at, &p.path, p.channel, &p.chunk)
+        })
+        .await
+        .map_err(from_store)?;
+    reply(json!({ "ok": true }))
+}
+
+async fn settle(
+    call: Call,
+    end: impl FnOnce(&StreamEndParams) -> StreamEnd,
+) -> Result<(StreamEndParams, Vec<String>), RpcError> {
+    let p: StreamEndParams = params(&call.params)?;
+    let run = find_run(&call, &p.run).await?;
+    let rr = RunRef {
+        run_id: run.id,
+        project_id: run.project_id,
+    };
+    let divisor = call.deps.svc.config.limits.token_divisor;
+    let end = end(&p);
+    let (path, status, turn) = (p.path.clone(), run.status, run.last_turn());
+    let (channels, pushed) = call
+        .deps
+        .svc
+        .store
+        .write(move |c| {
+            let at = StreamWrite {
+                run: rr,
+                divisor,
+                now: now(),
+            };
+            let channels = streams::settle(c, at, &path, &end)?;
+            let pushed =
+                rummy_core::turn::state::push(c, rr.run_id, turn, status, Value::Null, now())?;
+            Ok((channels, pushed))
+        })
+        .await
+        .map_err(from_store)?;
+    call.deps
+        .svc
+        .publish(rr.project_id, &run.alias, "run/state", pushed);
+    Ok((p, channels))
+}
+
+async fn stream_completed(call: Call) -> Result<Outcome, RpcError> {
+    let (_, channels) = settle(call, |p| StreamEnd::Completed {
+        exit_code: p.exit_code.unwrap_or(0),
+        duration: p.duration.clone(),
+    })
+    .await?;
+    reply(json!({ "ok": true, "channels": channels }))
+}
+
+async fn stream_aborted(call: Call) -> Result<Outcome, RpcError> {
+    let (_, channels) = settle(call, |p| StreamEnd::Aborted {
+        reason: p.reason.clone(),
+        duration: p.duration.clone(),
+    })
+    .await?;
+    reply(json!({ "ok": true, "channels": channels }))
+}
+
+async fn stream_cancel(call: Call) -> Result<Outcome, RpcError> {
+    let project_id = project_of(&call)?.project_id;
+    let svc = call.deps.svc.clone();
+    let (p, channels) = settle(call, |p| StreamEnd::Cancelled {
+        reason: p.reason.clone(),
+    })
+    .await?;
+    let reason = p.reason.clone().unwrap_or_else(|| "cancelled".to_owned());
+    svc.publish(
+        project_id,
+        &p.run,
+        "stream/cancelled",
+        json!({ "run": p.run, "path": p.path, "reason": reason }),
+    );
+    reply(json!({ "ok": true, "channels": channels }))
 }

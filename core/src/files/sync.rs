@@ -136,3 +136,32 @@ pub fn attach(
     }
     Ok(attached)
 }
+
+/// Gives the run a view of one entry if it has none; an existing view is made `visibility`.
+pub fn ensure_view(
+    conn: &mut SqliteConnection,
+    run: RunRef,
+    entry_id: i32,
+    visibility: Visibility,
+    now: Millis,
+) -> Result<(), StoreError> {
+    let rev = runs::take_rev(conn, run.run_id)?;
+    diesel::insert_into(run_views::table)
+        .values((
+            run_views::run_id.eq(run.run_id),
+            run_views::entry_id.eq(entry_id),
+            run_views::visibility.eq(visibility.as_str()),
+            run_views::rev.eq(rev),
+            run_views::created_at.eq(now.0),
+            run_views::updated_at.eq(now.0),
+        ))
+        .on_conflict((run_views::run_id, run_views::entry_id))
+        .do_update()
+        .set((
+            run_views::visibility.eq(visibility.as_str()),
+            run_views::rev.eq(rev),
+            run_views::updated_at.eq(now.0),
+        ))
+        .execute(conn)?;
+    Ok(())
+}

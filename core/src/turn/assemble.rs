@@ -3,10 +3,12 @@
 //! System: instructions, then `<knowns>`, `<previous>`, `<unknowns>`.
 //! User: `<performed>`, then `<prompt mode=…>`. Empty sections are left out.
 
+use super::budget::{token_usage, tokens_free, Budget};
 use super::views::project;
 use crate::entry::{http_status, Category, State};
 use crate::run::Mode;
 use crate::store::entries::ViewRow;
+use crate::tokens::estimate;
 use serde_json::Value;
 
 /// The two messages sent to the model.
@@ -16,6 +18,8 @@ pub struct Messages {
     pub system: String,
     /// The user message.
     pub user: String,
+    /// The estimated tokens of both messages (not calibrated).
+    pub tokens: i32,
 }
 
 /// What assembly needs besides the rows.
@@ -27,6 +31,10 @@ pub struct AssemblyInput<'a> {
     pub instructions: &'a str,
     /// The loop's mode, used when the prompt row does not carry one.
     pub mode: Mode,
+    /// The budget, when the context size is known: adds `tokensFree`/`tokenUsage` to `<prompt>`.
+    pub budget: Option<Budget>,
+    /// Characters per estimated token.
+    pub divisor: u32,
 }
 
 /// Assembles the system and user messages.
@@ -81,11 +89,25 @@ pub fn assemble(input: AssemblyInput<'_>) -> Messages {
         })
         .unwrap_or(input.mode);
     let body = prompt.map(project).unwrap_or_default();
-    user.push_str(&format!(
-        "<prompt mode=\"{}\">{body}</prompt>",
-        mode.as_str()
-    ));
-    Messages { system, user }
+    let mut attrs = format!(" mode=\"{}\"", mode.as_str());
+    if mode == Mode::Ask {
+        attrs.push_str(" warn=\"File editing disallowed.\"");
+    }
+    let plain_tag = format!("<prompt{attrs}>{body}</prompt>");
+    let tokens = estimate(&system, input.divisor)
+        + estimate(&user, input.divisor)
+        + estimate(&plain_tag, input.divisor);
+    if let Some(budget) = &input.budget {
+        let usage = token_usage(rows);
+        let free = tokens_free(budget, budget.calibrate(tokens), usage);
+        attrs.push_str(&format!(" tokensFree=\"{free}\" tokenUsage=\"{usage}\""));
+    }
+    user.push_str(&format!("<prompt{attrs}>{body}</prompt>"));
+    Messages {
+        system,
+        user,
+        tokens,
+    }
 }
 
 fn push_section(out: &mut String, name: &str, items: &[String], separator: &str) {

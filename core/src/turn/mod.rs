@@ -4,11 +4,14 @@
 //! step is a function over the writing connection, run by the `StoreActor`.
 
 pub mod assemble;
+pub mod budget;
 pub mod dispatch;
 pub mod healer;
+pub mod proposals;
 pub mod record;
 pub mod recovery;
 pub mod state;
+pub mod streams;
 pub mod views;
 
 #[cfg(test)]

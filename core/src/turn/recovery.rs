@@ -2,12 +2,14 @@
 //!
 //! A turn interrupted before its reply was recorded is marked failed with an
 //! `error://` entry, its loop ends 500, and the run waits for the client;
-//! queued loops then run in order. (Runs waiting on a proposal will be
-//! restored as they were once proposals exist.)
+//! queued loops then run in order. A run waiting on a proposal is restored
+//! as it was: the proposal stays pending, and resolving it resumes the turn.
 
-use super::{record, state, TurnRef};
+use super::{proposals, record, state, TurnRef};
 use crate::run::RunStatus;
 use crate::store::entries::RunRef;
+use crate::store::loops::Loop;
+use crate::store::models::{self, Model};
 use crate::store::runs::{self, Run};
 use crate::store::{loops, turns, StoreError};
 use crate::time::Millis;
@@ -26,6 +28,8 @@ pub struct Recovery {
     pub pushed: Vec<(i32, String, Value)>,
     /// Runs with queued loops to run.
     pub to_wake: Vec<Run>,
+    /// Runs waiting on a proposal, to restore: the run, its active loop, its model and the proposal's path.
+    pub to_restore: Vec<(Run, Loop, Option<Model>, String)>,
 }
 
 /// Ends interrupted loops and lists the runs that have loops waiting.
@@ -40,6 +44,16 @@ pub fn recover(
             run_id: run.id,
             project_id: run.project_id,
         };
+        if run.run_status() == RunStatus::Proposed {
+            if let (Some(active), Some(pending)) = (
+                loops::active(conn, run.id)?,
+                proposals::pending(conn, run.id)?,
+            ) {
+                let model = models::by_alias(conn, &active.model)?;
+                report.to_restore.push((run, active, model, pending.path));
+                continue;
+            }
+        }
         if let Some(active) = loops::active(conn, run.id)? {
             let turn = match turns::running_in_loop(conn, active.id)? {
                 Some(t) => {

@@ -1,7 +1,7 @@
 //! Turn steps against a real in-memory SQLite: dispatch results, assembly of both messages, and run/state pushes.
 
 use super::assemble::{assemble, AssemblyInput};
-use super::dispatch::{dispatch, DispatchLimits};
+use super::dispatch::{dispatch, DispatchCtx, DispatchLimits, LoopFlags};
 use super::{record, state, TurnRef};
 use crate::db::run_migrations;
 use crate::entry::State;
@@ -20,6 +20,17 @@ const LIMITS: DispatchLimits = DispatchLimits {
     token_divisor: 2,
     max_entry_tokens: 512,
 };
+
+fn ctx(t: TurnRef) -> DispatchCtx {
+    DispatchCtx {
+        t,
+        limits: LIMITS,
+        mode: Mode::Act,
+        flags: LoopFlags::default(),
+        command_index: 0,
+        search_enabled: false,
+    }
+}
 
 struct Fixture {
     conn: SqliteConnection,
@@ -76,7 +87,7 @@ impl Fixture {
         let mut failed: Option<String> = None;
         let mut out = Vec::new();
         for call in parsed.commands.iter().filter(|c| c.name != "think") {
-            let d = dispatch(&mut self.conn, t, call, failed.as_deref(), LIMITS, NOW).unwrap();
+            let d = dispatch(&mut self.conn, &ctx(t), call, failed.as_deref(), NOW).unwrap();
             if d.failed() && failed.is_none() && d.update.is_none() {
                 failed = Some(d.tool.clone());
             }
@@ -89,97 +100,85 @@ impl Fixture {
         let rows = context_rows(&mut self.conn, self.run.run_id).unwrap();
         assemble(AssemblyInput {
             rows: &rows,
-            instructions: "INSTRUCTIONS",
-            mode: Mode::Ask,
+            instructions: &crate::tools::instructions(
+                &crate::tools::active_tools(Mode::Act, LoopFlags::default(), false),
+                15,
+                None,
+            ),
+            mode: Mode::Act,
+            budget: None,
+            divisor: 2,
         })
     }
 }
 
-/// The first turn of a first loop shows only the instructions and the prompt.
-#[test]
-fn first_turn_shows_instructions_and_prompt() {
-    let mut f = fixture();
-    let t = f.turn();
-    record::prompt(&mut f.conn, t, "What port?", Mode::Ask, 2, NOW).unwrap();
-    let m = f.messages();
-    assert_eq!(m.system, "INSTRUCTIONS");
-    assert_eq!(m.user, "<prompt mode=\"ask\">What port?</prompt>");
+fn snapshot(m: &super::assemble::Messages) -> String {
+    format!("--- system ---\n{}\n--- user ---\n{}\n", m.system, m.user)
 }
 
-/// A continuation turn shows the facts in <knowns>, questions in <unknowns> and this loop's results in <performed>.
-#[test]
-fn continuation_turn_shows_what_was_done() {
-    let mut f = fixture();
-    let t = f.turn();
-    record::prompt(&mut f.conn, t, "What port?", Mode::Ask, 2, NOW).unwrap();
-    let results = f.run_reply(
-        t,
-        r#"<set path="known://port" summary="port,config">8080</set>
+const TURN_ONE: &str = r#"<set path="known://port" summary="port,config">8080</set>
 <set path="unknown://host">Which host?</set>
 <get path="src/main.rs"/>
 <set path="known://other">never written</set>
-<update status="102">looking</update>"#,
-    );
+<update status="102">looking</update>"#;
+
+/// The first turn of a first loop shows the instructions and the prompt, nothing else.
+#[test]
+fn first_turn_of_first_loop() {
+    let mut f = fixture();
+    let t = f.turn();
+    record::prompt(&mut f.conn, t, "What port?", Mode::Act, 2, NOW).unwrap();
+    insta::assert_snapshot!(snapshot(&f.messages()));
+}
+
+/// A continuation turn shows facts in <knowns>, questions in <unknowns> and this loop's results in <performed>.
+#[test]
+fn continuation_turn() {
+    let mut f = fixture();
+    let t = f.turn();
+    record::prompt(&mut f.conn, t, "What port?", Mode::Act, 2, NOW).unwrap();
+    let results = f.run_reply(t, TURN_ONE);
     assert_eq!(
-        results,
+        results.iter().map(|r| r.1).collect::<Vec<_>>(),
         vec![
-            (
-                "set://turn_1/known%3A%2F%2Fport".into(),
-                State::Resolved,
-                None
-            ),
-            (
-                "set://turn_1/unknown%3A%2F%2Fhost".into(),
-                State::Resolved,
-                None
-            ),
-            (
-                "get://turn_1/src%2Fmain.rs".into(),
-                State::Failed,
-                Some("501".into())
-            ),
-            (
-                "set://turn_1/known%3A%2F%2Fother".into(),
-                State::Failed,
-                Some("aborted".into())
-            ),
-            ("update://turn_1".into(), State::Resolved, None),
+            State::Resolved,
+            State::Resolved,
+            State::Resolved,
+            State::Resolved,
+            State::Resolved
         ]
     );
     f.turn();
-    let m = f.messages();
-    assert_eq!(
-        m.system,
-        "INSTRUCTIONS\n\n<knowns>\n<known path=\"known://port\" turn=\"1\" status=\"200\" summary=\"port,config\" visibility=\"visible\" tokens=\"2\">8080</known>\n</knowns>\n\n<unknowns>\n<unknown path=\"unknown://host\" turn=\"1\" visibility=\"visible\" tokens=\"6\">Which host?</unknown>\n</unknowns>"
-    );
-    assert_eq!(
-        m.user,
-        "<performed>\n\
-<set path=\"known://port\" turn=\"1\" status=\"200\" visibility=\"visible\" tokens=\"16\">known://port written (2 tokens)</set>\n\
-<set path=\"unknown://host\" turn=\"1\" status=\"200\" visibility=\"visible\" tokens=\"17\">unknown://host written (6 tokens)</set>\n\
-<get path=\"src/main.rs\" turn=\"1\" status=\"501\" state=\"failed\" outcome=\"501\" visibility=\"visible\" tokens=\"30\">get is not available on this server yet; use set and update.</get>\n\
-<set path=\"known://other\" turn=\"1\" status=\"409\" state=\"failed\" outcome=\"aborted\" visibility=\"visible\" tokens=\"16\">Aborted — preceding get failed.</set>\n\
-<update turn=\"1\" status=\"102\" visibility=\"visible\" tokens=\"4\">looking</update>\n\
-</performed>\n<prompt mode=\"ask\">What port?</prompt>"
-            .replace("<update turn", "<update path=\"\" turn")
-    );
+    insta::assert_snapshot!(snapshot(&f.messages()));
 }
 
 /// On a second loop's first turn the first loop's prompt and results move to <previous>.
 #[test]
-fn second_loop_moves_earlier_work_to_previous() {
+fn first_turn_of_second_loop() {
     let mut f = fixture();
     let t = f.turn();
-    record::prompt(&mut f.conn, t, "What port?", Mode::Ask, 2, NOW).unwrap();
-    f.run_reply(t, r#"<update status="200">8080</update>"#);
-    let t2 = f.turn();
-    record::prompt(&mut f.conn, t2, "And the host?", Mode::Act, 2, NOW).unwrap();
-    let m = f.messages();
-    assert_eq!(
-        m.system,
-        "INSTRUCTIONS\n\n<previous>\n<prompt path=\"\" turn=\"1\" status=\"200\" visibility=\"visible\" tokens=\"5\">What port?</prompt>\n<update path=\"\" turn=\"1\" status=\"200\" visibility=\"visible\" tokens=\"2\">8080</update>\n</previous>"
+    record::prompt(&mut f.conn, t, "What port?", Mode::Act, 2, NOW).unwrap();
+    f.run_reply(
+        t,
+        r#"<set path="known://port">8080</set><update status="200">8080</update>"#,
     );
-    assert_eq!(m.user, "<prompt mode=\"act\">And the host?</prompt>");
+    let t2 = f.turn();
+    record::prompt(&mut f.conn, t2, "And the host?", Mode::Ask, 2, NOW).unwrap();
+    insta::assert_snapshot!(snapshot(&f.messages()));
+}
+
+/// After Turn Demotion the turn's promotions render summarized, and the budget entry explains why.
+#[test]
+fn turn_after_demotion() {
+    let mut f = fixture();
+    let t = f.turn();
+    record::prompt(&mut f.conn, t, "What port?", Mode::Act, 2, NOW).unwrap();
+    f.run_reply(t, TURN_ONE);
+    let budget = super::budget::Budget::new(Some(2048), None, 0.9, None).unwrap();
+    let demoted = super::budget::demote_turn(&mut f.conn, t, NOW).unwrap();
+    super::budget::record_overflow(&mut f.conn, t, 120, &budget, demoted, 2, NOW).unwrap();
+    f.turn();
+    insta::assert_snapshot!(snapshot(&f.messages()));
 }
 
 /// Oversized facts, unwritable schemes and missing paths fail with their own codes.
@@ -196,7 +195,7 @@ fn set_refusals_have_their_codes() {
         .commands
         .iter()
         .map(|c| {
-            dispatch(&mut f.conn, t, c, None, LIMITS, NOW)
+            dispatch(&mut f.conn, &ctx(t), c, None, NOW)
                 .unwrap()
                 .outcome
         })
@@ -206,7 +205,7 @@ fn set_refusals_have_their_codes() {
         vec![
             Some("overflow:550".into()),
             Some("validation".into()),
-            Some("501".into()),
+            Some("permission".into()),
             Some("validation".into())
         ]
     );

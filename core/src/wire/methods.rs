@@ -357,6 +357,64 @@ pub const LIST_PERSONAS: MethodSpec = MethodSpec {
     requires_hello: true,
 };
 
+const STREAM_END: [ParamSpec; 5] = [
+    p("run", "string", true, "run alias"),
+    p(
+        "path",
+        "string",
+        true,
+        "the accepted sh/env proposal's path",
+    ),
+    p(
+        "exitCode",
+        "integer",
+        false,
+        "exit code (stream/completed; default 0)",
+    ),
+    p("duration", "string", false, "how long it ran"),
+    p(
+        "reason",
+        "string",
+        false,
+        "why it stopped (stream/aborted, stream/cancel)",
+    ),
+];
+/// `stream`.
+pub const STREAM: MethodSpec = MethodSpec {
+    name: "stream",
+    description: "Appends output to channel <path>_<channel> of an accepted sh/env proposal.",
+    params: &[
+        p("run", "string", true, "run alias"),
+        p("path", "string", true, "the accepted proposal's path"),
+        p("channel", "integer", true, "1 stdout, 2 stderr"),
+        p("chunk", "string", true, "text to append"),
+    ],
+    requires_hello: true,
+};
+/// `stream/completed`.
+pub const STREAM_COMPLETED: MethodSpec = MethodSpec {
+    name: "stream/completed",
+    description:
+        "Settles the channels: resolved on exit 0, else failed exit:<code>; answers {ok, channels}.",
+    params: &STREAM_END,
+    requires_hello: true,
+};
+/// `stream/aborted`.
+pub const STREAM_ABORTED: MethodSpec = MethodSpec {
+    name: "stream/aborted",
+    description:
+        "Settles the channels as cancelled (the producer stopped); answers {ok, channels}.",
+    params: &STREAM_END,
+    requires_hello: true,
+};
+/// `stream/cancel`.
+pub const STREAM_CANCEL: MethodSpec = MethodSpec {
+    name: "stream/cancel",
+    description: "Cancels the stream; channels become cancelled and clients get stream/cancelled.",
+    params: &STREAM_END,
+    requires_hello: true,
+};
+
 /// Every method, in catalogue order.
 pub const METHODS: &[MethodSpec] = &[
     PING,
@@ -383,6 +441,10 @@ pub const METHODS: &[MethodSpec] = &[
     LIST_SKILLS,
     PERSONA_SET,
     LIST_PERSONAS,
+    STREAM,
+    STREAM_COMPLETED,
+    STREAM_ABORTED,
+    STREAM_CANCEL,
 ];
 
 /// Every notification the server pushes.
@@ -390,6 +452,18 @@ pub const NOTIFICATIONS: &[NotificationSpec] = &[
     NotificationSpec {
         name: "run/state",
         description: "{run, seq, turn, status, summary, history, unknowns, telemetry}: after each dispatched command and at turn end; history holds the entries changed since the previous push.",
+    },
+    NotificationSpec {
+        name: "run/proposal",
+        description: "{run, proposed:[{path, body, attributes, turn}]}: a proposal waits for accept (set state resolved), reject (cancelled) or error (failed).",
+    },
+    NotificationSpec {
+        name: "stream/cancelled",
+        description: "{run, path, reason}: a stream was cancelled.",
+    },
+    NotificationSpec {
+        name: "ui/render",
+        description: "{run, turn, text, append}: streamed model text.",
     },
     NotificationSpec {
         name: "run/progress",

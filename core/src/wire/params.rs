@@ -244,3 +244,32 @@ pub struct UpdateParams {
     /// Extra attributes.
     pub attributes: Option<serde_json::Map<String, Value>>,
 }
+
+/// `stream`.
+#[derive(Debug, Clone, Deserialize)]
+pub struct StreamParams {
+    /// Run alias.
+    pub run: String,
+    /// The accepted proposal's path.
+    pub path: String,
+    /// Channel number (1 stdout, 2 stderr, 3+ producer-specific).
+    pub channel: u32,
+    /// Text to append.
+    pub chunk: String,
+}
+
+/// `stream/completed`, `stream/aborted`, `stream/cancel`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StreamEndParams {
+    /// Run alias.
+    pub run: String,
+    /// The accepted proposal's path.
+    pub path: String,
+    /// Exit code (`stream/completed`, default 0).
+    pub exit_code: Option<i32>,
+    /// How long it ran.
+    pub duration: Option<String>,
+    /// Why it stopped (`stream/aborted`, `stream/cancel`).
+    pub reason: Option<String>,
+}

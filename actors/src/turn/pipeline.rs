@@ -1,0 +1,567 @@
+//! The turn's steps in order; each write step is one store transaction.
+
+use super::events::{distribution, forward_event, progress};
+use super::{Decision, Start, TurnEnd, TurnFailure, TurnJob};
+use crate::clock::now;
+use crate::provider::{Complete, ProviderError};
+use crate::services::Services;
+use rummy_core::entry::State;
+use rummy_core::files::sync;
+use rummy_core::hedberg;
+use rummy_core::parse::{looks_like_tool_call, parse_reply, ParsedReply, ToolCall};
+use rummy_core::provider::{ChatMessage, Completion};
+use rummy_core::run::RunStatus;
+use rummy_core::schema::turns as turns_table;
+use rummy_core::store::entries::{self, context_rows, ViewRow};
+use rummy_core::store::{constraints, projects, runs, turns, StoreError};
+use rummy_core::tools;
+use rummy_core::turn::assemble::{assemble, AssemblyInput, Messages};
+use rummy_core::turn::budget::{self, Budget};
+use rummy_core::turn::dispatch::{
+    dispatch, DispatchCtx, DispatchLimits, Dispatched, LoopFlags, UpdateSignal, UPDATE_STATUSES,
+};
+use rummy_core::turn::healer::{warnings as healer_warnings, TurnFacts, Verdict};
+use rummy_core::turn::{record, state, TurnRef};
+use serde_json::{json, Value};
+
+/// The loop's flags as dispatch reads them.
+fn loop_flags(job: &TurnJob) -> LoopFlags {
+    serde_json::from_value(job.flags.clone()).unwrap_or_default()
+}
+
+fn failure(e: impl std::fmt::Display) -> TurnFailure {
+    TurnFailure {
+        message: e.to_string(),
+    }
+}
+
+/// Runs a turn from its start.
+pub async fn execute(svc: Services, job: TurnJob, start: Start) -> Result<TurnEnd, TurnFailure> {
+    match start {
+        Start::Fresh => fresh(svc, job).await,
+        Start::Resume {
+            turn,
+            next_index,
+            aborted_by,
+        } => resume(svc, job, turn, next_index, aborted_by).await,
+    }
+}
+
+/// The context rows and the two messages for this moment of the run.
+async fn materialise(
+    svc: &Services,
+    job: &TurnJob,
+    budget: Option<Budget>,
+) -> Result<(Vec<ViewRow>, Messages), TurnFailure> {
+    let run_id = job.run.run_id;
+    let rows: Vec<ViewRow> = svc
+        .store
+        .read(move |c| context_rows(c, run_id))
+        .await
+        .map_err(failure)?;
+    let limits = &svc.config.limits;
+    let active = tools::active_tools(job.mode, loop_flags(job), false);
+    let instructions = tools::instructions(&active, limits.max_commands, job.persona.as_deref());
+    let messages = assemble(AssemblyInput {
+        rows: &rows,
+        instructions: &instructions,
+        mode: job.mode,
+        budget,
+        divisor: limits.token_divisor,
+    });
+    Ok((rows, messages))
+}
+
+async fn budget_for(svc: &Services, job: &TurnJob) -> Result<Option<Budget>, TurnFailure> {
+    let run_id = job.run.run_id;
+    let ratio = svc
+        .store
+        .read(move |c| budget::last_ratio(c, run_id))
+        .await
+        .map_err(failure)?;
+    Ok(Budget::new(
+        job.context_size,
+        None,
+        svc.config.limits.budget_ceiling,
+        ratio,
+    ))
+}
+
+async fn fresh(svc: Services, job: TurnJob) -> Result<TurnEnd, TurnFailure> {
+    let divisor = svc.config.limits.token_divisor;
+    let store = &svc.store;
+
+    // 1. Allocate the turn; the loop's first turn records its prompt and refreshes the project's files.
+    let (run, loop_id, first, prompt, mode) = (
+        job.run,
+        job.loop_id,
+        job.first_in_loop,
+        job.prompt.clone(),
+        job.mode,
+    );
+    let (t, turn_id): (TurnRef, i32) = store
+        .write(move |c| {
+            let turn = turns::begin(c, run.run_id, loop_id, now())?;
+            let t = TurnRef {
+                run,
+                loop_id,
+                turn: turn.sequence,
+            };
+            if first {
+                record::prompt(c, t, &prompt, mode, divisor, now())?;
+            }
+            Ok((t, turn.id))
+        })
+        .await
+        .map_err(failure)?;
+    tracing::debug!(turn = t.turn, "turn started");
+    if first && !job.no_repo {
+        attach_files(&svc, run).await.map_err(failure)?;
+    }
+
+    // 2–4. Materialise, assemble, and check the budget (Prompt Demotion on a loop's first turn).
+    let budget = budget_for(&svc, &job).await?;
+    let (mut rows, mut messages) = materialise(&svc, &job, budget).await?;
+    if let Some(b) = budget {
+        let mut over = b.overflow(b.calibrate(messages.tokens));
+        if over > 0 && first {
+            let run_id = run.run_id;
+            if store
+                .write(move |c| budget::demote_prompt(c, run_id, now()))
+                .await
+                .map_err(failure)?
+            {
+                (rows, messages) = materialise(&svc, &job, budget).await?;
+                over = b.overflow(b.calibrate(messages.tokens));
+            }
+        }
+        if over > 0 {
+            let message = format!("Context full: {over} tokens over the budget ceiling of {} before the model could be called.", b.ceiling);
+            let text = message.clone();
+            store
+                .write(move |c| {
+                    budget::record_overflow(c, t, over, &b, (0, 0), divisor, now())?;
+                    record::warning(c, t, &text, divisor, now())?;
+                    turns::finish(c, turn_id, 413, now())
+                })
+                .await
+                .map_err(failure)?;
+            return Ok(TurnEnd {
+                turn: t.turn,
+                decision: Decision::Overflow(message),
+                healer: job.healer,
+            });
+        }
+    }
+    let context_tokens = messages.tokens;
+    let (system, user) = (messages.system.clone(), messages.user.clone());
+    store
+        .write(move |c| {
+            record::audit(c, t, "system", &system, &json!({}), divisor, now())?;
+            record::audit(c, t, "user", &user, &json!({}), divisor, now())
+        })
+        .await
+        .map_err(failure)?;
+
+    // 5. Call the model; what the provider reports on the way goes to the run's clients.
+    progress(&svc, &job, t.turn, "thinking");
+    let completion = match call_model(&svc, &job, t.turn, messages).await {
+        Ok(completion) => completion,
+        Err(ProviderError::ContextLength { .. }) => {
+            let message = "Context full: the provider refused the prompt as too long.".to_owned();
+            let text = message.clone();
+            store
+                .write(move |c| {
+                    record::warning(c, t, &text, divisor, now())?;
+                    turns::finish(c, turn_id, 413, now())
+                })
+                .await
+                .map_err(failure)?;
+            return Ok(TurnEnd {
+                turn: t.turn,
+                decision: Decision::Overflow(message),
+                healer: job.healer,
+            });
+        }
+        Err(e) => return Err(failure(e)),
+    };
+    progress(&svc, &job, t.turn, "processing");
+
+    // 6. Parse and record the reply and the audit trail.
+    let parsed = parse_reply(&completion.content, svc.config.limits.max_commands);
+    record_reply(&svc, t, turn_id, context_tokens, &completion, &parsed).await?;
+    let telemetry = json!({
+        "model": job.model_alias,
+        "contextTokens": context_tokens,
+        "usage": completion.usage,
+        "contextDistribution": distribution(&rows),
+    });
+    dispatch_from(&svc, &job, t, turn_id, &parsed, 0, None, telemetry).await
+}
+
+async fn call_model(
+    svc: &Services,
+    job: &TurnJob,
+    turn: i32,
+    messages: Messages,
+) -> Result<Completion, ProviderError> {
+    let (events, mut event_rx) = tokio::sync::mpsc::unbounded_channel();
+    let forward = {
+        let (svc, job) = (svc.clone(), job.clone());
+        actix_rt::spawn(async move {
+            let mut streamed = false;
+            while let Some(event) = event_rx.recv().await {
+                forward_event(&svc, &job, turn, event, &mut streamed);
+            }
+        })
+    };
+    let call = Complete {
+        events: Some(events),
+        model: job.route.wire_model.clone(),
+        messages: vec![
+            ChatMessage {
+                role: "system",
+                content: messages.system,
+            },
+            ChatMessage {
+                role: "user",
+                content: messages.user,
+            },
+        ],
+        temperature: job.temperature,
+    };
+    let result = svc.providers.complete(&job.route, call).await;
+    let _ = forward.await;
+    result
+}
+
+async fn record_reply(
+    svc: &Services,
+    t: TurnRef,
+    turn_id: i32,
+    context_tokens: i32,
+    completion: &Completion,
+    parsed: &ParsedReply,
+) -> Result<(), TurnFailure> {
+    let divisor = svc.config.limits.token_divisor;
+    let reasoning = merge_reasoning(completion, &parsed.commands);
+    let reply = completion.clone();
+    let (mut warnings, unparsed) = (parsed.warnings.clone(), parsed.unparsed.clone());
+    // Prose beside real commands that looks like a mangled command: tell the
+    // model it did not run (a prose-only reply is the healer's to judge).
+    if parsed.commands.iter().any(|c| c.name != "think") && looks_like_tool_call(&unparsed) {
+        warnings.push(healer_warnings::UNREADABLE_COMMAND.to_owned());
+    }
+    svc.store
+        .write(move |c| {
+            let now = now();
+            record::audit(c, t, "assistant", &reply.content, &json!({}), divisor, now)?;
+            if let Some(r) = &reasoning {
+                record::audit(c, t, "reasoning", r, &json!({}), divisor, now)?;
+            }
+            if !unparsed.is_empty() {
+                record::audit(c, t, "content", &unparsed, &json!({}), divisor, now)?;
+            }
+            let diagnostics = json!({ "model": reply.model, "usage": reply.usage, "contentChars": reply.content.len() });
+            record::audit(c, t, "model", &diagnostics.to_string(), &json!({}), divisor, now)?;
+            turns::record_usage(c, turn_id, context_tokens, &reply.usage, reasoning.as_deref(), now)?;
+            for w in &warnings {
+                record::warning(c, t, w, divisor, now)?;
+            }
+            Ok(())
+        })
+        .await
+        .map_err(failure)
+}
+
+/// Continues a paused turn: its reply is read back from `assistant://<turn>` and dispatched from `next_index`.
+async fn resume(
+    svc: Services,
+    job: TurnJob,
+    turn: i32,
+    next_index: usize,
+    aborted_by: Option<String>,
+) -> Result<TurnEnd, TurnFailure> {
+    let run = job.run;
+    let (turn_id, reply, usage) = svc
+        .store
+        .read(move |c| {
+            use diesel::prelude::*;
+            let (id, prompt, completion, total): (i32, i32, i32, i32) = turns_table::table
+                .filter(turns_table::run_id.eq(run.run_id))
+                .filter(turns_table::sequence.eq(turn))
+                .select((turns_table::id, turns_table::prompt_tokens, turns_table::completion_tokens, turns_table::total_tokens))
+                .first(c)?;
+            let reply = entries::by_path(c, run.run_id, &format!("assistant://{turn}"))?.map(|r| r.body).unwrap_or_default();
+            Ok((id, reply, json!({ "promptTokens": prompt, "completionTokens": completion, "totalTokens": total })))
+        })
+        .await
+        .map_err(failure)?;
+    let parsed = parse_reply(&reply, svc.config.limits.max_commands);
+    let t = TurnRef {
+        run,
+        loop_id: job.loop_id,
+        turn,
+    };
+    let telemetry = json!({ "model": job.model_alias, "usage": usage, "resumed": true });
+    dispatch_from(
+        &svc, &job, t, turn_id, &parsed, next_index, aborted_by, telemetry,
+    )
+    .await
+}
+
+/// The update signal of an `update` command, as dispatch computes it.
+fn update_signal(call: &ToolCall) -> UpdateSignal {
+    let given = call
+        .attr("status")
+        .and_then(|s| s.trim().parse::<i32>().ok())
+        .filter(|s| UPDATE_STATUSES.contains(s));
+    UpdateSignal {
+        status: given.unwrap_or(102),
+        status_given: given.is_some(),
+        body: call.body.trim().to_owned(),
+    }
+}
+
+/// Dispatches the commands from `start` in order, pausing at a proposal; then post-dispatch budget, the healer, and the turn's end.
+#[allow(clippy::too_many_arguments)]
+async fn dispatch_from(
+    svc: &Services,
+    job: &TurnJob,
+    t: TurnRef,
+    turn_id: i32,
+    parsed: &ParsedReply,
+    start: usize,
+    aborted_by: Option<String>,
+    telemetry: Value,
+) -> Result<TurnEnd, TurnFailure> {
+    let limits = svc.config.limits.clone();
+    let divisor = limits.token_divisor;
+    let dispatch_limits = DispatchLimits {
+        token_divisor: divisor,
+        max_entry_tokens: limits.max_entry_tokens,
+    };
+    let commands: Vec<ToolCall> = parsed
+        .commands
+        .iter()
+        .filter(|c| c.name != "think")
+        .cloned()
+        .collect();
+    let (mode, flags) = (job.mode, loop_flags(job));
+    let mut update = commands[..start.min(commands.len())]
+        .iter()
+        .rfind(|c| c.name == "update")
+        .map(update_signal);
+    let mut failed_tool = aborted_by;
+    for (index, call) in commands.iter().enumerate().skip(start) {
+        let (call, aborted) = (call.clone(), failed_tool.clone());
+        let (done, params): (Dispatched, Value) = svc
+            .store
+            .write(move |c| {
+                let ctx = DispatchCtx {
+                    t,
+                    limits: dispatch_limits,
+                    mode,
+                    flags,
+                    command_index: index,
+                    search_enabled: false,
+                };
+                let done = dispatch(c, &ctx, &call, aborted.as_deref(), now())?;
+                let status = if done.state == State::Proposed {
+                    mark_proposal(c, t, &done.path, index)?;
+                    runs::set_status(c, t.run.run_id, RunStatus::Proposed, now())?;
+                    RunStatus::Proposed
+                } else {
+                    RunStatus::Running
+                };
+                let params =
+                    state::push(c, t.run.run_id, t.turn, status.code(), Value::Null, now())?;
+                Ok((done, params))
+            })
+            .await
+            .map_err(failure)?;
+        svc.publish(t.run.project_id, &job.alias, "run/state", params);
+        if done.update.is_some() {
+            update = done.update.clone();
+        }
+        if done.state == State::Proposed {
+            announce_proposal(svc, job, t, &done.path).await?;
+            return Ok(TurnEnd {
+                turn: t.turn,
+                decision: Decision::Paused { path: done.path },
+                healer: job.healer.clone(),
+            });
+        }
+        if done.failed() && done.update.is_none() && failed_tool.is_none() {
+            failed_tool = Some(done.tool.clone());
+        }
+    }
+
+    // 8. Post-dispatch budget: Turn Demotion when this turn's additions overflow.
+    if let Some(b) = budget_for(svc, job).await? {
+        let (_, messages) = materialise(svc, job, Some(b)).await?;
+        let over = b.overflow(b.calibrate(messages.tokens));
+        if over > 0 {
+            svc.store
+                .write(move |c| {
+                    let demoted = budget::demote_turn(c, t, now())?;
+                    budget::record_overflow(c, t, over, &b, demoted, divisor, now())
+                })
+                .await
+                .map_err(failure)?;
+        }
+    }
+
+    // 9. Judge the turn, record its warnings, and push the turn-end state with telemetry.
+    let mut healer = job.healer.clone();
+    let verdict = healer.assess(TurnFacts {
+        commands: &commands,
+        any_failed: failed_tool.is_some(),
+        update: update.as_ref(),
+        prose: &parsed.unparsed,
+    });
+    let verdict_for_store = verdict.clone();
+    let commands_len = commands.len();
+    let params = svc
+        .store
+        .write(move |c| {
+            let now = now();
+            for w in verdict_for_store.warnings() {
+                record::warning(c, t, w, divisor, now)?;
+            }
+            if let Verdict::Conclude {
+                prose_answer: Some(answer),
+                ..
+            } = &verdict_for_store
+            {
+                let call = ToolCall {
+                    name: "update".into(),
+                    attributes: vec![("status".into(), "200".into())],
+                    body: answer.clone(),
+                };
+                let ctx = DispatchCtx {
+                    t,
+                    limits: dispatch_limits,
+                    mode,
+                    flags,
+                    command_index: commands_len,
+                    search_enabled: false,
+                };
+                dispatch(c, &ctx, &call, None, now)?;
+            }
+            turns::finish(c, turn_id, turns::DONE, now)?;
+            state::push(
+                c,
+                t.run.run_id,
+                t.turn,
+                RunStatus::Running.code(),
+                telemetry,
+                now,
+            )
+        })
+        .await
+        .map_err(failure)?;
+    svc.publish(t.run.project_id, &job.alias, "run/state", params);
+    let decision = match verdict {
+        Verdict::Continue { .. } => Decision::Continue,
+        Verdict::Conclude { status, .. } => Decision::Conclude(status),
+        Verdict::Abandon { reason, .. } => Decision::Abandon(reason),
+    };
+    Ok(TurnEnd {
+        turn: t.turn,
+        decision,
+        healer,
+    })
+}
+
+/// Records where in the turn the proposal stands, so the turn can resume after it — also after a restart.
+fn mark_proposal(
+    c: &mut diesel::SqliteConnection,
+    t: TurnRef,
+    path: &str,
+    index: usize,
+) -> Result<(), StoreError> {
+    use rummy_core::store::ops::{change_view, Op, ViewChange};
+    let Some(row) = entries::by_path(c, t.run.run_id, path)? else {
+        return Ok(());
+    };
+    if row.attributes().get("commandIndex").is_some() {
+        return Ok(());
+    }
+    let mut merge = serde_json::Map::new();
+    merge.insert("commandIndex".into(), Value::from(index));
+    let op = Op {
+        run: t.run,
+        writer: rummy_core::entry::Writer::System,
+        divisor: 2,
+        now: now(),
+    };
+    change_view(
+        c,
+        &op,
+        &row,
+        &ViewChange {
+            merge: Some(merge),
+            ..ViewChange::default()
+        },
+    )
+}
+
+/// Sends `run/proposal` with what a client needs to decide.
+async fn announce_proposal(
+    svc: &Services,
+    job: &TurnJob,
+    t: TurnRef,
+    path: &str,
+) -> Result<(), TurnFailure> {
+    let (run_id, lookup) = (t.run.run_id, path.to_owned());
+    let row = svc
+        .store
+        .read(move |c| entries::by_path(c, run_id, &lookup))
+        .await
+        .map_err(failure)?;
+    if let Some(row) = row {
+        let proposed = json!([{ "path": row.path, "body": row.body, "attributes": row.attributes(), "turn": row.turn }]);
+        svc.publish(
+            t.run.project_id,
+            &job.alias,
+            "run/proposal",
+            json!({ "run": &*job.alias, "proposed": proposed }),
+        );
+    }
+    Ok(())
+}
+
+/// Refreshes the project's files from disk and gives the run views of new ones (loop start, unless `noRepo`).
+async fn attach_files(
+    svc: &Services,
+    run: rummy_core::store::entries::RunRef,
+) -> Result<(), StoreError> {
+    let project = svc
+        .store
+        .read(move |c| projects::by_id(c, run.project_id))
+        .await?;
+    if let Err(e) = crate::files::refresh(svc, project.id, &project.project_root).await {
+        tracing::warn!(project = %project.name, error = %e, "project scan failed; using the files already stored");
+    }
+    svc.store
+        .write(move |c| {
+            let constraints = constraints::list(c, run.project_id)?;
+            sync::attach(c, run, &constraints, hedberg::hedmatch, now())
+        })
+        .await?;
+    Ok(())
+}
+
+/// Provider reasoning followed by the bodies of `<think>` commands.
+fn merge_reasoning(completion: &Completion, commands: &[ToolCall]) -> Option<String> {
+    let mut parts: Vec<String> = completion.reasoning.iter().cloned().collect();
+    parts.extend(
+        commands
+            .iter()
+            .filter(|c| c.name == "think")
+            .map(|c| c.body.trim().to_owned())
+            .filter(|b| !b.is_empty()),
+    );
+    (!parts.is_empty()).then(|| parts.join("\n"))
+}

@@ -1,0 +1,510 @@
+//! The turn pipeline end to end: proposals (accept, reject, readonly, sh/env streams, ask_user), cancel mid-proposal, and the budget.
+
+use crate::support::{wait_status, TestServer, WAIT};
+use pretty_assertions::assert_eq;
+use rummy_testkit::{Reply, RpcClient};
+use serde_json::{json, Value};
+use std::path::Path;
+use tempfile::TempDir;
+
+const EDIT: &str = "<set path=\"src/app.txt\"><<<<<<< SEARCH\nport = 3000\n=======\nport = 8080\n>>>>>>> REPLACE</set>";
+
+fn project() -> TempDir {
+    let dir = TempDir::new().unwrap();
+    std::fs::create_dir_all(dir.path().join("src")).unwrap();
+    std::fs::write(dir.path().join("src/app.txt"), "name = demo\nport = 3000\n").unwrap();
+    dir
+}
+
+async fn hello(server: &TestServer, root: &Path) -> RpcClient {
+    let mut client = server.client().await;
+    client
+        .call(
+            "rummy/hello",
+            json!({ "name": "pipe", "projectRoot": root.display().to_string() }),
+        )
+        .await
+        .unwrap();
+    client
+}
+
+async fn start(client: &mut RpcClient, alias: &str, mode: &str) {
+    client
+        .call("set", json!({ "path": format!("run://{alias}"), "body": "Change the port", "attributes": { "model": "fast", "mode": mode } }))
+        .await
+        .unwrap();
+}
+
+async fn proposal(client: &mut RpcClient) -> Value {
+    let params = client
+        .next_notification("run/proposal", WAIT)
+        .await
+        .expect("a proposal");
+    params["proposed"][0].clone()
+}
+
+async fn entry(client: &mut RpcClient, run: &str, path: &str) -> Value {
+    let scheme = path.split("://").next().unwrap_or("file");
+    let scheme = if path.contains("://") { scheme } else { "file" };
+    let list = client
+        .call(
+            "getEntries",
+            json!({ "run": run, "scheme": scheme, "withBody": true }),
+        )
+        .await
+        .unwrap();
+    list.as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["path"] == json!(path))
+        .cloned()
+        .unwrap_or(Value::Null)
+}
+
+fn user_message(server: &TestServer, index: usize) -> String {
+    server.provider.chat_requests()[index].body["messages"][1]["content"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned()
+}
+
+/// A file edit becomes a proposal with the diff and new content; accepting it writes the file and the turn resumes.
+#[actix_rt::test]
+async fn accepted_edit_writes_the_file() {
+    let server = TestServer::start().await;
+    server.provider.push(Reply::content(format!(
+        "{EDIT}\n<update status=\"102\">edited</update>"
+    )));
+    server.provider.push(Reply::content(
+        "<update status=\"200\">port changed</update>",
+    ));
+    let dir = project();
+    let mut client = hello(&server, dir.path()).await;
+    start(&mut client, "edit", "act").await;
+    let proposed = proposal(&mut client).await;
+    assert_eq!(proposed["attributes"]["kind"], json!("edit"));
+    assert_eq!(
+        proposed["attributes"]["content"],
+        json!("name = demo\nport = 8080\n")
+    );
+    assert!(proposed["attributes"]["patch"]
+        .as_str()
+        .unwrap()
+        .contains("-port = 3000\n+port = 8080"));
+    let run = client
+        .call("getRun", json!({ "run": "edit" }))
+        .await
+        .unwrap();
+    assert_eq!(run["status"], json!(202));
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("src/app.txt")).unwrap(),
+        "name = demo\nport = 3000\n",
+        "nothing changes before accept"
+    );
+
+    let path = proposed["path"].as_str().unwrap();
+    let accepted = client
+        .call(
+            "set",
+            json!({ "run": "edit", "path": path, "state": "resolved" }),
+        )
+        .await
+        .unwrap();
+    assert_eq!(accepted["state"], json!("resolved"));
+    let last = wait_status(&mut client, "edit", 200).await;
+    assert_eq!(last["summary"], json!("port changed"));
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("src/app.txt")).unwrap(),
+        "name = demo\nport = 8080\n"
+    );
+    assert_eq!(
+        entry(&mut client, "edit", "src/app.txt").await["body"],
+        json!("name = demo\nport = 8080\n")
+    );
+    assert_eq!(server.provider.chat_requests().len(), 2);
+    let err = client
+        .call_err(
+            "set",
+            json!({ "run": "edit", "path": path, "state": "resolved" }),
+        )
+        .await;
+    assert_eq!(
+        err.code, -32005,
+        "a resolved proposal cannot be resolved again"
+    );
+    server.stop().await;
+}
+
+/// Rejecting a proposal aborts the rest of the turn; the model reads the rejection and its reason.
+#[actix_rt::test]
+async fn rejected_proposal_aborts_the_rest() {
+    let server = TestServer::start().await;
+    server.provider.push(Reply::content(format!(
+        "{EDIT}\n<set path=\"known://after\">x</set>\n<update status=\"200\">done</update>"
+    )));
+    server
+        .provider
+        .push(Reply::content("<update status=\"200\">left as is</update>"));
+    let dir = project();
+    let mut client = hello(&server, dir.path()).await;
+    start(&mut client, "rej", "act").await;
+    let proposed = proposal(&mut client).await;
+    let path = proposed["path"].as_str().unwrap().to_owned();
+    let answer = client
+        .call(
+            "set",
+            json!({ "run": "rej", "path": path, "state": "cancelled", "body": "not now" }),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        (answer["state"].clone(), answer["outcome"].clone()),
+        (json!("cancelled"), json!("not now"))
+    );
+    let last = wait_status(&mut client, "rej", 200).await;
+    assert_eq!(last["summary"], json!("left as is"));
+    assert_eq!(
+        entry(&mut client, "rej", "known://after").await,
+        Value::Null,
+        "the aborted set never wrote its fact"
+    );
+    let second = user_message(&server, 1);
+    assert!(second.contains("status=\"499\""), "{second}");
+    assert!(second.contains("not now"), "{second}");
+    assert!(second.contains("Aborted"), "{second}");
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("src/app.txt")).unwrap(),
+        "name = demo\nport = 3000\n"
+    );
+    server.stop().await;
+}
+
+/// Accepting an edit of a readonly file answers ok, and the proposal ends failed/readonly (the model sees 403).
+#[actix_rt::test]
+async fn readonly_files_refuse_accepted_edits() {
+    let server = TestServer::start().await;
+    server.provider.push(Reply::content(format!(
+        "{EDIT}\n<update status=\"102\">edited</update>"
+    )));
+    server
+        .provider
+        .push(Reply::content("<update status=\"200\">cannot</update>"));
+    let dir = project();
+    let mut client = hello(&server, dir.path()).await;
+    client
+        .call(
+            "file/constraint",
+            json!({ "pattern": "src/app.txt", "visibility": "readonly" }),
+        )
+        .await
+        .unwrap();
+    start(&mut client, "ro", "act").await;
+    let path = proposal(&mut client).await["path"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let answer = client
+        .call(
+            "set",
+            json!({ "run": "ro", "path": path, "state": "resolved" }),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        (
+            answer["ok"].clone(),
+            answer["state"].clone(),
+            answer["outcome"].clone()
+        ),
+        (json!(true), json!("failed"), json!("readonly"))
+    );
+    wait_status(&mut client, "ro", 200).await;
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("src/app.txt")).unwrap(),
+        "name = demo\nport = 3000\n"
+    );
+    assert!(user_message(&server, 1).contains("status=\"403\""));
+    server.stop().await;
+}
+
+/// Accepting sh opens stdout/stderr channels that stream fills and stream/completed settles; stream/cancel notifies clients.
+#[actix_rt::test]
+async fn sh_streams_its_output() {
+    let server = TestServer::start().await;
+    server.provider.push(Reply::content(
+        "<sh>make test</sh>\n<update status=\"102\">running tests</update>",
+    ));
+    server.provider.push(Reply::content(
+        "<env>git status</env>\n<update status=\"102\">checking</update>",
+    ));
+    server
+        .provider
+        .push(Reply::content("<update status=\"200\">tests pass</update>"));
+    let dir = project();
+    let mut client = hello(&server, dir.path()).await;
+    start(&mut client, "sh", "act").await;
+    let proposed = proposal(&mut client).await;
+    assert_eq!(proposed["attributes"]["kind"], json!("sh"));
+    assert_eq!(proposed["attributes"]["command"], json!("make test"));
+    let path = proposed["path"].as_str().unwrap().to_owned();
+    client
+        .call(
+            "set",
+            json!({ "run": "sh", "path": path, "state": "resolved" }),
+        )
+        .await
+        .unwrap();
+    client
+        .call(
+            "stream",
+            json!({ "run": "sh", "path": path, "channel": 1, "chunk": "ok 1\n" }),
+        )
+        .await
+        .unwrap();
+    client
+        .call(
+            "stream",
+            json!({ "run": "sh", "path": path, "channel": 1, "chunk": "ok 2\n" }),
+        )
+        .await
+        .unwrap();
+    let done = client
+        .call(
+            "stream/completed",
+            json!({ "run": "sh", "path": path, "exitCode": 0, "duration": "2s" }),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        done["channels"],
+        json!([format!("{path}_1"), format!("{path}_2")])
+    );
+    let stdout = entry(&mut client, "sh", &format!("{path}_1")).await;
+    assert_eq!(
+        (stdout["body"].clone(), stdout["state"].clone()),
+        (json!("ok 1\nok 2\n"), json!("resolved"))
+    );
+    assert!(entry(&mut client, "sh", &path).await["body"]
+        .as_str()
+        .unwrap()
+        .starts_with("ran 'make test', exit=0 (2s). Output:"));
+    assert_eq!(
+        client
+            .call_err(
+                "stream",
+                json!({ "run": "sh", "path": path, "channel": 1, "chunk": "late" })
+            )
+            .await
+            .code,
+        -32005
+    );
+
+    let env = proposal(&mut client).await;
+    let env_path = env["path"].as_str().unwrap().to_owned();
+    client
+        .call(
+            "set",
+            json!({ "run": "sh", "path": env_path, "state": "resolved" }),
+        )
+        .await
+        .unwrap();
+    client
+        .call(
+            "stream/cancel",
+            json!({ "run": "sh", "path": env_path, "reason": "user stopped it" }),
+        )
+        .await
+        .unwrap();
+    let cancelled = client
+        .next_notification("stream/cancelled", WAIT)
+        .await
+        .unwrap();
+    assert_eq!(
+        cancelled,
+        json!({ "run": "sh", "path": env_path, "reason": "user stopped it" })
+    );
+    wait_status(&mut client, "sh", 200).await;
+    server.stop().await;
+}
+
+/// ask_user proposes the question; the client's answer is stored with it and the model reads it.
+#[actix_rt::test]
+async fn ask_user_gets_the_answer() {
+    let server = TestServer::start().await;
+    server.provider.push(Reply::content("<ask_user question=\"Which database?\">PostgreSQL; SQLite</ask_user>\n<update status=\"102\">asking</update>"));
+    server.provider.push(Reply::content(
+        "<update status=\"200\">SQLite it is</update>",
+    ));
+    let dir = project();
+    let mut client = hello(&server, dir.path()).await;
+    start(&mut client, "ask", "ask").await;
+    let proposed = proposal(&mut client).await;
+    assert_eq!(
+        proposed["attributes"]["options"],
+        json!(["PostgreSQL", "SQLite"])
+    );
+    let path = proposed["path"].as_str().unwrap().to_owned();
+    client
+        .call(
+            "set",
+            json!({ "run": "ask", "path": path, "state": "resolved", "body": "SQLite" }),
+        )
+        .await
+        .unwrap();
+    wait_status(&mut client, "ask", 200).await;
+    assert_eq!(
+        entry(&mut client, "ask", &path).await["attributes"]["answer"],
+        json!("SQLite")
+    );
+    assert!(user_message(&server, 1).contains("SQLite"));
+    server.stop().await;
+}
+
+/// Cancelling a run that waits on a proposal ends the loop 499 and cancels the proposal.
+#[actix_rt::test]
+async fn cancel_mid_proposal() {
+    let server = TestServer::start().await;
+    server.provider.push(Reply::content(format!(
+        "{EDIT}\n<update status=\"102\">edited</update>"
+    )));
+    let dir = project();
+    let mut client = hello(&server, dir.path()).await;
+    start(&mut client, "cm", "act").await;
+    let path = proposal(&mut client).await["path"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    client
+        .call("set", json!({ "path": "run://cm", "state": "cancelled" }))
+        .await
+        .unwrap();
+    wait_status(&mut client, "cm", 499).await;
+    assert_eq!(
+        entry(&mut client, "cm", &path).await["state"],
+        json!("cancelled")
+    );
+    assert_eq!(
+        client
+            .call_err(
+                "set",
+                json!({ "run": "cm", "path": path, "state": "resolved" })
+            )
+            .await
+            .code,
+        -32005
+    );
+    server.stop().await;
+}
+
+/// Ask mode refuses sh and file edits at dispatch with a visible 403, and never proposes them.
+#[actix_rt::test]
+async fn ask_mode_refuses_side_effects() {
+    let server = TestServer::start().await;
+    server.provider.push(Reply::content(format!(
+        "<sh>rm -rf /</sh>\n{EDIT}\n<update status=\"102\">trying</update>"
+    )));
+    server
+        .provider
+        .push(Reply::content("<update status=\"200\">refused</update>"));
+    let dir = project();
+    let mut client = hello(&server, dir.path()).await;
+    start(&mut client, "am", "ask").await;
+    wait_status(&mut client, "am", 200).await;
+    let second = user_message(&server, 1);
+    assert!(second.contains("status=\"403\""), "{second}");
+    assert!(
+        client
+            .expect_no_notification("run/proposal", std::time::Duration::from_millis(50))
+            .await
+    );
+    server.stop().await;
+}
+
+/// A first turn that cannot fit even after Prompt Demotion ends 413 without calling the model.
+#[actix_rt::test]
+async fn first_turn_overflow_never_calls_the_model() {
+    let server = TestServer::start().await;
+    let dir = project();
+    let mut client = hello(&server, dir.path()).await;
+    client
+        .call("set", json!({ "path": "run://tiny", "body": "x", "attributes": { "model": "fast", "contextLimit": 1024 } }))
+        .await
+        .unwrap();
+    wait_status(&mut client, "tiny", 413).await;
+    assert_eq!(server.provider.chat_requests().len(), 0);
+    let budget = client
+        .call(
+            "getEntries",
+            json!({ "run": "tiny", "scheme": "budget", "withBody": true }),
+        )
+        .await
+        .unwrap();
+    assert!(budget[0]["body"]
+        .as_str()
+        .unwrap()
+        .starts_with("Token budget overflow"));
+    server.stop().await;
+}
+
+/// A long prompt is demoted (truncated) on the loop's first turn so the model can still be called; tokensFree/tokenUsage are on <prompt>.
+#[actix_rt::test]
+async fn prompt_demotion_makes_room() {
+    let server = TestServer::start().await;
+    server
+        .provider
+        .push(Reply::content("<update status=\"200\">read it</update>"));
+    let dir = project();
+    let mut client = hello(&server, dir.path()).await;
+    let long = "word ".repeat(6000);
+    client
+        .call("set", json!({ "path": "run://long", "body": long, "attributes": { "model": "fast", "contextLimit": 8192 } }))
+        .await
+        .unwrap();
+    wait_status(&mut client, "long", 200).await;
+    let user = user_message(&server, 0);
+    assert!(
+        user.contains("[truncated — promote to see the complete prompt]"),
+        "{}",
+        &user[user.len().saturating_sub(300)..]
+    );
+    assert!(
+        user.contains("tokensFree=\"") && user.contains("tokenUsage=\""),
+        "{}",
+        &user[user.len().saturating_sub(300)..]
+    );
+    server.stop().await;
+}
+
+/// Promoting more than fits after dispatch demotes the turn's promotions and writes a budget:// entry the model reads.
+#[actix_rt::test]
+async fn turn_demotion_after_dispatch() {
+    let server = TestServer::start().await;
+    server.provider.push(Reply::content(
+        "<get path=\"big.txt\"/>\n<update status=\"102\">reading</update>",
+    ));
+    server
+        .provider
+        .push(Reply::content("<update status=\"200\">too big</update>"));
+    let dir = project();
+    std::fs::write(dir.path().join("big.txt"), "lorem ipsum ".repeat(2000)).unwrap();
+    let mut client = hello(&server, dir.path()).await;
+    client
+        .call("set", json!({ "path": "run://big", "body": "Read big.txt", "attributes": { "model": "fast", "contextLimit": 8192 } }))
+        .await
+        .unwrap();
+    wait_status(&mut client, "big", 200).await;
+    let budget = client
+        .call(
+            "getEntries",
+            json!({ "run": "big", "scheme": "budget", "withBody": true }),
+        )
+        .await
+        .unwrap();
+    assert_eq!(budget.as_array().map(Vec::len), Some(1), "{budget}");
+    assert_eq!(
+        entry(&mut client, "big", "big.txt").await["visibility"],
+        json!("summarized")
+    );
+    assert!(user_message(&server, 1).contains("<budget "));
+    server.stop().await;
+}

@@ -1,0 +1,111 @@
+//! Crash recovery with the real binary: a run waiting on a proposal survives `kill -9` and completes after the restart.
+
+use rummy_testkit::{FakeProvider, Reply, RpcClient};
+use serde_json::json;
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+const WAIT: Duration = Duration::from_secs(20);
+
+fn spawn(home: &Path, provider: &FakeProvider) -> (Child, u16) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_rummy"))
+        .arg("serve")
+        .env_clear()
+        .env("PORT", "0")
+        .env("RUMMY_HOME", home)
+        .env("OPENAI_BASE_URL", provider.base_url())
+        .env("RUMMY_MODEL_fast", "openai/fake-model")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("binary starts");
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut lines = BufReader::new(stdout).lines();
+        let _ = tx.send(lines.next().and_then(Result::ok));
+        for _ in lines {}
+    });
+    let line = rx.recv_timeout(WAIT).unwrap().expect("start-up line");
+    let port = line
+        .rsplit(':')
+        .next()
+        .and_then(|p| p.parse().ok())
+        .expect("port");
+    (child, port)
+}
+
+async fn connect(port: u16, root: &Path) -> RpcClient {
+    let mut client = RpcClient::connect(&format!("ws://127.0.0.1:{port}/"))
+        .await
+        .unwrap();
+    client.set_timeout(WAIT);
+    client
+        .call(
+            "rummy/hello",
+            json!({ "name": "crash", "projectRoot": root.display().to_string() }),
+        )
+        .await
+        .unwrap();
+    client
+}
+
+/// kill -9 while a proposal waits; after a restart the proposal is still pending, accepting it resumes the turn, and the run completes.
+#[actix_rt::test]
+async fn pending_proposal_survives_a_crash() {
+    let provider = FakeProvider::start().unwrap();
+    provider.push(Reply::content(
+        "<set path=\"app.txt\"><<<<<<< SEARCH\nv1\n=======\nv2\n>>>>>>> REPLACE</set>\n<update status=\"102\">edited</update>",
+    ));
+    provider.push(Reply::content("<update status=\"200\">upgraded</update>"));
+    let home = tempfile::TempDir::new().unwrap();
+    let project = tempfile::TempDir::new().unwrap();
+    std::fs::write(project.path().join("app.txt"), "v1\n").unwrap();
+
+    let (mut first, port) = spawn(home.path(), &provider);
+    let mut client = connect(port, project.path()).await;
+    client
+        .call("set", json!({ "path": "run://crash", "body": "Upgrade", "attributes": { "model": "fast", "mode": "act" } }))
+        .await
+        .unwrap();
+    let proposed = client
+        .next_notification("run/proposal", WAIT)
+        .await
+        .unwrap();
+    let path = proposed["proposed"][0]["path"].as_str().unwrap().to_owned();
+    first.kill().unwrap();
+    first.wait().unwrap();
+
+    let (mut second, port) = spawn(home.path(), &provider);
+    let mut client = connect(port, project.path()).await;
+    let run = client
+        .call("getRun", json!({ "run": "crash" }))
+        .await
+        .unwrap();
+    assert_eq!(
+        run["status"],
+        json!(202),
+        "the run still waits on its proposal"
+    );
+    client
+        .call(
+            "set",
+            json!({ "run": "crash", "path": path, "state": "resolved" }),
+        )
+        .await
+        .unwrap();
+    let done = client
+        .wait_for_notification("run/state", WAIT, |p| p["status"] == json!(200))
+        .await
+        .unwrap();
+    assert_eq!(done["summary"], json!("upgraded"));
+    assert_eq!(
+        std::fs::read_to_string(project.path().join("app.txt")).unwrap(),
+        "v2\n"
+    );
+    assert_eq!(provider.chat_requests().len(), 2);
+    second.kill().unwrap();
+    second.wait().unwrap();
+}
