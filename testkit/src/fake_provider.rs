@@ -58,10 +58,14 @@ impl RecordedRequest {
     }
 }
 
+/// Computes a reply from the request body; see [`FakeProvider::set_responder`].
+type Responder = Arc<dyn Fn(&Value) -> Reply + Send + Sync>;
+
 /// Mutable provider state; always locked briefly and never across an await.
 #[derive(Default)]
 struct State {
     queue: VecDeque<Reply>,
+    responder: Option<Responder>,
     fallback: Option<Reply>,
     models: Option<Value>,
     props: Option<Value>,
@@ -94,12 +98,23 @@ impl Shared {
         });
     }
 
-    /// The next scripted reply (or the fallback) and the serial number of this completion.
-    fn next_reply(&self) -> (Option<Reply>, u64) {
-        let mut state = self.lock();
-        state.served += 1;
-        let reply = state.queue.pop_front().or_else(|| state.fallback.clone());
-        (reply, state.served)
+    /// The next scripted reply (else the responder's, else the fallback) and the serial number of this completion.
+    fn next_reply(&self, body: &Value) -> (Option<Reply>, u64) {
+        let (queued, responder, served) = {
+            let mut state = self.lock();
+            state.served += 1;
+            let queued = state.queue.pop_front().or_else(|| {
+                state
+                    .responder
+                    .is_none()
+                    .then(|| state.fallback.clone())
+                    .flatten()
+            });
+            (queued, state.responder.clone(), state.served)
+        };
+        // The responder runs unlocked: it is test code and may take its time.
+        let reply = queued.or_else(|| responder.map(|respond| respond(body)));
+        (reply, served)
     }
 
     fn enter_flight(&self) {
@@ -203,6 +218,12 @@ impl FakeProvider {
     /// Number of queued replies not yet consumed.
     pub fn pending_replies(&self) -> usize {
         self.shared.lock().queue.len()
+    }
+
+    /// Answers every completion request the queue does not with `respond(request body)`,
+    /// so one script can serve many concurrent conversations (it takes precedence over the fallback).
+    pub fn set_responder(&self, respond: impl Fn(&Value) -> Reply + Send + Sync + 'static) {
+        self.shared.lock().responder = Some(Arc::new(respond));
     }
 
     /// Sets the reply used (repeatedly) once the queue is empty; without one the answer is a 500.

@@ -176,6 +176,27 @@ async fn fallback_is_reused() {
     }
 }
 
+/// A responder answers from the request body once the queue is empty; queued replies still come first.
+#[actix_rt::test]
+async fn responder_answers_from_the_request() {
+    let p = FakeProvider::start().unwrap();
+    p.set_fallback(Reply::content("never"));
+    p.set_responder(|body| {
+        Reply::content(format!("echo {}", body["model"].as_str().unwrap_or("?")))
+    });
+    p.push(Reply::content("queued"));
+    let mut answers = Vec::new();
+    for model in ["a", "b"] {
+        let got: Value = post(&p, "/v1/chat/completions", &json!({ "model": model }))
+            .await
+            .json()
+            .await
+            .unwrap();
+        answers.push(got["choices"][0]["message"]["content"].clone());
+    }
+    assert_eq!(answers, vec![json!("queued"), json!("echo b")]);
+}
+
 /// A streamed content reply is split into chunks, then a usage chunk, then `[DONE]`.
 #[actix_rt::test]
 async fn streamed_content_has_usage_chunk_and_done() {

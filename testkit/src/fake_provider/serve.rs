@@ -116,7 +116,7 @@ async fn complete(
     body_len: usize,
     guard: InFlight,
 ) -> HttpResponse {
-    let (reply, serial) = shared.next_reply();
+    let (reply, serial) = shared.next_reply(body);
     let Some(reply) = reply else {
         return HttpResponse::InternalServerError()
             .json(json!({"error": {"message": "fake provider: no scripted reply left"}}));
