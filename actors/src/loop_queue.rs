@@ -1,8 +1,13 @@
 //! `LoopQueue`: a run's durable FIFO of loops (the `loops` table), and the run status that follows each loop's start and end.
+//!
+//! Claiming a loop also fixes its model: a loop whose run asked for routing
+//! is routed in the claiming transaction (`loops::route`), so the choice is
+//! made once per loop and survives a restart.
 
 use crate::clock::now;
 use crate::store::Store;
 use actix::prelude::*;
+use rummy_core::provider::routing::RoutingConfig;
 use rummy_core::run::{Mode, RunStatus};
 use rummy_core::store::entries::RunRef;
 use rummy_core::store::loops::{self, Loop};
@@ -26,7 +31,7 @@ pub struct Enqueue {
     pub config: Value,
 }
 
-/// Takes the oldest queued loop and marks the run running.
+/// Takes the oldest queued loop (routing it, if its run asked) and marks the run running.
 #[derive(Message)]
 #[rtype(result = "Result<Option<Claimed>, StoreError>")]
 pub struct ClaimNext;
@@ -38,7 +43,7 @@ pub struct Claimed {
     pub loop_row: Loop,
     /// The run as it stands.
     pub run: Run,
-    /// The loop's model, if still defined.
+    /// The loop's model (the routed one for a routed loop), if defined.
     pub model: Option<Model>,
 }
 
@@ -61,15 +66,18 @@ pub struct LoopQueue {
     run: RunRef,
     store: Store,
     token_divisor: u32,
+    /// The class → alias map claimed loops are routed with, when their run asks.
+    routing: RoutingConfig,
 }
 
 impl LoopQueue {
     /// A queue for a run.
-    pub fn new(run: RunRef, store: Store, token_divisor: u32) -> Self {
+    pub fn new(run: RunRef, store: Store, token_divisor: u32, routing: RoutingConfig) -> Self {
         LoopQueue {
             run,
             store,
             token_divisor,
+            routing,
         }
     }
 }
@@ -114,6 +122,7 @@ impl Handler<ClaimNext> for LoopQueue {
     fn handle(&mut self, _: ClaimNext, _: &mut Context<Self>) -> Self::Result {
         let store = self.store.clone();
         let run_id = self.run.run_id;
+        let routing = self.routing.clone();
         Box::pin(async move {
             store
                 .write(move |c| {
@@ -121,6 +130,7 @@ impl Handler<ClaimNext> for LoopQueue {
                     let Some(loop_row) = loops::claim_next(c, run_id, now)? else {
                         return Ok(None);
                     };
+                    let loop_row = loops::route(c, loop_row, &routing, now)?;
                     runs::set_status(c, run_id, RunStatus::Running, now)?;
                     let run = runs::by_id(c, run_id)?;
                     let model = models::by_alias(c, &loop_row.model)?;

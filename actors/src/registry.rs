@@ -6,6 +6,7 @@ use crate::loop_queue::Claimed;
 use crate::run::{Cancel, Inject, QueueLoop, Resolve, Restore, RunActor, Wake};
 use crate::services::Services;
 use actix::prelude::*;
+use rummy_core::provider::routing;
 use rummy_core::run::Mode;
 use rummy_core::store::entries::RunRef;
 use rummy_core::store::runs::{self, NewRun, Run, RunSettings};
@@ -117,12 +118,18 @@ pub fn flags_of(a: &RunAttributes) -> serde_json::Map<String, serde_json::Value>
         ("noInteraction", a.no_interaction),
         ("noWeb", a.no_web),
         ("noProposals", a.no_proposals),
+        (routing::ROUTE_FLAG, a.route),
     ] {
         if let Some(value) = value {
             flags.insert(name.to_owned(), serde_json::Value::Bool(value));
         }
     }
     flags
+}
+
+/// What a client or the model reads about a model alias nobody defined.
+pub fn undefined_model(alias: &str) -> String {
+    format!("model \"{alias}\" is not defined: addModel it or set RUMMY_MODEL_{alias}=<provider>/<model>")
 }
 
 /// The model alias, checked to exist and to have a configured provider.
@@ -133,16 +140,37 @@ async fn checked_model(svc: &Services, alias: &str) -> Result<models::Model, Rpc
         .read(move |c| models::by_alias(c, &lookup))
         .await
         .map_err(from_store)?
-        .ok_or_else(|| {
-            RpcError::new(
-                ErrorKind::NotFound,
-                format!("model \"{alias}\" is not defined: addModel it or set RUMMY_MODEL_{alias}=<provider>/<model>"),
-            )
-        })?;
+        .ok_or_else(|| RpcError::new(ErrorKind::NotFound, undefined_model(alias)))?;
     svc.providers
         .route(&model)
         .map_err(|m| RpcError::new(ErrorKind::NotFound, m))?;
     Ok(model)
+}
+
+/// With routing on in `flags`, checks the model the prompt will be routed to
+/// like the run's own model, so a mapping to an undefined alias is refused at
+/// once rather than failing the loop. (The loop still checks when it starts:
+/// the model may be removed in between.)
+async fn checked_route(
+    svc: &Services,
+    flags: &serde_json::Value,
+    prompt: &str,
+    own_model: &str,
+) -> Result<(), RpcError> {
+    if !routing::requested(flags) {
+        return Ok(());
+    }
+    let routed = routing::decide(prompt, own_model, &svc.config.providers.routing);
+    if !routed.changes(own_model) {
+        return Ok(());
+    }
+    checked_model(svc, &routed.model)
+        .await
+        .map(drop)
+        .map_err(|mut e| {
+            e.message = format!("{} ({})", e.message, routed.why());
+            e
+        })
 }
 
 impl Handler<StartRun> for RunRegistry {
@@ -183,6 +211,7 @@ impl Handler<StartRun> for RunRegistry {
             if let Some(map) = flags.as_object_mut() {
                 map.extend(flags_of(&a));
             }
+            checked_route(&svc, &flags, &msg.prompt, &model.alias).await?;
             let new = NewRun {
                 project_id: msg.project_id,
                 alias: msg.alias,
@@ -311,7 +340,9 @@ impl Handler<ContinueRun> for RunRegistry {
             prompt: msg.prompt,
             config: msg.run.flags(),
         };
+        let svc = self.svc.clone();
         Box::pin(async move {
+            checked_route(&svc, &queue.config, &queue.prompt, &queue.model).await?;
             actor
                 .send(queue)
                 .await

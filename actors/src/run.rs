@@ -7,6 +7,7 @@
 
 use crate::clock::now;
 use crate::loop_queue::{ClaimNext, Claimed, Enqueue, Finish, LoopQueue};
+use crate::registry::undefined_model;
 use crate::services::Services;
 use crate::turn::{
     Decision, ExecuteTurn, Start, StopTurn, TurnEnd, TurnExecutor, TurnFailure, TurnJob,
@@ -133,7 +134,13 @@ pub struct RunActor {
 impl RunActor {
     /// An actor for a stored run.
     pub fn new(svc: Services, run: RunRef, alias: &str) -> Self {
-        let queue = LoopQueue::new(run, svc.store.clone(), svc.config.limits.token_divisor).start();
+        let queue = LoopQueue::new(
+            run,
+            svc.store.clone(),
+            svc.config.limits.token_divisor,
+            svc.config.providers.routing.clone(),
+        )
+        .start();
         RunActor {
             svc,
             run,
@@ -154,7 +161,7 @@ impl RunActor {
             .send(ClaimNext)
             .into_actor(self)
             .map(|res, act, ctx| match res {
-                Ok(Ok(Some(claimed))) => act.start_loop(claimed, None, ctx),
+                Ok(Ok(Some(claimed))) => act.prepare_loop(claimed, ctx),
                 Ok(Ok(None)) => act.phase = Phase::Idle,
                 Ok(Err(e)) => {
                     tracing::error!(run = %act.alias, error = %e, "cannot claim the next loop");
@@ -168,16 +175,56 @@ impl RunActor {
         ctx.spawn(claim);
     }
 
+    /// Learns the claimed loop's context length — asking the model's provider
+    /// (and caching the answer in `models`) when the store does not know it —
+    /// then starts the loop. The phase stays `Claiming` meanwhile, so a cancel
+    /// still lands.
+    fn prepare_loop(&mut self, claimed: Claimed, ctx: &mut Context<Self>) {
+        let model = match &claimed.model {
+            Some(m) if m.context_length.is_none() => m.clone(),
+            known_or_missing => {
+                let model_context = known_or_missing.as_ref().and_then(|m| m.context_length);
+                return self.start_loop(claimed, model_context, None, ctx);
+            }
+        };
+        let providers = self.svc.providers.clone();
+        let discover = async move { providers.context_length(&model).await };
+        let start = discover
+            .into_actor(self)
+            .map(|model_context, act, ctx| act.start_loop(claimed, model_context, None, ctx));
+        ctx.spawn(start);
+    }
+
     /// Starts a claimed loop, or (with `waiting`) restores one paused on a proposal.
-    fn start_loop(&mut self, claimed: Claimed, waiting: Option<String>, ctx: &mut Context<Self>) {
+    /// `model_context` is the loop's model's context length, if known.
+    fn start_loop(
+        &mut self,
+        claimed: Claimed,
+        model_context: Option<i32>,
+        waiting: Option<String>,
+        ctx: &mut Context<Self>,
+    ) {
         let Claimed {
             loop_row,
             run,
             model,
         } = claimed;
-        tracing::info!(run = %self.alias, loop_seq = loop_row.sequence, restored = waiting.is_some(), "loop started");
+        let routed = loop_row.routed();
+        tracing::info!(
+            run = %self.alias,
+            loop_seq = loop_row.sequence,
+            restored = waiting.is_some(),
+            model = %loop_row.model,
+            route = routed.as_ref().map(|r| r.class.name()),
+            "loop started"
+        );
         let route = match &model {
-            None => Err(format!("model \"{}\" is no longer defined", loop_row.model)),
+            None => Err(match &routed {
+                Some(r) if r.changes(&run.model) => {
+                    format!("{} ({})", undefined_model(&r.model), r.why())
+                }
+                _ => format!("model \"{}\" is no longer defined", loop_row.model),
+            }),
             Some(m) => self.svc.providers.route(m),
         };
         let route = match route {
@@ -188,10 +235,7 @@ impl RunActor {
             return self.finish(loop_row, LoopEnd::Cancelled, ctx);
         }
         let flags = loop_row.config();
-        let context_size = match (
-            run.context_limit,
-            model.as_ref().and_then(|m| m.context_length),
-        ) {
+        let context_size = match (run.context_limit, model_context) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         };
@@ -340,7 +384,10 @@ impl Handler<Restore> for RunActor {
 
     fn handle(&mut self, msg: Restore, ctx: &mut Context<Self>) {
         if matches!(self.phase, Phase::Idle) {
-            self.start_loop(msg.claimed, Some(msg.proposal), ctx);
+            // No discovery here: the loop ran before the restart, so any context length its
+            // provider gave was cached then, and the pending proposal must be resolvable at once.
+            let model_context = msg.claimed.model.as_ref().and_then(|m| m.context_length);
+            self.start_loop(msg.claimed, model_context, Some(msg.proposal), ctx);
         }
     }
 }

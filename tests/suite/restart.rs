@@ -1,4 +1,4 @@
-//! Crash recovery with the real binary: a run waiting on a proposal survives `kill -9` and completes after the restart.
+//! Crash recovery with the real binary: a run waiting on a proposal survives `kill -9` and completes after the restart, on the model its loop was routed to.
 
 use rummy_testkit::{FakeProvider, Reply, RpcClient};
 use serde_json::json;
@@ -10,6 +10,10 @@ use std::time::Duration;
 const WAIT: Duration = Duration::from_secs(20);
 
 fn spawn(home: &Path, provider: &FakeProvider) -> (Child, u16) {
+    spawn_with(home, provider, &[])
+}
+
+fn spawn_with(home: &Path, provider: &FakeProvider, vars: &[(&str, &str)]) -> (Child, u16) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_rummy"))
         .arg("serve")
         .env_clear()
@@ -17,6 +21,7 @@ fn spawn(home: &Path, provider: &FakeProvider) -> (Child, u16) {
         .env("RUMMY_HOME", home)
         .env("OPENAI_BASE_URL", provider.base_url())
         .env("RUMMY_MODEL_fast", "openai/fake-model")
+        .envs(vars.iter().copied())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
@@ -106,6 +111,69 @@ async fn pending_proposal_survives_a_crash() {
         "v2\n"
     );
     assert_eq!(provider.chat_requests().len(), 2);
+    second.kill().unwrap();
+    second.wait().unwrap();
+}
+
+/// A routed loop keeps its model across a crash: the turn after the restart goes to the routed model too.
+#[actix_rt::test]
+async fn routed_loop_keeps_its_model_after_a_crash() {
+    let provider = FakeProvider::start().unwrap();
+    provider.push(Reply::content(
+        "<set path=\"app.txt\"><<<<<<< SEARCH\nv1\n=======\nv2\n>>>>>>> REPLACE</set>\n<update status=\"102\">edited</update>",
+    ));
+    provider.push(Reply::content("<update status=\"200\">fixed</update>"));
+    let home = tempfile::TempDir::new().unwrap();
+    let project = tempfile::TempDir::new().unwrap();
+    std::fs::write(project.path().join("app.txt"), "v1\n").unwrap();
+    let routing = [
+        ("RUMMY_MODEL_deep", "openai/deep-model"),
+        ("RUMMY_ROUTE_CODE", "deep"),
+    ];
+
+    let (mut first, port) = spawn_with(home.path(), &provider, &routing);
+    let mut client = connect(port, project.path()).await;
+    client
+        .call("set", json!({ "path": "run://crash", "body": "Fix the bug in this traceback", "attributes": { "model": "fast", "mode": "act", "route": true } }))
+        .await
+        .unwrap();
+    let proposed = client
+        .next_notification("run/proposal", WAIT)
+        .await
+        .unwrap();
+    let path = proposed["proposed"][0]["path"].as_str().unwrap().to_owned();
+    first.kill().unwrap();
+    first.wait().unwrap();
+
+    // Restarted without the route map (`deep` stays in the database): the loop's choice was made once, when it was claimed.
+    let (mut second, port) = spawn(home.path(), &provider);
+    let mut client = connect(port, project.path()).await;
+    let run = client
+        .call("getRun", json!({ "run": "crash" }))
+        .await
+        .unwrap();
+    assert_eq!(
+        (&run["status"], &run["route"]),
+        (&json!(202), &json!({ "class": "code", "model": "deep" }))
+    );
+    client
+        .call(
+            "set",
+            json!({ "run": "crash", "path": path, "state": "resolved" }),
+        )
+        .await
+        .unwrap();
+    let done = client
+        .wait_for_notification("run/state", WAIT, |p| p["status"] == json!(200))
+        .await
+        .unwrap();
+    assert_eq!(done["summary"], json!("fixed"));
+    let models: Vec<_> = provider
+        .chat_requests()
+        .iter()
+        .map(|r| r.body["model"].clone())
+        .collect();
+    assert_eq!(models, vec![json!("deep-model"), json!("deep-model")]);
     second.kill().unwrap();
     second.wait().unwrap();
 }

@@ -10,12 +10,28 @@
 //! 3. **default** otherwise.
 //!
 //! Nothing is routed unless the operator maps the class to an alias: the
-//! defaults send no prompt to a paid model by surprise (seed 002, N2).
+//! defaults send no prompt to a paid model by surprise (seed 002, N2). And
+//! nothing is routed unless the run asks for it ([`ROUTE_FLAG`]): the run's
+//! own model stays the only switch by default.
 
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
 use std::collections::BTreeMap;
 
+/// The loop flag (`attributes.route: true` on a run) that turns routing on for the run's loops.
+pub const ROUTE_FLAG: &str = "route";
+
+/// Whether loop or run flags ask for routing.
+pub fn requested(flags: &Value) -> bool {
+    flags
+        .get(ROUTE_FLAG)
+        .and_then(Value::as_bool)
+        .unwrap_or(false)
+}
+
 /// What kind of prompt a loop starts with.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum PromptClass {
     /// Code, tracebacks, pasted source.
     Code,
@@ -54,13 +70,47 @@ pub struct RoutingConfig {
     pub classes: BTreeMap<PromptClass, String>,
 }
 
-/// The class of a prompt and the alias configured for it, or `None` to keep the run's model.
-pub fn route_for<'c>(prompt: &str, config: &'c RoutingConfig) -> Option<(PromptClass, &'c str)> {
+impl RoutingConfig {
+    /// The variable that maps a class (`RUMMY_ROUTE_CODE`), named in messages about it.
+    pub fn variable(class: PromptClass) -> String {
+        format!("RUMMY_ROUTE_{}", class.name().to_ascii_uppercase())
+    }
+}
+
+/// A loop's routing decision, fixed when the loop is claimed: stored in the
+/// loop's config as `routed` and shown in `run/state` as `route`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Routed {
+    /// The class of the loop's prompt.
+    pub class: PromptClass,
+    /// The model alias the whole loop uses: the class's mapped alias, or the run's own model.
+    pub model: String,
+}
+
+impl Routed {
+    /// Whether the class's mapped alias replaced `own_model`.
+    pub fn changes(&self, own_model: &str) -> bool {
+        self.model != own_model
+    }
+
+    /// Why the loop uses this model, appended to messages about it.
+    pub fn why(&self) -> String {
+        format!(
+            "routing sends {} prompts to it: {}",
+            self.class.name(),
+            RoutingConfig::variable(self.class)
+        )
+    }
+}
+
+/// The class of a prompt and the model it goes to: the alias configured for the class, else `own_model`.
+pub fn decide(prompt: &str, own_model: &str, config: &RoutingConfig) -> Routed {
     let class = classify(prompt);
-    config
-        .classes
-        .get(&class)
-        .map(|alias| (class, alias.as_str()))
+    let model = config.classes.get(&class).map_or(own_model, String::as_str);
+    Routed {
+        class,
+        model: model.to_owned(),
+    }
 }
 
 /// The class of a prompt, by the heuristics in this module's documentation.
@@ -181,21 +231,61 @@ mod tests {
         assert_eq!(got, corpus.to_vec());
     }
 
-    /// Only mapped classes route; the rest keep the run's model.
+    /// Only mapped classes route; the rest keep the run's own model.
     #[test]
     fn routes_only_mapped_classes() {
         let config = RoutingConfig {
             classes: BTreeMap::from([(Code, "deep".to_owned())]),
         };
+        let routed = |class, model: &str| Routed {
+            class,
+            model: model.to_owned(),
+        };
         let cases = [
-            ("```x```", Some((Code, "deep"))),
-            ("why?", None),
-            ("hello", None),
+            ("```x```", &config, routed(Code, "deep")),
+            ("why?", &config, routed(Reasoning, "fast")),
+            ("hello", &config, routed(Default, "fast")),
+            ("```x```", &RoutingConfig::default(), routed(Code, "fast")),
         ];
-        for (prompt, expected) in cases {
-            assert_eq!(route_for(prompt, &config), expected, "{prompt}");
+        for (prompt, config, expected) in cases {
+            assert_eq!(decide(prompt, "fast", config), expected, "{prompt}");
         }
-        assert_eq!(route_for("```x```", &RoutingConfig::default()), None);
+        assert!(routed(Code, "deep").changes("fast"));
+        assert!(!routed(Code, "fast").changes("fast"));
+    }
+
+    /// Routing is on only for flags that say `route: true`.
+    #[test]
+    fn only_route_true_asks_for_routing() {
+        let cases = [
+            (serde_json::json!({ "route": true, "noRepo": true }), true),
+            (serde_json::json!({ "route": false }), false),
+            (serde_json::json!({ "route": "yes" }), false),
+            (serde_json::json!({}), false),
+            (Value::Null, false),
+        ];
+        for (flags, expected) in cases {
+            assert_eq!(requested(&flags), expected, "{flags}");
+        }
+    }
+
+    /// A decision is stored and shown as `{class, model}` with the class's configuration name.
+    #[test]
+    fn decisions_serialise_with_class_names() {
+        let routed = Routed {
+            class: Reasoning,
+            model: "cloud".to_owned(),
+        };
+        let value = serde_json::to_value(&routed).unwrap();
+        assert_eq!(
+            value,
+            serde_json::json!({ "class": "reasoning", "model": "cloud" })
+        );
+        assert_eq!(serde_json::from_value::<Routed>(value).unwrap(), routed);
+        assert_eq!(
+            routed.why(),
+            "routing sends reasoning prompts to it: RUMMY_ROUTE_REASONING"
+        );
     }
 
     /// Class names round-trip through configuration.
@@ -203,6 +293,7 @@ mod tests {
     fn class_names_round_trip() {
         for class in [Code, Reasoning, Default] {
             assert_eq!(PromptClass::from_name(class.name()), Some(class));
+            assert_eq!(serde_json::to_value(class).unwrap(), class.name());
         }
         assert_eq!(PromptClass::from_name("fast"), None);
     }

@@ -1,11 +1,12 @@
 //! Loops: the durable FIFO of prompts of a run; at most one is active at a time (the database enforces it).
 
 use super::StoreError;
+use crate::provider::routing::{self, Routed, RoutingConfig};
 use crate::run::Mode;
 use crate::schema::{loops, runs};
 use crate::time::Millis;
 use diesel::prelude::*;
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 /// Loop status while it waits in the queue.
 pub const QUEUED: i32 = 100;
@@ -24,13 +25,13 @@ pub struct Loop {
     pub sequence: i32,
     /// `ask` or `act`.
     pub mode: String,
-    /// Model alias used for this loop.
+    /// Model alias used for this loop (the routed one once a routed loop is claimed).
     pub model: String,
     /// The prompt that started it.
     pub prompt: String,
     /// 100 queued, 102 running, else the final status.
     pub status: i32,
-    /// Loop flags as a JSON object.
+    /// Loop flags as a JSON object, and `routed` once routing chose the loop's model.
     pub config: String,
     /// Final result as JSON.
     pub result: Option<String>,
@@ -50,7 +51,16 @@ impl Loop {
     pub fn config(&self) -> Value {
         serde_json::from_str(&self.config).unwrap_or(Value::Null)
     }
+
+    /// The routing decision made when the loop was claimed, if its run asked for routing.
+    pub fn routed(&self) -> Option<Routed> {
+        let mut config = self.config();
+        serde_json::from_value(config.get_mut(ROUTED)?.take()).ok()
+    }
 }
+
+/// The key of a loop's config that holds its routing decision.
+const ROUTED: &str = "routed";
 
 /// Appends a loop to the end of the run's queue.
 pub fn enqueue(
@@ -103,6 +113,52 @@ pub fn claim_next(
             .returning(Loop::as_returning())
             .get_result(conn)?,
     ))
+}
+
+/// Routes a just-claimed loop whose flags ask for it (`route: true`): classifies
+/// its prompt and records the class and the model — the class's mapped alias,
+/// or the loop's own model — in the same row, so every turn of the loop, and a
+/// restore after a restart, use that model. A loop already routed keeps its
+/// decision; a loop that did not ask is returned unchanged.
+pub fn route(
+    conn: &mut SqliteConnection,
+    loop_row: Loop,
+    routing: &RoutingConfig,
+    now: Millis,
+) -> Result<Loop, StoreError> {
+    let config = loop_row.config();
+    if !routing::requested(&config) || loop_row.routed().is_some() {
+        return Ok(loop_row);
+    }
+    let mut config = match config {
+        Value::Object(map) => map,
+        _ => Map::new(),
+    };
+    let routed = routing::decide(&loop_row.prompt, &loop_row.model, routing);
+    config.insert(
+        ROUTED.to_owned(),
+        serde_json::to_value(&routed)
+            .map_err(|e| StoreError::Invalid(format!("routing decision: {e}")))?,
+    );
+    Ok(diesel::update(loops::table.find(loop_row.id))
+        .set((
+            loops::model.eq(&routed.model),
+            loops::config.eq(Value::Object(config).to_string()),
+            loops::updated_at.eq(now.0),
+        ))
+        .returning(Loop::as_returning())
+        .get_result(conn)?)
+}
+
+/// The run's current loop: the active one, else the one that ran last; `None` before any loop started.
+pub fn current(conn: &mut SqliteConnection, run_id: i32) -> Result<Option<Loop>, StoreError> {
+    Ok(loops::table
+        .filter(loops::run_id.eq(run_id))
+        .filter(loops::status.ne(QUEUED))
+        .order(loops::sequence.desc())
+        .select(Loop::as_select())
+        .first(conn)
+        .optional()?)
 }
 
 /// The run's active loop, if any.

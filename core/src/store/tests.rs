@@ -285,6 +285,66 @@ fn loops_are_a_fifo_with_one_active() {
     assert_eq!(loops::claim_next(&mut conn, r.id, NOW).unwrap(), None);
 }
 
+/// A claimed loop that asked for routing records its class and model once; other loops are untouched, and the current loop outlives its end.
+#[test]
+fn routing_is_recorded_on_the_loop() {
+    use crate::provider::routing::{PromptClass, Routed, RoutingConfig};
+    let mut conn = memory();
+    let p = project(&mut conn);
+    let r = run(&mut conn, p.id, Some("routed"));
+    let routing = RoutingConfig {
+        classes: std::collections::BTreeMap::from([(PromptClass::Code, "deep".to_owned())]),
+    };
+    let on = json!({ "route": true, "noRepo": true });
+    let code = "fix ./src/main.rs";
+    for (flags, prompt) in [(&on, code), (&json!({}), code), (&on, "hello")] {
+        loops::enqueue(&mut conn, r.id, Mode::Ask, "fast", prompt, flags, NOW).unwrap();
+    }
+    assert_eq!(loops::current(&mut conn, r.id).unwrap(), None);
+    let mut seen = Vec::new();
+    while let Some(claimed) = loops::claim_next(&mut conn, r.id, NOW).unwrap() {
+        let routed = loops::route(&mut conn, claimed, &routing, NOW).unwrap();
+        // Routing twice keeps the first decision.
+        let again =
+            loops::route(&mut conn, routed.clone(), &RoutingConfig::default(), NOW).unwrap();
+        assert_eq!(again, routed);
+        assert_eq!(
+            loops::current(&mut conn, r.id).unwrap().as_ref(),
+            Some(&routed)
+        );
+        seen.push((
+            routed.model.clone(),
+            routed.routed(),
+            routed.config()["noRepo"].clone(),
+        ));
+        loops::finish(&mut conn, routed.id, 200, &json!({}), NOW).unwrap();
+    }
+    let routed = |class, model: &str| {
+        Some(Routed {
+            class,
+            model: model.to_owned(),
+        })
+    };
+    assert_eq!(
+        seen,
+        vec![
+            (
+                "deep".to_owned(),
+                routed(PromptClass::Code, "deep"),
+                json!(true)
+            ),
+            ("fast".to_owned(), None, serde_json::Value::Null),
+            (
+                "fast".to_owned(),
+                routed(PromptClass::Default, "fast"),
+                json!(true)
+            ),
+        ]
+    );
+    let last = loops::current(&mut conn, r.id).unwrap().map(|l| l.prompt);
+    assert_eq!(last.as_deref(), Some("hello"));
+}
+
 fn write_entry(
     conn: &mut SqliteConnection,
     run: entries::RunRef,

@@ -1,8 +1,12 @@
 //! `run/state` payloads (incremental, numbered) and the whole-run snapshot `getRun` returns.
+//!
+//! Both carry `route`: the routing decision (`{class, model}`) of the run's
+//! current loop — the active one, else the one that ran last — or `null` when
+//! that loop was not routed.
 
 use crate::entry::http_status;
 use crate::store::entries::{self, ViewRow};
-use crate::store::{notifications, runs, turns, StoreError};
+use crate::store::{loops, notifications, runs, turns, StoreError};
 use crate::time::Millis;
 use diesel::SqliteConnection;
 use serde_json::{json, Value};
@@ -24,6 +28,12 @@ pub fn history_item(row: &ViewRow, with_body: bool) -> Value {
         item["body"] = Value::from(row.body.clone());
     }
     item
+}
+
+/// The routing decision of the run's current loop, as clients see it.
+fn route(conn: &mut SqliteConnection, run_id: i32) -> Result<Value, StoreError> {
+    let routed = loops::current(conn, run_id)?.and_then(|l| l.routed());
+    Ok(serde_json::to_value(routed).unwrap_or(Value::Null))
 }
 
 fn unknown_items(rows: &[ViewRow]) -> Vec<Value> {
@@ -56,6 +66,7 @@ pub fn push(
         "history": changed.iter().map(|r| history_item(r, true)).collect::<Vec<_>>(),
         "unknowns": unknown_items(&unknowns),
         "telemetry": telemetry,
+        "route": route(conn, run_id)?,
     });
     notifications::record(conn, run_id, "run/state", params, now)
 }
@@ -71,6 +82,7 @@ pub fn snapshot(conn: &mut SqliteConnection, run: &runs::Run) -> Result<Value, S
         "status": run.status,
         "turn": run.last_turn(),
         "model": run.model,
+        "route": route(conn, run.id)?,
         "temperature": run.temperature,
         "persona": run.persona,
         "contextLimit": run.context_limit,

@@ -196,7 +196,7 @@ pub const SET: MethodSpec = MethodSpec {
         p("state", "string", false, "proposed | streaming | resolved | failed | cancelled"),
         p("outcome", "string", false, "why, with failed or cancelled"),
         p("visibility", "string", false, "visible | summarized | archived"),
-        p("attributes", "object", false, "attributes (merged when there is no body; run start: model, mode, persona, temperature, contextLimit, fork, noRepo, noInteraction, noWeb, noProposals)"),
+        p("attributes", "object", false, "attributes (merged when there is no body; run start: model, mode, persona, temperature, contextLimit, fork, noRepo, noInteraction, noWeb, noProposals, route)"),
         p("append", "boolean", false, "append body to the current body"),
         p("pattern", "boolean", false, "treat path as a hedberg pattern"),
         p("bodyFilter", "string", false, "only entries whose body matches this pattern"),

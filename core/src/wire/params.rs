@@ -148,6 +148,8 @@ pub struct RunAttributes {
     pub no_web: Option<bool>,
     /// Remove proposing tools.
     pub no_proposals: Option<bool>,
+    /// Route each loop to the model configured for its prompt's class (`RUMMY_ROUTE_<class>`).
+    pub route: Option<bool>,
     /// Parent run to fork from.
     pub fork: Option<String>,
     /// Fold the body into the active loop.

@@ -5,6 +5,7 @@
 //! and client for what runs and their clients see.
 
 mod faults;
+mod routing;
 mod server;
 mod shapes;
 
