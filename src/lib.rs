@@ -14,6 +14,7 @@ use actix_web::{web, App, HttpServer};
 use rummy_actors::hub::{CloseAll, NotificationHub};
 use rummy_actors::provider::Providers;
 use rummy_actors::registry::{Recover, RunRegistry};
+use rummy_actors::search::SearchClient;
 use rummy_actors::services::Services;
 use rummy_actors::session::SessionDeps;
 use rummy_actors::store::Store;
@@ -43,6 +44,9 @@ pub enum ServeError {
     /// A provider could not be set up.
     #[error("provider setup failed: {0}")]
     Provider(String),
+    /// The search backend's client could not be set up.
+    #[error("search setup failed: {0}")]
+    Search(String),
     /// Writing the start-up line or running the server failed.
     #[error("server I/O failed: {0}")]
     Io(#[from] std::io::Error),
@@ -133,12 +137,14 @@ pub async fn serve(
         })
         .await?;
     let providers = Providers::start(&config, store.clone()).map_err(ServeError::Provider)?;
+    let search = SearchClient::from_config(&config).map_err(ServeError::Search)?;
     let port = config.port;
     let hub = NotificationHub::default().start();
     let svc = Services {
         store,
         hub: hub.clone(),
         providers,
+        search,
         config: Arc::new(config),
     };
     let registry = RunRegistry::new(svc.clone()).start();

@@ -1,4 +1,4 @@
-//! rummy's actors: the store writer, runs and their loop queues, turn executors, providers, sessions and the notification hub.
+//! rummy's actors: the store writer, runs and their loop queues, turn executors, providers, web search, sessions and the notification hub.
 //!
 //! Layering: actors wire `rummy_core`'s pure functions into supervised actix
 //! actors. Only `StoreActor` writes to SQLite; only `ProviderActor` calls an
@@ -12,6 +12,7 @@ pub mod loop_queue;
 pub mod provider;
 pub mod registry;
 pub mod run;
+pub mod search;
 pub mod services;
 pub mod session;
 pub mod store;

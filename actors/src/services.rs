@@ -1,7 +1,8 @@
-//! The handles every actor shares: the store, the notification hub, the providers and the configuration.
+//! The handles every actor shares: the store, the notification hub, the providers, the search backend and the configuration.
 
 use crate::hub::{NotificationHub, Notify, Publish};
 use crate::provider::Providers;
+use crate::search::SearchClient;
 use crate::store::Store;
 use actix::Addr;
 use rummy_core::config::Config;
@@ -18,6 +19,8 @@ pub struct Services {
     pub hub: Addr<NotificationHub>,
     /// LLM providers.
     pub providers: Providers,
+    /// The web search backend (`RUMMY_SEARXNG_URL`); without one `search` is not offered.
+    pub search: Option<SearchClient>,
     /// Server configuration.
     pub config: Arc<Config>,
 }

@@ -41,6 +41,8 @@ pub struct Config {
     pub models: Vec<ModelSeed>,
     /// LLM provider endpoints and keys.
     pub providers: Providers,
+    /// `RUMMY_SEARXNG_URL`: the SearXNG instance `search` asks (its base, without `/search`); none means no `search` tool.
+    pub searxng_url: Option<String>,
 }
 
 /// Limits and tunables with ENGINE.md §9 defaults.
@@ -70,6 +72,8 @@ pub struct Limits {
     pub rpc_timeout_ms: u64,
     /// `RUMMY_FETCH_TIMEOUT` in ms: longest an LLM request may take.
     pub fetch_timeout_ms: u64,
+    /// `RUMMY_SEARCH_TIMEOUT` in ms: longest a web search may take (the turn waits for it).
+    pub search_timeout_ms: u64,
     /// `RUMMY_MAX_FRAME_BYTES`: a larger WebSocket frame closes the connection (1009).
     pub max_frame_bytes: usize,
     /// `RUMMY_MAX_MESSAGE_BYTES`: a larger message is answered -32007.
@@ -91,6 +95,7 @@ impl Default for Limits {
             retention_days: 31,
             rpc_timeout_ms: 30_000,
             fetch_timeout_ms: 300_000,
+            search_timeout_ms: 10_000,
             max_frame_bytes: 16 * 1024 * 1024,
             max_message_bytes: 4 * 1024 * 1024,
         }
@@ -120,6 +125,7 @@ impl Config {
             limits: Limits::default(),
             models: Vec::new(),
             providers: Providers::default(),
+            searxng_url: None,
         }
     }
 
@@ -148,11 +154,32 @@ impl Config {
         l.retention_days = number(vars, "RUMMY_RETENTION_DAYS", l.retention_days)?;
         l.rpc_timeout_ms = positive(vars, "RUMMY_RPC_TIMEOUT", l.rpc_timeout_ms)?;
         l.fetch_timeout_ms = positive(vars, "RUMMY_FETCH_TIMEOUT", l.fetch_timeout_ms)?;
+        l.search_timeout_ms = positive(vars, "RUMMY_SEARCH_TIMEOUT", l.search_timeout_ms)?;
         l.max_frame_bytes = positive(vars, "RUMMY_MAX_FRAME_BYTES", l.max_frame_bytes)?;
         l.max_message_bytes = positive(vars, "RUMMY_MAX_MESSAGE_BYTES", l.max_message_bytes)?;
         config.models = model_seeds(vars)?;
         config.providers = providers::from_vars(vars)?;
+        config.searxng_url = get("RUMMY_SEARXNG_URL").map(searxng_base).transpose()?;
         Ok(config)
+    }
+}
+
+/// A SearXNG base URL: `http(s)://…` with no trailing `/` (a pasted `…/search` endpoint still names the base).
+fn searxng_base(url: &str) -> Result<String, ConfigError> {
+    const NAME: &str = "RUMMY_SEARXNG_URL";
+    let base = url.trim_end_matches('/');
+    let base = base
+        .strip_suffix("/search")
+        .unwrap_or(base)
+        .trim_end_matches('/');
+    let host = base
+        .strip_prefix("http://")
+        .or_else(|| base.strip_prefix("https://"));
+    match host {
+        Some(host) if !host.is_empty() && !host.contains(char::is_whitespace) => {
+            Ok(base.to_owned())
+        }
+        _ => Err(invalid(NAME, url, "expected an http:// or https:// URL")),
     }
 }
 
@@ -323,5 +350,54 @@ mod tests {
         assert_eq!(err.map_err(|e| e.name), Err("RUMMY_MAX_TURNS".to_owned()));
         let err = Config::from_vars(&vars(&[("RUMMY_MODEL_x", "gpt")]), PathBuf::from("/h"));
         assert_eq!(err.map_err(|e| e.name), Err("RUMMY_MODEL_x".to_owned()));
+    }
+
+    /// `RUMMY_SEARXNG_URL` is optional, normalised to its base, and must be an http(s) URL; `RUMMY_SEARCH_TIMEOUT` bounds a search.
+    #[test]
+    fn reads_the_search_backend() {
+        let read = |pairs: &[(&str, &str)]| {
+            Config::from_vars(&vars(pairs), PathBuf::from("/h"))
+                .map(|c| (c.searxng_url, c.limits.search_timeout_ms))
+                .map_err(|e| (e.name, e.reason))
+        };
+        let table: [(&[(&str, &str)], _); 7] = [
+            (&[], Ok((None, 10_000))),
+            (&[("RUMMY_SEARXNG_URL", "  ")], Ok((None, 10_000))),
+            (
+                &[("RUMMY_SEARXNG_URL", "http://127.0.0.1:8888")],
+                Ok((Some("http://127.0.0.1:8888".to_owned()), 10_000)),
+            ),
+            (
+                &[
+                    ("RUMMY_SEARXNG_URL", " https://searx.example/base/search/ "),
+                    ("RUMMY_SEARCH_TIMEOUT", "2500"),
+                ],
+                Ok((Some("https://searx.example/base".to_owned()), 2_500)),
+            ),
+            (
+                &[("RUMMY_SEARXNG_URL", "searx.example")],
+                Err((
+                    "RUMMY_SEARXNG_URL".to_owned(),
+                    "expected an http:// or https:// URL".to_owned(),
+                )),
+            ),
+            (
+                &[("RUMMY_SEARXNG_URL", "http://")],
+                Err((
+                    "RUMMY_SEARXNG_URL".to_owned(),
+                    "expected an http:// or https:// URL".to_owned(),
+                )),
+            ),
+            (
+                &[("RUMMY_SEARCH_TIMEOUT", "0")],
+                Err((
+                    "RUMMY_SEARCH_TIMEOUT".to_owned(),
+                    "expected a number above zero".to_owned(),
+                )),
+            ),
+        ];
+        for (pairs, expected) in table {
+            assert_eq!(read(pairs), expected, "{pairs:?}");
+        }
     }
 }

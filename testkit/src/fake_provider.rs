@@ -6,6 +6,10 @@
 //! `POST /v1/chat/completions`, `/chat/completions`, `/v1/responses` and `/responses` all
 //! draw from one FIFO reply queue. Content replies take the chat-completion shape, or the
 //! Responses API shape (`output[]` items, `response.*` events) on the `/responses` paths.
+//!
+//! It also stands in for a SearXNG instance: `GET /search?q=…&format=json` answers
+//! the results set with [`FakeProvider::set_search_results`] (or the failure set with
+//! [`FakeProvider::set_search_failure`]), so one loopback server plays every backend.
 
 mod reply;
 mod responses;
@@ -34,6 +38,8 @@ pub struct RecordedRequest {
     pub method: String,
     /// Request path without the query string, e.g. `"/v1/chat/completions"`.
     pub path: String,
+    /// The query string's parameters, decoded, in order.
+    pub query: Vec<(String, String)>,
     /// All headers in arrival order, names lower-cased.
     pub headers: Vec<(String, String)>,
     /// The body parsed as JSON, or `Value::Null` when it is not JSON.
@@ -52,6 +58,14 @@ impl RecordedRequest {
             .map(|(_, v)| v.as_str())
     }
 
+    /// The first value of a query-string parameter, decoded.
+    pub fn query_param(&self, name: &str) -> Option<&str> {
+        self.query
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+    }
+
     /// True when this request was served from the scripted reply queue.
     pub fn is_completion(&self) -> bool {
         serve::is_completion(&self.method, &self.path)
@@ -60,6 +74,15 @@ impl RecordedRequest {
 
 /// Computes a reply from the request body; see [`FakeProvider::set_responder`].
 type Responder = Arc<dyn Fn(&Value) -> Reply + Send + Sync>;
+
+/// What `GET /search` answers once scripted.
+#[derive(Debug, Clone)]
+pub(crate) enum SearchAnswer {
+    /// SearXNG's JSON with these `results`.
+    Results(Value),
+    /// This status and body instead.
+    Failure(u16, ReplyBody),
+}
 
 /// Mutable provider state; always locked briefly and never across an await.
 #[derive(Default)]
@@ -70,6 +93,7 @@ struct State {
     models: Option<Value>,
     props: Option<Value>,
     show: Option<Value>,
+    search: Option<SearchAnswer>,
     requests: Vec<RecordedRequest>,
     served: u64,
     in_flight: usize,
@@ -139,6 +163,10 @@ impl Shared {
 
     fn show(&self) -> Option<Value> {
         self.lock().show.clone()
+    }
+
+    fn search(&self) -> Option<SearchAnswer> {
+        self.lock().search.clone()
     }
 }
 
@@ -244,6 +272,28 @@ impl FakeProvider {
     /// Sets the body of `POST /api/show` (default 404), as Ollama answers it.
     pub fn set_show(&self, show: Value) {
         self.shared.lock().show = Some(show);
+    }
+
+    /// Makes `GET /search` (SearXNG's JSON API; 404 until scripted) answer these `results`
+    /// (an array of `{url, title, content}` objects) for every query.
+    pub fn set_search_results(&self, results: Value) {
+        self.shared.lock().search = Some(SearchAnswer::Results(results));
+    }
+
+    /// Makes `GET /search` answer this status and body instead, e.g. a `500` of a broken instance.
+    pub fn set_search_failure(&self, code: u16, body: impl Into<ReplyBody>) {
+        self.shared.lock().search = Some(SearchAnswer::Failure(code, body.into()));
+    }
+
+    /// Only the `GET /search` requests, in arrival order.
+    pub fn search_requests(&self) -> Vec<RecordedRequest> {
+        let state = self.shared.lock();
+        state
+            .requests
+            .iter()
+            .filter(|r| r.method == "GET" && r.path == "/search")
+            .cloned()
+            .collect()
     }
 
     /// Every request received so far, in arrival order.

@@ -427,3 +427,41 @@ async fn hang_holds_until_stop() {
     p.stop();
     assert!(request.await.unwrap().is_err());
 }
+
+/// `GET /search` plays SearXNG: 404 until scripted, then the scripted results in its JSON shape
+/// (or the scripted failure); every search is recorded with its decoded query.
+#[actix_rt::test]
+async fn search_answers_like_searxng() {
+    let p = FakeProvider::start().unwrap();
+    let search = |q: &'static str| {
+        http()
+            .get(format!("{}/search", p.base_url()))
+            .query(&[("q", q), ("format", "json")])
+            .send()
+    };
+    assert_eq!(search("unscripted").await.unwrap().status(), 404);
+
+    let results = json!([{"url": "https://actix.rs/", "title": "Actix", "content": "Actors."}]);
+    p.set_search_results(results.clone());
+    let answer: Value = search("rust & actix").await.unwrap().json().await.unwrap();
+    assert_eq!(answer["query"], "rust & actix");
+    assert_eq!(answer["number_of_results"], 1);
+    assert_eq!(answer["results"], results);
+
+    p.set_search_failure(500, "engine exploded");
+    let failed = search("again").await.unwrap();
+    assert_eq!(failed.status(), 500);
+    assert_eq!(failed.text().await.unwrap(), "engine exploded");
+
+    let recorded = p.search_requests();
+    assert_eq!(recorded.len(), 3);
+    assert_eq!(recorded[1].query_param("q"), Some("rust & actix"));
+    assert_eq!(
+        recorded[1].query,
+        vec![
+            ("q".to_owned(), "rust & actix".to_owned()),
+            ("format".to_owned(), "json".to_owned())
+        ]
+    );
+    assert!(p.chat_requests().is_empty());
+}

@@ -11,3 +11,4 @@ mod protocol;
 mod providers;
 mod restart;
 mod runs;
+mod search;

@@ -60,7 +60,7 @@ async fn materialise(
         .await
         .map_err(failure)?;
     let limits = &svc.config.limits;
-    let active = tools::active_tools(job.mode, loop_flags(job), false);
+    let active = tools::active_tools(job.mode, loop_flags(job), svc.search.is_some());
     let instructions = tools::instructions(&active, limits.max_commands, job.persona.as_deref());
     let messages = assemble(AssemblyInput {
         rows: &rows,
@@ -348,6 +348,7 @@ async fn dispatch_from(
         .cloned()
         .collect();
     let (mode, flags) = (job.mode, loop_flags(job));
+    let search_enabled = svc.search.is_some();
     let mut update = commands[..start.min(commands.len())]
         .iter()
         .rfind(|c| c.name == "update")
@@ -364,7 +365,7 @@ async fn dispatch_from(
                     mode,
                     flags,
                     command_index: index,
-                    search_enabled: false,
+                    search_enabled,
                 };
                 let done = dispatch(c, &ctx, &call, aborted.as_deref(), now())?;
                 let status = if done.state == State::Proposed {
@@ -381,6 +382,7 @@ async fn dispatch_from(
             .await
             .map_err(failure)?;
         svc.publish(t.run.project_id, &job.alias, "run/state", params);
+        let done = crate::search::answer(svc, job, t, done).await?;
         if done.update.is_some() {
             update = done.update.clone();
         }
@@ -445,7 +447,7 @@ async fn dispatch_from(
                     mode,
                     flags,
                     command_index: commands_len,
-                    search_enabled: false,
+                    search_enabled,
                 };
                 dispatch(c, &ctx, &call, None, now)?;
             }

@@ -1,4 +1,4 @@
-//! The HTTP side of the fake provider: one catch-all handler that records, routes and answers.
+//! The HTTP side of the fake provider (and fake SearXNG): one catch-all handler that records, routes and answers.
 
 use std::io;
 use std::sync::Arc;
@@ -12,7 +12,7 @@ use serde_json::{json, Value};
 
 use super::reply::{Reply, ReplyBody, ReplyKind};
 use super::responses;
-use super::{RecordedRequest, Shared};
+use super::{RecordedRequest, SearchAnswer, Shared};
 
 /// Paths that are served from the scripted reply queue.
 const COMPLETION_PATHS: [&str; 4] = [
@@ -38,6 +38,9 @@ pub(crate) async fn dispatch(
 ) -> HttpResponse {
     let method = req.method().as_str().to_owned();
     let path = req.path().to_owned();
+    let query = web::Query::<Vec<(String, String)>>::from_query(req.query_string())
+        .map(web::Query::into_inner)
+        .unwrap_or_default();
     let json: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
     let headers = req
         .headers()
@@ -53,6 +56,7 @@ pub(crate) async fn dispatch(
     shared.record(RecordedRequest {
         method: method.clone(),
         path: path.clone(),
+        query: query.clone(),
         headers,
         body: json.clone(),
         raw_body: String::from_utf8_lossy(&body).into_owned(),
@@ -65,7 +69,38 @@ pub(crate) async fn dispatch(
         ("GET", "/v1/models" | "/models") => HttpResponse::Ok().json(shared.models()),
         ("GET", "/props") => json_or_404(shared.props()),
         ("POST", "/api/show") => json_or_404(shared.show()),
+        ("GET", "/search") => search(&shared, &query),
         _ => not_found(),
+    }
+}
+
+/// SearXNG's `GET /search?q=…&format=json`: the scripted results in its JSON shape, or the scripted failure.
+fn search(shared: &Shared, query: &[(String, String)]) -> HttpResponse {
+    let q = query
+        .iter()
+        .find(|(name, _)| name == "q")
+        .map_or("", |(_, value)| value.as_str());
+    match shared.search() {
+        None => not_found(),
+        Some(SearchAnswer::Results(results)) => HttpResponse::Ok().json(json!({
+            "query": q,
+            "number_of_results": results.as_array().map_or(0, Vec::len),
+            "results": results,
+            "answers": [],
+            "corrections": [],
+            "infoboxes": [],
+            "suggestions": [],
+            "unresponsive_engines": [],
+        })),
+        Some(SearchAnswer::Failure(code, body)) => {
+            let mut builder = HttpResponse::build(
+                StatusCode::from_u16(code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR),
+            );
+            match body {
+                ReplyBody::Json(value) => builder.json(value),
+                ReplyBody::Text(text) => builder.content_type("text/plain").body(text),
+            }
+        }
     }
 }
 

@@ -1,6 +1,7 @@
 //! `search`: a web search. The core does no network I/O: dispatch records a
-//! streaming result entry, the executor asks the backend and hands the hits
-//! to [`record_results`] (or a failure to [`record_failure`]).
+//! streaming result entry, the executor asks the backend, reads its answer
+//! with [`backend::parse_searxng`] and hands the hits to [`record_results`]
+//! (or a [`backend::SearchFailure`]'s message to [`record_failure`]).
 //!
 //! Each hit becomes an `http(s)://` data entry, summarized, so the model sees
 //! its title (as summary) and snippet and promotes what it wants with `get`.
@@ -8,6 +9,8 @@
 //! Views: search results show their body when visible, nothing when
 //! summarized; a page shows its body when visible and its snippet when
 //! summarized.
+
+pub mod backend;
 
 use super::handler::{attr, body, Handler, Outcome, SUMMARY_CHARS};
 use super::messages::listing;
@@ -17,7 +20,7 @@ use crate::path::{normalize, scheme_of};
 use crate::store::entries::{self, EntryWrite, ViewRow};
 use crate::store::StoreError;
 use crate::time::Millis;
-use crate::turn::dispatch::DispatchCtx;
+use crate::turn::TurnRef;
 use diesel::SqliteConnection;
 use serde_json::{json, Value};
 
@@ -74,24 +77,35 @@ pub fn results_body(query: &str, urls: &[String]) -> String {
     format!("{head}\n{}", listing(urls.iter().cloned()))
 }
 
-/// Records a search's hits: each new page as a summarized data entry, and the result entry at `path` resolved with the list.
-pub fn record_results(
-    conn: &mut SqliteConnection,
-    ctx: &DispatchCtx,
-    path: &str,
-    results: &[SearchHit],
-    now: Millis,
-) -> Result<(), StoreError> {
-    let t = ctx.t;
-    let divisor = ctx.limits.token_divisor;
-    let result = entries::by_path(conn, t.run.run_id, path)?
-        .ok_or_else(|| StoreError::NotFound(format!("{path} not found in this run")))?;
-    let attributes = result.attributes();
+/// What a streaming search result asks of the backend: its query and how many hits it wants.
+pub fn request_of(row: &ViewRow) -> (String, usize) {
+    let attributes = row.attributes();
     let query = attributes
         .get("query")
         .and_then(Value::as_str)
         .unwrap_or_default()
         .to_owned();
+    let results = attributes
+        .get("results")
+        .and_then(Value::as_u64)
+        .and_then(|n| usize::try_from(n).ok())
+        .unwrap_or(DEFAULT_RESULTS as usize);
+    (query, results)
+}
+
+/// Records a search's hits: each new page as a summarized data entry, and the result entry at `path` resolved with the list.
+pub fn record_results(
+    conn: &mut SqliteConnection,
+    t: TurnRef,
+    divisor: u32,
+    path: &str,
+    results: &[SearchHit],
+    now: Millis,
+) -> Result<(), StoreError> {
+    let result = entries::by_path(conn, t.run.run_id, path)?
+        .ok_or_else(|| StoreError::NotFound(format!("{path} not found in this run")))?;
+    let attributes = result.attributes();
+    let (query, _) = request_of(&result);
     let mut urls: Vec<String> = Vec::new();
     for hit in results {
         let Ok(url) = normalize(hit.url.trim()) else {
@@ -109,7 +123,7 @@ pub fn record_results(
                 "summary": title.chars().take(SUMMARY_CHARS).collect::<String>(),
             });
             let body = format!("# {title}\n\n{}", hit.snippet.trim());
-            let write = entry(ctx, &url, &body, &page, State::Resolved, None);
+            let write = entry(t, &url, &body, &page, State::Resolved, None);
             entries::write(
                 conn,
                 &EntryWrite {
@@ -123,28 +137,29 @@ pub fn record_results(
         urls.push(url);
     }
     let body = results_body(&query, &urls);
-    let write = entry(ctx, path, &body, &attributes, State::Resolved, None);
+    let write = entry(t, path, &body, &attributes, State::Resolved, None);
     entries::write(conn, &write, divisor, now).map(|_| ())
 }
 
 /// Records that a search failed (the backend was unreachable or answered an error); outcome `502`.
 pub fn record_failure(
     conn: &mut SqliteConnection,
-    ctx: &DispatchCtx,
+    t: TurnRef,
+    divisor: u32,
     path: &str,
     reason: &str,
     now: Millis,
 ) -> Result<(), StoreError> {
-    let result = entries::by_path(conn, ctx.t.run.run_id, path)?
+    let result = entries::by_path(conn, t.run.run_id, path)?
         .ok_or_else(|| StoreError::NotFound(format!("{path} not found in this run")))?;
     let attributes = result.attributes();
-    let write = entry(ctx, path, reason, &attributes, State::Failed, Some("502"));
-    entries::write(conn, &write, ctx.limits.token_divisor, now).map(|_| ())
+    let write = entry(t, path, reason, &attributes, State::Failed, Some("502"));
+    entries::write(conn, &write, divisor, now).map(|_| ())
 }
 
 /// A plugin write of this turn, visible.
 fn entry<'a>(
-    ctx: &DispatchCtx,
+    t: TurnRef,
     path: &'a str,
     body: &'a str,
     attributes: &'a Value,
@@ -152,15 +167,15 @@ fn entry<'a>(
     outcome: Option<&'a str>,
 ) -> EntryWrite<'a> {
     EntryWrite {
-        run: ctx.t.run,
+        run: t.run,
         path,
         body,
         attributes,
         state,
         outcome,
         visibility: Visibility::Visible,
-        loop_id: Some(ctx.t.loop_id),
-        turn: ctx.t.turn,
+        loop_id: Some(t.loop_id),
+        turn: t.turn,
         writer: Writer::Plugin,
     }
 }

@@ -4,7 +4,7 @@ use super::{fixture_with, seen, NOW};
 use crate::entry::State::{Failed, Resolved, Streaming};
 use crate::entry::Visibility;
 use crate::run::Mode;
-use crate::tools::search::{record_failure, record_results, SearchHit};
+use crate::tools::search::{record_failure, record_results, request_of, SearchHit};
 use crate::turn::dispatch::LoopFlags;
 use pretty_assertions::assert_eq;
 use serde_json::json;
@@ -46,8 +46,10 @@ fn search_streams_and_records_results() {
             snippet: "C".into(),
         },
     ];
-    let ctx = f.ctx;
-    record_results(&mut f.conn, &ctx, &result.path, &hits, NOW).unwrap();
+    let streaming = f.entry(&result.path).unwrap();
+    assert_eq!(request_of(&streaming), ("rust wal".to_owned(), 5));
+    let (t, divisor) = (f.ctx.t, f.ctx.limits.token_divisor);
+    record_results(&mut f.conn, t, divisor, &result.path, &hits, NOW).unwrap();
     let row = f.entry(&result.path).unwrap();
     assert_eq!(
         (row.state(), row.body.as_str()),
@@ -67,7 +69,17 @@ fn search_streams_and_records_results() {
     );
     assert_eq!(crate::turn::views::project(&page), "WAL mode.");
     let second = f.one("<search>down</search>");
-    record_failure(&mut f.conn, &ctx, &second.path, "backend unreachable", NOW).unwrap();
+    let asked = f.entry(&second.path).unwrap();
+    assert_eq!(request_of(&asked), ("down".to_owned(), 12));
+    record_failure(
+        &mut f.conn,
+        t,
+        divisor,
+        &second.path,
+        "backend unreachable",
+        NOW,
+    )
+    .unwrap();
     let failed = f.entry(&second.path).unwrap();
     assert_eq!(
         (
