@@ -47,16 +47,17 @@ pub async fn execute(svc: Services, job: TurnJob, start: Start) -> Result<TurnEn
     }
 }
 
-/// The context rows and the two messages for this moment of the run.
+/// The context rows and the two messages for this moment of the run, and the revision views
+/// written after this moment get (see [`budget::growth_since`]).
 async fn materialise(
     svc: &Services,
     job: &TurnJob,
     budget: Option<Budget>,
-) -> Result<(Vec<ViewRow>, Messages), TurnFailure> {
+) -> Result<(Vec<ViewRow>, Messages, i32), TurnFailure> {
     let run_id = job.run.run_id;
-    let rows: Vec<ViewRow> = svc
+    let (rows, rev): (Vec<ViewRow>, i32) = svc
         .store
-        .read(move |c| context_rows(c, run_id))
+        .read(move |c| Ok((context_rows(c, run_id)?, budget::next_rev(c, run_id)?)))
         .await
         .map_err(failure)?;
     let limits = &svc.config.limits;
@@ -69,7 +70,7 @@ async fn materialise(
         budget,
         divisor: limits.token_divisor,
     });
-    Ok((rows, messages))
+    Ok((rows, messages, rev))
 }
 
 async fn budget_for(svc: &Services, job: &TurnJob) -> Result<Option<Budget>, TurnFailure> {
@@ -121,7 +122,7 @@ async fn fresh(svc: Services, job: TurnJob) -> Result<TurnEnd, TurnFailure> {
 
     // 2–4. Materialise, assemble, and check the budget (Prompt Demotion on a loop's first turn).
     let budget = budget_for(&svc, &job).await?;
-    let (mut rows, mut messages) = materialise(&svc, &job, budget).await?;
+    let (mut rows, mut messages, mut rev) = materialise(&svc, &job, budget).await?;
     if let Some(b) = budget {
         let mut over = b.overflow(b.calibrate(messages.tokens));
         if over > 0 && first {
@@ -131,7 +132,7 @@ async fn fresh(svc: Services, job: TurnJob) -> Result<TurnEnd, TurnFailure> {
                 .await
                 .map_err(failure)?
             {
-                (rows, messages) = materialise(&svc, &job, budget).await?;
+                (rows, messages, rev) = materialise(&svc, &job, budget).await?;
                 over = b.overflow(b.calibrate(messages.tokens));
             }
         }
@@ -196,7 +197,32 @@ async fn fresh(svc: Services, job: TurnJob) -> Result<TurnEnd, TurnFailure> {
         "usage": completion.usage,
         "contextDistribution": distribution(&rows),
     });
-    dispatch_from(&svc, &job, t, turn_id, &parsed, 0, None, telemetry).await
+    let assembled = Assembled {
+        tokens: context_tokens,
+        rev,
+    };
+    dispatch_from(
+        &svc,
+        &job,
+        t,
+        turn_id,
+        &parsed,
+        0,
+        None,
+        telemetry,
+        Some(assembled),
+    )
+    .await
+}
+
+/// What the context cost when this turn's prompt was assembled, and from which view revision
+/// later writes count: with it, the post-dispatch budget check can often skip reassembly.
+#[derive(Debug, Clone, Copy)]
+struct Assembled {
+    /// The estimated tokens of the two messages.
+    tokens: i32,
+    /// The first revision written after assembly.
+    rev: i32,
 }
 
 async fn call_model(
@@ -305,7 +331,7 @@ async fn resume(
     };
     let telemetry = json!({ "model": job.model_alias, "usage": usage, "resumed": true });
     dispatch_from(
-        &svc, &job, t, turn_id, &parsed, next_index, aborted_by, telemetry,
+        &svc, &job, t, turn_id, &parsed, next_index, aborted_by, telemetry, None,
     )
     .await
 }
@@ -334,6 +360,7 @@ async fn dispatch_from(
     start: usize,
     aborted_by: Option<String>,
     telemetry: Value,
+    assembled: Option<Assembled>,
 ) -> Result<TurnEnd, TurnFailure> {
     let limits = svc.config.limits.clone();
     let divisor = limits.token_divisor;
@@ -356,7 +383,7 @@ async fn dispatch_from(
     let mut failed_tool = aborted_by;
     for (index, call) in commands.iter().enumerate().skip(start) {
         let (call, aborted) = (call.clone(), failed_tool.clone());
-        let (done, params): (Dispatched, Value) = svc
+        let (done, params): (Dispatched, Option<Value>) = svc
             .store
             .write(move |c| {
                 let ctx = DispatchCtx {
@@ -368,20 +395,30 @@ async fn dispatch_from(
                     search_enabled,
                 };
                 let done = dispatch(c, &ctx, &call, aborted.as_deref(), now())?;
-                let status = if done.state == State::Proposed {
+                // A proposal changes the run's status, which clients learn at once; other
+                // commands reach them with the turn-end push.
+                let params = if done.state == State::Proposed {
                     mark_proposal(c, t, &done.path, index)?;
                     runs::set_status(c, t.run.run_id, RunStatus::Proposed, now())?;
-                    RunStatus::Proposed
+                    let code = RunStatus::Proposed.code();
+                    Some(state::push(
+                        c,
+                        t.run.run_id,
+                        t.turn,
+                        code,
+                        Value::Null,
+                        now(),
+                    )?)
                 } else {
-                    RunStatus::Running
+                    None
                 };
-                let params =
-                    state::push(c, t.run.run_id, t.turn, status.code(), Value::Null, now())?;
                 Ok((done, params))
             })
             .await
             .map_err(failure)?;
-        svc.publish(t.run.project_id, &job.alias, "run/state", params);
+        if let Some(params) = params {
+            svc.publish(t.run.project_id, &job.alias, "run/state", params);
+        }
         let done = crate::search::answer(svc, job, t, done).await?;
         if done.update.is_some() {
             update = done.update.clone();
@@ -399,10 +436,28 @@ async fn dispatch_from(
         }
     }
 
-    // 8. Post-dispatch budget: Turn Demotion when this turn's additions overflow.
+    // 8. Post-dispatch budget: Turn Demotion when this turn's additions overflow. When the
+    // assembled prompt plus everything written since fits for certain, nothing is reassembled.
     if let Some(b) = budget_for(svc, job).await? {
-        let (_, messages) = materialise(svc, job, Some(b)).await?;
-        let over = b.overflow(b.calibrate(messages.tokens));
+        let bound = match assembled {
+            Some(a) => {
+                let run_id = t.run.run_id;
+                let growth = svc
+                    .store
+                    .read(move |c| budget::growth_since(c, run_id, a.rev))
+                    .await
+                    .map_err(failure)?;
+                Some(a.tokens + growth)
+            }
+            None => None,
+        };
+        let over = match bound {
+            Some(bound) if b.overflow(b.calibrate(bound)) == 0 => 0,
+            _ => {
+                let (_, messages, _) = materialise(svc, job, Some(b)).await?;
+                b.overflow(b.calibrate(messages.tokens))
+            }
+        };
         if over > 0 {
             svc.store
                 .write(move |c| {

@@ -109,32 +109,49 @@ pub fn attach(
         .filter(entries::scheme.is_null())
         .select((entries::id, entries::path))
         .load(conn)?;
-    let mut attached = 0;
-    for (id, path) in files.into_iter().filter(|(id, _)| !seen.contains(id)) {
-        let kind = constraints
-            .iter()
-            .rev()
-            .find(|c| matches(&c.pattern, &path))
-            .map(|c| c.kind);
-        let visibility = match kind {
-            Some(ConstraintKind::Ignore) => continue,
-            Some(ConstraintKind::Active | ConstraintKind::Readonly) => Visibility::Visible,
-            None => Visibility::Summarized,
-        };
-        let rev = runs::take_rev(conn, run.run_id)?;
-        diesel::insert_into(run_views::table)
-            .values((
+    let new_views: Vec<(i32, Visibility)> = files
+        .into_iter()
+        .filter(|(id, _)| !seen.contains(id))
+        .filter_map(|(id, path)| {
+            let kind = constraints
+                .iter()
+                .rev()
+                .find(|c| matches(&c.pattern, &path))
+                .map(|c| c.kind);
+            match kind {
+                Some(ConstraintKind::Ignore) => None,
+                Some(ConstraintKind::Active | ConstraintKind::Readonly) => {
+                    Some((id, Visibility::Visible))
+                }
+                None => Some((id, Visibility::Summarized)),
+            }
+        })
+        .collect();
+    if new_views.is_empty() {
+        return Ok(0);
+    }
+    // One change, one revision: the views attached together are pushed together.
+    let rev = runs::take_rev(conn, run.run_id)?;
+    let rows: Vec<_> = new_views
+        .iter()
+        .map(|(id, visibility)| {
+            (
                 run_views::run_id.eq(run.run_id),
-                run_views::entry_id.eq(id),
+                run_views::entry_id.eq(*id),
                 run_views::visibility.eq(visibility.as_str()),
                 run_views::rev.eq(rev),
                 run_views::created_at.eq(now.0),
                 run_views::updated_at.eq(now.0),
-            ))
+            )
+        })
+        .collect();
+    // SQLite caps the bound parameters of one statement; 6 per row keeps a chunk well under it.
+    for chunk in rows.chunks(500) {
+        diesel::insert_into(run_views::table)
+            .values(chunk)
             .execute(conn)?;
-        attached += 1;
     }
-    Ok(attached)
+    Ok(new_views.len())
 }
 
 /// Gives the run a view of one entry if it has none; an existing view is made `visibility`.

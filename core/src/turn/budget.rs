@@ -9,6 +9,7 @@
 use super::TurnRef;
 use crate::entry::{Category, State, Visibility, Writer};
 use crate::schema::{entries, run_views, turns};
+use crate::schemes;
 use crate::store::entries::{self as store_entries, EntryWrite, ViewRow};
 use crate::store::{runs, StoreError};
 use crate::time::Millis;
@@ -56,6 +57,32 @@ impl Budget {
     pub fn overflow(&self, calibrated: i32) -> i32 {
         (calibrated - self.ceiling).max(0)
     }
+}
+
+/// Tokens a rendered tag may add around an entry's body: its path, turn, status, summary
+/// (≤ 80 characters), visibility and token attributes.
+pub const TAG_TOKENS: i32 = 64;
+
+/// The next view revision of the run: views written from now on get this revision or later.
+pub fn next_rev(conn: &mut SqliteConnection, run_id: i32) -> Result<i32, StoreError> {
+    Ok(runs::by_id(conn, run_id)?.next_rev)
+}
+
+/// At most how many tokens the views written since revision `rev` add to the run's context:
+/// each such view counted in full with its tag, whatever it was before. An upper bound, so a
+/// context that fits with it fits for certain and need not be assembled again to know.
+pub fn growth_since(conn: &mut SqliteConnection, run_id: i32, rev: i32) -> Result<i32, StoreError> {
+    let rows: Vec<(Option<String>, i32)> = run_views::table
+        .inner_join(entries::table)
+        .filter(run_views::run_id.eq(run_id))
+        .filter(run_views::rev.ge(rev))
+        .select((entries::scheme, entries::tokens))
+        .load(conn)?;
+    Ok(rows
+        .iter()
+        .filter(|(scheme, _)| schemes::lookup(scheme.as_deref()).is_some_and(|s| s.model_visible))
+        .map(|(_, tokens)| tokens + TAG_TOKENS)
+        .sum())
 }
 
 /// What promoted content costs: the full-body tokens of visible data and logging rows.

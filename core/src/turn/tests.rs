@@ -232,3 +232,32 @@ fn run_state_pushes_are_incremental() {
         .collect();
     assert_eq!(paths, vec!["update://turn_1"]);
 }
+
+/// What a turn writes after assembly never costs more than the growth bound says, so a
+/// context that fits with the bound fits when assembled again.
+#[test]
+fn growth_since_assembly_bounds_the_reassembled_context() {
+    let mut f = fixture();
+    let t = f.turn();
+    f.run_reply(t, r#"<set path="known://a">short</set>"#);
+    let before = f.messages().tokens;
+    let rev = super::budget::next_rev(&mut f.conn, f.run.run_id).unwrap();
+    let long = "word ".repeat(200);
+    f.run_reply(
+        t,
+        &format!(
+            r#"<set path="known://a">{long}</set><set path="known://b" summary="b">{long}</set>"#
+        ),
+    );
+    let after = f.messages().tokens;
+    let growth = super::budget::growth_since(&mut f.conn, f.run.run_id, rev).unwrap();
+    assert!(after > before, "the context grew: {before} → {after}");
+    assert!(
+        before + growth >= after,
+        "bound {before} + {growth} below reassembled {after}"
+    );
+    assert_eq!(
+        super::budget::growth_since(&mut f.conn, f.run.run_id, rev + 100).unwrap(),
+        0
+    );
+}
