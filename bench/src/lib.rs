@@ -1,4 +1,7 @@
-//! Shared helpers for the bench binaries in `src/bin/`: timing loops and figure printing.
+//! Shared helpers for the bench binaries in `src/bin/`: timing loops, figure printing, and (in
+//! [`server`]) the plumbing of the benchmarks that drive a real server.
+
+pub mod server;
 
 use std::time::{Duration, Instant};
 

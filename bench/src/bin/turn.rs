@@ -1,0 +1,106 @@
+//! Turn overhead (QUALITY.md benchmark 1): server CPU per turn, the model's time excluded, at
+//! 200 and 1,000 entries of context (materialisation and assembly included).
+//!
+//! `cargo run --release -p rummy-bench --bin turn -- 200 1000` runs, per size, runs of 3 turns
+//! one after another against the fake provider in its own process (no latency), each over a
+//! project of that many files, and prints the median and p99 of this process's CPU per turn
+//! (the bench's own client included). Target: ≤ 1.2 ms median at 200 entries.
+
+use rummy_bench::report;
+use rummy_bench::server::{
+    config, own_cpu, serve_fake_provider_if_child, write_project, ProviderChild,
+};
+use rummy_testkit::RpcClient;
+use serde_json::json;
+use std::time::Duration;
+
+const TURNS: u32 = 3;
+const WARMUP_RUNS: usize = 5;
+const RUNS: usize = 60;
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if serve_fake_provider_if_child(&args, TURNS) {
+        return;
+    }
+    let sizes: Vec<usize> = if args.is_empty() {
+        vec![200, 1000]
+    } else {
+        args.iter().filter_map(|a| a.parse().ok()).collect()
+    };
+    for entries in sizes {
+        match bench(entries) {
+            Ok(per_turn) => {
+                let target = if entries == 200 {
+                    "≤ 1.2 ms median"
+                } else {
+                    "none"
+                };
+                report(
+                    &format!("server CPU per turn, {entries} entries"),
+                    &per_turn,
+                    target,
+                );
+            }
+            Err(e) => {
+                eprintln!("entries={entries}: failed: {e}");
+                std::process::exit(1);
+            }
+        }
+    }
+}
+
+/// CPU per turn of each measured run, sorted.
+fn bench(entries: usize) -> Result<Vec<Duration>, String> {
+    let provider = ProviderChild::spawn(0)?;
+    let home = tempfile::TempDir::new().map_err(|e| e.to_string())?;
+    let project = tempfile::TempDir::new().map_err(|e| e.to_string())?;
+    write_project(project.path(), entries)?;
+    let config = config(home.path(), &provider.base_url, 8);
+
+    let system = actix_rt::System::new();
+    system.block_on(async move {
+        let server = rummy::serve(config, std::future::pending())
+            .await
+            .map_err(|e| e.to_string())?;
+        let mut client = RpcClient::connect(&server.ws_url())
+            .await
+            .map_err(|e| format!("{e:?}"))?;
+        client.set_timeout(Duration::from_secs(60));
+        let root = project.path().display().to_string();
+        client
+            .call("rummy/hello", json!({ "name": "bench", "projectRoot": root }))
+            .await
+            .map_err(|e| format!("{e:?}"))?;
+        let mut per_turn = Vec::with_capacity(RUNS);
+        for i in 0..WARMUP_RUNS + RUNS {
+            let alias = format!("t{i}");
+            let before = own_cpu();
+            client
+                .call(
+                    "set",
+                    json!({ "path": format!("run://{alias}"), "body": "Work", "attributes": { "model": "fast" } }),
+                )
+                .await
+                .map_err(|e| format!("{e:?}"))?;
+            loop {
+                let state = client
+                    .next_notification("run/state", Duration::from_secs(60))
+                    .await
+                    .map_err(|e| format!("{e:?}"))?;
+                if state["run"] == json!(alias) && state["status"] == json!(200) {
+                    break;
+                }
+            }
+            let spent = own_cpu() - before;
+            client.drain_notifications();
+            if i >= WARMUP_RUNS {
+                per_turn.push(spent / TURNS);
+            }
+        }
+        per_turn.sort_unstable();
+        client.close().await;
+        server.stop().await;
+        Ok(per_turn)
+    })
+}
