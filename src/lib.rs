@@ -164,6 +164,9 @@ pub async fn serve(
     .shutdown_timeout(5)
     // After the close frame is sent, do not hold a worker for a slow peer's FIN.
     .client_disconnect_timeout(std::time::Duration::from_millis(250))
+    // Notifications are small frames sent back to back; with Nagle's algorithm each one after
+    // the first waits for the client's delayed ACK (up to 40 ms on Linux).
+    .tcp_nodelay(true)
     .disable_signals()
     .bind(("127.0.0.1", port))
     .map_err(|source| ServeError::Bind { port, source })?;

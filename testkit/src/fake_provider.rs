@@ -202,6 +202,8 @@ impl FakeProvider {
                             .default_service(web::to(serve::dispatch))
                     })
                     .workers(1)
+                    // SSE chunks are small writes; without this each waits for a delayed ACK.
+                    .tcp_nodelay(true)
                     .disable_signals()
                     .shutdown_timeout(0)
                     .listen(listener);
