@@ -146,6 +146,7 @@ pub async fn serve(
         providers,
         search,
         config: Arc::new(config),
+        scan_stamps: Default::default(),
     };
     let registry = RunRegistry::new(svc.clone()).start();
     match registry.send(Recover).await {

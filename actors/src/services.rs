@@ -1,5 +1,6 @@
 //! The handles every actor shares: the store, the notification hub, the providers, the search backend and the configuration.
 
+use crate::files::ScanStamps;
 use crate::hub::{NotificationHub, Notify, Publish};
 use crate::provider::Providers;
 use crate::search::SearchClient;
@@ -23,6 +24,8 @@ pub struct Services {
     pub search: Option<SearchClient>,
     /// Server configuration.
     pub config: Arc<Config>,
+    /// What each project's last scan saw on disk, so rescans read only changed files.
+    pub scan_stamps: ScanStamps,
 }
 
 impl Services {

@@ -111,11 +111,16 @@ pub fn config(home: &Path, base_url: &str, concurrency: usize) -> Config {
 /// Writes `files` small text files into `root` (the project a run sees as entries).
 pub fn write_project(root: &Path, files: usize) -> Result<(), String> {
     for i in 0..files {
-        std::fs::write(
-            root.join(format!("file_{i:04}.txt")),
-            format!("line {i}\n").repeat(20),
-        )
-        .map_err(|e| e.to_string())?;
+        let path = root.join(format!("file_{i:04}.txt"));
+        std::fs::write(&path, format!("line {i}\n").repeat(20)).map_err(|e| e.to_string())?;
+        // A project's files are mostly old; freshly written ones are re-read at every scan
+        // until their modification time is safely in the past.
+        let an_hour_ago = std::time::SystemTime::now() - Duration::from_secs(3600);
+        std::fs::File::options()
+            .write(true)
+            .open(&path)
+            .and_then(|f| f.set_modified(an_hour_ago))
+            .map_err(|e| e.to_string())?;
     }
     Ok(())
 }

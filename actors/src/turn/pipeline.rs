@@ -383,7 +383,7 @@ async fn dispatch_from(
     let mut failed_tool = aborted_by;
     for (index, call) in commands.iter().enumerate().skip(start) {
         let (call, aborted) = (call.clone(), failed_tool.clone());
-        let (done, params): (Dispatched, Option<Value>) = svc
+        let (done, params): (Dispatched, Value) = svc
             .store
             .write(move |c| {
                 let ctx = DispatchCtx {
@@ -395,30 +395,22 @@ async fn dispatch_from(
                     search_enabled,
                 };
                 let done = dispatch(c, &ctx, &call, aborted.as_deref(), now())?;
-                // A proposal changes the run's status, which clients learn at once; other
-                // commands reach them with the turn-end push.
-                let params = if done.state == State::Proposed {
+                let status = if done.state == State::Proposed {
                     mark_proposal(c, t, &done.path, index)?;
                     runs::set_status(c, t.run.run_id, RunStatus::Proposed, now())?;
-                    let code = RunStatus::Proposed.code();
-                    Some(state::push(
-                        c,
-                        t.run.run_id,
-                        t.turn,
-                        code,
-                        Value::Null,
-                        now(),
-                    )?)
+                    RunStatus::Proposed
                 } else {
-                    None
+                    RunStatus::Running
                 };
+                // Clients see each command's outcome as it lands (PROTOCOL.md: `run/state`
+                // after each dispatched command), from the same transaction as the command.
+                let params =
+                    state::push(c, t.run.run_id, t.turn, status.code(), Value::Null, now())?;
                 Ok((done, params))
             })
             .await
             .map_err(failure)?;
-        if let Some(params) = params {
-            svc.publish(t.run.project_id, &job.alias, "run/state", params);
-        }
+        svc.publish(t.run.project_id, &job.alias, "run/state", params);
         let done = crate::search::answer(svc, job, t, done).await?;
         if done.update.is_some() {
             update = done.update.clone();

@@ -9,4 +9,4 @@
 pub mod scan;
 pub mod sync;
 
-pub use scan::{scan, Scan, ScanLimits, ScannedFile};
+pub use scan::{scan, scan_since, Scan, ScanLimits, ScannedFile, Stamps};

@@ -1,8 +1,10 @@
 //! Walking a project root: which files become entries, with their text and hash.
 
 use crate::store::entries::hex_sha256;
+use std::collections::HashMap;
 use std::io::Read as _;
 use std::path::Path;
+use std::time::{Duration, SystemTime};
 
 /// How much a scan reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -33,11 +35,32 @@ pub struct ScannedFile {
     pub hash: String,
 }
 
+/// What a scan saw of a file on disk without reading it: its size and modification time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stamp {
+    len: u64,
+    modified: SystemTime,
+}
+
+/// The stamps of the text files a scan read, by path: given to the next scan, a file whose
+/// stamp is unchanged is not read again.
+pub type Stamps = HashMap<String, Stamp>;
+
+/// A file modified this recently may change again within the clock's grain without its stamp
+/// changing ("racy" stamps, as git calls them), so it is not remembered and is read next time.
+const RACY: Duration = Duration::from_secs(2);
+
 /// What a scan found.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Scan {
-    /// Text files, in path order.
+    /// Text files read from disk, in path order.
     pub files: Vec<ScannedFile>,
+    /// Files not read because their stamp matches the one given to the scan: unchanged since
+    /// the scan that read them.
+    pub unchanged: Vec<String>,
+    /// The stamps to give the next scan: every text file read or found unchanged, except those
+    /// modified too recently to trust.
+    pub stamps: Stamps,
     /// Files skipped as binary (NUL byte or not UTF-8).
     pub binary: usize,
     /// Files skipped as over the size cap.
@@ -46,9 +69,16 @@ pub struct Scan {
     pub truncated: bool,
 }
 
-/// Scans `root`; a root that does not exist or is not a directory gives an empty scan.
+/// Scans `root`, reading every file; a root that does not exist or is not a directory gives
+/// an empty scan.
 pub fn scan(root: &Path, limits: ScanLimits) -> Scan {
+    scan_since(root, limits, &Stamps::new())
+}
+
+/// Scans `root`, reading only the files whose stamp differs from `known` (see [`Scan::unchanged`]).
+pub fn scan_since(root: &Path, limits: ScanLimits, known: &Stamps) -> Scan {
     let mut out = Scan::default();
+    let now = SystemTime::now();
     if !root.is_dir() {
         return out;
     }
@@ -68,9 +98,27 @@ pub fn scan(root: &Path, limits: ScanLimits) -> Scan {
         let Some(path) = relative(root, entry.path()) else {
             continue;
         };
+        let stamp = entry.metadata().ok().and_then(|m| {
+            let modified = m.modified().ok()?;
+            let settled = now.duration_since(modified).is_ok_and(|age| age >= RACY);
+            settled.then_some(Stamp {
+                len: m.len(),
+                modified,
+            })
+        });
+        if let Some(stamp) = stamp {
+            if known.get(&path) == Some(&stamp) {
+                out.stamps.insert(path.clone(), stamp);
+                out.unchanged.push(path);
+                continue;
+            }
+        }
         match read_text(entry.path(), limits.max_file_bytes) {
             Outcome::Text(body) => {
                 let hash = hex_sha256(&body);
+                if let Some(stamp) = stamp {
+                    out.stamps.insert(path.clone(), stamp);
+                }
                 out.files.push(ScannedFile { path, body, hash });
             }
             Outcome::Binary => out.binary += 1,
@@ -79,6 +127,7 @@ pub fn scan(root: &Path, limits: ScanLimits) -> Scan {
         }
     }
     out.files.sort_by(|a, b| a.path.cmp(&b.path));
+    out.unchanged.sort();
     out
 }
 
@@ -175,5 +224,45 @@ mod tests {
             },
         );
         assert_eq!((capped.files.len(), capped.truncated), (3, true));
+    }
+
+    fn age(path: &Path, secs: u64) {
+        let file = std::fs::File::options().write(true).open(path).unwrap();
+        file.set_modified(SystemTime::now() - Duration::from_secs(secs))
+            .unwrap();
+    }
+
+    /// A file whose size and modification time are as the last scan saw them is not read again;
+    /// a changed one is, and so is one modified too recently to trust its stamp.
+    #[test]
+    fn unchanged_files_are_not_read_again() {
+        let dir = tempfile::TempDir::new().unwrap();
+        let (old, edited, fresh) = (
+            dir.path().join("old.txt"),
+            dir.path().join("edited.txt"),
+            dir.path().join("fresh.txt"),
+        );
+        for p in [&old, &edited, &fresh] {
+            std::fs::write(p, "one").unwrap();
+        }
+        age(&old, 60);
+        age(&edited, 60);
+        let first = scan(dir.path(), ScanLimits::default());
+        assert_eq!(first.files.len(), 3);
+        let mut remembered: Vec<&str> = first.stamps.keys().map(String::as_str).collect();
+        remembered.sort_unstable();
+        assert_eq!(remembered, vec!["edited.txt", "old.txt"]);
+
+        std::fs::write(&edited, "two!").unwrap();
+        age(&edited, 30);
+        let second = scan_since(dir.path(), ScanLimits::default(), &first.stamps);
+        let read: Vec<(&str, &str)> = second
+            .files
+            .iter()
+            .map(|f| (f.path.as_str(), f.body.as_str()))
+            .collect();
+        assert_eq!(read, vec![("edited.txt", "two!"), ("fresh.txt", "one")]);
+        assert_eq!(second.unchanged, vec!["old.txt".to_owned()]);
+        assert!(second.stamps.contains_key("old.txt") && second.stamps.contains_key("edited.txt"));
     }
 }

@@ -20,11 +20,15 @@ pub struct SyncReport {
     pub changed: usize,
     /// Files gone from disk (their entries are removed).
     pub removed: usize,
+    /// Files the scan did not read as unchanged but that have no entry: the stamps the scan
+    /// was given are stale, and a full scan must bring these in.
+    pub missing: usize,
 }
 
 /// Brings the project's file entries in line with a scan: new files added,
 /// changed files refreshed (hash, tokens), vanished files removed (only after
-/// a complete scan).
+/// a complete scan). Files the scan found unchanged keep their entries; any of them
+/// without one is counted as `missing`.
 pub fn sync_project(
     conn: &mut SqliteConnection,
     project_id: i32,
@@ -73,9 +77,18 @@ pub fn sync_project(
             }
         }
     }
+    report.missing = scan
+        .unchanged
+        .iter()
+        .filter(|path| !stored.contains_key(*path))
+        .count();
     if !scan.truncated {
-        let present: std::collections::HashSet<&str> =
-            scan.files.iter().map(|f| f.path.as_str()).collect();
+        let present: std::collections::HashSet<&str> = scan
+            .files
+            .iter()
+            .map(|f| f.path.as_str())
+            .chain(scan.unchanged.iter().map(String::as_str))
+            .collect();
         let gone: Vec<i32> = stored
             .iter()
             .filter(|(path, _)| !present.contains(path.as_str()))
@@ -181,4 +194,59 @@ pub fn ensure_view(
         ))
         .execute(conn)?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::db::run_migrations;
+    use crate::files::{scan, scan_since, ScanLimits};
+    use crate::store::projects;
+    use pretty_assertions::assert_eq;
+    use std::time::{Duration, SystemTime};
+
+    const NOW: Millis = Millis(1_700_000_000_000);
+
+    fn write_old(path: &std::path::Path, body: &str) {
+        std::fs::write(path, body).unwrap();
+        let file = std::fs::File::options().write(true).open(path).unwrap();
+        file.set_modified(SystemTime::now() - Duration::from_secs(60))
+            .unwrap();
+    }
+
+    fn stored_paths(conn: &mut SqliteConnection, project_id: i32) -> Vec<String> {
+        entries::table
+            .filter(entries::scope.eq(Scope::Project(project_id).key()))
+            .select(entries::path)
+            .order(entries::path.asc())
+            .load(conn)
+            .unwrap()
+    }
+
+    /// Files a stamped rescan skips keep their entries; a stamped file whose entry is gone is
+    /// reported missing rather than silently left out.
+    #[test]
+    fn unchanged_files_keep_their_entries_and_lost_ones_are_missing() {
+        let mut conn = SqliteConnection::establish(":memory:").unwrap();
+        run_migrations(&mut conn).unwrap();
+        let p = projects::hello(&mut conn, "p", "/p", None, NOW).unwrap();
+        let dir = tempfile::TempDir::new().unwrap();
+        write_old(&dir.path().join("a.txt"), "alpha");
+        write_old(&dir.path().join("b.txt"), "beta");
+        let first = scan(dir.path(), ScanLimits::default());
+        let report = sync_project(&mut conn, p.id, &first, 4, NOW).unwrap();
+        assert_eq!((report.added, report.missing), (2, 0));
+
+        std::fs::remove_file(dir.path().join("b.txt")).unwrap();
+        let second = scan_since(dir.path(), ScanLimits::default(), &first.stamps);
+        assert_eq!((second.files.len(), second.unchanged.len()), (0, 1));
+        let report = sync_project(&mut conn, p.id, &second, 4, NOW).unwrap();
+        assert_eq!((report.removed, report.missing), (1, 0));
+        assert_eq!(stored_paths(&mut conn, p.id), vec!["a.txt".to_owned()]);
+
+        diesel::delete(entries::table).execute(&mut conn).unwrap();
+        let third = scan_since(dir.path(), ScanLimits::default(), &second.stamps);
+        let report = sync_project(&mut conn, p.id, &third, 4, NOW).unwrap();
+        assert_eq!(report.missing, 1);
+    }
 }

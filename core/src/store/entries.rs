@@ -142,10 +142,13 @@ pub fn write(
 
 /// SHA-256 of a body, lower-case hex.
 pub fn hex_sha256(body: &str) -> String {
-    Sha256::digest(body.as_bytes())
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let mut out = String::with_capacity(64);
+    for b in Sha256::digest(body.as_bytes()) {
+        out.push(char::from(HEX[usize::from(b >> 4)]));
+        out.push(char::from(HEX[usize::from(b & 0xf)]));
+    }
+    out
 }
 
 /// `base` if no entry of the run's scope has that path yet, else `base_2`, `base_3`, …
@@ -349,7 +352,8 @@ pub fn list(
         .load(conn)?)
 }
 
-/// Views of the run written after revision `rev`, oldest first, audit and `run://` left out.
+/// Views of the run written after revision `rev`, oldest first, audit, `run://` and files no
+/// turn has touched left out.
 pub fn changed_since(
     conn: &mut SqliteConnection,
     run_id: i32,
@@ -359,6 +363,9 @@ pub fn changed_since(
         .inner_join(entries::table)
         .filter(run_views::run_id.eq(run_id))
         .filter(run_views::rev.gt(rev))
+        // Project files the run was given at loop start are context, not history, until a
+        // turn touches them (`getEntries` lists them).
+        .filter(entries::scheme.is_not_null().or(run_views::turn.gt(0)))
         .order(run_views::rev.asc())
         .select(VIEW_COLUMNS)
         .load(conn)?;

@@ -498,3 +498,16 @@ fn notifications_are_numbered_per_run() {
     let missed = notifications::since(&mut conn, r1.id, 1, 100).unwrap();
     assert_eq!(missed.iter().map(|n| n.seq).collect::<Vec<_>>(), vec![2]);
 }
+
+/// Hashes are lower-case hex SHA-256, as `sha256sum` prints them.
+#[test]
+fn hashes_are_lowercase_hex_sha256() {
+    assert_eq!(
+        crate::store::entries::hex_sha256(""),
+        "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+    );
+    assert_eq!(
+        crate::store::entries::hex_sha256("abc"),
+        "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+    );
+}

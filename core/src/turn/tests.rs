@@ -261,3 +261,42 @@ fn growth_since_assembly_bounds_the_reassembled_context() {
         0
     );
 }
+
+/// Project files given to the run at loop start are context, not history: the push after
+/// attaching them carries none, and what a turn does to a file is history as its result entry.
+#[test]
+fn attached_files_are_not_history_until_a_turn_touches_them() {
+    let mut f = fixture();
+    let scan = crate::files::Scan {
+        files: ["a.txt", "b.txt"]
+            .iter()
+            .map(|p| crate::files::ScannedFile {
+                path: (*p).to_owned(),
+                body: "text\n".into(),
+                hash: crate::store::entries::hex_sha256("text\n"),
+            })
+            .collect(),
+        ..Default::default()
+    };
+    let project_id = f.run.project_id;
+    crate::files::sync::sync_project(&mut f.conn, project_id, &scan, 2, NOW).unwrap();
+    let attached = crate::files::sync::attach(&mut f.conn, f.run, &[], |_, _| false, NOW).unwrap();
+    assert_eq!(attached, 2);
+    let first = state::push(&mut f.conn, f.run.run_id, 1, 102, json!(null), NOW).unwrap();
+    assert_eq!(first["history"], json!([]));
+
+    let t = f.turn();
+    f.run_reply(
+        t,
+        r#"<set path="a.txt">changed
+</set>"#,
+    );
+    let second = state::push(&mut f.conn, f.run.run_id, 1, 102, json!(null), NOW).unwrap();
+    let paths: Vec<&str> = second["history"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(paths, vec!["set://turn_1/a.txt"]);
+}
