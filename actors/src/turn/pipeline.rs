@@ -23,6 +23,7 @@ use rummy_core::turn::dispatch::{
 use rummy_core::turn::healer::{warnings as healer_warnings, TurnFacts, Verdict};
 use rummy_core::turn::{record, state, TurnRef};
 use serde_json::{json, Value};
+use std::sync::Arc;
 
 /// The loop's flags as dispatch reads them.
 fn loop_flags(job: &TurnJob) -> LoopFlags {
@@ -381,50 +382,71 @@ async fn dispatch_from(
         .rfind(|c| c.name == "update")
         .map(update_signal);
     let mut failed_tool = aborted_by;
-    for (index, call) in commands.iter().enumerate().skip(start) {
-        let (call, aborted) = (call.clone(), failed_tool.clone());
-        let (done, params): (Dispatched, Value) = svc
+    let commands = Arc::new(commands);
+    let mut next = start;
+    while next < commands.len() {
+        // Commands are dispatched in one transaction up to the first that must wait (a
+        // proposal, or a search whose answer comes from the network): one commit instead of
+        // one per command. Each still gets its own run/state, published after the commit.
+        let (batch, from, aborted) = (Arc::clone(&commands), next, failed_tool.clone());
+        let results: Vec<(Dispatched, Value)> = svc
             .store
             .write(move |c| {
-                let ctx = DispatchCtx {
-                    t,
-                    limits: dispatch_limits,
-                    mode,
-                    flags,
-                    command_index: index,
-                    search_enabled,
-                };
-                let done = dispatch(c, &ctx, &call, aborted.as_deref(), now())?;
-                let status = if done.state == State::Proposed {
-                    mark_proposal(c, t, &done.path, index)?;
-                    runs::set_status(c, t.run.run_id, RunStatus::Proposed, now())?;
-                    RunStatus::Proposed
-                } else {
-                    RunStatus::Running
-                };
-                // Clients see each command's outcome as it lands (PROTOCOL.md: `run/state`
-                // after each dispatched command), from the same transaction as the command.
-                let params =
-                    state::push(c, t.run.run_id, t.turn, status.code(), Value::Null, now())?;
-                Ok((done, params))
+                let mut failed = aborted;
+                let mut out = Vec::new();
+                for (index, call) in batch.iter().enumerate().skip(from) {
+                    let ctx = DispatchCtx {
+                        t,
+                        limits: dispatch_limits,
+                        mode,
+                        flags,
+                        command_index: index,
+                        search_enabled,
+                    };
+                    let done = dispatch(c, &ctx, call, failed.as_deref(), now())?;
+                    let status = if done.state == State::Proposed {
+                        mark_proposal(c, t, &done.path, index)?;
+                        runs::set_status(c, t.run.run_id, RunStatus::Proposed, now())?;
+                        RunStatus::Proposed
+                    } else {
+                        RunStatus::Running
+                    };
+                    // Clients see each command's outcome (PROTOCOL.md: `run/state` after each
+                    // dispatched command).
+                    let params =
+                        state::push(c, t.run.run_id, t.turn, status.code(), Value::Null, now())?;
+                    if done.failed() && done.update.is_none() && failed.is_none() {
+                        failed = Some(done.tool.clone());
+                    }
+                    let waits = done.state == State::Proposed
+                        || (done.tool == "search" && done.state == State::Streaming);
+                    out.push((done, params));
+                    if waits {
+                        break;
+                    }
+                }
+                Ok(out)
             })
             .await
             .map_err(failure)?;
-        svc.publish(t.run.project_id, &job.alias, "run/state", params);
-        let done = crate::search::answer(svc, job, t, done).await?;
-        if done.update.is_some() {
-            update = done.update.clone();
-        }
-        if done.state == State::Proposed {
-            announce_proposal(svc, job, t, &done.path).await?;
-            return Ok(TurnEnd {
-                turn: t.turn,
-                decision: Decision::Paused { path: done.path },
-                healer: job.healer.clone(),
-            });
-        }
-        if done.failed() && done.update.is_none() && failed_tool.is_none() {
-            failed_tool = Some(done.tool.clone());
+        next += results.len();
+        for (done, params) in results {
+            svc.publish(t.run.project_id, &job.alias, "run/state", params);
+            let done = crate::search::answer(svc, job, t, done).await?;
+            if done.update.is_some() {
+                update = done.update.clone();
+            }
+            if done.state == State::Proposed {
+                announce_proposal(svc, job, t, &done.path).await?;
+                return Ok(TurnEnd {
+                    turn: t.turn,
+                    decision: Decision::Paused { path: done.path },
+                    healer: job.healer.clone(),
+                });
+            }
+            if done.failed() && done.update.is_none() && failed_tool.is_none() {
+                failed_tool = Some(done.tool.clone());
+            }
         }
     }
 

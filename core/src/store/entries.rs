@@ -4,6 +4,7 @@
 //! through its own `run_views` row (state, outcome, visibility, turn). Every
 //! view write takes the run's next revision so pushes can be incremental.
 
+use super::cached::{cached, Bind, StaticSql};
 use super::{runs, StoreError};
 use crate::entry::{Category, Scope, State, Visibility, Writer};
 use crate::path::scheme_of;
@@ -87,57 +88,64 @@ pub fn write(
     let hash = hex_sha256(w.body);
     let tokens = tokens::estimate(w.body, token_divisor);
     let attributes = w.attributes.to_string();
-    let entry_id: i32 = diesel::insert_into(entries::table)
-        .values((
-            entries::scope.eq(scope.key()),
-            entries::path.eq(w.path),
-            entries::scheme.eq(&scheme),
-            entries::body.eq(w.body),
-            entries::attributes.eq(&attributes),
-            entries::hash.eq(&hash),
-            entries::tokens.eq(tokens),
-            entries::created_at.eq(now.0),
-            entries::updated_at.eq(now.0),
-        ))
-        .on_conflict((entries::scope, entries::path))
-        .do_update()
-        .set((
-            entries::body.eq(w.body),
-            entries::attributes.eq(&attributes),
-            entries::hash.eq(&hash),
-            entries::tokens.eq(tokens),
-            entries::updated_at.eq(now.0),
-        ))
-        .returning(entries::id)
-        .get_result(conn)?;
+    let entry_id = cached::<UpsertEntry>(&[
+        Bind::Text(&scope.key()),
+        Bind::Text(w.path),
+        Bind::OptText(scheme.as_deref()),
+        Bind::Text(w.body),
+        Bind::Text(&attributes),
+        Bind::Text(&hash),
+        Bind::Int(tokens),
+        Bind::Big(now.0),
+        Bind::Big(now.0),
+    ])
+    .get_result::<Id>(conn)?
+    .id;
     let rev = runs::take_rev(conn, w.run.run_id)?;
-    diesel::insert_into(run_views::table)
-        .values((
-            run_views::run_id.eq(w.run.run_id),
-            run_views::entry_id.eq(entry_id),
-            run_views::loop_id.eq(w.loop_id),
-            run_views::turn.eq(w.turn),
-            run_views::state.eq(w.state.as_str()),
-            run_views::outcome.eq(w.outcome),
-            run_views::visibility.eq(w.visibility.as_str()),
-            run_views::rev.eq(rev),
-            run_views::created_at.eq(now.0),
-            run_views::updated_at.eq(now.0),
-        ))
-        .on_conflict((run_views::run_id, run_views::entry_id))
-        .do_update()
-        .set((
-            run_views::loop_id.eq(w.loop_id),
-            run_views::turn.eq(w.turn),
-            run_views::state.eq(w.state.as_str()),
-            run_views::outcome.eq(w.outcome),
-            run_views::visibility.eq(w.visibility.as_str()),
-            run_views::write_count.eq(run_views::write_count + 1),
-            run_views::rev.eq(rev),
-            run_views::updated_at.eq(now.0),
-        ))
-        .execute(conn)?;
+    cached::<UpsertView>(&[
+        Bind::Int(w.run.run_id),
+        Bind::Int(entry_id),
+        Bind::OptInt(w.loop_id),
+        Bind::Int(w.turn),
+        Bind::Text(w.state.as_str()),
+        Bind::OptText(w.outcome),
+        Bind::Text(w.visibility.as_str()),
+        Bind::Int(rev),
+        Bind::Big(now.0),
+        Bind::Big(now.0),
+    ])
+    .execute(conn)?;
     Ok(Written { entry_id, rev })
+}
+
+/// Inserts or rewrites an entry by (scope, path); its id.
+struct UpsertEntry;
+impl StaticSql for UpsertEntry {
+    const SQL: &'static str = "INSERT INTO entries \
+        (scope, path, scheme, body, attributes, hash, tokens, created_at, updated_at) \
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) \
+        ON CONFLICT (scope, path) DO UPDATE SET body = excluded.body, \
+        attributes = excluded.attributes, hash = excluded.hash, tokens = excluded.tokens, \
+        updated_at = excluded.updated_at \
+        RETURNING id";
+}
+
+/// Inserts or rewrites the run's view of an entry, counting the writes.
+struct UpsertView;
+impl StaticSql for UpsertView {
+    const SQL: &'static str = "INSERT INTO run_views \
+        (run_id, entry_id, loop_id, turn, state, outcome, visibility, rev, created_at, updated_at) \
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) \
+        ON CONFLICT (run_id, entry_id) DO UPDATE SET loop_id = excluded.loop_id, \
+        turn = excluded.turn, state = excluded.state, outcome = excluded.outcome, \
+        visibility = excluded.visibility, write_count = run_views.write_count + 1, \
+        rev = excluded.rev, updated_at = excluded.updated_at";
+}
+
+#[derive(QueryableByName)]
+struct Id {
+    #[diesel(sql_type = diesel::sql_types::Integer)]
+    id: i32,
 }
 
 /// SHA-256 of a body, lower-case hex.
@@ -387,9 +395,12 @@ pub fn unknowns(conn: &mut SqliteConnection, run_id: i32) -> Result<Vec<ViewRow>
     Ok(run_views::table
         .inner_join(entries::table)
         .filter(run_views::run_id.eq(run_id))
+        // unknown:// is run-scoped: naming the scope lets SQLite start from the few unknowns
+        // (entries_scope_scheme) instead of every view of the run.
+        .filter(entries::scope.eq(Scope::Run(run_id).key()))
         .filter(entries::scheme.eq("unknown"))
         .filter(run_views::visibility.ne(Visibility::Archived.as_str()))
-        .order(run_views::id.asc())
+        .order(entries::id.asc())
         .select(VIEW_COLUMNS)
         .load(conn)?)
 }
@@ -399,8 +410,10 @@ pub fn latest_summary(conn: &mut SqliteConnection, run_id: i32) -> Result<String
     let updates: Vec<ViewRow> = run_views::table
         .inner_join(entries::table)
         .filter(run_views::run_id.eq(run_id))
+        // Run-scoped, one entry per update: newest entry first, found through entries_scope_scheme.
+        .filter(entries::scope.eq(Scope::Run(run_id).key()))
         .filter(entries::scheme.eq("update"))
-        .order(run_views::rev.desc())
+        .order(entries::id.desc())
         .limit(50)
         .select(VIEW_COLUMNS)
         .load(conn)?;

@@ -1,5 +1,6 @@
 //! Store queries as plain functions over a connection passed in; the `StoreActor` owns the writing connection and calls them.
 
+pub mod cached;
 pub mod constraints;
 pub mod entries;
 pub mod loops;

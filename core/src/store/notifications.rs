@@ -1,7 +1,8 @@
 //! Pushed notifications, numbered per run so a reconnecting client can replay what it missed.
 
+use super::cached::{cached, Bind, StaticSql};
 use super::StoreError;
-use crate::schema::{notifications, runs};
+use crate::schema::notifications;
 use crate::time::Millis;
 use diesel::prelude::*;
 use serde_json::Value;
@@ -30,11 +31,9 @@ pub fn record(
     mut params: Value,
     now: Millis,
 ) -> Result<Value, StoreError> {
-    let seq: i32 = diesel::update(runs::table.find(run_id))
-        .set(runs::next_seq.eq(runs::next_seq + 1))
-        .returning(runs::next_seq)
-        .get_result::<i32>(conn)?
-        - 1;
+    let seq = cached::<TakeSeq>(&[Bind::Int(run_id)])
+        .get_result::<Seq>(conn)?
+        .seq;
     if let Value::Object(map) = &mut params {
         map.insert("seq".to_owned(), Value::from(seq));
     }
@@ -48,6 +47,18 @@ pub fn record(
         ))
         .execute(conn)?;
     Ok(params)
+}
+
+struct TakeSeq;
+impl StaticSql for TakeSeq {
+    const SQL: &'static str =
+        "UPDATE runs SET next_seq = next_seq + 1 WHERE id = ? RETURNING next_seq - 1 AS seq";
+}
+
+#[derive(QueryableByName)]
+struct Seq {
+    #[diesel(sql_type = diesel::sql_types::Integer)]
+    seq: i32,
 }
 
 /// The run's notifications after `seq`, oldest first, at most `limit`.

@@ -1,5 +1,6 @@
 //! Runs: one conversation with one model about one project, addressed by an alias unique in its project.
 
+use super::cached::{cached, Bind, StaticSql};
 use super::{is_unique_violation, StoreError};
 use crate::run::{alias_stem, valid_alias, RunStatus};
 use crate::schema::runs;
@@ -217,19 +218,32 @@ pub fn take_turn_number(conn: &mut SqliteConnection, run_id: i32) -> Result<i32,
 
 /// Takes the run's next view revision.
 pub fn take_rev(conn: &mut SqliteConnection, run_id: i32) -> Result<i32, StoreError> {
-    Ok(diesel::update(runs::table.find(run_id))
-        .set(runs::next_rev.eq(runs::next_rev + 1))
-        .returning(runs::next_rev)
-        .get_result::<i32>(conn)?
-        - 1)
+    Ok(cached::<TakeRev>(&[Bind::Int(run_id)])
+        .get_result::<Rev>(conn)?
+        .rev)
 }
 
 /// Records that views up to `rev` have been pushed.
 pub fn mark_pushed(conn: &mut SqliteConnection, run_id: i32, rev: i32) -> Result<(), StoreError> {
-    diesel::update(runs::table.find(run_id))
-        .set(runs::pushed_rev.eq(rev))
-        .execute(conn)?;
+    cached::<MarkPushed>(&[Bind::Int(rev), Bind::Int(run_id)]).execute(conn)?;
     Ok(())
+}
+
+struct TakeRev;
+impl StaticSql for TakeRev {
+    const SQL: &'static str =
+        "UPDATE runs SET next_rev = next_rev + 1 WHERE id = ? RETURNING next_rev - 1 AS rev";
+}
+
+struct MarkPushed;
+impl StaticSql for MarkPushed {
+    const SQL: &'static str = "UPDATE runs SET pushed_rev = ? WHERE id = ?";
+}
+
+#[derive(QueryableByName)]
+struct Rev {
+    #[diesel(sql_type = diesel::sql_types::Integer)]
+    rev: i32,
 }
 
 /// What `set run://<alias> {attributes}` may change; `None` keeps the current value.
