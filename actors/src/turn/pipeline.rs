@@ -56,21 +56,28 @@ async fn materialise(
     budget: Option<Budget>,
 ) -> Result<(Vec<ViewRow>, Messages, i32), TurnFailure> {
     let run_id = job.run.run_id;
-    let (rows, rev): (Vec<ViewRow>, i32) = svc
+    let limits = &svc.config.limits;
+    let (mode, divisor) = (job.mode, limits.token_divisor);
+    let active = tools::active_tools(mode, loop_flags(job), svc.search.is_some());
+    let instructions = tools::instructions(&active, limits.max_commands, job.persona.as_deref());
+    // Assembly runs beside the read on the blocking pool, so many runs' prompts are built in
+    // parallel rather than on the arbiter thread every actor shares.
+    let (rows, messages, rev) = svc
         .store
-        .read(move |c| Ok((context_rows(c, run_id)?, budget::next_rev(c, run_id)?)))
+        .read(move |c| {
+            let rows = context_rows(c, run_id)?;
+            let rev = budget::next_rev(c, run_id)?;
+            let messages = assemble(AssemblyInput {
+                rows: &rows,
+                instructions: &instructions,
+                mode,
+                budget,
+                divisor,
+            });
+            Ok((rows, messages, rev))
+        })
         .await
         .map_err(failure)?;
-    let limits = &svc.config.limits;
-    let active = tools::active_tools(job.mode, loop_flags(job), svc.search.is_some());
-    let instructions = tools::instructions(&active, limits.max_commands, job.persona.as_deref());
-    let messages = assemble(AssemblyInput {
-        rows: &rows,
-        instructions: &instructions,
-        mode: job.mode,
-        budget,
-        divisor: limits.token_divisor,
-    });
     Ok((rows, messages, rev))
 }
 
