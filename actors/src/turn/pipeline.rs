@@ -198,7 +198,7 @@ async fn fresh(svc: Services, job: TurnJob) -> Result<TurnEnd, TurnFailure> {
 
     // 6. Parse and record the reply and the audit trail.
     let parsed = parse_reply(&completion.content, svc.config.limits.max_commands);
-    record_reply(&svc, t, turn_id, context_tokens, &completion, &parsed).await?;
+    let recorded = record_reply(&svc, t, turn_id, context_tokens, &completion, &parsed);
     let telemetry = json!({
         "model": job.model_alias,
         "contextTokens": context_tokens,
@@ -219,6 +219,7 @@ async fn fresh(svc: Services, job: TurnJob) -> Result<TurnEnd, TurnFailure> {
         None,
         telemetry,
         Some(assembled),
+        Some(recorded),
     )
     .await
 }
@@ -269,14 +270,20 @@ async fn call_model(
     result
 }
 
-async fn record_reply(
+/// Store work that must commit with the first dispatched commands.
+type Prelude = Box<dyn FnOnce(&mut diesel::SqliteConnection) -> Result<(), StoreError> + Send>;
+
+/// The writes that record the reply and its audit trail, to be committed with the turn's first
+/// commands: one commit fewer per turn, and a crash leaves either both or neither (a turn whose
+/// reply was not recorded is marked failed on restart).
+fn record_reply(
     svc: &Services,
     t: TurnRef,
     turn_id: i32,
     context_tokens: i32,
     completion: &Completion,
     parsed: &ParsedReply,
-) -> Result<(), TurnFailure> {
+) -> Prelude {
     let divisor = svc.config.limits.token_divisor;
     let reasoning = merge_reasoning(completion, &parsed.commands);
     let reply = completion.clone();
@@ -286,26 +293,38 @@ async fn record_reply(
     if parsed.commands.iter().any(|c| c.name != "think") && looks_like_tool_call(&unparsed) {
         warnings.push(healer_warnings::UNREADABLE_COMMAND.to_owned());
     }
-    svc.store
-        .write(move |c| {
-            let now = now();
-            record::audit(c, t, "assistant", &reply.content, &json!({}), divisor, now)?;
-            if let Some(r) = &reasoning {
-                record::audit(c, t, "reasoning", r, &json!({}), divisor, now)?;
-            }
-            if !unparsed.is_empty() {
-                record::audit(c, t, "content", &unparsed, &json!({}), divisor, now)?;
-            }
-            let diagnostics = json!({ "model": reply.model, "usage": reply.usage, "contentChars": reply.content.len() });
-            record::audit(c, t, "model", &diagnostics.to_string(), &json!({}), divisor, now)?;
-            turns::record_usage(c, turn_id, context_tokens, &reply.usage, reasoning.as_deref(), now)?;
-            for w in &warnings {
-                record::warning(c, t, w, divisor, now)?;
-            }
-            Ok(())
-        })
-        .await
-        .map_err(failure)
+    Box::new(move |c| {
+        let now = now();
+        record::audit(c, t, "assistant", &reply.content, &json!({}), divisor, now)?;
+        if let Some(r) = &reasoning {
+            record::audit(c, t, "reasoning", r, &json!({}), divisor, now)?;
+        }
+        if !unparsed.is_empty() {
+            record::audit(c, t, "content", &unparsed, &json!({}), divisor, now)?;
+        }
+        let diagnostics = json!({ "model": reply.model, "usage": reply.usage, "contentChars": reply.content.len() });
+        record::audit(
+            c,
+            t,
+            "model",
+            &diagnostics.to_string(),
+            &json!({}),
+            divisor,
+            now,
+        )?;
+        turns::record_usage(
+            c,
+            turn_id,
+            context_tokens,
+            &reply.usage,
+            reasoning.as_deref(),
+            now,
+        )?;
+        for w in &warnings {
+            record::warning(c, t, w, divisor, now)?;
+        }
+        Ok(())
+    })
 }
 
 /// Continues a paused turn: its reply is read back from `assistant://<turn>` and dispatched from `next_index`.
@@ -339,7 +358,7 @@ async fn resume(
     };
     let telemetry = json!({ "model": job.model_alias, "usage": usage, "resumed": true });
     dispatch_from(
-        &svc, &job, t, turn_id, &parsed, next_index, aborted_by, telemetry, None,
+        &svc, &job, t, turn_id, &parsed, next_index, aborted_by, telemetry, None, None,
     )
     .await
 }
@@ -369,6 +388,7 @@ async fn dispatch_from(
     aborted_by: Option<String>,
     telemetry: Value,
     assembled: Option<Assembled>,
+    mut prelude: Option<Prelude>,
 ) -> Result<TurnEnd, TurnFailure> {
     let limits = svc.config.limits.clone();
     let divisor = limits.token_divisor;
@@ -396,9 +416,13 @@ async fn dispatch_from(
         // proposal, or a search whose answer comes from the network): one commit instead of
         // one per command. Each still gets its own run/state, published after the commit.
         let (batch, from, aborted) = (Arc::clone(&commands), next, failed_tool.clone());
+        let first = prelude.take();
         let results: Vec<(Dispatched, Value)> = svc
             .store
             .write(move |c| {
+                if let Some(first) = first {
+                    first(c)?;
+                }
                 let mut failed = aborted;
                 let mut out = Vec::new();
                 for (index, call) in batch.iter().enumerate().skip(from) {
@@ -455,6 +479,10 @@ async fn dispatch_from(
                 failed_tool = Some(done.tool.clone());
             }
         }
+    }
+
+    if let Some(first) = prelude {
+        svc.store.write(first).await.map_err(failure)?;
     }
 
     // 8. Post-dispatch budget: Turn Demotion when this turn's additions overflow. When the
