@@ -2,7 +2,8 @@
 //! process, the server's configuration, and CPU/RSS readings from `/proc`.
 
 use rummy::config::{Config, ModelSeed, OpenAiConfig, ProviderLimits};
-use rummy_testkit::{FakeProvider, Reply};
+use rummy_testkit::{FakeProvider, Reply, RpcClient};
+use serde_json::json;
 use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
@@ -159,4 +160,33 @@ pub fn peak_rss_mb() -> f64 {
         .find_map(|l| l.strip_prefix("VmHWM:"))
         .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
         .map_or(0.0, |kb| kb / 1024.0)
+}
+
+/// A client of the server at `ws_url` that has said hello for the project at `root`.
+pub async fn hello(ws_url: &str, root: &Path, timeout: Duration) -> Result<RpcClient, String> {
+    let mut client = RpcClient::connect(ws_url)
+        .await
+        .map_err(|e| format!("{e:?}"))?;
+    client.set_timeout(timeout);
+    let root = root.display().to_string();
+    client
+        .call(
+            "rummy/hello",
+            json!({ "name": "bench", "projectRoot": root }),
+        )
+        .await
+        .map_err(|e| format!("{e:?}"))?;
+    Ok(client)
+}
+
+/// Starts run `alias` on model `fast` (fire-and-forget, as clients do).
+pub async fn start_run(client: &mut RpcClient, alias: &str) -> Result<(), String> {
+    client
+        .call(
+            "set",
+            json!({ "path": format!("run://{alias}"), "body": "Work", "attributes": { "model": "fast" } }),
+        )
+        .await
+        .map(|_| ())
+        .map_err(|e| format!("{e:?}"))
 }

@@ -9,9 +9,9 @@
 
 use rummy_bench::quantile;
 use rummy_bench::server::{
-    config, own_cpu, peak_rss_mb, serve_fake_provider_if_child, write_project, ProviderChild,
+    config, hello, own_cpu, peak_rss_mb, serve_fake_provider_if_child, start_run, write_project,
+    ProviderChild,
 };
-use rummy_testkit::RpcClient;
 use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
@@ -54,28 +54,15 @@ fn bench(n: usize) -> Result<(), String> {
         let server = rummy::serve(config, std::future::pending())
             .await
             .map_err(|e| e.to_string())?;
-        let mut client = RpcClient::connect(&server.ws_url())
-            .await
-            .map_err(|e| format!("{e:?}"))?;
-        client.set_timeout(Duration::from_secs(600));
-        let root = project.path().display().to_string();
-        client
-            .call("rummy/hello", json!({ "name": "bench", "projectRoot": root }))
-            .await
-            .map_err(|e| format!("{e:?}"))?;
+        let mut client =
+            hello(&server.ws_url(), project.path(), Duration::from_secs(600)).await?;
         let cpu_before = own_cpu();
         let provider_before = provider.cpu();
         let started = Instant::now();
         let mut starts = HashMap::new();
         for i in 0..n {
             let alias = format!("r{i}");
-            client
-                .call(
-                    "set",
-                    json!({ "path": format!("run://{alias}"), "body": "Work", "attributes": { "model": "fast" } }),
-                )
-                .await
-                .map_err(|e| format!("{e:?}"))?;
+            start_run(&mut client, &alias).await?;
             starts.insert(alias, Instant::now());
         }
         let mut latencies = Vec::with_capacity(n);

@@ -8,9 +8,8 @@
 
 use rummy_bench::report;
 use rummy_bench::server::{
-    config, own_cpu, serve_fake_provider_if_child, write_project, ProviderChild,
+    config, hello, own_cpu, serve_fake_provider_if_child, start_run, write_project, ProviderChild,
 };
-use rummy_testkit::RpcClient;
 use serde_json::json;
 use std::time::Duration;
 
@@ -63,26 +62,12 @@ fn bench(entries: usize) -> Result<Vec<Duration>, String> {
         let server = rummy::serve(config, std::future::pending())
             .await
             .map_err(|e| e.to_string())?;
-        let mut client = RpcClient::connect(&server.ws_url())
-            .await
-            .map_err(|e| format!("{e:?}"))?;
-        client.set_timeout(Duration::from_secs(60));
-        let root = project.path().display().to_string();
-        client
-            .call("rummy/hello", json!({ "name": "bench", "projectRoot": root }))
-            .await
-            .map_err(|e| format!("{e:?}"))?;
+        let mut client = hello(&server.ws_url(), project.path(), Duration::from_secs(60)).await?;
         let mut per_turn = Vec::with_capacity(RUNS);
         for i in 0..WARMUP_RUNS + RUNS {
             let alias = format!("t{i}");
             let before = own_cpu();
-            client
-                .call(
-                    "set",
-                    json!({ "path": format!("run://{alias}"), "body": "Work", "attributes": { "model": "fast" } }),
-                )
-                .await
-                .map_err(|e| format!("{e:?}"))?;
+            start_run(&mut client, &alias).await?;
             loop {
                 let state = client
                     .next_notification("run/state", Duration::from_secs(60))

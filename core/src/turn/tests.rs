@@ -112,6 +112,16 @@ impl Fixture {
     }
 }
 
+/// The paths of a `run/state` push's history, in order.
+fn history_paths(push: &serde_json::Value) -> Vec<&str> {
+    push["history"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["path"].as_str().unwrap())
+        .collect()
+}
+
 fn snapshot(m: &super::assemble::Messages) -> String {
     format!("--- system ---\n{}\n--- user ---\n{}\n", m.system, m.user)
 }
@@ -224,13 +234,7 @@ fn run_state_pushes_are_incremental() {
     let second = state::push(&mut f.conn, f.run.run_id, 1, 200, json!({}), NOW).unwrap();
     assert_eq!(second["seq"], json!(2));
     assert_eq!(second["summary"], json!("done"));
-    let paths: Vec<&str> = second["history"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|h| h["path"].as_str().unwrap())
-        .collect();
-    assert_eq!(paths, vec!["update://turn_1"]);
+    assert_eq!(history_paths(&second), vec!["update://turn_1"]);
 }
 
 /// What a turn writes after assembly never costs more than the growth bound says, so a
@@ -292,11 +296,5 @@ fn attached_files_are_not_history_until_a_turn_touches_them() {
 </set>"#,
     );
     let second = state::push(&mut f.conn, f.run.run_id, 1, 102, json!(null), NOW).unwrap();
-    let paths: Vec<&str> = second["history"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|h| h["path"].as_str().unwrap())
-        .collect();
-    assert_eq!(paths, vec!["set://turn_1/a.txt"]);
+    assert_eq!(history_paths(&second), vec!["set://turn_1/a.txt"]);
 }
