@@ -94,6 +94,7 @@ struct State {
     props: Option<Value>,
     show: Option<Value>,
     search: Option<SearchAnswer>,
+    search_delay: Option<std::time::Duration>,
     requests: Vec<RecordedRequest>,
     served: u64,
     in_flight: usize,
@@ -167,6 +168,10 @@ impl Shared {
 
     fn search(&self) -> Option<SearchAnswer> {
         self.lock().search.clone()
+    }
+
+    fn search_delay(&self) -> Option<std::time::Duration> {
+        self.lock().search_delay
     }
 }
 
@@ -285,6 +290,11 @@ impl FakeProvider {
     /// Makes `GET /search` answer this status and body instead, e.g. a `500` of a broken instance.
     pub fn set_search_failure(&self, code: u16, body: impl Into<ReplyBody>) {
         self.shared.lock().search = Some(SearchAnswer::Failure(code, body.into()));
+    }
+
+    /// Makes `GET /search` wait this long before answering, as a slow instance does.
+    pub fn set_search_delay(&self, delay: std::time::Duration) {
+        self.shared.lock().search_delay = Some(delay);
     }
 
     /// Only the `GET /search` requests, in arrival order.

@@ -167,3 +167,27 @@ async fn unreachable_searxng_fails_the_search_not_the_run() {
     assert!(!body.contains(&closed.to_string()), "no URL leaks: {body}");
     server.stop().await;
 }
+
+/// A SearXNG slower than `RUMMY_SEARCH_TIMEOUT` fails the search (502) saying so; the run still completes.
+#[actix_rt::test]
+async fn slow_searxng_times_out_the_search_not_the_run() {
+    let server = TestServer::start_with(|c| {
+        searxng_on_the_fake(c);
+        c.limits.search_timeout_ms = 200;
+    })
+    .await;
+    server.provider.set_search_results(json!([]));
+    server
+        .provider
+        .set_search_delay(std::time::Duration::from_secs(5));
+    let (_client, _alias, searches) = search_run(&server).await;
+
+    let message = format!(
+        "Search for \"rust actix\" failed: the search backend did not answer within 200 ms. {FAILED_TAIL}"
+    );
+    assert_eq!(
+        (&searches[0]["status"], &searches[0]["body"]),
+        (&json!(502), &json!(message))
+    );
+    server.stop().await;
+}

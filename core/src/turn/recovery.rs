@@ -6,14 +6,17 @@
 //! as it was: the proposal stays pending, and resolving it resumes the turn.
 
 use super::{proposals, record, state, TurnRef};
+use crate::entry::{Scope, State};
 use crate::run::RunStatus;
+use crate::schema::{entries, run_views};
 use crate::store::entries::RunRef;
 use crate::store::loops::Loop;
 use crate::store::models::{self, Model};
 use crate::store::runs::{self, Run};
 use crate::store::{loops, turns, StoreError};
 use crate::time::Millis;
-use diesel::SqliteConnection;
+use crate::tools::search;
+use diesel::prelude::*;
 use serde_json::{json, Value};
 
 /// The message the model and clients read on an interrupted turn.
@@ -62,17 +65,18 @@ pub fn recover(
                 }
                 None => run.last_turn().max(1),
             };
-            record::warning(
-                conn,
-                TurnRef {
-                    run: rr,
-                    loop_id: active.id,
-                    turn,
-                },
-                INTERRUPTED,
-                divisor,
-                now,
-            )?;
+            let t = TurnRef {
+                run: rr,
+                loop_id: active.id,
+                turn,
+            };
+            record::warning(conn, t, INTERRUPTED, divisor, now)?;
+            // A search the server was asking when it stopped will never be answered: it fails
+            // (502, like an unreachable backend) instead of streaming forever.
+            for (path, at) in searches_in_flight(conn, run.id)? {
+                let t = TurnRef { turn: at, ..t };
+                search::record_failure(conn, t, divisor, &path, INTERRUPTED, now)?;
+            }
             loops::finish(
                 conn,
                 active.id,
@@ -101,4 +105,19 @@ pub fn recover(
         }
     }
     Ok(report)
+}
+
+/// The run's `search://` results still waiting for their backend: (path, turn).
+fn searches_in_flight(
+    conn: &mut SqliteConnection,
+    run_id: i32,
+) -> Result<Vec<(String, i32)>, StoreError> {
+    Ok(run_views::table
+        .inner_join(entries::table)
+        .filter(run_views::run_id.eq(run_id))
+        .filter(entries::scope.eq(Scope::Run(run_id).key()))
+        .filter(entries::scheme.eq("search"))
+        .filter(run_views::state.eq(State::Streaming.as_str()))
+        .select((entries::path, run_views::turn))
+        .load(conn)?)
 }

@@ -298,3 +298,28 @@ fn attached_files_are_not_history_until_a_turn_touches_them() {
     let second = state::push(&mut f.conn, f.run.run_id, 1, 102, json!(null), NOW).unwrap();
     assert_eq!(history_paths(&second), vec!["set://turn_1/a.txt"]);
 }
+
+/// A search the server was asking when it stopped fails on restart (502, "interrupted by
+/// restart") rather than streaming forever.
+#[test]
+fn restart_fails_a_search_in_flight() {
+    let mut f = fixture();
+    let t = f.turn();
+    let call = parse_reply(r#"<search>rust actors</search>"#, 15).commands[0].clone();
+    let ctx = DispatchCtx {
+        search_enabled: true,
+        ..ctx(t)
+    };
+    let done = dispatch(&mut f.conn, &ctx, &call, None, NOW).unwrap();
+    assert_eq!(done.state, State::Streaming);
+
+    let recovered = super::recovery::recover(&mut f.conn, 2, NOW).unwrap();
+    assert_eq!(recovered.interrupted, 1);
+    let row = crate::store::entries::by_path(&mut f.conn, f.run.run_id, &done.path)
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        (row.state(), row.outcome.as_deref(), row.body.as_str()),
+        (State::Failed, Some("502"), super::recovery::INTERRUPTED)
+    );
+}

@@ -69,7 +69,12 @@ pub(crate) async fn dispatch(
         ("GET", "/v1/models" | "/models") => HttpResponse::Ok().json(shared.models()),
         ("GET", "/props") => json_or_404(shared.props()),
         ("POST", "/api/show") => json_or_404(shared.show()),
-        ("GET", "/search") => search(&shared, &query),
+        ("GET", "/search") => {
+            if let Some(delay) = shared.search_delay() {
+                tokio::time::sleep(delay).await;
+            }
+            search(&shared, &query)
+        }
         _ => not_found(),
     }
 }
