@@ -284,7 +284,8 @@ mod tests {
     use super::*;
     use pretty_assertions::assert_eq;
 
-    fn vars(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+    /// A variable map from pairs; also for the tests of `config`'s submodules.
+    pub(super) fn vars(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
         pairs
             .iter()
             .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))

@@ -1,6 +1,7 @@
 //! The entry model: states, outcomes and their HTTP codes, visibility, writer tiers and scopes.
 
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 /// Where an entry lives in a run's view.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -222,6 +223,25 @@ impl ScopeKind {
             ScopeKind::Global => Scope::Global,
         }
     }
+}
+
+/// The text of attribute `key` of an entry's attributes ("" when absent or not a string).
+pub fn text_attr<'a>(attributes: &'a Value, key: &str) -> &'a str {
+    attributes
+        .get(key)
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+}
+
+/// The strings of array attribute `key` (none when absent or not an array; non-strings skipped).
+pub fn strings_attr<'a>(attributes: &'a Value, key: &str) -> Vec<&'a str> {
+    attributes
+        .get(key)
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .collect()
 }
 
 #[cfg(test)]

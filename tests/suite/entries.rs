@@ -1,6 +1,6 @@
 //! The client primitives on entries: set (write, append, state, visibility, attribute merge, pattern bulk), get, rm, cp, mv, update; writer tiers; isolation.
 
-use crate::support::{start_run, wait_status, TestServer};
+use crate::support::{entry, start_run, wait_status, TestServer};
 use pretty_assertions::assert_eq;
 use rummy_testkit::{Reply, RpcClient};
 use serde_json::{json, Value};
@@ -13,22 +13,6 @@ async fn ready(server: &TestServer, project: &str, alias: &str) -> RpcClient {
     start_run(&mut client, &format!("run://{alias}"), "start").await;
     wait_status(&mut client, alias, 200).await;
     client
-}
-
-async fn entry(client: &mut RpcClient, run: &str, path: &str) -> Option<Value> {
-    let scheme = path.split("://").next().unwrap_or("file");
-    let list = client
-        .call(
-            "getEntries",
-            json!({ "run": run, "scheme": scheme, "withBody": true }),
-        )
-        .await
-        .unwrap();
-    list.as_array()
-        .unwrap()
-        .iter()
-        .find(|e| e["path"] == json!(path))
-        .cloned()
 }
 
 /// set writes, appends, changes state and visibility, and merges attributes; getEntries shows each change.

@@ -1,20 +1,13 @@
 //! Model output end to end: native dialects, malformed tags and prose are healed, and the loop ends as the healer says.
 
-use crate::support::{start_run, wait_status, TestServer};
+use crate::support::{scheme_entries, start_run, wait_status, TestServer};
 use pretty_assertions::assert_eq;
 use rummy_testkit::{Reply, RpcClient};
 use serde_json::json;
 
 async fn bodies(client: &mut RpcClient, run: &str, scheme: &str) -> Vec<String> {
-    let list = client
-        .call(
-            "getEntries",
-            json!({ "run": run, "scheme": scheme, "withBody": true }),
-        )
+    scheme_entries(client, run, scheme)
         .await
-        .unwrap();
-    list.as_array()
-        .unwrap()
         .iter()
         .map(|e| e["body"].as_str().unwrap_or_default().to_owned())
         .collect()

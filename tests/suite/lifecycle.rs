@@ -1,6 +1,6 @@
 //! Run lifecycle through `run://`: continue (FIFO), inject, configure, fork, and cancel with queued loops.
 
-use crate::support::{prompt_element, start_run, wait_status, TestServer, WAIT};
+use crate::support::{prompt_element, scheme_entries, start_run, wait_status, TestServer, WAIT};
 use pretty_assertions::assert_eq;
 use rummy_testkit::{Reply, RpcClient};
 use serde_json::{json, Value};
@@ -21,15 +21,8 @@ fn system_message(body: &Value) -> String {
 }
 
 async fn entries(client: &mut RpcClient, run: &str, scheme: &str) -> Vec<(String, String)> {
-    let list = client
-        .call(
-            "getEntries",
-            json!({ "run": run, "scheme": scheme, "withBody": true }),
-        )
+    scheme_entries(client, run, scheme)
         .await
-        .unwrap();
-    list.as_array()
-        .unwrap()
         .iter()
         .map(|e| {
             (

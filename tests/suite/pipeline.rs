@@ -1,6 +1,6 @@
 //! The turn pipeline end to end: proposals (accept, reject, readonly, sh/env streams, ask_user), cancel mid-proposal, and the budget.
 
-use crate::support::{wait_status, TestServer, WAIT};
+use crate::support::{self, wait_status, TestServer, WAIT};
 use pretty_assertions::assert_eq;
 use rummy_testkit::{Reply, RpcClient};
 use serde_json::{json, Value};
@@ -44,20 +44,8 @@ async fn proposal(client: &mut RpcClient) -> Value {
 }
 
 async fn entry(client: &mut RpcClient, run: &str, path: &str) -> Value {
-    let scheme = path.split("://").next().unwrap_or("file");
-    let scheme = if path.contains("://") { scheme } else { "file" };
-    let list = client
-        .call(
-            "getEntries",
-            json!({ "run": run, "scheme": scheme, "withBody": true }),
-        )
+    support::entry(client, run, path)
         .await
-        .unwrap();
-    list.as_array()
-        .unwrap()
-        .iter()
-        .find(|e| e["path"] == json!(path))
-        .cloned()
         .unwrap_or(Value::Null)
 }
 

@@ -1,7 +1,7 @@
 //! Crash recovery with the real binary: a run waiting on a proposal survives `kill -9` and completes after the restart, on the model its loop was routed to.
 
 use rummy_testkit::{FakeProvider, Reply, RpcClient};
-use serde_json::json;
+use serde_json::{json, Value};
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
@@ -57,6 +57,49 @@ async fn connect(port: u16, root: &Path) -> RpcClient {
     client
 }
 
+/// On a server spawned with `vars`, starts run `crash` with `body` and `attributes`, waits
+/// for its proposal, and kills the server (-9); the proposal's path.
+async fn crash_at_proposal(
+    home: &Path,
+    project: &Path,
+    provider: &FakeProvider,
+    vars: &[(&str, &str)],
+    body: &str,
+    attributes: Value,
+) -> String {
+    let (mut first, port) = spawn_with(home, provider, vars);
+    let mut client = connect(port, project).await;
+    client
+        .call(
+            "set",
+            json!({ "path": "run://crash", "body": body, "attributes": attributes }),
+        )
+        .await
+        .unwrap();
+    let proposed = client
+        .next_notification("run/proposal", WAIT)
+        .await
+        .unwrap();
+    first.kill().unwrap();
+    first.wait().unwrap();
+    proposed["proposed"][0]["path"].as_str().unwrap().to_owned()
+}
+
+/// Accepts the proposal at `path` of run `crash` and waits for the run to finish; its last `run/state`.
+async fn accept_and_finish(client: &mut RpcClient, path: &str) -> Value {
+    client
+        .call(
+            "set",
+            json!({ "run": "crash", "path": path, "state": "resolved" }),
+        )
+        .await
+        .unwrap();
+    client
+        .wait_for_notification("run/state", WAIT, |p| p["status"] == json!(200))
+        .await
+        .unwrap()
+}
+
 /// kill -9 while a proposal waits; after a restart the proposal is still pending, accepting it resumes the turn, and the run completes.
 #[actix_rt::test]
 async fn pending_proposal_survives_a_crash() {
@@ -69,19 +112,15 @@ async fn pending_proposal_survives_a_crash() {
     let project = tempfile::TempDir::new().unwrap();
     std::fs::write(project.path().join("app.txt"), "v1\n").unwrap();
 
-    let (mut first, port) = spawn(home.path(), &provider);
-    let mut client = connect(port, project.path()).await;
-    client
-        .call("set", json!({ "path": "run://crash", "body": "Upgrade", "attributes": { "model": "fast", "mode": "act" } }))
-        .await
-        .unwrap();
-    let proposed = client
-        .next_notification("run/proposal", WAIT)
-        .await
-        .unwrap();
-    let path = proposed["proposed"][0]["path"].as_str().unwrap().to_owned();
-    first.kill().unwrap();
-    first.wait().unwrap();
+    let path = crash_at_proposal(
+        home.path(),
+        project.path(),
+        &provider,
+        &[],
+        "Upgrade",
+        json!({ "model": "fast", "mode": "act" }),
+    )
+    .await;
 
     let (mut second, port) = spawn(home.path(), &provider);
     let mut client = connect(port, project.path()).await;
@@ -94,17 +133,7 @@ async fn pending_proposal_survives_a_crash() {
         json!(202),
         "the run still waits on its proposal"
     );
-    client
-        .call(
-            "set",
-            json!({ "run": "crash", "path": path, "state": "resolved" }),
-        )
-        .await
-        .unwrap();
-    let done = client
-        .wait_for_notification("run/state", WAIT, |p| p["status"] == json!(200))
-        .await
-        .unwrap();
+    let done = accept_and_finish(&mut client, &path).await;
     assert_eq!(done["summary"], json!("upgraded"));
     assert_eq!(
         std::fs::read_to_string(project.path().join("app.txt")).unwrap(),
@@ -131,19 +160,15 @@ async fn routed_loop_keeps_its_model_after_a_crash() {
         ("RUMMY_ROUTE_CODE", "deep"),
     ];
 
-    let (mut first, port) = spawn_with(home.path(), &provider, &routing);
-    let mut client = connect(port, project.path()).await;
-    client
-        .call("set", json!({ "path": "run://crash", "body": "Fix the bug in this traceback", "attributes": { "model": "fast", "mode": "act", "route": true } }))
-        .await
-        .unwrap();
-    let proposed = client
-        .next_notification("run/proposal", WAIT)
-        .await
-        .unwrap();
-    let path = proposed["proposed"][0]["path"].as_str().unwrap().to_owned();
-    first.kill().unwrap();
-    first.wait().unwrap();
+    let path = crash_at_proposal(
+        home.path(),
+        project.path(),
+        &provider,
+        &routing,
+        "Fix the bug in this traceback",
+        json!({ "model": "fast", "mode": "act", "route": true }),
+    )
+    .await;
 
     // Restarted without the route map (`deep` stays in the database): the loop's choice was made once, when it was claimed.
     let (mut second, port) = spawn(home.path(), &provider);
@@ -156,17 +181,7 @@ async fn routed_loop_keeps_its_model_after_a_crash() {
         (&run["status"], &run["route"]),
         (&json!(202), &json!({ "class": "code", "model": "deep" }))
     );
-    client
-        .call(
-            "set",
-            json!({ "run": "crash", "path": path, "state": "resolved" }),
-        )
-        .await
-        .unwrap();
-    let done = client
-        .wait_for_notification("run/state", WAIT, |p| p["status"] == json!(200))
-        .await
-        .unwrap();
+    let done = accept_and_finish(&mut client, &path).await;
     assert_eq!(done["summary"], json!("fixed"));
     let models: Vec<_> = provider
         .chat_requests()

@@ -221,47 +221,6 @@ async fn prose_reply_is_the_answer() {
     server.stop().await;
 }
 
-/// search without a configured SearXNG is refused with a visible 501 entry; the model reads it next turn.
-#[actix_rt::test]
-async fn unconfigured_search_is_refused_visibly() {
-    let server = TestServer::start().await;
-    server.provider.push(Reply::content(
-        "<search>rust actix</search><update status=\"102\">searching</update>",
-    ));
-    server
-        .provider
-        .push(Reply::content("<update status=\"200\">done</update>"));
-    let mut client = server.project_client("demo").await;
-    let alias = start_run(&mut client, "run://tools", "Look it up").await;
-    wait_status(&mut client, &alias, 200).await;
-    let searches = client
-        .call(
-            "getEntries",
-            json!({ "run": alias, "scheme": "search", "withBody": true }),
-        )
-        .await
-        .unwrap();
-    assert_eq!(searches.as_array().unwrap().len(), 1, "{searches}");
-    assert_eq!(searches[0]["status"], json!(501));
-    assert_eq!(
-        searches[0]["body"],
-        json!("search is not configured on this server (set RUMMY_SEARXNG_URL)")
-    );
-    let first = &server.provider.chat_requests()[0];
-    let system = first.body["messages"][0]["content"].as_str().unwrap();
-    assert!(
-        !system.contains("## <search"),
-        "search is not taught: {system}"
-    );
-    let second = &server.provider.chat_requests()[1];
-    let user = second.body["messages"][1]["content"].as_str().unwrap();
-    assert!(
-        user.contains("<search path=\"rust actix\" turn=\"1\" status=\"501\" state=\"failed\""),
-        "{user}"
-    );
-    server.stop().await;
-}
-
 /// A provider error fails the loop (500) with an error entry, and the run accepts the next prompt.
 #[actix_rt::test]
 async fn provider_failure_fails_the_loop_not_the_run() {

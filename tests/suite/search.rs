@@ -3,7 +3,7 @@
 //! The fake provider also plays SearXNG (`GET /search`), so `RUMMY_SEARXNG_URL`
 //! points at the same loopback server as the model.
 
-use crate::support::{start_run, wait_status, TestServer};
+use crate::support::{scheme_entries, start_run, wait_status, TestServer};
 use pretty_assertions::assert_eq;
 use rummy::config::Config;
 use rummy_testkit::{Reply, RpcClient};
@@ -28,13 +28,7 @@ async fn search_run(server: &TestServer) -> (RpcClient, String, Value) {
     let mut client = server.project_client("demo").await;
     let alias = start_run(&mut client, "run://web", "Look it up").await;
     wait_status(&mut client, &alias, 200).await;
-    let searches = client
-        .call(
-            "getEntries",
-            json!({ "run": alias, "scheme": "search", "withBody": true }),
-        )
-        .await
-        .unwrap();
+    let searches = Value::from(scheme_entries(&mut client, &alias, "search").await);
     (client, alias, searches)
 }
 
@@ -188,6 +182,32 @@ async fn slow_searxng_times_out_the_search_not_the_run() {
     assert_eq!(
         (&searches[0]["status"], &searches[0]["body"]),
         (&json!(502), &json!(message))
+    );
+    server.stop().await;
+}
+
+/// search without a configured SearXNG is not taught, and is refused with a visible 501 entry the model reads next turn.
+#[actix_rt::test]
+async fn unconfigured_search_is_refused_visibly() {
+    let server = TestServer::start().await;
+    let (_client, _alias, searches) = search_run(&server).await;
+
+    assert_eq!(searches.as_array().unwrap().len(), 1, "{searches}");
+    assert_eq!(searches[0]["status"], json!(501));
+    assert_eq!(
+        searches[0]["body"],
+        json!("search is not configured on this server (set RUMMY_SEARXNG_URL)")
+    );
+    let first = &server.provider.chat_requests()[0];
+    let system = first.body["messages"][0]["content"].as_str().unwrap();
+    assert!(
+        !system.contains("## <search"),
+        "search is not taught: {system}"
+    );
+    let user = user_message(&server, 1);
+    assert!(
+        user.contains("<search path=\"rust actix\" turn=\"1\" status=\"501\" state=\"failed\""),
+        "{user}"
     );
     server.stop().await;
 }

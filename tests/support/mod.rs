@@ -118,6 +118,27 @@ pub async fn start_run(client: &mut RpcClient, path: &str, prompt: &str) -> Stri
     result["alias"].as_str().expect("alias").to_owned()
 }
 
+/// The run's entries of `scheme` (`file` for bare paths), with bodies, as `getEntries` lists them.
+pub async fn scheme_entries(client: &mut RpcClient, run: &str, scheme: &str) -> Vec<Value> {
+    let list = client
+        .call(
+            "getEntries",
+            json!({ "run": run, "scheme": scheme, "withBody": true }),
+        )
+        .await
+        .unwrap();
+    list.as_array().expect("a list").clone()
+}
+
+/// One entry of the run by exact path, with its body.
+pub async fn entry(client: &mut RpcClient, run: &str, path: &str) -> Option<Value> {
+    let scheme = path.split_once("://").map_or("file", |(scheme, _)| scheme);
+    scheme_entries(client, run, scheme)
+        .await
+        .into_iter()
+        .find(|e| e["path"] == json!(path))
+}
+
 /// Waits for the `run/state` of `run` with the given status.
 pub async fn wait_status(client: &mut RpcClient, run: &str, status: i64) -> Value {
     let run = run.to_owned();

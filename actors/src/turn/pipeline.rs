@@ -146,20 +146,7 @@ async fn fresh(svc: Services, job: TurnJob) -> Result<TurnEnd, TurnFailure> {
         }
         if over > 0 {
             let message = format!("Context full: {over} tokens over the budget ceiling of {} before the model could be called.", b.ceiling);
-            let text = message.clone();
-            store
-                .write(move |c| {
-                    budget::record_overflow(c, t, over, &b, (0, 0), divisor, now())?;
-                    record::warning(c, t, &text, divisor, now())?;
-                    turns::finish(c, turn_id, 413, now())
-                })
-                .await
-                .map_err(failure)?;
-            return Ok(TurnEnd {
-                turn: t.turn,
-                decision: Decision::Overflow(message),
-                healer: job.healer,
-            });
+            return overflowed(&svc, job, t, turn_id, message, Some((over, b))).await;
         }
     }
     let context_tokens = messages.tokens;
@@ -178,19 +165,7 @@ async fn fresh(svc: Services, job: TurnJob) -> Result<TurnEnd, TurnFailure> {
         Ok(completion) => completion,
         Err(ProviderError::ContextLength { .. }) => {
             let message = "Context full: the provider refused the prompt as too long.".to_owned();
-            let text = message.clone();
-            store
-                .write(move |c| {
-                    record::warning(c, t, &text, divisor, now())?;
-                    turns::finish(c, turn_id, 413, now())
-                })
-                .await
-                .map_err(failure)?;
-            return Ok(TurnEnd {
-                turn: t.turn,
-                decision: Decision::Overflow(message),
-                healer: job.healer,
-            });
+            return overflowed(&svc, job, t, turn_id, message, None).await;
         }
         Err(e) => return Err(failure(e)),
     };
@@ -222,6 +197,35 @@ async fn fresh(svc: Services, job: TurnJob) -> Result<TurnEnd, TurnFailure> {
         Some(recorded),
     )
     .await
+}
+
+/// Ends the turn 413 without dispatching anything: `message` is the warning the model reads,
+/// after the budget figures when the budget's ceiling (`over` tokens past it) was the cause.
+async fn overflowed(
+    svc: &Services,
+    job: TurnJob,
+    t: TurnRef,
+    turn_id: i32,
+    message: String,
+    ceiling: Option<(i32, Budget)>,
+) -> Result<TurnEnd, TurnFailure> {
+    let divisor = svc.config.limits.token_divisor;
+    let text = message.clone();
+    svc.store
+        .write(move |c| {
+            if let Some((over, b)) = ceiling {
+                budget::record_overflow(c, t, over, &b, (0, 0), divisor, now())?;
+            }
+            record::warning(c, t, &text, divisor, now())?;
+            turns::finish(c, turn_id, 413, now())
+        })
+        .await
+        .map_err(failure)?;
+    Ok(TurnEnd {
+        turn: t.turn,
+        decision: Decision::Overflow(message),
+        healer: job.healer,
+    })
 }
 
 /// What the context cost when this turn's prompt was assembled, and from which view revision

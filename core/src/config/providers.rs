@@ -223,17 +223,11 @@ fn routing(vars: &BTreeMap<String, String>) -> Result<RoutingConfig, ConfigError
 
 #[cfg(test)]
 mod tests {
+    use super::super::tests::vars;
     use super::super::Config;
     use super::*;
     use pretty_assertions::assert_eq;
     use std::path::PathBuf;
-
-    fn vars(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
-        pairs
-            .iter()
-            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
-            .collect()
-    }
 
     /// Rate limits, retries and routing are read per provider and per class; unset means the defaults.
     #[test]

@@ -30,6 +30,7 @@ use crate::run::Mode;
 use crate::store::StoreError;
 use crate::turn::dispatch::LoopFlags;
 use handler::{Handler, Outcome};
+use std::sync::LazyLock;
 
 /// Every tool name the parser recognises, in the order tools are advertised (gather → reason → act → communicate).
 pub const TOOL_ORDER: &[&str] = &[
@@ -122,6 +123,18 @@ pub fn strip_rationale(text: &str) -> String {
     out.join("\n").trim().to_owned()
 }
 
+/// Every tool's doc in advertised order with its rationale stripped, stripped once: the
+/// instructions are built for every turn.
+static STRIPPED_DOCS: LazyLock<Vec<(&'static str, String)>> = LazyLock::new(|| {
+    TOOL_ORDER
+        .iter()
+        .filter_map(|tool| doc(tool).map(|d| (*tool, strip_rationale(d))))
+        .collect()
+});
+
+/// The preamble with its rationale stripped.
+static STRIPPED_PREAMBLE: LazyLock<String> = LazyLock::new(|| strip_rationale(PREAMBLE));
+
 /// The instructions that open the system message: preamble, tool list and the docs of the active tools in advertised order.
 pub fn instructions(tools: &[&str], max_commands: usize, persona: Option<&str>) -> String {
     let ordered: Vec<&str> = TOOL_ORDER
@@ -129,12 +142,12 @@ pub fn instructions(tools: &[&str], max_commands: usize, persona: Option<&str>) 
         .copied()
         .filter(|t| tools.contains(t))
         .collect();
-    let docs: Vec<String> = ordered
+    let docs: Vec<&str> = STRIPPED_DOCS
         .iter()
-        .filter_map(|t| doc(t))
-        .map(strip_rationale)
+        .filter(|(tool, _)| ordered.contains(tool))
+        .map(|(_, doc)| doc.as_str())
         .collect();
-    let mut text = strip_rationale(PREAMBLE)
+    let mut text = STRIPPED_PREAMBLE
         .replace("[%MAX%]", &max_commands.to_string())
         .replace("[%TOOLS%]", &ordered.join(", "))
         .replace("[%TOOLDOCS%]", &docs.join("\n\n"));

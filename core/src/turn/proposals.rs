@@ -8,7 +8,7 @@
 //! (stderr). A reject or error aborts the rest of the turn's actions.
 
 use super::TurnRef;
-use crate::entry::{State, Visibility, Writer};
+use crate::entry::{strings_attr, text_attr, State, Visibility, Writer};
 use crate::files::sync::ensure_view;
 use crate::hedberg;
 use crate::path::normalize;
@@ -190,11 +190,7 @@ impl From<StoreError> for Refusal {
 }
 
 fn str_attr(attrs: &Value, key: &str) -> String {
-    attrs
-        .get(key)
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-        .to_owned()
+    text_attr(attrs, key).to_owned()
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -251,20 +247,11 @@ fn apply(
             Ok(json!({}))
         }
         "rm" => {
-            let paths: Vec<String> = attrs
-                .get("paths")
-                .and_then(Value::as_array)
-                .map(|a| {
-                    a.iter()
-                        .filter_map(Value::as_str)
-                        .map(str::to_owned)
-                        .collect()
-                })
-                .unwrap_or_default();
+            let paths = strings_attr(attrs, "paths");
             for path in &paths {
                 readonly(conn, path)?;
             }
-            for path in &paths {
+            for path in paths {
                 remove_file(conn, run, root, path)?;
             }
             Ok(json!({}))

@@ -1,6 +1,6 @@
 //! Streaming channels of accepted `sh`/`env` proposals: chunks appended by `stream`, settled by `stream/completed`, `stream/aborted` or `stream/cancel`.
 
-use crate::entry::{State, Visibility, Writer};
+use crate::entry::{strings_attr, text_attr, State, Visibility, Writer};
 use crate::store::entries::{self, EntryWrite, RunRef, ViewRow};
 use crate::store::StoreError;
 use crate::time::Millis;
@@ -107,21 +107,11 @@ pub fn settle(
 ) -> Result<Vec<String>, StoreError> {
     let log = channel_row(conn, at.run.run_id, path)?;
     let attrs = log.attributes();
-    let command = attrs
-        .get("command")
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-        .to_owned();
-    let channel_paths: Vec<String> = attrs
-        .get("channels")
-        .and_then(Value::as_array)
-        .map(|a| {
-            a.iter()
-                .filter_map(Value::as_str)
-                .map(str::to_owned)
-                .collect()
-        })
-        .unwrap_or_default();
+    let command = text_attr(&attrs, "command").to_owned();
+    let channel_paths: Vec<String> = strings_attr(&attrs, "channels")
+        .into_iter()
+        .map(str::to_owned)
+        .collect();
     if channel_paths.is_empty() {
         return Err(StoreError::Conflict(format!(
             "{path} has no stream channels (was it accepted?)"

@@ -4,7 +4,7 @@
 //! options while unanswered); summarized `Q → A` (or just `Q`).
 
 use super::handler::{attr, body, Handler, Outcome};
-use crate::entry::State;
+use crate::entry::{strings_attr, text_attr, State};
 use crate::parse::ToolCall;
 use crate::store::entries::ViewRow;
 use crate::store::StoreError;
@@ -40,16 +40,9 @@ pub fn run(_h: &mut Handler<'_>, call: &ToolCall) -> Result<Outcome, StoreError>
     Ok(Outcome::proposed(question, "", "ask_user").with("options", options))
 }
 
-fn text<'a>(attributes: &'a Value, key: &str) -> &'a str {
-    attributes
-        .get(key)
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-}
-
 /// The answer: the `answer` attribute, or the body once resolved.
 fn answer(row: &ViewRow, attributes: &Value) -> Option<String> {
-    Some(text(attributes, "answer").to_owned())
+    Some(text_attr(attributes, "answer").to_owned())
         .filter(|a| !a.is_empty())
         .or_else(|| {
             (row.state() == State::Resolved && !row.body.is_empty()).then(|| row.body.clone())
@@ -59,17 +52,11 @@ fn answer(row: &ViewRow, attributes: &Value) -> Option<String> {
 /// The visible view.
 pub fn visible(row: &ViewRow) -> String {
     let a = row.attributes();
-    let mut out = format!("# ask_user\n# Question: {}", text(&a, "question"));
+    let mut out = format!("# ask_user\n# Question: {}", text_attr(&a, "question"));
     match answer(row, &a) {
         Some(answer) => out.push_str(&format!("\n# Answer: {answer}")),
         None => {
-            let options: Vec<&str> = a
-                .get("options")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-                .filter_map(Value::as_str)
-                .collect();
+            let options = strings_attr(&a, "options");
             if !options.is_empty() {
                 out.push_str(&format!("\n# Options: {}", options.join("; ")));
             }
@@ -81,7 +68,7 @@ pub fn visible(row: &ViewRow) -> String {
 /// The summarized view.
 pub fn summarized(row: &ViewRow) -> String {
     let a = row.attributes();
-    let question = text(&a, "question");
+    let question = text_attr(&a, "question");
     match answer(row, &a) {
         Some(answer) => format!("{question} → {answer}"),
         None => question.to_owned(),

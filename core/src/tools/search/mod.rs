@@ -17,10 +17,10 @@ use super::messages::listing;
 use crate::entry::{State, Visibility, Writer};
 use crate::parse::ToolCall;
 use crate::path::{normalize, scheme_of};
-use crate::store::entries::{self, EntryWrite, ViewRow};
+use crate::store::entries::{self, ViewRow};
 use crate::store::StoreError;
 use crate::time::Millis;
-use crate::turn::TurnRef;
+use crate::turn::{record, TurnRef};
 use diesel::SqliteConnection;
 use serde_json::{json, Value};
 
@@ -123,13 +123,11 @@ pub fn record_results(
                 "summary": title.chars().take(SUMMARY_CHARS).collect::<String>(),
             });
             let body = format!("# {title}\n\n{}", hit.snippet.trim());
-            let write = entry(t, &url, &body, &page, State::Resolved, None);
-            entries::write(
+            plugin_write(
                 conn,
-                &EntryWrite {
-                    visibility: Visibility::Summarized,
-                    ..write
-                },
+                t,
+                (&url, &body, &page),
+                (State::Resolved, None, Visibility::Summarized),
                 divisor,
                 now,
             )?;
@@ -137,8 +135,14 @@ pub fn record_results(
         urls.push(url);
     }
     let body = results_body(&query, &urls);
-    let write = entry(t, path, &body, &attributes, State::Resolved, None);
-    entries::write(conn, &write, divisor, now).map(|_| ())
+    plugin_write(
+        conn,
+        t,
+        (path, &body, &attributes),
+        (State::Resolved, None, Visibility::Visible),
+        divisor,
+        now,
+    )
 }
 
 /// Records that a search failed (the backend was unreachable or answered an error); outcome `502`.
@@ -153,31 +157,38 @@ pub fn record_failure(
     let result = entries::by_path(conn, t.run.run_id, path)?
         .ok_or_else(|| StoreError::NotFound(format!("{path} not found in this run")))?;
     let attributes = result.attributes();
-    let write = entry(t, path, reason, &attributes, State::Failed, Some("502"));
-    entries::write(conn, &write, divisor, now).map(|_| ())
+    plugin_write(
+        conn,
+        t,
+        (path, reason, &attributes),
+        (State::Failed, Some("502"), Visibility::Visible),
+        divisor,
+        now,
+    )
 }
 
-/// A plugin write of this turn, visible.
-fn entry<'a>(
+/// A plugin write of this turn: (path, body, attributes) with (state, outcome, visibility).
+fn plugin_write(
+    conn: &mut SqliteConnection,
     t: TurnRef,
-    path: &'a str,
-    body: &'a str,
-    attributes: &'a Value,
-    state: State,
-    outcome: Option<&'a str>,
-) -> EntryWrite<'a> {
-    EntryWrite {
-        run: t.run,
+    (path, body, attributes): (&str, &str, &Value),
+    (state, outcome, visibility): (State, Option<&str>, Visibility),
+    divisor: u32,
+    now: Millis,
+) -> Result<(), StoreError> {
+    record::write(
+        conn,
+        t,
         path,
         body,
         attributes,
         state,
         outcome,
-        visibility: Visibility::Visible,
-        loop_id: Some(t.loop_id),
-        turn: t.turn,
-        writer: Writer::Plugin,
-    }
+        visibility,
+        Writer::Plugin,
+        divisor,
+        now,
+    )
 }
 
 /// The summarized view of a page: its snippet (the title is already its summary).

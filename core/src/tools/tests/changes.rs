@@ -1,6 +1,6 @@
 //! `set` beyond one entry: the size gate on every known:// write path, body-less visibility and summary changes, and pattern edits.
 
-use super::{fixture, seen, Seen};
+use super::{fixture, seen, Fixture, Seen};
 use crate::entry::State::{Failed, Resolved};
 use crate::entry::{Visibility, Writer};
 use crate::hedberg::unified_diff;
@@ -13,35 +13,6 @@ const PORT: &str = "The server listens on 3000.";
 #[test]
 fn size_gate_on_every_known_write() {
     let big = "x".repeat(101);
-    let mut f = fixture();
-    f.put(
-        "big.txt",
-        &big,
-        Writer::System,
-        Visibility::Summarized,
-        json!({}),
-    );
-    f.put(
-        "unknown://big",
-        &big,
-        Writer::Model,
-        Visibility::Visible,
-        json!({}),
-    );
-    f.put(
-        "known://note1",
-        "x",
-        Writer::Model,
-        Visibility::Visible,
-        json!({}),
-    );
-    f.put(
-        "known://note2",
-        "x",
-        Writer::Model,
-        Visibility::Visible,
-        json!({}),
-    );
     let message = |path: &str| {
         format!("{path} too large (51 tokens, max 50). Split it into several known:// entries, one topic each, linked by path.")
     };
@@ -104,45 +75,51 @@ fn size_gate_on_every_known_write() {
     let mut got = Vec::new();
     let mut want = Vec::new();
     for (reply, expected) in cases {
-        let mut f = fixture();
-        f.put(
-            "big.txt",
-            &big,
-            Writer::System,
-            Visibility::Summarized,
-            json!({}),
-        );
-        f.put(
-            "unknown://big",
-            &big,
-            Writer::Model,
-            Visibility::Visible,
-            json!({}),
-        );
-        f.put(
-            "known://note1",
-            "x",
-            Writer::Model,
-            Visibility::Visible,
-            json!({}),
-        );
-        f.put(
-            "known://note2",
-            "x",
-            Writer::Model,
-            Visibility::Visible,
-            json!({}),
-        );
+        let mut f = gate_fixture(&big);
         got.push((
             reply.clone(),
             f.one(&reply),
             f.entry("known://big").is_some(),
             f.body("known://port"),
+            f.body("unknown://big"),
         ));
-        want.push((reply, expected, false, PORT.to_owned()));
+        want.push((reply, expected, false, PORT.to_owned(), big.clone()));
     }
     assert_eq!(got, want);
-    assert_eq!(f.body("unknown://big"), big);
+}
+
+/// Entries for the size gate: a big file and a big unknown to copy or move, two small notes.
+fn gate_fixture(big: &str) -> Fixture {
+    let mut f = fixture();
+    f.put(
+        "big.txt",
+        big,
+        Writer::System,
+        Visibility::Summarized,
+        json!({}),
+    );
+    f.put(
+        "unknown://big",
+        big,
+        Writer::Model,
+        Visibility::Visible,
+        json!({}),
+    );
+    f.put(
+        "known://note1",
+        "x",
+        Writer::Model,
+        Visibility::Visible,
+        json!({}),
+    );
+    f.put(
+        "known://note2",
+        "x",
+        Writer::Model,
+        Visibility::Visible,
+        json!({}),
+    );
+    f
 }
 
 /// A reply, what it records, and the visibility of entries afterwards.
