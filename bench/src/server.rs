@@ -152,6 +152,35 @@ pub fn own_cpu() -> Duration {
     )
 }
 
+/// CPU time the calling thread has used (`CLOCK_THREAD_CPUTIME_ID`).
+pub fn thread_cpu() -> Duration {
+    let now = rustix::time::clock_gettime(rustix::time::ClockId::ThreadCPUTime);
+    Duration::new(
+        u64::try_from(now.tv_sec).unwrap_or(0),
+        u32::try_from(now.tv_nsec).unwrap_or(0),
+    )
+}
+
+/// Runs a bench's client on a thread of its own (with its own actix system), so it neither
+/// shares the server's arbiter thread nor counts as server CPU: `work` measures its thread
+/// with [`thread_cpu`] and subtracts it from [`own_cpu`]. Resolves when `work` is done.
+pub async fn on_client_thread<F, Fut, T>(work: F) -> Result<T, String>
+where
+    F: FnOnce() -> Fut + Send + 'static,
+    Fut: std::future::Future<Output = Result<T, String>> + 'static,
+    T: Send + 'static,
+{
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    std::thread::Builder::new()
+        .name("bench-client".into())
+        .spawn(move || {
+            let _ = tx.send(actix_rt::System::new().block_on(work()));
+        })
+        .map_err(|e| e.to_string())?;
+    rx.await
+        .map_err(|_| "the client thread panicked".to_owned())?
+}
+
 /// This process's peak resident set, in MB.
 pub fn peak_rss_mb() -> f64 {
     let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();

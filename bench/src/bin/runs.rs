@@ -3,14 +3,15 @@
 //! `cargo run --release -p rummy-bench --bin runs -- 20 200 1000` prints, per N:
 //! wall time, turns/s, run latency p50/p99, server CPU per turn, total CPU
 //! (server + provider process), peak RSS, and achieved ÷ latency-bound ratio.
-//! The server runs in this process (so its CPU and RSS are this process's,
-//! the bench's own client included); the fake provider runs in a child
+//! The server runs in this process (its CPU is this process's less the bench
+//! client's, which runs on a thread of its own; the RSS includes the client);
+//! the fake provider runs in a child
 //! process (`runs --fake-provider <ms>`). The context is 20 project files.
 
 use rummy_bench::quantile;
 use rummy_bench::server::{
-    config, hello, own_cpu, peak_rss_mb, serve_fake_provider_if_child, start_run, write_project,
-    ProviderChild,
+    config, hello, on_client_thread, own_cpu, peak_rss_mb, serve_fake_provider_if_child, start_run,
+    thread_cpu, write_project, ProviderChild,
 };
 use serde_json::{json, Value};
 use std::collections::HashMap;
@@ -54,41 +55,13 @@ fn bench(n: usize) -> Result<(), String> {
         let server = rummy::serve(config, std::future::pending())
             .await
             .map_err(|e| e.to_string())?;
-        let mut client =
-            hello(&server.ws_url(), project.path(), Duration::from_secs(600)).await?;
+        let url = server.ws_url();
+        let root = project.path().to_path_buf();
         let cpu_before = own_cpu();
         let provider_before = provider.cpu();
-        let started = Instant::now();
-        let mut starts = HashMap::new();
-        for i in 0..n {
-            let alias = format!("r{i}");
-            start_run(&mut client, &alias).await?;
-            starts.insert(alias, Instant::now());
-        }
-        let mut latencies = Vec::with_capacity(n);
-        let record = |state: &Value, starts: &mut HashMap<String, Instant>, latencies: &mut Vec<Duration>| {
-            if state["status"] == json!(200) {
-                if let Some(start) = state["run"].as_str().and_then(|r| starts.remove(r)) {
-                    latencies.push(start.elapsed());
-                }
-            }
-        };
-        while !starts.is_empty() {
-            // One run/state (waiting if need be), then everything else buffered, so the
-            // client's buffer of ui/render and run/progress never grows.
-            let state = client
-                .next_notification("run/state", Duration::from_secs(600))
-                .await
-                .map_err(|e| format!("{e:?}"))?;
-            record(&state, &mut starts, &mut latencies);
-            for message in client.drain_notifications() {
-                if message["method"] == json!("run/state") {
-                    record(&message["params"], &mut starts, &mut latencies);
-                }
-            }
-        }
-        let wall = started.elapsed();
-        let server_cpu = own_cpu() - cpu_before;
+        let (wall, mut latencies, client_cpu) =
+            on_client_thread(move || drive(url, root, n)).await?;
+        let server_cpu = (own_cpu() - cpu_before).saturating_sub(client_cpu);
         let provider_cpu = provider.cpu() - provider_before;
         latencies.sort_unstable();
         let turns = (n as f64) * f64::from(TURNS);
@@ -96,20 +69,65 @@ fn bench(n: usize) -> Result<(), String> {
         let bound = n as f64 / (LATENCY_MS as f64 / 1000.0);
         println!(
             "runs={n:<5} turns={turns:<6} wall={:>7.2}s turns/s={turns_per_s:>8.1} latency p50={:>7.0?} p99={:>7.0?} \
-             server_cpu/turn={:>6.2}ms total_cpu={:>6.2}s (server {:.2}s + provider {:.2}s) \
+             server_cpu/turn={:>6.2}ms total_cpu={:>6.2}s (server {:.2}s + client {:.2}s + provider {:.2}s) \
              peak_rss={:>6.1}MB achieved/bound={:.2}",
             wall.as_secs_f64(),
             quantile(&latencies, 0.5),
             quantile(&latencies, 0.99),
             server_cpu.as_secs_f64() * 1000.0 / turns,
-            (server_cpu + provider_cpu).as_secs_f64(),
+            (server_cpu + client_cpu + provider_cpu).as_secs_f64(),
             server_cpu.as_secs_f64(),
+            client_cpu.as_secs_f64(),
             provider_cpu.as_secs_f64(),
             peak_rss_mb(),
             turns_per_s / bound,
         );
-        client.close().await;
         server.stop().await;
         Ok::<(), String>(())
     })
+}
+
+/// The client's side: starts `n` runs at once and waits for each to end; returns the wall
+/// time, each run's latency, and this (client) thread's CPU.
+async fn drive(
+    url: String,
+    root: std::path::PathBuf,
+    n: usize,
+) -> Result<(Duration, Vec<Duration>, Duration), String> {
+    let mut client = hello(&url, &root, Duration::from_secs(600)).await?;
+    let client_before = thread_cpu();
+    let started = Instant::now();
+    let mut starts = HashMap::new();
+    for i in 0..n {
+        let alias = format!("r{i}");
+        start_run(&mut client, &alias).await?;
+        starts.insert(alias, Instant::now());
+    }
+    let mut latencies = Vec::with_capacity(n);
+    let record =
+        |state: &Value, starts: &mut HashMap<String, Instant>, latencies: &mut Vec<Duration>| {
+            if state["status"] == json!(200) {
+                if let Some(start) = state["run"].as_str().and_then(|r| starts.remove(r)) {
+                    latencies.push(start.elapsed());
+                }
+            }
+        };
+    while !starts.is_empty() {
+        // One run/state (waiting if need be), then everything else buffered, so the
+        // client's buffer of ui/render and run/progress never grows.
+        let state = client
+            .next_notification("run/state", Duration::from_secs(600))
+            .await
+            .map_err(|e| format!("{e:?}"))?;
+        record(&state, &mut starts, &mut latencies);
+        for message in client.drain_notifications() {
+            if message["method"] == json!("run/state") {
+                record(&message["params"], &mut starts, &mut latencies);
+            }
+        }
+    }
+    let wall = started.elapsed();
+    let client_cpu = thread_cpu() - client_before;
+    client.close().await;
+    Ok((wall, latencies, client_cpu))
 }
