@@ -3,6 +3,7 @@
 use super::Scan;
 use crate::entry::{Scope, Visibility};
 use crate::schema::{entries, run_views};
+use crate::store::cached::{cached, Bind, StaticSql};
 use crate::store::constraints::{Constraint, ConstraintKind};
 use crate::store::entries::RunRef;
 use crate::store::{runs, StoreError};
@@ -145,26 +146,26 @@ pub fn attach(
     }
     // One change, one revision: the views attached together are pushed together.
     let rev = runs::take_rev(conn, run.run_id)?;
-    let rows: Vec<_> = new_views
-        .iter()
-        .map(|(id, visibility)| {
-            (
-                run_views::run_id.eq(run.run_id),
-                run_views::entry_id.eq(*id),
-                run_views::visibility.eq(visibility.as_str()),
-                run_views::rev.eq(rev),
-                run_views::created_at.eq(now.0),
-                run_views::updated_at.eq(now.0),
-            )
-        })
-        .collect();
-    // SQLite caps the bound parameters of one statement; 6 per row keeps a chunk well under it.
-    for chunk in rows.chunks(500) {
-        diesel::insert_into(run_views::table)
-            .values(chunk)
-            .execute(conn)?;
+    for (id, visibility) in &new_views {
+        cached::<AttachView>(&[
+            Bind::Int(run.run_id),
+            Bind::Int(*id),
+            Bind::Text(visibility.as_str()),
+            Bind::Int(rev),
+            Bind::Big(now.0),
+            Bind::Big(now.0),
+        ])
+        .execute(conn)?;
     }
     Ok(new_views.len())
+}
+
+/// One attached view; prepared once per connection, where a multi-row insert is prepared anew
+/// for every count of rows.
+struct AttachView;
+impl StaticSql for AttachView {
+    const SQL: &'static str = "INSERT INTO run_views \
+        (run_id, entry_id, visibility, rev, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)";
 }
 
 /// Gives the run a view of one entry if it has none; an existing view is made `visibility`.

@@ -9,7 +9,7 @@
 //! The SQL is fixed text with one `?` per bind, in order; it must hold no other `?`.
 
 use diesel::query_builder::{AstPass, Query, QueryFragment, QueryId};
-use diesel::sql_types::{BigInt, Integer, Nullable, Text, Untyped};
+use diesel::sql_types::{BigInt, Double, Integer, Nullable, Text, Untyped};
 use diesel::sqlite::Sqlite;
 use diesel::{QueryResult, RunQueryDsl};
 use std::marker::PhantomData;
@@ -33,6 +33,8 @@ pub enum Bind<'a> {
     Text(&'a str),
     /// `TEXT` or `NULL`.
     OptText(Option<&'a str>),
+    /// A `DOUBLE`.
+    Double(f64),
 }
 
 /// A statement of fixed SQL `S` with its binds, run through diesel and cached by it.
@@ -72,6 +74,7 @@ impl<S: StaticSql> QueryFragment<Sqlite> for Cached<'_, S> {
                 Bind::Big(v) => out.push_bind_param::<BigInt, _>(v)?,
                 Bind::Text(v) => out.push_bind_param::<Text, _>(*v)?,
                 Bind::OptText(v) => out.push_bind_param::<Nullable<Text>, _>(v)?,
+                Bind::Double(v) => out.push_bind_param::<Double, _>(v)?,
             }
             out.push_sql(part);
         }

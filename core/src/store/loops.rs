@@ -1,9 +1,10 @@
 //! Loops: the durable FIFO of prompts of a run; at most one is active at a time (the database enforces it).
 
-use super::StoreError;
+use super::cached::{cached, Bind, StaticSql};
+use super::{runs, StoreError};
 use crate::provider::routing::{self, Routed, RoutingConfig};
 use crate::run::Mode;
-use crate::schema::{loops, runs};
+use crate::schema::loops;
 use crate::time::Millis;
 use diesel::prelude::*;
 use serde_json::{Map, Value};
@@ -72,11 +73,7 @@ pub fn enqueue(
     config: &Value,
     now: Millis,
 ) -> Result<Loop, StoreError> {
-    let sequence: i32 = diesel::update(runs::table.find(run_id))
-        .set(runs::next_loop.eq(runs::next_loop + 1))
-        .returning(runs::next_loop)
-        .get_result::<i32>(conn)?
-        - 1;
+    let sequence = runs::take_loop_number(conn, run_id)?;
     Ok(diesel::insert_into(loops::table)
         .values((
             loops::run_id.eq(run_id),
@@ -107,12 +104,24 @@ pub fn claim_next(
         .first(conn)
         .optional()?;
     let Some(next) = next else { return Ok(None) };
-    Ok(Some(
-        diesel::update(loops::table.find(next.id))
-            .set((loops::status.eq(ACTIVE), loops::updated_at.eq(now.0)))
-            .returning(Loop::as_returning())
-            .get_result(conn)?,
-    ))
+    cached::<Claim>(&[Bind::Int(ACTIVE), Bind::Big(now.0), Bind::Int(next.id)]).execute(conn)?;
+    Ok(Some(Loop {
+        status: ACTIVE,
+        updated_at: now.0,
+        ..next
+    }))
+}
+
+// Every loop runs these: kept prepared (see `cached`).
+struct Claim;
+impl StaticSql for Claim {
+    const SQL: &'static str = "UPDATE loops SET status = ?, updated_at = ? WHERE id = ?";
+}
+
+struct Finish;
+impl StaticSql for Finish {
+    const SQL: &'static str =
+        "UPDATE loops SET status = ?, result = ?, updated_at = ? WHERE id = ?";
 }
 
 /// Routes a just-claimed loop whose flags ask for it (`route: true`): classifies
@@ -188,12 +197,13 @@ pub fn finish(
     result: &Value,
     now: Millis,
 ) -> Result<(), StoreError> {
-    diesel::update(loops::table.find(loop_id))
-        .set((
-            loops::status.eq(status),
-            loops::result.eq(Some(result.to_string())),
-            loops::updated_at.eq(now.0),
-        ))
-        .execute(conn)?;
+    let result = result.to_string();
+    cached::<Finish>(&[
+        Bind::Int(status),
+        Bind::Text(&result),
+        Bind::Big(now.0),
+        Bind::Int(loop_id),
+    ])
+    .execute(conn)?;
     Ok(())
 }

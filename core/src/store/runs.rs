@@ -201,19 +201,27 @@ pub fn set_status(
     status: RunStatus,
     now: Millis,
 ) -> Result<(), StoreError> {
-    diesel::update(runs::table.find(run_id))
-        .set((runs::status.eq(status.code()), runs::updated_at.eq(now.0)))
-        .execute(conn)?;
+    cached::<SetStatus>(&[
+        Bind::Int(status.code()),
+        Bind::Big(now.0),
+        Bind::Int(run_id),
+    ])
+    .execute(conn)?;
     Ok(())
 }
 
 /// Takes the run's next turn number.
 pub fn take_turn_number(conn: &mut SqliteConnection, run_id: i32) -> Result<i32, StoreError> {
-    Ok(diesel::update(runs::table.find(run_id))
-        .set(runs::next_turn.eq(runs::next_turn + 1))
-        .returning(runs::next_turn)
-        .get_result::<i32>(conn)?
-        - 1)
+    Ok(cached::<TakeTurn>(&[Bind::Int(run_id)])
+        .get_result::<Rev>(conn)?
+        .rev)
+}
+
+/// Takes the run's next loop sequence number.
+pub fn take_loop_number(conn: &mut SqliteConnection, run_id: i32) -> Result<i32, StoreError> {
+    Ok(cached::<TakeLoop>(&[Bind::Int(run_id)])
+        .get_result::<Rev>(conn)?
+        .rev)
 }
 
 /// Takes the run's next view revision.
@@ -227,6 +235,23 @@ pub fn take_rev(conn: &mut SqliteConnection, run_id: i32) -> Result<i32, StoreEr
 pub fn mark_pushed(conn: &mut SqliteConnection, run_id: i32, rev: i32) -> Result<(), StoreError> {
     cached::<MarkPushed>(&[Bind::Int(rev), Bind::Int(run_id)]).execute(conn)?;
     Ok(())
+}
+
+struct SetStatus;
+impl StaticSql for SetStatus {
+    const SQL: &'static str = "UPDATE runs SET status = ?, updated_at = ? WHERE id = ?";
+}
+
+struct TakeTurn;
+impl StaticSql for TakeTurn {
+    const SQL: &'static str =
+        "UPDATE runs SET next_turn = next_turn + 1 WHERE id = ? RETURNING next_turn - 1 AS rev";
+}
+
+struct TakeLoop;
+impl StaticSql for TakeLoop {
+    const SQL: &'static str =
+        "UPDATE runs SET next_loop = next_loop + 1 WHERE id = ? RETURNING next_loop - 1 AS rev";
 }
 
 struct TakeRev;

@@ -1,5 +1,6 @@
 //! Turns: one model call each, numbered per run, with the provider's usage figures.
 
+use super::cached::{cached, Bind, StaticSql};
 use super::{runs, StoreError};
 use crate::schema::turns;
 use crate::time::Millis;
@@ -76,17 +77,59 @@ pub fn begin(
     now: Millis,
 ) -> Result<Turn, StoreError> {
     let sequence = runs::take_turn_number(conn, run_id)?;
-    Ok(diesel::insert_into(turns::table)
-        .values((
-            turns::run_id.eq(run_id),
-            turns::loop_id.eq(loop_id),
-            turns::sequence.eq(sequence),
-            turns::status.eq(RUNNING),
-            turns::created_at.eq(now.0),
-            turns::updated_at.eq(now.0),
-        ))
-        .returning(Turn::as_returning())
-        .get_result(conn)?)
+    let id = cached::<InsertTurn>(&[
+        Bind::Int(run_id),
+        Bind::Int(loop_id),
+        Bind::Int(sequence),
+        Bind::Int(RUNNING),
+        Bind::Big(now.0),
+        Bind::Big(now.0),
+    ])
+    .get_result::<Id>(conn)?
+    .id;
+    Ok(Turn {
+        id,
+        run_id,
+        loop_id,
+        sequence,
+        status: RUNNING,
+        context_tokens: 0,
+        prompt_tokens: 0,
+        cached_tokens: 0,
+        completion_tokens: 0,
+        reasoning_tokens: 0,
+        total_tokens: 0,
+        cost: 0.0,
+        reasoning_content: None,
+        created_at: now.0,
+        updated_at: now.0,
+    })
+}
+
+// Every turn runs these: kept prepared (see `cached`).
+struct InsertTurn;
+impl StaticSql for InsertTurn {
+    const SQL: &'static str = "INSERT INTO turns \
+        (run_id, loop_id, sequence, status, created_at, updated_at) \
+        VALUES (?, ?, ?, ?, ?, ?) RETURNING id";
+}
+
+struct RecordUsage;
+impl StaticSql for RecordUsage {
+    const SQL: &'static str = "UPDATE turns SET context_tokens = ?, prompt_tokens = ?, \
+        cached_tokens = ?, completion_tokens = ?, reasoning_tokens = ?, total_tokens = ?, \
+        cost = ?, reasoning_content = ?, updated_at = ? WHERE id = ?";
+}
+
+struct Finish;
+impl StaticSql for Finish {
+    const SQL: &'static str = "UPDATE turns SET status = ?, updated_at = ? WHERE id = ?";
+}
+
+#[derive(QueryableByName)]
+struct Id {
+    #[diesel(sql_type = diesel::sql_types::Integer)]
+    id: i32,
 }
 
 /// Stores the provider's usage and the reasoning text for a turn.
@@ -98,19 +141,19 @@ pub fn record_usage(
     reasoning: Option<&str>,
     now: Millis,
 ) -> Result<(), StoreError> {
-    diesel::update(turns::table.find(turn_id))
-        .set((
-            turns::context_tokens.eq(context_tokens.max(0)),
-            turns::prompt_tokens.eq(usage.prompt_tokens.max(0)),
-            turns::cached_tokens.eq(usage.cached_tokens.max(0)),
-            turns::completion_tokens.eq(usage.completion_tokens.max(0)),
-            turns::reasoning_tokens.eq(usage.reasoning_tokens.max(0)),
-            turns::total_tokens.eq(usage.total_tokens.max(0)),
-            turns::cost.eq(usage.cost.max(0.0)),
-            turns::reasoning_content.eq(reasoning),
-            turns::updated_at.eq(now.0),
-        ))
-        .execute(conn)?;
+    cached::<RecordUsage>(&[
+        Bind::Int(context_tokens.max(0)),
+        Bind::Int(usage.prompt_tokens.max(0)),
+        Bind::Int(usage.cached_tokens.max(0)),
+        Bind::Int(usage.completion_tokens.max(0)),
+        Bind::Int(usage.reasoning_tokens.max(0)),
+        Bind::Int(usage.total_tokens.max(0)),
+        Bind::Double(usage.cost.max(0.0)),
+        Bind::OptText(reasoning),
+        Bind::Big(now.0),
+        Bind::Int(turn_id),
+    ])
+    .execute(conn)?;
     Ok(())
 }
 
@@ -121,9 +164,7 @@ pub fn finish(
     status: i32,
     now: Millis,
 ) -> Result<(), StoreError> {
-    diesel::update(turns::table.find(turn_id))
-        .set((turns::status.eq(status), turns::updated_at.eq(now.0)))
-        .execute(conn)?;
+    cached::<Finish>(&[Bind::Int(status), Bind::Big(now.0), Bind::Int(turn_id)]).execute(conn)?;
     Ok(())
 }
 
