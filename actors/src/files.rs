@@ -8,7 +8,7 @@
 use crate::clock::now;
 use crate::services::Services;
 use rummy_core::files::sync::{sync_project, SyncReport};
-use rummy_core::files::{scan_since, ScanLimits, Stamps};
+use rummy_core::files::{scan_since, Scan, ScanLimits, Stamps};
 use rummy_core::store::StoreError;
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -42,48 +42,94 @@ pub async fn refresh(
     project_id: i32,
     root: &str,
 ) -> Result<SyncReport, StoreError> {
-    let key = (project_id, root.to_owned());
-    let mut report = scan_and_sync(svc, &key, svc.scan_stamps.get(&key)).await?;
-    if report.missing > 0 {
-        tracing::warn!(
-            project_id,
-            missing = report.missing,
-            "stamped files had no entry; scanning everything again"
-        );
-        svc.scan_stamps.put(key.clone(), None);
-        report = scan_and_sync(svc, &key, Arc::default()).await?;
-    }
-    if report.added + report.changed + report.removed > 0 {
-        tracing::info!(
-            project_id,
-            added = report.added,
-            changed = report.changed,
-            removed = report.removed,
-            "project files synced"
-        );
-    }
-    Ok(report)
+    let scan = ProjectScan::run(svc, project_id, root).await?;
+    let divisor = svc.config.limits.token_divisor;
+    let (report, scan) = svc
+        .store
+        .write(move |c| Ok((scan.sync(c, divisor)?, scan)))
+        .await?;
+    scan.settle(svc, report).await
 }
 
-async fn scan_and_sync(
-    svc: &Services,
-    key: &ProjectRoot,
-    known: Arc<Stamps>,
-) -> Result<SyncReport, StoreError> {
-    let root = PathBuf::from(&key.1);
-    let mut scanned =
-        actix_rt::task::spawn_blocking(move || scan_since(&root, ScanLimits::default(), &known))
-            .await
-            .map_err(|e| StoreError::Pool(format!("scan task failed: {e}")))?;
-    let stamps = std::mem::take(&mut scanned.stamps);
-    let divisor = svc.config.limits.token_divisor;
-    let project_id = key.0;
-    let report = svc
-        .store
-        .write(move |c| sync_project(c, project_id, &scanned, divisor, now()))
-        .await?;
-    if report.missing == 0 {
-        svc.scan_stamps.put(key.clone(), Some(stamps));
+/// One scan of a project root, to be synced inside a store write of the caller's choosing
+/// (a loop's first turn syncs it in the write that starts the turn) and then settled.
+#[derive(Debug)]
+pub struct ProjectScan {
+    key: ProjectRoot,
+    scanned: Scan,
+    stamps: Stamps,
+}
+
+impl ProjectScan {
+    /// Scans the root on the blocking pool, reading only files changed since the last
+    /// committed scan.
+    pub async fn run(svc: &Services, project_id: i32, root: &str) -> Result<Self, StoreError> {
+        let key = (project_id, root.to_owned());
+        Self::scan(key, svc.scan_stamps.get(&(project_id, root.to_owned()))).await
     }
-    Ok(report)
+
+    async fn scan(key: ProjectRoot, known: Arc<Stamps>) -> Result<Self, StoreError> {
+        let root = PathBuf::from(&key.1);
+        let mut scanned = actix_rt::task::spawn_blocking(move || {
+            scan_since(&root, ScanLimits::default(), &known)
+        })
+        .await
+        .map_err(|e| StoreError::Pool(format!("scan task failed: {e}")))?;
+        let stamps = std::mem::take(&mut scanned.stamps);
+        Ok(ProjectScan {
+            key,
+            scanned,
+            stamps,
+        })
+    }
+
+    /// Brings the project's file entries in line with the scan (on the writer).
+    pub fn sync(
+        &self,
+        conn: &mut diesel::SqliteConnection,
+        divisor: u32,
+    ) -> Result<SyncReport, StoreError> {
+        sync_project(conn, self.key.0, &self.scanned, divisor, now())
+    }
+
+    /// After the sync committed: keeps the stamps for the next scan, or — when stamped files
+    /// had no entry — drops them and scans and syncs everything again. The final report.
+    pub async fn settle(
+        self,
+        svc: &Services,
+        report: SyncReport,
+    ) -> Result<SyncReport, StoreError> {
+        let project_id = self.key.0;
+        let report = if report.missing == 0 {
+            svc.scan_stamps.put(self.key, Some(self.stamps));
+            report
+        } else {
+            tracing::warn!(
+                project_id,
+                missing = report.missing,
+                "stamped files had no entry; scanning everything again"
+            );
+            svc.scan_stamps.put(self.key.clone(), None);
+            let again = Self::scan(self.key, Arc::default()).await?;
+            let divisor = svc.config.limits.token_divisor;
+            let (report, again) = svc
+                .store
+                .write(move |c| Ok((again.sync(c, divisor)?, again)))
+                .await?;
+            if report.missing == 0 {
+                svc.scan_stamps.put(again.key, Some(again.stamps));
+            }
+            report
+        };
+        if report.added + report.changed + report.removed > 0 {
+            tracing::info!(
+                project_id,
+                added = report.added,
+                changed = report.changed,
+                removed = report.removed,
+                "project files synced"
+            );
+        }
+        Ok(report)
+    }
 }

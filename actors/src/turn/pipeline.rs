@@ -100,7 +100,8 @@ async fn fresh(svc: Services, job: TurnJob) -> Result<TurnEnd, TurnFailure> {
     let divisor = svc.config.limits.token_divisor;
     let store = &svc.store;
 
-    // 1. Allocate the turn; the loop's first turn records its prompt and refreshes the project's files.
+    // 1. Allocate the turn; the loop's first turn records its prompt, refreshes the project's
+    // files and gives the run views of new ones — all in one write after the scan.
     let (run, loop_id, first, prompt, mode) = (
         job.run,
         job.loop_id,
@@ -108,7 +109,13 @@ async fn fresh(svc: Services, job: TurnJob) -> Result<TurnEnd, TurnFailure> {
         job.prompt.clone(),
         job.mode,
     );
-    let (t, turn_id): (TurnRef, i32) = store
+    let attach = first && !job.no_repo;
+    let scan = if attach {
+        scan_project(&svc, run.project_id).await
+    } else {
+        None
+    };
+    let (t, turn_id, synced) = store
         .write(move |c| {
             let turn = turns::begin(c, run.run_id, loop_id, now())?;
             let t = TurnRef {
@@ -119,13 +126,31 @@ async fn fresh(svc: Services, job: TurnJob) -> Result<TurnEnd, TurnFailure> {
             if first {
                 record::prompt(c, t, &prompt, mode, divisor, now())?;
             }
-            Ok((t, turn.id))
+            let synced = match scan {
+                Some(scan) => Some((scan.sync(c, divisor)?, scan)),
+                None => None,
+            };
+            if attach {
+                attach_views(c, run)?;
+            }
+            Ok((t, turn.id, synced))
         })
         .await
         .map_err(failure)?;
     tracing::debug!(turn = t.turn, "turn started");
-    if first && !job.no_repo {
-        attach_files(&svc, run).await.map_err(failure)?;
+    if let Some((report, scan)) = synced {
+        let missing = report.missing > 0;
+        match scan.settle(&svc, report).await {
+            // Files the first sync missed were synced after the views were attached.
+            Ok(_) if missing => store
+                .write(move |c| attach_views(c, run))
+                .await
+                .map_err(failure)?,
+            Ok(_) => {}
+            Err(e) => {
+                tracing::warn!(error = %e, "project rescan failed; using the files already stored")
+            }
+        }
     }
 
     // 2–4. Materialise, assemble, and check the budget (Prompt Demotion on a loop's first turn).
@@ -150,30 +175,37 @@ async fn fresh(svc: Services, job: TurnJob) -> Result<TurnEnd, TurnFailure> {
         }
     }
     let context_tokens = messages.tokens;
-    let (system, user) = (messages.system.clone(), messages.user.clone());
-    store
-        .write(move |c| {
-            record::audit(c, t, "system", &system, &json!({}), divisor, now())?;
-            record::audit(c, t, "user", &user, &json!({}), divisor, now())
-        })
-        .await
-        .map_err(failure)?;
+    // The prompt's audit entries commit with the reply (one commit fewer per turn); when the
+    // call fails they are written on their own, so a failed turn still shows what was sent.
+    let prompt_audit = audit_prompt(t, &messages, divisor);
 
     // 5. Call the model; what the provider reports on the way goes to the run's clients.
     progress(&svc, &job, t.turn, "thinking");
     let completion = match call_model(&svc, &job, t.turn, messages).await {
         Ok(completion) => completion,
-        Err(ProviderError::ContextLength { .. }) => {
-            let message = "Context full: the provider refused the prompt as too long.".to_owned();
-            return overflowed(&svc, job, t, turn_id, message, None).await;
+        Err(e) => {
+            store.write(prompt_audit).await.map_err(failure)?;
+            if let ProviderError::ContextLength { .. } = e {
+                let message =
+                    "Context full: the provider refused the prompt as too long.".to_owned();
+                return overflowed(&svc, job, t, turn_id, message, None).await;
+            }
+            return Err(failure(e));
         }
-        Err(e) => return Err(failure(e)),
     };
     progress(&svc, &job, t.turn, "processing");
 
     // 6. Parse and record the reply and the audit trail.
     let parsed = parse_reply(&completion.content, svc.config.limits.max_commands);
-    let recorded = record_reply(&svc, t, turn_id, context_tokens, &completion, &parsed);
+    let recorded = record_reply(
+        &svc,
+        t,
+        turn_id,
+        context_tokens,
+        &completion,
+        &parsed,
+        prompt_audit,
+    );
     let telemetry = json!({
         "model": job.model_alias,
         "contextTokens": context_tokens,
@@ -277,9 +309,19 @@ async fn call_model(
 /// Store work that must commit with the first dispatched commands.
 type Prelude = Box<dyn FnOnce(&mut diesel::SqliteConnection) -> Result<(), StoreError> + Send>;
 
-/// The writes that record the reply and its audit trail, to be committed with the turn's first
-/// commands: one commit fewer per turn, and a crash leaves either both or neither (a turn whose
-/// reply was not recorded is marked failed on restart).
+/// The writes of the prompt's audit entries, `system://N` and `user://N`.
+fn audit_prompt(t: TurnRef, messages: &Messages, divisor: u32) -> Prelude {
+    let (system, user) = (messages.system.clone(), messages.user.clone());
+    Box::new(move |c| {
+        let now = now();
+        record::audit(c, t, "system", &system, &json!({}), divisor, now)?;
+        record::audit(c, t, "user", &user, &json!({}), divisor, now)
+    })
+}
+
+/// The writes that record the prompt's audit entries (`prompt_audit`), the reply and its audit
+/// trail, to be committed with the turn's first commands: fewer commits per turn, and a crash
+/// leaves either all or none (a turn whose reply was not recorded is marked failed on restart).
 fn record_reply(
     svc: &Services,
     t: TurnRef,
@@ -287,6 +329,7 @@ fn record_reply(
     context_tokens: i32,
     completion: &Completion,
     parsed: &ParsedReply,
+    prompt_audit: Prelude,
 ) -> Prelude {
     let divisor = svc.config.limits.token_divisor;
     let reasoning = merge_reasoning(completion, &parsed.commands);
@@ -298,6 +341,7 @@ fn record_reply(
         warnings.push(healer_warnings::UNREADABLE_COMMAND.to_owned());
     }
     Box::new(move |c| {
+        prompt_audit(c)?;
         let now = now();
         record::audit(c, t, "assistant", &reply.content, &json!({}), divisor, now)?;
         if let Some(r) = &reasoning {
@@ -642,24 +686,29 @@ async fn announce_proposal(
     Ok(())
 }
 
-/// Refreshes the project's files from disk and gives the run views of new ones (loop start, unless `noRepo`).
-async fn attach_files(
-    svc: &Services,
-    run: rummy_core::store::entries::RunRef,
-) -> Result<(), StoreError> {
+/// Scans the run's project, unless that fails: the run then works with the files already
+/// stored.
+async fn scan_project(svc: &Services, project_id: i32) -> Option<crate::files::ProjectScan> {
     let project = svc
         .store
-        .read(move |c| projects::by_id(c, run.project_id))
-        .await?;
-    if let Err(e) = crate::files::refresh(svc, project.id, &project.project_root).await {
-        tracing::warn!(project = %project.name, error = %e, "project scan failed; using the files already stored");
-    }
-    svc.store
-        .write(move |c| {
-            let constraints = constraints::list(c, run.project_id)?;
-            sync::attach(c, run, &constraints, hedberg::hedmatch, now())
-        })
-        .await?;
+        .read(move |c| projects::by_id(c, project_id))
+        .await;
+    let scanned = match project {
+        Ok(p) => crate::files::ProjectScan::run(svc, p.id, &p.project_root).await,
+        Err(e) => Err(e),
+    };
+    scanned
+        .inspect_err(|e| tracing::warn!(project_id, error = %e, "project scan failed; using the files already stored"))
+        .ok()
+}
+
+/// Gives the run views of the project's files it has none of yet (loop start, unless `noRepo`).
+fn attach_views(
+    c: &mut diesel::SqliteConnection,
+    run: rummy_core::store::entries::RunRef,
+) -> Result<(), StoreError> {
+    let constraints = constraints::list(c, run.project_id)?;
+    sync::attach(c, run, &constraints, hedberg::hedmatch, now())?;
     Ok(())
 }
 
