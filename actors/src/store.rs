@@ -1,37 +1,138 @@
-//! `StoreActor`: the only writer. It owns the one writing SQLite connection in a one-thread `SyncArbiter`; reads go to a read-only pool.
+//! `StoreActor`: the only writer. It owns the one writing SQLite connection on an arbiter thread
+//! of its own; reads go to a read-only pool.
+//!
+//! Writes commit in groups: every unit that queued while the previous group ran joins the next
+//! transaction, each unit in a savepoint of its own. A unit that fails rolls back alone; the
+//! others commit together, and each caller hears its unit's result only after that commit. Under
+//! load this spends one commit (and its WAL frames) on many units instead of one per unit.
 
 use actix::prelude::*;
-use diesel::SqliteConnection;
+use diesel::connection::{AnsiTransactionManager, TransactionManager};
+use diesel::{Connection, SqliteConnection};
 use rummy_core::db::{self, ReadPool};
 use rummy_core::store::StoreError;
+use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::Path;
-use std::sync::Mutex;
+use tokio::sync::oneshot;
 
 /// A unit of store work: a call into `rummy_core::store` over one connection.
 pub type Work<R> = Box<dyn FnOnce(&mut SqliteConnection) -> Result<R, StoreError> + Send>;
 
-/// A unit of writing work, run in one transaction.
+/// A unit of writing work: it commits whole or not at all.
 pub struct Write<R>(Work<R>);
 
 impl<R: Send + 'static> Message for Write<R> {
     type Result = Result<R, StoreError>;
 }
 
-/// Owns the writing connection; every write of the server passes through it, one at a time.
+/// The most units one transaction takes; later ones wait for the next group.
+const MAX_GROUP: usize = 64;
+
+/// A queued unit with its caller, its result type erased.
+trait Unit: Send {
+    /// Runs the unit in a savepoint, keeping its result; a failure rolls the savepoint back.
+    fn run(&mut self, conn: &mut SqliteConnection);
+    /// Answers the caller: the unit's result, or `failed` when the group did not commit.
+    fn settle(self: Box<Self>, failed: Option<&StoreError>);
+}
+
+struct Pending<R> {
+    work: Option<Work<R>>,
+    result: Option<Result<R, StoreError>>,
+    reply: oneshot::Sender<Result<R, StoreError>>,
+}
+
+impl<R: Send + 'static> Unit for Pending<R> {
+    fn run(&mut self, conn: &mut SqliteConnection) {
+        let Some(work) = self.work.take() else { return };
+        let result =
+            catch_unwind(AssertUnwindSafe(|| conn.transaction(work))).unwrap_or_else(|_| {
+                // The savepoint is still open: roll it back so the group goes on without it.
+                let _ = AnsiTransactionManager::rollback_transaction(conn);
+                Err(StoreError::Invalid(
+                    "a store write panicked; it was rolled back".into(),
+                ))
+            });
+        self.result = Some(result);
+    }
+
+    fn settle(self: Box<Self>, failed: Option<&StoreError>) {
+        let result = match (failed, self.result) {
+            (Some(e), _) => Err(StoreError::Pool(format!("the write did not commit: {e}"))),
+            (None, Some(result)) => result,
+            (None, None) => Err(StoreError::Pool("the write never ran".into())),
+        };
+        let _ = self.reply.send(result);
+    }
+}
+
+/// Tells the actor to commit what has queued.
+struct Flush;
+
+impl Message for Flush {
+    type Result = ();
+}
+
+/// Owns the writing connection; every write of the server passes through it, one group at a time.
 pub struct StoreActor {
     conn: SqliteConnection,
+    queued: Vec<Box<dyn Unit>>,
 }
 
 impl Actor for StoreActor {
-    type Context = SyncContext<Self>;
+    type Context = Context<Self>;
+
+    /// The arbiter thread exists for this actor alone; it ends with it.
+    fn stopped(&mut self, _: &mut Self::Context) {
+        Arbiter::current().stop();
+    }
 }
 
 impl<R: Send + 'static> Handler<Write<R>> for StoreActor {
-    type Result = Result<R, StoreError>;
+    type Result = ResponseFuture<Result<R, StoreError>>;
 
-    /// Runs the unit in an immediate transaction: it commits whole or not at all.
-    fn handle(&mut self, msg: Write<R>, _: &mut Self::Context) -> Self::Result {
-        self.conn.immediate_transaction(|conn| (msg.0)(conn))
+    /// Queues the unit; the group it joins commits once the mailbox is drained.
+    fn handle(&mut self, msg: Write<R>, ctx: &mut Self::Context) -> Self::Result {
+        let (reply, answer) = oneshot::channel();
+        if self.queued.is_empty() {
+            // Runs after every message already in the mailbox has been queued.
+            ctx.notify(Flush);
+        }
+        self.queued.push(Box::new(Pending {
+            work: Some(msg.0),
+            result: None,
+            reply,
+        }));
+        Box::pin(async move {
+            answer
+                .await
+                .map_err(|_| StoreError::Pool("store writer stopped".into()))?
+        })
+    }
+}
+
+impl Handler<Flush> for StoreActor {
+    type Result = ();
+
+    fn handle(&mut self, _: Flush, ctx: &mut Self::Context) {
+        let take = self.queued.len().min(MAX_GROUP);
+        let mut group: Vec<Box<dyn Unit>> = self.queued.drain(..take).collect();
+        if !self.queued.is_empty() {
+            ctx.notify(Flush);
+        }
+        let committed = self.conn.immediate_transaction(|conn| {
+            for unit in &mut group {
+                unit.run(conn);
+            }
+            Ok::<(), StoreError>(())
+        });
+        let failed = committed.err();
+        if let Some(e) = &failed {
+            tracing::error!(error = %e, units = group.len(), "a group of store writes failed to commit");
+        }
+        for unit in group {
+            unit.settle(failed.as_ref());
+        }
     }
 }
 
@@ -43,19 +144,16 @@ pub struct Store {
 }
 
 impl Store {
-    /// Opens the database (running migrations), seeds the scheme registry and starts the writer.
-    /// Must be called inside a running actix system.
+    /// Opens the database (running migrations), seeds the scheme registry and starts the writer
+    /// on an arbiter thread of its own. Must be called inside a running actix system.
     pub fn open(path: &Path, readers: u32) -> Result<Store, StoreError> {
         let mut conn = db::open_writer(path)?;
         rummy_core::store::schemes::seed(&mut conn)?;
         let pool = db::open_read_pool(path, readers)?;
-        // SyncArbiter wants a shareable factory; it calls it once per thread, and there is one thread.
-        let slot = Mutex::new(Some(conn));
-        let writer = SyncArbiter::start(1, move || StoreActor {
-            conn: match slot.lock().ok().and_then(|mut s| s.take()) {
-                Some(conn) => conn,
-                None => unreachable_connection(),
-            },
+        let arbiter = Arbiter::new();
+        let writer = StoreActor::start_in_arbiter(&arbiter.handle(), move |_| StoreActor {
+            conn,
+            queued: Vec::new(),
         });
         Ok(Store {
             writer,
@@ -63,7 +161,8 @@ impl Store {
         })
     }
 
-    /// Runs `f` on the writing connection in one transaction.
+    /// Runs `f` on the writing connection; it commits whole or not at all, and this resolves
+    /// after the commit.
     pub async fn write<R, F>(&self, f: F) -> Result<R, StoreError>
     where
         R: Send + 'static,
@@ -89,10 +188,4 @@ impl Store {
         .await
         .map_err(|e| StoreError::Pool(format!("read task failed: {e}")))?
     }
-}
-
-/// A second writer would break the single-writer invariant; the arbiter has one thread, so this never runs.
-fn unreachable_connection() -> SqliteConnection {
-    tracing::error!("StoreActor factory called twice; refusing to open a second writer");
-    std::process::abort()
 }

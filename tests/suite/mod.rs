@@ -12,3 +12,4 @@ mod providers;
 mod restart;
 mod runs;
 mod search;
+mod store;
