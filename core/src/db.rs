@@ -16,7 +16,8 @@ pub type ReadPool = Pool<ConnectionManager<SqliteConnection>>;
 
 /// Settings every connection gets: foreign keys on, and a busy timeout so a
 /// reader never fails while the writer checkpoints.
-const COMMON_PRAGMAS: &str = "PRAGMA foreign_keys = ON; PRAGMA busy_timeout = 5000;";
+const COMMON_PRAGMAS: &str =
+    "PRAGMA foreign_keys = ON; PRAGMA busy_timeout = 5000; PRAGMA temp_store = MEMORY;";
 
 fn path_str(path: &Path) -> Result<&str, StoreError> {
     path.to_str()
