@@ -47,36 +47,34 @@ pub fn assemble(input: AssemblyInput<'_>) -> Messages {
     let loop_start = prompt.map_or(0, |p| p.turn);
     let category = |r: &ViewRow| r.category();
 
-    let knowns: Vec<String> = rows
-        .iter()
-        .filter(|r| category(r) == Some(Category::Data))
-        .map(render_known)
-        .collect();
     let mut earlier: Vec<&ViewRow> = rows
         .iter()
         .filter(|r| r.turn < loop_start)
         .filter(|r| matches!(category(r), Some(Category::Logging | Category::Prompt)))
         .collect();
     earlier.sort_by_key(|r| (r.turn, category(r) != Some(Category::Prompt)));
-    let previous: Vec<String> = earlier.into_iter().map(|r| render_log(r, true)).collect();
-    let unknowns: Vec<String> = rows
-        .iter()
-        .filter(|r| category(r) == Some(Category::Unknown))
-        .map(render_unknown)
-        .collect();
-    let performed: Vec<String> = rows
-        .iter()
-        .filter(|r| r.turn >= loop_start && category(r) == Some(Category::Logging))
-        .map(|r| render_log(r, false))
-        .collect();
 
-    let mut system = input.instructions.to_owned();
-    push_section(&mut system, "knowns", &knowns, "\n\n");
-    push_section(&mut system, "previous", &previous, "\n\n");
-    push_section(&mut system, "unknowns", &unknowns, "\n\n");
+    let mut system = String::with_capacity(input.instructions.len() + 128 * rows.len());
+    system.push_str(input.instructions);
+    let knowns = rows.iter().filter(|r| category(r) == Some(Category::Data));
+    push_section(&mut system, "knowns", "\n\n", knowns, render_known);
+    push_section(
+        &mut system,
+        "previous",
+        "\n\n",
+        earlier.into_iter(),
+        render_log,
+    );
+    let unknowns = rows
+        .iter()
+        .filter(|r| category(r) == Some(Category::Unknown));
+    push_section(&mut system, "unknowns", "\n\n", unknowns, render_unknown);
 
     let mut user = String::new();
-    push_section(&mut user, "performed", &performed, "");
+    let performed = rows
+        .iter()
+        .filter(|r| r.turn >= loop_start && category(r) == Some(Category::Logging));
+    push_section(&mut user, "performed", "", performed, render_log);
     if !user.is_empty() {
         user.push('\n');
     }
@@ -110,105 +108,167 @@ pub fn assemble(input: AssemblyInput<'_>) -> Messages {
     }
 }
 
-fn push_section(out: &mut String, name: &str, items: &[String], separator: &str) {
-    if items.is_empty() {
-        return;
+/// Appends `<name>` with one rendered row per line, after `separator`; nothing without rows.
+fn push_section<'r>(
+    out: &mut String,
+    name: &str,
+    separator: &str,
+    rows: impl Iterator<Item = &'r ViewRow>,
+    render: impl Fn(&mut String, &ViewRow),
+) {
+    let mut any = false;
+    for row in rows {
+        if any {
+            out.push('\n');
+        } else {
+            out.push_str(separator);
+            out.push('<');
+            out.push_str(name);
+            out.push_str(">\n");
+            any = true;
+        }
+        render(out, row);
     }
-    out.push_str(separator);
-    out.push_str(&format!("<{name}>\n{}\n</{name}>", items.join("\n")));
+    if any {
+        out.push_str("\n</");
+        out.push_str(name);
+        out.push('>');
+    }
 }
 
 /// Escapes text for a double-quoted attribute value.
 pub fn attr_escape(value: &str) -> String {
-    value
-        .replace('&', "&amp;")
-        .replace('"', "&quot;")
-        .replace('<', "&lt;")
+    let mut out = String::with_capacity(value.len());
+    escape_into(&mut out, value);
+    out
 }
 
-fn status_of(row: &ViewRow) -> i64 {
-    row.attributes()
+fn escape_into(out: &mut String, value: &str) {
+    let mut rest = value;
+    while let Some(at) = rest.find(['&', '"', '<']) {
+        out.push_str(&rest[..at]);
+        out.push_str(match rest.as_bytes()[at] {
+            b'&' => "&amp;",
+            b'"' => "&quot;",
+            _ => "&lt;",
+        });
+        rest = &rest[at + 1..];
+    }
+    out.push_str(rest);
+}
+
+/// A tag written straight into the message: attributes in order, then the body (self-closing
+/// when empty).
+struct Tag<'o> {
+    out: &'o mut String,
+}
+
+impl<'o> Tag<'o> {
+    fn open(out: &'o mut String, name: &str) -> Self {
+        out.push('<');
+        out.push_str(name);
+        Tag { out }
+    }
+
+    fn attr(&mut self, key: &str, value: &str) {
+        self.out.push(' ');
+        self.out.push_str(key);
+        self.out.push_str("=\"");
+        escape_into(self.out, value);
+        self.out.push('"');
+    }
+
+    fn number(&mut self, key: &str, value: i64) {
+        self.attr(key, &value.to_string());
+    }
+
+    fn close(self, name: &str, body: &str) {
+        if body.is_empty() {
+            self.out.push_str("/>");
+        } else {
+            self.out.push('>');
+            self.out.push_str(body);
+            self.out.push_str("</");
+            self.out.push_str(name);
+            self.out.push('>');
+        }
+    }
+}
+
+fn status_of(row: &ViewRow, attributes: &Value) -> i64 {
+    attributes
         .get("status")
         .and_then(Value::as_i64)
         .unwrap_or_else(|| i64::from(http_status(row.state(), row.outcome.as_deref())))
 }
 
-fn tag(name: &str, attrs: &[(&str, String)], body: &str) -> String {
-    let attrs: String = attrs
-        .iter()
-        .map(|(k, v)| format!(" {k}=\"{}\"", attr_escape(v)))
-        .collect();
-    if body.is_empty() {
-        format!("<{name}{attrs}/>")
-    } else {
-        format!("<{name}{attrs}>{body}</{name}>")
-    }
-}
-
-fn state_attrs(row: &ViewRow, attrs: &mut Vec<(&'static str, String)>) {
-    attrs.push(("status", status_of(row).to_string()));
+fn state_attrs(tag: &mut Tag<'_>, row: &ViewRow, attributes: &Value) {
+    tag.number("status", status_of(row, attributes));
     if row.state() != State::Resolved {
-        attrs.push(("state", row.state.clone()));
+        tag.attr("state", &row.state);
     }
     if let Some(outcome) = &row.outcome {
-        attrs.push(("outcome", outcome.clone()));
+        tag.attr("outcome", outcome);
     }
 }
 
-fn summary_of(row: &ViewRow) -> Option<String> {
-    row.attributes()
+fn summary_of(attributes: &Value) -> Option<String> {
+    attributes
         .get("summary")
         .and_then(Value::as_str)
         .map(|s| s.chars().take(80).collect())
 }
 
-fn render_known(row: &ViewRow) -> String {
-    let mut attrs = vec![("path", row.path.clone())];
-    if row.turn > 0 {
-        attrs.push(("turn", row.turn.to_string()));
-    }
-    state_attrs(row, &mut attrs);
-    // Always present, even empty: it reminds the model to tag entries with keywords.
-    attrs.push(("summary", summary_of(row).unwrap_or_default()));
-    attrs.push(("visibility", row.visibility.clone()));
+fn visibility_and_tokens(tag: &mut Tag<'_>, row: &ViewRow) {
+    tag.attr("visibility", &row.visibility);
     if row.tokens > 0 {
-        attrs.push(("tokens", row.tokens.to_string()));
+        tag.number("tokens", i64::from(row.tokens));
     }
-    tag(row.tag(), &attrs, &project(row))
+}
+
+fn render_known(out: &mut String, row: &ViewRow) {
+    let attributes = row.attributes();
+    let mut tag = Tag::open(out, row.tag());
+    tag.attr("path", &row.path);
+    if row.turn > 0 {
+        tag.number("turn", i64::from(row.turn));
+    }
+    state_attrs(&mut tag, row, &attributes);
+    // Always present, even empty: it reminds the model to tag entries with keywords.
+    tag.attr("summary", &summary_of(&attributes).unwrap_or_default());
+    visibility_and_tokens(&mut tag, row);
+    tag.close(row.tag(), &project(row));
 }
 
 /// A logging or prompt row: its `path` attribute is the tool's target, not the entry's own path.
-fn render_log(row: &ViewRow, _previous: bool) -> String {
-    let a = row.attributes();
-    let target = a
+fn render_log(out: &mut String, row: &ViewRow) {
+    let attributes = row.attributes();
+    let target = attributes
         .get("path")
-        .or_else(|| a.get("command"))
+        .or_else(|| attributes.get("command"))
         .and_then(Value::as_str)
-        .unwrap_or_default()
-        .to_owned();
-    let mut attrs = vec![("path", target)];
+        .unwrap_or_default();
+    let mut tag = Tag::open(out, row.tag());
+    tag.attr("path", target);
     if row.turn > 0 {
-        attrs.push(("turn", row.turn.to_string()));
+        tag.number("turn", i64::from(row.turn));
     }
-    state_attrs(row, &mut attrs);
-    if let Some(summary) = summary_of(row) {
-        attrs.push(("summary", summary));
+    state_attrs(&mut tag, row, &attributes);
+    if let Some(summary) = summary_of(&attributes) {
+        tag.attr("summary", &summary);
     }
-    attrs.push(("visibility", row.visibility.clone()));
-    if row.tokens > 0 {
-        attrs.push(("tokens", row.tokens.to_string()));
-    }
-    tag(row.tag(), &attrs, &project(row))
+    visibility_and_tokens(&mut tag, row);
+    tag.close(row.tag(), &project(row));
 }
 
-fn render_unknown(row: &ViewRow) -> String {
-    let mut attrs = vec![("path", row.path.clone()), ("turn", row.turn.to_string())];
-    if let Some(summary) = summary_of(row) {
-        attrs.push(("summary", summary));
+fn render_unknown(out: &mut String, row: &ViewRow) {
+    let attributes = row.attributes();
+    let mut tag = Tag::open(out, "unknown");
+    tag.attr("path", &row.path);
+    tag.number("turn", i64::from(row.turn));
+    if let Some(summary) = summary_of(&attributes) {
+        tag.attr("summary", &summary);
     }
-    attrs.push(("visibility", row.visibility.clone()));
-    if row.tokens > 0 {
-        attrs.push(("tokens", row.tokens.to_string()));
-    }
-    tag("unknown", &attrs, &project(row))
+    visibility_and_tokens(&mut tag, row);
+    tag.close("unknown", &project(row));
 }

@@ -323,3 +323,17 @@ fn restart_fails_a_search_in_flight() {
         (State::Failed, Some("502"), super::recovery::INTERRUPTED)
     );
 }
+
+/// Attribute values escape exactly the characters that would end or break a double-quoted
+/// value (`&`, `"`, `<`); everything else, multi-byte text included, is kept.
+#[test]
+fn attribute_values_escape_what_would_break_them() {
+    use super::assemble::attr_escape;
+    assert_eq!(attr_escape("plain"), "plain");
+    assert_eq!(
+        attr_escape(r#"a & "b" <c> ünï"#),
+        "a &amp; &quot;b&quot; &lt;c> ünï"
+    );
+    assert_eq!(attr_escape("&&"), "&amp;&amp;");
+    assert_eq!(attr_escape(""), "");
+}
