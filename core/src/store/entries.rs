@@ -88,8 +88,9 @@ pub fn write(
     let hash = hex_sha256(w.body);
     let tokens = tokens::estimate(w.body, token_divisor);
     let attributes = w.attributes.to_string();
-    let entry_id = cached::<UpsertEntry>(&[
-        Bind::Text(&scope.key()),
+    let scope_key = scope.key();
+    cached::<UpsertEntry>(&[
+        Bind::Text(&scope_key),
         Bind::Text(w.path),
         Bind::OptText(scheme.as_deref()),
         Bind::Text(w.body),
@@ -99,8 +100,10 @@ pub fn write(
         Bind::Big(now.0),
         Bind::Big(now.0),
     ])
-    .get_result::<Id>(conn)?
-    .id;
+    .execute(conn)?;
+    let entry_id = cached::<EntryId>(&[Bind::Text(&scope_key), Bind::Text(w.path)])
+        .get_result::<Id>(conn)?
+        .id;
     let rev = runs::take_rev(conn, w.run.run_id)?;
     cached::<UpsertView>(&[
         Bind::Int(w.run.run_id),
@@ -126,8 +129,14 @@ impl StaticSql for UpsertEntry {
         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) \
         ON CONFLICT (scope, path) DO UPDATE SET body = excluded.body, \
         attributes = excluded.attributes, hash = excluded.hash, tokens = excluded.tokens, \
-        updated_at = excluded.updated_at \
-        RETURNING id";
+        updated_at = excluded.updated_at";
+}
+
+/// The id of an entry by (scope, path): read after the upsert, because `RETURNING` makes
+/// SQLite build and drop a temporary b-tree on every call.
+struct EntryId;
+impl StaticSql for EntryId {
+    const SQL: &'static str = "SELECT id FROM entries WHERE scope = ? AND path = ?";
 }
 
 /// Inserts or rewrites the run's view of an entry, counting the writes.

@@ -1,6 +1,5 @@
 //! Pushed notifications, numbered per run so a reconnecting client can replay what it missed.
 
-use super::cached::{cached, Bind, StaticSql};
 use super::StoreError;
 use crate::schema::notifications;
 use crate::time::Millis;
@@ -31,9 +30,7 @@ pub fn record(
     mut params: Value,
     now: Millis,
 ) -> Result<Value, StoreError> {
-    let seq = cached::<TakeSeq>(&[Bind::Int(run_id)])
-        .get_result::<Seq>(conn)?
-        .seq;
+    let seq = super::runs::take_seq(conn, run_id)?;
     if let Value::Object(map) = &mut params {
         map.insert("seq".to_owned(), Value::from(seq));
     }
@@ -47,18 +44,6 @@ pub fn record(
         ))
         .execute(conn)?;
     Ok(params)
-}
-
-struct TakeSeq;
-impl StaticSql for TakeSeq {
-    const SQL: &'static str =
-        "UPDATE runs SET next_seq = next_seq + 1 WHERE id = ? RETURNING next_seq - 1 AS seq";
-}
-
-#[derive(QueryableByName)]
-struct Seq {
-    #[diesel(sql_type = diesel::sql_types::Integer)]
-    seq: i32,
 }
 
 /// The run's notifications after `seq`, oldest first, at most `limit`.

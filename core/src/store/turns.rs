@@ -77,7 +77,7 @@ pub fn begin(
     now: Millis,
 ) -> Result<Turn, StoreError> {
     let sequence = runs::take_turn_number(conn, run_id)?;
-    let id = cached::<InsertTurn>(&[
+    cached::<InsertTurn>(&[
         Bind::Int(run_id),
         Bind::Int(loop_id),
         Bind::Int(sequence),
@@ -85,8 +85,8 @@ pub fn begin(
         Bind::Big(now.0),
         Bind::Big(now.0),
     ])
-    .get_result::<Id>(conn)?
-    .id;
+    .execute(conn)?;
+    let id = cached::<LastId>(&[]).get_result::<Id>(conn)?.id;
     Ok(Turn {
         id,
         run_id,
@@ -111,7 +111,13 @@ struct InsertTurn;
 impl StaticSql for InsertTurn {
     const SQL: &'static str = "INSERT INTO turns \
         (run_id, loop_id, sequence, status, created_at, updated_at) \
-        VALUES (?, ?, ?, ?, ?, ?) RETURNING id";
+        VALUES (?, ?, ?, ?, ?, ?)";
+}
+
+/// The row just inserted (no `RETURNING`: SQLite builds a temporary b-tree for it each call).
+struct LastId;
+impl StaticSql for LastId {
+    const SQL: &'static str = "SELECT last_insert_rowid() AS id";
 }
 
 struct RecordUsage;
