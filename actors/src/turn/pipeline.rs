@@ -18,7 +18,7 @@ use rummy_core::tools;
 use rummy_core::turn::assemble::{assemble, AssemblyInput, Messages};
 use rummy_core::turn::budget::{self, Budget};
 use rummy_core::turn::dispatch::{
-    dispatch, DispatchCtx, DispatchLimits, Dispatched, LoopFlags, UpdateSignal, UPDATE_STATUSES,
+    dispatch, DispatchCtx, DispatchLimits, LoopFlags, UpdateSignal, UPDATE_STATUSES,
 };
 use rummy_core::turn::healer::{warnings as healer_warnings, TurnFacts, Verdict};
 use rummy_core::turn::{record, state, TurnRef};
@@ -48,23 +48,24 @@ pub async fn execute(svc: Services, job: TurnJob, start: Start) -> Result<TurnEn
     }
 }
 
-/// The context rows and the two messages for this moment of the run, and the revision views
-/// written after this moment get (see [`budget::growth_since`]).
+/// The context rows and the two messages for this moment of the run, the revision views
+/// written after this moment get (see [`budget::growth_since`]), and the run's budget — all
+/// from one read.
 async fn materialise(
     svc: &Services,
     job: &TurnJob,
-    budget: Option<Budget>,
-) -> Result<(Vec<ViewRow>, Messages, i32), TurnFailure> {
+) -> Result<(Vec<ViewRow>, Messages, i32, Option<Budget>), TurnFailure> {
     let run_id = job.run.run_id;
     let limits = &svc.config.limits;
     let (mode, divisor) = (job.mode, limits.token_divisor);
+    let (context_size, ceiling) = (job.context_size, limits.budget_ceiling);
     let active = tools::active_tools(mode, loop_flags(job), svc.search.is_some());
     let instructions = tools::instructions(&active, limits.max_commands, job.persona.as_deref());
     // Assembly runs beside the read on the blocking pool, so many runs' prompts are built in
     // parallel rather than on the arbiter thread every actor shares.
-    let (rows, messages, rev) = svc
-        .store
+    svc.store
         .read(move |c| {
+            let budget = Budget::new(context_size, None, ceiling, budget::last_ratio(c, run_id)?);
             let rows = context_rows(c, run_id)?;
             let rev = budget::next_rev(c, run_id)?;
             let messages = assemble(AssemblyInput {
@@ -74,11 +75,10 @@ async fn materialise(
                 budget,
                 divisor,
             });
-            Ok((rows, messages, rev))
+            Ok((rows, messages, rev, budget))
         })
         .await
-        .map_err(failure)?;
-    Ok((rows, messages, rev))
+        .map_err(failure)
 }
 
 async fn budget_for(svc: &Services, job: &TurnJob) -> Result<Option<Budget>, TurnFailure> {
@@ -154,8 +154,7 @@ async fn fresh(svc: Services, job: TurnJob) -> Result<TurnEnd, TurnFailure> {
     }
 
     // 2–4. Materialise, assemble, and check the budget (Prompt Demotion on a loop's first turn).
-    let budget = budget_for(&svc, &job).await?;
-    let (mut rows, mut messages, mut rev) = materialise(&svc, &job, budget).await?;
+    let (mut rows, mut messages, mut rev, budget) = materialise(&svc, &job).await?;
     if let Some(b) = budget {
         let mut over = b.overflow(b.calibrate(messages.tokens));
         if over > 0 && first {
@@ -165,7 +164,7 @@ async fn fresh(svc: Services, job: TurnJob) -> Result<TurnEnd, TurnFailure> {
                 .await
                 .map_err(failure)?
             {
-                (rows, messages, rev) = materialise(&svc, &job, budget).await?;
+                (rows, messages, rev, _) = materialise(&svc, &job).await?;
                 over = b.overflow(b.calibrate(messages.tokens));
             }
         }
@@ -424,7 +423,106 @@ fn update_signal(call: &ToolCall) -> UpdateSignal {
     }
 }
 
+/// What ending a turn needs inside a store write: the facts the healer judges and what the
+/// turn-end push carries.
+struct EndInput {
+    t: TurnRef,
+    turn_id: i32,
+    healer: rummy_core::turn::healer::Healer,
+    prose: String,
+    telemetry: Value,
+    ctx: DispatchCtx,
+}
+
+/// A turn that ended: the healer's verdict, the healer as it is after judging, and the
+/// turn-end `run/state` to publish once committed.
+struct Ended {
+    verdict: Verdict,
+    healer: rummy_core::turn::healer::Healer,
+    params: Value,
+}
+
+/// Judges the turn and writes its end: the healer's warnings, an answer given as prose
+/// recorded as the concluding update, the turn's status, and the turn-end `run/state`.
+fn end_turn(
+    c: &mut diesel::SqliteConnection,
+    input: EndInput,
+    commands: &[ToolCall],
+    any_failed: bool,
+    update: Option<&UpdateSignal>,
+) -> Result<Ended, StoreError> {
+    let EndInput {
+        t,
+        turn_id,
+        mut healer,
+        prose,
+        telemetry,
+        ctx,
+    } = input;
+    let verdict = healer.assess(TurnFacts {
+        commands,
+        any_failed,
+        update,
+        prose: &prose,
+    });
+    let now = now();
+    for w in verdict.warnings() {
+        record::warning(c, t, w, ctx.limits.token_divisor, now)?;
+    }
+    if let Verdict::Conclude {
+        prose_answer: Some(answer),
+        ..
+    } = &verdict
+    {
+        let call = ToolCall {
+            name: "update".into(),
+            attributes: vec![("status".into(), "200".into())],
+            body: answer.clone(),
+        };
+        let ctx = DispatchCtx {
+            command_index: commands.len(),
+            ..ctx
+        };
+        dispatch(c, &ctx, &call, None, now)?;
+    }
+    turns::finish(c, turn_id, turns::DONE, now)?;
+    let params = state::push(
+        c,
+        t.run.run_id,
+        t.turn,
+        RunStatus::Running.code(),
+        telemetry,
+        now,
+    )?;
+    Ok(Ended {
+        verdict,
+        healer,
+        params,
+    })
+}
+
+/// Whether the prompt assembled at `assembled` plus everything written since fits the budget
+/// for certain, read inside the write that would end the turn.
+fn fits_after_dispatch(
+    c: &mut diesel::SqliteConnection,
+    t: TurnRef,
+    assembled: Assembled,
+    context_size: Option<i32>,
+    ceiling: f64,
+) -> Result<bool, StoreError> {
+    let ratio = budget::last_ratio(c, t.run.run_id)?;
+    let Some(b) = Budget::new(context_size, None, ceiling, ratio) else {
+        return Ok(true);
+    };
+    let bound = assembled.tokens + budget::growth_since(c, t.run.run_id, assembled.rev)?;
+    Ok(b.overflow(b.calibrate(bound)) == 0)
+}
+
 /// Dispatches the commands from `start` in order, pausing at a proposal; then post-dispatch budget, the healer, and the turn's end.
+///
+/// When nothing waits and the growth bound shows the context still fits, the turn ends in the
+/// same write as its last commands; otherwise the budget is checked (reassembling if need be)
+/// and the end is written after.
 #[allow(clippy::too_many_arguments)]
 async fn dispatch_from(
     svc: &Services,
@@ -452,37 +550,48 @@ async fn dispatch_from(
         .collect();
     let (mode, flags) = (job.mode, loop_flags(job));
     let search_enabled = svc.search.is_some();
+    let ctx_at = move |command_index| DispatchCtx {
+        t,
+        limits: dispatch_limits,
+        mode,
+        flags,
+        command_index,
+        search_enabled,
+    };
     let mut update = commands[..start.min(commands.len())]
         .iter()
         .rfind(|c| c.name == "update")
         .map(update_signal);
     let mut failed_tool = aborted_by;
     let commands = Arc::new(commands);
+    let mut end = Some(EndInput {
+        t,
+        turn_id,
+        healer: job.healer.clone(),
+        prose: parsed.unparsed.clone(),
+        telemetry,
+        ctx: ctx_at(0),
+    });
+    let (context_size, ceiling) = (job.context_size, limits.budget_ceiling);
     let mut next = start;
-    while next < commands.len() {
+    while next < commands.len() || prelude.is_some() {
         // Commands are dispatched in one transaction up to the first that must wait (a
         // proposal, or a search whose answer comes from the network): one commit instead of
         // one per command. Each still gets its own run/state, published after the commit.
         let (batch, from, aborted) = (Arc::clone(&commands), next, failed_tool.clone());
-        let first = prelude.take();
-        let results: Vec<(Dispatched, Value)> = svc
+        let (first, mut end_input, update_before) = (prelude.take(), end.take(), update.clone());
+        let (results, ended, end_input) = svc
             .store
             .write(move |c| {
                 if let Some(first) = first {
                     first(c)?;
                 }
                 let mut failed = aborted;
+                let mut update = update_before;
                 let mut out = Vec::new();
+                let mut waited = false;
                 for (index, call) in batch.iter().enumerate().skip(from) {
-                    let ctx = DispatchCtx {
-                        t,
-                        limits: dispatch_limits,
-                        mode,
-                        flags,
-                        command_index: index,
-                        search_enabled,
-                    };
-                    let done = dispatch(c, &ctx, call, failed.as_deref(), now())?;
+                    let done = dispatch(c, &ctx_at(index), call, failed.as_deref(), now())?;
                     let status = if done.state == State::Proposed {
                         mark_proposal(c, t, &done.path, index)?;
                         runs::set_status(c, t.run.run_id, RunStatus::Proposed, now())?;
@@ -497,17 +606,37 @@ async fn dispatch_from(
                     if done.failed() && done.update.is_none() && failed.is_none() {
                         failed = Some(done.tool.clone());
                     }
-                    let waits = done.state == State::Proposed
+                    if done.update.is_some() {
+                        update = done.update.clone();
+                    }
+                    waited = done.state == State::Proposed
                         || (done.tool == "search" && done.state == State::Streaming);
                     out.push((done, params));
-                    if waits {
+                    if waited {
                         break;
                     }
                 }
-                Ok(out)
+                // Nothing left to wait for: end the turn here when the context surely fits.
+                let ended = match (waited, assembled) {
+                    (false, Some(a)) if fits_after_dispatch(c, t, a, context_size, ceiling)? => {
+                        match end_input.take() {
+                            Some(input) => Some(end_turn(
+                                c,
+                                input,
+                                &batch,
+                                failed.is_some(),
+                                update.as_ref(),
+                            )?),
+                            None => None,
+                        }
+                    }
+                    _ => None,
+                };
+                Ok((out, ended, end_input))
             })
             .await
             .map_err(failure)?;
+        end = end_input;
         next += results.len();
         for (done, params) in results {
             svc.publish(t.run.project_id, &job.alias, "run/state", params);
@@ -527,10 +656,9 @@ async fn dispatch_from(
                 failed_tool = Some(done.tool.clone());
             }
         }
-    }
-
-    if let Some(first) = prelude {
-        svc.store.write(first).await.map_err(failure)?;
+        if let Some(ended) = ended {
+            return Ok(published_end(svc, job, t, ended));
+        }
     }
 
     // 8. Post-dispatch budget: Turn Demotion when this turn's additions overflow. When the
@@ -551,7 +679,7 @@ async fn dispatch_from(
         let over = match bound {
             Some(bound) if b.overflow(b.calibrate(bound)) == 0 => 0,
             _ => {
-                let (_, messages, _) = materialise(svc, job, Some(b)).await?;
+                let (_, messages, _, _) = materialise(svc, job).await?;
                 b.overflow(b.calibrate(messages.tokens))
             }
         };
@@ -567,65 +695,29 @@ async fn dispatch_from(
     }
 
     // 9. Judge the turn, record its warnings, and push the turn-end state with telemetry.
-    let mut healer = job.healer.clone();
-    let verdict = healer.assess(TurnFacts {
-        commands: &commands,
-        any_failed: failed_tool.is_some(),
-        update: update.as_ref(),
-        prose: &parsed.unparsed,
-    });
-    let verdict_for_store = verdict.clone();
-    let commands_len = commands.len();
-    let params = svc
+    let input = end.ok_or_else(|| failure("the turn's end was already written"))?;
+    let any_failed = failed_tool.is_some();
+    let ended = svc
         .store
-        .write(move |c| {
-            let now = now();
-            for w in verdict_for_store.warnings() {
-                record::warning(c, t, w, divisor, now)?;
-            }
-            if let Verdict::Conclude {
-                prose_answer: Some(answer),
-                ..
-            } = &verdict_for_store
-            {
-                let call = ToolCall {
-                    name: "update".into(),
-                    attributes: vec![("status".into(), "200".into())],
-                    body: answer.clone(),
-                };
-                let ctx = DispatchCtx {
-                    t,
-                    limits: dispatch_limits,
-                    mode,
-                    flags,
-                    command_index: commands_len,
-                    search_enabled,
-                };
-                dispatch(c, &ctx, &call, None, now)?;
-            }
-            turns::finish(c, turn_id, turns::DONE, now)?;
-            state::push(
-                c,
-                t.run.run_id,
-                t.turn,
-                RunStatus::Running.code(),
-                telemetry,
-                now,
-            )
-        })
+        .write(move |c| end_turn(c, input, &commands, any_failed, update.as_ref()))
         .await
         .map_err(failure)?;
-    svc.publish(t.run.project_id, &job.alias, "run/state", params);
-    let decision = match verdict {
+    Ok(published_end(svc, job, t, ended))
+}
+
+/// Publishes the turn-end `run/state` of a committed end and tells the run what follows.
+fn published_end(svc: &Services, job: &TurnJob, t: TurnRef, ended: Ended) -> TurnEnd {
+    svc.publish(t.run.project_id, &job.alias, "run/state", ended.params);
+    let decision = match ended.verdict {
         Verdict::Continue { .. } => Decision::Continue,
         Verdict::Conclude { status, .. } => Decision::Conclude(status),
         Verdict::Abandon { reason, .. } => Decision::Abandon(reason),
     };
-    Ok(TurnEnd {
+    TurnEnd {
         turn: t.turn,
         decision,
-        healer,
-    })
+        healer: ended.healer,
+    }
 }
 
 /// Records where in the turn the proposal stands, so the turn can resume after it — also after a restart.
