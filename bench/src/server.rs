@@ -208,13 +208,15 @@ pub async fn hello(ws_url: &str, root: &Path, timeout: Duration) -> Result<RpcCl
     Ok(client)
 }
 
+/// The `set` params that start run `alias` on model `fast`.
+pub fn start_params(alias: &str) -> serde_json::Value {
+    json!({ "path": format!("run://{alias}"), "body": "Work", "attributes": { "model": "fast" } })
+}
+
 /// Starts run `alias` on model `fast` (fire-and-forget, as clients do).
 pub async fn start_run(client: &mut RpcClient, alias: &str) -> Result<(), String> {
     client
-        .call(
-            "set",
-            json!({ "path": format!("run://{alias}"), "body": "Work", "attributes": { "model": "fast" } }),
-        )
+        .call("set", start_params(alias))
         .await
         .map(|_| ())
         .map_err(|e| format!("{e:?}"))

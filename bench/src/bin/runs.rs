@@ -10,8 +10,8 @@
 
 use rummy_bench::quantile;
 use rummy_bench::server::{
-    config, hello, on_client_thread, own_cpu, peak_rss_mb, serve_fake_provider_if_child, start_run,
-    thread_cpu, write_project, ProviderChild,
+    config, hello, on_client_thread, own_cpu, peak_rss_mb, serve_fake_provider_if_child,
+    start_params, thread_cpu, write_project, ProviderChild,
 };
 use serde_json::{json, Value};
 use std::collections::HashMap;
@@ -97,11 +97,24 @@ async fn drive(
     let mut client = hello(&url, &root, Duration::from_secs(600)).await?;
     let client_before = thread_cpu();
     let started = Instant::now();
+    // Every start goes out before any answer is awaited, as when many clients start runs at
+    // once; each run's latency counts from its own request.
     let mut starts = HashMap::new();
+    let mut requests = Vec::with_capacity(n);
     for i in 0..n {
         let alias = format!("r{i}");
-        start_run(&mut client, &alias).await?;
+        let id = client
+            .send_request("set", start_params(&alias))
+            .await
+            .map_err(|e| format!("{e:?}"))?;
         starts.insert(alias, Instant::now());
+        requests.push(id);
+    }
+    for id in requests {
+        client
+            .response_for(id)
+            .await
+            .map_err(|e| format!("start {id}: {e:?}"))?;
     }
     let mut latencies = Vec::with_capacity(n);
     let record =
