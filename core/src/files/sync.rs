@@ -112,6 +112,23 @@ pub fn attach(
     now: Millis,
 ) -> Result<usize, StoreError> {
     let scope = Scope::Project(run.project_id).key();
+    if constraints.is_empty() {
+        // No constraint to match paths against: every new file is summarized, in one statement.
+        let attached = cached::<AttachAll>(&[
+            Bind::Int(run.run_id),
+            Bind::Int(run.run_id),
+            Bind::Big(now.0),
+            Bind::Big(now.0),
+            Bind::Text(&scope),
+            Bind::Int(run.run_id),
+        ])
+        .execute(conn)?;
+        if attached > 0 {
+            // The views took the run's next revision; now it is taken.
+            runs::take_rev(conn, run.run_id)?;
+        }
+        return Ok(attached);
+    }
     let seen: std::collections::HashSet<i32> = run_views::table
         .filter(run_views::run_id.eq(run.run_id))
         .select(run_views::entry_id)
@@ -158,6 +175,18 @@ pub fn attach(
         .execute(conn)?;
     }
     Ok(new_views.len())
+}
+
+/// Every project file the run has no view of, summarized, at the run's next revision (in entry
+/// order, as the per-file path inserts them).
+struct AttachAll;
+impl StaticSql for AttachAll {
+    const SQL: &'static str = "INSERT INTO run_views \
+        (run_id, entry_id, visibility, rev, created_at, updated_at) \
+        SELECT ?, e.id, 'summarized', (SELECT next_rev FROM runs WHERE id = ?), ?, ? \
+        FROM entries e WHERE e.scope = ? AND e.scheme IS NULL \
+        AND NOT EXISTS (SELECT 1 FROM run_views v WHERE v.run_id = ? AND v.entry_id = e.id) \
+        ORDER BY e.id";
 }
 
 /// One attached view; prepared once per connection, where a multi-row insert is prepared anew
@@ -249,5 +278,96 @@ mod tests {
         let third = scan_since(dir.path(), ScanLimits::default(), &second.stamps);
         let report = sync_project(&mut conn, p.id, &third, 4, NOW).unwrap();
         assert_eq!(report.missing, 1);
+    }
+
+    /// The views of a run: (entry path, visibility, revision), by entry.
+    fn views(conn: &mut SqliteConnection, run_id: i32) -> Vec<(String, String, i32)> {
+        run_views::table
+            .inner_join(entries::table)
+            .filter(run_views::run_id.eq(run_id))
+            .order(entries::id.asc())
+            .select((entries::path, run_views::visibility, run_views::rev))
+            .load(conn)
+            .unwrap()
+    }
+
+    /// Without constraints every new file is attached summarized in one statement; with
+    /// constraints each path is matched. Both give the same views at one revision, and a second
+    /// attach adds only the files that are new since.
+    #[test]
+    fn attaching_with_and_without_constraints_gives_the_same_views() {
+        use crate::store::runs;
+        let mut conn = SqliteConnection::establish(":memory:").unwrap();
+        run_migrations(&mut conn).unwrap();
+        crate::store::schemes::seed(&mut conn).unwrap();
+        let p = projects::hello(&mut conn, "p", "/p", None, NOW).unwrap();
+        let dir = tempfile::TempDir::new().unwrap();
+        for name in ["b.txt", "a.txt", "c.txt"] {
+            write_old(&dir.path().join(name), name);
+        }
+        sync_project(
+            &mut conn,
+            p.id,
+            &scan(dir.path(), ScanLimits::default()),
+            4,
+            NOW,
+        )
+        .unwrap();
+        let mut run = |alias: &str| {
+            let new = runs::NewRun {
+                project_id: p.id,
+                alias: Some(alias.into()),
+                model: "m".into(),
+                ..Default::default()
+            };
+            let r = runs::create(&mut conn, &new, NOW).unwrap();
+            RunRef {
+                run_id: r.id,
+                project_id: p.id,
+            }
+        };
+        let (bulk, matched) = (run("bulk"), run("matched"));
+        // A constraint that matches nothing takes the per-path way to the same result.
+        let nothing = [Constraint {
+            pattern: "nothing/**".into(),
+            kind: ConstraintKind::Active,
+        }];
+        let matches = |pattern: &str, path: &str| pattern == path;
+        assert_eq!(attach(&mut conn, bulk, &[], matches, NOW).unwrap(), 3);
+        assert_eq!(
+            attach(&mut conn, matched, &nothing, matches, NOW).unwrap(),
+            3
+        );
+        let mut got = views(&mut conn, bulk.run_id);
+        let rev = got[0].2;
+        got.sort();
+        let expected: Vec<(String, String, i32)> = ["a.txt", "b.txt", "c.txt"]
+            .iter()
+            .map(|p| ((*p).to_owned(), "summarized".to_owned(), rev))
+            .collect();
+        assert_eq!(got, expected);
+        assert_eq!(
+            views(&mut conn, bulk.run_id),
+            views(&mut conn, matched.run_id)
+        );
+
+        write_old(&dir.path().join("d.txt"), "d");
+        sync_project(
+            &mut conn,
+            p.id,
+            &scan(dir.path(), ScanLimits::default()),
+            4,
+            NOW,
+        )
+        .unwrap();
+        assert_eq!(attach(&mut conn, bulk, &[], matches, NOW).unwrap(), 1);
+        assert_eq!(attach(&mut conn, bulk, &[], matches, NOW).unwrap(), 0);
+        let after = views(&mut conn, bulk.run_id);
+        assert_eq!(after.len(), 4);
+        assert_eq!(
+            after[3],
+            ("d.txt".to_owned(), "summarized".to_owned(), rev + 1)
+        );
+        assert_eq!(runs::take_rev(&mut conn, bulk.run_id).unwrap(), rev + 2);
     }
 }
