@@ -253,13 +253,20 @@ mod tests {
             .unwrap()
     }
 
+    /// A migrated in-memory store with the scheme registry and project `p`.
+    fn project_db() -> (SqliteConnection, projects::Project) {
+        let mut conn = SqliteConnection::establish(":memory:").unwrap();
+        run_migrations(&mut conn).unwrap();
+        crate::store::schemes::seed(&mut conn).unwrap();
+        let p = projects::hello(&mut conn, "p", "/p", None, NOW).unwrap();
+        (conn, p)
+    }
+
     /// Files a stamped rescan skips keep their entries; a stamped file whose entry is gone is
     /// reported missing rather than silently left out.
     #[test]
     fn unchanged_files_keep_their_entries_and_lost_ones_are_missing() {
-        let mut conn = SqliteConnection::establish(":memory:").unwrap();
-        run_migrations(&mut conn).unwrap();
-        let p = projects::hello(&mut conn, "p", "/p", None, NOW).unwrap();
+        let (mut conn, p) = project_db();
         let dir = tempfile::TempDir::new().unwrap();
         write_old(&dir.path().join("a.txt"), "alpha");
         write_old(&dir.path().join("b.txt"), "beta");
@@ -297,10 +304,7 @@ mod tests {
     #[test]
     fn attaching_with_and_without_constraints_gives_the_same_views() {
         use crate::store::runs;
-        let mut conn = SqliteConnection::establish(":memory:").unwrap();
-        run_migrations(&mut conn).unwrap();
-        crate::store::schemes::seed(&mut conn).unwrap();
-        let p = projects::hello(&mut conn, "p", "/p", None, NOW).unwrap();
+        let (mut conn, p) = project_db();
         let dir = tempfile::TempDir::new().unwrap();
         for name in ["b.txt", "a.txt", "c.txt"] {
             write_old(&dir.path().join(name), name);
