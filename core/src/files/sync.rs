@@ -287,6 +287,11 @@ mod tests {
         assert_eq!(report.missing, 1);
     }
 
+    /// Scans `root` afresh and syncs the project's entries with it.
+    fn rescan(conn: &mut SqliteConnection, project_id: i32, root: &std::path::Path) {
+        sync_project(conn, project_id, &scan(root, ScanLimits::default()), 4, NOW).unwrap();
+    }
+
     /// The views of a run: (entry path, visibility, revision), by entry.
     fn views(conn: &mut SqliteConnection, run_id: i32) -> Vec<(String, String, i32)> {
         run_views::table
@@ -309,14 +314,7 @@ mod tests {
         for name in ["b.txt", "a.txt", "c.txt"] {
             write_old(&dir.path().join(name), name);
         }
-        sync_project(
-            &mut conn,
-            p.id,
-            &scan(dir.path(), ScanLimits::default()),
-            4,
-            NOW,
-        )
-        .unwrap();
+        rescan(&mut conn, p.id, dir.path());
         let mut run = |alias: &str| {
             let new = runs::NewRun {
                 project_id: p.id,
@@ -356,14 +354,7 @@ mod tests {
         );
 
         write_old(&dir.path().join("d.txt"), "d");
-        sync_project(
-            &mut conn,
-            p.id,
-            &scan(dir.path(), ScanLimits::default()),
-            4,
-            NOW,
-        )
-        .unwrap();
+        rescan(&mut conn, p.id, dir.path());
         assert_eq!(attach(&mut conn, bulk, &[], matches, NOW).unwrap(), 1);
         assert_eq!(attach(&mut conn, bulk, &[], matches, NOW).unwrap(), 0);
         let after = views(&mut conn, bulk.run_id);
