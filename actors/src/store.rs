@@ -5,6 +5,10 @@
 //! transaction, each unit in a savepoint of its own. A unit that fails rolls back alone; the
 //! others commit together, and each caller hears its unit's result only after that commit. Under
 //! load this spends one commit (and its WAL frames) on many units instead of one per unit.
+//!
+//! The writer does not checkpoint the write-ahead log itself: a thread with a connection of its
+//! own does, every 200 ms, so copying the log into the database and its fsync never stall a
+//! write.
 
 use actix::prelude::*;
 use diesel::connection::{AnsiTransactionManager, TransactionManager};
@@ -13,6 +17,8 @@ use rummy_core::db::{self, ReadPool};
 use rummy_core::store::StoreError;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::Path;
+use std::sync::mpsc;
+use std::time::Duration;
 use tokio::sync::oneshot;
 
 /// A unit of store work: a call into `rummy_core::store` over one connection.
@@ -77,6 +83,29 @@ impl Message for Flush {
 pub struct StoreActor {
     conn: SqliteConnection,
     queued: Vec<Box<dyn Unit>>,
+    /// Dropped with the actor, which ends the checkpoint thread.
+    _checkpoints: mpsc::Sender<()>,
+}
+
+/// How often the checkpoint thread copies the write-ahead log into the database.
+const CHECKPOINT_EVERY: Duration = Duration::from_millis(200);
+
+/// The checkpoint thread: a passive checkpoint every [`CHECKPOINT_EVERY`] on a connection of
+/// its own, so the copy and its fsync are off the writer's path; a last one when the writer
+/// is gone.
+fn checkpoints(mut conn: SqliteConnection, stop: mpsc::Receiver<()>) {
+    loop {
+        let last = matches!(
+            stop.recv_timeout(CHECKPOINT_EVERY),
+            Err(mpsc::RecvTimeoutError::Disconnected)
+        );
+        if let Err(e) = db::checkpoint(&mut conn) {
+            tracing::warn!(error = %e, "WAL checkpoint failed; trying again later");
+        }
+        if last {
+            return;
+        }
+    }
 }
 
 impl Actor for StoreActor {
@@ -150,10 +179,18 @@ impl Store {
         let mut conn = db::open_writer(path)?;
         rummy_core::store::schemes::seed(&mut conn)?;
         let pool = db::open_read_pool(path, readers)?;
+        let checkpointer = db::open_checkpointer(path)?;
+        db::hand_off_checkpoints(&mut conn)?;
+        let (stop, stopped) = mpsc::channel();
+        std::thread::Builder::new()
+            .name("rummy-checkpoint".into())
+            .spawn(move || checkpoints(checkpointer, stopped))
+            .map_err(|e| StoreError::Pool(format!("cannot start the checkpoint thread: {e}")))?;
         let arbiter = Arbiter::new();
         let writer = StoreActor::start_in_arbiter(&arbiter.handle(), move |_| StoreActor {
             conn,
             queued: Vec::new(),
+            _checkpoints: stop,
         });
         Ok(Store {
             writer,

@@ -4,7 +4,7 @@ use crate::store::StoreError;
 use diesel::connection::SimpleConnection;
 use diesel::r2d2::{ConnectionManager, CustomizeConnection, Pool};
 use diesel::sqlite::SqliteConnection;
-use diesel::Connection;
+use diesel::{Connection, RunQueryDsl};
 use diesel_migrations::{embed_migrations, EmbeddedMigrations, MigrationHarness};
 use std::path::Path;
 
@@ -62,4 +62,77 @@ pub fn open_read_pool(path: &Path, size: u32) -> Result<ReadPool, StoreError> {
         .connection_customizer(Box::new(ReadOnly))
         .build(manager)
         .map_err(|e| StoreError::Pool(e.to_string()))
+}
+
+/// Hands WAL checkpoints to another connection: the writer stops checkpointing on its own
+/// commits, so copying the log into the database (and its fsync) is off the path of every
+/// write. Whoever calls this must run [`checkpoint`] regularly, or the log grows without end.
+pub fn hand_off_checkpoints(writer: &mut SqliteConnection) -> Result<(), StoreError> {
+    writer.batch_execute("PRAGMA wal_autocheckpoint = 0;")?;
+    Ok(())
+}
+
+/// Opens a connection that only checkpoints the database's write-ahead log.
+pub fn open_checkpointer(path: &Path) -> Result<SqliteConnection, StoreError> {
+    let mut conn = SqliteConnection::establish(path_str(path)?)?;
+    conn.batch_execute(COMMON_PRAGMAS)?;
+    Ok(conn)
+}
+
+/// What one checkpoint did: the frames in the log, and how many of them are now in the database.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, diesel::QueryableByName)]
+pub struct Checkpointed {
+    /// Frames in the write-ahead log.
+    #[diesel(sql_type = diesel::sql_types::Integer)]
+    pub log: i32,
+    /// Frames copied into the database so far.
+    #[diesel(sql_type = diesel::sql_types::Integer)]
+    pub checkpointed: i32,
+}
+
+/// Copies what it can of the log into the database without waiting for readers or the writer
+/// (a passive checkpoint); the log is reused from its start once all of it is copied.
+pub fn checkpoint(conn: &mut SqliteConnection) -> Result<Checkpointed, StoreError> {
+    #[derive(diesel::QueryableByName)]
+    struct Row {
+        #[diesel(sql_type = diesel::sql_types::Integer)]
+        busy: i32,
+        #[diesel(sql_type = diesel::sql_types::Integer)]
+        log: i32,
+        #[diesel(sql_type = diesel::sql_types::Integer)]
+        checkpointed: i32,
+    }
+    let row: Row = diesel::sql_query("PRAGMA wal_checkpoint(PASSIVE)").get_result(conn)?;
+    let _ = row.busy;
+    Ok(Checkpointed {
+        log: row.log,
+        checkpointed: row.checkpointed,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// With checkpoints handed off, commits leave the log alone until the checkpointer copies
+    /// all of it.
+    #[test]
+    fn a_handed_off_log_is_checkpointed_by_the_other_connection() {
+        let dir = tempfile::TempDir::new().unwrap();
+        let path = dir.path().join("rummy.db");
+        let mut writer = open_writer(&path).unwrap();
+        hand_off_checkpoints(&mut writer).unwrap();
+        let mut checkpointer = open_checkpointer(&path).unwrap();
+        checkpoint(&mut checkpointer).unwrap();
+        for i in 0..50 {
+            writer
+                .batch_execute(&format!(
+                    "INSERT INTO projects (name, project_root, created_at) VALUES ('p{i}', '/p', 0)"
+                ))
+                .unwrap();
+        }
+        let done = checkpoint(&mut checkpointer).unwrap();
+        assert!(done.log >= 50, "every commit stayed in the log: {done:?}");
+        assert_eq!(done.checkpointed, done.log);
+    }
 }
