@@ -251,6 +251,7 @@ impl RunActor {
                 .unwrap_or(false),
             flags,
             first_in_loop: true,
+            next_allowed: false,
             model_alias: loop_row.model.clone(),
             route,
             temperature: run
@@ -279,12 +280,14 @@ impl RunActor {
         let Phase::Running(active) = &mut self.phase else {
             return;
         };
-        if start == Start::Fresh && active.turns_done >= max_turns {
+        let new_turn = matches!(start, Start::Fresh | Start::Allocated(_));
+        if new_turn && active.turns_done >= max_turns {
             let loop_row = active.loop_row.clone();
             return self.finish(loop_row, LoopEnd::MaxTurns, ctx);
         }
         let mut job = active.job.clone();
         job.first_in_loop = active.turns_done == 0;
+        job.next_allowed = active.turns_done + 1 < max_turns;
         let executor = TurnExecutor::new(self.svc.clone(), job).start();
         let request = executor.send(ExecuteTurn(start));
         let turn = actix::fut::wrap_future::<_, Self>(request)
@@ -317,7 +320,8 @@ impl RunActor {
                     }
                     Decision::Continue => {
                         active.turns_done += 1;
-                        return self.run_turn(Start::Fresh, ctx);
+                        let start = end.next.map_or(Start::Fresh, Start::Allocated);
+                        return self.run_turn(start, ctx);
                     }
                     Decision::Conclude(status) => LoopEnd::Concluded(status),
                     Decision::Abandon(reason) => LoopEnd::Abandoned(reason),

@@ -309,3 +309,34 @@ async fn get_run_replays_missed_notifications() {
     assert_eq!(run["lastSeq"], missed.last().unwrap()["params"]["seq"]);
     server.stop().await;
 }
+
+/// A loop that keeps continuing stops at RUMMY_MAX_TURNS with 200: the model is asked exactly
+/// that many times, and no turn is allocated beyond the limit — each turn that continues
+/// allocates the next in its last write, the last allowed one does not.
+#[actix_rt::test]
+async fn a_loop_stops_at_the_turn_limit_without_a_turn_beyond_it() {
+    let server = TestServer::start_with(|c| c.limits.max_turns = 3).await;
+    for n in 1..=5 {
+        server.provider.push(Reply::content(format!(
+            "<set path=\"known://step_{n}\">step {n}</set>\n<update status=\"102\">step {n} done</update>"
+        )));
+    }
+    let mut client = server.project_client("demo").await;
+    let alias = start_run(&mut client, "run://limited", "Keep going").await;
+    wait_status(&mut client, &alias, 200).await;
+    assert_eq!(server.provider.chat_requests().len(), 3);
+
+    let db = rummy_core::db::open_read_pool(&server.home().join("rummy.db"), 1).unwrap();
+    let turns: Vec<(i32, i32)> = {
+        use diesel::prelude::*;
+        use rummy_core::schema::turns::dsl as t;
+        let mut conn = db.get().unwrap();
+        t::turns
+            .order(t::sequence.asc())
+            .select((t::sequence, t::status))
+            .load(&mut *conn)
+            .unwrap()
+    };
+    server.stop().await;
+    assert_eq!(turns, vec![(1, 200), (2, 200), (3, 200)]);
+}

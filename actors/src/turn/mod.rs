@@ -36,6 +36,9 @@ pub struct TurnJob {
     pub flags: serde_json::Value,
     /// Whether this is the loop's first turn.
     pub first_in_loop: bool,
+    /// Whether the loop may run a turn after this one (the turn limit allows it): only then
+    /// does a continuing turn allocate the next in its last write.
+    pub next_allowed: bool,
     /// Model alias (telemetry).
     pub model_alias: String,
     /// The provider to call.
@@ -57,6 +60,8 @@ pub struct TurnJob {
 pub enum Start {
     /// A new turn: call the model.
     Fresh,
+    /// A new turn the previous one already allocated (in the write that ended it): call the model.
+    Allocated(Allocated),
     /// Continue a turn whose proposal was resolved: dispatch its stored reply from `next_index`.
     Resume {
         /// The turn number.
@@ -66,6 +71,15 @@ pub enum Start {
         /// The tool whose rejected or failed proposal aborts the rest.
         aborted_by: Option<String>,
     },
+}
+
+/// A turn row allocated ahead, by the write that ended the turn before it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Allocated {
+    /// The turn number.
+    pub turn: i32,
+    /// The turn's row.
+    pub turn_id: i32,
 }
 
 /// How a turn ended when it ran to completion (or paused).
@@ -95,6 +109,8 @@ pub struct TurnEnd {
     pub decision: Decision,
     /// The healer after judging this turn, for the next one.
     pub healer: Healer,
+    /// The next turn, when this one continues and allocated it in its last write.
+    pub next: Option<Allocated>,
 }
 
 /// A turn that could not finish; the run records the message and fails the loop.

@@ -1,7 +1,7 @@
 //! The turn's steps in order; each write step is one store transaction.
 
 use super::events::{distribution, forward_event, progress};
-use super::{Decision, Start, TurnEnd, TurnFailure, TurnJob};
+use super::{Allocated, Decision, Start, TurnEnd, TurnFailure, TurnJob};
 use crate::clock::now;
 use crate::provider::{Complete, ProviderError};
 use crate::services::Services;
@@ -39,7 +39,8 @@ fn failure(e: impl std::fmt::Display) -> TurnFailure {
 /// Runs a turn from its start.
 pub async fn execute(svc: Services, job: TurnJob, start: Start) -> Result<TurnEnd, TurnFailure> {
     match start {
-        Start::Fresh => fresh(svc, job).await,
+        Start::Fresh => fresh(svc, job, None).await,
+        Start::Allocated(next) => fresh(svc, job, Some(next)).await,
         Start::Resume {
             turn,
             next_index,
@@ -96,7 +97,11 @@ async fn budget_for(svc: &Services, job: &TurnJob) -> Result<Option<Budget>, Tur
     ))
 }
 
-async fn fresh(svc: Services, job: TurnJob) -> Result<TurnEnd, TurnFailure> {
+async fn fresh(
+    svc: Services,
+    job: TurnJob,
+    allocated: Option<Allocated>,
+) -> Result<TurnEnd, TurnFailure> {
     let divisor = svc.config.limits.token_divisor;
     let store = &svc.store;
 
@@ -115,28 +120,44 @@ async fn fresh(svc: Services, job: TurnJob) -> Result<TurnEnd, TurnFailure> {
     } else {
         None
     };
-    let (t, turn_id, synced) = store
-        .write(move |c| {
-            let turn = turns::begin(c, run.run_id, loop_id, now())?;
-            let t = TurnRef {
+    let begun = match allocated {
+        // Allocated by the previous turn's last write: nothing to write before the read.
+        Some(next) if !first => Some((
+            TurnRef {
                 run,
                 loop_id,
-                turn: turn.sequence,
-            };
-            if first {
-                record::prompt(c, t, &prompt, mode, divisor, now())?;
-            }
-            let synced = match scan {
-                Some(scan) => Some((scan.sync(c, divisor)?, scan)),
-                None => None,
-            };
-            if attach {
-                attach_views(c, run)?;
-            }
-            Ok((t, turn.id, synced))
-        })
-        .await
-        .map_err(failure)?;
+                turn: next.turn,
+            },
+            next.turn_id,
+            None,
+        )),
+        _ => None,
+    };
+    let (t, turn_id, synced) = match begun {
+        Some(begun) => begun,
+        None => store
+            .write(move |c| {
+                let turn = turns::begin(c, run.run_id, loop_id, now())?;
+                let t = TurnRef {
+                    run,
+                    loop_id,
+                    turn: turn.sequence,
+                };
+                if first {
+                    record::prompt(c, t, &prompt, mode, divisor, now())?;
+                }
+                let synced = match scan {
+                    Some(scan) => Some((scan.sync(c, divisor)?, scan)),
+                    None => None,
+                };
+                if attach {
+                    attach_views(c, run)?;
+                }
+                Ok((t, turn.id, synced))
+            })
+            .await
+            .map_err(failure)?,
+    };
     tracing::debug!(turn = t.turn, "turn started");
     if let Some((report, scan)) = synced {
         let missing = report.missing > 0;
@@ -256,6 +277,7 @@ async fn overflowed(
         turn: t.turn,
         decision: Decision::Overflow(message),
         healer: job.healer,
+        next: None,
     })
 }
 
@@ -432,6 +454,8 @@ struct EndInput {
     prose: String,
     telemetry: Value,
     ctx: DispatchCtx,
+    /// Whether the loop may run another turn after this one.
+    next_allowed: bool,
 }
 
 /// A turn that ended: the healer's verdict, the healer as it is after judging, and the
@@ -440,6 +464,7 @@ struct Ended {
     verdict: Verdict,
     healer: rummy_core::turn::healer::Healer,
     params: Value,
+    next: Option<Allocated>,
 }
 
 /// Judges the turn and writes its end: the healer's warnings, an answer given as prose
@@ -458,6 +483,7 @@ fn end_turn(
         prose,
         telemetry,
         ctx,
+        next_allowed,
     } = input;
     let verdict = healer.assess(TurnFacts {
         commands,
@@ -486,6 +512,19 @@ fn end_turn(
         dispatch(c, &ctx, &call, None, now)?;
     }
     turns::finish(c, turn_id, turns::DONE, now)?;
+    // A turn that continues allocates the next in this write: one writer round trip fewer per
+    // turn. If the loop ends before it runs (cancel, crash), the loop's end or recovery marks
+    // it like any interrupted turn.
+    let next = match &verdict {
+        Verdict::Continue { .. } if next_allowed => {
+            let next = turns::begin(c, t.run.run_id, t.loop_id, now)?;
+            Some(Allocated {
+                turn: next.sequence,
+                turn_id: next.id,
+            })
+        }
+        _ => None,
+    };
     let params = state::push(
         c,
         t.run.run_id,
@@ -498,6 +537,7 @@ fn end_turn(
         verdict,
         healer,
         params,
+        next,
     })
 }
 
@@ -571,6 +611,7 @@ async fn dispatch_from(
         prose: parsed.unparsed.clone(),
         telemetry,
         ctx: ctx_at(0),
+        next_allowed: job.next_allowed,
     });
     let (context_size, ceiling) = (job.context_size, limits.budget_ceiling);
     let mut next = start;
@@ -650,6 +691,7 @@ async fn dispatch_from(
                     turn: t.turn,
                     decision: Decision::Paused { path: done.path },
                     healer: job.healer.clone(),
+                    next: None,
                 });
             }
             if done.failed() && done.update.is_none() && failed_tool.is_none() {
@@ -717,6 +759,7 @@ fn published_end(svc: &Services, job: &TurnJob, t: TurnRef, ended: Ended) -> Tur
         turn: t.turn,
         decision,
         healer: ended.healer,
+        next: ended.next,
     }
 }
 
