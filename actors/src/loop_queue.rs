@@ -163,7 +163,7 @@ fn finish(
     divisor: u32,
 ) -> Result<Value, StoreError> {
     let now = now();
-    let interrupted = turns::running_in_loop(c, msg.loop_id)?;
+    let interrupted = turns::running_in_loop(c, run.run_id, msg.loop_id)?;
     if let Some(turn) = &interrupted {
         let status = if msg.run_status == RunStatus::Cancelled {
             499

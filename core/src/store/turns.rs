@@ -174,12 +174,15 @@ pub fn finish(
     Ok(())
 }
 
-/// Turns a crash left running: the loop's latest turn still at 102.
+/// Turns a crash left running: the loop's latest turn still at 102. The run narrows the search
+/// to its own turns (the `(run_id, sequence)` key); `loop_id` alone has no index.
 pub fn running_in_loop(
     conn: &mut SqliteConnection,
+    run_id: i32,
     loop_id: i32,
 ) -> Result<Option<Turn>, StoreError> {
     Ok(turns::table
+        .filter(turns::run_id.eq(run_id))
         .filter(turns::loop_id.eq(loop_id))
         .filter(turns::status.eq(RUNNING))
         .order(turns::sequence.desc())

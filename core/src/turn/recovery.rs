@@ -58,7 +58,7 @@ pub fn recover(
             }
         }
         if let Some(active) = loops::active(conn, run.id)? {
-            let turn = match turns::running_in_loop(conn, active.id)? {
+            let turn = match turns::running_in_loop(conn, run.id, active.id)? {
                 Some(t) => {
                     turns::finish(conn, t.id, turns::FAILED, now)?;
                     t.sequence
