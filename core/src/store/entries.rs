@@ -437,15 +437,34 @@ pub fn latest_summary(conn: &mut SqliteConnection, run_id: i32) -> Result<String
 }
 
 /// One entry of the run by exact (normalised) path.
+///
+/// The entry is looked up by its key, `(scope, path)`, in the three scopes a run can see (its
+/// own, its project's, global), then joined to the run's view: no walk over all of the run's
+/// views, which for a large project are thousands.
 pub fn by_path(
     conn: &mut SqliteConnection,
     run_id: i32,
     path: &str,
 ) -> Result<Option<ViewRow>, StoreError> {
+    use crate::schema::runs as runs_table;
+    let Some(project_id) = runs_table::table
+        .find(run_id)
+        .select(runs_table::project_id)
+        .first::<i32>(conn)
+        .optional()?
+    else {
+        return Ok(None);
+    };
+    let scopes = [
+        Scope::Run(run_id).key(),
+        Scope::Project(project_id).key(),
+        Scope::Global.key(),
+    ];
     Ok(run_views::table
         .inner_join(entries::table)
-        .filter(run_views::run_id.eq(run_id))
+        .filter(entries::scope.eq_any(scopes))
         .filter(entries::path.eq(path))
+        .filter(run_views::run_id.eq(run_id))
         .select(VIEW_COLUMNS)
         .first(conn)
         .optional()?)
