@@ -438,9 +438,9 @@ pub fn latest_summary(conn: &mut SqliteConnection, run_id: i32) -> Result<String
 
 /// One entry of the run by exact (normalised) path.
 ///
-/// The entry is looked up by its key, `(scope, path)`, in the three scopes a run can see (its
-/// own, its project's, global), then joined to the run's view: no walk over all of the run's
-/// views, which for a large project are thousands.
+/// The entry is looked up by its key, `(scope, path)` — the scope is the one its scheme keeps
+/// entries in, as [`write`] files them — then joined to the run's view: no walk over all of the
+/// run's views, which for a large project are thousands.
 pub fn by_path(
     conn: &mut SqliteConnection,
     run_id: i32,
@@ -455,14 +455,13 @@ pub fn by_path(
     else {
         return Ok(None);
     };
-    let scopes = [
-        Scope::Run(run_id).key(),
-        Scope::Project(project_id).key(),
-        Scope::Global.key(),
-    ];
+    let Some(spec) = schemes::lookup(scheme_of(path).as_deref()) else {
+        return Ok(None);
+    };
+    let scope = spec.default_scope.scope(project_id, run_id).key();
     Ok(run_views::table
         .inner_join(entries::table)
-        .filter(entries::scope.eq_any(scopes))
+        .filter(entries::scope.eq(scope))
         .filter(entries::path.eq(path))
         .filter(run_views::run_id.eq(run_id))
         .select(VIEW_COLUMNS)
