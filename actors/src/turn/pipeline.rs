@@ -197,14 +197,21 @@ async fn fresh(
     let context_tokens = messages.tokens;
     // The prompt's audit entries commit with the reply (one commit fewer per turn); when the
     // call fails they are written on their own, so a failed turn still shows what was sent.
-    let prompt_audit = audit_prompt(t, &messages, divisor);
+    let prompt_audit = (messages.system.clone(), messages.user.clone());
 
     // 5. Call the model; what the provider reports on the way goes to the run's clients.
     progress(&svc, &job, t.turn, "thinking");
     let completion = match call_model(&svc, &job, t.turn, messages).await {
         Ok(completion) => completion,
         Err(e) => {
-            store.write(prompt_audit).await.map_err(failure)?;
+            let (system, user) = prompt_audit;
+            store
+                .write(move |c| {
+                    let sent = [("system", system.as_str()), ("user", user.as_str())];
+                    record::audit_all(c, t, &sent, divisor, now())
+                })
+                .await
+                .map_err(failure)?;
             if let ProviderError::ContextLength { .. } = e {
                 let message =
                     "Context full: the provider refused the prompt as too long.".to_owned();
@@ -330,17 +337,8 @@ async fn call_model(
 /// Store work that must commit with the first dispatched commands.
 type Prelude = Box<dyn FnOnce(&mut diesel::SqliteConnection) -> Result<(), StoreError> + Send>;
 
-/// The writes of the prompt's audit entries, `system://N` and `user://N`.
-fn audit_prompt(t: TurnRef, messages: &Messages, divisor: u32) -> Prelude {
-    let (system, user) = (messages.system.clone(), messages.user.clone());
-    Box::new(move |c| {
-        let now = now();
-        record::audit(c, t, "system", &system, &json!({}), divisor, now)?;
-        record::audit(c, t, "user", &user, &json!({}), divisor, now)
-    })
-}
-
-/// The writes that record the prompt's audit entries (`prompt_audit`), the reply and its audit
+/// The writes that record the prompt's audit entries (`prompt_audit`: the system and user
+/// messages sent), the reply and its audit
 /// trail, to be committed with the turn's first commands: fewer commits per turn, and a crash
 /// leaves either all or none (a turn whose reply was not recorded is marked failed on restart).
 fn record_reply(
@@ -350,7 +348,7 @@ fn record_reply(
     context_tokens: i32,
     completion: &Completion,
     parsed: &ParsedReply,
-    prompt_audit: Prelude,
+    prompt_audit: (String, String),
 ) -> Prelude {
     let divisor = svc.config.limits.token_divisor;
     let reasoning = merge_reasoning(completion, &parsed.commands);
@@ -362,25 +360,23 @@ fn record_reply(
         warnings.push(healer_warnings::UNREADABLE_COMMAND.to_owned());
     }
     Box::new(move |c| {
-        prompt_audit(c)?;
         let now = now();
-        record::audit(c, t, "assistant", &reply.content, &json!({}), divisor, now)?;
+        let (system, user) = &prompt_audit;
+        let diagnostics = json!({ "model": reply.model, "usage": reply.usage, "contentChars": reply.content.len() }).to_string();
+        let mut trail = vec![
+            ("system", system.as_str()),
+            ("user", user.as_str()),
+            ("assistant", reply.content.as_str()),
+        ];
         if let Some(r) = &reasoning {
-            record::audit(c, t, "reasoning", r, &json!({}), divisor, now)?;
+            trail.push(("reasoning", r));
         }
         if !unparsed.is_empty() {
-            record::audit(c, t, "content", &unparsed, &json!({}), divisor, now)?;
+            trail.push(("content", &unparsed));
         }
-        let diagnostics = json!({ "model": reply.model, "usage": reply.usage, "contentChars": reply.content.len() });
-        record::audit(
-            c,
-            t,
-            "model",
-            &diagnostics.to_string(),
-            &json!({}),
-            divisor,
-            now,
-        )?;
+        trail.push(("model", &diagnostics));
+        // One change: the turn's whole audit trail at one view revision.
+        record::audit_all(c, t, &trail, divisor, now)?;
         turns::record_usage(
             c,
             turn_id,

@@ -68,6 +68,19 @@ pub fn write(
     token_divisor: u32,
     now: Millis,
 ) -> Result<Written, StoreError> {
+    write_at(conn, w, token_divisor, now, None)
+}
+
+/// [`write`], with the view at revision `rev` when given — several writes that form one
+/// change (a turn's audit entries) share one revision, as they are pushed together — else at
+/// the run's next revision.
+pub fn write_at(
+    conn: &mut SqliteConnection,
+    w: &EntryWrite<'_>,
+    token_divisor: u32,
+    now: Millis,
+    rev: Option<i32>,
+) -> Result<Written, StoreError> {
     let scheme = scheme_of(w.path);
     let spec = schemes::lookup(scheme.as_deref()).ok_or_else(|| {
         StoreError::Invalid(format!(
@@ -104,7 +117,10 @@ pub fn write(
     let entry_id = cached::<EntryId>(&[Bind::Text(&scope_key), Bind::Text(w.path)])
         .get_result::<Id>(conn)?
         .id;
-    let rev = runs::take_rev(conn, w.run.run_id)?;
+    let rev = match rev {
+        Some(rev) => rev,
+        None => runs::take_rev(conn, w.run.run_id)?,
+    };
     cached::<UpsertView>(&[
         Bind::Int(w.run.run_id),
         Bind::Int(entry_id),

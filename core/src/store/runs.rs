@@ -169,6 +169,34 @@ pub fn by_id(conn: &mut SqliteConnection, run_id: i32) -> Result<Run, StoreError
         .ok_or_else(|| StoreError::NotFound(format!("run {run_id} not found")))
 }
 
+/// What a `run/state` push needs of its run: the alias and the revision marks.
+#[derive(Debug, Clone, PartialEq, Eq, QueryableByName)]
+pub struct PushMarks {
+    /// The run's alias.
+    #[diesel(sql_type = diesel::sql_types::Text)]
+    pub alias: String,
+    /// Views up to this revision have been pushed.
+    #[diesel(sql_type = diesel::sql_types::Integer)]
+    pub pushed_rev: i32,
+    /// The revision the next view write takes.
+    #[diesel(sql_type = diesel::sql_types::Integer)]
+    pub next_rev: i32,
+}
+
+/// The run's alias and revision marks (a push runs this after every command, so it reads three
+/// columns through a prepared statement rather than the whole row).
+pub fn push_marks(conn: &mut SqliteConnection, run_id: i32) -> Result<PushMarks, StoreError> {
+    cached::<ReadPushMarks>(&[Bind::Int(run_id)])
+        .get_result::<PushMarks>(conn)
+        .optional()?
+        .ok_or_else(|| StoreError::NotFound(format!("run {run_id} not found")))
+}
+
+struct ReadPushMarks;
+impl StaticSql for ReadPushMarks {
+    const SQL: &'static str = "SELECT alias, pushed_rev, next_rev FROM runs WHERE id = ?";
+}
+
 /// A page of the project's runs, newest first.
 pub fn list(
     conn: &mut SqliteConnection,

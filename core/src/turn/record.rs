@@ -39,30 +39,42 @@ pub fn prompt(
     )
 }
 
-/// Writes an audit entry (`system://N`, `assistant://N`, …): archived, system-only, never shown to the model.
-pub fn audit(
+/// Writes a turn's audit entries (`(scheme, body)` pairs, e.g. `system://N`, `assistant://N`)
+/// as one change: archived, system-only, at one view revision.
+pub fn audit_all(
     conn: &mut SqliteConnection,
     t: TurnRef,
-    scheme: &str,
-    body: &str,
-    attributes: &Value,
+    entries: &[(&str, &str)],
     divisor: u32,
     now: Millis,
 ) -> Result<(), StoreError> {
-    let path = format!("{scheme}://{}", t.turn);
-    write(
-        conn,
-        t,
-        &path,
-        body,
-        attributes,
-        State::Resolved,
-        None,
-        Visibility::Archived,
-        Writer::System,
-        divisor,
-        now,
-    )
+    if entries.is_empty() {
+        return Ok(());
+    }
+    let rev = crate::store::runs::take_rev(conn, t.run.run_id)?;
+    let attributes = json!({});
+    for (scheme, body) in entries {
+        let path = format!("{scheme}://{}", t.turn);
+        entries::write_at(
+            conn,
+            &EntryWrite {
+                run: t.run,
+                path: &path,
+                body,
+                attributes: &attributes,
+                state: State::Resolved,
+                outcome: None,
+                visibility: Visibility::Archived,
+                loop_id: Some(t.loop_id),
+                turn: t.turn,
+                writer: Writer::System,
+            },
+            divisor,
+            now,
+            Some(rev),
+        )?;
+    }
+    Ok(())
 }
 
 /// Writes a warning the model sees next turn as an `error://` entry; returns its path.

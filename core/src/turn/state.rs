@@ -53,7 +53,7 @@ pub fn push(
     telemetry: Value,
     now: Millis,
 ) -> Result<Value, StoreError> {
-    let run = runs::by_id(conn, run_id)?;
+    let run = runs::push_marks(conn, run_id)?;
     let changed = entries::changed_since(conn, run_id, run.pushed_rev)?;
     let unknowns = entries::unknowns(conn, run_id)?;
     let summary = entries::latest_summary(conn, run_id)?;
