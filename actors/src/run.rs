@@ -129,6 +129,9 @@ pub struct RunActor {
     phase: Phase,
     /// A cancel that arrived while a loop was being claimed.
     cancel_pending: bool,
+    /// A wake that arrived while a claim was in flight: that claim may have looked before the
+    /// new loop was stored, so one more claim follows if it finds nothing.
+    wake_again: bool,
 }
 
 impl RunActor {
@@ -148,13 +151,18 @@ impl RunActor {
             queue,
             phase: Phase::Idle,
             cancel_pending: false,
+            wake_again: false,
         }
     }
 
     fn wake(&mut self, ctx: &mut Context<Self>) {
+        if matches!(self.phase, Phase::Claiming) {
+            self.wake_again = true;
+        }
         if !matches!(self.phase, Phase::Idle) {
             return;
         }
+        self.wake_again = false;
         self.phase = Phase::Claiming;
         let claim = self
             .queue
@@ -162,7 +170,12 @@ impl RunActor {
             .into_actor(self)
             .map(|res, act, ctx| match res {
                 Ok(Ok(Some(claimed))) => act.prepare_loop(claimed, ctx),
-                Ok(Ok(None)) => act.phase = Phase::Idle,
+                Ok(Ok(None)) => {
+                    act.phase = Phase::Idle;
+                    if act.wake_again {
+                        act.wake(ctx);
+                    }
+                }
                 Ok(Err(e)) => {
                     tracing::error!(run = %act.alias, error = %e, "cannot claim the next loop");
                     act.phase = Phase::Idle;

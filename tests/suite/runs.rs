@@ -340,3 +340,37 @@ async fn a_loop_stops_at_the_turn_limit_without_a_turn_beyond_it() {
     server.stop().await;
     assert_eq!(turns, vec![(1, 200), (2, 200), (3, 200)]);
 }
+
+/// A prompt sent the moment the previous loop's 200 arrives is never lost: the run may still
+/// be looking for a next loop (and find none) when the new one is stored, and must look again.
+/// Four runs at once keep the writer busy, which widens that window.
+#[actix_rt::test]
+async fn a_prompt_sent_as_the_previous_loop_ends_always_runs() {
+    let server = TestServer::start().await;
+    server
+        .provider
+        .set_fallback(Reply::content("<update status=\"200\">done</update>"));
+    let mut runs = Vec::new();
+    for r in 0..4 {
+        let mut client = server.project_client("demo").await;
+        runs.push(actix_rt::spawn(async move {
+            let alias = start_run(&mut client, &format!("run://eager_{r}"), "First").await;
+            wait_status(&mut client, &alias, 200).await;
+            for n in 0..20 {
+                client
+                    .call(
+                        "set",
+                        json!({ "path": format!("run://{alias}"), "body": format!("Again {n}") }),
+                    )
+                    .await
+                    .unwrap();
+                wait_status(&mut client, &alias, 200).await;
+            }
+        }));
+    }
+    for run in runs {
+        run.await.unwrap();
+    }
+    assert_eq!(server.provider.chat_requests().len(), 4 * 21);
+    server.stop().await;
+}
