@@ -1,6 +1,6 @@
 //! The turn pipeline end to end: proposals (accept, reject, readonly, sh/env streams, ask_user), cancel mid-proposal, and the budget.
 
-use crate::support::{self, wait_status, TestServer, WAIT};
+use crate::support::{self, accept, wait_status, TestServer, WAIT};
 use pretty_assertions::assert_eq;
 use rummy_testkit::{Reply, RpcClient};
 use serde_json::{json, Value};
@@ -91,13 +91,7 @@ async fn accepted_edit_writes_the_file() {
     );
 
     let path = proposed["path"].as_str().unwrap();
-    let accepted = client
-        .call(
-            "set",
-            json!({ "run": "edit", "path": path, "state": "resolved" }),
-        )
-        .await
-        .unwrap();
+    let accepted = accept(&mut client, "edit", path).await;
     assert_eq!(accepted["state"], json!("resolved"));
     let last = wait_status(&mut client, "edit", 200).await;
     assert_eq!(last["summary"], json!("port changed"));
@@ -191,13 +185,7 @@ async fn readonly_files_refuse_accepted_edits() {
         .as_str()
         .unwrap()
         .to_owned();
-    let answer = client
-        .call(
-            "set",
-            json!({ "run": "ro", "path": path, "state": "resolved" }),
-        )
-        .await
-        .unwrap();
+    let answer = accept(&mut client, "ro", &path).await;
     assert_eq!(
         (
             answer["ok"].clone(),
@@ -235,13 +223,7 @@ async fn sh_streams_its_output() {
     assert_eq!(proposed["attributes"]["kind"], json!("sh"));
     assert_eq!(proposed["attributes"]["command"], json!("make test"));
     let path = proposed["path"].as_str().unwrap().to_owned();
-    client
-        .call(
-            "set",
-            json!({ "run": "sh", "path": path, "state": "resolved" }),
-        )
-        .await
-        .unwrap();
+    accept(&mut client, "sh", &path).await;
     client
         .call(
             "stream",
@@ -289,13 +271,7 @@ async fn sh_streams_its_output() {
 
     let env = proposal(&mut client).await;
     let env_path = env["path"].as_str().unwrap().to_owned();
-    client
-        .call(
-            "set",
-            json!({ "run": "sh", "path": env_path, "state": "resolved" }),
-        )
-        .await
-        .unwrap();
+    accept(&mut client, "sh", &env_path).await;
     client
         .call(
             "stream/cancel",

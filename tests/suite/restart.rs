@@ -1,5 +1,6 @@
 //! Crash recovery with the real binary: a run waiting on a proposal survives `kill -9` and completes after the restart, on the model its loop was routed to.
 
+use crate::support::accept;
 use rummy_testkit::{FakeProvider, Reply, RpcClient};
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader};
@@ -87,13 +88,7 @@ async fn crash_at_proposal(
 
 /// Accepts the proposal at `path` of run `crash` and waits for the run to finish; its last `run/state`.
 async fn accept_and_finish(client: &mut RpcClient, path: &str) -> Value {
-    client
-        .call(
-            "set",
-            json!({ "run": "crash", "path": path, "state": "resolved" }),
-        )
-        .await
-        .unwrap();
+    accept(client, "crash", path).await;
     client
         .wait_for_notification("run/state", WAIT, |p| p["status"] == json!(200))
         .await

@@ -139,6 +139,17 @@ pub async fn entry(client: &mut RpcClient, run: &str, path: &str) -> Option<Valu
         .find(|e| e["path"] == json!(path))
 }
 
+/// Accepts the proposal at `path` of `run` (`set {state: "resolved"}`); the call's result.
+pub async fn accept(client: &mut RpcClient, run: &str, path: &str) -> Value {
+    client
+        .call(
+            "set",
+            json!({ "run": run, "path": path, "state": "resolved" }),
+        )
+        .await
+        .unwrap_or_else(|e| panic!("accepting {path} of {run}: {e:?}"))
+}
+
 /// Waits for the `run/state` of `run` with the given status.
 pub async fn wait_status(client: &mut RpcClient, run: &str, status: i64) -> Value {
     let run = run.to_owned();
