@@ -5,6 +5,15 @@ pub mod server;
 
 use std::time::{Duration, Instant};
 
+/// The sizes a bench binary was given on its command line (numbers; anything else is skipped),
+/// or `default` when it was given none.
+pub fn sizes(args: &[String], default: &[usize]) -> Vec<usize> {
+    if args.is_empty() {
+        return default.to_vec();
+    }
+    args.iter().filter_map(|a| a.parse().ok()).collect()
+}
+
 /// Runs `f` `iterations` times after `warmup` runs and returns each run's duration, sorted.
 pub fn sample(warmup: usize, iterations: usize, mut f: impl FnMut()) -> Vec<Duration> {
     for _ in 0..warmup {

@@ -25,17 +25,8 @@ const NOW: Millis = Millis(1_700_000_000_000);
 const DIVISOR: u32 = 4;
 
 fn main() {
-    let sizes: Vec<usize> = {
-        let args: Vec<usize> = std::env::args()
-            .skip(1)
-            .filter_map(|a| a.parse().ok())
-            .collect();
-        if args.is_empty() {
-            vec![200, 1000]
-        } else {
-            args
-        }
-    };
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let sizes = rummy_bench::sizes(&args, &[200, 1000]);
     for files in sizes {
         if let Err(e) = bench(files) {
             eprintln!("files={files}: failed: {e}");

@@ -26,11 +26,7 @@ fn main() {
     if serve_fake_provider_if_child(&args, TURNS) {
         return;
     }
-    let sizes: Vec<usize> = if args.is_empty() {
-        vec![20, 200, 1000]
-    } else {
-        args.iter().filter_map(|a| a.parse().ok()).collect()
-    };
+    let sizes = rummy_bench::sizes(&args, &[20, 200, 1000]);
     // 1,000 runs' sockets need more than the common default of 1,024 descriptors.
     if let Err(e) = rlimit::increase_nofile_limit(65_536) {
         eprintln!("could not raise the open-file limit: {e}");

@@ -24,11 +24,7 @@ fn main() {
     if serve_fake_provider_if_child(&args, TURNS) {
         return;
     }
-    let sizes: Vec<usize> = if args.is_empty() {
-        vec![200, 1000]
-    } else {
-        args.iter().filter_map(|a| a.parse().ok()).collect()
-    };
+    let sizes = rummy_bench::sizes(&args, &[200, 1000]);
     for entries in sizes {
         match bench(entries) {
             Ok(per_turn) => {
