@@ -42,11 +42,9 @@ pub async fn refresh(
     project_id: i32,
     root: &str,
 ) -> Result<SyncReport, StoreError> {
-    let scan = ProjectScan::run(svc, project_id, root).await?;
-    let divisor = svc.config.limits.token_divisor;
-    let (report, scan) = svc
-        .store
-        .write(move |c| Ok((scan.sync(c, divisor)?, scan)))
+    let (report, scan) = ProjectScan::run(svc, project_id, root)
+        .await?
+        .synced(svc)
         .await?;
     scan.settle(svc, report).await
 }
@@ -57,7 +55,6 @@ pub async fn refresh(
 pub struct ProjectScan {
     key: ProjectRoot,
     scanned: Scan,
-    stamps: Stamps,
 }
 
 impl ProjectScan {
@@ -65,22 +62,26 @@ impl ProjectScan {
     /// committed scan.
     pub async fn run(svc: &Services, project_id: i32, root: &str) -> Result<Self, StoreError> {
         let key = (project_id, root.to_owned());
-        Self::scan(key, svc.scan_stamps.get(&(project_id, root.to_owned()))).await
+        let known = svc.scan_stamps.get(&key);
+        Self::scan(key, known).await
     }
 
     async fn scan(key: ProjectRoot, known: Arc<Stamps>) -> Result<Self, StoreError> {
         let root = PathBuf::from(&key.1);
-        let mut scanned = actix_rt::task::spawn_blocking(move || {
+        let scanned = actix_rt::task::spawn_blocking(move || {
             scan_since(&root, ScanLimits::default(), &known)
         })
         .await
         .map_err(|e| StoreError::Pool(format!("scan task failed: {e}")))?;
-        let stamps = std::mem::take(&mut scanned.stamps);
-        Ok(ProjectScan {
-            key,
-            scanned,
-            stamps,
-        })
+        Ok(ProjectScan { key, scanned })
+    }
+
+    /// Syncs the scan in a write of its own.
+    async fn synced(self, svc: &Services) -> Result<(SyncReport, Self), StoreError> {
+        let divisor = svc.config.limits.token_divisor;
+        svc.store
+            .write(move |c| Ok((self.sync(c, divisor)?, self)))
+            .await
     }
 
     /// Brings the project's file entries in line with the scan (on the writer).
@@ -101,7 +102,7 @@ impl ProjectScan {
     ) -> Result<SyncReport, StoreError> {
         let project_id = self.key.0;
         let report = if report.missing == 0 {
-            svc.scan_stamps.put(self.key, Some(self.stamps));
+            svc.scan_stamps.put(self.key, Some(self.scanned.stamps));
             report
         } else {
             tracing::warn!(
@@ -110,14 +111,12 @@ impl ProjectScan {
                 "stamped files had no entry; scanning everything again"
             );
             svc.scan_stamps.put(self.key.clone(), None);
-            let again = Self::scan(self.key, Arc::default()).await?;
-            let divisor = svc.config.limits.token_divisor;
-            let (report, again) = svc
-                .store
-                .write(move |c| Ok((again.sync(c, divisor)?, again)))
+            let (report, again) = Self::scan(self.key, Arc::default())
+                .await?
+                .synced(svc)
                 .await?;
             if report.missing == 0 {
-                svc.scan_stamps.put(again.key, Some(again.stamps));
+                svc.scan_stamps.put(again.key, Some(again.scanned.stamps));
             }
             report
         };

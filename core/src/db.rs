@@ -93,21 +93,7 @@ pub struct Checkpointed {
 /// Copies what it can of the log into the database without waiting for readers or the writer
 /// (a passive checkpoint); the log is reused from its start once all of it is copied.
 pub fn checkpoint(conn: &mut SqliteConnection) -> Result<Checkpointed, StoreError> {
-    #[derive(diesel::QueryableByName)]
-    struct Row {
-        #[diesel(sql_type = diesel::sql_types::Integer)]
-        busy: i32,
-        #[diesel(sql_type = diesel::sql_types::Integer)]
-        log: i32,
-        #[diesel(sql_type = diesel::sql_types::Integer)]
-        checkpointed: i32,
-    }
-    let row: Row = diesel::sql_query("PRAGMA wal_checkpoint(PASSIVE)").get_result(conn)?;
-    let _ = row.busy;
-    Ok(Checkpointed {
-        log: row.log,
-        checkpointed: row.checkpointed,
-    })
+    Ok(diesel::sql_query("PRAGMA wal_checkpoint(PASSIVE)").get_result(conn)?)
 }
 
 #[cfg(test)]

@@ -337,10 +337,10 @@ async fn call_model(
 /// Store work that must commit with the first dispatched commands.
 type Prelude = Box<dyn FnOnce(&mut diesel::SqliteConnection) -> Result<(), StoreError> + Send>;
 
-/// The writes that record the prompt's audit entries (`prompt_audit`: the system and user
-/// messages sent), the reply and its audit
-/// trail, to be committed with the turn's first commands: fewer commits per turn, and a crash
-/// leaves either all or none (a turn whose reply was not recorded is marked failed on restart).
+/// The writes that record the turn's audit trail (`prompt_audit`: the system and user messages
+/// sent; then the reply), its usage and the parser's warnings, to be committed with the turn's
+/// first commands: fewer commits per turn, and a crash leaves either all or none (a turn whose
+/// reply was not recorded is marked failed on restart).
 fn record_reply(
     svc: &Services,
     t: TurnRef,
@@ -442,9 +442,9 @@ fn update_signal(call: &ToolCall) -> UpdateSignal {
 }
 
 /// What ending a turn needs inside a store write: the facts the healer judges and what the
-/// turn-end push carries.
+/// turn-end push carries (the turn is `ctx.t`).
+#[derive(Clone)]
 struct EndInput {
-    t: TurnRef,
     turn_id: i32,
     healer: rummy_core::turn::healer::Healer,
     prose: String,
@@ -473,7 +473,6 @@ fn end_turn(
     update: Option<&UpdateSignal>,
 ) -> Result<Ended, StoreError> {
     let EndInput {
-        t,
         turn_id,
         mut healer,
         prose,
@@ -481,6 +480,7 @@ fn end_turn(
         ctx,
         next_allowed,
     } = input;
+    let t = ctx.t;
     let verdict = healer.assess(TurnFacts {
         commands,
         any_failed,
@@ -600,15 +600,14 @@ async fn dispatch_from(
         .map(update_signal);
     let mut failed_tool = aborted_by;
     let commands = Arc::new(commands);
-    let mut end = Some(EndInput {
-        t,
+    let end = EndInput {
         turn_id,
         healer: job.healer.clone(),
         prose: parsed.unparsed.clone(),
         telemetry,
         ctx: ctx_at(0),
         next_allowed: job.next_allowed,
-    });
+    };
     let (context_size, ceiling) = (job.context_size, limits.budget_ceiling);
     let mut next = start;
     while next < commands.len() || prelude.is_some() {
@@ -616,8 +615,8 @@ async fn dispatch_from(
         // proposal, or a search whose answer comes from the network): one commit instead of
         // one per command. Each still gets its own run/state, published after the commit.
         let (batch, from, aborted) = (Arc::clone(&commands), next, failed_tool.clone());
-        let (first, mut end_input, update_before) = (prelude.take(), end.take(), update.clone());
-        let (results, ended, end_input) = svc
+        let (first, end_input, update_before) = (prelude.take(), end.clone(), update.clone());
+        let (results, ended) = svc
             .store
             .write(move |c| {
                 if let Some(first) = first {
@@ -656,24 +655,15 @@ async fn dispatch_from(
                 // Nothing left to wait for: end the turn here when the context surely fits.
                 let ended = match (waited, assembled) {
                     (false, Some(a)) if fits_after_dispatch(c, t, a, context_size, ceiling)? => {
-                        match end_input.take() {
-                            Some(input) => Some(end_turn(
-                                c,
-                                input,
-                                &batch,
-                                failed.is_some(),
-                                update.as_ref(),
-                            )?),
-                            None => None,
-                        }
+                        let any_failed = failed.is_some();
+                        Some(end_turn(c, end_input, &batch, any_failed, update.as_ref())?)
                     }
                     _ => None,
                 };
-                Ok((out, ended, end_input))
+                Ok((out, ended))
             })
             .await
             .map_err(failure)?;
-        end = end_input;
         next += results.len();
         for (done, params) in results {
             svc.publish(t.run.project_id, &job.alias, "run/state", params);
@@ -733,11 +723,10 @@ async fn dispatch_from(
     }
 
     // 9. Judge the turn, record its warnings, and push the turn-end state with telemetry.
-    let input = end.ok_or_else(|| failure("the turn's end was already written"))?;
     let any_failed = failed_tool.is_some();
     let ended = svc
         .store
-        .write(move |c| end_turn(c, input, &commands, any_failed, update.as_ref()))
+        .write(move |c| end_turn(c, end, &commands, any_failed, update.as_ref()))
         .await
         .map_err(failure)?;
     Ok(published_end(svc, job, t, ended))
