@@ -5,7 +5,7 @@ use rummy::config::{Config, ModelSeed, OpenAiConfig, ProviderLimits};
 use rummy_testkit::{FakeProvider, Reply, RpcClient};
 use serde_json::json;
 use std::io::{BufRead, BufReader, Read};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
@@ -54,7 +54,12 @@ pub struct ProviderChild {
 impl ProviderChild {
     /// Starts this executable again as the fake provider with `latency_ms` per reply.
     pub fn spawn(latency_ms: u64) -> Result<ProviderChild, String> {
-        let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+        // argv[0] when it is a path, so that the bench also runs under valgrind (whose
+        // /proc/self/exe is the tool, not this program) for instruction counts.
+        let exe = match std::env::args_os().next().map(PathBuf::from) {
+            Some(path) if path.components().count() > 1 => path,
+            _ => std::env::current_exe().map_err(|e| e.to_string())?,
+        };
         let mut child = Command::new(exe)
             .args([CHILD_FLAG, &latency_ms.to_string()])
             .stdin(Stdio::piped())
