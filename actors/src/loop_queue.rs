@@ -12,6 +12,7 @@ use rummy_core::run::{Mode, RunStatus};
 use rummy_core::store::entries::RunRef;
 use rummy_core::store::loops::{self, Loop};
 use rummy_core::store::models::{self, Model};
+use rummy_core::store::notifications::Recorded;
 use rummy_core::store::runs::{self, Run};
 use rummy_core::store::{turns, StoreError};
 use rummy_core::turn::{proposals, record, state, TurnRef};
@@ -49,7 +50,7 @@ pub struct Claimed {
 
 /// Ends the active loop, sets the run's status and pushes the final `run/state`.
 #[derive(Message)]
-#[rtype(result = "Result<Value, StoreError>")]
+#[rtype(result = "Result<Recorded, StoreError>")]
 pub struct Finish {
     /// The loop.
     pub loop_id: i32,
@@ -146,7 +147,7 @@ impl Handler<ClaimNext> for LoopQueue {
 }
 
 impl Handler<Finish> for LoopQueue {
-    type Result = ResponseFuture<Result<Value, StoreError>>;
+    type Result = ResponseFuture<Result<Recorded, StoreError>>;
 
     fn handle(&mut self, msg: Finish, _: &mut Context<Self>) -> Self::Result {
         let store = self.store.clone();
@@ -161,7 +162,7 @@ fn finish(
     run: RunRef,
     msg: &Finish,
     divisor: u32,
-) -> Result<Value, StoreError> {
+) -> Result<Recorded, StoreError> {
     let now = now();
     let interrupted = turns::running_in_loop(c, run.run_id, msg.loop_id)?;
     if let Some(turn) = &interrupted {

@@ -381,8 +381,7 @@ impl Handler<Recover> for RunRegistry {
         Box::pin(recovered.into_actor(self).map(|res, act, _| {
             let report = res?;
             for (project_id, alias, params) in &report.pushed {
-                act.svc
-                    .publish(*project_id, alias, "run/state", params.clone());
+                act.svc.publish_state(*project_id, alias, params);
             }
             for run in &report.to_wake {
                 act.actor(run.id, run.project_id, &run.alias).do_send(Wake);

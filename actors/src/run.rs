@@ -368,10 +368,9 @@ impl RunActor {
         };
         let done = self.queue.send(msg).into_actor(self).map(|res, act, ctx| {
             match res {
-                Ok(Ok(params)) => {
-                    act.svc
-                        .publish(act.run.project_id, &act.alias, "run/state", params)
-                }
+                Ok(Ok(params)) => act
+                    .svc
+                    .publish_state(act.run.project_id, &act.alias, &params),
                 Ok(Err(e)) => {
                     tracing::error!(run = %act.alias, error = %e, "cannot record the loop's end")
                 }
@@ -540,7 +539,7 @@ impl Handler<Resolve> for RunActor {
         Box::pin(resolve.into_actor(self).map(|res, act, ctx| {
             let (resolved, params) = res?;
             act.svc
-                .publish(act.run.project_id, &act.alias, "run/state", params);
+                .publish_state(act.run.project_id, &act.alias, &params);
             if let Phase::Running(active) = &mut act.phase {
                 active.waiting = None;
             }

@@ -13,6 +13,7 @@ use rummy_core::config::Config;
 use rummy_core::entry::State;
 use rummy_core::run::RunStatus;
 use rummy_core::store::entries;
+use rummy_core::store::notifications::Recorded;
 use rummy_core::tools::messages::SEARCH_NOT_CONFIGURED;
 use rummy_core::tools::search::backend::{parse_searxng, SearchFailure};
 use rummy_core::tools::search::{record_failure, record_results, request_of, SearchHit};
@@ -137,7 +138,7 @@ pub async fn answer(
     }
     let (divisor, path) = (svc.config.limits.token_divisor, done.path.clone());
     let recorded = found.is_ok();
-    let params: Value = svc
+    let params: Recorded = svc
         .store
         .write(move |c| {
             let now = now();
@@ -156,7 +157,7 @@ pub async fn answer(
         })
         .await
         .map_err(failure)?;
-    svc.publish(t.run.project_id, &job.alias, "run/state", params);
+    svc.publish_state(t.run.project_id, &job.alias, &params);
     if recorded {
         done.state = State::Resolved;
     } else {

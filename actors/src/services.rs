@@ -7,7 +7,8 @@ use crate::search::SearchClient;
 use crate::store::Store;
 use actix::Addr;
 use rummy_core::config::Config;
-use rummy_core::wire::jsonrpc::notification;
+use rummy_core::store::notifications::Recorded;
+use rummy_core::wire::jsonrpc::{notification, notification_text};
 use serde_json::Value;
 use std::sync::Arc;
 
@@ -31,7 +32,19 @@ pub struct Services {
 impl Services {
     /// Sends a notification to every session of the project.
     pub fn publish(&self, project_id: i32, run: &str, method: &str, params: Value) {
-        let text = notification(method, params).to_string();
+        self.send(project_id, run, notification(method, params).to_string());
+    }
+
+    /// Sends a recorded `run/state` push to every session of the project, as it was stored.
+    pub fn publish_state(&self, project_id: i32, run: &str, state: &Recorded) {
+        self.send(
+            project_id,
+            run,
+            notification_text("run/state", state.json()),
+        );
+    }
+
+    fn send(&self, project_id: i32, run: &str, text: String) {
         self.hub.do_send(Publish {
             project_id,
             notify: Notify {

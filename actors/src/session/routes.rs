@@ -1114,7 +1114,7 @@ async fn settle(
         .map_err(from_store)?;
     call.deps
         .svc
-        .publish(rr.project_id, &run.alias, "run/state", pushed);
+        .publish_state(rr.project_id, &run.alias, &pushed);
     Ok((p, channels))
 }
 

@@ -13,6 +13,7 @@ use rummy_core::provider::{ChatMessage, Completion};
 use rummy_core::run::RunStatus;
 use rummy_core::schema::turns as turns_table;
 use rummy_core::store::entries::{self, context_rows, ViewRow};
+use rummy_core::store::notifications::Recorded;
 use rummy_core::store::{constraints, projects, runs, turns, StoreError};
 use rummy_core::tools;
 use rummy_core::turn::assemble::{assemble, AssemblyInput, Messages};
@@ -459,7 +460,7 @@ struct EndInput {
 struct Ended {
     verdict: Verdict,
     healer: rummy_core::turn::healer::Healer,
-    params: Value,
+    params: Recorded,
     next: Option<Allocated>,
 }
 
@@ -666,7 +667,7 @@ async fn dispatch_from(
             .map_err(failure)?;
         next += results.len();
         for (done, params) in results {
-            svc.publish(t.run.project_id, &job.alias, "run/state", params);
+            svc.publish_state(t.run.project_id, &job.alias, &params);
             let done = crate::search::answer(svc, job, t, done).await?;
             if done.update.is_some() {
                 update = done.update.clone();
@@ -734,7 +735,7 @@ async fn dispatch_from(
 
 /// Publishes the turn-end `run/state` of a committed end and tells the run what follows.
 fn published_end(svc: &Services, job: &TurnJob, t: TurnRef, ended: Ended) -> TurnEnd {
-    svc.publish(t.run.project_id, &job.alias, "run/state", ended.params);
+    svc.publish_state(t.run.project_id, &job.alias, &ended.params);
     let decision = match ended.verdict {
         Verdict::Continue { .. } => Decision::Continue,
         Verdict::Conclude { status, .. } => Decision::Conclude(status),

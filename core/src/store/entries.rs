@@ -8,7 +8,7 @@ use super::cached::{cached, Bind, StaticSql};
 use super::{runs, StoreError};
 use crate::entry::{Category, Scope, State, Visibility, Writer};
 use crate::path::scheme_of;
-use crate::schema::{entries, run_views};
+use crate::schema::{entries, run_views, schemes as scheme_rows};
 use crate::schemes;
 use crate::time::Millis;
 use crate::tokens;
@@ -397,8 +397,15 @@ pub fn changed_since(
         .filter(run_views::run_id.eq(run_id))
         .filter(run_views::rev.gt(rev))
         // Project files the run was given at loop start are context, not history, until a
-        // turn touches them (`getEntries` lists them).
-        .filter(entries::scheme.is_not_null().or(run_views::turn.gt(0)))
+        // turn touches them (`getEntries` lists them). Audit entries are never history: leaving
+        // them out here spares reading the whole prompt back on every push. (A subselect rather
+        // than a list of names: diesel keeps only statements of fixed shape prepared.)
+        .filter(
+            entries::scheme
+                .ne("run")
+                .and(entries::scheme.ne_all(audit_schemes()))
+                .or(entries::scheme.is_null().and(run_views::turn.gt(0))),
+        )
         .order(run_views::rev.asc())
         .select(VIEW_COLUMNS)
         .load(conn)?;
@@ -430,26 +437,49 @@ pub fn unknowns(conn: &mut SqliteConnection, run_id: i32) -> Result<Vec<ViewRow>
         .load(conn)?)
 }
 
+diesel::define_sql_function! {
+    /// `json_extract(attributes, '$.status')`: an entry's numeric status attribute.
+    #[sql_name = "json_extract"]
+    fn json_status(attributes: Text, path: Text) -> Nullable<Integer>;
+}
+
+fn status_of<E>(attributes: E) -> json_status<E, &'static str>
+where
+    E: diesel::expression::AsExpression<Text>,
+{
+    json_status(attributes, "$.status")
+}
+
+/// The names of the audit schemes, as a subselect of the registry.
+fn audit_schemes() -> diesel::dsl::Select<
+    diesel::dsl::Filter<scheme_rows::table, diesel::dsl::Eq<scheme_rows::category, &'static str>>,
+    diesel::dsl::Nullable<scheme_rows::name>,
+> {
+    scheme_rows::table
+        .filter(scheme_rows::category.eq(Category::Audit.as_str()))
+        .select(scheme_rows::name.nullable())
+}
+
 /// The body of the run's latest concluding update (status 200, 204 or 422), or "".
 pub fn latest_summary(conn: &mut SqliteConnection, run_id: i32) -> Result<String, StoreError> {
-    let updates: Vec<ViewRow> = run_views::table
+    let body: Option<String> = run_views::table
         .inner_join(entries::table)
         .filter(run_views::run_id.eq(run_id))
         // Run-scoped, one entry per update: newest entry first, found through entries_scope_scheme.
         .filter(entries::scope.eq(Scope::Run(run_id).key()))
         .filter(entries::scheme.eq("update"))
+        // A numeric status attribute of 200, 204 or 422 (a string "200" is not one).
+        .filter(
+            status_of(entries::attributes)
+                .eq(200)
+                .or(status_of(entries::attributes).eq(204))
+                .or(status_of(entries::attributes).eq(422)),
+        )
         .order(entries::id.desc())
-        .limit(50)
-        .select(VIEW_COLUMNS)
-        .load(conn)?;
-    Ok(updates
-        .into_iter()
-        .find(|u| {
-            let status = u.attributes().get("status").and_then(Value::as_i64);
-            matches!(status, Some(200 | 204 | 422))
-        })
-        .map(|u| u.body)
-        .unwrap_or_default())
+        .select(entries::body)
+        .first(conn)
+        .optional()?;
+    Ok(body.unwrap_or_default())
 }
 
 /// One entry of the run by exact (normalised) path.

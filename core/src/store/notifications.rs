@@ -1,5 +1,6 @@
 //! Pushed notifications, numbered per run so a reconnecting client can replay what it missed.
 
+use super::cached::{cached, Bind, StaticSql};
 use super::StoreError;
 use crate::schema::notifications;
 use crate::time::Millis;
@@ -22,6 +23,30 @@ pub struct StoredNotification {
     pub created_at: i64,
 }
 
+/// A recorded notification's params: the JSON text stored for replay, which is also what is
+/// sent to clients — serialised once.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Recorded(String);
+
+impl Recorded {
+    /// The params as JSON text.
+    pub fn json(&self) -> &str {
+        &self.0
+    }
+
+    /// The params parsed back into a value (for callers that inspect them).
+    pub fn value(&self) -> Value {
+        serde_json::from_str(&self.0).unwrap_or(Value::Null)
+    }
+}
+
+struct Insert;
+impl StaticSql for Insert {
+    const SQL: &'static str =
+        "INSERT INTO notifications (run_id, seq, method, params, created_at) \
+                               VALUES (?, ?, ?, ?, ?)";
+}
+
 /// Takes the run's next sequence number, stores the notification with `seq` set in its params, and returns the params.
 pub fn record(
     conn: &mut SqliteConnection,
@@ -29,21 +54,21 @@ pub fn record(
     method: &str,
     mut params: Value,
     now: Millis,
-) -> Result<Value, StoreError> {
+) -> Result<Recorded, StoreError> {
     let seq = super::runs::take_seq(conn, run_id)?;
     if let Value::Object(map) = &mut params {
         map.insert("seq".to_owned(), Value::from(seq));
     }
-    diesel::insert_into(notifications::table)
-        .values((
-            notifications::run_id.eq(run_id),
-            notifications::seq.eq(seq),
-            notifications::method.eq(method),
-            notifications::params.eq(params.to_string()),
-            notifications::created_at.eq(now.0),
-        ))
-        .execute(conn)?;
-    Ok(params)
+    let text = params.to_string();
+    cached::<Insert>(&[
+        Bind::Int(run_id),
+        Bind::Int(seq),
+        Bind::Text(method),
+        Bind::Text(&text),
+        Bind::Big(now.0),
+    ])
+    .execute(conn)?;
+    Ok(Recorded(text))
 }
 
 /// The run's notifications after `seq`, oldest first, at most `limit`.

@@ -12,6 +12,7 @@ use crate::schema::{entries, run_views};
 use crate::store::entries::RunRef;
 use crate::store::loops::Loop;
 use crate::store::models::{self, Model};
+use crate::store::notifications::Recorded;
 use crate::store::runs::{self, Run};
 use crate::store::{loops, turns, StoreError};
 use crate::time::Millis;
@@ -28,7 +29,7 @@ pub struct Recovery {
     /// Loops that were ended as interrupted.
     pub interrupted: usize,
     /// `run/state` pushes to publish: (project, run alias, params).
-    pub pushed: Vec<(i32, String, Value)>,
+    pub pushed: Vec<(i32, String, Recorded)>,
     /// Runs with queued loops to run.
     pub to_wake: Vec<Run>,
     /// Runs waiting on a proposal, to restore: the run, its active loop, its model and the proposal's path.

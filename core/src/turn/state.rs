@@ -6,7 +6,8 @@
 
 use crate::entry::http_status;
 use crate::store::entries::{self, ViewRow};
-use crate::store::{loops, notifications, runs, turns, StoreError};
+use crate::store::notifications::{self, Recorded};
+use crate::store::{loops, runs, turns, StoreError};
 use crate::time::Millis;
 use diesel::SqliteConnection;
 use serde_json::{json, Value};
@@ -52,7 +53,7 @@ pub fn push(
     status: i32,
     telemetry: Value,
     now: Millis,
-) -> Result<Value, StoreError> {
+) -> Result<Recorded, StoreError> {
     let run = runs::push_marks(conn, run_id)?;
     let changed = entries::changed_since(conn, run_id, run.pushed_rev)?;
     let unknowns = entries::unknowns(conn, run_id)?;

@@ -227,11 +227,15 @@ fn run_state_pushes_are_incremental() {
     let mut f = fixture();
     let t = f.turn();
     f.run_reply(t, r#"<set path="known://a">1</set>"#);
-    let first = state::push(&mut f.conn, f.run.run_id, 1, 102, json!(null), NOW).unwrap();
+    let first = state::push(&mut f.conn, f.run.run_id, 1, 102, json!(null), NOW)
+        .unwrap()
+        .value();
     assert_eq!(first["seq"], json!(1));
     assert_eq!(first["history"].as_array().map(Vec::len), Some(2));
     f.run_reply(t, r#"<update status="200">done</update>"#);
-    let second = state::push(&mut f.conn, f.run.run_id, 1, 200, json!({}), NOW).unwrap();
+    let second = state::push(&mut f.conn, f.run.run_id, 1, 200, json!({}), NOW)
+        .unwrap()
+        .value();
     assert_eq!(second["seq"], json!(2));
     assert_eq!(second["summary"], json!("done"));
     assert_eq!(history_paths(&second), vec!["update://turn_1"]);
@@ -286,7 +290,9 @@ fn attached_files_are_not_history_until_a_turn_touches_them() {
     crate::files::sync::sync_project(&mut f.conn, project_id, &scan, 2, NOW).unwrap();
     let attached = crate::files::sync::attach(&mut f.conn, f.run, &[], |_, _| false, NOW).unwrap();
     assert_eq!(attached, 2);
-    let first = state::push(&mut f.conn, f.run.run_id, 1, 102, json!(null), NOW).unwrap();
+    let first = state::push(&mut f.conn, f.run.run_id, 1, 102, json!(null), NOW)
+        .unwrap()
+        .value();
     assert_eq!(first["history"], json!([]));
 
     let t = f.turn();
@@ -295,7 +301,9 @@ fn attached_files_are_not_history_until_a_turn_touches_them() {
         r#"<set path="a.txt">changed
 </set>"#,
     );
-    let second = state::push(&mut f.conn, f.run.run_id, 1, 102, json!(null), NOW).unwrap();
+    let second = state::push(&mut f.conn, f.run.run_id, 1, 102, json!(null), NOW)
+        .unwrap()
+        .value();
     assert_eq!(history_paths(&second), vec!["set://turn_1/a.txt"]);
 }
 
@@ -336,4 +344,24 @@ fn attribute_values_escape_what_would_break_them() {
     );
     assert_eq!(attr_escape("&&"), "&amp;&amp;");
     assert_eq!(attr_escape(""), "");
+}
+
+/// The summary is the body of the latest concluding update (200, 204 or 422): a progress
+/// update after it leaves it standing. The prompt's audit entries are never history.
+#[test]
+fn the_summary_is_the_latest_concluding_update_and_audit_is_not_history() {
+    let mut f = fixture();
+    let t = f.turn();
+    f.run_reply(t, r#"<update status="200">first answer</update>"#);
+    let sent = [("system", "the system prompt"), ("user", "the user prompt")];
+    record::audit_all(&mut f.conn, t, &sent, 2, NOW).unwrap();
+    f.run_reply(t, r#"<update status="102">still going</update>"#);
+    let pushed = state::push(&mut f.conn, f.run.run_id, 1, 102, json!(null), NOW)
+        .unwrap()
+        .value();
+    assert_eq!(pushed["summary"], json!("first answer"));
+    assert_eq!(
+        history_paths(&pushed),
+        vec!["update://turn_1", "update://turn_1_2"]
+    );
 }

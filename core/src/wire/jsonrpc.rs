@@ -219,6 +219,13 @@ pub fn notification(method: &str, params: Value) -> Value {
     json!({ "jsonrpc": "2.0", "method": method, "params": params })
 }
 
+/// A server → client notification as text, around `params_json` (JSON text) as it is: the
+/// same text [`notification`] serialises to.
+pub fn notification_text(method: &str, params_json: &str) -> String {
+    let method = Value::from(method);
+    format!(r#"{{"jsonrpc":"2.0","method":{method},"params":{params_json}}}"#)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -291,5 +298,13 @@ mod tests {
             wrong.to_value()["data"],
             json!({"kind":"invalid_params","param":"name"})
         );
+    }
+
+    /// A notification built around stored params text is byte for byte the serialised one.
+    #[test]
+    fn a_notification_around_stored_params_is_the_serialised_notification() {
+        let params = json!({"run": "a\"b", "history": [{"body": "line\n<tag>"}], "seq": 3});
+        let text = notification_text("run/state", &params.to_string());
+        assert_eq!(text, notification("run/state", params).to_string());
     }
 }
