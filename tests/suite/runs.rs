@@ -374,3 +374,49 @@ async fn a_prompt_sent_as_the_previous_loop_ends_always_runs() {
     assert_eq!(server.provider.chat_requests().len(), 4 * 21);
     server.stop().await;
 }
+
+/// Clients see every command's outcome, each in the history of exactly one `run/state` in the
+/// order run. A turn that ends in the same write as its last command pushes once for both:
+/// that push carries the last command and the turn's telemetry.
+#[actix_rt::test]
+async fn every_commands_outcome_reaches_clients_once_in_order() {
+    let server = TestServer::start().await;
+    server.provider.push(Reply::content(
+        "<set path=\"known://a\">1</set><set path=\"known://b\">2</set><update status=\"200\">done</update>",
+    ));
+    let mut client = server.project_client("demo").await;
+    start_run(&mut client, "run://order", "Note two facts").await;
+    let mut pushes = Vec::new();
+    loop {
+        let state = client
+            .next_notification("run/state", WAIT)
+            .await
+            .expect("run/state arrives");
+        let paths: Vec<String> = state["history"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default()
+            .iter()
+            .map(|h| h["path"].as_str().unwrap_or_default().to_owned())
+            .collect();
+        let status = state["status"].as_i64().unwrap_or_default();
+        pushes.push((status, state["telemetry"].is_object(), paths));
+        if status == 200 {
+            break;
+        }
+    }
+    let set = |fact: &str| format!("set://turn_1/known%3A%2F%2F{fact}");
+    assert_eq!(
+        pushes,
+        vec![
+            (
+                102,
+                false,
+                vec!["prompt://1".into(), "known://a".into(), set("a")]
+            ),
+            (102, false, vec!["known://b".into(), set("b")]),
+            (102, true, vec!["update://turn_1".into()]),
+            (200, false, vec![]),
+        ]
+    );
+}

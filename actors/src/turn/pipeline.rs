@@ -19,7 +19,7 @@ use rummy_core::tools;
 use rummy_core::turn::assemble::{assemble, AssemblyInput, Messages};
 use rummy_core::turn::budget::{self, Budget};
 use rummy_core::turn::dispatch::{
-    dispatch, DispatchCtx, DispatchLimits, LoopFlags, UpdateSignal, UPDATE_STATUSES,
+    dispatch, DispatchCtx, DispatchLimits, Dispatched, LoopFlags, UpdateSignal, UPDATE_STATUSES,
 };
 use rummy_core::turn::healer::{warnings as healer_warnings, TurnFacts, Verdict};
 use rummy_core::turn::{record, state, TurnRef};
@@ -627,19 +627,21 @@ async fn dispatch_from(
                 let mut update = update_before;
                 let mut out = Vec::new();
                 let mut waited = false;
+                // Clients see each command's outcome (PROTOCOL.md: `run/state` after each
+                // dispatched command and at turn end). The last command's push waits until it
+                // is known whether the turn ends in this write: if it does, the turn-end push
+                // (nothing is written between the two) is that command's push too.
+                let mut unpushed = RunStatus::Running;
                 for (index, call) in batch.iter().enumerate().skip(from) {
+                    push_pending(c, t, &mut out, unpushed)?;
                     let done = dispatch(c, &ctx_at(index), call, failed.as_deref(), now())?;
-                    let status = if done.state == State::Proposed {
+                    unpushed = if done.state == State::Proposed {
                         mark_proposal(c, t, &done.path, index)?;
                         runs::set_status(c, t.run.run_id, RunStatus::Proposed, now())?;
                         RunStatus::Proposed
                     } else {
                         RunStatus::Running
                     };
-                    // Clients see each command's outcome (PROTOCOL.md: `run/state` after each
-                    // dispatched command).
-                    let params =
-                        state::push(c, t.run.run_id, t.turn, status.code(), Value::Null, now())?;
                     if done.failed() && done.update.is_none() && failed.is_none() {
                         failed = Some(done.tool.clone());
                     }
@@ -648,7 +650,7 @@ async fn dispatch_from(
                     }
                     waited = done.state == State::Proposed
                         || (done.tool == "search" && done.state == State::Streaming);
-                    out.push((done, params));
+                    out.push((done, None));
                     if waited {
                         break;
                     }
@@ -661,13 +663,18 @@ async fn dispatch_from(
                     }
                     _ => None,
                 };
+                if ended.is_none() {
+                    push_pending(c, t, &mut out, unpushed)?;
+                }
                 Ok((out, ended))
             })
             .await
             .map_err(failure)?;
         next += results.len();
         for (done, params) in results {
-            svc.publish_state(t.run.project_id, &job.alias, &params);
+            if let Some(params) = &params {
+                svc.publish_state(t.run.project_id, &job.alias, params);
+            }
             let done = crate::search::answer(svc, job, t, done).await?;
             if done.update.is_some() {
                 update = done.update.clone();
@@ -731,6 +738,22 @@ async fn dispatch_from(
         .await
         .map_err(failure)?;
     Ok(published_end(svc, job, t, ended))
+}
+
+/// Pushes the `run/state` of the last dispatched command if it has none yet.
+fn push_pending(
+    c: &mut diesel::SqliteConnection,
+    t: TurnRef,
+    dispatched: &mut [(Dispatched, Option<Recorded>)],
+    status: RunStatus,
+) -> Result<(), StoreError> {
+    if let Some((_, params)) = dispatched.last_mut() {
+        if params.is_none() {
+            let pushed = state::push(c, t.run.run_id, t.turn, status.code(), Value::Null, now())?;
+            *params = Some(pushed);
+        }
+    }
+    Ok(())
 }
 
 /// Publishes the turn-end `run/state` of a committed end and tells the run what follows.
