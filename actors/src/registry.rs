@@ -11,6 +11,7 @@ use rummy_core::run::Mode;
 use rummy_core::store::entries::RunRef;
 use rummy_core::store::runs::{self, NewRun, Run, RunSettings};
 use rummy_core::store::{entries, loops, models};
+use rummy_core::time::Millis;
 use rummy_core::turn::recovery;
 use rummy_core::wire::params::RunAttributes;
 use rummy_core::wire::{ErrorKind, RpcError};
@@ -51,10 +52,14 @@ pub struct CancelRun {
     pub run: Run,
 }
 
-/// Recovers runs a crash left mid-loop, then runs their queued loops.
+/// At start-up: recovers runs a crash left mid-loop, then runs their queued loops; and
+/// removes the runs finished more than `RUMMY_RETENTION_DAYS` ago (0 keeps them all).
 #[derive(Message)]
 #[rtype(result = "Result<usize, String>")]
 pub struct Recover;
+
+/// A day in milliseconds.
+const DAY_MS: i64 = 24 * 60 * 60 * 1000;
 
 /// Keeps one `RunActor` per run.
 pub struct RunRegistry {
@@ -372,14 +377,32 @@ impl Handler<Recover> for RunRegistry {
     fn handle(&mut self, _: Recover, _: &mut Context<Self>) -> Self::Result {
         let svc = self.svc.clone();
         let divisor = svc.config.limits.token_divisor;
+        let retention_days = svc.config.limits.retention_days;
         let recovered = async move {
             svc.store
-                .write(move |c| recovery::recover(c, divisor, now()))
+                .write(move |c| {
+                    let report = recovery::recover(c, divisor, now())?;
+                    let purged = match retention_days {
+                        0 => Vec::new(),
+                        days => {
+                            let cutoff = Millis(now().0 - i64::from(days) * DAY_MS);
+                            runs::purge_finished_before(c, cutoff)?
+                        }
+                    };
+                    Ok((report, purged))
+                })
                 .await
                 .map_err(|e| e.to_string())
         };
-        Box::pin(recovered.into_actor(self).map(|res, act, _| {
-            let report = res?;
+        Box::pin(recovered.into_actor(self).map(move |res, act, _| {
+            let (report, purged) = res?;
+            if !purged.is_empty() {
+                tracing::info!(
+                    runs = purged.len(),
+                    retention_days,
+                    "removed runs finished before the retention period"
+                );
+            }
             for (project_id, alias, params) in &report.pushed {
                 act.svc.publish_state(*project_id, alias, params);
             }

@@ -187,3 +187,80 @@ async fn routed_loop_keeps_its_model_after_a_crash() {
     second.kill().unwrap();
     second.wait().unwrap();
 }
+
+/// At start-up, runs finished more than `RUMMY_RETENTION_DAYS` ago are gone with their
+/// entries; runs finished since stay.
+#[actix_rt::test]
+async fn runs_past_the_retention_period_are_removed_at_start_up() {
+    let provider = FakeProvider::start().unwrap();
+    provider.push(Reply::content(
+        "<set path=\"known://f\">1</set><update status=\"200\">old done</update>",
+    ));
+    provider.push(Reply::content("<update status=\"200\">fresh done</update>"));
+    let home = tempfile::TempDir::new().unwrap();
+    let project = tempfile::TempDir::new().unwrap();
+
+    let (mut first, port) = spawn(home.path(), &provider);
+    let mut client = connect(port, project.path()).await;
+    for alias in ["old", "fresh"] {
+        client
+            .call(
+                "set",
+                json!({ "path": format!("run://{alias}"), "body": "Go", "attributes": { "model": "fast" } }),
+            )
+            .await
+            .unwrap();
+        client
+            .wait_for_notification("run/state", WAIT, |p| {
+                p["run"] == json!(alias) && p["status"] == json!(200)
+            })
+            .await
+            .unwrap();
+    }
+    first.kill().unwrap();
+    first.wait().unwrap();
+    {
+        use diesel::prelude::*;
+        let mut db = diesel::SqliteConnection::establish(
+            &home.path().join("rummy.db").display().to_string(),
+        )
+        .unwrap();
+        let forty_days_ago = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_millis() as i64
+            - 40 * 24 * 60 * 60 * 1000;
+        diesel::sql_query("UPDATE runs SET updated_at = ? WHERE alias = 'old'")
+            .bind::<diesel::sql_types::BigInt, _>(forty_days_ago)
+            .execute(&mut db)
+            .unwrap();
+    }
+
+    let (mut second, port) = spawn_with(home.path(), &provider, &[("RUMMY_RETENTION_DAYS", "31")]);
+    let mut client = connect(port, project.path()).await;
+    let gone = client.call_err("getRun", json!({ "run": "old" })).await;
+    assert_eq!(gone.code, -32004);
+    let fresh = client
+        .call("getRun", json!({ "run": "fresh" }))
+        .await
+        .unwrap();
+    assert_eq!(fresh["summary"], json!("fresh done"));
+    second.kill().unwrap();
+    second.wait().unwrap();
+    let mut db =
+        diesel::SqliteConnection::establish(&home.path().join("rummy.db").display().to_string())
+            .unwrap();
+    use diesel::prelude::*;
+    let facts: i64 =
+        diesel::sql_query("SELECT count(*) AS n FROM entries WHERE path = 'known://f'")
+            .get_result::<Count>(&mut db)
+            .unwrap()
+            .n;
+    assert_eq!(facts, 0, "the old run's entries went with it");
+}
+
+#[derive(diesel::QueryableByName)]
+struct Count {
+    #[diesel(sql_type = diesel::sql_types::BigInt)]
+    n: i64,
+}

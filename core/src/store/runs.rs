@@ -317,6 +317,40 @@ counter!(LoopCounter, BumpLoop, ReadLoop, "next_loop");
 counter!(RevCounter, BumpRev, ReadRev, "next_rev");
 counter!(SeqCounter, BumpSeq, ReadSeq, "next_seq");
 
+/// Deletes the runs that finished before `cutoff` with no loop queued or running, and all
+/// they own: loops, turns, views and notifications go by cascade, the run-scoped entries
+/// explicitly (an entry's scope is a key, not a reference). Answers the deleted runs' ids.
+///
+/// A run's `updated_at` moves with every status change, so this is "untouched since".
+pub fn purge_finished_before(
+    conn: &mut SqliteConnection,
+    cutoff: Millis,
+) -> Result<Vec<i32>, StoreError> {
+    use crate::schema::{entries, loops};
+    let finished: Vec<i32> = RunStatus::ALL
+        .into_iter()
+        .filter(|s| !s.is_active())
+        .map(RunStatus::code)
+        .collect();
+    let live = [RunStatus::Queued.code(), RunStatus::Running.code()];
+    let ids: Vec<i32> = runs::table
+        .filter(runs::status.eq_any(&finished))
+        .filter(runs::updated_at.lt(cutoff.0))
+        .filter(diesel::dsl::not(diesel::dsl::exists(
+            loops::table
+                .filter(loops::run_id.eq(runs::id))
+                .filter(loops::status.eq_any(live)),
+        )))
+        .select(runs::id)
+        .load(conn)?;
+    for id in &ids {
+        let scope = crate::entry::Scope::Run(*id).key();
+        diesel::delete(entries::table.filter(entries::scope.eq(scope))).execute(conn)?;
+    }
+    diesel::delete(runs::table.filter(runs::id.eq_any(&ids))).execute(conn)?;
+    Ok(ids)
+}
+
 struct MarkPushed;
 impl StaticSql for MarkPushed {
     const SQL: &'static str = "UPDATE runs SET pushed_rev = ? WHERE id = ?";

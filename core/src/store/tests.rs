@@ -517,3 +517,66 @@ fn hashes_are_lowercase_hex_sha256() {
         "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
     );
 }
+
+/// Retention removes the runs finished before the cutoff, with their run-scoped entries and
+/// views, and keeps runs touched since, runs with a loop queued, and the project's entries.
+#[test]
+fn retention_purges_only_runs_finished_before_the_cutoff() {
+    let mut conn = memory();
+    let p = project(&mut conn);
+    let day = 24 * 60 * 60 * 1000;
+    let long_ago = Millis(NOW.0 - 40 * day);
+    let finished_at = |conn: &mut SqliteConnection, alias: &str, at: Millis| {
+        let r = run(conn, p.id, Some(alias));
+        runs::set_status(conn, r.id, RunStatus::Running, at).unwrap();
+        runs::set_status(conn, r.id, RunStatus::Completed, at).unwrap();
+        r
+    };
+    let old = finished_at(&mut conn, "old", long_ago);
+    finished_at(&mut conn, "recent", Millis(NOW.0 - day));
+    let requeued = finished_at(&mut conn, "requeued", long_ago);
+    loops::enqueue(
+        &mut conn,
+        requeued.id,
+        Mode::Act,
+        "fast",
+        "again",
+        &json!({}),
+        long_ago,
+    )
+    .unwrap();
+    let old_ref = entries::RunRef {
+        project_id: p.id,
+        run_id: old.id,
+    };
+    write_entry(&mut conn, old_ref, "known://fact", "kept?", Writer::Model).unwrap();
+    write_entry(
+        &mut conn,
+        old_ref,
+        "src/main.rs",
+        "fn main() {}",
+        Writer::Model,
+    )
+    .unwrap();
+
+    let purged = runs::purge_finished_before(&mut conn, Millis(NOW.0 - 31 * day)).unwrap();
+
+    assert_eq!(purged, vec![old.id]);
+    let left: Vec<String> = t::runs::table
+        .order(t::runs::id)
+        .select(t::runs::alias)
+        .load(&mut conn)
+        .unwrap();
+    assert_eq!(left, vec!["recent", "requeued"]);
+    let paths: Vec<String> = t::entries::table
+        .select(t::entries::path)
+        .load(&mut conn)
+        .unwrap();
+    assert_eq!(
+        paths,
+        vec!["src/main.rs"],
+        "the project's file outlives the run"
+    );
+    let views: i64 = t::run_views::table.count().get_result(&mut conn).unwrap();
+    assert_eq!(views, 0);
+}
