@@ -22,6 +22,7 @@ use serde_json::Value;
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
+use std::time::Duration;
 
 static NEXT_SESSION: AtomicU64 = AtomicU64::new(1);
 
@@ -189,11 +190,13 @@ impl SessionActor {
             params,
         };
         let fut = (route.handler)(call);
+        let limit = (!route.spec.is_long_running())
+            .then(|| Duration::from_millis(self.deps.svc.config.limits.rpc_timeout_ms));
         let addr = ctx.address();
         (
             keys,
             Box::pin(async move {
-                let result = fut.await;
+                let result = within(route.spec.name, limit, fut).await;
                 log.record(&result);
                 let answer = match result {
                     Ok(routes::Outcome::Reply(value)) => Ok(value),
@@ -258,6 +261,30 @@ impl SessionActor {
 }
 
 /// The run aliases a request concerns: `params.run`, or the alias of a `run://` path (`*` when the server names it).
+/// `call`'s outcome, or an error when `limit` passes first. The work it started is not
+/// undone: a write already queued may still commit, and the message says so.
+async fn within<T>(
+    method: &str,
+    limit: Option<Duration>,
+    call: impl std::future::Future<Output = Result<T, RpcError>>,
+) -> Result<T, RpcError> {
+    let Some(limit) = limit else {
+        return call.await;
+    };
+    actix_rt::time::timeout(limit, call)
+        .await
+        .unwrap_or_else(|_| {
+            tracing::warn!(method, limit_ms = limit.as_millis(), "RPC timed out");
+            Err(RpcError::new(
+                ErrorKind::Internal,
+                format!(
+                    "RPC '{method}' timed out after {} ms; what it started may still take effect",
+                    limit.as_millis()
+                ),
+            ))
+        })
+}
+
 fn run_keys(params: &Value) -> Vec<Arc<str>> {
     if let Some(run) = params.get("run").and_then(Value::as_str) {
         return vec![Arc::from(run)];
@@ -409,4 +436,41 @@ impl SessionActor {
 /// The `discover` catalogue of this server (used by the HTTP layer too).
 pub fn discover() -> Value {
     catalogue()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A call still unanswered at `RUMMY_RPC_TIMEOUT` is answered with an error naming the
+    /// method and the limit; one that answers in time, or has no limit, is untouched.
+    #[actix_rt::test]
+    async fn a_call_past_the_rpc_timeout_is_answered_with_an_error() {
+        let limit = Some(Duration::from_millis(20));
+        let stuck = within::<()>("getRun", limit, std::future::pending()).await;
+        let err = stuck.unwrap_err();
+        assert_eq!(err.kind, ErrorKind::Internal);
+        assert_eq!(
+            err.message,
+            "RPC 'getRun' timed out after 20 ms; what it started may still take effect"
+        );
+        let quick = within("getRun", limit, async { Ok::<_, RpcError>(7) }).await;
+        assert_eq!(quick.ok(), Some(7));
+        let slow = async {
+            actix_rt::time::sleep(Duration::from_millis(40)).await;
+            Ok::<_, RpcError>(8)
+        };
+        assert_eq!(within("rummy/hello", None, slow).await.ok(), Some(8));
+    }
+
+    /// Only `rummy/hello` (a first scan reads the whole project) runs without the limit.
+    #[test]
+    fn only_hello_is_long_running() {
+        let long: Vec<&str> = routes::ROUTES
+            .iter()
+            .filter(|r| r.spec.is_long_running())
+            .map(|r| r.spec.name)
+            .collect();
+        assert_eq!(long, vec!["rummy/hello"]);
+    }
 }

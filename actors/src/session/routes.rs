@@ -134,7 +134,7 @@ macro_rules! route {
 }
 
 /// Every method this server serves.
-static ROUTES: &[Route] = &[
+pub(super) static ROUTES: &[Route] = &[
     route!(methods::PING, ping),
     route!(methods::DISCOVER, discover),
     route!(methods::HELLO, hello),

@@ -31,6 +31,15 @@ pub struct MethodSpec {
     pub requires_hello: bool,
 }
 
+impl MethodSpec {
+    /// Whether a call may take longer than `RUMMY_RPC_TIMEOUT`: `rummy/hello`, whose first
+    /// scan of a large project reads every file. Every other method only reads or writes
+    /// the store (runs go on after their call is answered).
+    pub fn is_long_running(&self) -> bool {
+        self.name == "rummy/hello"
+    }
+}
+
 /// One notification the server pushes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct NotificationSpec {
