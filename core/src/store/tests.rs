@@ -580,3 +580,31 @@ fn retention_purges_only_runs_finished_before_the_cutoff() {
     let views: i64 = t::run_views::table.count().get_result(&mut conn).unwrap();
     assert_eq!(views, 0);
 }
+
+/// A view's state and visibility take only the names the code knows: the database refuses
+/// any other, and takes every known one.
+#[test]
+fn view_state_and_visibility_are_checked_by_the_database() {
+    let mut conn = memory();
+    let p = project(&mut conn);
+    let r = run(&mut conn, p.id, Some("w"));
+    let rr = entries::RunRef {
+        run_id: r.id,
+        project_id: p.id,
+    };
+    write_entry(&mut conn, rr, "known://a", "one", Writer::Model).unwrap();
+    let mut set = |column: &str, value: &str| {
+        diesel::sql_query(format!("UPDATE run_views SET {column} = ?"))
+            .bind::<Text, _>(value)
+            .execute(&mut conn)
+            .map_err(|e| e.to_string())
+    };
+    for state in ["proposed", "streaming", "resolved", "failed", "cancelled"] {
+        assert_eq!(set("state", state), Ok(1), "{state}");
+    }
+    for visibility in ["visible", "summarized", "archived"] {
+        assert_eq!(set("visibility", visibility), Ok(1), "{visibility}");
+    }
+    assert!(set("state", "done").is_err_and(|e| e.starts_with("CHECK constraint failed")));
+    assert!(set("visibility", "hidden").is_err_and(|e| e.starts_with("CHECK constraint failed")));
+}
