@@ -345,6 +345,16 @@ fn routing_is_recorded_on_the_loop() {
     assert_eq!(last.as_deref(), Some("hello"));
 }
 
+/// Run `w` in a fresh project.
+fn run_w(conn: &mut SqliteConnection) -> entries::RunRef {
+    let p = project(conn);
+    let r = run(conn, p.id, Some("w"));
+    entries::RunRef {
+        run_id: r.id,
+        project_id: p.id,
+    }
+}
+
 fn write_entry(
     conn: &mut SqliteConnection,
     run: entries::RunRef,
@@ -375,12 +385,7 @@ fn write_entry(
 #[test]
 fn writer_tiers_are_enforced() {
     let mut conn = memory();
-    let p = project(&mut conn);
-    let r = run(&mut conn, p.id, Some("w"));
-    let rr = entries::RunRef {
-        run_id: r.id,
-        project_id: p.id,
-    };
+    let rr = run_w(&mut conn);
     assert!(write_entry(&mut conn, rr, "known://a", "x", Writer::Model).is_ok());
     let refused = write_entry(&mut conn, rr, "prompt://1", "x", Writer::Client).unwrap_err();
     assert_eq!(
@@ -398,17 +403,12 @@ fn writer_tiers_are_enforced() {
 #[test]
 fn rewrites_count_and_revise() {
     let mut conn = memory();
-    let p = project(&mut conn);
-    let r = run(&mut conn, p.id, Some("w"));
-    let rr = entries::RunRef {
-        run_id: r.id,
-        project_id: p.id,
-    };
+    let rr = run_w(&mut conn);
     let a = write_entry(&mut conn, rr, "known://a", "one", Writer::Model).unwrap();
     let b = write_entry(&mut conn, rr, "known://a", "three", Writer::Model).unwrap();
     assert_eq!(a.entry_id, b.entry_id);
     assert!(b.rev > a.rev);
-    let row = entries::by_path(&mut conn, r.id, "known://a")
+    let row = entries::by_path(&mut conn, rr.run_id, "known://a")
         .unwrap()
         .unwrap();
     assert_eq!((row.body.as_str(), row.tokens), ("three", 3));
@@ -417,7 +417,7 @@ fn rewrites_count_and_revise() {
         .first(&mut conn)
         .unwrap();
     assert_eq!(count, 2);
-    let changed = entries::changed_since(&mut conn, r.id, a.rev).unwrap();
+    let changed = entries::changed_since(&mut conn, rr.run_id, a.rev).unwrap();
     assert_eq!(changed.len(), 1);
 }
 
@@ -586,12 +586,7 @@ fn retention_purges_only_runs_finished_before_the_cutoff() {
 #[test]
 fn view_state_and_visibility_are_checked_by_the_database() {
     let mut conn = memory();
-    let p = project(&mut conn);
-    let r = run(&mut conn, p.id, Some("w"));
-    let rr = entries::RunRef {
-        run_id: r.id,
-        project_id: p.id,
-    };
+    let rr = run_w(&mut conn);
     write_entry(&mut conn, rr, "known://a", "one", Writer::Model).unwrap();
     let mut set = |column: &str, value: &str| {
         diesel::sql_query(format!("UPDATE run_views SET {column} = ?"))
