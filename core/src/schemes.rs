@@ -112,6 +112,21 @@ mod tests {
         }
     }
 
+    /// The history filter names exactly the audit schemes and `run`.
+    #[test]
+    fn history_leaves_out_the_audit_schemes_and_run() {
+        let mut expected: Vec<_> = SCHEMES
+            .iter()
+            .filter(|s| s.category == Category::Audit)
+            .map(|s| s.name)
+            .chain(["run"])
+            .collect();
+        let mut listed = crate::store::entries::NOT_HISTORY.to_vec();
+        expected.sort_unstable();
+        listed.sort_unstable();
+        assert_eq!(listed, expected);
+    }
+
     /// A scheme open to the model admits every tier; names are unique.
     #[test]
     fn tiers_are_a_hierarchy() {

@@ -8,7 +8,7 @@ use super::cached::{cached, Bind, StaticSql};
 use super::{runs, StoreError};
 use crate::entry::{Category, Scope, State, Visibility, Writer};
 use crate::path::scheme_of;
-use crate::schema::{entries, run_views, schemes as scheme_rows};
+use crate::schema::{entries, run_views};
 use crate::schemes;
 use crate::time::Millis;
 use crate::tokens;
@@ -398,13 +398,11 @@ pub fn changed_since(
         .filter(run_views::rev.gt(rev))
         // Project files the run was given at loop start are context, not history, until a
         // turn touches them (`getEntries` lists them). Audit entries are never history: leaving
-        // them out here spares reading the whole prompt back on every push. (A subselect rather
-        // than a list of names: diesel keeps only statements of fixed shape prepared.)
+        // them out here spares reading the whole prompt back on every push. One comparison per
+        // scheme: a name list or a subselect would make SQLite build a temporary table on
+        // every push (and a list would make diesel prepare the statement anew).
         .filter(
-            entries::scheme
-                .ne("run")
-                .and(entries::scheme.ne_all(audit_schemes()))
-                .or(entries::scheme.is_null().and(run_views::turn.gt(0))),
+            not_history(entries::scheme).or(entries::scheme.is_null().and(run_views::turn.gt(0))),
         )
         .order(run_views::rev.asc())
         .select(VIEW_COLUMNS)
@@ -450,14 +448,55 @@ where
     json_status(attributes, "$.status")
 }
 
-/// The names of the audit schemes, as a subselect of the registry.
-fn audit_schemes() -> diesel::dsl::Select<
-    diesel::dsl::Filter<scheme_rows::table, diesel::dsl::Eq<scheme_rows::category, &'static str>>,
-    diesel::dsl::Nullable<scheme_rows::name>,
+/// The schemes whose entries are never history: the audit trail and the run's own `run://`.
+/// (`schemes` tests that these are exactly the audit schemes and `run`.)
+pub const NOT_HISTORY: [&str; 8] = [
+    "instructions",
+    "system",
+    "user",
+    "assistant",
+    "reasoning",
+    "model",
+    "content",
+    "run",
+];
+
+/// `scheme` is set and none of [`NOT_HISTORY`], as eight comparisons.
+#[allow(clippy::type_complexity)]
+fn not_history(
+    scheme: entries::scheme,
+) -> diesel::dsl::And<
+    diesel::dsl::And<
+        diesel::dsl::And<
+            diesel::dsl::And<
+                diesel::dsl::And<
+                    diesel::dsl::And<
+                        diesel::dsl::And<
+                            diesel::dsl::NotEq<entries::scheme, &'static str>,
+                            diesel::dsl::NotEq<entries::scheme, &'static str>,
+                        >,
+                        diesel::dsl::NotEq<entries::scheme, &'static str>,
+                    >,
+                    diesel::dsl::NotEq<entries::scheme, &'static str>,
+                >,
+                diesel::dsl::NotEq<entries::scheme, &'static str>,
+            >,
+            diesel::dsl::NotEq<entries::scheme, &'static str>,
+        >,
+        diesel::dsl::NotEq<entries::scheme, &'static str>,
+    >,
+    diesel::dsl::NotEq<entries::scheme, &'static str>,
 > {
-    scheme_rows::table
-        .filter(scheme_rows::category.eq(Category::Audit.as_str()))
-        .select(scheme_rows::name.nullable())
+    let [a, b, c, d, e, f, g, h] = NOT_HISTORY;
+    scheme
+        .ne(a)
+        .and(scheme.ne(b))
+        .and(scheme.ne(c))
+        .and(scheme.ne(d))
+        .and(scheme.ne(e))
+        .and(scheme.ne(f))
+        .and(scheme.ne(g))
+        .and(scheme.ne(h))
 }
 
 /// The body of the run's latest concluding update (status 200, 204 or 422), or "".
