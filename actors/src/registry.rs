@@ -379,30 +379,32 @@ impl Handler<Recover> for RunRegistry {
         let divisor = svc.config.limits.token_divisor;
         let retention_days = svc.config.limits.retention_days;
         let recovered = async move {
-            svc.store
-                .write(move |c| {
-                    let report = recovery::recover(c, divisor, now())?;
-                    let purged = match retention_days {
-                        0 => Vec::new(),
-                        days => {
-                            let cutoff = Millis(now().0 - i64::from(days) * DAY_MS);
-                            runs::purge_finished_before(c, cutoff)?
-                        }
-                    };
-                    Ok((report, purged))
-                })
+            let report = svc
+                .store
+                .write(move |c| recovery::recover(c, divisor, now()))
                 .await
-                .map_err(|e| e.to_string())
-        };
-        Box::pin(recovered.into_actor(self).map(move |res, act, _| {
-            let (report, purged) = res?;
-            if !purged.is_empty() {
-                tracing::info!(
-                    runs = purged.len(),
-                    retention_days,
-                    "removed runs finished before the retention period"
-                );
+                .map_err(|e| e.to_string())?;
+            // In a write of its own: a purge that fails must not undo the recovery.
+            if retention_days > 0 {
+                let cutoff = Millis(now().0 - i64::from(retention_days) * DAY_MS);
+                match svc
+                    .store
+                    .write(move |c| runs::purge_finished_before(c, cutoff))
+                    .await
+                {
+                    Ok(purged) if purged.is_empty() => {}
+                    Ok(purged) => tracing::info!(
+                        runs = purged.len(),
+                        retention_days,
+                        "removed runs finished before the retention period"
+                    ),
+                    Err(e) => tracing::error!(error = %e, "removing old runs failed"),
+                }
             }
+            Ok::<_, String>(report)
+        };
+        Box::pin(recovered.into_actor(self).map(|res, act, _| {
+            let report = res?;
             for (project_id, alias, params) in &report.pushed {
                 act.svc.publish_state(*project_id, alias, params);
             }

@@ -260,7 +260,6 @@ impl SessionActor {
     }
 }
 
-/// The run aliases a request concerns: `params.run`, or the alias of a `run://` path (`*` when the server names it).
 /// `call`'s outcome, or an error when `limit` passes first. The work it started is not
 /// undone: a write already queued may still commit, and the message says so.
 async fn within<T>(
@@ -285,6 +284,7 @@ async fn within<T>(
         })
 }
 
+/// The run aliases a request concerns: `params.run`, or the alias of a `run://` path (`*` when the server names it).
 fn run_keys(params: &Value) -> Vec<Arc<str>> {
     if let Some(run) = params.get("run").and_then(Value::as_str) {
         return vec![Arc::from(run)];

@@ -343,11 +343,12 @@ pub fn purge_finished_before(
         )))
         .select(runs::id)
         .load(conn)?;
+    // One run at a time: a list of ids as binds would hit SQLite's limit on variables.
     for id in &ids {
         let scope = crate::entry::Scope::Run(*id).key();
         diesel::delete(entries::table.filter(entries::scope.eq(scope))).execute(conn)?;
+        diesel::delete(runs::table.filter(runs::id.eq(id))).execute(conn)?;
     }
-    diesel::delete(runs::table.filter(runs::id.eq_any(&ids))).execute(conn)?;
     Ok(ids)
 }
 
