@@ -5,6 +5,7 @@ use super::StoreError;
 use crate::schema::notifications;
 use crate::time::Millis;
 use diesel::prelude::*;
+use serde::Serialize;
 use serde_json::Value;
 
 /// A stored notification.
@@ -48,18 +49,25 @@ impl StaticSql for Insert {
 }
 
 /// Takes the run's next sequence number, stores the notification with `seq` set in its params, and returns the params.
-pub fn record(
+///
+/// `params` must serialise as a JSON object.
+pub fn record<P: Serialize>(
     conn: &mut SqliteConnection,
     run_id: i32,
     method: &str,
-    mut params: Value,
+    params: &P,
     now: Millis,
 ) -> Result<Recorded, StoreError> {
-    let seq = super::runs::take_seq(conn, run_id)?;
-    if let Value::Object(map) = &mut params {
-        map.insert("seq".to_owned(), Value::from(seq));
+    /// The params with their sequence number beside their own fields.
+    #[derive(Serialize)]
+    struct Numbered<'a, P> {
+        #[serde(flatten)]
+        params: &'a P,
+        seq: i32,
     }
-    let text = params.to_string();
+    let seq = super::runs::take_seq(conn, run_id)?;
+    let text = serde_json::to_string(&Numbered { params, seq })
+        .map_err(|e| StoreError::Invalid(format!("{method} params are not a JSON object: {e}")))?;
     cached::<Insert>(&[
         Bind::Int(run_id),
         Bind::Int(seq),

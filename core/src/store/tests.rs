@@ -488,13 +488,13 @@ fn notifications_are_numbered_per_run() {
     let p = project(&mut conn);
     let r1 = run(&mut conn, p.id, Some("r1"));
     let r2 = run(&mut conn, p.id, Some("r2"));
-    let n1 = notifications::record(&mut conn, r1.id, "run/state", json!({"a": 1}), NOW)
+    let n1 = notifications::record(&mut conn, r1.id, "run/state", &json!({"a": 1}), NOW)
         .unwrap()
         .value();
-    let n2 = notifications::record(&mut conn, r1.id, "run/state", json!({"a": 2}), NOW)
+    let n2 = notifications::record(&mut conn, r1.id, "run/state", &json!({"a": 2}), NOW)
         .unwrap()
         .value();
-    let m1 = notifications::record(&mut conn, r2.id, "run/state", json!({}), NOW)
+    let m1 = notifications::record(&mut conn, r2.id, "run/state", &json!({}), NOW)
         .unwrap()
         .value();
     assert_eq!(

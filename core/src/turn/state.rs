@@ -5,36 +5,99 @@
 //! that loop was not routed.
 
 use crate::entry::http_status;
+use crate::provider::routing::Routed;
 use crate::store::entries::{self, ViewRow};
 use crate::store::notifications::{self, Recorded};
 use crate::store::{loops, runs, turns, StoreError};
 use crate::time::Millis;
 use diesel::SqliteConnection;
+use serde::Serialize;
+use serde_json::value::RawValue;
 use serde_json::{json, Value};
+
+/// One history item as clients see it, serialised straight from the row.
+#[derive(Serialize)]
+struct HistoryItem<'a> {
+    path: &'a str,
+    tool: &'a str,
+    state: &'a str,
+    outcome: Option<&'a str>,
+    status: i32,
+    visibility: &'a str,
+    turn: i32,
+    tokens: i32,
+    /// The stored JSON as it is (it is only checked, not rebuilt).
+    attributes: Attributes<'a>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    body: Option<&'a str>,
+}
+
+/// Stored attributes: the stored JSON text, or `{}` when the text is not JSON.
+enum Attributes<'a> {
+    Stored(&'a RawValue),
+    Unreadable,
+}
+
+impl Serialize for Attributes<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Attributes::Stored(raw) => raw.serialize(s),
+            Attributes::Unreadable => serde_json::Map::new().serialize(s),
+        }
+    }
+}
+
+impl<'a> HistoryItem<'a> {
+    fn of(row: &'a ViewRow, with_body: bool) -> Self {
+        let attributes = serde_json::from_str::<&RawValue>(&row.attributes)
+            .map_or(Attributes::Unreadable, Attributes::Stored);
+        HistoryItem {
+            path: &row.path,
+            tool: row.tag(),
+            state: &row.state,
+            outcome: row.outcome.as_deref(),
+            status: http_status(row.state(), row.outcome.as_deref()),
+            visibility: &row.visibility,
+            turn: row.turn,
+            tokens: row.tokens,
+            attributes,
+            body: with_body.then_some(row.body.as_str()),
+        }
+    }
+}
 
 /// One history item as clients see it.
 pub fn history_item(row: &ViewRow, with_body: bool) -> Value {
-    let mut item = json!({
-        "path": row.path,
-        "tool": row.tag(),
-        "state": row.state,
-        "outcome": row.outcome,
-        "status": http_status(row.state(), row.outcome.as_deref()),
-        "visibility": row.visibility,
-        "turn": row.turn,
-        "tokens": row.tokens,
-        "attributes": row.attributes(),
-    });
-    if with_body {
-        item["body"] = Value::from(row.body.clone());
-    }
-    item
+    serde_json::to_value(HistoryItem::of(row, with_body)).unwrap_or(Value::Null)
+}
+
+/// An open question as clients see it.
+#[derive(Serialize)]
+struct UnknownItem<'a> {
+    path: &'a str,
+    body: &'a str,
+}
+
+/// A `run/state` push; `seq` is added when it is recorded.
+#[derive(Serialize)]
+struct StatePush<'a> {
+    run: &'a str,
+    turn: i32,
+    status: i32,
+    summary: &'a str,
+    history: Vec<HistoryItem<'a>>,
+    unknowns: Vec<UnknownItem<'a>>,
+    telemetry: &'a Value,
+    route: Option<Routed>,
 }
 
 /// The routing decision of the run's current loop, as clients see it.
+fn routed(conn: &mut SqliteConnection, run_id: i32) -> Result<Option<Routed>, StoreError> {
+    Ok(loops::current(conn, run_id)?.and_then(|l| l.routed()))
+}
+
 fn route(conn: &mut SqliteConnection, run_id: i32) -> Result<Value, StoreError> {
-    let routed = loops::current(conn, run_id)?.and_then(|l| l.routed());
-    Ok(serde_json::to_value(routed).unwrap_or(Value::Null))
+    Ok(serde_json::to_value(routed(conn, run_id)?).unwrap_or(Value::Null))
 }
 
 fn unknown_items(rows: &[ViewRow]) -> Vec<Value> {
@@ -59,17 +122,23 @@ pub fn push(
     let unknowns = entries::unknowns(conn, run_id)?;
     let summary = entries::latest_summary(conn, run_id)?;
     runs::mark_pushed(conn, run_id, run.next_rev - 1)?;
-    let params = json!({
-        "run": run.alias,
-        "turn": turn,
-        "status": status,
-        "summary": summary,
-        "history": changed.iter().map(|r| history_item(r, true)).collect::<Vec<_>>(),
-        "unknowns": unknown_items(&unknowns),
-        "telemetry": telemetry,
-        "route": route(conn, run_id)?,
-    });
-    notifications::record(conn, run_id, "run/state", params, now)
+    let params = StatePush {
+        run: &run.alias,
+        turn,
+        status,
+        summary: &summary,
+        history: changed.iter().map(|r| HistoryItem::of(r, true)).collect(),
+        unknowns: unknowns
+            .iter()
+            .map(|r| UnknownItem {
+                path: &r.path,
+                body: &r.body,
+            })
+            .collect(),
+        telemetry: &telemetry,
+        route: routed(conn, run_id)?,
+    };
+    notifications::record(conn, run_id, "run/state", &params, now)
 }
 
 /// The whole state of a run: what `getRun` answers.

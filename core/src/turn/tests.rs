@@ -347,7 +347,8 @@ fn attribute_values_escape_what_would_break_them() {
 }
 
 /// The summary is the body of the latest concluding update (200, 204 or 422): a progress
-/// update after it leaves it standing. The prompt's audit entries are never history.
+/// update after it leaves it standing. The prompt's audit entries are never history; a
+/// history item carries the entry's fields, its attributes as stored and its body.
 #[test]
 fn the_summary_is_the_latest_concluding_update_and_audit_is_not_history() {
     let mut f = fixture();
@@ -360,6 +361,21 @@ fn the_summary_is_the_latest_concluding_update_and_audit_is_not_history() {
         .unwrap()
         .value();
     assert_eq!(pushed["summary"], json!("first answer"));
+    assert_eq!(
+        pushed["history"][0],
+        json!({
+            "path": "update://turn_1",
+            "tool": "update",
+            "state": "resolved",
+            "outcome": null,
+            "status": 200,
+            "visibility": "visible",
+            "turn": 1,
+            "tokens": 6,
+            "attributes": {"status": 200},
+            "body": "first answer",
+        })
+    );
     assert_eq!(
         history_paths(&pushed),
         vec!["update://turn_1", "update://turn_1_2"]
