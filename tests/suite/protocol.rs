@@ -403,3 +403,45 @@ async fn notifications_stay_in_their_project() {
     let _ = WAIT;
     server.stop().await;
 }
+
+/// A call the store cannot answer within `RUMMY_RPC_TIMEOUT` (here: another process holds the
+/// database's write lock) is answered -32603 naming the method and the limit, the connection
+/// stays usable, and the write it queued still happens once the lock is free.
+#[actix_rt::test]
+async fn a_call_past_the_rpc_timeout_gets_an_error_and_its_write_still_lands() {
+    use diesel::connection::SimpleConnection;
+    use diesel::Connection;
+    let server = TestServer::start_with(|c| c.limits.rpc_timeout_ms = 300).await;
+    server
+        .provider
+        .push(Reply::content("<update status=\"200\">done</update>"));
+    let mut client = server.project_client("demo").await;
+    let mut holder =
+        diesel::SqliteConnection::establish(&server.home().join("rummy.db").display().to_string())
+            .unwrap();
+    holder
+        .batch_execute("PRAGMA busy_timeout = 5000; BEGIN IMMEDIATE")
+        .unwrap();
+
+    let err = client
+        .call_err(
+            "set",
+            json!({ "path": "run://late", "body": "Go", "attributes": { "model": "fast" } }),
+        )
+        .await;
+    assert_eq!(
+        (err.code, err.message.as_str()),
+        (
+            -32603,
+            "RPC 'set' timed out after 300 ms; what it started may still take effect"
+        )
+    );
+
+    holder.batch_execute("ROLLBACK").unwrap();
+    drop(holder);
+    let pong = client.call("ping", json!({})).await.unwrap();
+    assert_eq!(pong, json!({}));
+    wait_status(&mut client, "late", 200).await;
+    client.close().await;
+    server.stop().await;
+}
