@@ -11,7 +11,6 @@ use rummy_core::run::Mode;
 use rummy_core::store::entries::RunRef;
 use rummy_core::store::runs::{self, NewRun, Run, RunSettings};
 use rummy_core::store::{entries, loops, models};
-use rummy_core::time::Millis;
 use rummy_core::turn::recovery;
 use rummy_core::wire::params::RunAttributes;
 use rummy_core::wire::{ErrorKind, RpcError};
@@ -57,9 +56,6 @@ pub struct CancelRun {
 #[derive(Message)]
 #[rtype(result = "Result<usize, String>")]
 pub struct Recover;
-
-/// A day in milliseconds.
-const DAY_MS: i64 = 24 * 60 * 60 * 1000;
 
 /// Keeps one `RunActor` per run.
 pub struct RunRegistry {
@@ -386,7 +382,7 @@ impl Handler<Recover> for RunRegistry {
                 .map_err(|e| e.to_string())?;
             // In a write of its own: a purge that fails must not undo the recovery.
             if retention_days > 0 {
-                let cutoff = Millis(now().0 - i64::from(retention_days) * DAY_MS);
+                let cutoff = now().days_before(retention_days);
                 match svc
                     .store
                     .write(move |c| runs::purge_finished_before(c, cutoff))

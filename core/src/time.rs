@@ -7,6 +7,11 @@ use serde::{Deserialize, Serialize};
 pub struct Millis(pub i64);
 
 impl Millis {
+    /// The instant `days` days earlier.
+    pub fn days_before(self, days: u32) -> Millis {
+        Millis(self.0 - i64::from(days) * 86_400_000)
+    }
+
     /// Renders the instant as RFC 3339 UTC with milliseconds (`2026-11-23T08:27:49.123Z`) for the wire.
     pub fn to_rfc3339(self) -> String {
         let ms = self.0.rem_euclid(1000);

@@ -225,11 +225,7 @@ async fn runs_past_the_retention_period_are_removed_at_start_up() {
             &home.path().join("rummy.db").display().to_string(),
         )
         .unwrap();
-        let forty_days_ago = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .as_millis() as i64
-            - 40 * 24 * 60 * 60 * 1000;
+        let forty_days_ago = rummy_actors::clock::now().days_before(40).0;
         diesel::sql_query("UPDATE runs SET updated_at = ? WHERE alias = 'old'")
             .bind::<diesel::sql_types::BigInt, _>(forty_days_ago)
             .execute(&mut db)

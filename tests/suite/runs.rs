@@ -1,6 +1,6 @@
 //! Runs end to end: a prompt goes through turns against the fake provider until the model concludes.
 
-use crate::support::{prompt_element, start_run, wait_status, TestServer, WAIT};
+use crate::support::{prompt_element, start_run, states_until, wait_status, TestServer, WAIT};
 use pretty_assertions::assert_eq;
 use rummy_testkit::Reply;
 use serde_json::{json, Value};
@@ -19,18 +19,7 @@ async fn run_completes_end_to_end() {
 
     let alias = start_run(&mut client, "run://deep", "What is the answer?").await;
     assert_eq!(alias, "deep");
-    let mut states = Vec::new();
-    loop {
-        let state = client
-            .next_notification("run/state", WAIT)
-            .await
-            .expect("run/state arrives");
-        let done = state["status"] == json!(200);
-        states.push(state);
-        if done {
-            break;
-        }
-    }
+    let states = states_until(&mut client, 200).await;
     let seqs: Vec<i64> = states
         .iter()
         .map(|s| s["seq"].as_i64().unwrap_or(0))
@@ -386,25 +375,20 @@ async fn every_commands_outcome_reaches_clients_once_in_order() {
     ));
     let mut client = server.project_client("demo").await;
     start_run(&mut client, "run://order", "Note two facts").await;
-    let mut pushes = Vec::new();
-    loop {
-        let state = client
-            .next_notification("run/state", WAIT)
-            .await
-            .expect("run/state arrives");
-        let paths: Vec<String> = state["history"]
-            .as_array()
-            .cloned()
-            .unwrap_or_default()
-            .iter()
-            .map(|h| h["path"].as_str().unwrap_or_default().to_owned())
-            .collect();
-        let status = state["status"].as_i64().unwrap_or_default();
-        pushes.push((status, state["telemetry"].is_object(), paths));
-        if status == 200 {
-            break;
-        }
-    }
+    let pushes: Vec<(i64, bool, Vec<String>)> = states_until(&mut client, 200)
+        .await
+        .iter()
+        .map(|state| {
+            let paths = state["history"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|h| h["path"].as_str().unwrap_or_default().to_owned())
+                .collect();
+            let status = state["status"].as_i64().unwrap_or_default();
+            (status, state["telemetry"].is_object(), paths)
+        })
+        .collect();
     let set = |fact: &str| format!("set://turn_1/known%3A%2F%2F{fact}");
     assert_eq!(
         pushes,

@@ -150,6 +150,22 @@ pub async fn accept(client: &mut RpcClient, run: &str, path: &str) -> Value {
         .unwrap_or_else(|e| panic!("accepting {path} of {run}: {e:?}"))
 }
 
+/// Every `run/state` from now up to and including the first with `status`, in order.
+pub async fn states_until(client: &mut RpcClient, status: i64) -> Vec<Value> {
+    let mut states = Vec::new();
+    loop {
+        let state = client
+            .next_notification("run/state", WAIT)
+            .await
+            .expect("run/state arrives");
+        let done = state["status"] == json!(status);
+        states.push(state);
+        if done {
+            return states;
+        }
+    }
+}
+
 /// Waits for the `run/state` of `run` with the given status.
 pub async fn wait_status(client: &mut RpcClient, run: &str, status: i64) -> Value {
     let run = run.to_owned();

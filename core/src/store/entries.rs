@@ -401,9 +401,7 @@ pub fn changed_since(
         // them out here spares reading the whole prompt back on every push. One comparison per
         // scheme: a name list or a subselect would make SQLite build a temporary table on
         // every push (and a list would make diesel prepare the statement anew).
-        .filter(
-            not_history(entries::scheme).or(entries::scheme.is_null().and(run_views::turn.gt(0))),
-        )
+        .filter(not_history().or(entries::scheme.is_null().and(run_views::turn.gt(0))))
         .order(run_views::rev.asc())
         .select(VIEW_COLUMNS)
         .load(conn)?;
@@ -461,42 +459,26 @@ pub const NOT_HISTORY: [&str; 8] = [
     "run",
 ];
 
-/// `scheme` is set and none of [`NOT_HISTORY`], as eight comparisons.
-#[allow(clippy::type_complexity)]
-fn not_history(
-    scheme: entries::scheme,
-) -> diesel::dsl::And<
-    diesel::dsl::And<
-        diesel::dsl::And<
-            diesel::dsl::And<
-                diesel::dsl::And<
-                    diesel::dsl::And<
-                        diesel::dsl::And<
-                            diesel::dsl::NotEq<entries::scheme, &'static str>,
-                            diesel::dsl::NotEq<entries::scheme, &'static str>,
-                        >,
-                        diesel::dsl::NotEq<entries::scheme, &'static str>,
-                    >,
-                    diesel::dsl::NotEq<entries::scheme, &'static str>,
-                >,
-                diesel::dsl::NotEq<entries::scheme, &'static str>,
-            >,
-            diesel::dsl::NotEq<entries::scheme, &'static str>,
-        >,
-        diesel::dsl::NotEq<entries::scheme, &'static str>,
-    >,
-    diesel::dsl::NotEq<entries::scheme, &'static str>,
-> {
-    let [a, b, c, d, e, f, g, h] = NOT_HISTORY;
-    scheme
-        .ne(a)
-        .and(scheme.ne(b))
-        .and(scheme.ne(c))
-        .and(scheme.ne(d))
-        .and(scheme.ne(e))
-        .and(scheme.ne(f))
-        .and(scheme.ne(g))
-        .and(scheme.ne(h))
+/// `entries.scheme` is set and none of [`NOT_HISTORY`], as eight comparisons.
+#[diesel::dsl::auto_type]
+fn not_history() -> _ {
+    let s: entries::scheme = entries::scheme;
+    let a: &'static str = NOT_HISTORY[0];
+    let b: &'static str = NOT_HISTORY[1];
+    let c: &'static str = NOT_HISTORY[2];
+    let d: &'static str = NOT_HISTORY[3];
+    let e: &'static str = NOT_HISTORY[4];
+    let f: &'static str = NOT_HISTORY[5];
+    let g: &'static str = NOT_HISTORY[6];
+    let h: &'static str = NOT_HISTORY[7];
+    s.ne(a)
+        .and(s.ne(b))
+        .and(s.ne(c))
+        .and(s.ne(d))
+        .and(s.ne(e))
+        .and(s.ne(f))
+        .and(s.ne(g))
+        .and(s.ne(h))
 }
 
 /// The body of the run's latest concluding update (status 200, 204 or 422), or "".

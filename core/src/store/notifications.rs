@@ -6,7 +6,6 @@ use crate::schema::notifications;
 use crate::time::Millis;
 use diesel::prelude::*;
 use serde::Serialize;
-use serde_json::Value;
 
 /// A stored notification.
 #[derive(Debug, Clone, PartialEq, Queryable, Selectable)]
@@ -35,9 +34,10 @@ impl Recorded {
         &self.0
     }
 
-    /// The params parsed back into a value (for callers that inspect them).
-    pub fn value(&self) -> Value {
-        serde_json::from_str(&self.0).unwrap_or(Value::Null)
+    /// The params parsed back into a value (tests inspect them so).
+    #[cfg(test)]
+    pub fn value(&self) -> serde_json::Value {
+        serde_json::from_str(&self.0).unwrap_or(serde_json::Value::Null)
     }
 }
 

@@ -524,8 +524,7 @@ fn hashes_are_lowercase_hex_sha256() {
 fn retention_purges_only_runs_finished_before_the_cutoff() {
     let mut conn = memory();
     let p = project(&mut conn);
-    let day = 24 * 60 * 60 * 1000;
-    let long_ago = Millis(NOW.0 - 40 * day);
+    let long_ago = NOW.days_before(40);
     let finished_at = |conn: &mut SqliteConnection, alias: &str, at: Millis| {
         let r = run(conn, p.id, Some(alias));
         runs::set_status(conn, r.id, RunStatus::Running, at).unwrap();
@@ -533,7 +532,7 @@ fn retention_purges_only_runs_finished_before_the_cutoff() {
         r
     };
     let old = finished_at(&mut conn, "old", long_ago);
-    finished_at(&mut conn, "recent", Millis(NOW.0 - day));
+    finished_at(&mut conn, "recent", NOW.days_before(1));
     let requeued = finished_at(&mut conn, "requeued", long_ago);
     loops::enqueue(
         &mut conn,
@@ -559,7 +558,7 @@ fn retention_purges_only_runs_finished_before_the_cutoff() {
     )
     .unwrap();
 
-    let purged = runs::purge_finished_before(&mut conn, Millis(NOW.0 - 31 * day)).unwrap();
+    let purged = runs::purge_finished_before(&mut conn, NOW.days_before(31)).unwrap();
 
     assert_eq!(purged, vec![old.id]);
     let left: Vec<String> = t::runs::table
