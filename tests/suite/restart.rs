@@ -10,11 +10,31 @@ use std::time::Duration;
 
 const WAIT: Duration = Duration::from_secs(20);
 
-fn spawn(home: &Path, provider: &FakeProvider) -> (Child, u16) {
+/// A spawned server process; killed (-9) when dropped, so a failing test leaves none behind.
+struct Server(Child);
+
+impl Server {
+    /// Kills the server the hard way (a crash) and reaps it.
+    fn kill(mut self) {
+        self.0.kill().unwrap();
+        self.0.wait().unwrap();
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        if let Ok(None) = self.0.try_wait() {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+}
+
+fn spawn(home: &Path, provider: &FakeProvider) -> (Server, u16) {
     spawn_with(home, provider, &[])
 }
 
-fn spawn_with(home: &Path, provider: &FakeProvider, vars: &[(&str, &str)]) -> (Child, u16) {
+fn spawn_with(home: &Path, provider: &FakeProvider, vars: &[(&str, &str)]) -> (Server, u16) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_rummy"))
         .arg("serve")
         .env_clear()
@@ -28,6 +48,7 @@ fn spawn_with(home: &Path, provider: &FakeProvider, vars: &[(&str, &str)]) -> (C
         .spawn()
         .expect("binary starts");
     let stdout = child.stdout.take().unwrap();
+    let child = Server(child);
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
         let mut lines = BufReader::new(stdout).lines();
@@ -68,7 +89,7 @@ async fn crash_at_proposal(
     body: &str,
     attributes: Value,
 ) -> String {
-    let (mut first, port) = spawn_with(home, provider, vars);
+    let (first, port) = spawn_with(home, provider, vars);
     let mut client = connect(port, project).await;
     client
         .call(
@@ -81,8 +102,7 @@ async fn crash_at_proposal(
         .next_notification("run/proposal", WAIT)
         .await
         .unwrap();
-    first.kill().unwrap();
-    first.wait().unwrap();
+    first.kill();
     proposed["proposed"][0]["path"].as_str().unwrap().to_owned()
 }
 
@@ -117,7 +137,7 @@ async fn pending_proposal_survives_a_crash() {
     )
     .await;
 
-    let (mut second, port) = spawn(home.path(), &provider);
+    let (second, port) = spawn(home.path(), &provider);
     let mut client = connect(port, project.path()).await;
     let run = client
         .call("getRun", json!({ "run": "crash" }))
@@ -135,8 +155,7 @@ async fn pending_proposal_survives_a_crash() {
         "v2\n"
     );
     assert_eq!(provider.chat_requests().len(), 2);
-    second.kill().unwrap();
-    second.wait().unwrap();
+    second.kill();
 }
 
 /// A routed loop keeps its model across a crash: the turn after the restart goes to the routed model too.
@@ -166,7 +185,7 @@ async fn routed_loop_keeps_its_model_after_a_crash() {
     .await;
 
     // Restarted without the route map (`deep` stays in the database): the loop's choice was made once, when it was claimed.
-    let (mut second, port) = spawn(home.path(), &provider);
+    let (second, port) = spawn(home.path(), &provider);
     let mut client = connect(port, project.path()).await;
     let run = client
         .call("getRun", json!({ "run": "crash" }))
@@ -184,8 +203,7 @@ async fn routed_loop_keeps_its_model_after_a_crash() {
         .map(|r| r.body["model"].clone())
         .collect();
     assert_eq!(models, vec![json!("deep-model"), json!("deep-model")]);
-    second.kill().unwrap();
-    second.wait().unwrap();
+    second.kill();
 }
 
 /// At start-up, runs finished more than `RUMMY_RETENTION_DAYS` ago are gone with their
@@ -200,7 +218,7 @@ async fn runs_past_the_retention_period_are_removed_at_start_up() {
     let home = tempfile::TempDir::new().unwrap();
     let project = tempfile::TempDir::new().unwrap();
 
-    let (mut first, port) = spawn(home.path(), &provider);
+    let (first, port) = spawn(home.path(), &provider);
     let mut client = connect(port, project.path()).await;
     for alias in ["old", "fresh"] {
         client
@@ -217,8 +235,7 @@ async fn runs_past_the_retention_period_are_removed_at_start_up() {
             .await
             .unwrap();
     }
-    first.kill().unwrap();
-    first.wait().unwrap();
+    first.kill();
     {
         use diesel::prelude::*;
         let mut db = diesel::SqliteConnection::establish(
@@ -232,7 +249,7 @@ async fn runs_past_the_retention_period_are_removed_at_start_up() {
             .unwrap();
     }
 
-    let (mut second, port) = spawn_with(home.path(), &provider, &[("RUMMY_RETENTION_DAYS", "31")]);
+    let (second, port) = spawn_with(home.path(), &provider, &[("RUMMY_RETENTION_DAYS", "31")]);
     let mut client = connect(port, project.path()).await;
     let gone = client.call_err("getRun", json!({ "run": "old" })).await;
     assert_eq!(gone.code, -32004);
@@ -241,8 +258,7 @@ async fn runs_past_the_retention_period_are_removed_at_start_up() {
         .await
         .unwrap();
     assert_eq!(fresh["summary"], json!("fresh done"));
-    second.kill().unwrap();
-    second.wait().unwrap();
+    second.kill();
     let mut db =
         diesel::SqliteConnection::establish(&home.path().join("rummy.db").display().to_string())
             .unwrap();
