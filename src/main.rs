@@ -15,11 +15,11 @@ fn main() -> ExitCode {
     match args.first().map(String::as_str) {
         None | Some("serve") => serve(),
         Some("-h" | "--help" | "help") => {
-            print!("{USAGE}");
+            let _ = write!(std::io::stdout(), "{USAGE}");
             ExitCode::SUCCESS
         }
         Some(other) => {
-            eprintln!("rummy: unknown command {other:?}\n\n{USAGE}");
+            report(format_args!("unknown command {other:?}\n\n{USAGE}"));
             ExitCode::from(2)
         }
     }
@@ -29,6 +29,9 @@ fn serve() -> ExitCode {
     let process: BTreeMap<String, String> = std::env::vars().collect();
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
+        // Its default reports a failed write with `eprintln!`, which panics when stderr is gone
+        // (`rummy serve 2>&1 | head -1`), in whatever task logged: a lost log line must not be that.
+        .log_internal_errors(false)
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_env("RUMMY_LOG")
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
@@ -37,7 +40,7 @@ fn serve() -> ExitCode {
     let config = match rummy::env::load(process) {
         Ok(config) => config,
         Err(e) => {
-            eprintln!("rummy: {e}");
+            report(format_args!("{e}"));
             return ExitCode::from(2);
         }
     };
@@ -62,10 +65,15 @@ fn serve() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("rummy: {e}");
+            report(format_args!("{e}"));
             ExitCode::FAILURE
         }
     }
+}
+
+/// Writes `rummy: <message>` to stderr; a closed stderr loses the line rather than panicking.
+fn report(message: std::fmt::Arguments) {
+    let _ = writeln!(std::io::stderr(), "rummy: {message}");
 }
 
 /// Resolves on SIGINT or SIGTERM.
