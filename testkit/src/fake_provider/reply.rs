@@ -133,7 +133,8 @@ impl Reply {
         self
     }
 
-    /// Waits this long before sending anything (simulated provider latency).
+    /// Answers this long after the request arrived (simulated provider latency); the fake's own
+    /// work on the request (parsing, recording, the responder) counts within it.
     pub fn delay(mut self, delay: Duration) -> Self {
         self.delay = Some(delay);
         self

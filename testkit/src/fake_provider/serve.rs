@@ -36,6 +36,9 @@ pub(crate) async fn dispatch(
     body: Bytes,
     shared: web::Data<Shared>,
 ) -> HttpResponse {
+    // The whole request is in (`body` is extracted before the handler runs): a reply's delay
+    // counts from here, so the fake's own parsing and recording do not add to it.
+    let arrived = tokio::time::Instant::now();
     let method = req.method().as_str().to_owned();
     let path = req.path().to_owned();
     let query = web::Query::<Vec<(String, String)>>::from_query(req.query_string())
@@ -63,7 +66,7 @@ pub(crate) async fn dispatch(
     });
 
     if let Some(guard) = guard {
-        return complete(&shared, &path, &json, body.len(), guard).await;
+        return complete(&shared, &path, &json, body.len(), arrived, guard).await;
     }
     match (method.as_str(), path.as_str()) {
         ("GET", "/v1/models" | "/models") => HttpResponse::Ok().json(shared.models()),
@@ -154,6 +157,7 @@ async fn complete(
     path: &str,
     body: &Value,
     body_len: usize,
+    arrived: tokio::time::Instant,
     guard: InFlight,
 ) -> HttpResponse {
     let (reply, serial) = shared.next_reply(body);
@@ -162,7 +166,7 @@ async fn complete(
             .json(json!({"error": {"message": "fake provider: no scripted reply left"}}));
     };
     if let Some(delay) = reply.delay {
-        tokio::time::sleep(delay).await;
+        tokio::time::sleep_until(arrived + delay).await;
     }
     let ask = Ask {
         model: body
