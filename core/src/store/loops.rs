@@ -15,7 +15,7 @@ pub const QUEUED: i32 = 100;
 pub const ACTIVE: i32 = 102;
 
 /// A stored loop.
-#[derive(Debug, Clone, PartialEq, Queryable, Selectable)]
+#[derive(Debug, Clone, PartialEq, Queryable, QueryableByName, Selectable)]
 #[diesel(table_name = loops, check_for_backend(diesel::sqlite::Sqlite))]
 pub struct Loop {
     /// Primary key.
@@ -96,12 +96,8 @@ pub fn claim_next(
     run_id: i32,
     now: Millis,
 ) -> Result<Option<Loop>, StoreError> {
-    let next = loops::table
-        .filter(loops::run_id.eq(run_id))
-        .filter(loops::status.eq(QUEUED))
-        .order(loops::sequence.asc())
-        .select(Loop::as_select())
-        .first(conn)
+    let next = cached::<NextQueued>(&[Bind::Int(run_id)])
+        .get_result::<Loop>(conn)
         .optional()?;
     let Some(next) = next else { return Ok(None) };
     cached::<Claim>(&[Bind::Int(ACTIVE), Bind::Big(now.0), Bind::Int(next.id)]).execute(conn)?;
@@ -113,6 +109,17 @@ pub fn claim_next(
 }
 
 // Every loop runs these: kept prepared (see `cached`).
+
+/// The run's next queued loop. The status is spelled out, not bound: SQLite checks a bound
+/// value against the partial index `loops_one_active_per_run` (`status = 102`) when it plans
+/// the statement, and a statement planned on a bound value is planned again at every bind.
+struct NextQueued;
+impl StaticSql for NextQueued {
+    const SQL: &'static str =
+        "SELECT * FROM loops WHERE run_id = ? AND status = 100 ORDER BY sequence LIMIT 1";
+}
+const _: () = assert!(QUEUED == 100, "NextQueued spells QUEUED out");
+
 struct Claim;
 impl StaticSql for Claim {
     const SQL: &'static str = "UPDATE loops SET status = ?, updated_at = ? WHERE id = ?";
