@@ -2,7 +2,8 @@
 //! of its own; reads go to a read-only pool.
 //!
 //! Writes commit in groups: every unit that queued while the previous group ran joins the next
-//! transaction, each unit in a savepoint of its own. A unit that fails rolls back alone; the
+//! transaction, each unit in a savepoint of its own (a unit alone in its group runs in the
+//! transaction itself, which is its savepoint's equivalent). A unit that fails rolls back alone; the
 //! others commit together, and each caller hears its unit's result only after that commit. Under
 //! load this spends one commit (and its WAL frames) on many units instead of one per unit.
 //!
@@ -38,6 +39,9 @@ const MAX_GROUP: usize = 64;
 trait Unit: Send {
     /// Runs the unit in a savepoint, keeping its result; a failure rolls the savepoint back.
     fn run(&mut self, conn: &mut SqliteConnection);
+    /// Runs the unit as the group's only one, in the group's transaction itself (a savepoint
+    /// would only repeat it), keeping its result; true when it succeeded, so the group commits.
+    fn run_alone(&mut self, conn: &mut SqliteConnection) -> bool;
     /// Answers the caller: the unit's result, or `failed` when the group did not commit.
     fn settle(self: Box<Self>, failed: Option<&StoreError>);
 }
@@ -62,6 +66,20 @@ impl<R: Send + 'static> Unit for Pending<R> {
         self.result = Some(result);
     }
 
+    fn run_alone(&mut self, conn: &mut SqliteConnection) -> bool {
+        let Some(work) = self.work.take() else {
+            return false;
+        };
+        let result = catch_unwind(AssertUnwindSafe(|| work(conn))).unwrap_or_else(|_| {
+            Err(StoreError::Invalid(
+                "a store write panicked; it was rolled back".into(),
+            ))
+        });
+        let ok = result.is_ok();
+        self.result = Some(result);
+        ok
+    }
+
     fn settle(self: Box<Self>, failed: Option<&StoreError>) {
         let result = match (failed, self.result) {
             (Some(e), _) => Err(StoreError::Pool(format!("the write did not commit: {e}"))),
@@ -69,6 +87,19 @@ impl<R: Send + 'static> Unit for Pending<R> {
             (None, None) => Err(StoreError::Pool("the write never ran".into())),
         };
         let _ = self.reply.send(result);
+    }
+}
+
+/// Why a group's transaction did not commit.
+enum Group {
+    /// Its only unit failed; the unit holds the error.
+    Alone,
+    /// Beginning or committing the transaction failed.
+    Store(StoreError),
+}
+impl From<diesel::result::Error> for Group {
+    fn from(e: diesel::result::Error) -> Self {
+        Group::Store(e.into())
     }
 }
 
@@ -149,13 +180,28 @@ impl Handler<Flush> for StoreActor {
         if !self.queued.is_empty() {
             ctx.notify(Flush);
         }
-        let committed = self.conn.immediate_transaction(|conn| {
-            for unit in &mut group {
-                unit.run(conn);
-            }
-            Ok::<(), StoreError>(())
-        });
-        let failed = committed.err();
+        let committed = self
+            .conn
+            .immediate_transaction(|conn| match group.as_mut_slice() {
+                [unit] => {
+                    if unit.run_alone(conn) {
+                        Ok(())
+                    } else {
+                        // Rolls the transaction back; the unit keeps its own error for its caller.
+                        Err(Group::Alone)
+                    }
+                }
+                units => {
+                    for unit in units {
+                        unit.run(conn);
+                    }
+                    Ok(())
+                }
+            });
+        let failed = match committed {
+            Ok(()) | Err(Group::Alone) => None,
+            Err(Group::Store(e)) => Some(e),
+        };
         if let Some(e) = &failed {
             tracing::error!(error = %e, units = group.len(), "a group of store writes failed to commit");
         }

@@ -76,3 +76,34 @@ async fn a_failing_or_panicking_write_rolls_back_alone() {
     let later = store.write(|c| insert_project(c, "p8")).await;
     assert!(later.is_ok(), "{later:?}");
 }
+
+/// A write that runs alone (nothing else queued with it) and fails or panics leaves nothing
+/// behind, its caller gets its own error, and the writer goes on.
+#[actix_rt::test]
+async fn a_lone_failing_or_panicking_write_leaves_nothing_behind() {
+    let home = tempfile::TempDir::new().unwrap();
+    let store = Store::open(&home.path().join("rummy.db"), 2).unwrap();
+    let refused = store
+        .write(|c| {
+            insert_project(c, "refused")?;
+            Err::<(), _>(StoreError::Invalid("refused".into()))
+        })
+        .await;
+    assert!(
+        matches!(&refused, Err(StoreError::Invalid(m)) if m == "refused"),
+        "{refused:?}"
+    );
+    let panicked = store
+        .write(|c| -> Result<(), StoreError> {
+            insert_project(c, "panicked")?;
+            panic!("a bug in a write")
+        })
+        .await;
+    assert!(
+        matches!(&panicked, Err(StoreError::Invalid(m)) if m.contains("panicked")),
+        "{panicked:?}"
+    );
+    let kept = store.write(|c| insert_project(c, "kept")).await;
+    assert!(kept.is_ok(), "{kept:?}");
+    assert_eq!(store.read(project_names).await.unwrap(), ["kept"]);
+}
