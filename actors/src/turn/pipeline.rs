@@ -12,7 +12,7 @@ use rummy_core::parse::{looks_like_tool_call, parse_reply, ParsedReply, ToolCall
 use rummy_core::provider::{ChatMessage, Completion};
 use rummy_core::run::RunStatus;
 use rummy_core::schema::turns as turns_table;
-use rummy_core::store::entries::{self, context_rows, ViewRow};
+use rummy_core::store::entries::{self, context_rows};
 use rummy_core::store::notifications::Recorded;
 use rummy_core::store::{constraints, projects, runs, turns, StoreError};
 use rummy_core::tools;
@@ -50,13 +50,14 @@ pub async fn execute(svc: Services, job: TurnJob, start: Start) -> Result<TurnEn
     }
 }
 
-/// The context rows and the two messages for this moment of the run, the revision views
-/// written after this moment get (see [`budget::growth_since`]), and the run's budget — all
-/// from one read.
+/// The context's distribution by category (for telemetry), the two messages for this moment of
+/// the run, the revision views written after this moment get (see [`budget::growth_since`]),
+/// and the run's budget — all from one read. The context rows themselves stay (and are freed)
+/// on the reading thread.
 async fn materialise(
     svc: &Services,
     job: &TurnJob,
-) -> Result<(Vec<ViewRow>, Messages, i32, Option<Budget>), TurnFailure> {
+) -> Result<(Value, Messages, i32, Option<Budget>), TurnFailure> {
     let run_id = job.run.run_id;
     let limits = &svc.config.limits;
     let (mode, divisor) = (job.mode, limits.token_divisor);
@@ -77,7 +78,7 @@ async fn materialise(
                 budget,
                 divisor,
             });
-            Ok((rows, messages, rev, budget))
+            Ok((distribution(&rows), messages, rev, budget))
         })
         .await
         .map_err(failure)
@@ -176,7 +177,7 @@ async fn fresh(
     }
 
     // 2–4. Materialise, assemble, and check the budget (Prompt Demotion on a loop's first turn).
-    let (mut rows, mut messages, mut rev, budget) = materialise(&svc, &job).await?;
+    let (mut spread, mut messages, mut rev, budget) = materialise(&svc, &job).await?;
     if let Some(b) = budget {
         let mut over = b.overflow(b.calibrate(messages.tokens));
         if over > 0 && first {
@@ -186,7 +187,7 @@ async fn fresh(
                 .await
                 .map_err(failure)?
             {
-                (rows, messages, rev, _) = materialise(&svc, &job).await?;
+                (spread, messages, rev, _) = materialise(&svc, &job).await?;
                 over = b.overflow(b.calibrate(messages.tokens));
             }
         }
@@ -238,7 +239,7 @@ async fn fresh(
         "model": job.model_alias,
         "contextTokens": context_tokens,
         "usage": completion.usage,
-        "contextDistribution": distribution(&rows),
+        "contextDistribution": spread,
     });
     let assembled = Assembled {
         tokens: context_tokens,
