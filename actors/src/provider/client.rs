@@ -73,9 +73,12 @@ impl Client {
 
     /// One call: waits its turn, retries transient failures within the budget, reports each wait.
     pub async fn complete(&self, call: Complete) -> Result<Completion, ProviderError> {
+        // Serialised once, from the messages themselves: the prompt is the largest thing the
+        // server sends, and a retry sends the same bytes.
         let body = self
             .endpoint
-            .request_body(&call.model, &call.messages, call.temperature);
+            .request_body(&call.model, &call.messages, call.temperature)
+            .map_err(|e| self.transport(format!("cannot encode the request: {e}")))?;
         let estimated: u64 = call
             .messages
             .iter()
@@ -128,8 +131,12 @@ impl Client {
     }
 
     /// One HTTP exchange.
-    async fn attempt(&self, body: &Value, events: &Events) -> Result<Completion, Failed> {
-        let mut request = self.http.post(self.endpoint.completions_url()).json(body);
+    async fn attempt(&self, body: &[u8], events: &Events) -> Result<Completion, Failed> {
+        let mut request = self
+            .http
+            .post(self.endpoint.completions_url())
+            .header(reqwest::header::CONTENT_TYPE, "application/json")
+            .body(body.to_vec());
         for (name, value) in self.endpoint.headers() {
             request = request.header(name, value);
         }

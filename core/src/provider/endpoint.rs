@@ -2,7 +2,6 @@
 
 use super::{openai, xai, ChatMessage, ProviderKind, Wire};
 use crate::config::Providers;
-use serde_json::Value;
 
 /// One configured provider's address and credentials.
 #[derive(Clone, PartialEq, Eq)]
@@ -80,10 +79,17 @@ impl Endpoint {
     }
 
     /// The request body in this provider's shape.
-    pub fn request_body(&self, model: &str, messages: &[ChatMessage], temperature: f64) -> Value {
+    pub fn request_body(
+        &self,
+        model: &str,
+        messages: &[ChatMessage],
+        temperature: f64,
+    ) -> serde_json::Result<Vec<u8>> {
         match self.kind.wire() {
-            Wire::ChatCompletions => openai::request_body(model, messages, temperature),
-            Wire::Responses => xai::request_body(model, messages, temperature),
+            Wire::ChatCompletions => {
+                serde_json::to_vec(&openai::request_body(model, messages, temperature))
+            }
+            Wire::Responses => serde_json::to_vec(&xai::request_body(model, messages, temperature)),
         }
     }
 }
@@ -193,7 +199,10 @@ mod tests {
                 (
                     endpoint.completions_url(),
                     got_headers,
-                    endpoint.request_body("m", &messages, 0.5)
+                    serde_json::from_slice::<serde_json::Value>(
+                        &endpoint.request_body("m", &messages, 0.5).unwrap()
+                    )
+                    .unwrap()
                 ),
                 (url.to_owned(), want_headers, body.clone()),
                 "{kind:?}"

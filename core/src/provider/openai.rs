@@ -2,21 +2,43 @@
 
 use super::{join_reasoning, ChatMessage, Completion, MalformedResponse};
 use crate::store::turns::Usage;
-use serde_json::{json, Value};
+use serde::Serialize;
+use serde_json::Value;
 
 /// The streamed request body: model, messages, temperature and streaming with usage, nothing else.
 ///
 /// `stream_options.include_usage` is the only way chat-completions servers
 /// report usage on a streamed answer; servers that do not stream answer JSON,
 /// which the caller reads as a whole.
-pub fn request_body(model: &str, messages: &[ChatMessage], temperature: f64) -> Value {
-    json!({
-        "model": model,
-        "messages": messages,
-        "temperature": temperature,
-        "stream": true,
-        "stream_options": { "include_usage": true },
-    })
+pub fn request_body<'a>(
+    model: &'a str,
+    messages: &'a [ChatMessage],
+    temperature: f64,
+) -> Request<'a> {
+    Request {
+        model,
+        messages,
+        temperature,
+        stream: true,
+        stream_options: StreamOptions {
+            include_usage: true,
+        },
+    }
+}
+
+/// A chat-completions request, serialised straight from the borrowed messages.
+#[derive(Debug, Serialize)]
+pub struct Request<'a> {
+    model: &'a str,
+    messages: &'a [ChatMessage],
+    temperature: f64,
+    stream: bool,
+    stream_options: StreamOptions,
+}
+
+#[derive(Debug, Serialize)]
+struct StreamOptions {
+    include_usage: bool,
 }
 
 /// Reads a non-streamed chat completion.
@@ -117,6 +139,7 @@ pub fn usage(u: &Value) -> Usage {
 mod tests {
     use super::*;
     use pretty_assertions::assert_eq;
+    use serde_json::json;
 
     fn messages() -> Vec<ChatMessage> {
         vec![
@@ -135,7 +158,7 @@ mod tests {
     #[test]
     fn request_has_only_what_servers_accept() {
         assert_eq!(
-            request_body("gpt-x", &messages(), 0.5),
+            serde_json::to_value(request_body("gpt-x", &messages(), 0.5)).unwrap(),
             json!({
                 "model": "gpt-x",
                 "messages": [{"role": "system", "content": "s"}, {"role": "user", "content": "u"}],

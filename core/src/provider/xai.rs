@@ -2,19 +2,32 @@
 
 use super::openai::{self, usage};
 use super::{join_reasoning, ChatMessage, Completion, MalformedResponse};
-use serde_json::{json, Value};
+use serde_json::Value;
 
 /// The streamed request body: model, the messages as `input`, temperature and `stream`, nothing else.
 ///
 /// The Responses API reports usage in its `response.completed` event, so it
 /// needs no `stream_options`.
-pub fn request_body(model: &str, messages: &[ChatMessage], temperature: f64) -> Value {
-    json!({
-        "model": model,
-        "input": messages,
-        "temperature": temperature,
-        "stream": true,
-    })
+pub fn request_body<'a>(
+    model: &'a str,
+    messages: &'a [ChatMessage],
+    temperature: f64,
+) -> Request<'a> {
+    Request {
+        model,
+        input: messages,
+        temperature,
+        stream: true,
+    }
+}
+
+/// A Responses API request, serialised straight from the borrowed messages.
+#[derive(Debug, serde::Serialize)]
+pub struct Request<'a> {
+    model: &'a str,
+    input: &'a [ChatMessage],
+    temperature: f64,
+    stream: bool,
 }
 
 /// Reads a whole Responses API answer: message items make the content, reasoning items the reasoning.
@@ -86,6 +99,7 @@ mod tests {
     use super::*;
     use crate::store::turns::Usage;
     use pretty_assertions::assert_eq;
+    use serde_json::json;
 
     /// The request sends the messages as `input` and nothing a Responses server rejects.
     #[test]
@@ -95,7 +109,7 @@ mod tests {
             content: "u".into(),
         }];
         assert_eq!(
-            request_body("grok-4", &messages, 0.2),
+            serde_json::to_value(request_body("grok-4", &messages, 0.2)).unwrap(),
             json!({"model": "grok-4", "input": [{"role": "user", "content": "u"}], "temperature": 0.2, "stream": true})
         );
     }
