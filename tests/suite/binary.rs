@@ -65,16 +65,21 @@ fn terminate(child: &mut Child) -> ExitStatus {
     }
 }
 
+/// Connects to the server on `port`, pings it and closes.
+async fn answers_a_ping(port: u16) {
+    let mut client = RpcClient::connect(&format!("ws://127.0.0.1:{port}/"))
+        .await
+        .unwrap();
+    assert_eq!(client.call("ping", json!({})).await.unwrap(), json!({}));
+    client.close().await;
+}
+
 /// `rummy serve` prints exactly one stdout line once it accepts connections, serves, and exits 0 on SIGTERM.
 #[actix_rt::test]
 async fn binary_prints_its_address_and_stops_on_sigterm() {
     let home = tempfile::TempDir::new().unwrap();
     let mut served = serve(home.path(), Stdio::null());
-    let mut client = RpcClient::connect(&format!("ws://127.0.0.1:{}/", served.port))
-        .await
-        .unwrap();
-    assert_eq!(client.call("ping", json!({})).await.unwrap(), json!({}));
-    client.close().await;
+    answers_a_ping(served.port).await;
 
     let exit = terminate(&mut served.child);
     assert!(exit.success(), "exit status {exit:?}");
@@ -93,11 +98,7 @@ async fn a_closed_log_stream_neither_stops_the_server_nor_keeps_it_running() {
     let home = tempfile::TempDir::new().unwrap();
     let mut served = serve(home.path(), Stdio::piped());
     drop(served.child.stderr.take());
-    let mut client = RpcClient::connect(&format!("ws://127.0.0.1:{}/", served.port))
-        .await
-        .unwrap();
-    assert_eq!(client.call("ping", json!({})).await.unwrap(), json!({}));
-    client.close().await;
+    answers_a_ping(served.port).await;
 
     let exit = terminate(&mut served.child);
     assert!(exit.success(), "exit status {exit:?}");
