@@ -66,16 +66,20 @@ impl<'a> HistoryItem<'a> {
     }
 }
 
-/// One history item as clients see it.
-pub fn history_item(row: &ViewRow, with_body: bool) -> Value {
-    serde_json::to_value(HistoryItem::of(row, with_body)).unwrap_or(Value::Null)
-}
-
 /// An open question as clients see it.
 #[derive(Serialize)]
 struct UnknownItem<'a> {
     path: &'a str,
     body: &'a str,
+}
+
+impl<'a> UnknownItem<'a> {
+    fn of(row: &'a ViewRow) -> Self {
+        UnknownItem {
+            path: &row.path,
+            body: &row.body,
+        }
+    }
 }
 
 /// A `run/state` push; `seq` is added when it is recorded.
@@ -94,16 +98,6 @@ struct StatePush<'a> {
 /// The routing decision of the run's current loop, as clients see it.
 fn routed(conn: &mut SqliteConnection, run_id: i32) -> Result<Option<Routed>, StoreError> {
     Ok(loops::current(conn, run_id)?.and_then(|l| l.routed()))
-}
-
-fn route(conn: &mut SqliteConnection, run_id: i32) -> Result<Value, StoreError> {
-    Ok(serde_json::to_value(routed(conn, run_id)?).unwrap_or(Value::Null))
-}
-
-fn unknown_items(rows: &[ViewRow]) -> Vec<Value> {
-    rows.iter()
-        .map(|r| json!({ "path": r.path, "body": r.body }))
-        .collect()
 }
 
 /// Builds, numbers and stores a `run/state` push holding the entries changed since the previous push; returns its params.
@@ -128,13 +122,7 @@ pub fn push(
         status,
         summary: &summary,
         history: changed.iter().map(|r| HistoryItem::of(r, true)).collect(),
-        unknowns: unknowns
-            .iter()
-            .map(|r| UnknownItem {
-                path: &r.path,
-                body: &r.body,
-            })
-            .collect(),
+        unknowns: unknowns.iter().map(UnknownItem::of).collect(),
         telemetry: &telemetry,
         route: routed(conn, run_id)?,
     };
@@ -152,13 +140,13 @@ pub fn snapshot(conn: &mut SqliteConnection, run: &runs::Run) -> Result<Value, S
         "status": run.status,
         "turn": run.last_turn(),
         "model": run.model,
-        "route": route(conn, run.id)?,
+        "route": routed(conn, run.id)?,
         "temperature": run.temperature,
         "persona": run.persona,
         "contextLimit": run.context_limit,
         "summary": summary,
-        "history": history.iter().map(|r| history_item(r, true)).collect::<Vec<_>>(),
-        "unknowns": unknown_items(&unknowns),
+        "history": history.iter().map(|r| HistoryItem::of(r, true)).collect::<Vec<_>>(),
+        "unknowns": unknowns.iter().map(UnknownItem::of).collect::<Vec<_>>(),
         "telemetry": totals,
         "lastSeq": run.next_seq - 1,
         "created": Millis(run.created_at).to_rfc3339(),
