@@ -37,11 +37,11 @@ const MAX_GROUP: usize = 64;
 
 /// A queued unit with its caller, its result type erased.
 trait Unit: Send {
-    /// Runs the unit in a savepoint, keeping its result; a failure rolls the savepoint back.
-    fn run(&mut self, conn: &mut SqliteConnection);
-    /// Runs the unit as the group's only one, in the group's transaction itself (a savepoint
-    /// would only repeat it), keeping its result; true when it succeeded, so the group commits.
-    fn run_alone(&mut self, conn: &mut SqliteConnection) -> bool;
+    /// Runs the unit, keeping its result; true when it succeeded. In a savepoint of its own,
+    /// which a failure rolls back, unless it is `alone` in its group: then it runs in the
+    /// group's transaction itself (a savepoint would only repeat it) and a failure must roll
+    /// the transaction back.
+    fn run(&mut self, conn: &mut SqliteConnection, alone: bool) -> bool;
     /// Answers the caller: the unit's result, or `failed` when the group did not commit.
     fn settle(self: Box<Self>, failed: Option<&StoreError>);
 }
@@ -53,24 +53,22 @@ struct Pending<R> {
 }
 
 impl<R: Send + 'static> Unit for Pending<R> {
-    fn run(&mut self, conn: &mut SqliteConnection) {
-        let Some(work) = self.work.take() else { return };
-        let result =
-            catch_unwind(AssertUnwindSafe(|| conn.transaction(work))).unwrap_or_else(|_| {
-                // The savepoint is still open: roll it back so the group goes on without it.
-                let _ = AnsiTransactionManager::rollback_transaction(conn);
-                Err(StoreError::Invalid(
-                    "a store write panicked; it was rolled back".into(),
-                ))
-            });
-        self.result = Some(result);
-    }
-
-    fn run_alone(&mut self, conn: &mut SqliteConnection) -> bool {
+    fn run(&mut self, conn: &mut SqliteConnection, alone: bool) -> bool {
         let Some(work) = self.work.take() else {
             return false;
         };
-        let result = catch_unwind(AssertUnwindSafe(|| work(conn))).unwrap_or_else(|_| {
+        let result = catch_unwind(AssertUnwindSafe(|| {
+            if alone {
+                work(conn)
+            } else {
+                conn.transaction(work)
+            }
+        }))
+        .unwrap_or_else(|_| {
+            if !alone {
+                // The savepoint is still open: roll it back so the group goes on without it.
+                let _ = AnsiTransactionManager::rollback_transaction(conn);
+            }
             Err(StoreError::Invalid(
                 "a store write panicked; it was rolled back".into(),
             ))
@@ -180,24 +178,18 @@ impl Handler<Flush> for StoreActor {
         if !self.queued.is_empty() {
             ctx.notify(Flush);
         }
-        let committed = self
-            .conn
-            .immediate_transaction(|conn| match group.as_mut_slice() {
-                [unit] => {
-                    if unit.run_alone(conn) {
-                        Ok(())
-                    } else {
-                        // Rolls the transaction back; the unit keeps its own error for its caller.
-                        Err(Group::Alone)
-                    }
-                }
-                units => {
-                    for unit in units {
-                        unit.run(conn);
-                    }
-                    Ok(())
-                }
-            });
+        let alone = group.len() == 1;
+        let committed = self.conn.immediate_transaction(|conn| {
+            let mut all_ok = true;
+            for unit in &mut group {
+                all_ok &= unit.run(conn, alone);
+            }
+            if alone && !all_ok {
+                // Rolls the transaction back; the unit keeps its own error for its caller.
+                return Err(Group::Alone);
+            }
+            Ok(())
+        });
         let failed = match committed {
             Ok(()) | Err(Group::Alone) => None,
             Err(Group::Store(e)) => Some(e),
