@@ -78,6 +78,7 @@ impl Client {
         let body = self
             .endpoint
             .request_body(&call.model, &call.messages, call.temperature)
+            .map(bytes::Bytes::from)
             .map_err(|e| self.transport(format!("cannot encode the request: {e}")))?;
         let estimated: u64 = call
             .messages
@@ -131,12 +132,12 @@ impl Client {
     }
 
     /// One HTTP exchange.
-    async fn attempt(&self, body: &[u8], events: &Events) -> Result<Completion, Failed> {
+    async fn attempt(&self, body: &bytes::Bytes, events: &Events) -> Result<Completion, Failed> {
         let mut request = self
             .http
             .post(self.endpoint.completions_url())
             .header(reqwest::header::CONTENT_TYPE, "application/json")
-            .body(body.to_vec());
+            .body(body.clone());
         for (name, value) in self.endpoint.headers() {
             request = request.header(name, value);
         }
