@@ -190,7 +190,7 @@ impl SessionActor {
             params,
         };
         let fut = (route.handler)(call);
-        let limit = (!route.spec.is_long_running())
+        let limit = (!route.spec.long_running)
             .then(|| Duration::from_millis(self.deps.svc.config.limits.rpc_timeout_ms));
         let addr = ctx.address();
         (
@@ -468,7 +468,7 @@ mod tests {
     fn only_hello_is_long_running() {
         let long: Vec<&str> = routes::ROUTES
             .iter()
-            .filter(|r| r.spec.is_long_running())
+            .filter(|r| r.spec.long_running)
             .map(|r| r.spec.name)
             .collect();
         assert_eq!(long, vec!["rummy/hello"]);

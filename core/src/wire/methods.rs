@@ -29,15 +29,10 @@ pub struct MethodSpec {
     pub params: &'static [ParamSpec],
     /// Whether `rummy/hello` must come first.
     pub requires_hello: bool,
-}
-
-impl MethodSpec {
-    /// Whether a call may take longer than `RUMMY_RPC_TIMEOUT`: `rummy/hello`, whose first
-    /// scan of a large project reads every file. Every other method only reads or writes
-    /// the store (runs go on after their call is answered).
-    pub fn is_long_running(&self) -> bool {
-        self.name == "rummy/hello"
-    }
+    /// Whether a call may take longer than `RUMMY_RPC_TIMEOUT` (the limit does not apply):
+    /// only `rummy/hello`, whose first scan of a large project reads every file. Every other
+    /// method only reads or writes the store (runs go on after their call is answered).
+    pub long_running: bool,
 }
 
 /// One notification the server pushes.
@@ -79,6 +74,7 @@ pub const PING: MethodSpec = MethodSpec {
     description: "Liveness check; answers {}.",
     params: &[],
     requires_hello: false,
+    long_running: false,
 };
 /// `discover`.
 pub const DISCOVER: MethodSpec = MethodSpec {
@@ -86,6 +82,7 @@ pub const DISCOVER: MethodSpec = MethodSpec {
     description: "The live catalogue of methods and notifications.",
     params: &[],
     requires_hello: false,
+    long_running: false,
 };
 /// `rummy/hello`.
 pub const HELLO: MethodSpec = MethodSpec {
@@ -98,6 +95,7 @@ pub const HELLO: MethodSpec = MethodSpec {
         p("clientVersion", "string", false, "protocol version the client speaks; another MAJOR is refused"),
     ],
     requires_hello: false,
+    long_running: true,
 };
 /// `getModels`.
 pub const GET_MODELS: MethodSpec = MethodSpec {
@@ -105,6 +103,7 @@ pub const GET_MODELS: MethodSpec = MethodSpec {
     description: "Model aliases: [{alias, actual, contextLength, fallback}].",
     params: &LIST,
     requires_hello: true,
+    long_running: false,
 };
 /// `addModel`.
 pub const ADD_MODEL: MethodSpec = MethodSpec {
@@ -127,6 +126,7 @@ pub const ADD_MODEL: MethodSpec = MethodSpec {
         ),
     ],
     requires_hello: true,
+    long_running: false,
 };
 /// `removeModel`.
 pub const REMOVE_MODEL: MethodSpec = MethodSpec {
@@ -134,6 +134,7 @@ pub const REMOVE_MODEL: MethodSpec = MethodSpec {
     description: "Removes a model alias.",
     params: &[p("alias", "string", true, "the alias")],
     requires_hello: true,
+    long_running: false,
 };
 /// `getRuns`.
 pub const GET_RUNS: MethodSpec = MethodSpec {
@@ -142,6 +143,7 @@ pub const GET_RUNS: MethodSpec = MethodSpec {
         "The project's runs, newest first: [{run, status, turn, summary, model, created}].",
     params: &LIST,
     requires_hello: true,
+    long_running: false,
 };
 /// `getRun`.
 pub const GET_RUN: MethodSpec = MethodSpec {
@@ -158,6 +160,7 @@ pub const GET_RUN: MethodSpec = MethodSpec {
         ),
     ],
     requires_hello: true,
+    long_running: false,
 };
 /// `getEntries`.
 pub const GET_ENTRIES: MethodSpec = MethodSpec {
@@ -193,6 +196,7 @@ pub const GET_ENTRIES: MethodSpec = MethodSpec {
         p("offset", "integer", false, "items to skip"),
     ],
     requires_hello: true,
+    long_running: false,
 };
 /// `set`.
 pub const SET: MethodSpec = MethodSpec {
@@ -211,6 +215,7 @@ pub const SET: MethodSpec = MethodSpec {
         p("bodyFilter", "string", false, "only entries whose body matches this pattern"),
     ],
     requires_hello: true,
+    long_running: false,
 };
 /// `get`.
 pub const GET: MethodSpec = MethodSpec {
@@ -223,6 +228,7 @@ pub const GET: MethodSpec = MethodSpec {
         p("visibility", "string", false, "visibility to set (default visible)"),
     ],
     requires_hello: true,
+    long_running: false,
 };
 /// `rm`.
 pub const RM: MethodSpec = MethodSpec {
@@ -239,6 +245,7 @@ pub const RM: MethodSpec = MethodSpec {
         ),
     ],
     requires_hello: true,
+    long_running: false,
 };
 const MOVE: [ParamSpec; 4] = [
     p("run", "string", true, "run alias"),
@@ -257,6 +264,7 @@ pub const CP: MethodSpec = MethodSpec {
     description: "Copies an entry's body and attributes to a new path; answers {ok, path}.",
     params: &MOVE,
     requires_hello: true,
+    long_running: false,
 };
 /// `mv`.
 pub const MV: MethodSpec = MethodSpec {
@@ -264,6 +272,7 @@ pub const MV: MethodSpec = MethodSpec {
     description: "Moves an entry (copy, then remove the source from the run); mv run://old run://new renames a run.",
     params: &MOVE,
     requires_hello: true,
+    long_running: false,
 };
 /// `update`.
 pub const UPDATE: MethodSpec = MethodSpec {
@@ -281,6 +290,7 @@ pub const UPDATE: MethodSpec = MethodSpec {
         p("attributes", "object", false, "extra attributes"),
     ],
     requires_hello: true,
+    long_running: false,
 };
 
 /// `file/constraint`.
@@ -292,6 +302,7 @@ pub const FILE_CONSTRAINT: MethodSpec = MethodSpec {
         p("visibility", "string", true, "active | readonly | ignore"),
     ],
     requires_hello: true,
+    long_running: false,
 };
 /// `file/drop`.
 pub const FILE_DROP: MethodSpec = MethodSpec {
@@ -299,6 +310,7 @@ pub const FILE_DROP: MethodSpec = MethodSpec {
     description: "Removes a project file constraint.",
     params: &[p("pattern", "string", true, "the constraint's pattern")],
     requires_hello: true,
+    long_running: false,
 };
 /// `getConstraints`.
 pub const GET_CONSTRAINTS: MethodSpec = MethodSpec {
@@ -306,6 +318,7 @@ pub const GET_CONSTRAINTS: MethodSpec = MethodSpec {
     description: "The project's file constraints: [{pattern, visibility}].",
     params: &[],
     requires_hello: true,
+    long_running: false,
 };
 
 const RUN_NAME: [ParamSpec; 2] = [
@@ -324,6 +337,7 @@ pub const SKILL_ADD: MethodSpec = MethodSpec {
     description: "Adds $RUMMY_HOME/skills/<name>.md to the run as skill://<name>.",
     params: &RUN_NAME,
     requires_hello: true,
+    long_running: false,
 };
 /// `skill/remove`.
 pub const SKILL_REMOVE: MethodSpec = MethodSpec {
@@ -331,6 +345,7 @@ pub const SKILL_REMOVE: MethodSpec = MethodSpec {
     description: "Removes skill://<name> from the run.",
     params: &RUN_NAME,
     requires_hello: true,
+    long_running: false,
 };
 /// `getSkills`.
 pub const GET_SKILLS: MethodSpec = MethodSpec {
@@ -338,6 +353,7 @@ pub const GET_SKILLS: MethodSpec = MethodSpec {
     description: "The run's skills: [{name, state}].",
     params: &[p("run", "string", true, "run alias")],
     requires_hello: true,
+    long_running: false,
 };
 /// `listSkills`.
 pub const LIST_SKILLS: MethodSpec = MethodSpec {
@@ -345,6 +361,7 @@ pub const LIST_SKILLS: MethodSpec = MethodSpec {
     description: "Skills available in $RUMMY_HOME/skills: [{name, path}].",
     params: &[],
     requires_hello: true,
+    long_running: false,
 };
 /// `persona/set`.
 pub const PERSONA_SET: MethodSpec = MethodSpec {
@@ -357,6 +374,7 @@ pub const PERSONA_SET: MethodSpec = MethodSpec {
         p("text", "string", false, "persona text"),
     ],
     requires_hello: true,
+    long_running: false,
 };
 /// `listPersonas`.
 pub const LIST_PERSONAS: MethodSpec = MethodSpec {
@@ -364,6 +382,7 @@ pub const LIST_PERSONAS: MethodSpec = MethodSpec {
     description: "Personas available in $RUMMY_HOME/personas: [{name, path}].",
     params: &[],
     requires_hello: true,
+    long_running: false,
 };
 
 const STREAM_END: [ParamSpec; 5] = [
@@ -399,6 +418,7 @@ pub const STREAM: MethodSpec = MethodSpec {
         p("chunk", "string", true, "text to append"),
     ],
     requires_hello: true,
+    long_running: false,
 };
 /// `stream/completed`.
 pub const STREAM_COMPLETED: MethodSpec = MethodSpec {
@@ -407,6 +427,7 @@ pub const STREAM_COMPLETED: MethodSpec = MethodSpec {
         "Settles the channels: resolved on exit 0, else failed exit:<code>; answers {ok, channels}.",
     params: &STREAM_END,
     requires_hello: true,
+    long_running: false,
 };
 /// `stream/aborted`.
 pub const STREAM_ABORTED: MethodSpec = MethodSpec {
@@ -415,6 +436,7 @@ pub const STREAM_ABORTED: MethodSpec = MethodSpec {
         "Settles the channels as cancelled (the producer stopped); answers {ok, channels}.",
     params: &STREAM_END,
     requires_hello: true,
+    long_running: false,
 };
 /// `stream/cancel`.
 pub const STREAM_CANCEL: MethodSpec = MethodSpec {
@@ -422,6 +444,7 @@ pub const STREAM_CANCEL: MethodSpec = MethodSpec {
     description: "Cancels the stream; channels become cancelled and clients get stream/cancelled.",
     params: &STREAM_END,
     requires_hello: true,
+    long_running: false,
 };
 
 /// Every method, in catalogue order.
