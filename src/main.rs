@@ -52,15 +52,8 @@ fn serve() -> ExitCode {
             "rummy listening on ws://127.0.0.1:{}",
             handle.addr().port()
         )
-        .and_then(|()| stdout.flush())
-        .map_err(|e| rummy::ServeError::Bind {
-            port: handle.addr().port(),
-            source: e,
-        })?;
-        handle
-            .wait()
-            .await
-            .map_err(|e| rummy::ServeError::Bind { port: 0, source: e })
+        .and_then(|()| stdout.flush())?;
+        Ok::<(), rummy::ServeError>(handle.wait().await?)
     });
     match result {
         Ok(()) => ExitCode::SUCCESS,

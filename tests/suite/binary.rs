@@ -125,3 +125,29 @@ async fn port_in_use_fails_clearly() {
         "{stderr}"
     );
 }
+
+/// A start-up line that cannot be written is reported as the I/O failure it is, not as a port
+/// that could not be bound, and the process ends non-zero.
+#[actix_rt::test]
+async fn an_unwritable_stdout_is_reported_as_such() {
+    let home = tempfile::TempDir::new().unwrap();
+    let full = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .unwrap();
+    let output = Command::new(env!("CARGO_BIN_EXE_rummy"))
+        .arg("serve")
+        .env_clear()
+        .env("PORT", "0")
+        .env("RUMMY_HOME", home.path())
+        .stdout(full)
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("rummy: server I/O failed: No space left on device"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("cannot listen"), "{stderr}");
+}
