@@ -14,6 +14,7 @@
 mod reply;
 mod responses;
 mod serve;
+mod timer;
 
 use std::collections::VecDeque;
 use std::net::{SocketAddr, TcpListener};
@@ -106,6 +107,8 @@ pub(crate) struct Shared {
     state: Mutex<State>,
     /// (all requests, completion requests) recorded so far; lets waiters wake without polling.
     counts: watch::Sender<(usize, usize)>,
+    /// Keeps replies' simulated latency to the microsecond (see [`timer`]).
+    timer: timer::PreciseTimer,
 }
 
 impl Shared {
@@ -193,6 +196,7 @@ impl FakeProvider {
         let shared = Arc::new(Shared {
             state: Mutex::new(State::default()),
             counts: watch::Sender::new((0, 0)),
+            timer: timer::PreciseTimer::start()?,
         });
         let data = web::Data::from(shared.clone());
         let (tx, rx) = mpsc::channel();

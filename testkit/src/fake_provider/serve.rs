@@ -38,7 +38,7 @@ pub(crate) async fn dispatch(
 ) -> HttpResponse {
     // The whole request is in (`body` is extracted before the handler runs): a reply's delay
     // counts from here, so the fake's own parsing and recording do not add to it.
-    let arrived = tokio::time::Instant::now();
+    let arrived = std::time::Instant::now();
     let method = req.method().as_str().to_owned();
     let path = req.path().to_owned();
     let query = web::Query::<Vec<(String, String)>>::from_query(req.query_string())
@@ -157,7 +157,7 @@ async fn complete(
     path: &str,
     body: &Value,
     body_len: usize,
-    arrived: tokio::time::Instant,
+    arrived: std::time::Instant,
     guard: InFlight,
 ) -> HttpResponse {
     let (reply, serial) = shared.next_reply(body);
@@ -166,7 +166,7 @@ async fn complete(
             .json(json!({"error": {"message": "fake provider: no scripted reply left"}}));
     };
     if let Some(delay) = reply.delay {
-        tokio::time::sleep_until(arrived + delay).await;
+        shared.timer.sleep_until(arrived + delay).await;
     }
     let ask = Ask {
         model: body
