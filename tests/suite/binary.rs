@@ -1,69 +1,10 @@
 //! The built binary: its start-up line on stdout and a clean exit on SIGTERM.
 
+use crate::support::process::ServerProcess;
 use rummy_testkit::RpcClient;
 use serde_json::json;
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, ExitStatus, Stdio};
-use std::sync::mpsc;
-use std::time::{Duration, Instant};
-
-/// A `rummy serve` child and its stdout lines as they arrive (`None` at end of output).
-struct Served {
-    child: Child,
-    lines: mpsc::Receiver<Option<String>>,
-    port: u16,
-}
-
-/// Starts the binary on a free port and waits for its start-up line.
-fn serve(home: &std::path::Path, stderr: Stdio) -> Served {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_rummy"))
-        .arg("serve")
-        .env_clear()
-        .env("PORT", "0")
-        .env("RUMMY_HOME", home)
-        .stdout(Stdio::piped())
-        .stderr(stderr)
-        .spawn()
-        .expect("binary starts");
-    let stdout = child.stdout.take().unwrap();
-    let (tx, lines) = mpsc::channel::<Option<String>>();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-            let _ = tx.send(Some(line));
-        }
-        let _ = tx.send(None);
-    });
-    let line = lines
-        .recv_timeout(Duration::from_secs(30))
-        .unwrap()
-        .expect("a start-up line");
-    let port: u16 = line
-        .strip_prefix("rummy listening on ws://127.0.0.1:")
-        .and_then(|p| p.parse().ok())
-        .unwrap_or_else(|| panic!("unexpected start-up line {line:?}"));
-    Served { child, lines, port }
-}
-
-/// Sends SIGTERM and waits up to 10 s for the exit.
-fn terminate(child: &mut Child) -> ExitStatus {
-    let status = Command::new("kill")
-        .arg("-TERM")
-        .arg(child.id().to_string())
-        .status()
-        .unwrap();
-    assert!(status.success());
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
-        if let Some(exit) = child.try_wait().unwrap() {
-            return exit;
-        }
-        if Instant::now() >= deadline {
-            let _ = child.kill();
-            panic!("did not exit within 10 s of SIGTERM");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
+use std::process::{Command, Stdio};
+use std::time::Duration;
 
 /// Connects to the server on `port`, pings it and closes.
 async fn answers_a_ping(port: u16) {
@@ -78,10 +19,10 @@ async fn answers_a_ping(port: u16) {
 #[actix_rt::test]
 async fn binary_prints_its_address_and_stops_on_sigterm() {
     let home = tempfile::TempDir::new().unwrap();
-    let mut served = serve(home.path(), Stdio::null());
+    let mut served = ServerProcess::start(home.path(), &[], Stdio::null());
     answers_a_ping(served.port).await;
 
-    let exit = terminate(&mut served.child);
+    let exit = served.terminate();
     assert!(exit.success(), "exit status {exit:?}");
     assert_eq!(
         served.lines.recv_timeout(Duration::from_secs(5)).unwrap(),
@@ -96,11 +37,11 @@ async fn binary_prints_its_address_and_stops_on_sigterm() {
 #[actix_rt::test]
 async fn a_closed_log_stream_neither_stops_the_server_nor_keeps_it_running() {
     let home = tempfile::TempDir::new().unwrap();
-    let mut served = serve(home.path(), Stdio::piped());
+    let mut served = ServerProcess::start(home.path(), &[], Stdio::piped());
     drop(served.child.stderr.take());
     answers_a_ping(served.port).await;
 
-    let exit = terminate(&mut served.child);
+    let exit = served.terminate();
     assert!(exit.success(), "exit status {exit:?}");
 }
 

@@ -1,67 +1,29 @@
 //! Crash recovery with the real binary: a run waiting on a proposal survives `kill -9` and completes after the restart, on the model its loop was routed to.
 
 use crate::support::accept;
+use crate::support::process::ServerProcess;
 use rummy_testkit::{FakeProvider, Reply, RpcClient};
 use serde_json::{json, Value};
-use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::Stdio;
 use std::time::Duration;
 
 const WAIT: Duration = Duration::from_secs(20);
 
-/// A spawned server process; killed (-9) when dropped, so a failing test leaves none behind.
-struct Server(Child);
-
-impl Server {
-    /// Kills the server the hard way (a crash) and reaps it.
-    fn kill(mut self) {
-        self.0.kill().unwrap();
-        self.0.wait().unwrap();
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        if let Ok(None) = self.0.try_wait() {
-            let _ = self.0.kill();
-            let _ = self.0.wait();
-        }
-    }
-}
-
-fn spawn(home: &Path, provider: &FakeProvider) -> (Server, u16) {
+fn spawn(home: &Path, provider: &FakeProvider) -> (ServerProcess, u16) {
     spawn_with(home, provider, &[])
 }
 
-fn spawn_with(home: &Path, provider: &FakeProvider, vars: &[(&str, &str)]) -> (Server, u16) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_rummy"))
-        .arg("serve")
-        .env_clear()
-        .env("PORT", "0")
-        .env("RUMMY_HOME", home)
-        .env("OPENAI_BASE_URL", provider.base_url())
-        .env("RUMMY_MODEL_fast", "openai/fake-model")
-        .envs(vars.iter().copied())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("binary starts");
-    let stdout = child.stdout.take().unwrap();
-    let child = Server(child);
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let mut lines = BufReader::new(stdout).lines();
-        let _ = tx.send(lines.next().and_then(Result::ok));
-        for _ in lines {}
-    });
-    let line = rx.recv_timeout(WAIT).unwrap().expect("start-up line");
-    let port = line
-        .rsplit(':')
-        .next()
-        .and_then(|p| p.parse().ok())
-        .expect("port");
-    (child, port)
+fn spawn_with(home: &Path, provider: &FakeProvider, vars: &[(&str, &str)]) -> (ServerProcess, u16) {
+    let base_url = provider.base_url();
+    let mut all = vec![
+        ("OPENAI_BASE_URL", base_url.as_str()),
+        ("RUMMY_MODEL_fast", "openai/fake-model"),
+    ];
+    all.extend_from_slice(vars);
+    let server = ServerProcess::start(home, &all, Stdio::null());
+    let port = server.port;
+    (server, port)
 }
 
 async fn connect(port: u16, root: &Path) -> RpcClient {

@@ -1,5 +1,7 @@
 //! Test harness: starts `rummy::serve` in-process against the testkit's fake provider, and connects clients.
 
+pub mod process;
+
 use rummy::config::{Config, ModelSeed, OpenAiConfig};
 use rummy::ServerHandle;
 use rummy_testkit::{FakeProvider, RpcClient};
