@@ -472,3 +472,217 @@ async fn turn_demotion_after_dispatch() {
     assert!(user_message(&server, 1).contains("<budget "));
     server.stop().await;
 }
+
+/// Resolves the next proposal of `run` as `state` and returns the answer's state and outcome.
+async fn resolve_next(client: &mut RpcClient, run: &str, state: &str) -> (Value, Value) {
+    let path = proposal(client).await["path"].as_str().unwrap().to_owned();
+    let answer = client
+        .call(
+            "set",
+            json!({ "run": run, "path": path, "state": state, "body": "not this" }),
+        )
+        .await
+        .unwrap();
+    (answer["state"].clone(), answer["outcome"].clone())
+}
+
+fn read(dir: &TempDir, path: &str) -> Option<String> {
+    std::fs::read_to_string(dir.path().join(path)).ok()
+}
+
+/// Accepted file cp, mv and rm proposals copy, move and delete on disk and in the project's entries.
+#[actix_rt::test]
+async fn accepted_cp_mv_rm_change_the_files() {
+    let server = TestServer::start().await;
+    for reply in [
+        "<cp path=\"src/app.txt\">src/copy.txt</cp>\n<update status=\"102\">copied</update>",
+        "<mv path=\"src/copy.txt\">src/moved.txt</mv>\n<update status=\"102\">moved</update>",
+        "<rm path=\"src/moved.txt\"/>\n<update status=\"102\">removed</update>",
+        "<set path=\"known://note\">remember this</set>\n<mv path=\"known://note\">src/note.txt</mv>\n<update status=\"102\">noted</update>",
+        "<update status=\"200\">done</update>",
+    ] {
+        server.provider.push(Reply::content(reply));
+    }
+    let dir = project();
+    let mut client = hello(&server, dir.path()).await;
+    start(&mut client, "files", "act").await;
+    let original = Some("name = demo\nport = 3000\n".to_owned());
+
+    let resolved = (json!("resolved"), Value::Null);
+    assert_eq!(
+        resolve_next(&mut client, "files", "resolved").await,
+        resolved
+    );
+    assert_eq!(read(&dir, "src/copy.txt"), original, "cp wrote the copy");
+    assert_eq!(
+        resolve_next(&mut client, "files", "resolved").await,
+        resolved
+    );
+    assert_eq!(
+        (read(&dir, "src/copy.txt"), read(&dir, "src/moved.txt")),
+        (None, original.clone()),
+        "mv moved it"
+    );
+    assert_eq!(
+        resolve_next(&mut client, "files", "resolved").await,
+        resolved
+    );
+    assert_eq!(read(&dir, "src/moved.txt"), None, "rm deleted it");
+    assert_eq!(
+        resolve_next(&mut client, "files", "resolved").await,
+        resolved
+    );
+    wait_status(&mut client, "files", 200).await;
+    assert_eq!(read(&dir, "src/note.txt"), Some("remember this".to_owned()));
+    assert_eq!(
+        entry(&mut client, "files", "known://note").await,
+        Value::Null,
+        "an entry moved into a file leaves the run"
+    );
+    let files: Vec<(Value, Value)> = [
+        "src/app.txt",
+        "src/copy.txt",
+        "src/moved.txt",
+        "src/note.txt",
+    ]
+    .into_iter()
+    .map(|p| (json!(p), Value::Null))
+    .collect();
+    let mut stored = Vec::new();
+    for (path, _) in &files {
+        let found = entry(&mut client, "files", path.as_str().unwrap()).await;
+        stored.push((path.clone(), found["body"].clone()));
+    }
+    assert_eq!(
+        stored,
+        vec![
+            (json!("src/app.txt"), json!(original.clone().unwrap())),
+            (json!("src/copy.txt"), Value::Null),
+            (json!("src/moved.txt"), Value::Null),
+            (json!("src/note.txt"), json!("remember this")),
+        ]
+    );
+    server.stop().await;
+}
+
+/// Rejected file cp, mv and rm proposals change nothing on disk, and the model reads each rejection.
+#[actix_rt::test]
+async fn rejected_cp_mv_rm_change_nothing() {
+    let server = TestServer::start().await;
+    for reply in [
+        "<cp path=\"src/app.txt\">src/copy.txt</cp>\n<update status=\"102\">copying</update>",
+        "<mv path=\"src/app.txt\">src/moved.txt</mv>\n<update status=\"102\">moving</update>",
+        "<rm path=\"src/app.txt\"/>\n<update status=\"102\">removing</update>",
+        "<update status=\"200\">left alone</update>",
+    ] {
+        server.provider.push(Reply::content(reply));
+    }
+    let dir = project();
+    let mut client = hello(&server, dir.path()).await;
+    start(&mut client, "keep", "act").await;
+    let rejected = (json!("cancelled"), json!("not this"));
+    for _ in 0..3 {
+        assert_eq!(
+            resolve_next(&mut client, "keep", "cancelled").await,
+            rejected
+        );
+    }
+    wait_status(&mut client, "keep", 200).await;
+    assert_eq!(
+        (
+            read(&dir, "src/app.txt"),
+            read(&dir, "src/copy.txt"),
+            read(&dir, "src/moved.txt")
+        ),
+        (Some("name = demo\nport = 3000\n".to_owned()), None, None)
+    );
+    for turn in 1..=3 {
+        let user = user_message(&server, turn);
+        assert!(
+            user.contains("status=\"499\"") && user.contains("not this"),
+            "turn {turn}: {user}"
+        );
+    }
+    server.stop().await;
+}
+
+/// An edit accepted after someone changed the file on disk is refused (409) and writes nothing:
+/// the change on disk stays, the file's entry takes it, and the model reads why.
+#[actix_rt::test]
+async fn an_edit_of_a_file_changed_on_disk_is_refused() {
+    let server = TestServer::start().await;
+    server.provider.push(Reply::content(format!(
+        "{EDIT}\n<update status=\"102\">edited</update>"
+    )));
+    server
+        .provider
+        .push(Reply::content("<update status=\"200\">will redo</update>"));
+    let dir = project();
+    let mut client = hello(&server, dir.path()).await;
+    start(&mut client, "race", "act").await;
+    let path = proposal(&mut client).await["path"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let theirs = "name = demo\nport = 3000\ndebug = true\n";
+    std::fs::write(dir.path().join("src/app.txt"), theirs).unwrap();
+    let answer = accept(&mut client, "race", &path).await;
+    assert_eq!(
+        (answer["state"].clone(), answer["outcome"].clone()),
+        (json!("failed"), json!("conflict"))
+    );
+    wait_status(&mut client, "race", 200).await;
+    assert_eq!(read(&dir, "src/app.txt"), Some(theirs.to_owned()));
+    assert_eq!(
+        entry(&mut client, "race", "src/app.txt").await["body"],
+        json!(theirs)
+    );
+    let user = user_message(&server, 1);
+    assert!(user.contains("status=\"409\""), "{user}");
+    assert!(
+        user.contains("src/app.txt changed on disk after you read it"),
+        "{user}"
+    );
+    server.stop().await;
+}
+
+/// A proposal whose files are already as proposed is accepted (a client may write an edit
+/// itself, then accept it); an rm of a file changed since is refused and deletes nothing.
+#[actix_rt::test]
+async fn proposals_check_the_disk_not_the_clock() {
+    let server = TestServer::start().await;
+    server.provider.push(Reply::content(format!(
+        "{EDIT}\n<update status=\"102\">edited</update>"
+    )));
+    server.provider.push(Reply::content(
+        "<rm path=\"src/app.txt\"/>\n<update status=\"102\">removing</update>",
+    ));
+    server
+        .provider
+        .push(Reply::content("<update status=\"200\">kept</update>"));
+    let dir = project();
+    let mut client = hello(&server, dir.path()).await;
+    start(&mut client, "disk", "act").await;
+    let proposed = proposal(&mut client).await;
+    let content = proposed["attributes"]["content"].as_str().unwrap();
+    std::fs::write(dir.path().join("src/app.txt"), content).unwrap();
+    let path = proposed["path"].as_str().unwrap().to_owned();
+    assert_eq!(
+        accept(&mut client, "disk", &path).await["state"],
+        json!("resolved")
+    );
+
+    let rm = proposal(&mut client).await["path"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    std::fs::write(dir.path().join("src/app.txt"), "port = 9090\n").unwrap();
+    let answer = accept(&mut client, "disk", &rm).await;
+    assert_eq!(
+        (answer["state"].clone(), answer["outcome"].clone()),
+        (json!("failed"), json!("conflict"))
+    );
+    wait_status(&mut client, "disk", 200).await;
+    assert_eq!(read(&dir, "src/app.txt"), Some("port = 9090\n".to_owned()));
+    server.stop().await;
+}

@@ -174,10 +174,10 @@ struct Id {
 }
 
 /// SHA-256 of a body, lower-case hex.
-pub fn hex_sha256(body: &str) -> String {
+pub fn hex_sha256(body: impl AsRef<[u8]>) -> String {
     const HEX: &[u8; 16] = b"0123456789abcdef";
     let mut out = String::with_capacity(64);
-    for b in Sha256::digest(body.as_bytes()) {
+    for b in Sha256::digest(body.as_ref()) {
         out.push(char::from(HEX[usize::from(b >> 4)]));
         out.push(char::from(HEX[usize::from(b & 0xf)]));
     }

@@ -100,6 +100,22 @@ impl Outcome {
     }
 }
 
+/// The `bases` attribute of a file proposal: each file its acceptance writes or removes, with the
+/// hash of the content the model saw (`null`: no such file). Accepting checks the disk against it
+/// (`turn::proposals`), so a change made after the model read the file is never overwritten or
+/// deleted unseen.
+pub fn bases<'a>(files: impl IntoIterator<Item = (&'a str, Option<&'a str>)>) -> Value {
+    Value::Object(
+        files
+            .into_iter()
+            .map(|(path, body)| {
+                let base = body.map_or(Value::Null, |b| Value::String(entries::hex_sha256(b)));
+                (path.to_owned(), base)
+            })
+            .collect(),
+    )
+}
+
 /// The attribute a tool's target is stored under; `update` has none.
 pub fn target_key(tool: &str) -> Option<&'static str> {
     match tool {

@@ -6,12 +6,20 @@
 //! constraints, and are atomic (temporary file, then rename). Accepting `sh`
 //! or `env` opens the streaming channels `<path>_1` (stdout) and `<path>_2`
 //! (stderr). A reject or error aborts the rest of the turn's actions.
+//!
+//! A file proposal records the content the model saw of every file it would
+//! write or remove (`bases`, hashes); accepting it first checks the disk
+//! against them. A file changed since — by someone in an editor, a build, another
+//! run — refuses the whole proposal (failed, `conflict`, 409) before anything is
+//! written, and the file's entry is brought in line with the disk, so the model
+//! reads what is really there and can redo its change. A file that already holds
+//! the proposed content passes (a client may apply an edit itself and accept it).
 
 use super::TurnRef;
 use crate::entry::{strings_attr, text_attr, State, Visibility, Writer};
 use crate::files::sync::ensure_view;
 use crate::hedberg;
-use crate::path::normalize;
+use crate::path::{normalize, scheme_of};
 use crate::schema::{entries, run_views};
 use crate::store::constraints::{self, ConstraintKind};
 use crate::store::entries::{self as store_entries, hex_sha256, EntryWrite, RunRef, ViewRow};
@@ -133,6 +141,12 @@ pub fn resolve(
                 Some(message),
                 json!({}),
             ),
+            Err(Refusal::Conflict(path)) => (
+                State::Failed,
+                Some("conflict".to_owned()),
+                Some(conflict_message(&path)),
+                json!({}),
+            ),
             Err(Refusal::Store(e)) => return Err(e),
         },
     };
@@ -179,8 +193,18 @@ pub fn resolve(
 
 enum Refusal {
     Readonly(String),
+    /// The file at this path changed on disk after the model read it.
+    Conflict(String),
     Failed(String),
     Store(StoreError),
+}
+
+/// The message a conflict refusal leaves for the model.
+pub fn conflict_message(path: &str) -> String {
+    format!(
+        "refused: {path} changed on disk after you read it; nothing was applied. \
+         Its entry now holds the file as it is on disk: read it and make your change again."
+    )
 }
 
 impl From<StoreError> for Refusal {
@@ -218,10 +242,13 @@ fn apply(
             _ => Ok(()),
         }
     };
+    let unchanged =
+        |conn: &mut SqliteConnection| unchanged_on_disk(conn, run, kind, attrs, root, divisor, now);
     match kind {
         "edit" => {
             let path = str_attr(attrs, "path");
             readonly(conn, &path)?;
+            unchanged(conn)?;
             let content = str_attr(attrs, "content");
             write_file(conn, run, root, &path, &content, divisor, now)?;
             Ok(json!({}))
@@ -232,6 +259,7 @@ fn apply(
             if kind == "mv" {
                 readonly(conn, &from)?;
             }
+            unchanged(conn)?;
             write_file(
                 conn,
                 run,
@@ -241,8 +269,15 @@ fn apply(
                 divisor,
                 now,
             )?;
-            if kind == "mv" {
+            if kind == "mv" && scheme_of(&from).is_none() {
                 remove_file(conn, run, root, &from)?;
+            } else if kind == "mv" {
+                // An entry moved into a file leaves the run, as a move between entries does.
+                if let Some(moved) = store_entries::by_path(conn, run.run_id, &from)? {
+                    diesel::delete(run_views::table.find(moved.view_id))
+                        .execute(conn)
+                        .map_err(StoreError::from)?;
+                }
             }
             Ok(json!({}))
         }
@@ -251,6 +286,7 @@ fn apply(
             for path in &paths {
                 readonly(conn, path)?;
             }
+            unchanged(conn)?;
             for path in paths {
                 remove_file(conn, run, root, path)?;
             }
@@ -284,6 +320,80 @@ fn apply(
         other => Err(Refusal::Failed(format!(
             "cannot apply a proposal of kind \"{other}\""
         ))),
+    }
+}
+
+/// Refuses the proposal when a file it writes or removes is no longer what the model saw
+/// (`bases`); the refused file's entry then takes the disk's content (or leaves the project when
+/// the file is gone). A file that already holds the proposed content passes. Proposals recorded
+/// without `bases` (before they existed) are not checked.
+fn unchanged_on_disk(
+    conn: &mut SqliteConnection,
+    run: RunRef,
+    kind: &str,
+    attrs: &Value,
+    root: &Path,
+    divisor: u32,
+    now: Millis,
+) -> Result<(), Refusal> {
+    let Some(bases) = attrs.get("bases").and_then(Value::as_object) else {
+        return Ok(());
+    };
+    let written = match kind {
+        "edit" => attrs.get("path"),
+        "cp" | "mv" => attrs.get("to"),
+        _ => None,
+    }
+    .and_then(Value::as_str);
+    let proposed = attrs.get("content").and_then(Value::as_str);
+    for (path, base) in bases {
+        let target = inside_root(root, path).map_err(Refusal::Failed)?;
+        let disk = match std::fs::read(&target) {
+            Ok(bytes) => Some(bytes),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+            Err(e) => return Err(Refusal::Failed(format!("cannot read {path}: {e}"))),
+        };
+        let seen = match (&disk, base.as_str()) {
+            (None, None) => true,
+            (Some(bytes), Some(hash)) => hex_sha256(bytes) == hash,
+            _ => false,
+        };
+        let applied = written == Some(path.as_str())
+            && disk.is_some()
+            && disk.as_deref() == proposed.map(str::as_bytes);
+        if !(seen || applied) {
+            refresh_entry(conn, run, path, disk, divisor, now)?;
+            return Err(Refusal::Conflict(path.clone()));
+        }
+    }
+    Ok(())
+}
+
+/// Brings a project file's entry in line with the disk: its text, or no entry when the file is
+/// gone. A file that is no longer text keeps its entry (the next scan skips it).
+fn refresh_entry(
+    conn: &mut SqliteConnection,
+    run: RunRef,
+    path: &str,
+    disk: Option<Vec<u8>>,
+    divisor: u32,
+    now: Millis,
+) -> Result<(), StoreError> {
+    match disk.map(String::from_utf8) {
+        Some(Ok(text)) if !text.contains('\0') => {
+            upsert_file_entry(conn, run, path, &text, divisor, now)
+        }
+        Some(_) => Ok(()),
+        None => {
+            let scope = crate::entry::Scope::Project(run.project_id).key();
+            diesel::delete(
+                entries::table
+                    .filter(entries::scope.eq(scope))
+                    .filter(entries::path.eq(path)),
+            )
+            .execute(conn)?;
+            Ok(())
+        }
     }
 }
 

@@ -10,7 +10,7 @@
 //! Views: the result body when visible, nothing when summarized.
 
 use super::handler::{
-    attr, body, is_file, read_target, summary_of, visibility_of, Handler, Outcome, Target,
+    attr, bases, body, is_file, read_target, summary_of, visibility_of, Handler, Outcome, Target,
 };
 use super::messages::{self, listing, not_found};
 use crate::entry::Visibility;
@@ -126,10 +126,17 @@ impl Copy {
                 return Ok(Outcome::failed(from, "permission", reason));
             }
             let body = format!("{from} → {to} ({} tokens)", row.tokens);
+            let existing = h.file_body(&to)?;
+            let mut seen = vec![(to.as_str(), existing.as_deref())];
+            if self.kind == Kind::Mv && is_file(from) {
+                seen.push((from, Some(row.body.as_str())));
+            }
+            let seen = bases(seen);
             return Ok(Outcome::proposed(from, body, self.kind.name())
                 .with("from", from)
                 .with("to", to.as_str())
-                .with("content", row.body));
+                .with("content", row.body)
+                .with("bases", seen));
         }
         h.check_all([to.as_str()])?;
         if self.kind == Kind::Mv {

@@ -8,7 +8,7 @@
 //!
 //! Views: the result body when visible, nothing when summarized.
 
-use super::handler::{is_file, path_and_filter, read_target, Handler, Outcome};
+use super::handler::{bases, is_file, path_and_filter, read_target, Handler, Outcome};
 use super::messages::{self, listing, not_found};
 use crate::parse::ToolCall;
 use crate::run::Mode;
@@ -61,5 +61,12 @@ pub fn run(h: &mut Handler<'_>, call: &ToolCall) -> Result<Outcome, StoreError> 
         body.push_str(&format!("\n{REMOVED_NOW}\n{removed}"));
     }
     let paths: Vec<&str> = files.iter().map(|r| r.path.as_str()).collect();
-    Ok(Outcome::proposed(&target_text, body, "rm").with("paths", paths))
+    let seen = bases(
+        files
+            .iter()
+            .map(|r| (r.path.as_str(), Some(r.body.as_str()))),
+    );
+    Ok(Outcome::proposed(&target_text, body, "rm")
+        .with("paths", paths)
+        .with("bases", seen))
 }

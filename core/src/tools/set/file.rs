@@ -2,13 +2,14 @@
 //!
 //! The proposal carries the complete new content; the client that accepts it
 //! gets exactly that content written (ENGINE.md §5, never re-derived from the
-//! edit). An edit that fails is no proposal: it fails `conflict` with each
+//! edit), and only while the file on disk is still the one the edit was made
+//! against (`bases`). An edit that fails is no proposal: it fails `conflict` with each
 //! block's problem.
 
 use super::{described, edit_needs_existing, needs_existing, NO_CHANGE};
 use crate::hedberg::{self, Edit};
 use crate::store::StoreError;
-use crate::tools::handler::{Handler, Outcome};
+use crate::tools::handler::{bases, Handler, Outcome};
 
 /// Proposes the edit of the project file at `path` (a new file when it does not exist).
 pub fn propose(h: &mut Handler<'_>, path: &str, edit: &Edit) -> Result<Outcome, StoreError> {
@@ -21,6 +22,7 @@ pub fn propose(h: &mut Handler<'_>, path: &str, edit: &Edit) -> Result<Outcome, 
             edit_needs_existing(path),
         ));
     }
+    let base = bases([(path, old.as_deref())]);
     let old = old.unwrap_or_default();
     let applied = match hedberg::apply(path, &old, edit, h.divisor()) {
         Ok(applied) => applied,
@@ -31,6 +33,7 @@ pub fn propose(h: &mut Handler<'_>, path: &str, edit: &Edit) -> Result<Outcome, 
     }
     let proposal = Outcome::proposed(path, applied.patch.clone(), "edit")
         .with("content", applied.content.clone())
-        .with("created", created);
+        .with("created", created)
+        .with("bases", base);
     Ok(described(proposal, &applied))
 }

@@ -27,6 +27,9 @@ use serde_json::{json, Value};
 /// The time every test writes at.
 pub const NOW: Millis = Millis(1_700_000_000_000);
 
+/// `src/util.js` of every fixture.
+pub const UTIL: &str = "export const id = (x) => x;\n";
+
 /// The app file every fixture starts with.
 pub const APP: &str = "const port = 3000;\nconst host = \"localhost\";\nlisten(port, host);\n";
 
@@ -121,7 +124,7 @@ pub fn fixture_with(mode: Mode, flags: LoopFlags, search_enabled: bool) -> Fixtu
     );
     f.put(
         "src/util.js",
-        "export const id = (x) => x;\n",
+        UTIL,
         Writer::System,
         Visibility::Summarized,
         json!({}),

@@ -1,9 +1,10 @@
 //! Proposals: each kind's result entry and attributes exactly, file edits through every edit format, and what is not a proposal.
 
-use super::{fixture, seen, APP};
+use super::{fixture, seen, APP, UTIL};
 use crate::entry::State::{Failed, Proposed, Resolved};
 use crate::entry::{Visibility, Writer};
 use crate::hedberg::{apply, parse_edit, unified_diff, EditAttrs};
+use crate::store::entries::hex_sha256;
 use pretty_assertions::assert_eq;
 use serde_json::{json, Value};
 
@@ -14,46 +15,62 @@ const APP_8080: &str = "const port = 8080;\nconst host = \"localhost\";\nlisten(
 fn each_kind_exactly() {
     let app_patch = unified_diff("src/app.js", APP, APP_8080);
     let new_patch = unified_diff("src/new.js", "", "export {};\n");
+    let app = hex_sha256(APP);
+    let util = hex_sha256(UTIL);
     let cases: Vec<(&str, &str, &str, Value)> = vec![
         (
             r#"<set path="src/app.js" search="port = 3000" replace="port = 8080"/>"#,
             "set://turn_1/src%2Fapp.js",
             &app_patch,
             json!({"kind": "edit", "path": "src/app.js", "content": APP_8080, "patch": app_patch,
-                   "beforeTokens": 33, "afterTokens": 33, "created": false, "warnings": [], "commandIndex": 0}),
+                   "beforeTokens": 33, "afterTokens": 33, "created": false, "warnings": [], "commandIndex": 0,
+                   "bases": {"src/app.js": app}}),
         ),
         (
             "<set path=\"src/new.js\">export {};\n</set>",
             "set://turn_1/src%2Fnew.js",
             &new_patch,
             json!({"kind": "edit", "path": "src/new.js", "content": "export {};\n", "patch": new_patch,
-                   "beforeTokens": 0, "afterTokens": 6, "created": true, "warnings": [], "commandIndex": 0}),
+                   "beforeTokens": 0, "afterTokens": 6, "created": true, "warnings": [], "commandIndex": 0,
+                   "bases": {"src/new.js": null}}),
         ),
         (
             r#"<rm path="src/*.js"/>"#,
             "rm://turn_1/src%2F*.js",
             "src/app.js\nsrc/util.js",
-            json!({"kind": "rm", "path": "src/*.js", "paths": ["src/app.js", "src/util.js"], "commandIndex": 0}),
+            json!({"kind": "rm", "path": "src/*.js", "paths": ["src/app.js", "src/util.js"], "commandIndex": 0,
+                   "bases": {"src/app.js": app, "src/util.js": util}}),
         ),
         (
             r#"<rm path="/(app)/"/>"#,
             "rm://turn_1/%2F(app)%2F",
             "src/app.js\nremoved at once:\nknown://app",
-            json!({"kind": "rm", "path": "/(app)/", "paths": ["src/app.js"], "commandIndex": 0}),
+            json!({"kind": "rm", "path": "/(app)/", "paths": ["src/app.js"], "commandIndex": 0,
+                   "bases": {"src/app.js": app}}),
         ),
         (
             "<cp path=\"known://port\">src/port.txt</cp>",
             "cp://turn_1/known%3A%2F%2Fport",
             "known://port → src/port.txt (14 tokens)",
             json!({"kind": "cp", "path": "known://port", "from": "known://port", "to": "src/port.txt",
-                   "content": "The server listens on 3000.", "commandIndex": 0}),
+                   "content": "The server listens on 3000.", "commandIndex": 0,
+                   "bases": {"src/port.txt": null}}),
+        ),
+        (
+            "<mv path=\"known://port\">src/port.txt</mv>",
+            "mv://turn_1/known%3A%2F%2Fport",
+            "known://port → src/port.txt (14 tokens)",
+            json!({"kind": "mv", "path": "known://port", "from": "known://port", "to": "src/port.txt",
+                   "content": "The server listens on 3000.", "commandIndex": 0,
+                   "bases": {"src/port.txt": null}}),
         ),
         (
             r#"<mv path="src/app.js" to="src/main.js"/>"#,
             "mv://turn_1/src%2Fapp.js",
             "src/app.js → src/main.js (33 tokens)",
             json!({"kind": "mv", "path": "src/app.js", "from": "src/app.js", "to": "src/main.js",
-                   "content": APP, "commandIndex": 0}),
+                   "content": APP, "commandIndex": 0,
+                   "bases": {"src/main.js": null, "src/app.js": app}}),
         ),
         (
             "<sh>npm test</sh>",
