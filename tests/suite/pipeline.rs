@@ -686,3 +686,59 @@ async fn proposals_check_the_disk_not_the_clock() {
     assert_eq!(read(&dir, "src/app.txt"), Some("port = 9090\n".to_owned()));
     server.stop().await;
 }
+
+/// Rejected sh, env and ask_user proposals open no output channels, and the model reads each
+/// rejection with its reason (499).
+#[actix_rt::test]
+async fn rejected_sh_env_ask_user_run_nothing() {
+    let server = TestServer::start().await;
+    for reply in [
+        "<sh>make deploy</sh>\n<update status=\"102\">deploying</update>",
+        "<env>printenv</env>\n<update status=\"102\">looking</update>",
+        "<ask_user question=\"Which region?\">eu; us</ask_user>\n<update status=\"102\">asking</update>",
+        "<update status=\"200\">stopped</update>",
+    ] {
+        server.provider.push(Reply::content(reply));
+    }
+    let dir = project();
+    let mut client = hello(&server, dir.path()).await;
+    start(&mut client, "no", "act").await;
+    let mut paths = Vec::new();
+    for _ in 0..3 {
+        let proposed = proposal(&mut client).await;
+        let path = proposed["path"].as_str().unwrap().to_owned();
+        let answer = client
+            .call(
+                "set",
+                json!({ "run": "no", "path": path, "state": "cancelled", "body": "not this" }),
+            )
+            .await
+            .unwrap();
+        assert_eq!(
+            (answer["state"].clone(), answer["outcome"].clone()),
+            (json!("cancelled"), json!("not this"))
+        );
+        paths.push(path);
+    }
+    wait_status(&mut client, "no", 200).await;
+    for (turn, path) in paths.iter().enumerate() {
+        let stored = entry(&mut client, "no", path).await;
+        assert_eq!(
+            (stored["state"].clone(), stored["outcome"].clone()),
+            (json!("cancelled"), json!("not this")),
+            "{path}"
+        );
+        assert_eq!(
+            entry(&mut client, "no", &format!("{path}_1")).await,
+            Value::Null,
+            "no channel for {path}"
+        );
+        let user = user_message(&server, turn + 1);
+        assert!(
+            user.contains("status=\"499\"") && user.contains("not this"),
+            "turn {}: {user}",
+            turn + 1
+        );
+    }
+    server.stop().await;
+}
