@@ -742,3 +742,41 @@ async fn rejected_sh_env_ask_user_run_nothing() {
     }
     server.stop().await;
 }
+
+/// An accepted edit replaces the file but keeps its permissions: an edited script stays
+/// executable.
+#[cfg(unix)]
+#[actix_rt::test]
+async fn an_accepted_edit_keeps_the_file_mode() {
+    use std::os::unix::fs::PermissionsExt;
+    let server = TestServer::start().await;
+    server.provider.push(Reply::content(format!(
+        "{EDIT}\n<update status=\"102\">edited</update>"
+    )));
+    server
+        .provider
+        .push(Reply::content("<update status=\"200\">done</update>"));
+    let dir = project();
+    let file = dir.path().join("src/app.txt");
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o750)).unwrap();
+    let mut client = hello(&server, dir.path()).await;
+    start(&mut client, "mode", "act").await;
+    let path = proposal(&mut client).await["path"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert_eq!(
+        accept(&mut client, "mode", &path).await["state"],
+        json!("resolved")
+    );
+    wait_status(&mut client, "mode", 200).await;
+    let mode = std::fs::metadata(&file).unwrap().permissions().mode() & 0o777;
+    assert_eq!(
+        (read(&dir, "src/app.txt"), format!("{mode:o}")),
+        (
+            Some("name = demo\nport = 8080\n".to_owned()),
+            "750".to_owned()
+        )
+    );
+    server.stop().await;
+}

@@ -3,7 +3,8 @@
 //! On accept the server applies the *stored* result (for file edits the
 //! complete new content computed at dispatch, never re-derived from a merge
 //! text); file writes stay inside the project root, honour `readonly`
-//! constraints, and are atomic (temporary file, then rename). Accepting `sh`
+//! constraints, and are atomic and durable (temporary file synced to disk, then
+//! rename; the file keeps its permissions). Accepting `sh`
 //! or `env` opens the streaming channels `<path>_1` (stdout) and `<path>_2`
 //! (stderr). A reject or error aborts the rest of the turn's actions.
 //!
@@ -447,16 +448,35 @@ fn write_file(
             .and_then(|n| n.to_str())
             .unwrap_or("file")
     ));
-    std::fs::write(&tmp, content)
-        .and_then(|()| std::fs::rename(&tmp, &target))
-        .map_err(|e| {
-            let _ = std::fs::remove_file(&tmp);
-            Refusal::Failed(format!("cannot write {path}: {e}"))
-        })?;
+    replace_atomically(&target, &tmp, content).map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        Refusal::Failed(format!("cannot write {path}: {e}"))
+    })?;
     let rel = normalize(path).map_err(|e| Refusal::Failed(e.to_string()))?;
     upsert_file_entry(conn, run, &rel, content, divisor, now)?;
     if created {
         constraints::set(conn, run.project_id, &rel, ConstraintKind::Active, now)?;
+    }
+    Ok(())
+}
+
+/// Puts `content` at `target` through `tmp` in the same directory: the file keeps its
+/// permissions (an edited script stays executable), and the content is on disk before the rename
+/// makes it the file, so a crash leaves the old file or the new one, never an empty one.
+fn replace_atomically(target: &Path, tmp: &Path, content: &str) -> std::io::Result<()> {
+    use std::io::Write;
+    let permissions = std::fs::metadata(target).ok().map(|m| m.permissions());
+    let mut file = std::fs::File::create(tmp)?;
+    file.write_all(content.as_bytes())?;
+    if let Some(permissions) = permissions {
+        file.set_permissions(permissions)?;
+    }
+    file.sync_all()?;
+    std::fs::rename(tmp, target)?;
+    // The rename is durable once its directory is; a directory that cannot be opened for
+    // syncing (some filesystems) still has the file.
+    if let Some(dir) = target.parent().and_then(|d| std::fs::File::open(d).ok()) {
+        let _ = dir.sync_all();
     }
     Ok(())
 }
