@@ -647,7 +647,8 @@ async fn an_edit_of_a_file_changed_on_disk_is_refused() {
 }
 
 /// A proposal whose files are already as proposed is accepted (a client may write an edit
-/// itself, then accept it); an rm of a file changed since is refused and deletes nothing.
+/// itself, then accept it); an rm of a file changed since is refused and deletes nothing; a cp
+/// of a file changed since is refused and copies nothing.
 #[actix_rt::test]
 async fn proposals_check_the_disk_not_the_clock() {
     let server = TestServer::start().await;
@@ -656,6 +657,9 @@ async fn proposals_check_the_disk_not_the_clock() {
     )));
     server.provider.push(Reply::content(
         "<rm path=\"src/app.txt\"/>\n<update status=\"102\">removing</update>",
+    ));
+    server.provider.push(Reply::content(
+        "<cp path=\"src/app.txt\">src/copy.txt</cp>\n<update status=\"102\">copying</update>",
     ));
     server
         .provider
@@ -682,8 +686,22 @@ async fn proposals_check_the_disk_not_the_clock() {
         (answer["state"].clone(), answer["outcome"].clone()),
         (json!("failed"), json!("conflict"))
     );
+
+    let cp = proposal(&mut client).await["path"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    std::fs::write(dir.path().join("src/app.txt"), "port = 9191\n").unwrap();
+    let answer = accept(&mut client, "disk", &cp).await;
+    assert_eq!(
+        (answer["state"].clone(), answer["outcome"].clone()),
+        (json!("failed"), json!("conflict"))
+    );
     wait_status(&mut client, "disk", 200).await;
-    assert_eq!(read(&dir, "src/app.txt"), Some("port = 9090\n".to_owned()));
+    assert_eq!(
+        (read(&dir, "src/app.txt"), read(&dir, "src/copy.txt")),
+        (Some("port = 9191\n".to_owned()), None)
+    );
     server.stop().await;
 }
 

@@ -100,7 +100,7 @@ impl Outcome {
     }
 }
 
-/// The `bases` attribute of a file proposal: each file its acceptance writes or removes, with the
+/// The `bases` attribute of a file proposal: each file its acceptance writes, removes or copies, with the
 /// hash of the content the model saw (`null`: no such file). Accepting checks the disk against it
 /// (`turn::proposals`), so a change made after the model read the file is never overwritten or
 /// deleted unseen.

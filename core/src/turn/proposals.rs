@@ -9,7 +9,7 @@
 //! (stderr). A reject or error aborts the rest of the turn's actions.
 //!
 //! A file proposal records the content the model saw of every file it would
-//! write or remove (`bases`, hashes); accepting it first checks the disk
+//! write, remove or copy (`bases`, hashes); accepting it first checks the disk
 //! against them. A file changed since — by someone in an editor, a build, another
 //! run — refuses the whole proposal (failed, `conflict`, 409) before anything is
 //! written, and the file's entry is brought in line with the disk, so the model
@@ -324,7 +324,7 @@ fn apply(
     }
 }
 
-/// Refuses the proposal when a file it writes or removes is no longer what the model saw
+/// Refuses the proposal when a file it writes, removes or copies is no longer what the model saw
 /// (`bases`); the refused file's entry then takes the disk's content (or leaves the project when
 /// the file is gone). A file that already holds the proposed content passes. Proposals recorded
 /// without `bases` (before they existed) are not checked.

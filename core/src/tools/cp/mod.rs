@@ -128,7 +128,8 @@ impl Copy {
             let body = format!("{from} → {to} ({} tokens)", row.tokens);
             let existing = h.file_body(&to)?;
             let mut seen = vec![(to.as_str(), existing.as_deref())];
-            if self.kind == Kind::Mv && is_file(from) {
+            // A file source is checked too: a copy of what changed since would not be the file.
+            if is_file(from) {
                 seen.push((from, Some(row.body.as_str())));
             }
             let seen = bases(seen);
