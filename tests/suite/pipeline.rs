@@ -473,8 +473,20 @@ async fn turn_demotion_after_dispatch() {
     server.stop().await;
 }
 
-/// Resolves the next proposal of `run` as `state` and returns the answer's state and outcome.
-async fn resolve_next(client: &mut RpcClient, run: &str, state: &str) -> (Value, Value) {
+/// A project, a client on it, and a run `alias` in act mode whose turns answer `replies` in order.
+async fn scripted(server: &TestServer, alias: &str, replies: &[&str]) -> (TempDir, RpcClient) {
+    for reply in replies {
+        server.provider.push(Reply::content(*reply));
+    }
+    let dir = project();
+    let mut client = hello(server, dir.path()).await;
+    start(&mut client, alias, "act").await;
+    (dir, client)
+}
+
+/// Resolves the next proposal of `run` as `state` (with the body "not this"); its path and the
+/// answer's state and outcome.
+async fn resolve_next(client: &mut RpcClient, run: &str, state: &str) -> (String, (Value, Value)) {
     let path = proposal(client).await["path"].as_str().unwrap().to_owned();
     let answer = client
         .call(
@@ -483,109 +495,103 @@ async fn resolve_next(client: &mut RpcClient, run: &str, state: &str) -> (Value,
         )
         .await
         .unwrap();
-    (answer["state"].clone(), answer["outcome"].clone())
+    (path, (answer["state"].clone(), answer["outcome"].clone()))
+}
+
+/// Resolves the next proposal of `run` as `state`; the answer's state and outcome.
+async fn resolved_as(client: &mut RpcClient, run: &str, state: &str) -> (Value, Value) {
+    resolve_next(client, run, state).await.1
 }
 
 fn read(dir: &TempDir, path: &str) -> Option<String> {
     std::fs::read_to_string(dir.path().join(path)).ok()
 }
 
+const APP: &str = "name = demo\nport = 3000\n";
+
 /// Accepted file cp, mv and rm proposals copy, move and delete on disk and in the project's entries.
 #[actix_rt::test]
 async fn accepted_cp_mv_rm_change_the_files() {
     let server = TestServer::start().await;
-    for reply in [
-        "<cp path=\"src/app.txt\">src/copy.txt</cp>\n<update status=\"102\">copied</update>",
-        "<mv path=\"src/copy.txt\">src/moved.txt</mv>\n<update status=\"102\">moved</update>",
-        "<rm path=\"src/moved.txt\"/>\n<update status=\"102\">removed</update>",
-        "<set path=\"known://note\">remember this</set>\n<mv path=\"known://note\">src/note.txt</mv>\n<update status=\"102\">noted</update>",
-        "<update status=\"200\">done</update>",
-    ] {
-        server.provider.push(Reply::content(reply));
-    }
-    let dir = project();
-    let mut client = hello(&server, dir.path()).await;
-    start(&mut client, "files", "act").await;
-    let original = Some("name = demo\nport = 3000\n".to_owned());
-
-    let resolved = (json!("resolved"), Value::Null);
-    assert_eq!(
-        resolve_next(&mut client, "files", "resolved").await,
-        resolved
-    );
-    assert_eq!(read(&dir, "src/copy.txt"), original, "cp wrote the copy");
-    assert_eq!(
-        resolve_next(&mut client, "files", "resolved").await,
-        resolved
-    );
+    let (dir, mut client) = scripted(
+        &server,
+        "files",
+        &[
+            "<cp path=\"src/app.txt\">src/copy.txt</cp>\n<update status=\"102\">copied</update>",
+            "<mv path=\"src/copy.txt\">src/moved.txt</mv>\n<update status=\"102\">moved</update>",
+            "<rm path=\"src/moved.txt\"/>\n<update status=\"102\">removed</update>",
+            "<set path=\"known://note\">remember this</set>\n<mv path=\"known://note\">src/note.txt</mv>\n<update status=\"102\">noted</update>",
+            "<update status=\"200\">done</update>",
+        ],
+    )
+    .await;
+    let app = Some(APP.to_owned());
+    let ok = (json!("resolved"), Value::Null);
+    assert_eq!(resolved_as(&mut client, "files", "resolved").await, ok);
+    assert_eq!(read(&dir, "src/copy.txt"), app, "cp wrote the copy");
+    assert_eq!(resolved_as(&mut client, "files", "resolved").await, ok);
     assert_eq!(
         (read(&dir, "src/copy.txt"), read(&dir, "src/moved.txt")),
-        (None, original.clone()),
+        (None, app.clone()),
         "mv moved it"
     );
-    assert_eq!(
-        resolve_next(&mut client, "files", "resolved").await,
-        resolved
-    );
+    assert_eq!(resolved_as(&mut client, "files", "resolved").await, ok);
     assert_eq!(read(&dir, "src/moved.txt"), None, "rm deleted it");
-    assert_eq!(
-        resolve_next(&mut client, "files", "resolved").await,
-        resolved
-    );
+    assert_eq!(resolved_as(&mut client, "files", "resolved").await, ok);
     wait_status(&mut client, "files", 200).await;
     assert_eq!(read(&dir, "src/note.txt"), Some("remember this".to_owned()));
-    assert_eq!(
-        entry(&mut client, "files", "known://note").await,
-        Value::Null,
-        "an entry moved into a file leaves the run"
-    );
-    let files: Vec<(Value, Value)> = [
+    let mut stored = Vec::new();
+    for path in [
+        "known://note",
         "src/app.txt",
         "src/copy.txt",
         "src/moved.txt",
         "src/note.txt",
-    ]
-    .into_iter()
-    .map(|p| (json!(p), Value::Null))
-    .collect();
-    let mut stored = Vec::new();
-    for (path, _) in &files {
-        let found = entry(&mut client, "files", path.as_str().unwrap()).await;
-        stored.push((path.clone(), found["body"].clone()));
+    ] {
+        stored.push((
+            path,
+            entry(&mut client, "files", path).await["body"].clone(),
+        ));
     }
     assert_eq!(
         stored,
         vec![
-            (json!("src/app.txt"), json!(original.clone().unwrap())),
-            (json!("src/copy.txt"), Value::Null),
-            (json!("src/moved.txt"), Value::Null),
-            (json!("src/note.txt"), json!("remember this")),
-        ]
+            ("known://note", Value::Null),
+            ("src/app.txt", json!(APP)),
+            ("src/copy.txt", Value::Null),
+            ("src/moved.txt", Value::Null),
+            ("src/note.txt", json!("remember this")),
+        ],
+        "an entry moved into a file leaves the run; the files' entries follow the disk"
     );
     server.stop().await;
 }
 
-/// Rejected file cp, mv and rm proposals change nothing on disk, and the model reads each rejection.
+/// Rejected proposals of every kind but the edit (tested above) change nothing: no file is
+/// copied, moved or removed, no output channel opens, and the model reads each rejection with
+/// its reason (499).
 #[actix_rt::test]
-async fn rejected_cp_mv_rm_change_nothing() {
+async fn rejected_proposals_change_nothing() {
     let server = TestServer::start().await;
-    for reply in [
-        "<cp path=\"src/app.txt\">src/copy.txt</cp>\n<update status=\"102\">copying</update>",
-        "<mv path=\"src/app.txt\">src/moved.txt</mv>\n<update status=\"102\">moving</update>",
-        "<rm path=\"src/app.txt\"/>\n<update status=\"102\">removing</update>",
-        "<update status=\"200\">left alone</update>",
-    ] {
-        server.provider.push(Reply::content(reply));
-    }
-    let dir = project();
-    let mut client = hello(&server, dir.path()).await;
-    start(&mut client, "keep", "act").await;
-    let rejected = (json!("cancelled"), json!("not this"));
-    for _ in 0..3 {
-        assert_eq!(
-            resolve_next(&mut client, "keep", "cancelled").await,
-            rejected
-        );
+    let (dir, mut client) = scripted(
+        &server,
+        "keep",
+        &[
+            "<cp path=\"src/app.txt\">src/copy.txt</cp>\n<update status=\"102\">copying</update>",
+            "<mv path=\"src/app.txt\">src/moved.txt</mv>\n<update status=\"102\">moving</update>",
+            "<rm path=\"src/app.txt\"/>\n<update status=\"102\">removing</update>",
+            "<sh>make deploy</sh>\n<update status=\"102\">deploying</update>",
+            "<env>printenv</env>\n<update status=\"102\">looking</update>",
+            "<ask_user question=\"Which region?\">eu; us</ask_user>\n<update status=\"102\">asking</update>",
+            "<update status=\"200\">left alone</update>",
+        ],
+    )
+    .await;
+    let mut paths = Vec::new();
+    for _ in 0..6 {
+        let (path, answer) = resolve_next(&mut client, "keep", "cancelled").await;
+        assert_eq!(answer, (json!("cancelled"), json!("not this")), "{path}");
+        paths.push(path);
     }
     wait_status(&mut client, "keep", 200).await;
     assert_eq!(
@@ -594,9 +600,20 @@ async fn rejected_cp_mv_rm_change_nothing() {
             read(&dir, "src/copy.txt"),
             read(&dir, "src/moved.txt")
         ),
-        (Some("name = demo\nport = 3000\n".to_owned()), None, None)
+        (Some(APP.to_owned()), None, None)
     );
-    for turn in 1..=3 {
+    for (turn, path) in paths.iter().enumerate().map(|(i, p)| (i + 1, p)) {
+        let stored = entry(&mut client, "keep", path).await;
+        assert_eq!(
+            (stored["state"].clone(), stored["outcome"].clone()),
+            (json!("cancelled"), json!("not this")),
+            "{path}"
+        );
+        assert_eq!(
+            entry(&mut client, "keep", &format!("{path}_1")).await,
+            Value::Null,
+            "no channel for {path}"
+        );
         let user = user_message(&server, turn);
         assert!(
             user.contains("status=\"499\"") && user.contains("not this"),
@@ -611,15 +628,13 @@ async fn rejected_cp_mv_rm_change_nothing() {
 #[actix_rt::test]
 async fn an_edit_of_a_file_changed_on_disk_is_refused() {
     let server = TestServer::start().await;
-    server.provider.push(Reply::content(format!(
-        "{EDIT}\n<update status=\"102\">edited</update>"
-    )));
-    server
-        .provider
-        .push(Reply::content("<update status=\"200\">will redo</update>"));
-    let dir = project();
-    let mut client = hello(&server, dir.path()).await;
-    start(&mut client, "race", "act").await;
+    let edit = format!("{EDIT}\n<update status=\"102\">edited</update>");
+    let (dir, mut client) = scripted(
+        &server,
+        "race",
+        &[&edit, "<update status=\"200\">will redo</update>"],
+    )
+    .await;
     let path = proposal(&mut client).await["path"]
         .as_str()
         .unwrap()
@@ -652,21 +667,18 @@ async fn an_edit_of_a_file_changed_on_disk_is_refused() {
 #[actix_rt::test]
 async fn proposals_check_the_disk_not_the_clock() {
     let server = TestServer::start().await;
-    server.provider.push(Reply::content(format!(
-        "{EDIT}\n<update status=\"102\">edited</update>"
-    )));
-    server.provider.push(Reply::content(
-        "<rm path=\"src/app.txt\"/>\n<update status=\"102\">removing</update>",
-    ));
-    server.provider.push(Reply::content(
-        "<cp path=\"src/app.txt\">src/copy.txt</cp>\n<update status=\"102\">copying</update>",
-    ));
-    server
-        .provider
-        .push(Reply::content("<update status=\"200\">kept</update>"));
-    let dir = project();
-    let mut client = hello(&server, dir.path()).await;
-    start(&mut client, "disk", "act").await;
+    let edit = format!("{EDIT}\n<update status=\"102\">edited</update>");
+    let (dir, mut client) = scripted(
+        &server,
+        "disk",
+        &[
+            &edit,
+            "<rm path=\"src/app.txt\"/>\n<update status=\"102\">removing</update>",
+            "<cp path=\"src/app.txt\">src/copy.txt</cp>\n<update status=\"102\">copying</update>",
+            "<update status=\"200\">kept</update>",
+        ],
+    )
+    .await;
     let proposed = proposal(&mut client).await;
     let content = proposed["attributes"]["content"].as_str().unwrap();
     std::fs::write(dir.path().join("src/app.txt"), content).unwrap();
@@ -676,88 +688,25 @@ async fn proposals_check_the_disk_not_the_clock() {
         json!("resolved")
     );
 
-    let rm = proposal(&mut client).await["path"]
-        .as_str()
-        .unwrap()
-        .to_owned();
-    std::fs::write(dir.path().join("src/app.txt"), "port = 9090\n").unwrap();
-    let answer = accept(&mut client, "disk", &rm).await;
-    assert_eq!(
-        (answer["state"].clone(), answer["outcome"].clone()),
-        (json!("failed"), json!("conflict"))
-    );
-
-    let cp = proposal(&mut client).await["path"]
-        .as_str()
-        .unwrap()
-        .to_owned();
-    std::fs::write(dir.path().join("src/app.txt"), "port = 9191\n").unwrap();
-    let answer = accept(&mut client, "disk", &cp).await;
-    assert_eq!(
-        (answer["state"].clone(), answer["outcome"].clone()),
-        (json!("failed"), json!("conflict"))
-    );
+    let conflict = (json!("failed"), json!("conflict"));
+    for changed in ["port = 9090\n", "port = 9191\n"] {
+        let path = proposal(&mut client).await["path"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        std::fs::write(dir.path().join("src/app.txt"), changed).unwrap();
+        let answer = accept(&mut client, "disk", &path).await;
+        assert_eq!(
+            (answer["state"].clone(), answer["outcome"].clone()),
+            conflict,
+            "{path}"
+        );
+    }
     wait_status(&mut client, "disk", 200).await;
     assert_eq!(
         (read(&dir, "src/app.txt"), read(&dir, "src/copy.txt")),
         (Some("port = 9191\n".to_owned()), None)
     );
-    server.stop().await;
-}
-
-/// Rejected sh, env and ask_user proposals open no output channels, and the model reads each
-/// rejection with its reason (499).
-#[actix_rt::test]
-async fn rejected_sh_env_ask_user_run_nothing() {
-    let server = TestServer::start().await;
-    for reply in [
-        "<sh>make deploy</sh>\n<update status=\"102\">deploying</update>",
-        "<env>printenv</env>\n<update status=\"102\">looking</update>",
-        "<ask_user question=\"Which region?\">eu; us</ask_user>\n<update status=\"102\">asking</update>",
-        "<update status=\"200\">stopped</update>",
-    ] {
-        server.provider.push(Reply::content(reply));
-    }
-    let dir = project();
-    let mut client = hello(&server, dir.path()).await;
-    start(&mut client, "no", "act").await;
-    let mut paths = Vec::new();
-    for _ in 0..3 {
-        let proposed = proposal(&mut client).await;
-        let path = proposed["path"].as_str().unwrap().to_owned();
-        let answer = client
-            .call(
-                "set",
-                json!({ "run": "no", "path": path, "state": "cancelled", "body": "not this" }),
-            )
-            .await
-            .unwrap();
-        assert_eq!(
-            (answer["state"].clone(), answer["outcome"].clone()),
-            (json!("cancelled"), json!("not this"))
-        );
-        paths.push(path);
-    }
-    wait_status(&mut client, "no", 200).await;
-    for (turn, path) in paths.iter().enumerate() {
-        let stored = entry(&mut client, "no", path).await;
-        assert_eq!(
-            (stored["state"].clone(), stored["outcome"].clone()),
-            (json!("cancelled"), json!("not this")),
-            "{path}"
-        );
-        assert_eq!(
-            entry(&mut client, "no", &format!("{path}_1")).await,
-            Value::Null,
-            "no channel for {path}"
-        );
-        let user = user_message(&server, turn + 1);
-        assert!(
-            user.contains("status=\"499\"") && user.contains("not this"),
-            "turn {}: {user}",
-            turn + 1
-        );
-    }
     server.stop().await;
 }
 
@@ -768,17 +717,15 @@ async fn rejected_sh_env_ask_user_run_nothing() {
 async fn an_accepted_edit_keeps_the_file_mode() {
     use std::os::unix::fs::PermissionsExt;
     let server = TestServer::start().await;
-    server.provider.push(Reply::content(format!(
-        "{EDIT}\n<update status=\"102\">edited</update>"
-    )));
-    server
-        .provider
-        .push(Reply::content("<update status=\"200\">done</update>"));
-    let dir = project();
+    let edit = format!("{EDIT}\n<update status=\"102\">edited</update>");
+    let (dir, mut client) = scripted(
+        &server,
+        "mode",
+        &[&edit, "<update status=\"200\">done</update>"],
+    )
+    .await;
     let file = dir.path().join("src/app.txt");
     std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o750)).unwrap();
-    let mut client = hello(&server, dir.path()).await;
-    start(&mut client, "mode", "act").await;
     let path = proposal(&mut client).await["path"]
         .as_str()
         .unwrap()
