@@ -745,3 +745,77 @@ async fn an_accepted_edit_keeps_the_file_mode() {
     );
     server.stop().await;
 }
+
+/// A new file that appeared on disk while its creation waited is not written over, and what it
+/// holds stays out of the model's context; an edit of a file removed since is refused and does
+/// not bring it back.
+#[actix_rt::test]
+async fn proposals_respect_files_that_appeared_or_went() {
+    let server = TestServer::start().await;
+    let edit = format!("{EDIT}\n<update status=\"102\">edited</update>");
+    let (dir, mut client) = scripted(
+        &server,
+        "gone",
+        &[
+            "<set path=\"notes.txt\">hello</set>\n<update status=\"102\">noting</update>",
+            &edit,
+            "<update status=\"200\">stopped</update>",
+        ],
+    )
+    .await;
+    let conflict = (json!("failed"), json!("conflict"));
+    let create = proposal(&mut client).await["path"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    std::fs::write(dir.path().join("notes.txt"), "API_TOKEN=hunter2\n").unwrap();
+    let answer = accept(&mut client, "gone", &create).await;
+    assert_eq!(
+        (answer["state"].clone(), answer["outcome"].clone()),
+        conflict
+    );
+
+    let change = proposal(&mut client).await["path"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    std::fs::remove_file(dir.path().join("src/app.txt")).unwrap();
+    let answer = accept(&mut client, "gone", &change).await;
+    assert_eq!(
+        (answer["state"].clone(), answer["outcome"].clone()),
+        conflict
+    );
+    wait_status(&mut client, "gone", 200).await;
+
+    assert_eq!(
+        (read(&dir, "notes.txt"), read(&dir, "src/app.txt")),
+        (Some("API_TOKEN=hunter2\n".to_owned()), None)
+    );
+    assert_eq!(
+        (
+            entry(&mut client, "gone", "notes.txt").await,
+            entry(&mut client, "gone", "src/app.txt").await
+        ),
+        (Value::Null, Value::Null)
+    );
+    let (second, third) = (user_message(&server, 1), user_message(&server, 2));
+    assert!(
+        second.contains("notes.txt exists on disk but was not in your context"),
+        "{second}"
+    );
+    assert!(
+        third.contains("src/app.txt was removed from disk after you read it"),
+        "{third}"
+    );
+    let sent: Vec<String> = server
+        .provider
+        .chat_requests()
+        .iter()
+        .map(|r| r.body.to_string())
+        .collect();
+    assert!(
+        sent.iter().all(|body| !body.contains("hunter2")),
+        "the file's content never reaches the model"
+    );
+    server.stop().await;
+}

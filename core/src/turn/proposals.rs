@@ -13,7 +13,9 @@
 //! against them. A file changed since — by someone in an editor, a build, another
 //! run — refuses the whole proposal (failed, `conflict`, 409) before anything is
 //! written, and the file's entry is brought in line with the disk, so the model
-//! reads what is really there and can redo its change. A file that already holds
+//! reads what is really there and can redo its change. A file that appeared where
+//! the model saw none is refused without being read into the context (it may be a
+//! file the scan keeps out, such as a hidden `.env`). A file that already holds
 //! the proposed content passes (a client may apply an edit itself and accept it).
 
 use super::TurnRef;
@@ -142,10 +144,10 @@ pub fn resolve(
                 Some(message),
                 json!({}),
             ),
-            Err(Refusal::Conflict(path)) => (
+            Err(Refusal::Conflict(path, change)) => (
                 State::Failed,
                 Some("conflict".to_owned()),
-                Some(conflict_message(&path)),
+                Some(conflict_message(&path, change)),
                 json!({}),
             ),
             Err(Refusal::Store(e)) => return Err(e),
@@ -194,18 +196,38 @@ pub fn resolve(
 
 enum Refusal {
     Readonly(String),
-    /// The file at this path changed on disk after the model read it.
-    Conflict(String),
+    /// The file at this path is not what the model saw when it proposed.
+    Conflict(String, DiskChange),
     Failed(String),
     Store(StoreError),
 }
 
+/// How a file on disk differs from what the model saw.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DiskChange {
+    /// Its content changed.
+    Changed,
+    /// It was removed.
+    Removed,
+    /// It exists, and the model saw no file there.
+    Appeared,
+}
+
 /// The message a conflict refusal leaves for the model.
-pub fn conflict_message(path: &str) -> String {
-    format!(
-        "refused: {path} changed on disk after you read it; nothing was applied. \
-         Its entry now holds the file as it is on disk: read it and make your change again."
-    )
+pub fn conflict_message(path: &str, change: DiskChange) -> String {
+    match change {
+        DiskChange::Changed => format!(
+            "refused: {path} changed on disk after you read it; nothing was applied. \
+             Its entry now holds the file as it is on disk: read it and make your change again."
+        ),
+        DiskChange::Removed => {
+            format!("refused: {path} was removed from disk after you read it; nothing was applied.")
+        }
+        DiskChange::Appeared => format!(
+            "refused: {path} exists on disk but was not in your context; nothing was written \
+             over it."
+        ),
+    }
 }
 
 impl From<StoreError> for Refusal {
@@ -354,48 +376,62 @@ fn unchanged_on_disk(
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
             Err(e) => return Err(Refusal::Failed(format!("cannot read {path}: {e}"))),
         };
-        let seen = match (&disk, base.as_str()) {
-            (None, None) => true,
-            (Some(bytes), Some(hash)) => hex_sha256(bytes) == hash,
-            _ => false,
-        };
         let applied = written == Some(path.as_str())
             && disk.is_some()
             && disk.as_deref() == proposed.map(str::as_bytes);
-        if !(seen || applied) {
-            refresh_entry(conn, run, path, disk, divisor, now)?;
-            return Err(Refusal::Conflict(path.clone()));
+        let change = match (disk, base.as_str()) {
+            (None, None) => None,
+            (Some(bytes), Some(hash)) if hex_sha256(&bytes) == hash => None,
+            _ if applied => None,
+            // The model saw no file here: what is there now stays out of its context (it may
+            // be a file the scan keeps out, such as a hidden `.env`).
+            (Some(_), None) => Some(DiskChange::Appeared),
+            (None, Some(_)) => {
+                forget_file(conn, run, path)?;
+                Some(DiskChange::Removed)
+            }
+            (Some(bytes), Some(_)) => {
+                refresh_entry(conn, run, path, bytes, divisor, now)?;
+                Some(DiskChange::Changed)
+            }
+        };
+        if let Some(change) = change {
+            return Err(Refusal::Conflict(path.clone(), change));
         }
     }
     Ok(())
 }
 
-/// Brings a project file's entry in line with the disk: its text, or no entry when the file is
-/// gone. A file that is no longer text keeps its entry (the next scan skips it).
+/// Gives a project file the model had read its content on disk, when that is text a scan would
+/// take (the next scan settles any other).
 fn refresh_entry(
     conn: &mut SqliteConnection,
     run: RunRef,
     path: &str,
-    disk: Option<Vec<u8>>,
+    disk: Vec<u8>,
     divisor: u32,
     now: Millis,
 ) -> Result<(), StoreError> {
-    match disk.map(String::from_utf8) {
-        Some(Ok(text)) if !text.contains('\0') => {
-            upsert_file_entry(conn, run, path, &text, divisor, now)
-        }
-        Some(_) => Ok(()),
-        None => {
-            let scope = crate::entry::Scope::Project(run.project_id).key();
-            diesel::delete(
-                entries::table
-                    .filter(entries::scope.eq(scope))
-                    .filter(entries::path.eq(path)),
-            )
-            .execute(conn)?;
-            Ok(())
-        }
+    let max = crate::files::ScanLimits::default().max_file_bytes;
+    if disk.len() as u64 > max || disk.contains(&0) {
+        return Ok(());
     }
+    match String::from_utf8(disk) {
+        Ok(text) => upsert_file_entry(conn, run, path, &text, divisor, now),
+        Err(_) => Ok(()),
+    }
+}
+
+/// Drops the project's entry of a file that is gone from disk.
+fn forget_file(conn: &mut SqliteConnection, run: RunRef, path: &str) -> Result<(), StoreError> {
+    let scope = crate::entry::Scope::Project(run.project_id).key();
+    diesel::delete(
+        entries::table
+            .filter(entries::scope.eq(scope))
+            .filter(entries::path.eq(path)),
+    )
+    .execute(conn)?;
+    Ok(())
 }
 
 /// Resolves `path` under `root`, refusing anything that leaves it (`..`, absolute, a symlinked directory pointing outside).
@@ -524,14 +560,7 @@ fn remove_file(
         std::fs::remove_file(&target)
             .map_err(|e| Refusal::Failed(format!("cannot remove {path}: {e}")))?;
     }
-    let scope = crate::entry::Scope::Project(run.project_id).key();
-    diesel::delete(
-        entries::table
-            .filter(entries::scope.eq(scope))
-            .filter(entries::path.eq(path)),
-    )
-    .execute(conn)
-    .map_err(StoreError::from)?;
+    forget_file(conn, run, path)?;
     Ok(())
 }
 
