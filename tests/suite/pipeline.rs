@@ -43,6 +43,14 @@ async fn proposal(client: &mut RpcClient) -> Value {
     params["proposed"][0].clone()
 }
 
+/// The path of the next proposal.
+async fn proposal_path(client: &mut RpcClient) -> String {
+    proposal(client).await["path"]
+        .as_str()
+        .expect("a proposal has a path")
+        .to_owned()
+}
+
 async fn entry(client: &mut RpcClient, run: &str, path: &str) -> Value {
     support::entry(client, run, path)
         .await
@@ -181,10 +189,7 @@ async fn readonly_files_refuse_accepted_edits() {
         .await
         .unwrap();
     start(&mut client, "ro", "act").await;
-    let path = proposal(&mut client).await["path"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let path = proposal_path(&mut client).await;
     let answer = accept(&mut client, "ro", &path).await;
     assert_eq!(
         (
@@ -334,10 +339,7 @@ async fn cancel_mid_proposal() {
     let dir = project();
     let mut client = hello(&server, dir.path()).await;
     start(&mut client, "cm", "act").await;
-    let path = proposal(&mut client).await["path"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let path = proposal_path(&mut client).await;
     client
         .call("set", json!({ "path": "run://cm", "state": "cancelled" }))
         .await
@@ -635,10 +637,7 @@ async fn an_edit_of_a_file_changed_on_disk_is_refused() {
         &[&edit, "<update status=\"200\">will redo</update>"],
     )
     .await;
-    let path = proposal(&mut client).await["path"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let path = proposal_path(&mut client).await;
     let theirs = "name = demo\nport = 3000\ndebug = true\n";
     std::fs::write(dir.path().join("src/app.txt"), theirs).unwrap();
     let answer = accept(&mut client, "race", &path).await;
@@ -690,10 +689,7 @@ async fn proposals_check_the_disk_not_the_clock() {
 
     let conflict = (json!("failed"), json!("conflict"));
     for changed in ["port = 9090\n", "port = 9191\n"] {
-        let path = proposal(&mut client).await["path"]
-            .as_str()
-            .unwrap()
-            .to_owned();
+        let path = proposal_path(&mut client).await;
         std::fs::write(dir.path().join("src/app.txt"), changed).unwrap();
         let answer = accept(&mut client, "disk", &path).await;
         assert_eq!(
@@ -726,10 +722,7 @@ async fn an_accepted_edit_keeps_the_file_mode() {
     .await;
     let file = dir.path().join("src/app.txt");
     std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o750)).unwrap();
-    let path = proposal(&mut client).await["path"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let path = proposal_path(&mut client).await;
     assert_eq!(
         accept(&mut client, "mode", &path).await["state"],
         json!("resolved")
@@ -764,10 +757,7 @@ async fn proposals_respect_files_that_appeared_or_went() {
     )
     .await;
     let conflict = (json!("failed"), json!("conflict"));
-    let create = proposal(&mut client).await["path"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let create = proposal_path(&mut client).await;
     std::fs::write(dir.path().join("notes.txt"), "API_TOKEN=hunter2\n").unwrap();
     let answer = accept(&mut client, "gone", &create).await;
     assert_eq!(
@@ -775,10 +765,7 @@ async fn proposals_respect_files_that_appeared_or_went() {
         conflict
     );
 
-    let change = proposal(&mut client).await["path"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let change = proposal_path(&mut client).await;
     std::fs::remove_file(dir.path().join("src/app.txt")).unwrap();
     let answer = accept(&mut client, "gone", &change).await;
     assert_eq!(
