@@ -312,7 +312,8 @@ pub fn context_rows(conn: &mut SqliteConnection, run_id: i32) -> Result<Vec<View
         .select(VIEW_COLUMNS)
         .load(conn)?;
     rows.retain(|r| schemes::lookup(r.scheme.as_deref()).is_some_and(|s| s.model_visible));
-    rows.sort_by_key(|r| {
+    // The key looks the scheme up in the registry: once per row, not twice per comparison.
+    rows.sort_by_cached_key(|r| {
         (
             r.category().map_or(9, Category::rank),
             r.scheme.as_deref() != Some("skill"),
