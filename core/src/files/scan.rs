@@ -140,22 +140,30 @@ fn relative(root: &Path, path: &Path) -> Option<String> {
     (!parts.is_empty()).then(|| parts.join("/"))
 }
 
-enum Outcome {
+/// What a file on disk is to a scan.
+pub(crate) enum Outcome {
+    /// Text a scan takes as an entry.
     Text(String),
+    /// Holds a NUL or is not UTF-8.
     Binary,
+    /// Over the size cap.
     TooLarge,
+    /// Could not be opened or read.
     Unreadable,
 }
 
-fn read_text(path: &Path, max: u64) -> Outcome {
-    let Ok(file) = std::fs::File::open(path) else {
-        return Outcome::Unreadable;
-    };
+/// The first `max + 1` bytes of the file at `path`: enough to tell an oversized file without
+/// reading all of it.
+pub(crate) fn read_capped(path: &Path, max: u64) -> std::io::Result<Vec<u8>> {
     let mut bytes = Vec::new();
-    // Read one byte past the cap so an oversized file is noticed without reading all of it.
-    if file.take(max + 1).read_to_end(&mut bytes).is_err() {
-        return Outcome::Unreadable;
-    }
+    std::fs::File::open(path)?
+        .take(max + 1)
+        .read_to_end(&mut bytes)?;
+    Ok(bytes)
+}
+
+/// What `bytes` (as [`read_capped`] gives them) are to a scan.
+pub(crate) fn classify(bytes: Vec<u8>, max: u64) -> Outcome {
     if bytes.len() as u64 > max {
         return Outcome::TooLarge;
     }
@@ -163,6 +171,10 @@ fn read_text(path: &Path, max: u64) -> Outcome {
         return Outcome::Binary;
     }
     String::from_utf8(bytes).map_or(Outcome::Binary, Outcome::Text)
+}
+
+fn read_text(path: &Path, max: u64) -> Outcome {
+    read_capped(path, max).map_or(Outcome::Unreadable, |bytes| classify(bytes, max))
 }
 
 #[cfg(test)]

@@ -20,7 +20,9 @@
 
 use super::TurnRef;
 use crate::entry::{strings_attr, text_attr, State, Visibility, Writer};
+use crate::files::scan::{classify, read_capped, Outcome};
 use crate::files::sync::ensure_view;
+use crate::files::ScanLimits;
 use crate::hedberg;
 use crate::path::{normalize, scheme_of};
 use crate::schema::{entries, run_views};
@@ -371,7 +373,8 @@ fn unchanged_on_disk(
     let proposed = attrs.get("content").and_then(Value::as_str);
     for (path, base) in bases {
         let target = inside_root(root, path).map_err(Refusal::Failed)?;
-        let disk = match std::fs::read(&target) {
+        // No entry is larger than a scan takes, so the capped read tells every difference.
+        let disk = match read_capped(&target, max_file_bytes()) {
             Ok(bytes) => Some(bytes),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
             Err(e) => return Err(Refusal::Failed(format!("cannot read {path}: {e}"))),
@@ -412,14 +415,15 @@ fn refresh_entry(
     divisor: u32,
     now: Millis,
 ) -> Result<(), StoreError> {
-    let max = crate::files::ScanLimits::default().max_file_bytes;
-    if disk.len() as u64 > max || disk.contains(&0) {
-        return Ok(());
+    match classify(disk, max_file_bytes()) {
+        Outcome::Text(text) => upsert_file_entry(conn, run, path, &text, divisor, now),
+        _ => Ok(()),
     }
-    match String::from_utf8(disk) {
-        Ok(text) => upsert_file_entry(conn, run, path, &text, divisor, now),
-        Err(_) => Ok(()),
-    }
+}
+
+/// The largest file a scan takes as an entry.
+fn max_file_bytes() -> u64 {
+    ScanLimits::default().max_file_bytes
 }
 
 /// Drops the project's entry of a file that is gone from disk.
