@@ -5,39 +5,73 @@ use crate::provider::ProviderEvent;
 use crate::services::Services;
 use rummy_core::entry::Category;
 use rummy_core::store::entries::ViewRow;
+use rummy_core::turn::render::{Gather, Render, RENDER_EVERY};
 use serde_json::{json, Value};
+use std::time::Instant;
+use tokio::sync::mpsc::UnboundedReceiver;
 
-/// Sends one provider event to the run's clients: deltas as `ui/render`, the rest as `run/progress`.
-pub fn forward_event(
-    svc: &Services,
-    job: &TurnJob,
+/// Forwards one provider call's events to the run's clients until the call ends (`events`
+/// closes): deltas as `ui/render`, gathered as [`Gather`] says (what is pending goes out when
+/// the call ends, so the turn never waits for it), and the rest as `run/progress`, in the
+/// order they came.
+pub async fn forward_events(
+    svc: Services,
+    job: TurnJob,
     turn: i32,
-    event: ProviderEvent,
-    streamed: &mut bool,
+    mut events: UnboundedReceiver<ProviderEvent>,
 ) {
-    let run = &*job.alias;
-    let (method, params) = match event {
-        ProviderEvent::Delta(text) => {
-            let append = std::mem::replace(streamed, true);
-            (
-                "ui/render",
-                json!({ "run": run, "turn": turn, "text": text, "append": append }),
-            )
+    let mut text = Gather::new(RENDER_EVERY);
+    let send = |render: Option<Render>| {
+        if let Some(Render { text, append }) = render {
+            let params =
+                json!({ "run": &*job.alias, "turn": turn, "text": text, "append": append });
+            svc.publish(job.run.project_id, &job.alias, "ui/render", params);
         }
-        ProviderEvent::Queued(reason) => (
-            "run/progress",
-            json!({ "run": run, "turn": turn, "status": "queued", "detail": reason }),
-        ),
-        ProviderEvent::Retrying { reason, delay_ms } => (
-            "run/progress",
-            json!({ "run": run, "turn": turn, "status": "retrying", "detail": reason, "delayMs": delay_ms }),
-        ),
-        ProviderEvent::Rerouted { reason, to } => (
-            "run/progress",
-            json!({ "run": run, "turn": turn, "status": "rerouted", "detail": reason, "to": to }),
-        ),
     };
-    svc.publish(job.run.project_id, &job.alias, method, params);
+    loop {
+        let next = match text.due(Instant::now()) {
+            Some(due) => match tokio::time::timeout_at(due.into(), events.recv()).await {
+                Ok(next) => next,
+                Err(_elapsed) => {
+                    send(text.take(Instant::now()));
+                    continue;
+                }
+            },
+            None => events.recv().await,
+        };
+        match next {
+            Some(ProviderEvent::Delta(delta)) => {
+                text.push(&delta);
+                send(text.take_due(Instant::now()));
+            }
+            Some(other) => {
+                send(text.take(Instant::now()));
+                forward_progress(&svc, &job, turn, other);
+            }
+            None => {
+                send(text.take(Instant::now()));
+                return;
+            }
+        }
+    }
+}
+
+/// Sends a provider event other than a delta as `run/progress`.
+fn forward_progress(svc: &Services, job: &TurnJob, turn: i32, event: ProviderEvent) {
+    let run = &*job.alias;
+    let params = match event {
+        ProviderEvent::Delta(_) => return,
+        ProviderEvent::Queued(reason) => {
+            json!({ "run": run, "turn": turn, "status": "queued", "detail": reason })
+        }
+        ProviderEvent::Retrying { reason, delay_ms } => {
+            json!({ "run": run, "turn": turn, "status": "retrying", "detail": reason, "delayMs": delay_ms })
+        }
+        ProviderEvent::Rerouted { reason, to } => {
+            json!({ "run": run, "turn": turn, "status": "rerouted", "detail": reason, "to": to })
+        }
+    };
+    svc.publish(job.run.project_id, &job.alias, "run/progress", params);
 }
 
 /// A `run/progress` notification.

@@ -1,6 +1,6 @@
 //! The turn's steps in order; each write step is one store transaction.
 
-use super::events::{distribution, forward_event, progress};
+use super::events::{distribution, forward_events, progress};
 use super::{Allocated, Decision, Start, TurnEnd, TurnFailure, TurnJob};
 use crate::clock::now;
 use crate::provider::{Complete, ProviderError};
@@ -306,16 +306,8 @@ async fn call_model(
     turn: i32,
     messages: Messages,
 ) -> Result<Completion, ProviderError> {
-    let (events, mut event_rx) = tokio::sync::mpsc::unbounded_channel();
-    let forward = {
-        let (svc, job) = (svc.clone(), job.clone());
-        actix_rt::spawn(async move {
-            let mut streamed = false;
-            while let Some(event) = event_rx.recv().await {
-                forward_event(&svc, &job, turn, event, &mut streamed);
-            }
-        })
-    };
+    let (events, event_rx) = tokio::sync::mpsc::unbounded_channel();
+    let forward = actix_rt::spawn(forward_events(svc.clone(), job.clone(), turn, event_rx));
     let call = Complete {
         events: Some(events),
         model: job.route.wire_model.clone(),

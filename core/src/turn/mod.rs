@@ -10,6 +10,7 @@ pub mod healer;
 pub mod proposals;
 pub mod record;
 pub mod recovery;
+pub mod render;
 pub mod state;
 pub mod streams;
 pub mod views;

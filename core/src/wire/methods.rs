@@ -495,7 +495,7 @@ pub const NOTIFICATIONS: &[NotificationSpec] = &[
     },
     NotificationSpec {
         name: "ui/render",
-        description: "{run, turn, text, append}: streamed model text.",
+        description: "{run, turn, text, append}: streamed model text — the turn's first text at once (append false), then what followed, at most one frame per run every 25 ms.",
     },
     NotificationSpec {
         name: "run/progress",

@@ -54,6 +54,37 @@ async fn clients_see_retries_and_deltas() {
     server.stop().await;
 }
 
+/// A reply streamed a word at a time reaches clients whole and in order, but gathered into far
+/// fewer `ui/render` frames than the provider sent deltas (the first at once, then at most one
+/// per 25 ms).
+#[actix_rt::test]
+async fn streamed_text_is_gathered_into_few_frames() {
+    let server = TestServer::start().await;
+    let words: Vec<String> = (1..=40).map(|i| format!("word{i}")).collect();
+    let reply = format!("<update status=\"200\">{}</update>", words.join(" "));
+    server.provider.push(Reply::content(reply.clone()));
+    let mut client = server.project_client("demo").await;
+    let alias = start_run(&mut client, "run://gathered", "Talk").await;
+    wait_status(&mut client, &alias, 200).await;
+    let renders: Vec<Value> = client
+        .drain_notifications()
+        .into_iter()
+        .filter(|n| n["method"] == json!("ui/render"))
+        .map(|n| n["params"].clone())
+        .collect();
+    let text: String = renders.iter().filter_map(|r| r["text"].as_str()).collect();
+    assert_eq!(text, reply);
+    assert_eq!(renders[0]["append"], json!(false));
+    assert!(renders[1..].iter().all(|r| r["append"] == json!(true)));
+    assert!(renders
+        .iter()
+        .all(|r| r["run"] == json!(alias) && r["turn"] == json!(1)));
+    // 41 deltas written back to back: only a stall of hundreds of milliseconds between them
+    // could spread them over this many intervals.
+    assert!(renders.len() < 20, "{} renders", renders.len());
+    server.stop().await;
+}
+
 /// A model whose provider does not know it is rerouted to its fallback; clients see `rerouted`.
 #[actix_rt::test]
 async fn clients_see_the_reroute() {
