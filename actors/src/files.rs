@@ -4,6 +4,16 @@
 //! so a rescan at every loop start reads only the files that changed. The stamps are replaced
 //! only after their sync committed; a sync that finds a stamped file without an entry drops
 //! them and scans everything again.
+//!
+//! With `RUMMY_WATCH_FILES` on, the directories a committed scan walked are watched
+//! ([`watch`]), and a loop start skips the walk (and the sync) when nothing changed there since
+//! a scan that began after the previous change. Anything that could make that untrue forces the
+//! next loop start to walk: a scan that failed or was dropped, scans that overlapped (their
+//! syncs may commit in either order, so the next scan also reads every file again), a
+//! directory first watched after the scan walked it, a truncated scan, a root that could not be
+//! watched.
+
+mod watch;
 
 use crate::clock::now;
 use crate::services::Services;
@@ -13,67 +23,203 @@ use rummy_core::store::StoreError;
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError};
+use watch::Watch;
 
 /// A project and its root as scanned.
 type ProjectRoot = (i32, String);
 
-/// The stamps of each project's last committed scan, by project and root.
+/// What is known of each project root's files on disk: the stamps of the last committed scan,
+/// and whether the disk may have changed since.
 #[derive(Debug, Clone, Default)]
-pub struct ScanStamps(Arc<Mutex<HashMap<ProjectRoot, Arc<Stamps>>>>);
+pub struct ScanStamps(Arc<Mutex<HashMap<ProjectRoot, Known>>>);
+
+/// One project root's state.
+#[derive(Debug, Default)]
+struct Known {
+    /// The last committed scan's stamps.
+    stamps: Option<Arc<Stamps>>,
+    /// Its directories' watch, once one is kept.
+    watch: Option<Watch>,
+    /// The root cannot be watched (no inotify, out of watches): every loop start walks it.
+    unwatchable: bool,
+    /// Something may have changed that no committed scan has seen.
+    dirty: bool,
+    /// Scans begun and not yet settled or dropped.
+    in_flight: usize,
+    /// Another scan began while one was in flight: once they are all settled, walk again.
+    overlapped: bool,
+}
+
+/// Whether a loop start must walk the project.
+enum Begin {
+    /// Nothing changed since the last committed scan.
+    Unchanged,
+    /// Walk it, reading only files whose stamps differ from these.
+    Scan(Arc<Stamps>),
+}
 
 impl ScanStamps {
-    fn get(&self, key: &ProjectRoot) -> Arc<Stamps> {
-        let map = self.0.lock().unwrap_or_else(PoisonError::into_inner);
-        map.get(key).cloned().unwrap_or_default()
+    /// Decides whether a scan of `key` is needed now and, if so, counts it in flight.
+    fn begin(&self, key: &ProjectRoot, watching: bool) -> Begin {
+        let mut map = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        let known = map.entry(key.clone()).or_default();
+        let changed = match &mut known.watch {
+            Some(watch) => watch.changed(),
+            None => true,
+        };
+        if watching && !changed && !known.dirty && known.in_flight == 0 && known.stamps.is_some() {
+            return Begin::Unchanged;
+        }
+        // The changes queued so far are this scan's to see.
+        known.dirty = false;
+        known.overlapped |= known.in_flight > 0;
+        known.in_flight += 1;
+        Begin::Scan(known.stamps.clone().unwrap_or_default())
     }
 
-    fn put(&self, key: ProjectRoot, stamps: Option<Stamps>) {
+    /// Counts a forced full rescan in flight.
+    fn begin_again(&self, key: &ProjectRoot) {
         let mut map = self.0.lock().unwrap_or_else(PoisonError::into_inner);
-        match stamps {
-            Some(stamps) => map.insert(key, Arc::new(stamps)),
-            None => map.remove(&key),
+        let known = map.entry(key.clone()).or_default();
+        known.overlapped |= known.in_flight > 0;
+        known.in_flight += 1;
+    }
+
+    /// Ends a scan in flight: after its sync committed (`committed`: its stamps and the
+    /// directories it walked, or `None` when stamped files had no entry), or without one.
+    fn end(&self, key: &ProjectRoot, committed: Option<Option<(Stamps, &Scan)>>, watching: bool) {
+        let mut map = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        let known = map.entry(key.clone()).or_default();
+        known.in_flight = known.in_flight.saturating_sub(1);
+        let trusted = match committed {
+            Some(Some((stamps, scan))) => {
+                known.stamps = Some(Arc::new(stamps));
+                !scan.truncated
+                    && scan
+                        .dirs
+                        .first()
+                        .is_some_and(|root| root.as_path() == std::path::Path::new(&key.1))
+                    && watching
+                    && known.cover(&scan.dirs, key)
+            }
+            Some(None) => {
+                known.stamps = None;
+                false
+            }
+            None => false,
         };
+        if known.overlapped {
+            // Overlapping scans' syncs may have committed in either order, so the entries may
+            // hold an older read than the newest stamps describe: the next scan reads it all.
+            known.stamps = None;
+        }
+        if !trusted || known.overlapped {
+            known.dirty = true;
+        }
+        if known.in_flight == 0 {
+            known.overlapped = false;
+        }
     }
 }
 
-/// Scans the project root and syncs the project's file entries.
+impl Known {
+    /// Watches `dirs` (creating the watch on first use); whether everything they hold was
+    /// watched throughout the scan.
+    fn cover(&mut self, dirs: &[PathBuf], key: &ProjectRoot) -> bool {
+        if self.unwatchable {
+            return false;
+        }
+        let watch = match self.watch.take() {
+            Some(watch) => Ok(watch),
+            None => Watch::new(),
+        };
+        match watch.and_then(|mut w| w.cover(dirs).map(|added| (w, added))) {
+            Ok((watch, added)) => {
+                self.watch = Some(watch);
+                !added
+            }
+            Err(e) => {
+                tracing::warn!(project_id = key.0, root = %key.1, error = %e,
+                    "cannot watch the project's directories; every loop start scans it");
+                self.unwatchable = true;
+                false
+            }
+        }
+    }
+}
+
+/// Scans the project root and syncs the project's file entries (nothing when the watch shows
+/// the project unchanged since its last committed scan).
 pub async fn refresh(
     svc: &Services,
     project_id: i32,
     root: &str,
 ) -> Result<SyncReport, StoreError> {
-    let (report, scan) = ProjectScan::run(svc, project_id, root)
-        .await?
-        .synced(svc)
-        .await?;
+    let Some(scan) = ProjectScan::run(svc, project_id, root).await? else {
+        return Ok(SyncReport::default());
+    };
+    let (report, scan) = scan.synced(svc).await?;
     scan.settle(svc, report).await
 }
 
 /// One scan of a project root, to be synced inside a store write of the caller's choosing
-/// (a loop's first turn syncs it in the write that starts the turn) and then settled.
+/// (a loop's first turn syncs it in the write that starts the turn) and then settled. Dropped
+/// unsettled (the write failed, the turn was cancelled), it leaves the next loop start to walk.
 #[derive(Debug)]
 pub struct ProjectScan {
     key: ProjectRoot,
     scanned: Scan,
+    known: ScanStamps,
+    watching: bool,
+    settled: bool,
 }
 
 impl ProjectScan {
     /// Scans the root on the blocking pool, reading only files changed since the last
-    /// committed scan.
-    pub async fn run(svc: &Services, project_id: i32, root: &str) -> Result<Self, StoreError> {
+    /// committed scan; `None` when the project's watch shows nothing changed since then.
+    pub async fn run(
+        svc: &Services,
+        project_id: i32,
+        root: &str,
+    ) -> Result<Option<Self>, StoreError> {
         let key = (project_id, root.to_owned());
-        let known = svc.scan_stamps.get(&key);
-        Self::scan(key, known).await
+        let watching = svc.config.watch_files;
+        match svc.scan_stamps.begin(&key, watching) {
+            Begin::Unchanged => {
+                tracing::debug!(
+                    project_id,
+                    "project unchanged since its last scan; not walked"
+                );
+                Ok(None)
+            }
+            Begin::Scan(stamps) => Self::scan(svc.scan_stamps.clone(), key, stamps, watching)
+                .await
+                .map(Some),
+        }
     }
 
-    async fn scan(key: ProjectRoot, known: Arc<Stamps>) -> Result<Self, StoreError> {
+    /// Scans `key`'s root, counted in flight by the caller.
+    async fn scan(
+        known: ScanStamps,
+        key: ProjectRoot,
+        stamps: Arc<Stamps>,
+        watching: bool,
+    ) -> Result<Self, StoreError> {
         let root = PathBuf::from(&key.1);
-        let scanned = actix_rt::task::spawn_blocking(move || {
-            scan_since(&root, ScanLimits::default(), &known)
+        // Built before the scan, so that even a failed scan ends its count in flight.
+        let mut scan = ProjectScan {
+            key,
+            scanned: Scan::default(),
+            known,
+            watching,
+            settled: false,
+        };
+        scan.scanned = actix_rt::task::spawn_blocking(move || {
+            scan_since(&root, ScanLimits::default(), &stamps)
         })
         .await
         .map_err(|e| StoreError::Pool(format!("scan task failed: {e}")))?;
-        Ok(ProjectScan { key, scanned })
+        Ok(scan)
     }
 
     /// Syncs the scan in a write of its own.
@@ -96,13 +242,13 @@ impl ProjectScan {
     /// After the sync committed: keeps the stamps for the next scan, or — when stamped files
     /// had no entry — drops them and scans and syncs everything again. The final report.
     pub async fn settle(
-        self,
+        mut self,
         svc: &Services,
         report: SyncReport,
     ) -> Result<SyncReport, StoreError> {
         let project_id = self.key.0;
         let report = if report.missing == 0 {
-            svc.scan_stamps.put(self.key, Some(self.scanned.stamps));
+            self.commit(true);
             report
         } else {
             tracing::warn!(
@@ -110,14 +256,14 @@ impl ProjectScan {
                 missing = report.missing,
                 "stamped files had no entry; scanning everything again"
             );
-            svc.scan_stamps.put(self.key.clone(), None);
-            let (report, again) = Self::scan(self.key, Arc::default())
+            self.commit(false);
+            let (known, key, watching) = (self.known.clone(), self.key.clone(), self.watching);
+            known.begin_again(&key);
+            let (report, mut again) = Self::scan(known, key, Arc::default(), watching)
                 .await?
                 .synced(svc)
                 .await?;
-            if report.missing == 0 {
-                svc.scan_stamps.put(again.key, Some(again.scanned.stamps));
-            }
+            again.commit(report.missing == 0);
             report
         };
         if report.added + report.changed + report.removed > 0 {
@@ -130,5 +276,22 @@ impl ProjectScan {
             );
         }
         Ok(report)
+    }
+
+    /// Ends this scan's count in flight after its sync committed; `complete`: no stamped file
+    /// lacked its entry, so its stamps (and directories) describe the disk.
+    fn commit(&mut self, complete: bool) {
+        self.settled = true;
+        let stamps = std::mem::take(&mut self.scanned.stamps);
+        let committed = complete.then_some((stamps, &self.scanned));
+        self.known.end(&self.key, Some(committed), self.watching);
+    }
+}
+
+impl Drop for ProjectScan {
+    fn drop(&mut self) {
+        if !self.settled {
+            self.known.end(&self.key, None, self.watching);
+        }
     }
 }

@@ -43,6 +43,10 @@ pub struct Config {
     pub providers: Providers,
     /// `RUMMY_SEARXNG_URL`: the SearXNG instance `search` asks (its base, without `/search`); none means no `search` tool.
     pub searxng_url: Option<String>,
+    /// `RUMMY_WATCH_FILES` (default on): watch project directories (inotify), so a loop start
+    /// walks a project only when something in it changed. Off for trees whose changes the
+    /// kernel does not see, such as network filesystems written from other machines.
+    pub watch_files: bool,
 }
 
 /// Limits and tunables with ENGINE.md §9 defaults.
@@ -126,6 +130,7 @@ impl Config {
             models: Vec::new(),
             providers: Providers::default(),
             searxng_url: None,
+            watch_files: true,
         }
     }
 
@@ -160,6 +165,7 @@ impl Config {
         config.models = model_seeds(vars)?;
         config.providers = providers::from_vars(vars)?;
         config.searxng_url = get("RUMMY_SEARXNG_URL").map(searxng_base).transpose()?;
+        config.watch_files = switch(vars, "RUMMY_WATCH_FILES", config.watch_files)?;
         Ok(config)
     }
 }
@@ -180,6 +186,22 @@ fn searxng_base(url: &str) -> Result<String, ConfigError> {
             Ok(base.to_owned())
         }
         _ => Err(invalid(NAME, url, "expected an http:// or https:// URL")),
+    }
+}
+
+/// An on/off variable: `1`, `true`, `on`, `yes` or `0`, `false`, `off`, `no` (any case).
+fn switch(vars: &BTreeMap<String, String>, name: &str, default: bool) -> Result<bool, ConfigError> {
+    let Some(value) = vars.get(name).map(|v| v.trim()).filter(|v| !v.is_empty()) else {
+        return Ok(default);
+    };
+    match value.to_ascii_lowercase().as_str() {
+        "1" | "true" | "on" | "yes" => Ok(true),
+        "0" | "false" | "off" | "no" => Ok(false),
+        _ => Err(invalid(
+            name,
+            value,
+            "expected on or off (1/0, true/false, yes/no)",
+        )),
     }
 }
 
@@ -351,6 +373,35 @@ mod tests {
         assert_eq!(err.map_err(|e| e.name), Err("RUMMY_MAX_TURNS".to_owned()));
         let err = Config::from_vars(&vars(&[("RUMMY_MODEL_x", "gpt")]), PathBuf::from("/h"));
         assert_eq!(err.map_err(|e| e.name), Err("RUMMY_MODEL_x".to_owned()));
+    }
+
+    /// `RUMMY_WATCH_FILES` is on unless turned off, and takes only on/off words.
+    #[test]
+    fn reads_whether_to_watch_files() {
+        let read = |pairs: &[(&str, &str)]| {
+            Config::from_vars(&vars(pairs), PathBuf::from("/h"))
+                .map(|c| c.watch_files)
+                .map_err(|e| (e.name, e.value))
+        };
+        assert_eq!(read(&[]), Ok(true));
+        for (value, expected) in [
+            ("0", false),
+            ("off", false),
+            ("No", false),
+            ("1", true),
+            ("TRUE", true),
+            ("yes", true),
+        ] {
+            assert_eq!(
+                read(&[("RUMMY_WATCH_FILES", value)]),
+                Ok(expected),
+                "{value}"
+            );
+        }
+        assert_eq!(
+            read(&[("RUMMY_WATCH_FILES", "sometimes")]),
+            Err(("RUMMY_WATCH_FILES".to_owned(), "sometimes".to_owned()))
+        );
     }
 
     /// `RUMMY_SEARXNG_URL` is optional, normalised to its base, and must be an http(s) URL; `RUMMY_SEARCH_TIMEOUT` bounds a search.

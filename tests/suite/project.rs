@@ -109,6 +109,107 @@ async fn project_files_become_entries() {
     server.stop().await;
 }
 
+/// Runs one more loop of `run` (one turn, ending turn `turn`) and returns its file entries.
+async fn next_loop(client: &mut RpcClient, run: &str, turn: i64) -> Vec<(String, String, String)> {
+    client
+        .call(
+            "set",
+            json!({ "path": format!("run://{run}"), "body": "And now?" }),
+        )
+        .await
+        .unwrap();
+    client
+        .wait_for_notification("run/state", crate::support::WAIT, |p| {
+            p["status"] == json!(200) && p["turn"] == json!(turn)
+        })
+        .await
+        .unwrap();
+    file_entries(client, run).await
+}
+
+/// Path and body of each file entry, by path.
+fn paths_and_bodies(files: &[(String, String, String)]) -> Vec<(&str, &str)> {
+    let mut files: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(p, _, b)| (p.as_str(), b.as_str()))
+        .collect();
+    files.sort_unstable();
+    files
+}
+
+/// Whatever happens to the project's files between loops — an edit, a new file in a new
+/// directory, an edit inside that directory, a removal, a rename — the next loop's entries
+/// show it, whether the server watches the project's directories (`RUMMY_WATCH_FILES`) or walks
+/// them at every loop start.
+async fn changes_reach_the_next_loop(watch_files: bool) {
+    let server = TestServer::start_with(move |c| c.watch_files = watch_files).await;
+    server
+        .provider
+        .set_fallback(Reply::content("<update status=\"200\">ok</update>"));
+    let dir = project_dir();
+    let root = dir.path();
+    let mut client = hello(&server, "changes", root).await;
+    let alias = start_run(&mut client, "run://c", "Look").await;
+    wait_status(&mut client, &alias, 200).await;
+    let unchanged = vec![("README.md", "# demo\n"), ("src/main.rs", "fn main() {}\n")];
+    assert_eq!(
+        paths_and_bodies(&file_entries(&mut client, &alias).await),
+        unchanged
+    );
+    assert_eq!(
+        paths_and_bodies(&next_loop(&mut client, &alias, 2).await),
+        unchanged
+    );
+
+    std::fs::write(root.join("src/main.rs"), "fn main() { run() }\n").unwrap();
+    assert_eq!(
+        paths_and_bodies(&next_loop(&mut client, &alias, 3).await),
+        vec![
+            ("README.md", "# demo\n"),
+            ("src/main.rs", "fn main() { run() }\n")
+        ]
+    );
+
+    std::fs::create_dir_all(root.join("docs/guide")).unwrap();
+    std::fs::write(root.join("docs/guide/intro.md"), "Hello\n").unwrap();
+    assert_eq!(
+        paths_and_bodies(&next_loop(&mut client, &alias, 4).await),
+        vec![
+            ("README.md", "# demo\n"),
+            ("docs/guide/intro.md", "Hello\n"),
+            ("src/main.rs", "fn main() { run() }\n")
+        ]
+    );
+
+    std::fs::write(root.join("docs/guide/intro.md"), "Hello again\n").unwrap();
+    let files = next_loop(&mut client, &alias, 5).await;
+    assert_eq!(
+        paths_and_bodies(&files)[1],
+        ("docs/guide/intro.md", "Hello again\n")
+    );
+
+    std::fs::remove_file(root.join("README.md")).unwrap();
+    std::fs::rename(root.join("src/main.rs"), root.join("src/lib.rs")).unwrap();
+    assert_eq!(
+        paths_and_bodies(&next_loop(&mut client, &alias, 6).await),
+        vec![
+            ("docs/guide/intro.md", "Hello again\n"),
+            ("src/lib.rs", "fn main() { run() }\n")
+        ]
+    );
+    server.stop().await;
+}
+
+#[actix_rt::test]
+async fn changes_on_disk_reach_the_next_loop_when_watched() {
+    changes_reach_the_next_loop(true).await;
+}
+
+#[actix_rt::test]
+async fn changes_on_disk_reach_the_next_loop_when_walked() {
+    changes_reach_the_next_loop(false).await;
+}
+
 /// Constraints make files start visible or keep them out; absolute patterns are made relative; escapes and bad kinds are refused.
 #[actix_rt::test]
 async fn constraints_shape_what_runs_see() {

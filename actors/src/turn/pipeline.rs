@@ -823,8 +823,8 @@ async fn announce_proposal(
     Ok(())
 }
 
-/// Scans the run's project, unless that fails: the run then works with the files already
-/// stored.
+/// Scans the run's project: `None` when its watch shows nothing changed since the last
+/// committed scan, or when the scan fails (the run then works with the files already stored).
 async fn scan_project(svc: &Services, project_id: i32) -> Option<crate::files::ProjectScan> {
     let project = svc
         .store
@@ -837,6 +837,7 @@ async fn scan_project(svc: &Services, project_id: i32) -> Option<crate::files::P
     scanned
         .inspect_err(|e| tracing::warn!(project_id, error = %e, "project scan failed; using the files already stored"))
         .ok()
+        .flatten()
 }
 
 /// Gives the run views of the project's files it has none of yet (loop start, unless `noRepo`).

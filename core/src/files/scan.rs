@@ -3,7 +3,7 @@
 use crate::store::entries::hex_sha256;
 use std::collections::HashMap;
 use std::io::Read as _;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
 /// How much a scan reads.
@@ -67,6 +67,9 @@ pub struct Scan {
     pub too_large: usize,
     /// Whether the file limit cut the scan short (then nothing may be removed on sync).
     pub truncated: bool,
+    /// The directories the walk went through, the root first: where a change to the files it
+    /// takes could happen (ignored and hidden directories are not among them).
+    pub dirs: Vec<PathBuf>,
 }
 
 /// Scans `root`, reading every file; a root that does not exist or is not a directory gives
@@ -88,8 +91,13 @@ pub fn scan_since(root: &Path, limits: ScanLimits, known: &Stamps) -> Scan {
         .hidden(true)
         .build();
     for entry in walker.flatten() {
-        if !entry.file_type().is_some_and(|t| t.is_file()) {
-            continue;
+        match entry.file_type() {
+            Some(t) if t.is_file() => {}
+            Some(t) if t.is_dir() => {
+                out.dirs.push(entry.into_path());
+                continue;
+            }
+            _ => continue,
         }
         if out.files.len() >= limits.max_files {
             out.truncated = true;
@@ -212,6 +220,9 @@ mod tests {
         );
         let paths: Vec<&str> = scan.files.iter().map(|f| f.path.as_str()).collect();
         assert_eq!(paths, vec!["README.md", "src/main.rs"]);
+        let mut dirs = scan.dirs.clone();
+        dirs.sort();
+        assert_eq!(dirs, vec![root.to_path_buf(), root.join("src")]);
         assert_eq!((scan.binary, scan.too_large, scan.truncated), (1, 1, false));
         assert_eq!(scan.files[1].body, "fn main() {}\n");
         assert_eq!(scan.files[1].hash, hex_sha256("fn main() {}\n"));
