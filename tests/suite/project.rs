@@ -94,17 +94,7 @@ async fn project_files_become_entries() {
     );
 
     std::fs::write(dir.path().join("README.md"), "# demo, renamed\n").unwrap();
-    client
-        .call("set", json!({ "path": "run://f", "body": "And now?" }))
-        .await
-        .unwrap();
-    client
-        .wait_for_notification("run/state", crate::support::WAIT, |p| {
-            p["status"] == json!(200) && p["turn"] == json!(2)
-        })
-        .await
-        .unwrap();
-    let files = file_entries(&mut client, &alias).await;
+    let files = next_loop(&mut client, &alias, 2).await;
     assert_eq!(files[0].2, "# demo, renamed\n");
     server.stop().await;
 }

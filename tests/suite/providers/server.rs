@@ -9,6 +9,16 @@ use serde_json::{json, Value};
 use std::collections::BTreeSet;
 use std::time::Duration;
 
+/// The params of the `ui/render` notifications received so far, in order.
+fn renders(client: &mut rummy_testkit::RpcClient) -> Vec<Value> {
+    client
+        .drain_notifications()
+        .into_iter()
+        .filter(|n| n["method"] == json!("ui/render"))
+        .map(|n| n["params"].clone())
+        .collect()
+}
+
 /// A retried 503 shows as `run/progress retrying`, the answer streams as `ui/render`, and the loop completes.
 #[actix_rt::test]
 async fn clients_see_retries_and_deltas() {
@@ -37,12 +47,7 @@ async fn clients_see_retries_and_deltas() {
         .as_u64()
         .is_some_and(|ms| ms <= quick_retries().cap_ms));
     wait_status(&mut client, &alias, 200).await;
-    let renders: Vec<Value> = client
-        .drain_notifications()
-        .into_iter()
-        .filter(|n| n["method"] == json!("ui/render"))
-        .map(|n| n["params"].clone())
-        .collect();
+    let renders = renders(&mut client);
     let text: String = renders.iter().filter_map(|r| r["text"].as_str()).collect();
     let appends: Vec<&Value> = renders.iter().map(|r| &r["append"]).collect();
     assert_eq!(text, "<update status=\"200\">all done</update>");
@@ -66,12 +71,7 @@ async fn streamed_text_is_gathered_into_few_frames() {
     let mut client = server.project_client("demo").await;
     let alias = start_run(&mut client, "run://gathered", "Talk").await;
     wait_status(&mut client, &alias, 200).await;
-    let renders: Vec<Value> = client
-        .drain_notifications()
-        .into_iter()
-        .filter(|n| n["method"] == json!("ui/render"))
-        .map(|n| n["params"].clone())
-        .collect();
+    let renders = renders(&mut client);
     let text: String = renders.iter().filter_map(|r| r["text"].as_str()).collect();
     assert_eq!(text, reply);
     assert_eq!(renders[0]["append"], json!(false));
