@@ -295,3 +295,109 @@ impl Drop for ProjectScan {
         }
     }
 }
+
+#[cfg(all(test, target_os = "linux"))]
+mod tests {
+    use super::*;
+
+    /// A scan of `root` that walked only the root and committed with no stamps.
+    fn walked(root: &std::path::Path) -> Scan {
+        Scan {
+            dirs: vec![root.to_path_buf()],
+            ..Scan::default()
+        }
+    }
+
+    fn unchanged(known: &ScanStamps, key: &ProjectRoot) -> bool {
+        matches!(known.begin(key, true), Begin::Unchanged)
+    }
+
+    /// Begins and commits one scan of `key`.
+    fn scan_once(known: &ScanStamps, key: &ProjectRoot, scan: &Scan) {
+        assert!(!unchanged(known, key));
+        known.end(key, Some(Some((Stamps::new(), scan))), true);
+    }
+
+    fn project() -> std::io::Result<(tempfile::TempDir, ProjectRoot)> {
+        let dir = tempfile::TempDir::new()?;
+        let key = (1, dir.path().display().to_string());
+        Ok((dir, key))
+    }
+
+    #[test]
+    fn an_unchanged_project_is_walked_until_a_scan_ran_under_its_watch() {
+        let (dir, key) = project().unwrap();
+        let known = ScanStamps::default();
+        // The first scan's directories were not watched while it walked them.
+        scan_once(&known, &key, &walked(dir.path()));
+        scan_once(&known, &key, &walked(dir.path()));
+        assert!(unchanged(&known, &key));
+        assert!(unchanged(&known, &key));
+        std::fs::write(dir.path().join("a.txt"), "a").unwrap();
+        scan_once(&known, &key, &walked(dir.path()));
+        assert!(unchanged(&known, &key));
+    }
+
+    #[test]
+    fn overlapping_scans_leave_the_next_loop_start_a_full_walk() {
+        let (dir, key) = project().unwrap();
+        let known = ScanStamps::default();
+        scan_once(&known, &key, &walked(dir.path()));
+        scan_once(&known, &key, &walked(dir.path()));
+        std::fs::write(dir.path().join("a.txt"), "a").unwrap();
+        assert!(!unchanged(&known, &key));
+        // A second loop start while the first scan runs scans too, with the same stamps.
+        assert!(!unchanged(&known, &key));
+        let scan = walked(dir.path());
+        known.end(&key, Some(Some((Stamps::new(), &scan))), true);
+        known.end(&key, Some(Some((Stamps::new(), &scan))), true);
+        match known.begin(&key, true) {
+            Begin::Scan(stamps) => assert!(stamps.is_empty(), "every file is read again"),
+            Begin::Unchanged => panic!("overlapping scans were trusted"),
+        }
+    }
+
+    #[test]
+    fn a_scan_that_did_not_commit_is_not_trusted() {
+        let (dir, key) = project().unwrap();
+        let known = ScanStamps::default();
+        scan_once(&known, &key, &walked(dir.path()));
+        scan_once(&known, &key, &walked(dir.path()));
+        std::fs::write(dir.path().join("a.txt"), "a").unwrap();
+        assert!(!unchanged(&known, &key));
+        known.end(&key, None, true);
+        assert!(!unchanged(&known, &key), "the change is still to be seen");
+    }
+
+    #[test]
+    fn incomplete_or_rootless_scans_and_unwatched_servers_always_walk() {
+        let (dir, key) = project().unwrap();
+        let known = ScanStamps::default();
+        let truncated = Scan {
+            truncated: true,
+            ..walked(dir.path())
+        };
+        for _ in 0..3 {
+            scan_once(&known, &key, &truncated);
+        }
+        assert!(!unchanged(&known, &key));
+        known.end(&key, None, true);
+
+        let (_other, missing_root) = project().unwrap();
+        for _ in 0..3 {
+            scan_once(&known, &missing_root, &Scan::default());
+        }
+        assert!(!unchanged(&known, &missing_root));
+        known.end(&missing_root, None, true);
+
+        let (dir, key) = project().unwrap();
+        for _ in 0..3 {
+            assert!(matches!(known.begin(&key, false), Begin::Scan(_)));
+            known.end(
+                &key,
+                Some(Some((Stamps::new(), &walked(dir.path())))),
+                false,
+            );
+        }
+    }
+}
