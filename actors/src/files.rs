@@ -6,7 +6,8 @@
 //! them and scans everything again.
 //!
 //! With `RUMMY_WATCH_FILES` on, the directories a committed scan walked are watched
-//! ([`watch`]), and a loop start skips the walk (and the sync) when nothing changed there since
+//! ([`watch`]; one queue for the server, its events routed to projects by watch descriptor),
+//! and a loop start skips the walk (and the sync) when nothing changed there since
 //! a scan that began after the previous change. Anything that could make that untrue forces the
 //! next loop start to walk: a scan that failed or was dropped, scans that overlapped (their
 //! syncs may commit in either order, so the next scan also reads every file again), a
@@ -20,8 +21,8 @@ use crate::services::Services;
 use rummy_core::files::sync::{sync_project, SyncReport};
 use rummy_core::files::{scan_since, Scan, ScanLimits, Stamps};
 use rummy_core::store::StoreError;
-use std::collections::HashMap;
-use std::path::PathBuf;
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 use watch::Watch;
 
@@ -31,16 +32,29 @@ type ProjectRoot = (i32, String);
 /// What is known of each project root's files on disk: the stamps of the last committed scan,
 /// and whether the disk may have changed since.
 #[derive(Debug, Clone, Default)]
-pub struct ScanStamps(Arc<Mutex<HashMap<ProjectRoot, Known>>>);
+pub struct ScanStamps(Arc<Mutex<Shared>>);
+
+/// Every project root's state, and the one queue that watches all their directories.
+#[derive(Debug, Default)]
+struct Shared {
+    projects: HashMap<ProjectRoot, Known>,
+    /// The server's inotify queue, from the first trusted scan on.
+    watch: Option<Watch>,
+    /// No queue could be had (no inotify, or the user's queues are all taken): loop starts
+    /// always walk.
+    no_watch: bool,
+    /// The projects watching each directory, by watch descriptor (nested roots share some).
+    watchers: HashMap<i32, Vec<ProjectRoot>>,
+}
 
 /// One project root's state.
 #[derive(Debug, Default)]
 struct Known {
     /// The last committed scan's stamps.
     stamps: Option<Arc<Stamps>>,
-    /// Its directories' watch, once one is kept.
-    watch: Option<Watch>,
-    /// The root cannot be watched (no inotify, out of watches): every loop start walks it.
+    /// The watch descriptors of its directories.
+    wds: HashSet<i32>,
+    /// One of its directories could not be watched (out of watches): every loop start walks it.
     unwatchable: bool,
     /// Something may have changed that no committed scan has seen.
     dirty: bool,
@@ -59,15 +73,17 @@ enum Begin {
 }
 
 impl ScanStamps {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Shared> {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
     /// Decides whether a scan of `key` is needed now and, if so, counts it in flight.
     fn begin(&self, key: &ProjectRoot, watching: bool) -> Begin {
-        let mut map = self.0.lock().unwrap_or_else(PoisonError::into_inner);
-        let known = map.entry(key.clone()).or_default();
-        let changed = match &mut known.watch {
-            Some(watch) => watch.changed(),
-            None => true,
-        };
-        if watching && !changed && !known.dirty && known.in_flight == 0 && known.stamps.is_some() {
+        let mut shared = self.lock();
+        shared.drain();
+        let known = shared.projects.entry(key.clone()).or_default();
+        let quiet = !known.dirty && known.in_flight == 0 && !known.wds.is_empty();
+        if watching && quiet && known.stamps.is_some() {
             return Begin::Unchanged;
         }
         // The changes queued so far are this scan's to see.
@@ -79,8 +95,8 @@ impl ScanStamps {
 
     /// Counts a forced full rescan in flight.
     fn begin_again(&self, key: &ProjectRoot) {
-        let mut map = self.0.lock().unwrap_or_else(PoisonError::into_inner);
-        let known = map.entry(key.clone()).or_default();
+        let mut shared = self.lock();
+        let known = shared.projects.entry(key.clone()).or_default();
         known.overlapped |= known.in_flight > 0;
         known.in_flight += 1;
     }
@@ -88,26 +104,24 @@ impl ScanStamps {
     /// Ends a scan in flight: after its sync committed (`committed`: its stamps and the
     /// directories it walked, or `None` when stamped files had no entry), or without one.
     fn end(&self, key: &ProjectRoot, committed: Option<Option<(Stamps, &Scan)>>, watching: bool) {
-        let mut map = self.0.lock().unwrap_or_else(PoisonError::into_inner);
-        let known = map.entry(key.clone()).or_default();
-        known.in_flight = known.in_flight.saturating_sub(1);
+        let mut shared = self.lock();
         let trusted = match committed {
             Some(Some((stamps, scan))) => {
-                known.stamps = Some(Arc::new(stamps));
-                !scan.truncated
-                    && scan
-                        .dirs
-                        .first()
-                        .is_some_and(|root| root.as_path() == std::path::Path::new(&key.1))
-                    && watching
-                    && known.cover(&scan.dirs, key)
+                shared.projects.entry(key.clone()).or_default().stamps = Some(Arc::new(stamps));
+                let from_root = scan
+                    .dirs
+                    .first()
+                    .is_some_and(|root| root.as_path() == Path::new(&key.1));
+                watching && from_root && !scan.truncated && shared.cover(key, &scan.dirs)
             }
             Some(None) => {
-                known.stamps = None;
+                shared.projects.entry(key.clone()).or_default().stamps = None;
                 false
             }
             None => false,
         };
+        let known = shared.projects.entry(key.clone()).or_default();
+        known.in_flight = known.in_flight.saturating_sub(1);
         if known.overlapped {
             // Overlapping scans' syncs may have committed in either order, so the entries may
             // hold an older read than the newest stamps describe: the next scan reads it all.
@@ -122,29 +136,81 @@ impl ScanStamps {
     }
 }
 
-impl Known {
-    /// Watches `dirs` (creating the watch on first use); whether everything they hold was
-    /// watched throughout the scan.
-    fn cover(&mut self, dirs: &[PathBuf], key: &ProjectRoot) -> bool {
-        if self.unwatchable {
+impl Shared {
+    /// Reads the queue: every project watching a directory that changed may have changed, and
+    /// after lost events, every project.
+    fn drain(&mut self) {
+        let Some(watch) = &self.watch else {
+            return;
+        };
+        let drained = watch.drain();
+        if drained.lost {
+            for known in self.projects.values_mut() {
+                known.dirty = true;
+            }
+        }
+        for wd in &drained.changed {
+            for key in self.watchers.get(wd).into_iter().flatten() {
+                if let Some(known) = self.projects.get_mut(key) {
+                    known.dirty = true;
+                }
+            }
+        }
+        for wd in drained.ended {
+            for key in self.watchers.remove(&wd).into_iter().flatten() {
+                if let Some(known) = self.projects.get_mut(&key) {
+                    known.dirty = true;
+                    known.wds.remove(&wd);
+                }
+            }
+        }
+    }
+
+    /// Watches `dirs` for `key` (opening the queue on first use); whether every one of them
+    /// was watched for it already, i.e. throughout the scan that walked them.
+    fn cover(&mut self, key: &ProjectRoot, dirs: &[PathBuf]) -> bool {
+        if self.no_watch {
             return false;
         }
-        let watch = match self.watch.take() {
-            Some(watch) => Ok(watch),
-            None => Watch::new(),
-        };
-        match watch.and_then(|mut w| w.cover(dirs).map(|added| (w, added))) {
-            Ok((watch, added)) => {
-                self.watch = Some(watch);
-                !added
-            }
-            Err(e) => {
-                tracing::warn!(project_id = key.0, root = %key.1, error = %e,
-                    "cannot watch the project's directories; every loop start scans it");
-                self.unwatchable = true;
-                false
+        if self.watch.is_none() {
+            match Watch::new() {
+                Ok(watch) => self.watch = Some(watch),
+                Err(e) => {
+                    tracing::warn!(error = %e, "cannot watch project directories; every loop start scans its project");
+                    self.no_watch = true;
+                    return false;
+                }
             }
         }
+        let Some(watch) = &self.watch else {
+            return false;
+        };
+        let known = self.projects.entry(key.clone()).or_default();
+        if known.unwatchable {
+            return false;
+        }
+        let mut all_watched = true;
+        for dir in dirs {
+            match watch.add(dir) {
+                Ok(Some(wd)) => {
+                    if known.wds.insert(wd) {
+                        all_watched = false;
+                        let watchers = self.watchers.entry(wd).or_default();
+                        if !watchers.contains(key) {
+                            watchers.push(key.clone());
+                        }
+                    }
+                }
+                Ok(None) => all_watched = false,
+                Err(e) => {
+                    tracing::warn!(project_id = key.0, root = %key.1, error = %e,
+                        "cannot watch the project's directories; every loop start scans it");
+                    known.unwatchable = true;
+                    return false;
+                }
+            }
+        }
+        all_watched
     }
 }
 
@@ -336,6 +402,50 @@ mod tests {
         std::fs::write(dir.path().join("a.txt"), "a").unwrap();
         scan_once(&known, &key, &walked(dir.path()));
         assert!(unchanged(&known, &key));
+    }
+
+    #[test]
+    fn projects_share_one_queue_and_only_a_changed_one_is_walked() {
+        let (a_dir, a) = project().unwrap();
+        let (b_dir, b) = project().unwrap();
+        let b = (2, b.1);
+        let known = ScanStamps::default();
+        for _ in 0..2 {
+            scan_once(&known, &a, &walked(a_dir.path()));
+            scan_once(&known, &b, &walked(b_dir.path()));
+        }
+        std::fs::write(a_dir.path().join("a.txt"), "a").unwrap();
+        // B's loop start reads the queue first: A's change is kept for A.
+        assert!(unchanged(&known, &b));
+        assert!(!unchanged(&known, &a));
+        known.end(&a, Some(Some((Stamps::new(), &walked(a_dir.path())))), true);
+        assert!(unchanged(&known, &a));
+        let shared = known.lock();
+        assert_eq!(
+            shared.watchers.len(),
+            2,
+            "one watch per directory, in one queue"
+        );
+    }
+
+    #[test]
+    fn a_change_inside_a_nested_root_is_a_change_of_both_projects() {
+        let (dir, outer) = project().unwrap();
+        let sub = dir.path().join("sub");
+        std::fs::create_dir(&sub).unwrap();
+        let inner = (2, sub.display().to_string());
+        let known = ScanStamps::default();
+        let outer_scan = Scan {
+            dirs: vec![dir.path().to_path_buf(), sub.clone()],
+            ..Scan::default()
+        };
+        for _ in 0..2 {
+            scan_once(&known, &outer, &outer_scan);
+            scan_once(&known, &inner, &walked(&sub));
+        }
+        std::fs::write(sub.join("x.txt"), "x").unwrap();
+        assert!(!unchanged(&known, &inner));
+        assert!(!unchanged(&known, &outer));
     }
 
     #[test]

@@ -8,8 +8,7 @@
 //! network filesystem — are why watching can be turned off (`RUMMY_WATCH_FILES=0`); and an
 //! edit proposed from a stale read is still refused at accept, which compares the disk.
 
-use std::collections::HashSet;
-use std::path::PathBuf;
+use std::path::Path;
 
 #[cfg(target_os = "linux")]
 use rustix::{
@@ -18,13 +17,23 @@ use rustix::{
     io::Errno,
 };
 
-/// The inotify queue of one project root and the directories it watches.
+/// The server's one inotify queue: the kernel limits queues per user (often to 128, shared
+/// with every editor that user runs), not the directories one queue watches.
 #[derive(Debug)]
 pub struct Watch {
     #[cfg(target_os = "linux")]
     fd: OwnedFd,
-    /// The watch descriptors in force.
-    watched: HashSet<i32>,
+}
+
+/// What a read of the queue found.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Drained {
+    /// The watch descriptors of the directories that changed.
+    pub changed: Vec<i32>,
+    /// Watches that ended (their directory went): their descriptors may be reused.
+    pub ended: Vec<i32>,
+    /// Events were lost (the queue overflowed or could not be read): anything may have changed.
+    pub lost: bool,
 }
 
 /// What changes a directory's watch reports: anything that alters a file's content, metadata
@@ -46,10 +55,7 @@ impl Watch {
     #[cfg(target_os = "linux")]
     pub fn new() -> std::io::Result<Watch> {
         let fd = inotify::init(CreateFlags::NONBLOCK | CreateFlags::CLOEXEC)?;
-        Ok(Watch {
-            fd,
-            watched: HashSet::new(),
-        })
+        Ok(Watch { fd })
     }
 
     /// Watching needs inotify; elsewhere every loop start scans.
@@ -58,53 +64,57 @@ impl Watch {
         Err(std::io::ErrorKind::Unsupported.into())
     }
 
-    /// Empties the queue; whether it held anything (an unreadable queue counts as a change).
+    /// Empties the queue.
     #[cfg(target_os = "linux")]
-    pub fn changed(&mut self) -> bool {
+    pub fn drain(&self) -> Drained {
         // Room for the largest event (a header and a file name of up to 255 bytes) many times.
         let mut buf = [std::mem::MaybeUninit::<u8>::uninit(); 4096];
         let mut events = inotify::Reader::new(&self.fd, &mut buf);
-        let mut changed = false;
+        let mut drained = Drained::default();
         loop {
             match events.next() {
                 Ok(event) => {
-                    changed = true;
-                    // The directory went (or its filesystem): its watch is gone with it.
-                    if event.events().contains(ReadFlags::IGNORED) {
-                        self.watched.remove(&event.wd());
+                    let flags = event.events();
+                    if flags.contains(ReadFlags::QUEUE_OVERFLOW) {
+                        drained.lost = true;
+                    } else if flags.contains(ReadFlags::IGNORED) {
+                        drained.ended.push(event.wd());
+                    } else {
+                        drained.changed.push(event.wd());
                     }
                 }
-                Err(Errno::WOULDBLOCK) => return changed,
+                Err(Errno::WOULDBLOCK) => return drained,
                 Err(Errno::INTR) => {}
-                Err(_) => return true,
+                Err(_) => {
+                    drained.lost = true;
+                    return drained;
+                }
             }
         }
     }
 
     #[cfg(not(target_os = "linux"))]
-    pub fn changed(&mut self) -> bool {
-        true
+    pub fn drain(&self) -> Drained {
+        Drained {
+            lost: true,
+            ..Drained::default()
+        }
     }
 
-    /// Watches every directory in `dirs`. Whether any of them was not watched before: changes
-    /// made there between the scan and now were not seen, so the next loop start scans again.
+    /// Watches `dir`: its watch descriptor (the same for a directory already watched), or
+    /// `None` when it is gone (its parent's watch saw it go). An error means this directory
+    /// cannot be watched (out of watches, or no permission).
     #[cfg(target_os = "linux")]
-    pub fn cover(&mut self, dirs: &[PathBuf]) -> std::io::Result<bool> {
-        let mut added = false;
-        for dir in dirs {
-            match inotify::add_watch(&self.fd, dir.as_path(), CHANGES) {
-                Ok(wd) => added |= self.watched.insert(wd),
-                // Gone since the scan walked it: its parent's watch saw it go.
-                Err(Errno::NOENT | Errno::NOTDIR) => added = true,
-                // Out of watches (or another lasting failure): this root cannot be watched.
-                Err(e) => return Err(e.into()),
-            }
+    pub fn add(&self, dir: &Path) -> std::io::Result<Option<i32>> {
+        match inotify::add_watch(&self.fd, dir, CHANGES) {
+            Ok(wd) => Ok(Some(wd)),
+            Err(Errno::NOENT | Errno::NOTDIR) => Ok(None),
+            Err(e) => Err(e.into()),
         }
-        Ok(added)
     }
 
     #[cfg(not(target_os = "linux"))]
-    pub fn cover(&mut self, _dirs: &[PathBuf]) -> std::io::Result<bool> {
+    pub fn add(&self, _dir: &Path) -> std::io::Result<Option<i32>> {
         Err(std::io::ErrorKind::Unsupported.into())
     }
 }
@@ -112,73 +122,100 @@ impl Watch {
 #[cfg(all(test, target_os = "linux"))]
 mod tests {
     use super::*;
+    use pretty_assertions::assert_eq;
 
-    fn watching(dirs: &[PathBuf]) -> std::io::Result<Watch> {
-        let mut watch = Watch::new()?;
-        assert!(watch.cover(dirs)?, "new directories are reported");
-        assert!(!watch.changed());
-        Ok(watch)
+    fn changed(wds: &[i32]) -> Drained {
+        Drained {
+            changed: wds.to_vec(),
+            ..Drained::default()
+        }
     }
 
     #[test]
     fn reading_and_listing_are_not_changes() {
         let dir = tempfile::TempDir::new().unwrap();
         std::fs::write(dir.path().join("a.txt"), "a").unwrap();
-        let mut watch = watching(&[dir.path().to_path_buf()]).unwrap();
+        let watch = Watch::new().unwrap();
+        watch.add(dir.path()).unwrap().unwrap();
         assert_eq!(
             std::fs::read_to_string(dir.path().join("a.txt")).unwrap(),
             "a"
         );
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
         let _ = std::fs::metadata(dir.path().join("a.txt")).unwrap();
-        assert!(!watch.changed());
+        assert_eq!(watch.drain(), Drained::default());
     }
 
     #[test]
-    fn writes_creations_removals_and_renames_are_changes() {
+    fn writes_creations_removals_and_renames_are_changes_of_their_directory() {
         let dir = tempfile::TempDir::new().unwrap();
         let sub = dir.path().join("src");
         std::fs::create_dir(&sub).unwrap();
         std::fs::write(sub.join("a.txt"), "a").unwrap();
-        let mut watch = watching(&[dir.path().to_path_buf(), sub.clone()]).unwrap();
-        let steps: [&dyn Fn(); 5] = [
-            &|| std::fs::write(sub.join("a.txt"), "changed").unwrap(),
-            &|| std::fs::write(sub.join("b.txt"), "new").unwrap(),
-            &|| std::fs::rename(sub.join("b.txt"), sub.join("c.txt")).unwrap(),
-            &|| std::fs::remove_file(sub.join("c.txt")).unwrap(),
-            &|| std::fs::create_dir(dir.path().join("docs")).unwrap(),
-        ];
-        for (i, step) in steps.iter().enumerate() {
-            step();
-            assert!(watch.changed(), "step {i} was seen");
-            assert!(!watch.changed(), "step {i} was seen once");
-        }
-    }
-
-    #[test]
-    fn a_watched_directory_that_goes_is_watched_anew_when_it_returns() {
-        let dir = tempfile::TempDir::new().unwrap();
-        let sub = dir.path().join("src");
-        std::fs::create_dir(&sub).unwrap();
-        let dirs = [dir.path().to_path_buf(), sub.clone()];
-        let mut watch = watching(&dirs).unwrap();
-        std::fs::remove_dir(&sub).unwrap();
-        assert!(watch.changed());
-        std::fs::create_dir(&sub).unwrap();
-        assert!(watch.changed());
-        assert!(
-            watch.cover(&dirs).unwrap(),
-            "the new directory is a new watch"
+        let watch = Watch::new().unwrap();
+        let root = watch.add(dir.path()).unwrap().unwrap();
+        let src = watch.add(&sub).unwrap().unwrap();
+        assert_eq!(
+            watch.add(&sub).unwrap(),
+            Some(src),
+            "a directory has one watch"
         );
-        assert!(!watch.cover(&dirs).unwrap(), "watching again adds nothing");
-        std::fs::write(sub.join("a.txt"), "a").unwrap();
-        assert!(watch.changed());
+        let steps: [(&dyn Fn(), i32); 5] = [
+            (&|| std::fs::write(sub.join("b.txt"), "new").unwrap(), src),
+            (
+                &|| std::fs::rename(sub.join("b.txt"), sub.join("c.txt")).unwrap(),
+                src,
+            ),
+            (&|| std::fs::remove_file(sub.join("c.txt")).unwrap(), src),
+            (
+                &|| std::fs::create_dir(dir.path().join("docs")).unwrap(),
+                root,
+            ),
+            (
+                &|| std::fs::write(dir.path().join("x.txt"), "x").unwrap(),
+                root,
+            ),
+        ];
+        for (i, (step, wd)) in steps.iter().enumerate() {
+            step();
+            let drained = watch.drain();
+            assert!(!drained.changed.is_empty(), "step {i} was seen");
+            assert!(
+                drained.changed.iter().all(|w| w == wd),
+                "step {i}: {drained:?}"
+            );
+            assert_eq!(watch.drain(), Drained::default(), "step {i} was seen once");
+        }
+        std::fs::write(sub.join("a.txt"), "changed").unwrap();
+        let drained = watch.drain();
+        assert!(
+            drained.changed.contains(&src) && !drained.lost,
+            "{drained:?}"
+        );
     }
 
     #[test]
-    fn a_directory_gone_before_it_is_watched_counts_as_unseen() {
+    fn a_directory_that_goes_ends_its_watch() {
         let dir = tempfile::TempDir::new().unwrap();
-        let mut watch = Watch::new().unwrap();
-        assert!(watch.cover(&[dir.path().join("gone")]).unwrap());
+        let sub = dir.path().join("src");
+        std::fs::create_dir(&sub).unwrap();
+        let watch = Watch::new().unwrap();
+        let root = watch.add(dir.path()).unwrap().unwrap();
+        let src = watch.add(&sub).unwrap().unwrap();
+        std::fs::remove_dir(&sub).unwrap();
+        let drained = watch.drain();
+        assert!(
+            drained.changed.contains(&root) && drained.ended == vec![src],
+            "{drained:?}"
+        );
+        std::fs::create_dir(&sub).unwrap();
+        assert_eq!(watch.drain(), changed(&[root]));
+    }
+
+    #[test]
+    fn a_directory_gone_before_it_is_watched_has_no_watch() {
+        let dir = tempfile::TempDir::new().unwrap();
+        let watch = Watch::new().unwrap();
+        assert_eq!(watch.add(&dir.path().join("gone")).unwrap(), None);
     }
 }
