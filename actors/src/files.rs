@@ -390,6 +390,15 @@ mod tests {
         Ok((dir, key))
     }
 
+    /// A project whose second scan ran under the watch its first one set.
+    fn trusted_project() -> std::io::Result<(tempfile::TempDir, ProjectRoot, ScanStamps)> {
+        let (dir, key) = project()?;
+        let known = ScanStamps::default();
+        scan_once(&known, &key, &walked(dir.path()));
+        scan_once(&known, &key, &walked(dir.path()));
+        Ok((dir, key, known))
+    }
+
     #[test]
     fn an_unchanged_project_is_walked_until_a_scan_ran_under_its_watch() {
         let (dir, key) = project().unwrap();
@@ -450,10 +459,7 @@ mod tests {
 
     #[test]
     fn overlapping_scans_leave_the_next_loop_start_a_full_walk() {
-        let (dir, key) = project().unwrap();
-        let known = ScanStamps::default();
-        scan_once(&known, &key, &walked(dir.path()));
-        scan_once(&known, &key, &walked(dir.path()));
+        let (dir, key, known) = trusted_project().unwrap();
         std::fs::write(dir.path().join("a.txt"), "a").unwrap();
         assert!(!unchanged(&known, &key));
         // A second loop start while the first scan runs scans too, with the same stamps.
@@ -469,10 +475,7 @@ mod tests {
 
     #[test]
     fn a_scan_that_did_not_commit_is_not_trusted() {
-        let (dir, key) = project().unwrap();
-        let known = ScanStamps::default();
-        scan_once(&known, &key, &walked(dir.path()));
-        scan_once(&known, &key, &walked(dir.path()));
+        let (dir, key, known) = trusted_project().unwrap();
         std::fs::write(dir.path().join("a.txt"), "a").unwrap();
         assert!(!unchanged(&known, &key));
         known.end(&key, None, true);
