@@ -5,13 +5,14 @@ pub mod server;
 
 use std::time::{Duration, Instant};
 
-/// The sizes a bench binary was given on its command line (numbers; anything else is skipped),
-/// or `default` when it was given none.
+/// The sizes a bench binary was given on its command line (numbers; flags and anything else
+/// are skipped), or `default` when it was given none.
 pub fn sizes(args: &[String], default: &[usize]) -> Vec<usize> {
-    if args.is_empty() {
+    let given: Vec<usize> = args.iter().filter_map(|a| a.parse().ok()).collect();
+    if given.is_empty() {
         return default.to_vec();
     }
-    args.iter().filter_map(|a| a.parse().ok()).collect()
+    given
 }
 
 /// Runs `f` `iterations` times after `warmup` runs and returns each run's duration, sorted.

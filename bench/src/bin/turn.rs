@@ -6,6 +6,11 @@
 //! project of that many files, and prints the median and p99 of the server's CPU per turn: this
 //! process's CPU less the bench client's, which runs on a thread of its own. Target: ≤ 1.2 ms
 //! median at 200 entries.
+//!
+//! The project does not change between runs, so once the server's watch of it is trusted (after
+//! the first two loop starts, within the warm-up) a loop start does not walk it — as for a
+//! project nobody edits between loops. With `--walk` the server does not watch files
+//! (`RUMMY_WATCH_FILES=0`), so every loop start walks the project, as it does after a change.
 
 use rummy_bench::report;
 use rummy_bench::server::{
@@ -25,16 +30,18 @@ fn main() {
         return;
     }
     let sizes = rummy_bench::sizes(&args, &[200, 1000]);
+    let walk = args.iter().any(|a| a == "--walk");
     for entries in sizes {
-        match bench(entries) {
+        match bench(entries, walk) {
             Ok(per_turn) => {
                 let target = if entries == 200 {
                     "≤ 1.2 ms median"
                 } else {
                     "none"
                 };
+                let walking = if walk { ", walked" } else { "" };
                 report(
-                    &format!("server CPU per turn, {entries} entries"),
+                    &format!("server CPU per turn, {entries} entries{walking}"),
                     &per_turn,
                     target,
                 );
@@ -48,12 +55,13 @@ fn main() {
 }
 
 /// CPU per turn of each measured run, sorted.
-fn bench(entries: usize) -> Result<Vec<Duration>, String> {
+fn bench(entries: usize, walk: bool) -> Result<Vec<Duration>, String> {
     let provider = ProviderChild::spawn(0)?;
     let home = tempfile::TempDir::new().map_err(|e| e.to_string())?;
     let project = tempfile::TempDir::new().map_err(|e| e.to_string())?;
     write_project(project.path(), entries)?;
-    let config = config(home.path(), &provider.base_url, 8);
+    let mut config = config(home.path(), &provider.base_url, 8);
+    config.watch_files = !walk;
 
     let system = actix_rt::System::new();
     system.block_on(async move {
