@@ -2,8 +2,9 @@
 //! every directory the scan walked.
 //!
 //! The kernel queues an event while the write, create, delete or rename that causes it runs,
-//! so once such a call has returned, reading the queue sees it: a project whose queue is empty
-//! is unchanged since its watches were set, and a loop start need not walk it again. Changes
+//! so once such a call has returned, reading the queue sees it: a project none of whose
+//! directories has an event queued is unchanged since its watches were set, and a loop start
+//! need not walk it again. Changes
 //! inotify cannot see — writes through a shared memory map, or made by another machine to a
 //! network filesystem — are why watching can be turned off (`RUMMY_WATCH_FILES=0`); and an
 //! edit proposed from a stale read is still refused at accept, which compares the disk.
