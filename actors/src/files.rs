@@ -64,6 +64,17 @@ struct Known {
     overlapped: bool,
 }
 
+/// How a scan in flight ended.
+enum Ended<'a> {
+    /// Its sync committed and no stamped file lacked its entry: its stamps and what it walked
+    /// describe the disk.
+    Committed(Stamps, &'a Scan),
+    /// Its sync committed, but stamped files had no entry: its stamps cannot be trusted.
+    Incomplete,
+    /// It failed or was dropped before its sync committed.
+    Dropped,
+}
+
 /// Whether a loop start must walk the project.
 enum Begin {
     /// Nothing changed since the last committed scan.
@@ -88,25 +99,24 @@ impl ScanStamps {
         }
         // The changes queued so far are this scan's to see.
         known.dirty = false;
-        known.overlapped |= known.in_flight > 0;
-        known.in_flight += 1;
+        known.count_in();
         Begin::Scan(known.stamps.clone().unwrap_or_default())
     }
 
     /// Counts a forced full rescan in flight.
     fn begin_again(&self, key: &ProjectRoot) {
-        let mut shared = self.lock();
-        let known = shared.projects.entry(key.clone()).or_default();
-        known.overlapped |= known.in_flight > 0;
-        known.in_flight += 1;
+        self.lock()
+            .projects
+            .entry(key.clone())
+            .or_default()
+            .count_in();
     }
 
-    /// Ends a scan in flight: after its sync committed (`committed`: its stamps and the
-    /// directories it walked, or `None` when stamped files had no entry), or without one.
-    fn end(&self, key: &ProjectRoot, committed: Option<Option<(Stamps, &Scan)>>, watching: bool) {
+    /// Ends a scan in flight.
+    fn end(&self, key: &ProjectRoot, ended: Ended<'_>, watching: bool) {
         let mut shared = self.lock();
-        let trusted = match committed {
-            Some(Some((stamps, scan))) => {
+        let trusted = match ended {
+            Ended::Committed(stamps, scan) => {
                 shared.projects.entry(key.clone()).or_default().stamps = Some(Arc::new(stamps));
                 let from_root = scan
                     .dirs
@@ -114,11 +124,11 @@ impl ScanStamps {
                     .is_some_and(|root| root.as_path() == Path::new(&key.1));
                 watching && from_root && !scan.truncated && shared.cover(key, &scan.dirs)
             }
-            Some(None) => {
+            Ended::Incomplete => {
                 shared.projects.entry(key.clone()).or_default().stamps = None;
                 false
             }
-            None => false,
+            Ended::Dropped => false,
         };
         let known = shared.projects.entry(key.clone()).or_default();
         known.in_flight = known.in_flight.saturating_sub(1);
@@ -133,6 +143,14 @@ impl ScanStamps {
         if known.in_flight == 0 {
             known.overlapped = false;
         }
+    }
+}
+
+impl Known {
+    /// Counts a scan in flight; one already in flight makes them overlap.
+    fn count_in(&mut self) {
+        self.overlapped |= self.in_flight > 0;
+        self.in_flight += 1;
     }
 }
 
@@ -348,16 +366,19 @@ impl ProjectScan {
     /// lacked its entry, so its stamps (and directories) describe the disk.
     fn commit(&mut self, complete: bool) {
         self.settled = true;
-        let stamps = std::mem::take(&mut self.scanned.stamps);
-        let committed = complete.then_some((stamps, &self.scanned));
-        self.known.end(&self.key, Some(committed), self.watching);
+        let ended = if complete {
+            Ended::Committed(std::mem::take(&mut self.scanned.stamps), &self.scanned)
+        } else {
+            Ended::Incomplete
+        };
+        self.known.end(&self.key, ended, self.watching);
     }
 }
 
 impl Drop for ProjectScan {
     fn drop(&mut self) {
         if !self.settled {
-            self.known.end(&self.key, None, self.watching);
+            self.known.end(&self.key, Ended::Dropped, self.watching);
         }
     }
 }
@@ -381,7 +402,7 @@ mod tests {
     /// Begins and commits one scan of `key`.
     fn scan_once(known: &ScanStamps, key: &ProjectRoot, scan: &Scan) {
         assert!(!unchanged(known, key));
-        known.end(key, Some(Some((Stamps::new(), scan))), true);
+        known.end(key, Ended::Committed(Stamps::new(), scan), true);
     }
 
     fn project() -> std::io::Result<(tempfile::TempDir, ProjectRoot)> {
@@ -427,7 +448,11 @@ mod tests {
         // B's loop start reads the queue first: A's change is kept for A.
         assert!(unchanged(&known, &b));
         assert!(!unchanged(&known, &a));
-        known.end(&a, Some(Some((Stamps::new(), &walked(a_dir.path())))), true);
+        known.end(
+            &a,
+            Ended::Committed(Stamps::new(), &walked(a_dir.path())),
+            true,
+        );
         assert!(unchanged(&known, &a));
         let shared = known.lock();
         assert_eq!(
@@ -465,8 +490,8 @@ mod tests {
         // A second loop start while the first scan runs scans too, with the same stamps.
         assert!(!unchanged(&known, &key));
         let scan = walked(dir.path());
-        known.end(&key, Some(Some((Stamps::new(), &scan))), true);
-        known.end(&key, Some(Some((Stamps::new(), &scan))), true);
+        known.end(&key, Ended::Committed(Stamps::new(), &scan), true);
+        known.end(&key, Ended::Committed(Stamps::new(), &scan), true);
         match known.begin(&key, true) {
             Begin::Scan(stamps) => assert!(stamps.is_empty(), "every file is read again"),
             Begin::Unchanged => panic!("overlapping scans were trusted"),
@@ -478,7 +503,7 @@ mod tests {
         let (dir, key, known) = trusted_project().unwrap();
         std::fs::write(dir.path().join("a.txt"), "a").unwrap();
         assert!(!unchanged(&known, &key));
-        known.end(&key, None, true);
+        known.end(&key, Ended::Dropped, true);
         assert!(!unchanged(&known, &key), "the change is still to be seen");
     }
 
@@ -494,21 +519,21 @@ mod tests {
             scan_once(&known, &key, &truncated);
         }
         assert!(!unchanged(&known, &key));
-        known.end(&key, None, true);
+        known.end(&key, Ended::Dropped, true);
 
         let (_other, missing_root) = project().unwrap();
         for _ in 0..3 {
             scan_once(&known, &missing_root, &Scan::default());
         }
         assert!(!unchanged(&known, &missing_root));
-        known.end(&missing_root, None, true);
+        known.end(&missing_root, Ended::Dropped, true);
 
         let (dir, key) = project().unwrap();
         for _ in 0..3 {
             assert!(matches!(known.begin(&key, false), Begin::Scan(_)));
             known.end(
                 &key,
-                Some(Some((Stamps::new(), &walked(dir.path())))),
+                Ended::Committed(Stamps::new(), &walked(dir.path())),
                 false,
             );
         }
