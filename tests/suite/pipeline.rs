@@ -148,7 +148,7 @@ async fn rejected_proposal_aborts_the_rest() {
         .await
         .unwrap();
     assert_eq!(
-        (answer["state"].clone(), answer["outcome"].clone()),
+        state_and_outcome(&answer),
         (json!("cancelled"), json!("not now"))
     );
     let last = wait_status(&mut client, "rej", 200).await;
@@ -486,6 +486,11 @@ async fn scripted(server: &TestServer, alias: &str, replies: &[&str]) -> (TempDi
     (dir, client)
 }
 
+/// An entry's (or a resolution answer's) state and outcome.
+fn state_and_outcome(answer: &Value) -> (Value, Value) {
+    (answer["state"].clone(), answer["outcome"].clone())
+}
+
 /// Resolves the next proposal of `run` as `state` (with the body "not this"); its path and the
 /// answer's state and outcome.
 async fn resolve_next(client: &mut RpcClient, run: &str, state: &str) -> (String, (Value, Value)) {
@@ -497,7 +502,7 @@ async fn resolve_next(client: &mut RpcClient, run: &str, state: &str) -> (String
         )
         .await
         .unwrap();
-    (path, (answer["state"].clone(), answer["outcome"].clone()))
+    (path, state_and_outcome(&answer))
 }
 
 /// Resolves the next proposal of `run` as `state`; the answer's state and outcome.
@@ -607,7 +612,7 @@ async fn rejected_proposals_change_nothing() {
     for (turn, path) in paths.iter().enumerate().map(|(i, p)| (i + 1, p)) {
         let stored = entry(&mut client, "keep", path).await;
         assert_eq!(
-            (stored["state"].clone(), stored["outcome"].clone()),
+            state_and_outcome(&stored),
             (json!("cancelled"), json!("not this")),
             "{path}"
         );
@@ -642,7 +647,7 @@ async fn an_edit_of_a_file_changed_on_disk_is_refused() {
     std::fs::write(dir.path().join("src/app.txt"), theirs).unwrap();
     let answer = accept(&mut client, "race", &path).await;
     assert_eq!(
-        (answer["state"].clone(), answer["outcome"].clone()),
+        state_and_outcome(&answer),
         (json!("failed"), json!("conflict"))
     );
     wait_status(&mut client, "race", 200).await;
@@ -692,11 +697,7 @@ async fn proposals_check_the_disk_not_the_clock() {
         let path = proposal_path(&mut client).await;
         std::fs::write(dir.path().join("src/app.txt"), changed).unwrap();
         let answer = accept(&mut client, "disk", &path).await;
-        assert_eq!(
-            (answer["state"].clone(), answer["outcome"].clone()),
-            conflict,
-            "{path}"
-        );
+        assert_eq!(state_and_outcome(&answer), conflict, "{path}");
     }
     wait_status(&mut client, "disk", 200).await;
     assert_eq!(
@@ -760,18 +761,12 @@ async fn proposals_respect_files_that_appeared_or_went() {
     let create = proposal_path(&mut client).await;
     std::fs::write(dir.path().join("notes.txt"), "API_TOKEN=hunter2\n").unwrap();
     let answer = accept(&mut client, "gone", &create).await;
-    assert_eq!(
-        (answer["state"].clone(), answer["outcome"].clone()),
-        conflict
-    );
+    assert_eq!(state_and_outcome(&answer), conflict);
 
     let change = proposal_path(&mut client).await;
     std::fs::remove_file(dir.path().join("src/app.txt")).unwrap();
     let answer = accept(&mut client, "gone", &change).await;
-    assert_eq!(
-        (answer["state"].clone(), answer["outcome"].clone()),
-        conflict
-    );
+    assert_eq!(state_and_outcome(&answer), conflict);
     wait_status(&mut client, "gone", 200).await;
 
     assert_eq!(
