@@ -273,6 +273,7 @@ impl RunActor {
             persona: run.persona.clone(),
             context_size,
             healer: Healer::new(HealerLimits::from(&self.svc.config.limits)),
+            context: Arc::default(),
         };
         let restored = waiting.is_some();
         self.phase = Phase::Running(Box::new(Active {

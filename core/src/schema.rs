@@ -2,6 +2,13 @@
 #![allow(missing_docs)]
 
 diesel::table! {
+    context_clocks (name) {
+        name -> Text,
+        version -> BigInt,
+    }
+}
+
+diesel::table! {
     entries (id) {
         id -> Integer,
         scope -> Text,
@@ -167,6 +174,7 @@ diesel::joinable!(turns -> loops (loop_id));
 diesel::joinable!(turns -> runs (run_id));
 
 diesel::allow_tables_to_appear_in_same_query!(
+    context_clocks,
     entries,
     file_constraints,
     loops,

@@ -11,10 +11,11 @@ use crate::provider::Route;
 use crate::services::Services;
 use actix::prelude::*;
 use rummy_core::run::Mode;
+use rummy_core::store::context::KeptContext;
 use rummy_core::store::entries::RunRef;
 use rummy_core::turn::dispatch::UpdateSignal;
 use rummy_core::turn::healer::Healer;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use tracing::Instrument;
 
 pub use events::distribution;
@@ -53,6 +54,10 @@ pub struct TurnJob {
     pub context_size: Option<i32>,
     /// The loop's healer as it stood after the previous turn.
     pub healer: Healer,
+    /// The run's context rows as the loop's last read left them, for the next read to start
+    /// from (`store::context`); a loop starts without. Turns of a run never overlap, so the
+    /// lock is never waited on.
+    pub context: Arc<Mutex<Option<KeptContext>>>,
 }
 
 /// Where a turn starts.

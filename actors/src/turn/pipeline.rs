@@ -12,7 +12,8 @@ use rummy_core::parse::{looks_like_tool_call, parse_reply, ParsedReply, ToolCall
 use rummy_core::provider::{ChatMessage, Completion};
 use rummy_core::run::RunStatus;
 use rummy_core::schema::turns as turns_table;
-use rummy_core::store::entries::{self, context_rows};
+use rummy_core::store::context::{context_since, KeptContext};
+use rummy_core::store::entries;
 use rummy_core::store::notifications::Recorded;
 use rummy_core::store::{constraints, projects, runs, turns, StoreError};
 use rummy_core::tools;
@@ -24,7 +25,7 @@ use rummy_core::turn::dispatch::{
 use rummy_core::turn::healer::{warnings as healer_warnings, TurnFacts, Verdict};
 use rummy_core::turn::{record, state, TurnRef};
 use serde_json::{json, Value};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 /// The loop's flags as dispatch reads them.
 fn loop_flags(job: &TurnJob) -> LoopFlags {
@@ -66,22 +67,38 @@ async fn materialise(
     let instructions = tools::instructions(&active, limits.max_commands, job.persona.as_deref());
     // Assembly runs beside the read on the blocking pool, so many runs' prompts are built in
     // parallel rather than on the arbiter thread every actor shares.
+    let slot = Arc::clone(&job.context);
     svc.store
         .read(move |c| {
             let budget = Budget::new(context_size, None, ceiling, budget::last_ratio(c, run_id)?);
-            let rows = context_rows(c, run_id)?;
-            let rev = budget::next_rev(c, run_id)?;
+            let kept = take_kept(&slot);
+            let context = context_since(c, run_id, kept)?;
             let messages = assemble(AssemblyInput {
-                rows: &rows,
+                rows: context.rows(),
                 instructions: &instructions,
                 mode,
                 budget,
                 divisor,
             });
-            Ok((distribution(&rows), messages, rev, budget))
+            let (spread, rev) = (distribution(context.rows()), context.next_rev());
+            put_kept(&slot, context);
+            Ok((spread, messages, rev, budget))
         })
         .await
         .map_err(failure)
+}
+
+/// Takes the run's kept context rows out of the loop's slot (`None` if the slot's lock was
+/// poisoned: the rows are then read whole).
+fn take_kept(slot: &Mutex<Option<KeptContext>>) -> Option<KeptContext> {
+    slot.lock().ok().and_then(|mut kept| kept.take())
+}
+
+/// Keeps a read's context rows in the loop's slot for its next read.
+fn put_kept(slot: &Mutex<Option<KeptContext>>, context: KeptContext) {
+    if let Ok(mut kept) = slot.lock() {
+        *kept = Some(context);
+    }
 }
 
 async fn budget_for(svc: &Services, job: &TurnJob) -> Result<Option<Budget>, TurnFailure> {

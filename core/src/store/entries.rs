@@ -311,7 +311,19 @@ pub fn context_rows(conn: &mut SqliteConnection, run_id: i32) -> Result<Vec<View
         .filter(run_views::visibility.ne(Visibility::Archived.as_str()))
         .select(VIEW_COLUMNS)
         .load(conn)?;
-    rows.retain(|r| schemes::lookup(r.scheme.as_deref()).is_some_and(|s| s.model_visible));
+    rows.retain(in_context);
+    in_context_order(&mut rows);
+    Ok(rows)
+}
+
+/// Whether the model may see a row: not archived, of a scheme the model sees.
+pub(crate) fn in_context(row: &ViewRow) -> bool {
+    row.visibility() != Visibility::Archived
+        && schemes::lookup(row.scheme.as_deref()).is_some_and(|s| s.model_visible)
+}
+
+/// Sorts rows into context order; the view id last, so the order is total.
+pub(crate) fn in_context_order(rows: &mut [ViewRow]) {
     // The key looks the scheme up in the registry: once per row, not twice per comparison.
     rows.sort_by_cached_key(|r| {
         (
@@ -323,7 +335,6 @@ pub fn context_rows(conn: &mut SqliteConnection, run_id: i32) -> Result<Vec<View
             r.view_id,
         )
     });
-    Ok(rows)
 }
 
 /// Filters for listing a run's entries.

@@ -2,6 +2,7 @@
 
 pub mod cached;
 pub mod constraints;
+pub mod context;
 pub mod entries;
 pub mod loops;
 pub mod models;

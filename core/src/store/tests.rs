@@ -78,6 +78,7 @@ fn diesel_columns<Q: diesel::query_builder::QueryFragment<Sqlite>>(query: Q) -> 
 fn migrations_up_down_up() {
     let mut conn = memory();
     let expected = vec![
+        "context_clocks",
         "entries",
         "file_constraints",
         "loops",
@@ -102,6 +103,10 @@ fn migrations_up_down_up() {
 fn schema_matches_migrations() {
     let mut conn = memory();
     let cases: Vec<(&str, Vec<String>)> = vec![
+        (
+            "context_clocks",
+            diesel_columns(t::context_clocks::table.select(t::context_clocks::all_columns)),
+        ),
         (
             "entries",
             diesel_columns(t::entries::table.select(t::entries::all_columns)),
