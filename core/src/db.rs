@@ -57,8 +57,10 @@ impl CustomizeConnection<SqliteConnection, diesel::r2d2::Error> for ReadOnly {
 /// Opens a pool of `size` read-only connections to a database the writer has already created.
 pub fn open_read_pool(path: &Path, size: u32) -> Result<ReadPool, StoreError> {
     let manager = ConnectionManager::<SqliteConnection>::new(path_str(path)?);
+    // A local SQLite connection does not go stale: no `SELECT 1` before every checkout.
     Pool::builder()
         .max_size(size.max(1))
+        .test_on_check_out(false)
         .connection_customizer(Box::new(ReadOnly))
         .build(manager)
         .map_err(|e| StoreError::Pool(e.to_string()))
