@@ -120,7 +120,6 @@ pub fn attach(
             Bind::Big(now.0),
             Bind::Big(now.0),
             Bind::Text(&scope),
-            Bind::Int(run.run_id),
         ])
         .execute(conn)?;
         if attached > 0 {
@@ -178,15 +177,18 @@ pub fn attach(
 }
 
 /// Every project file the run has no view of, summarized, at the run's next revision (in entry
-/// order, as the per-file path inserts them).
+/// order, as the per-file path inserts them). Views the run has are skipped by the conflict
+/// on `(run_id, entry_id)`, not by a `NOT EXISTS` over `run_views`: a statement that reads the
+/// table it inserts into makes SQLite collect the whole selection in a temporary table first,
+/// which was most of a new run's attach.
 struct AttachAll;
 impl StaticSql for AttachAll {
     const SQL: &'static str = "INSERT INTO run_views \
         (run_id, entry_id, visibility, rev, created_at, updated_at) \
         SELECT ?, e.id, 'summarized', (SELECT next_rev FROM runs WHERE id = ?), ?, ? \
         FROM entries e WHERE e.scope = ? AND e.scheme IS NULL \
-        AND NOT EXISTS (SELECT 1 FROM run_views v WHERE v.run_id = ? AND v.entry_id = e.id) \
-        ORDER BY e.id";
+        ORDER BY e.id \
+        ON CONFLICT (run_id, entry_id) DO NOTHING";
 }
 
 /// One attached view; prepared once per connection, where a multi-row insert is prepared anew
