@@ -57,6 +57,13 @@ async fn entry(client: &mut RpcClient, run: &str, path: &str) -> Value {
         .unwrap_or(Value::Null)
 }
 
+fn system_message(server: &TestServer, index: usize) -> String {
+    server.provider.chat_requests()[index].body["messages"][0]["content"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned()
+}
+
 fn user_message(server: &TestServer, index: usize) -> String {
     server.provider.chat_requests()[index].body["messages"][1]["content"]
         .as_str()
@@ -326,6 +333,56 @@ async fn ask_user_gets_the_answer() {
         json!("SQLite")
     );
     assert!(user_message(&server, 1).contains("SQLite"));
+    server.stop().await;
+}
+
+/// A run keeps its context rows between turns; a file another run edits while it waits on a
+/// proposal (a shared entry, changed without touching the waiting run's views) still reaches
+/// its next turn.
+#[actix_rt::test]
+async fn a_file_edited_by_another_run_mid_loop_reaches_the_next_turn() {
+    let server = TestServer::start().await;
+    for reply in [
+        "<ask_user question=\"Which port?\">3000; 8080</ask_user>\n<update status=\"102\">asking</update>".to_owned(),
+        format!("{EDIT}\n<update status=\"102\">edited</update>"),
+        "<update status=\"200\">port changed</update>".to_owned(),
+        "<update status=\"200\">seen</update>".to_owned(),
+    ] {
+        server.provider.push(Reply::content(reply));
+    }
+    let dir = project();
+    let mut client = hello(&server, dir.path()).await;
+    client
+        .call(
+            "file/constraint",
+            json!({ "pattern": "src/*", "visibility": "active" }),
+        )
+        .await
+        .unwrap();
+    start(&mut client, "asker", "act").await;
+    let question = proposal_path(&mut client).await;
+    start(&mut client, "editor", "act").await;
+    let edit = proposal_path(&mut client).await;
+    accept(&mut client, "editor", &edit).await;
+    wait_status(&mut client, "editor", 200).await;
+    client
+        .call(
+            "set",
+            json!({ "run": "asker", "path": question, "state": "resolved", "body": "8080" }),
+        )
+        .await
+        .unwrap();
+    wait_status(&mut client, "asker", 200).await;
+
+    // Requests: the asker's first turn, the editor's two, the asker's second.
+    let file = |body: &str| format!(">{body}</file>");
+    assert!(system_message(&server, 0).contains(&file(APP)));
+    let after = system_message(&server, 3);
+    assert!(
+        after.contains(&file("name = demo\nport = 8080\n")),
+        "{after}"
+    );
+    assert!(!after.contains(&file(APP)), "{after}");
     server.stop().await;
 }
 
