@@ -21,6 +21,7 @@ use diesel::sql_types::{BigInt, Integer};
 /// still current.
 #[derive(Debug, Clone, PartialEq)]
 pub struct KeptContext {
+    run_id: i32,
     rows: Vec<ViewRow>,
     marks: Marks,
 }
@@ -64,7 +65,7 @@ impl StaticSql for ReadMarks {
 }
 
 /// The run's context rows now, in context order. With `kept` (an earlier read of the same
-/// run) only the views written since are read, unless a shared entry changed or a view was
+/// run; another run's is ignored) only the views written since are read, unless a shared entry changed or a view was
 /// deleted since; then, as without `kept`, all of them are. One transaction, so the rows and
 /// the signals that date them are one snapshot.
 pub fn context_since(
@@ -77,7 +78,7 @@ pub fn context_since(
             .get_result::<Marks>(conn)
             .optional()?
             .ok_or_else(|| StoreError::NotFound(format!("run {run_id} not found")))?;
-        let rows = match kept {
+        let rows = match kept.filter(|k| k.run_id == run_id) {
             Some(kept) if kept.marks == marks => kept.rows,
             Some(kept)
                 if kept.marks.dropped == marks.dropped && kept.marks.shared == marks.shared =>
@@ -96,6 +97,7 @@ pub fn context_since(
             }
             _ => {
                 return Ok(KeptContext {
+                    run_id,
                     rows: context_rows(conn, run_id)?,
                     marks,
                 })
@@ -107,7 +109,11 @@ pub fn context_since(
             let full = context_rows(conn, run_id)?;
             debug_assert!(rows == full, "kept context rows differ from a full read");
         }
-        Ok(KeptContext { rows, marks })
+        Ok(KeptContext {
+            run_id,
+            rows,
+            marks,
+        })
     })
 }
 
@@ -182,6 +188,22 @@ mod tests {
         let again = context_since(&mut conn, a.run_id, Some(first.clone())).unwrap();
         assert_eq!(again, first);
         assert_eq!(bodies(&again), vec![("known://port", "8080")]);
+    }
+
+    #[test]
+    fn another_runs_kept_rows_are_not_used() {
+        let (mut conn, a, b) = two_runs();
+        write(&mut conn, a, "known://port", "8080", Visibility::Visible);
+        write(
+            &mut conn,
+            b,
+            "known://host",
+            "localhost",
+            Visibility::Visible,
+        );
+        let kept_a = context_since(&mut conn, a.run_id, None).unwrap();
+        let for_b = context_since(&mut conn, b.run_id, Some(kept_a)).unwrap();
+        assert_eq!(bodies(&for_b), vec![("known://host", "localhost")]);
     }
 
     #[test]
