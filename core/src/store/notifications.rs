@@ -48,12 +48,14 @@ impl StaticSql for Insert {
                                VALUES (?, ?, ?, ?, ?)";
 }
 
-/// Takes the run's next sequence number, stores the notification with `seq` set in its params, and returns the params.
+/// Stores the run's notification numbered `seq` (taken from the run's counter by the caller:
+/// `runs::take_push`), with `seq` set in its params, and returns the params.
 ///
 /// `params` must serialise as a JSON object.
 pub fn record<P: Serialize>(
     conn: &mut SqliteConnection,
     run_id: i32,
+    seq: i32,
     method: &str,
     params: &P,
     now: Millis,
@@ -65,7 +67,6 @@ pub fn record<P: Serialize>(
         params: &'a P,
         seq: i32,
     }
-    let seq = super::runs::take_seq(conn, run_id)?;
     let text = serde_json::to_string(&Numbered { params, seq })
         .map_err(|e| StoreError::Invalid(format!("{method} params are not a JSON object: {e}")))?;
     cached::<Insert>(&[

@@ -181,10 +181,15 @@ pub struct PushMarks {
     /// The revision the next view write takes.
     #[diesel(sql_type = diesel::sql_types::Integer)]
     pub next_rev: i32,
+    /// The routing decision of the run's current loop (the last one not queued), as stored
+    /// (JSON), if it was routed.
+    #[diesel(sql_type = diesel::sql_types::Nullable<diesel::sql_types::Text>)]
+    pub routed: Option<String>,
 }
 
-/// The run's alias and revision marks (a push runs this after every command, so it reads three
-/// columns through a prepared statement rather than the whole row).
+/// The run's alias, revision marks and current routing (a push runs this after every command,
+/// so it reads what it needs through one prepared statement rather than the run's and the
+/// loop's whole rows).
 pub fn push_marks(conn: &mut SqliteConnection, run_id: i32) -> Result<PushMarks, StoreError> {
     cached::<ReadPushMarks>(&[Bind::Int(run_id)])
         .get_result::<PushMarks>(conn)
@@ -194,7 +199,11 @@ pub fn push_marks(conn: &mut SqliteConnection, run_id: i32) -> Result<PushMarks,
 
 struct ReadPushMarks;
 impl StaticSql for ReadPushMarks {
-    const SQL: &'static str = "SELECT alias, pushed_rev, next_rev FROM runs WHERE id = ?";
+    // `status <> 100`: not queued (`loops::QUEUED`).
+    const SQL: &'static str = "SELECT alias, pushed_rev, next_rev, \
+        (SELECT json_extract(config, '$.routed') FROM loops \
+        WHERE run_id = runs.id AND status <> 100 ORDER BY sequence DESC LIMIT 1) AS routed \
+        FROM runs WHERE id = ?";
 }
 
 /// A page of the project's runs, newest first.
@@ -253,15 +262,26 @@ pub fn take_rev(conn: &mut SqliteConnection, run_id: i32) -> Result<i32, StoreEr
     take::<RevCounter>(conn, run_id)
 }
 
-/// Takes the run's next notification sequence number.
-pub fn take_seq(conn: &mut SqliteConnection, run_id: i32) -> Result<i32, StoreError> {
-    take::<SeqCounter>(conn, run_id)
+/// Records that views up to `rev` were pushed and takes the run's next notification sequence
+/// number for that push: both in one bump of the run's row.
+pub fn take_push(conn: &mut SqliteConnection, run_id: i32, rev: i32) -> Result<i32, StoreError> {
+    if cached::<BumpPush>(&[Bind::Int(rev), Bind::Int(run_id)]).execute(conn)? == 0 {
+        return Err(diesel::result::Error::NotFound.into());
+    }
+    Ok(cached::<ReadSeq>(&[Bind::Int(run_id)])
+        .get_result::<Rev>(conn)?
+        .rev)
 }
 
-/// Records that views up to `rev` have been pushed.
-pub fn mark_pushed(conn: &mut SqliteConnection, run_id: i32, rev: i32) -> Result<(), StoreError> {
-    cached::<MarkPushed>(&[Bind::Int(rev), Bind::Int(run_id)]).execute(conn)?;
-    Ok(())
+struct BumpPush;
+impl StaticSql for BumpPush {
+    const SQL: &'static str =
+        "UPDATE runs SET pushed_rev = ?, next_seq = next_seq + 1 WHERE id = ?";
+}
+
+struct ReadSeq;
+impl StaticSql for ReadSeq {
+    const SQL: &'static str = "SELECT next_seq - 1 AS rev FROM runs WHERE id = ?";
 }
 
 struct SetStatus;
@@ -315,7 +335,6 @@ macro_rules! counter {
 counter!(TurnCounter, BumpTurn, ReadTurn, "next_turn");
 counter!(LoopCounter, BumpLoop, ReadLoop, "next_loop");
 counter!(RevCounter, BumpRev, ReadRev, "next_rev");
-counter!(SeqCounter, BumpSeq, ReadSeq, "next_seq");
 
 /// Deletes the runs that finished before `cutoff` with no loop queued or running, and all
 /// they own: loops, turns, views and notifications go by cascade, the run-scoped entries
@@ -350,11 +369,6 @@ pub fn purge_finished_before(
         diesel::delete(runs::table.filter(runs::id.eq(id))).execute(conn)?;
     }
     Ok(ids)
-}
-
-struct MarkPushed;
-impl StaticSql for MarkPushed {
-    const SQL: &'static str = "UPDATE runs SET pushed_rev = ? WHERE id = ?";
 }
 
 #[derive(QueryableByName)]

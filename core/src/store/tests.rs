@@ -486,28 +486,34 @@ fn result_paths_are_unique_per_run() {
     assert_eq!(entries::unique_path(&mut conn, b, base).unwrap(), base);
 }
 
-/// Notifications are numbered per run from 1 and replayed after a given seq.
+/// Pushes are numbered per run from 1, each records how far the run's views were pushed, and
+/// they are replayed after a given seq.
 #[test]
 fn notifications_are_numbered_per_run() {
     let mut conn = memory();
     let p = project(&mut conn);
     let r1 = run(&mut conn, p.id, Some("r1"));
     let r2 = run(&mut conn, p.id, Some("r2"));
-    let n1 = notifications::record(&mut conn, r1.id, "run/state", &json!({"a": 1}), NOW)
-        .unwrap()
-        .value();
-    let n2 = notifications::record(&mut conn, r1.id, "run/state", &json!({"a": 2}), NOW)
-        .unwrap()
-        .value();
-    let m1 = notifications::record(&mut conn, r2.id, "run/state", &json!({}), NOW)
-        .unwrap()
-        .value();
+    let mut push = |run_id: i32, pushed_rev: i32, params: serde_json::Value| {
+        let seq = runs::take_push(&mut conn, run_id, pushed_rev).unwrap();
+        notifications::record(&mut conn, run_id, seq, "run/state", &params, NOW)
+            .unwrap()
+            .value()
+    };
+    let n1 = push(r1.id, 3, json!({"a": 1}));
+    let n2 = push(r1.id, 5, json!({"a": 2}));
+    let m1 = push(r2.id, 1, json!({}));
     assert_eq!(
         (n1["seq"].clone(), n2["seq"].clone(), m1["seq"].clone()),
         (json!(1), json!(2), json!(1))
     );
+    assert_eq!(n2, json!({"a": 2, "seq": 2}));
+    let marks =
+        |conn: &mut SqliteConnection, id: i32| runs::push_marks(conn, id).unwrap().pushed_rev;
+    assert_eq!((marks(&mut conn, r1.id), marks(&mut conn, r2.id)), (5, 1));
     let missed = notifications::since(&mut conn, r1.id, 1, 100).unwrap();
     assert_eq!(missed.iter().map(|n| n.seq).collect::<Vec<_>>(), vec![2]);
+    assert!(runs::take_push(&mut conn, 999, 0).is_err());
 }
 
 /// Hashes are lower-case hex SHA-256, as `sha256sum` prints them.

@@ -115,7 +115,11 @@ pub fn push(
     let changed = entries::changed_since(conn, run_id, run.pushed_rev)?;
     let unknowns = entries::unknowns(conn, run_id)?;
     let summary = entries::latest_summary(conn, run_id)?;
-    runs::mark_pushed(conn, run_id, run.next_rev - 1)?;
+    let seq = runs::take_push(conn, run_id, run.next_rev - 1)?;
+    let route = run
+        .routed
+        .as_deref()
+        .and_then(|r| serde_json::from_str(r).ok());
     let params = StatePush {
         run: &run.alias,
         turn,
@@ -124,9 +128,9 @@ pub fn push(
         history: changed.iter().map(|r| HistoryItem::of(r, true)).collect(),
         unknowns: unknowns.iter().map(UnknownItem::of).collect(),
         telemetry: &telemetry,
-        route: routed(conn, run_id)?,
+        route,
     };
-    notifications::record(conn, run_id, "run/state", &params, now)
+    notifications::record(conn, run_id, seq, "run/state", &params, now)
 }
 
 /// The whole state of a run: what `getRun` answers.
