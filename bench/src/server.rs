@@ -23,14 +23,16 @@ pub fn reply_for_turn(turn: u32, turns: u32) -> String {
 
 /// Runs the fake provider in this (child) process when `args` ask for it; returns false otherwise.
 ///
-/// The child answers every completion after `latency_ms` with [`reply_for_turn`], reading the
-/// turn from the request (one `<update` in `<performed>` per earlier turn of the loop), prints
-/// its base URL, and serves until its stdin closes.
-pub fn serve_fake_provider_if_child(args: &[String], turns: u32) -> bool {
+/// The child (`<exe> --fake-provider <latency ms> <turns>`, as [`ProviderChild::spawn`] starts
+/// it) answers every completion after the latency with [`reply_for_turn`] for loops of that many
+/// turns, reading the turn from the request (one `<update` in `<performed>` per earlier turn of
+/// the loop), prints its base URL, and serves until its stdin closes.
+pub fn serve_fake_provider_if_child(args: &[String]) -> bool {
     if args.first().map(String::as_str) != Some(CHILD_FLAG) {
         return false;
     }
     let latency_ms: u64 = args.get(1).and_then(|a| a.parse().ok()).unwrap_or(0);
+    let turns: u32 = args.get(2).and_then(|a| a.parse().ok()).unwrap_or(3);
     let Ok(provider) = FakeProvider::start() else {
         std::process::exit(1)
     };
@@ -52,8 +54,9 @@ pub struct ProviderChild {
 }
 
 impl ProviderChild {
-    /// Starts this executable again as the fake provider with `latency_ms` per reply.
-    pub fn spawn(latency_ms: u64) -> Result<ProviderChild, String> {
+    /// Starts this executable again as the fake provider with `latency_ms` per reply, for loops
+    /// of `turns` turns.
+    pub fn spawn(latency_ms: u64, turns: u32) -> Result<ProviderChild, String> {
         // argv[0] when it is a path, so that the bench also runs under valgrind (whose
         // /proc/self/exe is the tool, not this program) for instruction counts.
         let exe = match std::env::args_os().next().map(PathBuf::from) {
@@ -61,7 +64,7 @@ impl ProviderChild {
             _ => std::env::current_exe().map_err(|e| e.to_string())?,
         };
         let mut child = Command::new(exe)
-            .args([CHILD_FLAG, &latency_ms.to_string()])
+            .args([CHILD_FLAG, &latency_ms.to_string(), &turns.to_string()])
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .spawn()

@@ -6,7 +6,7 @@
 //! The server runs in this process (its CPU is this process's less the bench
 //! client's, which runs on a thread of its own; the RSS includes the client);
 //! the fake provider runs in a child
-//! process (`runs --fake-provider <ms>`). The context is 20 project files.
+//! process (`runs --fake-provider <ms> <turns>`). The context is 20 project files.
 
 use rummy_bench::quantile;
 use rummy_bench::server::{
@@ -23,7 +23,7 @@ const FILES: usize = 20;
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    if serve_fake_provider_if_child(&args, TURNS) {
+    if serve_fake_provider_if_child(&args) {
         return;
     }
     let sizes = rummy_bench::sizes(&args, &[20, 200, 1000]);
@@ -40,7 +40,7 @@ fn main() {
 }
 
 fn bench(n: usize) -> Result<(), String> {
-    let provider = ProviderChild::spawn(LATENCY_MS)?;
+    let provider = ProviderChild::spawn(LATENCY_MS, TURNS)?;
     let home = tempfile::TempDir::new().map_err(|e| e.to_string())?;
     let project = tempfile::TempDir::new().map_err(|e| e.to_string())?;
     write_project(project.path(), FILES)?;

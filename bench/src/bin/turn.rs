@@ -7,6 +7,11 @@
 //! process's CPU less the bench client's, which runs on a thread of its own. Target: ≤ 1.2 ms
 //! median at 200 entries.
 //!
+//! Every run is new, so each sample carries a run's creation and its loop's start (the first
+//! turn reads the whole context; later turns only what changed) spread over its 3 turns.
+//! `--turns=N` makes the runs N turns long: with two lengths, a turn in a running loop costs
+//! (N·median(N) − 3·median(3)) ÷ (N − 3).
+//!
 //! The project does not change between runs, so once the server's watch of it is trusted (after
 //! the first two loop starts, within the warm-up) a loop start does not walk it — as for a
 //! project nobody edits between loops. With `--walk` the server does not watch files
@@ -20,19 +25,30 @@ use rummy_bench::server::{
 use serde_json::json;
 use std::time::Duration;
 
+/// Turns per run unless `--turns=N` says otherwise.
 const TURNS: u32 = 3;
 const WARMUP_RUNS: usize = 5;
 const RUNS: usize = 60;
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    if serve_fake_provider_if_child(&args, TURNS) {
+    if serve_fake_provider_if_child(&args) {
         return;
     }
+    let turns = match args.iter().find_map(|a| a.strip_prefix("--turns=")) {
+        None => TURNS,
+        Some(n) => match n.parse::<u32>() {
+            Ok(n) if n >= 1 => n,
+            _ => {
+                eprintln!("--turns= takes a number of turns of at least 1, not {n:?}");
+                std::process::exit(2);
+            }
+        },
+    };
     let sizes = rummy_bench::sizes(&args, &[200, 1000]);
     let walk = args.iter().any(|a| a == "--walk");
     for entries in sizes {
-        match bench(entries, walk) {
+        match bench(entries, walk, turns) {
             Ok(per_turn) => {
                 let target = if entries == 200 {
                     "≤ 1.2 ms median"
@@ -40,8 +56,13 @@ fn main() {
                     "none"
                 };
                 let walking = if walk { ", walked" } else { "" };
+                let length = if turns == TURNS {
+                    String::new()
+                } else {
+                    format!(", {turns}-turn runs")
+                };
                 report(
-                    &format!("server CPU per turn, {entries} entries{walking}"),
+                    &format!("server CPU per turn, {entries} entries{walking}{length}"),
                     &per_turn,
                     target,
                 );
@@ -55,8 +76,8 @@ fn main() {
 }
 
 /// CPU per turn of each measured run, sorted.
-fn bench(entries: usize, walk: bool) -> Result<Vec<Duration>, String> {
-    let provider = ProviderChild::spawn(0)?;
+fn bench(entries: usize, walk: bool, turns: u32) -> Result<Vec<Duration>, String> {
+    let provider = ProviderChild::spawn(0, turns)?;
     let home = tempfile::TempDir::new().map_err(|e| e.to_string())?;
     let project = tempfile::TempDir::new().map_err(|e| e.to_string())?;
     write_project(project.path(), entries)?;
@@ -70,7 +91,7 @@ fn bench(entries: usize, walk: bool) -> Result<Vec<Duration>, String> {
             .map_err(|e| e.to_string())?;
         let url = server.ws_url();
         let root = project.path().to_path_buf();
-        let per_turn = on_client_thread(move || drive(url, root)).await;
+        let per_turn = on_client_thread(move || drive(url, root, turns)).await;
         server.stop().await;
         per_turn
     })
@@ -78,7 +99,7 @@ fn bench(entries: usize, walk: bool) -> Result<Vec<Duration>, String> {
 
 /// The client's side: runs one after another, each sample the process's CPU over one run less
 /// this (client) thread's.
-async fn drive(url: String, root: std::path::PathBuf) -> Result<Vec<Duration>, String> {
+async fn drive(url: String, root: std::path::PathBuf, turns: u32) -> Result<Vec<Duration>, String> {
     let mut client = hello(&url, &root, Duration::from_secs(60)).await?;
     let mut per_turn = Vec::with_capacity(RUNS);
     for i in 0..WARMUP_RUNS + RUNS {
@@ -97,7 +118,7 @@ async fn drive(url: String, root: std::path::PathBuf) -> Result<Vec<Duration>, S
         let spent = (own_cpu() - before).saturating_sub(thread_cpu() - client_before);
         client.drain_notifications();
         if i >= WARMUP_RUNS {
-            per_turn.push(spent / TURNS);
+            per_turn.push(spent / turns);
         }
     }
     per_turn.sort_unstable();
