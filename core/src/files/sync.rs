@@ -234,6 +234,7 @@ mod tests {
     use crate::db::run_migrations;
     use crate::files::{scan, scan_since, ScanLimits};
     use crate::store::projects;
+    use crate::store::testing::run;
     use pretty_assertions::assert_eq;
     use std::time::{Duration, SystemTime};
 
@@ -317,20 +318,10 @@ mod tests {
             write_old(&dir.path().join(name), name);
         }
         rescan(&mut conn, p.id, dir.path());
-        let mut run = |alias: &str| {
-            let new = runs::NewRun {
-                project_id: p.id,
-                alias: Some(alias.into()),
-                model: "m".into(),
-                ..Default::default()
-            };
-            let r = runs::create(&mut conn, &new, NOW).unwrap();
-            RunRef {
-                run_id: r.id,
-                project_id: p.id,
-            }
-        };
-        let (bulk, matched) = (run("bulk"), run("matched"));
+        let (bulk, matched) = (
+            run(&mut conn, p.id, "bulk"),
+            run(&mut conn, p.id, "matched"),
+        );
         // A constraint that matches nothing takes the per-path way to the same result.
         let nothing = [Constraint {
             pattern: "nothing/**".into(),

@@ -120,56 +120,35 @@ pub fn context_since(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::db::run_migrations;
-    use crate::entry::{State, Visibility, Writer};
+    use crate::entry::{Visibility, Writer};
     use crate::schema::context_clocks;
-    use crate::store::entries::{context_rows, write as write_entry, EntryWrite, RunRef};
-    use crate::store::{projects, runs, schemes};
-    use crate::time::Millis;
-    use diesel::connection::SimpleConnection;
+    use crate::store::entries::{context_rows, RunRef};
+    use crate::store::testing::{memory, project, run, write};
     use pretty_assertions::assert_eq;
-    use serde_json::json;
 
-    const NOW: Millis = Millis(1_700_000_000_000);
-
-    /// A database with one project and two runs of it.
+    /// A store with one project and two runs of it.
     fn two_runs() -> (SqliteConnection, RunRef, RunRef) {
-        let mut conn = SqliteConnection::establish(":memory:").unwrap();
-        conn.batch_execute("PRAGMA foreign_keys = ON;").unwrap();
-        run_migrations(&mut conn).unwrap();
-        schemes::seed(&mut conn).unwrap();
-        let p = projects::hello(&mut conn, "p", "/p", None, NOW).unwrap();
-        let mut run = |alias: &str| {
-            let new = runs::NewRun {
-                project_id: p.id,
-                alias: Some(alias.into()),
-                model: "m".into(),
-                ..Default::default()
-            };
-            let r = runs::create(&mut conn, &new, NOW).unwrap();
-            RunRef {
-                run_id: r.id,
-                project_id: p.id,
-            }
-        };
-        let (a, b) = (run("a"), run("b"));
+        let mut conn = memory();
+        let p = project(&mut conn, "p");
+        let (a, b) = (run(&mut conn, p.id, "a"), run(&mut conn, p.id, "b"));
         (conn, a, b)
     }
 
-    fn write(conn: &mut SqliteConnection, run: RunRef, path: &str, body: &str, v: Visibility) {
-        let w = EntryWrite {
-            run,
-            path,
-            body,
-            attributes: &json!({}),
-            state: State::Resolved,
-            outcome: None,
-            visibility: v,
-            loop_id: None,
-            turn: 1,
-            writer: Writer::Model,
-        };
-        write_entry(conn, &w, 2, NOW).unwrap();
+    /// Writes each `(path, body)` for `run`, visible, as the model.
+    fn set(conn: &mut SqliteConnection, run: RunRef, writes: &[(&str, &str)]) {
+        for (path, body) in writes {
+            write(conn, run, path, body, Visibility::Visible, Writer::Model).unwrap();
+        }
+    }
+
+    /// The run's context as a first read sees it after `writes`.
+    fn kept_after(
+        conn: &mut SqliteConnection,
+        run: RunRef,
+        writes: &[(&str, &str)],
+    ) -> KeptContext {
+        set(conn, run, writes);
+        context_since(conn, run.run_id, None).unwrap()
     }
 
     fn bodies(context: &KeptContext) -> Vec<(&str, &str)> {
@@ -180,11 +159,13 @@ mod tests {
             .collect()
     }
 
+    const PORT_AND_HOST: &[(&str, &str)] =
+        &[("known://port", "8080"), ("known://host", "localhost")];
+
     #[test]
     fn unchanged_views_are_kept_as_read() {
         let (mut conn, a, _) = two_runs();
-        write(&mut conn, a, "known://port", "8080", Visibility::Visible);
-        let first = context_since(&mut conn, a.run_id, None).unwrap();
+        let first = kept_after(&mut conn, a, &[("known://port", "8080")]);
         let again = context_since(&mut conn, a.run_id, Some(first.clone())).unwrap();
         assert_eq!(again, first);
         assert_eq!(bodies(&again), vec![("known://port", "8080")]);
@@ -193,15 +174,8 @@ mod tests {
     #[test]
     fn another_runs_kept_rows_are_not_used() {
         let (mut conn, a, b) = two_runs();
-        write(&mut conn, a, "known://port", "8080", Visibility::Visible);
-        write(
-            &mut conn,
-            b,
-            "known://host",
-            "localhost",
-            Visibility::Visible,
-        );
-        let kept_a = context_since(&mut conn, a.run_id, None).unwrap();
+        set(&mut conn, b, &[("known://host", "localhost")]);
+        let kept_a = kept_after(&mut conn, a, &[("known://port", "8080")]);
         let for_b = context_since(&mut conn, b.run_id, Some(kept_a)).unwrap();
         assert_eq!(bodies(&for_b), vec![("known://host", "localhost")]);
     }
@@ -209,17 +183,12 @@ mod tests {
     #[test]
     fn views_written_since_replace_or_join_the_kept_rows() {
         let (mut conn, a, _) = two_runs();
-        write(&mut conn, a, "known://port", "8080", Visibility::Visible);
-        write(
+        let kept = kept_after(&mut conn, a, PORT_AND_HOST);
+        set(
             &mut conn,
             a,
-            "known://host",
-            "localhost",
-            Visibility::Visible,
+            &[("known://port", "9090"), ("known://user", "root")],
         );
-        let kept = context_since(&mut conn, a.run_id, None).unwrap();
-        write(&mut conn, a, "known://port", "9090", Visibility::Visible);
-        write(&mut conn, a, "known://user", "root", Visibility::Visible);
         let now = context_since(&mut conn, a.run_id, Some(kept)).unwrap();
         assert_eq!(
             bodies(&now),
@@ -233,23 +202,25 @@ mod tests {
         assert_eq!(now.rows(), context_rows(&mut conn, a.run_id).unwrap());
         assert_eq!(
             now.next_rev(),
-            runs::by_id(&mut conn, a.run_id).unwrap().next_rev
+            crate::store::runs::by_id(&mut conn, a.run_id)
+                .unwrap()
+                .next_rev
         );
     }
 
     #[test]
     fn a_view_archived_since_leaves_the_kept_rows() {
         let (mut conn, a, _) = two_runs();
-        write(&mut conn, a, "known://port", "8080", Visibility::Visible);
+        let kept = kept_after(&mut conn, a, PORT_AND_HOST);
         write(
             &mut conn,
             a,
-            "known://host",
-            "localhost",
-            Visibility::Visible,
-        );
-        let kept = context_since(&mut conn, a.run_id, None).unwrap();
-        write(&mut conn, a, "known://port", "8080", Visibility::Archived);
+            "known://port",
+            "8080",
+            Visibility::Archived,
+            Writer::Model,
+        )
+        .unwrap();
         let now = context_since(&mut conn, a.run_id, Some(kept)).unwrap();
         assert_eq!(bodies(&now), vec![("known://host", "localhost")]);
     }
@@ -258,28 +229,9 @@ mod tests {
     #[test]
     fn a_shared_entry_another_run_changed_is_read_again() {
         let (mut conn, a, b) = two_runs();
-        write(
-            &mut conn,
-            a,
-            "src/main.rs",
-            "fn main() {}",
-            Visibility::Visible,
-        );
-        write(
-            &mut conn,
-            b,
-            "src/main.rs",
-            "fn main() {}",
-            Visibility::Visible,
-        );
-        let kept = context_since(&mut conn, a.run_id, None).unwrap();
-        write(
-            &mut conn,
-            b,
-            "src/main.rs",
-            "fn main() { run() }",
-            Visibility::Visible,
-        );
+        set(&mut conn, b, &[("src/main.rs", "fn main() {}")]);
+        let kept = kept_after(&mut conn, a, &[("src/main.rs", "fn main() {}")]);
+        set(&mut conn, b, &[("src/main.rs", "fn main() { run() }")]);
         let now = context_since(&mut conn, a.run_id, Some(kept)).unwrap();
         assert_eq!(bodies(&now), vec![("src/main.rs", "fn main() { run() }")]);
     }
@@ -288,15 +240,7 @@ mod tests {
     #[test]
     fn a_view_deleted_since_leaves_the_kept_rows() {
         let (mut conn, a, _) = two_runs();
-        write(&mut conn, a, "known://port", "8080", Visibility::Visible);
-        write(
-            &mut conn,
-            a,
-            "known://host",
-            "localhost",
-            Visibility::Visible,
-        );
-        let kept = context_since(&mut conn, a.run_id, None).unwrap();
+        let kept = kept_after(&mut conn, a, PORT_AND_HOST);
         diesel::delete(entries::table.filter(entries::path.eq("known://port")))
             .execute(&mut conn)
             .unwrap();
@@ -313,22 +257,10 @@ mod tests {
                 .load::<(String, i64)>(conn)
                 .unwrap()
         };
-        write(&mut conn, a, "known://port", "8080", Visibility::Visible);
+        set(&mut conn, a, &[("known://port", "8080")]);
         assert_eq!(clocks(&mut conn), vec![]);
-        write(
-            &mut conn,
-            a,
-            "src/main.rs",
-            "fn main() {}",
-            Visibility::Visible,
-        );
-        write(
-            &mut conn,
-            b,
-            "src/main.rs",
-            "fn main() { run() }",
-            Visibility::Visible,
-        );
+        set(&mut conn, a, &[("src/main.rs", "fn main() {}")]);
+        set(&mut conn, b, &[("src/main.rs", "fn main() { run() }")]);
         diesel::delete(entries::table.filter(entries::path.eq("known://port")))
             .execute(&mut conn)
             .unwrap();

@@ -16,6 +16,8 @@ pub mod skills;
 pub mod turns;
 
 #[cfg(test)]
+pub(crate) mod testing;
+#[cfg(test)]
 mod tests;
 
 use crate::entry::Writer;

@@ -1,8 +1,9 @@
 //! Store tests against real SQLite: migrations, the schema, constraints and the write path.
 
+use super::testing::memory;
 use super::*;
 use crate::db::{run_migrations, MIGRATIONS};
-use crate::entry::{State, Visibility, Writer};
+use crate::entry::{Visibility, Writer};
 use crate::run::{Mode, RunStatus};
 use crate::schema as t;
 use crate::time::Millis;
@@ -15,14 +16,6 @@ use pretty_assertions::assert_eq;
 use serde_json::json;
 
 const NOW: Millis = Millis(1_700_000_000_000);
-
-fn memory() -> SqliteConnection {
-    let mut conn = SqliteConnection::establish(":memory:").unwrap();
-    conn.batch_execute("PRAGMA foreign_keys = ON;").unwrap();
-    run_migrations(&mut conn).unwrap();
-    schemes::seed(&mut conn).unwrap();
-    conn
-}
 
 #[derive(QueryableByName)]
 struct NameRow {
@@ -367,23 +360,7 @@ fn write_entry(
     body: &str,
     writer: Writer,
 ) -> Result<entries::Written, StoreError> {
-    entries::write(
-        conn,
-        &entries::EntryWrite {
-            run,
-            path,
-            body,
-            attributes: &json!({}),
-            state: State::Resolved,
-            outcome: None,
-            visibility: Visibility::Visible,
-            loop_id: None,
-            turn: 1,
-            writer,
-        },
-        2,
-        NOW,
-    )
+    testing::write(conn, run, path, body, Visibility::Visible, writer)
 }
 
 /// Writes are checked against the scheme's writer tiers, with an error naming writer and scheme.

@@ -1,0 +1,67 @@
+//! Test support shared by the store's and its callers' unit tests: a migrated in-memory store,
+//! runs and entry writes with everything but what a test varies left at its plain value.
+
+use super::entries::{self, EntryWrite, RunRef, Written};
+use super::{projects, runs, schemes, StoreError};
+use crate::db::run_migrations;
+use crate::entry::{State, Visibility, Writer};
+use crate::time::Millis;
+use diesel::connection::SimpleConnection;
+use diesel::{Connection, SqliteConnection};
+use serde_json::json;
+
+/// The instant test writes are stamped with.
+pub const NOW: Millis = Millis(1_700_000_000_000);
+
+/// A migrated in-memory store with foreign keys on and the scheme registry seeded.
+pub fn memory() -> SqliteConnection {
+    let mut conn = SqliteConnection::establish(":memory:").unwrap();
+    conn.batch_execute("PRAGMA foreign_keys = ON;").unwrap();
+    run_migrations(&mut conn).unwrap();
+    schemes::seed(&mut conn).unwrap();
+    conn
+}
+
+/// Project `name` (rooted at `/<name>`).
+pub fn project(conn: &mut SqliteConnection, name: &str) -> projects::Project {
+    projects::hello(conn, name, &format!("/{name}"), None, NOW).unwrap()
+}
+
+/// A new run `alias` of the project, on model `m`.
+pub fn run(conn: &mut SqliteConnection, project_id: i32, alias: &str) -> RunRef {
+    let new = runs::NewRun {
+        project_id,
+        alias: Some(alias.into()),
+        model: "m".into(),
+        ..Default::default()
+    };
+    let r = runs::create(conn, &new, NOW).unwrap();
+    RunRef {
+        run_id: r.id,
+        project_id,
+    }
+}
+
+/// Writes `body` at `path` for `run` as `writer`, resolved, at turn 1, with no attributes.
+pub fn write(
+    conn: &mut SqliteConnection,
+    run: RunRef,
+    path: &str,
+    body: &str,
+    visibility: Visibility,
+    writer: Writer,
+) -> Result<Written, StoreError> {
+    let w = EntryWrite {
+        run,
+        path,
+        body,
+        attributes: &json!({}),
+        state: State::Resolved,
+        outcome: None,
+        visibility,
+        loop_id: None,
+        turn: 1,
+        writer,
+    };
+    entries::write(conn, &w, 2, NOW)
+}
