@@ -27,7 +27,7 @@ use actix_web::{web, App, HttpServer};
 use serde_json::{json, Value};
 use tokio::sync::watch;
 
-pub use reply::{Reply, ReplyBody};
+pub use reply::{Gate, Reply, ReplyBody};
 
 /// Largest request body the fake accepts; big enough for any prompt a test or benchmark sends.
 const MAX_BODY: usize = 64 << 20;

@@ -11,4 +11,4 @@ pub mod client;
 pub mod fake_provider;
 
 pub use client::{CallError, ClientError, RpcClient, RpcError};
-pub use fake_provider::{FakeProvider, RecordedRequest, Reply, ReplyBody};
+pub use fake_provider::{FakeProvider, Gate, RecordedRequest, Reply, ReplyBody};

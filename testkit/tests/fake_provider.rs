@@ -4,7 +4,7 @@
 use std::time::{Duration, Instant};
 
 use futures_util::StreamExt;
-use rummy_testkit::{FakeProvider, Reply};
+use rummy_testkit::{FakeProvider, Gate, Reply};
 use serde_json::{json, Value};
 
 const WAIT: Duration = Duration::from_secs(5);
@@ -359,6 +359,45 @@ async fn wait_for_requests_times_out_with_what_exists() {
         .wait_for_chat_requests(1, Duration::from_millis(50))
         .await
         .is_empty());
+}
+
+/// A reply held on a gate waits for the test to open it; other requests are answered meanwhile.
+#[actix_rt::test]
+async fn held_reply_waits_for_its_gate() {
+    let p = FakeProvider::start().unwrap();
+    let gate = Gate::new();
+    p.push(Reply::content("first").held(&gate));
+    p.push(Reply::content("second"));
+    let body = json!({"model": "m", "messages": [{"role": "user", "content": "hi"}]});
+    let held = actix_rt::spawn({
+        let url = format!("{}/v1/chat/completions", p.base_url());
+        let body = body.clone();
+        async move {
+            http()
+                .post(url)
+                .json(&body)
+                .send()
+                .await
+                .unwrap()
+                .json::<Value>()
+                .await
+                .unwrap()
+        }
+    });
+    assert_eq!(p.wait_for_chat_requests(1, WAIT).await.len(), 1);
+    let second: Value = post(&p, "/v1/chat/completions", &body)
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(second["choices"][0]["message"]["content"], json!("second"));
+    assert!(
+        !held.is_finished(),
+        "a held reply does not go out before its gate opens"
+    );
+    gate.open();
+    let first = held.await.unwrap();
+    assert_eq!(first["choices"][0]["message"]["content"], json!("first"));
 }
 
 /// Models, props and show answer their defaults and then the scripted values.

@@ -1,8 +1,11 @@
 //! The scripted answers a [`FakeProvider`](super::FakeProvider) gives to completion requests.
 
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::Value;
+use tokio::sync::Notify;
 
 /// One scripted answer to a completion request, built with the constructors and builder methods below.
 #[derive(Debug, Clone, PartialEq)]
@@ -11,6 +14,50 @@ pub struct Reply {
     pub(crate) delay: Option<Duration>,
     pub(crate) chunk_delay: Option<Duration>,
     pub(crate) headers: Vec<(String, String)>,
+    pub(crate) gate: Option<Gate>,
+}
+
+/// A latch the test opens: a reply [held](Reply::held) on it answers only once it is open, so
+/// a test can act while a request is known to be waiting for its answer.
+#[derive(Debug, Clone, Default)]
+pub struct Gate(Arc<GateState>);
+
+#[derive(Debug, Default)]
+struct GateState {
+    open: AtomicBool,
+    opened: Notify,
+}
+
+impl Gate {
+    /// A closed gate.
+    pub fn new() -> Gate {
+        Gate::default()
+    }
+
+    /// Opens the gate: replies held on it go out, and later ones are not held.
+    pub fn open(&self) {
+        self.0.open.store(true, Ordering::SeqCst);
+        self.0.opened.notify_waiters();
+    }
+
+    /// Resolves once the gate is open.
+    pub(crate) async fn opened(&self) {
+        loop {
+            // Registered before the check, so an `open` between the two still wakes it.
+            let opened = self.0.opened.notified();
+            if self.0.open.load(Ordering::SeqCst) {
+                return;
+            }
+            opened.await;
+        }
+    }
+}
+
+/// Two gates are equal when they are the same gate.
+impl PartialEq for Gate {
+    fn eq(&self, other: &Gate) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
 }
 
 /// What kind of answer a [`Reply`] produces; private so the builder stays the only way in.
@@ -67,6 +114,7 @@ impl Reply {
             delay: None,
             chunk_delay: None,
             headers: Vec::new(),
+            gate: None,
         }
     }
 
@@ -137,6 +185,12 @@ impl Reply {
     /// work on the request (parsing, recording, the responder) counts within it.
     pub fn delay(mut self, delay: Duration) -> Self {
         self.delay = Some(delay);
+        self
+    }
+
+    /// Answers only once `gate` is open (after any [`delay`](Reply::delay)).
+    pub fn held(mut self, gate: &Gate) -> Self {
+        self.gate = Some(gate.clone());
         self
     }
 

@@ -168,6 +168,9 @@ async fn complete(
     if let Some(delay) = reply.delay {
         shared.timer.sleep_until(arrived + delay).await;
     }
+    if let Some(gate) = &reply.gate {
+        gate.opened().await;
+    }
     let ask = Ask {
         model: body
             .get("model")
