@@ -330,6 +330,9 @@ impl RunActor {
                 match end.decision {
                     Decision::Paused { path } => {
                         active.waiting = Some(path);
+                        // A person may take hours to answer: the loop does not hold its
+                        // context rows meanwhile, and reads them whole when it goes on.
+                        active.job.context = Arc::default();
                         return;
                     }
                     Decision::Continue => {

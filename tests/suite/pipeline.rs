@@ -2,7 +2,7 @@
 
 use crate::support::{self, accept, wait_status, TestServer, WAIT};
 use pretty_assertions::assert_eq;
-use rummy_testkit::{Reply, RpcClient};
+use rummy_testkit::{Gate, Reply, RpcClient};
 use serde_json::{json, Value};
 use std::path::Path;
 use tempfile::TempDir;
@@ -336,20 +336,24 @@ async fn ask_user_gets_the_answer() {
     server.stop().await;
 }
 
-/// A run keeps its context rows between turns; a file another run edits while it waits on a
-/// proposal (a shared entry, changed without touching the waiting run's views) still reaches
-/// its next turn.
+/// A run keeps its context rows between turns; a file another run edits between two of them
+/// (a shared entry, changed without touching the first run's views) still reaches its next turn.
 #[actix_rt::test]
-async fn a_file_edited_by_another_run_mid_loop_reaches_the_next_turn() {
+async fn a_file_edited_by_another_run_between_turns_reaches_the_next_one() {
     let server = TestServer::start().await;
-    for reply in [
-        "<ask_user question=\"Which port?\">3000; 8080</ask_user>\n<update status=\"102\">asking</update>".to_owned(),
-        format!("{EDIT}\n<update status=\"102\">edited</update>"),
-        "<update status=\"200\">port changed</update>".to_owned(),
-        "<update status=\"200\">seen</update>".to_owned(),
-    ] {
-        server.provider.push(Reply::content(reply));
-    }
+    let gate = Gate::new();
+    server
+        .provider
+        .push(Reply::content("<update status=\"102\">looking</update>").held(&gate));
+    server.provider.push(Reply::content(format!(
+        "{EDIT}\n<update status=\"102\">edited</update>"
+    )));
+    server.provider.push(Reply::content(
+        "<update status=\"200\">port changed</update>",
+    ));
+    server
+        .provider
+        .push(Reply::content("<update status=\"200\">seen</update>"));
     let dir = project();
     let mut client = hello(&server, dir.path()).await;
     client
@@ -359,22 +363,20 @@ async fn a_file_edited_by_another_run_mid_loop_reaches_the_next_turn() {
         )
         .await
         .unwrap();
-    start(&mut client, "asker", "act").await;
-    let question = proposal_path(&mut client).await;
+    start(&mut client, "reader", "act").await;
+    // The reader's first turn has read its context and waits for the model's answer.
+    assert_eq!(
+        server.provider.wait_for_chat_requests(1, WAIT).await.len(),
+        1
+    );
     start(&mut client, "editor", "act").await;
     let edit = proposal_path(&mut client).await;
     accept(&mut client, "editor", &edit).await;
     wait_status(&mut client, "editor", 200).await;
-    client
-        .call(
-            "set",
-            json!({ "run": "asker", "path": question, "state": "resolved", "body": "8080" }),
-        )
-        .await
-        .unwrap();
-    wait_status(&mut client, "asker", 200).await;
+    gate.open();
+    wait_status(&mut client, "reader", 200).await;
 
-    // Requests: the asker's first turn, the editor's two, the asker's second.
+    // Requests: the reader's first turn, the editor's two, the reader's second.
     let file = |body: &str| format!(">{body}</file>");
     assert!(system_message(&server, 0).contains(&file(APP)));
     let after = system_message(&server, 3);
