@@ -166,17 +166,6 @@ pub fn route(
         .get_result(conn)?)
 }
 
-/// The run's current loop: the active one, else the one that ran last; `None` before any loop started.
-pub fn current(conn: &mut SqliteConnection, run_id: i32) -> Result<Option<Loop>, StoreError> {
-    Ok(loops::table
-        .filter(loops::run_id.eq(run_id))
-        .filter(loops::status.ne(QUEUED))
-        .order(loops::sequence.desc())
-        .select(Loop::as_select())
-        .first(conn)
-        .optional()?)
-}
-
 /// The run's active loop, if any.
 pub fn active(conn: &mut SqliteConnection, run_id: i32) -> Result<Option<Loop>, StoreError> {
     Ok(loops::table

@@ -283,6 +283,18 @@ fn loops_are_a_fifo_with_one_active() {
     assert_eq!(loops::claim_next(&mut conn, r.id, NOW).unwrap(), None);
 }
 
+/// The run's current loop: the active one, else the one that ran last.
+fn current(conn: &mut SqliteConnection, run_id: i32) -> Option<loops::Loop> {
+    t::loops::table
+        .filter(t::loops::run_id.eq(run_id))
+        .filter(t::loops::status.ne(loops::QUEUED))
+        .order(t::loops::sequence.desc())
+        .select(loops::Loop::as_select())
+        .first(conn)
+        .optional()
+        .unwrap()
+}
+
 /// A claimed loop that asked for routing records its class and model once; other loops are untouched, and the current loop outlives its end.
 #[test]
 fn routing_is_recorded_on_the_loop() {
@@ -298,7 +310,8 @@ fn routing_is_recorded_on_the_loop() {
     for (flags, prompt) in [(&on, code), (&json!({}), code), (&on, "hello")] {
         loops::enqueue(&mut conn, r.id, Mode::Ask, "fast", prompt, flags, NOW).unwrap();
     }
-    assert_eq!(loops::current(&mut conn, r.id).unwrap(), None);
+    assert_eq!(current(&mut conn, r.id), None);
+    assert_eq!(runs::push_marks(&mut conn, r.id).unwrap().routed, None);
     let mut seen = Vec::new();
     while let Some(claimed) = loops::claim_next(&mut conn, r.id, NOW).unwrap() {
         let routed = loops::route(&mut conn, claimed, &routing, NOW).unwrap();
@@ -306,9 +319,12 @@ fn routing_is_recorded_on_the_loop() {
         let again =
             loops::route(&mut conn, routed.clone(), &RoutingConfig::default(), NOW).unwrap();
         assert_eq!(again, routed);
+        assert_eq!(current(&mut conn, r.id).as_ref(), Some(&routed));
+        // What run/state and getRun show: the current loop's decision, read with the marks.
+        let shown = runs::push_marks(&mut conn, r.id).unwrap().routed;
         assert_eq!(
-            loops::current(&mut conn, r.id).unwrap().as_ref(),
-            Some(&routed)
+            shown.map(|text| serde_json::from_str::<Routed>(&text).unwrap()),
+            routed.routed()
         );
         seen.push((
             routed.model.clone(),
@@ -339,7 +355,7 @@ fn routing_is_recorded_on_the_loop() {
             ),
         ]
     );
-    let last = loops::current(&mut conn, r.id).unwrap().map(|l| l.prompt);
+    let last = current(&mut conn, r.id).map(|l| l.prompt);
     assert_eq!(last.as_deref(), Some("hello"));
 }
 

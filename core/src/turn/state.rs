@@ -8,7 +8,7 @@ use crate::entry::http_status;
 use crate::provider::routing::Routed;
 use crate::store::entries::{self, ViewRow};
 use crate::store::notifications::{self, Recorded};
-use crate::store::{loops, runs, turns, StoreError};
+use crate::store::{runs, turns, StoreError};
 use crate::time::Millis;
 use diesel::SqliteConnection;
 use serde::Serialize;
@@ -95,9 +95,13 @@ struct StatePush<'a> {
     route: Option<Routed>,
 }
 
-/// The routing decision of the run's current loop, as clients see it.
-fn routed(conn: &mut SqliteConnection, run_id: i32) -> Result<Option<Routed>, StoreError> {
-    Ok(loops::current(conn, run_id)?.and_then(|l| l.routed()))
+/// The routing decision of the run's current loop (the active one, else the one that ran
+/// last), as clients see it: read with the run's push marks.
+fn route(marks: &runs::PushMarks) -> Option<Routed> {
+    marks
+        .routed
+        .as_deref()
+        .and_then(|r| serde_json::from_str(r).ok())
 }
 
 /// Builds, numbers and stores a `run/state` push holding the entries changed since the previous push; returns its params.
@@ -144,7 +148,7 @@ pub fn snapshot(conn: &mut SqliteConnection, run: &runs::Run) -> Result<Value, S
         "status": run.status,
         "turn": run.last_turn(),
         "model": run.model,
-        "route": routed(conn, run.id)?,
+        "route": route(&runs::push_marks(conn, run.id)?),
         "temperature": run.temperature,
         "persona": run.persona,
         "contextLimit": run.context_limit,
