@@ -63,11 +63,6 @@ impl Budget {
 /// (≤ 80 characters), visibility and token attributes.
 pub const TAG_TOKENS: i32 = 64;
 
-/// The next view revision of the run: views written from now on get this revision or later.
-pub fn next_rev(conn: &mut SqliteConnection, run_id: i32) -> Result<i32, StoreError> {
-    Ok(runs::by_id(conn, run_id)?.next_rev)
-}
-
 /// At most how many tokens the views written since revision `rev` add to the run's context:
 /// each such view counted in full with its tag, whatever it was before. An upper bound, so a
 /// context that fits with it fits for certain and need not be assembled again to know.

@@ -249,7 +249,8 @@ fn growth_since_assembly_bounds_the_reassembled_context() {
     let t = f.turn();
     f.run_reply(t, r#"<set path="known://a">short</set>"#);
     let before = f.messages().tokens;
-    let rev = super::budget::next_rev(&mut f.conn, f.run.run_id).unwrap();
+    // Views written from now on get this revision or later.
+    let rev = runs::by_id(&mut f.conn, f.run.run_id).unwrap().next_rev;
     let long = "word ".repeat(200);
     f.run_reply(
         t,
