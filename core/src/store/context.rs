@@ -13,6 +13,7 @@
 use super::cached::{cached, Bind, StaticSql};
 use super::entries::{context_rows, in_context, in_context_order, ViewRow, VIEW_COLUMNS};
 use super::StoreError;
+use crate::entry::Visibility;
 use crate::schema::{entries, run_views};
 use diesel::prelude::*;
 use diesel::sql_types::{BigInt, Integer};
@@ -83,14 +84,24 @@ pub fn context_since(
             Some(kept)
                 if kept.marks.dropped == marks.dropped && kept.marks.shared == marks.shared =>
             {
+                // Every view written since leaves the kept rows; only those the model may
+                // still see come back, read whole. An archived view's body is never read:
+                // each turn archives its own audit trail (the prompt it sent among it), and
+                // reading that back on the next turn only to drop it was most of the read.
+                let changed: Vec<i32> = run_views::table
+                    .filter(run_views::run_id.eq(run_id))
+                    .filter(run_views::rev.gt(kept.marks.rev))
+                    .select(run_views::id)
+                    .load(conn)?;
                 let written: Vec<ViewRow> = run_views::table
                     .inner_join(entries::table)
                     .filter(run_views::run_id.eq(run_id))
                     .filter(run_views::rev.gt(kept.marks.rev))
+                    .filter(run_views::visibility.ne(Visibility::Archived.as_str()))
                     .select(VIEW_COLUMNS)
                     .load(conn)?;
                 let mut rows = kept.rows;
-                rows.retain(|r| !written.iter().any(|w| w.view_id == r.view_id));
+                rows.retain(|r| !changed.contains(&r.view_id));
                 rows.extend(written.into_iter().filter(in_context));
                 in_context_order(&mut rows);
                 rows
