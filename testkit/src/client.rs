@@ -208,6 +208,19 @@ impl RpcClient {
         }
     }
 
+    /// Removes and returns the oldest notification of any method (the full message), reading
+    /// from the socket only when none is buffered: a caller that takes each as it comes sees
+    /// them at the moment they were read.
+    pub async fn next_any_notification(&mut self, timeout: Duration) -> Result<Value, ClientError> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            if let Some(message) = self.notifications.pop_front() {
+                return Ok(message);
+            }
+            self.pump(deadline).await?;
+        }
+    }
+
     /// Waits for a notification of `method` whose params satisfy `pred` and returns its params.
     ///
     /// Earlier notifications of the same method that fail `pred` are consumed (dropped);

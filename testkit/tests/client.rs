@@ -166,6 +166,29 @@ async fn notifications_are_picked_by_method() {
     assert_eq!(left, want);
 }
 
+/// `next_any_notification` takes notifications of every method in arrival order.
+#[actix_rt::test]
+async fn any_notification_comes_in_arrival_order() {
+    let mut c = RpcClient::connect(&start_server().await).await.unwrap();
+    assert_eq!(c.call("burst", json!({})).await.unwrap(), "burst done");
+    let mut seen = Vec::new();
+    for _ in 0..7 {
+        let n = c.next_any_notification(WAIT).await.unwrap();
+        seen.push(json!([n["method"], n["params"]]));
+    }
+    let want = [
+        json!(["tick", {"id": 1}]),
+        json!(["a", {"n": 1}]),
+        json!(["b", {"n": 1}]),
+        json!(["a", {"n": 2}]),
+        json!(["b", {"n": 2}]),
+        json!(["a", {"n": 3}]),
+        json!(["b", {"n": 3}]),
+    ];
+    assert_eq!(seen, want);
+    assert!(c.drain_notifications().is_empty());
+}
+
 /// `wait_for_notification` skips (consumes) same-method notifications failing the predicate.
 #[actix_rt::test]
 async fn wait_for_notification_consumes_non_matching() {

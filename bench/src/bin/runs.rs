@@ -17,7 +17,7 @@ use rummy_bench::server::{
     config, hello, on_client_thread, own_cpu, peak_rss_mb, serve_fake_provider_if_child,
     start_params, thread_cpu, write_project, ProviderChild,
 };
-use serde_json::{json, Value};
+use serde_json::json;
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
@@ -91,7 +91,7 @@ fn bench(n: usize) -> Result<f64, String> {
         let root = project.path().to_path_buf();
         let cpu_before = own_cpu();
         let provider_before = provider.cpu();
-        let (wall, mut latencies, client_cpu) =
+        let (wall, mut latencies, phases, client_cpu) =
             on_client_thread(move || drive(url, root, n)).await?;
         let server_cpu = (own_cpu() - cpu_before).saturating_sub(client_cpu);
         let provider_cpu = provider.cpu() - provider_before;
@@ -114,24 +114,99 @@ fn bench(n: usize) -> Result<f64, String> {
             peak_rss_mb(),
             ratio,
         );
+        println!("runs={n:<5} {}", phases.line());
         server.stop().await;
         Ok::<f64, String>(ratio)
     })
 }
 
+/// What the client saw of one run: when its start went out, when each turn's model call began
+/// (`run/progress` "thinking") and its reply was in ("processing"), and when it ended.
+#[derive(Default)]
+struct Seen {
+    thinking: Vec<(i64, Instant)>,
+    processing: Vec<(i64, Instant)>,
+    done: Option<Instant>,
+}
+
+/// Where a round's run latency went, each segment over all runs, sorted.
+#[derive(Default)]
+struct Phases {
+    /// Start request out → first model call.
+    start: Vec<Duration>,
+    /// Model call → reply in, less the provider's latency: the HTTP round trip's own cost.
+    model: Vec<Duration>,
+    /// Reply in → the next turn's model call: recording and dispatching the turn, the next
+    /// read and assembly.
+    between: Vec<Duration>,
+    /// Last reply in → the run's final `run/state`.
+    end: Vec<Duration>,
+}
+
+impl Phases {
+    fn of(runs: &HashMap<String, (Instant, Seen)>) -> Phases {
+        let mut p = Phases::default();
+        let latency = Duration::from_millis(LATENCY_MS);
+        for (start, seen) in runs.values() {
+            let first = |marks: &[(i64, Instant)], turn: i64| {
+                marks.iter().find(|(t, _)| *t == turn).map(|(_, at)| *at)
+            };
+            if let Some(t1) = first(&seen.thinking, 1) {
+                p.start.push(t1 - *start);
+            }
+            for (turn, reply) in &seen.processing {
+                if let Some(call) = first(&seen.thinking, *turn) {
+                    p.model.push((*reply - call).saturating_sub(latency));
+                }
+                match first(&seen.thinking, turn + 1) {
+                    Some(next) => p.between.push(next - *reply),
+                    None => {
+                        if let Some(done) = seen.done {
+                            p.end.push(done.saturating_duration_since(*reply));
+                        }
+                    }
+                }
+            }
+        }
+        for segment in [&mut p.start, &mut p.model, &mut p.between, &mut p.end] {
+            segment.sort_unstable();
+        }
+        p
+    }
+
+    /// One line: each segment's median and maximum in ms.
+    fn line(&self) -> String {
+        let ms = |d: Duration| d.as_secs_f64() * 1000.0;
+        let pair = |s: &[Duration]| {
+            format!(
+                "{:.1}/{:.1}",
+                ms(quantile(s, 0.5)),
+                ms(s.last().copied().unwrap_or_default())
+            )
+        };
+        format!(
+            "phases p50/max ms: start {}  model beyond {LATENCY_MS} ms {}  between turns {}  end {}",
+            pair(&self.start),
+            pair(&self.model),
+            pair(&self.between),
+            pair(&self.end)
+        )
+    }
+}
+
 /// The client's side: starts `n` runs at once and waits for each to end; returns the wall
-/// time, each run's latency, and this (client) thread's CPU.
+/// time, each run's latency, where the latency went, and this (client) thread's CPU.
 async fn drive(
     url: String,
     root: std::path::PathBuf,
     n: usize,
-) -> Result<(Duration, Vec<Duration>, Duration), String> {
+) -> Result<(Duration, Vec<Duration>, Phases, Duration), String> {
     let mut client = hello(&url, &root, Duration::from_secs(600)).await?;
     let client_before = thread_cpu();
     let started = Instant::now();
     // Every start goes out before any answer is awaited, as when many clients start runs at
     // once; each run's latency counts from its own request.
-    let mut starts = HashMap::new();
+    let mut runs: HashMap<String, (Instant, Seen)> = HashMap::new();
     let mut requests = Vec::with_capacity(n);
     for i in 0..n {
         let alias = format!("r{i}");
@@ -139,7 +214,7 @@ async fn drive(
             .send_request("set", start_params(&alias))
             .await
             .map_err(|e| format!("{e:?}"))?;
-        starts.insert(alias, Instant::now());
+        runs.insert(alias, (Instant::now(), Seen::default()));
         requests.push(id);
     }
     for id in requests {
@@ -149,30 +224,30 @@ async fn drive(
             .map_err(|e| format!("start {id}: {e:?}"))?;
     }
     let mut latencies = Vec::with_capacity(n);
-    let record =
-        |state: &Value, starts: &mut HashMap<String, Instant>, latencies: &mut Vec<Duration>| {
-            if state["status"] == json!(200) {
-                if let Some(start) = state["run"].as_str().and_then(|r| starts.remove(r)) {
-                    latencies.push(start.elapsed());
-                }
-            }
-        };
-    while !starts.is_empty() {
-        // One run/state (waiting if need be), then everything else buffered, so the
-        // client's buffer of ui/render and run/progress never grows.
-        let state = client
-            .next_notification("run/state", Duration::from_secs(600))
+    // Each notification as it is read, so its time is when it arrived.
+    while latencies.len() < n {
+        let message = client
+            .next_any_notification(Duration::from_secs(600))
             .await
             .map_err(|e| format!("{e:?}"))?;
-        record(&state, &mut starts, &mut latencies);
-        for message in client.drain_notifications() {
-            if message["method"] == json!("run/state") {
-                record(&message["params"], &mut starts, &mut latencies);
+        let at = Instant::now();
+        let params = &message["params"];
+        let Some((start, seen)) = params["run"].as_str().and_then(|r| runs.get_mut(r)) else {
+            continue;
+        };
+        let turn = params["turn"].as_i64().unwrap_or(0);
+        match (message["method"].as_str(), params["status"].as_str()) {
+            (Some("run/progress"), Some("thinking")) => seen.thinking.push((turn, at)),
+            (Some("run/progress"), Some("processing")) => seen.processing.push((turn, at)),
+            (Some("run/state"), _) if params["status"] == json!(200) && seen.done.is_none() => {
+                seen.done = Some(at);
+                latencies.push(at - *start);
             }
+            _ => {}
         }
     }
     let wall = started.elapsed();
     let client_cpu = thread_cpu() - client_before;
     client.close().await;
-    Ok((wall, latencies, client_cpu))
+    Ok((wall, latencies, Phases::of(&runs), client_cpu))
 }
