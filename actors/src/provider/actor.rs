@@ -56,6 +56,11 @@ impl ProviderActor {
 
 impl Actor for ProviderActor {
     type Context = Context<Self>;
+
+    /// The arbiter thread exists for this actor alone; it ends with it.
+    fn stopped(&mut self, _: &mut Self::Context) {
+        Arbiter::current().stop();
+    }
 }
 
 impl Handler<Complete> for ProviderActor {

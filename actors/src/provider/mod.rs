@@ -164,7 +164,9 @@ impl Providers {
         for kind in ProviderKind::ALL {
             if let Some(endpoint) = Endpoint::of(kind, &config.providers) {
                 let actor = ProviderActor::new(endpoint, config)?;
-                actors.insert(kind, actor.start());
+                let arbiter = Arbiter::new();
+                let addr = ProviderActor::start_in_arbiter(&arbiter.handle(), move |_| actor);
+                actors.insert(kind, addr);
             }
         }
         Ok(Providers { actors, store })
