@@ -122,8 +122,8 @@ fn bench(n: usize) -> Result<f64, String> {
 
 /// What the client saw of one run: when its start went out, when each turn's model call began
 /// (`run/progress` "thinking") and its reply was in ("processing"), and when it ended.
-#[derive(Default)]
 struct Seen {
+    start: Instant,
     thinking: Vec<(i64, Instant)>,
     processing: Vec<(i64, Instant)>,
     done: Option<Instant>,
@@ -144,15 +144,15 @@ struct Phases {
 }
 
 impl Phases {
-    fn of(runs: &HashMap<String, (Instant, Seen)>) -> Phases {
+    fn of(runs: &HashMap<String, Seen>) -> Phases {
         let mut p = Phases::default();
         let latency = Duration::from_millis(LATENCY_MS);
-        for (start, seen) in runs.values() {
+        for seen in runs.values() {
             let first = |marks: &[(i64, Instant)], turn: i64| {
                 marks.iter().find(|(t, _)| *t == turn).map(|(_, at)| *at)
             };
             if let Some(t1) = first(&seen.thinking, 1) {
-                p.start.push(t1 - *start);
+                p.start.push(t1 - seen.start);
             }
             for (turn, reply) in &seen.processing {
                 if let Some(call) = first(&seen.thinking, *turn) {
@@ -177,13 +177,8 @@ impl Phases {
     /// One line: each segment's median and maximum in ms.
     fn line(&self) -> String {
         let ms = |d: Duration| d.as_secs_f64() * 1000.0;
-        let pair = |s: &[Duration]| {
-            format!(
-                "{:.1}/{:.1}",
-                ms(quantile(s, 0.5)),
-                ms(s.last().copied().unwrap_or_default())
-            )
-        };
+        let pair =
+            |s: &[Duration]| format!("{:.1}/{:.1}", ms(quantile(s, 0.5)), ms(quantile(s, 1.0)));
         format!(
             "phases p50/max ms: start {}  model beyond {LATENCY_MS} ms {}  between turns {}  end {}",
             pair(&self.start),
@@ -206,7 +201,7 @@ async fn drive(
     let started = Instant::now();
     // Every start goes out before any answer is awaited, as when many clients start runs at
     // once; each run's latency counts from its own request.
-    let mut runs: HashMap<String, (Instant, Seen)> = HashMap::new();
+    let mut runs: HashMap<String, Seen> = HashMap::new();
     let mut requests = Vec::with_capacity(n);
     for i in 0..n {
         let alias = format!("r{i}");
@@ -214,7 +209,15 @@ async fn drive(
             .send_request("set", start_params(&alias))
             .await
             .map_err(|e| format!("{e:?}"))?;
-        runs.insert(alias, (Instant::now(), Seen::default()));
+        runs.insert(
+            alias,
+            Seen {
+                start: Instant::now(),
+                thinking: Vec::new(),
+                processing: Vec::new(),
+                done: None,
+            },
+        );
         requests.push(id);
     }
     for id in requests {
@@ -232,7 +235,7 @@ async fn drive(
             .map_err(|e| format!("{e:?}"))?;
         let at = Instant::now();
         let params = &message["params"];
-        let Some((start, seen)) = params["run"].as_str().and_then(|r| runs.get_mut(r)) else {
+        let Some(seen) = params["run"].as_str().and_then(|r| runs.get_mut(r)) else {
             continue;
         };
         let turn = params["turn"].as_i64().unwrap_or(0);
@@ -241,7 +244,7 @@ async fn drive(
             (Some("run/progress"), Some("processing")) => seen.processing.push((turn, at)),
             (Some("run/state"), _) if params["status"] == json!(200) && seen.done.is_none() => {
                 seen.done = Some(at);
-                latencies.push(at - *start);
+                latencies.push(at - seen.start);
             }
             _ => {}
         }
