@@ -124,26 +124,31 @@ impl Handler<ClaimNext> for LoopQueue {
         let store = self.store.clone();
         let run_id = self.run.run_id;
         let routing = self.routing.clone();
-        Box::pin(async move {
-            store
-                .write(move |c| {
-                    let now = now();
-                    let Some(loop_row) = loops::claim_next(c, run_id, now)? else {
-                        return Ok(None);
-                    };
-                    let loop_row = loops::route(c, loop_row, &routing, now)?;
-                    runs::set_status(c, run_id, RunStatus::Running, now)?;
-                    let run = runs::by_id(c, run_id)?;
-                    let model = models::by_alias(c, &loop_row.model)?;
-                    Ok(Some(Claimed {
-                        loop_row,
-                        run,
-                        model,
-                    }))
-                })
-                .await
-        })
+        Box::pin(async move { store.write(move |c| claim(c, run_id, &routing)).await })
     }
+}
+
+/// Takes the run's oldest queued loop, routes it if its run asked, and marks the run running:
+/// what [`ClaimNext`] writes, also called by a new run's creation to claim its first loop in
+/// the same write.
+pub fn claim(
+    c: &mut diesel::SqliteConnection,
+    run_id: i32,
+    routing: &RoutingConfig,
+) -> Result<Option<Claimed>, StoreError> {
+    let now = now();
+    let Some(loop_row) = loops::claim_next(c, run_id, now)? else {
+        return Ok(None);
+    };
+    let loop_row = loops::route(c, loop_row, routing, now)?;
+    runs::set_status(c, run_id, RunStatus::Running, now)?;
+    let run = runs::by_id(c, run_id)?;
+    let model = models::by_alias(c, &loop_row.model)?;
+    Ok(Some(Claimed {
+        loop_row,
+        run,
+        model,
+    }))
 }
 
 impl Handler<Finish> for LoopQueue {

@@ -2,8 +2,8 @@
 
 use crate::clock::now;
 use crate::errors::{from_store, internal};
-use crate::loop_queue::Claimed;
-use crate::run::{Cancel, Inject, QueueLoop, Resolve, Restore, RunActor, Wake};
+use crate::loop_queue::{self, Claimed};
+use crate::run::{Begin, Cancel, Inject, QueueLoop, Resolve, Restore, RunActor, Wake};
 use crate::services::Services;
 use actix::prelude::*;
 use rummy_core::provider::routing;
@@ -231,6 +231,7 @@ impl Handler<StartRun> for RunRegistry {
                 parent_run_id: parent.as_ref().map(|p| p.id),
             };
             let prompt = msg.prompt;
+            let routing = svc.config.providers.routing.clone();
             svc.store
                 .write(move |c| {
                     let run = runs::create(c, &new, now())?;
@@ -247,15 +248,21 @@ impl Handler<StartRun> for RunRegistry {
                         entries::fork(c, from, to, now())?;
                     }
                     loops::enqueue(c, run.id, mode, &new.model, &prompt, &flags, now())?;
-                    Ok(run)
+                    // The first loop is claimed here: one write fewer before the first turn.
+                    let claimed = loop_queue::claim(c, run.id, &routing)?;
+                    Ok((run, claimed))
                 })
                 .await
                 .map_err(from_store)
         };
         Box::pin(started.into_actor(self).map(|res, act, _| {
-            let run = res?;
+            let (run, claimed) = res?;
             tracing::info!(run = %run.alias, project = run.project_id, "run started");
-            act.actor(run.id, run.project_id, &run.alias).do_send(Wake);
+            let actor = act.actor(run.id, run.project_id, &run.alias);
+            match claimed {
+                Some(claimed) => actor.do_send(Begin { claimed }),
+                None => actor.do_send(Wake),
+            }
             Ok(run.alias)
         }))
     }

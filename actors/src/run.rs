@@ -30,6 +30,15 @@ use std::sync::Arc;
 #[rtype(result = "()")]
 pub struct Wake;
 
+/// Start a loop already claimed for this run (a new run's first, claimed in its creation's
+/// write): what [`Wake`] does after its claim.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct Begin {
+    /// The claimed loop, its run and model.
+    pub claimed: Claimed,
+}
+
 /// Queue a new loop (a continuation prompt) and wake.
 #[derive(Message)]
 #[rtype(result = "Result<(), StoreError>")]
@@ -396,6 +405,21 @@ impl Handler<Wake> for RunActor {
 
     fn handle(&mut self, _: Wake, ctx: &mut Context<Self>) {
         self.wake(ctx);
+    }
+}
+
+impl Handler<Begin> for RunActor {
+    type Result = ();
+
+    fn handle(&mut self, msg: Begin, ctx: &mut Context<Self>) {
+        if matches!(self.phase, Phase::Idle) {
+            self.phase = Phase::Claiming;
+            self.prepare_loop(msg.claimed, ctx);
+        } else {
+            // Only a new run's actor is sent this, and it starts idle; the claimed loop stays
+            // running in the store, where recovery finds it should this ever happen.
+            tracing::error!(run = %self.alias, "a claimed loop arrived while another is active");
+        }
     }
 }
 
