@@ -3,7 +3,7 @@
 use super::limiter::Limiter;
 use super::{notify, Complete, Events, ProviderError, ProviderEvent};
 use crate::clock::now;
-use futures_util::StreamExt;
+use futures_util::{FutureExt, StreamExt};
 use rummy_core::config::Config;
 use rummy_core::provider::context::{probes, Method};
 use rummy_core::provider::retry::{retry_after_ms, Fault, RetryPolicy};
@@ -203,7 +203,24 @@ impl Client {
         let mut fold = Fold::new(self, events);
         let mut parser = SseParser::default();
         let mut body = response.bytes_stream();
-        while let Some(chunk) = body.next().await {
+        loop {
+            // What already arrived is read before the deltas gathered from it go out as one
+            // event: a burst of chunks wakes the turn once, not once per chunk. The connection
+            // decodes a chunk at a time on this thread, so it gets one turn of the thread
+            // before the stream counts as waiting on the network.
+            let mut chunk = body.next().now_or_never();
+            if chunk.is_none() {
+                tokio::task::yield_now().await;
+                chunk = body.next().now_or_never();
+            }
+            let chunk = match chunk {
+                Some(chunk) => chunk,
+                None => {
+                    fold.flush();
+                    body.next().await
+                }
+            };
+            let Some(chunk) = chunk else { break };
             match chunk {
                 Ok(bytes) => {
                     for event in parser.push(&bytes) {
@@ -301,6 +318,8 @@ struct Fold<'a> {
     client: &'a Client,
     events: &'a Events,
     reader: StreamReader,
+    /// Delta text not sent yet: it goes out at [`Fold::flush`], at the latest when the fold ends.
+    pending: String,
     shown: bool,
 }
 
@@ -310,6 +329,7 @@ impl<'a> Fold<'a> {
             client,
             events,
             reader: StreamReader::new(client.endpoint.kind.wire()),
+            pending: String::new(),
             shown: false,
         }
     }
@@ -318,7 +338,7 @@ impl<'a> Fold<'a> {
         match self.reader.event(event) {
             Ok(Some(delta)) => {
                 self.shown = true;
-                notify(self.events, ProviderEvent::Delta(delta));
+                self.pending.push_str(&delta);
                 Ok(())
             }
             Ok(None) => Ok(()),
@@ -326,7 +346,18 @@ impl<'a> Fold<'a> {
         }
     }
 
-    fn finish(self) -> Result<Completion, Failed> {
+    /// Sends the delta text gathered since the last flush as one event.
+    fn flush(&mut self) {
+        if !self.pending.is_empty() {
+            notify(
+                self.events,
+                ProviderEvent::Delta(std::mem::take(&mut self.pending)),
+            );
+        }
+    }
+
+    fn finish(mut self) -> Result<Completion, Failed> {
+        self.flush();
         if self.reader.skipped() > 0 {
             tracing::warn!(
                 provider = self.client.name(),
@@ -341,11 +372,14 @@ impl<'a> Fold<'a> {
         })
     }
 
-    fn failed(&self, failure: StreamFailure) -> Failed {
+    /// What was shown stays shown: the text gathered before the failure goes out first.
+    fn failed(&mut self, failure: StreamFailure) -> Failed {
+        self.flush();
         Fold::mark(self.client, self.shown, stream_error(self.client, failure))
     }
 
-    fn broken(&self, error: ProviderError) -> Failed {
+    fn broken(&mut self, error: ProviderError) -> Failed {
+        self.flush();
         Fold::mark(self.client, self.shown, error)
     }
 

@@ -70,13 +70,15 @@ impl Rig {
             .expect("model stored")
     }
 
-    /// Calls a model the way a turn does and collects what the call reported.
+    /// Calls a model the way a turn does and collects what the call reported, deltas in a row
+    /// joined: how a reply's text splits into deltas follows how its chunks arrived (text that
+    /// arrived together goes out as one), so tests compare the text.
     pub async fn call(&self, model: &Model) -> Outcome {
         let (result, events) = self.call_raw(model).await;
-        (result.map_err(|e| e.to_string()), events)
+        (result.map_err(|e| e.to_string()), joined(events))
     }
 
-    /// Like [`Rig::call`], keeping the typed error.
+    /// Like [`Rig::call`], keeping the typed error and the deltas as they were sent.
     pub async fn call_raw(
         &self,
         model: &Model,
@@ -93,6 +95,18 @@ impl Rig {
         }
         (result, events)
     }
+}
+
+/// `events` with every run of consecutive deltas joined into one.
+pub fn joined(events: Vec<ProviderEvent>) -> Vec<ProviderEvent> {
+    let mut out: Vec<ProviderEvent> = Vec::with_capacity(events.len());
+    for event in events {
+        match (out.last_mut(), event) {
+            (Some(ProviderEvent::Delta(text)), ProviderEvent::Delta(more)) => text.push_str(&more),
+            (_, event) => out.push(event),
+        }
+    }
+    out
 }
 
 /// The call every test makes: a short system and user message at temperature 0.5.
