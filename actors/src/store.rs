@@ -9,9 +9,13 @@
 //!
 //! The writer does not checkpoint the write-ahead log itself: a thread with a connection of its
 //! own does, every 200 ms, so copying the log into the database and its fsync never stall a
-//! write.
+//! write. The log starts over from its beginning only when a write begins with all of it
+//! copied, which writes that never pause never do (each pass ends with newer commits in the log):
+//! so once a pass has copied a log of [`RESTART_AFTER_FRAMES`], the writer copies the few frames
+//! committed since, between two groups, and its next write starts the log over.
 
 use actix::prelude::*;
+use actix::WeakAddr;
 use diesel::connection::{AnsiTransactionManager, TransactionManager};
 use diesel::{Connection, SqliteConnection};
 use rummy_core::db::{self, ReadPool};
@@ -108,6 +112,14 @@ impl Message for Flush {
     type Result = ();
 }
 
+/// Tells the writer to copy into the database what the checkpoint thread's last pass left: the
+/// frames committed while it ran.
+struct FinishCheckpoint;
+
+impl Message for FinishCheckpoint {
+    type Result = ();
+}
+
 /// Owns the writing connection; every write of the server passes through it, one group at a time.
 pub struct StoreActor {
     conn: SqliteConnection,
@@ -119,17 +131,29 @@ pub struct StoreActor {
 /// How often the checkpoint thread copies the write-ahead log into the database.
 const CHECKPOINT_EVERY: Duration = Duration::from_millis(200);
 
+/// A log this long (in frames, about a page each; SQLite's own automatic checkpoint waits for
+/// as many) is started over even while writes never pause.
+const RESTART_AFTER_FRAMES: i32 = 1000;
+
 /// The checkpoint thread: a passive checkpoint every [`CHECKPOINT_EVERY`] on a connection of
 /// its own, so the copy and its fsync are off the writer's path; a last one when the writer
-/// is gone.
-fn checkpoints(mut conn: SqliteConnection, stop: mpsc::Receiver<()>) {
+/// is gone. After a pass that copied all of a long log, the writer finishes it.
+fn checkpoints(mut conn: SqliteConnection, stop: mpsc::Receiver<()>, writer: WeakAddr<StoreActor>) {
     loop {
         let last = matches!(
             stop.recv_timeout(CHECKPOINT_EVERY),
             Err(mpsc::RecvTimeoutError::Disconnected)
         );
-        if let Err(e) = db::checkpoint(&mut conn) {
-            tracing::warn!(error = %e, "WAL checkpoint failed; trying again later");
+        match db::checkpoint(&mut conn) {
+            // A reader still on an older snapshot held the pass back; the writer could copy no
+            // more, so it is not asked.
+            Ok(pass) if pass.log >= RESTART_AFTER_FRAMES && pass.checkpointed == pass.log => {
+                if let Some(writer) = writer.upgrade() {
+                    writer.do_send(FinishCheckpoint);
+                }
+            }
+            Ok(_) => {}
+            Err(e) => tracing::warn!(error = %e, "WAL checkpoint failed; trying again later"),
         }
         if last {
             return;
@@ -203,6 +227,18 @@ impl Handler<Flush> for StoreActor {
     }
 }
 
+impl Handler<FinishCheckpoint> for StoreActor {
+    type Result = ();
+
+    /// Copies the frames committed since the checkpoint thread's pass; nothing else writes
+    /// meanwhile, so all of the log is then copied and the next write starts it over.
+    fn handle(&mut self, _: FinishCheckpoint, _: &mut Self::Context) {
+        if let Err(e) = db::checkpoint(&mut self.conn) {
+            tracing::warn!(error = %e, "finishing a WAL checkpoint failed; the log goes on growing until the next");
+        }
+    }
+}
+
 /// The handle actors use to reach the store: writes to the `StoreActor`, reads from the pool.
 #[derive(Clone)]
 pub struct Store {
@@ -220,16 +256,19 @@ impl Store {
         let checkpointer = db::open_checkpointer(path)?;
         db::hand_off_checkpoints(&mut conn)?;
         let (stop, stopped) = mpsc::channel();
-        std::thread::Builder::new()
-            .name("rummy-checkpoint".into())
-            .spawn(move || checkpoints(checkpointer, stopped))
-            .map_err(|e| StoreError::Pool(format!("cannot start the checkpoint thread: {e}")))?;
         let arbiter = Arbiter::new();
         let writer = StoreActor::start_in_arbiter(&arbiter.handle(), move |_| StoreActor {
             conn,
             queued: Vec::new(),
             _checkpoints: stop,
         });
+        // A weak address: the thread must not keep the writer alive, since the writer's end
+        // is what ends the thread.
+        let weak = writer.downgrade();
+        std::thread::Builder::new()
+            .name("rummy-checkpoint".into())
+            .spawn(move || checkpoints(checkpointer, stopped, weak))
+            .map_err(|e| StoreError::Pool(format!("cannot start the checkpoint thread: {e}")))?;
         Ok(Store {
             writer,
             readers: pool,

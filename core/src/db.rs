@@ -93,7 +93,8 @@ pub struct Checkpointed {
 }
 
 /// Copies what it can of the log into the database without waiting for readers or the writer
-/// (a passive checkpoint); the log is reused from its start once all of it is copied.
+/// (a passive checkpoint). The log starts over from its beginning at the next write that
+/// begins with all of it copied: one committed while this ran keeps it growing.
 pub fn checkpoint(conn: &mut SqliteConnection) -> Result<Checkpointed, StoreError> {
     Ok(diesel::sql_query("PRAGMA wal_checkpoint(PASSIVE)").get_result(conn)?)
 }

@@ -107,3 +107,76 @@ async fn a_lone_failing_or_panicking_write_leaves_nothing_behind() {
     assert!(kept.is_ok(), "{kept:?}");
     assert_eq!(store.read(project_names).await.unwrap(), ["kept"]);
 }
+
+/// How many times the write-ahead log of the database at `db` has started over from its
+/// beginning: SQLite counts it in the log's header (bytes 12..16, the checkpoint sequence).
+fn log_restarts(db: &std::path::Path) -> u32 {
+    let wal = std::fs::read(db.with_extension("db-wal")).expect("the log exists");
+    u32::from_be_bytes(wal[12..16].try_into().expect("a 32-byte header"))
+}
+
+/// Writes that never pause leave the checkpoint thread no moment when the whole log is copied
+/// and nothing new was committed, yet the log must still start over, again and again, before it
+/// grows large: left alone it grew past 100 MB, until the kernel's throttling of dirty pages
+/// stalled the writer long enough for a checkpoint to catch up.
+#[actix_rt::test]
+async fn the_log_starts_over_under_writes_that_never_pause() {
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    use std::sync::Arc;
+    use std::time::{Duration, Instant};
+
+    let home = tempfile::TempDir::new().unwrap();
+    let db = home.path().join("rummy.db");
+    let store = Store::open(&db, 2).unwrap();
+    let before = log_restarts(&db);
+    let stop = Arc::new(AtomicBool::new(false));
+    let written = Arc::new(AtomicUsize::new(0));
+    // Eight writers keep the writer's queue from ever running dry; each write fills a page or so.
+    let writers: Vec<_> = (0..8)
+        .map(|w| {
+            let (store, stop, written) = (store.clone(), Arc::clone(&stop), Arc::clone(&written));
+            actix_rt::spawn(async move {
+                let mut i = 0;
+                while !stop.load(Ordering::Relaxed) {
+                    let name = format!("w{w}-{i}");
+                    store
+                        .write(move |c| {
+                            diesel::sql_query(
+                                "INSERT INTO projects (name, project_root, created_at) VALUES (?, ?, 0)",
+                            )
+                            .bind::<diesel::sql_types::Text, _>(&name)
+                            .bind::<diesel::sql_types::Text, _>("/".repeat(3000))
+                            .execute(c)
+                            .map_err(StoreError::from)
+                        })
+                        .await
+                        .unwrap();
+                    written.fetch_add(1, Ordering::Relaxed);
+                    i += 1;
+                }
+            })
+        })
+        .collect();
+    // A lucky moment between two writes may let the log start over once; three times is the
+    // writer's doing.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while log_restarts(&db) < before + 3 && Instant::now() < deadline {
+        actix_rt::time::sleep(Duration::from_millis(20)).await;
+    }
+    stop.store(true, Ordering::Relaxed);
+    for writer in writers {
+        writer.await.unwrap();
+    }
+    let restarts = log_restarts(&db) - before;
+    // The log never shrinks on disk, so its size is the longest it ever was: the frames a
+    // checkpoint interval's writes add, and the thousand it waits for before starting over.
+    let longest_mb = std::fs::metadata(db.with_extension("db-wal"))
+        .unwrap()
+        .len()
+        >> 20;
+    let writes = written.load(Ordering::Relaxed);
+    assert!(
+        restarts >= 3 && longest_mb < 64,
+        "in {writes} writes the log started over {restarts} times and grew to {longest_mb} MB"
+    );
+}
