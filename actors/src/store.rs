@@ -145,8 +145,8 @@ fn checkpoints(mut conn: SqliteConnection, stop: mpsc::Receiver<()>, writer: Wea
             Err(mpsc::RecvTimeoutError::Disconnected)
         );
         match db::checkpoint(&mut conn) {
-            // A reader still on an older snapshot held the pass back; the writer could copy no
-            // more, so it is not asked.
+            // Only after a pass that copied all it saw: when a reader on an older snapshot
+            // held it back, the writer could copy no more.
             Ok(pass) if pass.log >= RESTART_AFTER_FRAMES && pass.checkpointed == pass.log => {
                 if let Some(writer) = writer.upgrade() {
                     writer.do_send(FinishCheckpoint);
