@@ -61,7 +61,7 @@ pub struct TurnJob {
 }
 
 /// Where a turn starts.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Start {
     /// A new turn: call the model.
     Fresh,
@@ -79,12 +79,21 @@ pub enum Start {
 }
 
 /// A turn row allocated ahead, by the write that ended the turn before it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Allocated {
     /// The turn number.
     pub turn: i32,
     /// The turn's row.
     pub turn_id: i32,
+    /// Set when that write also read the turn's context (into the loop's kept rows).
+    pub read: Option<ContextRead>,
+}
+
+/// What a write that read a turn's context in advance read besides the rows.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ContextRead {
+    /// The budget's calibration ([`rummy_core::turn::budget::last_ratio`]) as of that write.
+    pub ratio: Option<f64>,
 }
 
 /// How a turn ended when it ran to completion (or paused).

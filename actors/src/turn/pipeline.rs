@@ -1,7 +1,7 @@
 //! The turn's steps in order; each write step is one store transaction.
 
 use super::events::{distribution, forward_events, progress};
-use super::{Allocated, Decision, Start, TurnEnd, TurnFailure, TurnJob};
+use super::{Allocated, ContextRead, Decision, Start, TurnEnd, TurnFailure, TurnJob};
 use crate::clock::now;
 use crate::provider::{Complete, ProviderError};
 use crate::services::Services;
@@ -53,39 +53,67 @@ pub async fn execute(svc: Services, job: TurnJob, start: Start) -> Result<TurnEn
 
 /// The context's distribution by category (for telemetry), the two messages for this moment of
 /// the run, the revision views written after this moment get (see [`budget::growth_since`]),
-/// and the run's budget — all from one read. The context rows themselves stay (and are freed)
-/// on the reading thread.
+/// and the run's budget.
+type Materialised = (Value, Messages, i32, Option<Budget>);
+
+/// Materialises the turn's context from one read. With `read`, the write that allocated the
+/// turn already read it (the rows are in the loop's slot, see [`end_turn`]): nothing is read
+/// again and the messages are assembled here. Otherwise the read and the assembly run on the
+/// blocking pool, so many runs' prompts are built in parallel rather than on the arbiter thread
+/// every actor shares; the rows stay (and are freed) there.
 async fn materialise(
     svc: &Services,
     job: &TurnJob,
-) -> Result<(Value, Messages, i32, Option<Budget>), TurnFailure> {
+    read: Option<ContextRead>,
+) -> Result<Materialised, TurnFailure> {
     let run_id = job.run.run_id;
     let limits = &svc.config.limits;
     let (mode, divisor) = (job.mode, limits.token_divisor);
     let (context_size, ceiling) = (job.context_size, limits.budget_ceiling);
     let active = tools::active_tools(mode, loop_flags(job), svc.search.is_some());
     let instructions = tools::instructions(&active, limits.max_commands, job.persona.as_deref());
-    // Assembly runs beside the read on the blocking pool, so many runs' prompts are built in
-    // parallel rather than on the arbiter thread every actor shares.
     let slot = Arc::clone(&job.context);
+    if let Some(read) = read {
+        if let Some(context) = take_kept(&slot) {
+            let budget = Budget::new(context_size, None, ceiling, read.ratio);
+            let materialised = assembled(&context, &instructions, mode, budget, divisor);
+            put_kept(&slot, context);
+            return Ok(materialised);
+        }
+    }
     svc.store
         .read(move |c| {
             let budget = Budget::new(context_size, None, ceiling, budget::last_ratio(c, run_id)?);
-            let kept = take_kept(&slot);
-            let context = context_since(c, run_id, kept)?;
-            let messages = assemble(AssemblyInput {
-                rows: context.rows(),
-                instructions: &instructions,
-                mode,
-                budget,
-                divisor,
-            });
-            let (spread, rev) = (distribution(context.rows()), context.next_rev());
+            let context = context_since(c, run_id, take_kept(&slot))?;
+            let materialised = assembled(&context, &instructions, mode, budget, divisor);
             put_kept(&slot, context);
-            Ok((spread, messages, rev, budget))
+            Ok(materialised)
         })
         .await
         .map_err(failure)
+}
+
+/// The messages and figures of a turn from its context rows.
+fn assembled(
+    context: &KeptContext,
+    instructions: &str,
+    mode: rummy_core::run::Mode,
+    budget: Option<Budget>,
+    divisor: u32,
+) -> Materialised {
+    let messages = assemble(AssemblyInput {
+        rows: context.rows(),
+        instructions,
+        mode,
+        budget,
+        divisor,
+    });
+    (
+        distribution(context.rows()),
+        messages,
+        context.next_rev(),
+        budget,
+    )
 }
 
 /// Takes the run's kept context rows out of the loop's slot (`None` if the slot's lock was
@@ -133,6 +161,8 @@ async fn fresh(
         job.prompt.clone(),
         job.mode,
     );
+    // Read by the previous turn's last write, when it allocated this one.
+    let read = allocated.and_then(|next| next.read).filter(|_| !first);
     let attach = first && !job.no_repo;
     let scan = if attach {
         scan_project(&svc, run.project_id).await
@@ -194,7 +224,7 @@ async fn fresh(
     }
 
     // 2–4. Materialise, assemble, and check the budget (Prompt Demotion on a loop's first turn).
-    let (mut spread, mut messages, mut rev, budget) = materialise(&svc, &job).await?;
+    let (mut spread, mut messages, mut rev, budget) = materialise(&svc, &job, read).await?;
     if let Some(b) = budget {
         let mut over = b.overflow(b.calibrate(messages.tokens));
         if over > 0 && first {
@@ -204,7 +234,7 @@ async fn fresh(
                 .await
                 .map_err(failure)?
             {
-                (spread, messages, rev, _) = materialise(&svc, &job).await?;
+                (spread, messages, rev, _) = materialise(&svc, &job, None).await?;
                 over = b.overflow(b.calibrate(messages.tokens));
             }
         }
@@ -463,6 +493,9 @@ struct EndInput {
     ctx: DispatchCtx,
     /// Whether the loop may run another turn after this one.
     next_allowed: bool,
+    /// The loop's kept context rows, which the write that allocates the next turn brings up to
+    /// date for it.
+    context: Arc<Mutex<Option<KeptContext>>>,
 }
 
 /// A turn that ended: the healer's verdict, the healer as it is after judging, and the
@@ -472,6 +505,9 @@ struct Ended {
     healer: rummy_core::turn::healer::Healer,
     params: Recorded,
     next: Option<Allocated>,
+    /// The next turn's context rows as this write left them, for the loop's slot once it
+    /// committed.
+    context: Option<KeptContext>,
 }
 
 /// Judges the turn and writes its end: the healer's warnings, an answer given as prose
@@ -490,6 +526,7 @@ fn end_turn(
         telemetry,
         ctx,
         next_allowed,
+        context: slot,
     } = input;
     let t = ctx.t;
     let verdict = healer.assess(TurnFacts {
@@ -528,6 +565,7 @@ fn end_turn(
             Some(Allocated {
                 turn: next.sequence,
                 turn_id: next.id,
+                read: None,
             })
         }
         _ => None,
@@ -540,12 +578,41 @@ fn end_turn(
         telemetry,
         now,
     )?;
+    // The next turn's context is read here, after everything this turn wrote: the writer's
+    // page cache is warm where a reader's starts cold after every commit, and the next turn
+    // starts without a read of its own. A change another writer commits before the next
+    // turn's model call then reaches the turn after it, as one committed a moment later would.
+    let (next, context) = match next {
+        Some(mut next) => match read_ahead(c, t.run.run_id, take_kept(&slot)) {
+            Ok((context, read)) => {
+                next.read = Some(read);
+                (Some(next), Some(context))
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "reading the next turn's context ahead failed; it reads its own");
+                (Some(next), None)
+            }
+        },
+        None => (None, None),
+    };
     Ok(Ended {
         verdict,
         healer,
         params,
         next,
+        context,
     })
+}
+
+/// The run's context rows and the budget's calibration, read inside a write.
+fn read_ahead(
+    c: &mut diesel::SqliteConnection,
+    run_id: i32,
+    kept: Option<KeptContext>,
+) -> Result<(KeptContext, ContextRead), StoreError> {
+    let context = context_since(c, run_id, kept)?;
+    let ratio = budget::last_ratio(c, run_id)?;
+    Ok((context, ContextRead { ratio }))
 }
 
 /// Whether the prompt assembled at `assembled` plus everything written since fits the budget
@@ -618,6 +685,7 @@ async fn dispatch_from(
         telemetry,
         ctx: ctx_at(0),
         next_allowed: job.next_allowed,
+        context: Arc::clone(&job.context),
     };
     let (context_size, ceiling) = (job.context_size, limits.budget_ceiling);
     let mut next = start;
@@ -725,7 +793,7 @@ async fn dispatch_from(
         let over = match bound {
             Some(bound) if b.overflow(b.calibrate(bound)) == 0 => 0,
             _ => {
-                let (_, messages, _, _) = materialise(svc, job).await?;
+                let (_, messages, _, _) = materialise(svc, job, None).await?;
                 b.overflow(b.calibrate(messages.tokens))
             }
         };
@@ -769,6 +837,9 @@ fn push_pending(
 /// Publishes the turn-end `run/state` of a committed end and tells the run what follows.
 fn published_end(svc: &Services, job: &TurnJob, t: TurnRef, ended: Ended) -> TurnEnd {
     svc.publish_state(t.run.project_id, &job.alias, &ended.params);
+    if let Some(context) = ended.context {
+        put_kept(&job.context, context);
+    }
     let decision = match ended.verdict {
         Verdict::Continue { .. } => Decision::Continue,
         Verdict::Conclude { status, .. } => Decision::Conclude(status),
