@@ -162,8 +162,9 @@ async fn fresh(
         job.mode,
     );
     // Read by the previous turn's last write, when it allocated this one.
-    let read = allocated.and_then(|next| next.read).filter(|_| !first);
+    let mut read = allocated.and_then(|next| next.read).filter(|_| !first);
     let attach = first && !job.no_repo;
+    let slot = Arc::clone(&job.context);
     let scan = if attach {
         scan_project(&svc, run.project_id).await
     } else {
@@ -202,20 +203,34 @@ async fn fresh(
                 if attach {
                     attach_views(c, run)?;
                 }
-                Ok((t, turn.id, synced))
+                // As at a turn's end (see `end_turn`), the context is read by the write before
+                // it, on the writer's warm cache.
+                let ahead = read_ahead(c, run.run_id, take_kept(&slot));
+                Ok((t, turn.id, synced, ahead))
             })
             .await
-            .map_err(failure)?,
+            .map_err(failure)
+            .map(|(t, turn_id, synced, ahead)| {
+                if let Some((context, ahead)) = ahead {
+                    put_kept(&job.context, context);
+                    read = Some(ahead);
+                }
+                (t, turn_id, synced)
+            })?,
     };
     tracing::debug!(turn = t.turn, "turn started");
     if let Some((report, scan)) = synced {
         let missing = report.missing > 0;
         match scan.settle(&svc, report).await {
-            // Files the first sync missed were synced after the views were attached.
-            Ok(_) if missing => store
-                .write(move |c| attach_views(c, run))
-                .await
-                .map_err(failure)?,
+            // Files the first sync missed were synced after the views were attached; the
+            // turn reads its context again.
+            Ok(_) if missing => {
+                read = None;
+                store
+                    .write(move |c| attach_views(c, run))
+                    .await
+                    .map_err(failure)?
+            }
             Ok(_) => {}
             Err(e) => {
                 tracing::warn!(error = %e, "project rescan failed; using the files already stored")
@@ -584,14 +599,11 @@ fn end_turn(
     // turn's model call then reaches the turn after it, as one committed a moment later would.
     let (next, context) = match next {
         Some(mut next) => match read_ahead(c, t.run.run_id, take_kept(&slot)) {
-            Ok((context, read)) => {
+            Some((context, read)) => {
                 next.read = Some(read);
                 (Some(next), Some(context))
             }
-            Err(e) => {
-                tracing::warn!(error = %e, "reading the next turn's context ahead failed; it reads its own");
-                (Some(next), None)
-            }
+            None => (Some(next), None),
         },
         None => (None, None),
     };
@@ -604,15 +616,19 @@ fn end_turn(
     })
 }
 
-/// The run's context rows and the budget's calibration, read inside a write.
+/// The run's context rows and the budget's calibration, read inside a write for the turn that
+/// follows it. A failure only costs that turn a read of its own, so it fails nothing.
 fn read_ahead(
     c: &mut diesel::SqliteConnection,
     run_id: i32,
     kept: Option<KeptContext>,
-) -> Result<(KeptContext, ContextRead), StoreError> {
-    let context = context_since(c, run_id, kept)?;
-    let ratio = budget::last_ratio(c, run_id)?;
-    Ok((context, ContextRead { ratio }))
+) -> Option<(KeptContext, ContextRead)> {
+    let read = context_since(c, run_id, kept).and_then(|context| {
+        let ratio = budget::last_ratio(c, run_id)?;
+        Ok((context, ContextRead { ratio }))
+    });
+    read.inspect_err(|e| tracing::warn!(error = %e, "reading a turn's context ahead failed; the turn reads its own"))
+        .ok()
 }
 
 /// Whether the prompt assembled at `assembled` plus everything written since fits the budget
