@@ -57,8 +57,8 @@ pub async fn execute(svc: Services, job: TurnJob, start: Start) -> Result<TurnEn
 type Materialised = (Value, Messages, i32, Option<Budget>);
 
 /// Materialises the turn's context from one read. With `read`, the write that allocated the
-/// turn already read it (the rows are in the loop's slot, see [`end_turn`]): nothing is read
-/// again and the messages are assembled here. Otherwise the read and the assembly run on the
+/// turn (the loop's first, or the previous turn's last: see [`end_turn`]) already read it, and
+/// the rows are in the loop's slot: nothing is read again and the messages are assembled here. Otherwise the read and the assembly run on the
 /// blocking pool, so many runs' prompts are built in parallel rather than on the arbiter thread
 /// every actor shares; the rows stay (and are freed) there.
 async fn materialise(
