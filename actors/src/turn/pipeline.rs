@@ -58,9 +58,9 @@ type Materialised = (Value, Messages, i32, Option<Budget>);
 
 /// Materialises the turn's context from one read. With `read`, the write that allocated the
 /// turn (the loop's first, or the previous turn's last: see [`end_turn`]) already read it, and
-/// the rows are in the loop's slot: nothing is read again and the messages are assembled here. Otherwise the read and the assembly run on the
-/// blocking pool, so many runs' prompts are built in parallel rather than on the arbiter thread
-/// every actor shares; the rows stay (and are freed) there.
+/// the rows are in the loop's slot: nothing is read again and the messages are assembled here.
+/// Otherwise the read and the assembly run on the blocking pool, so many runs' prompts are
+/// built in parallel rather than on the arbiter thread every actor shares.
 async fn materialise(
     svc: &Services,
     job: &TurnJob,
@@ -211,10 +211,10 @@ async fn fresh(
             .await
             .map_err(failure)
             .map(|(t, turn_id, synced, ahead)| {
-                if let Some((context, ahead)) = ahead {
+                read = ahead.map(|(context, ahead)| {
                     put_kept(&job.context, context);
-                    read = Some(ahead);
-                }
+                    ahead
+                });
                 (t, turn_id, synced)
             })?,
     };
@@ -597,16 +597,12 @@ fn end_turn(
     // page cache is warm where a reader's starts cold after every commit, and the next turn
     // starts without a read of its own. A change another writer commits before the next
     // turn's model call then reaches the turn after it, as one committed a moment later would.
-    let (next, context) = match next {
-        Some(mut next) => match read_ahead(c, t.run.run_id, take_kept(&slot)) {
-            Some((context, read)) => {
-                next.read = Some(read);
-                (Some(next), Some(context))
-            }
-            None => (Some(next), None),
-        },
-        None => (None, None),
-    };
+    let context = next.and_then(|_| read_ahead(c, t.run.run_id, take_kept(&slot)));
+    let next = next.map(|next| Allocated {
+        read: context.as_ref().map(|(_, read)| *read),
+        ..next
+    });
+    let context = context.map(|(rows, _)| rows);
     Ok(Ended {
         verdict,
         healer,

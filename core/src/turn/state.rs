@@ -120,10 +120,6 @@ pub fn push(
     let unknowns = entries::unknowns(conn, run_id)?;
     let summary = entries::latest_summary(conn, run_id)?;
     let seq = runs::take_push(conn, run_id, run.next_rev - 1)?;
-    let route = run
-        .routed
-        .as_deref()
-        .and_then(|r| serde_json::from_str(r).ok());
     let params = StatePush {
         run: &run.alias,
         turn,
@@ -132,7 +128,7 @@ pub fn push(
         history: changed.iter().map(|r| HistoryItem::of(r, true)).collect(),
         unknowns: unknowns.iter().map(UnknownItem::of).collect(),
         telemetry: &telemetry,
-        route,
+        route: route(&run),
     };
     notifications::record(conn, run_id, seq, "run/state", &params, now)
 }
