@@ -10,7 +10,7 @@ use rummy_core::provider::routing;
 use rummy_core::run::Mode;
 use rummy_core::store::entries::RunRef;
 use rummy_core::store::runs::{self, NewRun, Run, RunSettings};
-use rummy_core::store::{entries, loops, models};
+use rummy_core::store::{entries, loops, models, rpc_log};
 use rummy_core::turn::recovery;
 use rummy_core::wire::params::RunAttributes;
 use rummy_core::wire::{ErrorKind, RpcError};
@@ -52,7 +52,8 @@ pub struct CancelRun {
 }
 
 /// At start-up: recovers runs a crash left mid-loop, then runs their queued loops; and
-/// removes the runs finished more than `RUMMY_RETENTION_DAYS` ago (0 keeps them all).
+/// removes the runs finished, and the calls logged, more than `RUMMY_RETENTION_DAYS` ago (0
+/// keeps them all).
 #[derive(Message)]
 #[rtype(result = "Result<usize, String>")]
 pub struct Recover;
@@ -390,18 +391,19 @@ impl Handler<Recover> for RunRegistry {
             // In a write of its own: a purge that fails must not undo the recovery.
             if retention_days > 0 {
                 let cutoff = now().days_before(retention_days);
-                match svc
-                    .store
-                    .write(move |c| runs::purge_finished_before(c, cutoff))
-                    .await
-                {
-                    Ok(purged) if purged.is_empty() => {}
-                    Ok(purged) => tracing::info!(
-                        runs = purged.len(),
+                let purge = move |c: &mut diesel::SqliteConnection| {
+                    let runs = runs::purge_finished_before(c, cutoff)?.len();
+                    Ok((runs, rpc_log::purge_before(c, cutoff)?))
+                };
+                match svc.store.write(purge).await {
+                    Ok((0, 0)) => {}
+                    Ok((runs, calls)) => tracing::info!(
+                        runs,
+                        calls,
                         retention_days,
-                        "removed runs finished before the retention period"
+                        "removed runs finished and calls logged before the retention period"
                     ),
-                    Err(e) => tracing::error!(error = %e, "removing old runs failed"),
+                    Err(e) => tracing::error!(error = %e, "removing old runs and calls failed"),
                 }
             }
             Ok::<_, String>(report)

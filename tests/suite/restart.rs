@@ -169,9 +169,9 @@ async fn routed_loop_keeps_its_model_after_a_crash() {
 }
 
 /// At start-up, runs finished more than `RUMMY_RETENTION_DAYS` ago are gone with their
-/// entries; runs finished since stay.
+/// entries, and so are calls logged that long ago; runs finished since stay.
 #[actix_rt::test]
-async fn runs_past_the_retention_period_are_removed_at_start_up() {
+async fn runs_and_calls_past_the_retention_period_are_removed_at_start_up() {
     let provider = FakeProvider::start().unwrap();
     provider.push(Reply::content(
         "<set path=\"known://f\">1</set><update status=\"200\">old done</update>",
@@ -209,6 +209,10 @@ async fn runs_past_the_retention_period_are_removed_at_start_up() {
             .bind::<diesel::sql_types::BigInt, _>(forty_days_ago)
             .execute(&mut db)
             .unwrap();
+        diesel::sql_query("UPDATE rpc_log SET created_at = ? WHERE params LIKE '%run://old%'")
+            .bind::<diesel::sql_types::BigInt, _>(forty_days_ago)
+            .execute(&mut db)
+            .unwrap();
     }
 
     let (second, port) = spawn_with(home.path(), &provider, &[("RUMMY_RETENTION_DAYS", "31")]);
@@ -231,6 +235,18 @@ async fn runs_past_the_retention_period_are_removed_at_start_up() {
             .unwrap()
             .n;
     assert_eq!(facts, 0, "the old run's entries went with it");
+    let logged = |db: &mut diesel::SqliteConnection, run: &str| {
+        diesel::sql_query("SELECT count(*) AS n FROM rpc_log WHERE params LIKE ?")
+            .bind::<diesel::sql_types::Text, _>(format!("%run://{run}%"))
+            .get_result::<Count>(db)
+            .unwrap()
+            .n
+    };
+    assert_eq!(
+        (logged(&mut db, "old"), logged(&mut db, "fresh")),
+        (0, 1),
+        "the old call's log went; the recent one stays"
+    );
 }
 
 #[derive(diesel::QueryableByName)]

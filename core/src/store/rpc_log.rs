@@ -93,6 +93,11 @@ pub fn record(
     Ok(())
 }
 
+/// Deletes the calls logged before `cutoff`; answers how many.
+pub fn purge_before(conn: &mut SqliteConnection, cutoff: Millis) -> Result<usize, StoreError> {
+    Ok(diesel::delete(rpc_log::table.filter(rpc_log::created_at.lt(cutoff.0))).execute(conn)?)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
