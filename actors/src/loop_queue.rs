@@ -14,7 +14,7 @@ use rummy_core::store::loops::{self, Loop};
 use rummy_core::store::models::{self, Model};
 use rummy_core::store::notifications::Recorded;
 use rummy_core::store::runs::{self, Run};
-use rummy_core::store::{turns, StoreError};
+use rummy_core::store::{entries, turns, StoreError};
 use rummy_core::turn::{proposals, record, state, TurnRef};
 use serde_json::{json, Value};
 
@@ -93,28 +93,68 @@ impl Handler<Enqueue> for LoopQueue {
     fn handle(&mut self, msg: Enqueue, _: &mut Context<Self>) -> Self::Result {
         let store = self.store.clone();
         let run_id = self.run.run_id;
-        Box::pin(async move {
-            store
-                .write(move |c| {
-                    let now = now();
-                    let l = loops::enqueue(
-                        c,
-                        run_id,
-                        msg.mode,
-                        &msg.model,
-                        &msg.prompt,
-                        &msg.config,
-                        now,
-                    )?;
-                    let run = runs::by_id(c, run_id)?;
-                    if !run.run_status().is_active() {
-                        runs::set_status(c, run_id, RunStatus::Queued, now)?;
-                    }
-                    Ok(l)
-                })
-                .await
-        })
+        Box::pin(async move { store.write(move |c| enqueue(c, run_id, &msg)).await })
     }
+}
+
+/// Appends a loop to the run's queue; a run that is not running becomes queued.
+fn enqueue(
+    c: &mut diesel::SqliteConnection,
+    run_id: i32,
+    msg: &Enqueue,
+) -> Result<Loop, StoreError> {
+    let now = now();
+    let l = loops::enqueue(
+        c,
+        run_id,
+        msg.mode,
+        &msg.model,
+        &msg.prompt,
+        &msg.config,
+        now,
+    )?;
+    if !runs::by_id(c, run_id)?.run_status().is_active() {
+        runs::set_status(c, run_id, RunStatus::Queued, now)?;
+    }
+    Ok(l)
+}
+
+/// Folds an injected prompt into the run's active loop `loop_id`: `prompt://<next turn>`, which that
+/// turn reads (joined after a prompt injected before it for the same turn, so neither is lost).
+/// A loop that has ended, or has not begun its first turn (whose own prompt takes that path),
+/// gets the prompt as a loop of its own, `msg`, instead. Answers whether it was folded in.
+///
+/// One write, so it is ordered with the loop's own: a loop whose last turn ends after this wrote
+/// hands the prompt on to a new loop (see [`finish`]).
+pub fn inject(
+    c: &mut diesel::SqliteConnection,
+    run: RunRef,
+    loop_id: i32,
+    mode: Mode,
+    msg: &Enqueue,
+    divisor: u32,
+) -> Result<bool, StoreError> {
+    let run_id = run.run_id;
+    let running = loops::active(c, run_id)?.is_some_and(|l| l.id == loop_id);
+    if !running || !turns::any_in_loop(c, run_id, loop_id)? {
+        enqueue(c, run_id, msg)?;
+        return Ok(false);
+    }
+    let turn = runs::by_id(c, run_id)?.next_turn;
+    let path = format!("prompt://{turn}");
+    let body = match entries::by_path(c, run_id, &path)? {
+        Some(earlier) => format!("{}\n\n{}", earlier.body, msg.prompt),
+        None => msg.prompt.clone(),
+    };
+    record::prompt(
+        c,
+        TurnRef { run, loop_id, turn },
+        &body,
+        mode,
+        divisor,
+        now(),
+    )?;
+    Ok(true)
 }
 
 impl Handler<ClaimNext> for LoopQueue {
@@ -206,12 +246,143 @@ fn finish(
     let result = json!({ "status": msg.loop_status, "error": msg.error });
     loops::finish(c, msg.loop_id, msg.loop_status, &result, now)?;
     runs::set_status(c, run.run_id, msg.run_status, now)?;
-    state::push(
+    let pushed = state::push(
         c,
         run.run_id,
         last_turn,
         msg.run_status.code(),
         Value::Null,
         now,
-    )
+    )?;
+    // A prompt injected for a turn the loop never ran (it concluded first) is not dropped: it
+    // becomes a loop of its own. A cancel stops what was asked of the loop, the prompt with it.
+    if msg.run_status != RunStatus::Cancelled {
+        if let Some((prompt, mode)) =
+            loops::injected_for(c, run.run_id, msg.loop_id, last_turn + 1)?
+        {
+            // As an inject with no active loop is queued: the run's model and flags.
+            let stored = runs::by_id(c, run.run_id)?;
+            let queued = Enqueue {
+                mode,
+                model: stored.model.clone(),
+                prompt,
+                config: stored.flags(),
+            };
+            enqueue(c, run.run_id, &queued)?;
+        }
+    }
+    Ok(pushed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rummy_core::store::{projects, schemes};
+
+    const DIVISOR: u32 = 4;
+
+    /// A store with a run `r` whose first loop is claimed (active, no turn begun yet).
+    fn claimed_run() -> (tempfile::TempDir, diesel::SqliteConnection, RunRef, i32) {
+        let dir = tempfile::TempDir::new().unwrap();
+        let mut c = rummy_core::db::open_writer(&dir.path().join("rummy.db")).unwrap();
+        schemes::seed(&mut c).unwrap();
+        let project = projects::hello(&mut c, "p", "/p", None, now()).unwrap();
+        let new = runs::NewRun {
+            project_id: project.id,
+            alias: Some("r".into()),
+            model: "m".into(),
+            ..Default::default()
+        };
+        let stored = runs::create(&mut c, &new, now()).unwrap();
+        let run = RunRef {
+            run_id: stored.id,
+            project_id: project.id,
+        };
+        let first = Enqueue {
+            mode: Mode::Ask,
+            model: "m".into(),
+            prompt: "Do the thing".into(),
+            config: json!({}),
+        };
+        enqueue(&mut c, run.run_id, &first).unwrap();
+        let claimed = claim(&mut c, run.run_id, &RoutingConfig::default())
+            .unwrap()
+            .unwrap();
+        (dir, c, run, claimed.loop_row.id)
+    }
+
+    fn injected(prompt: &str) -> Enqueue {
+        Enqueue {
+            mode: Mode::Ask,
+            model: "m".into(),
+            prompt: prompt.into(),
+            config: json!({}),
+        }
+    }
+
+    /// Before the loop's first turn begins, `prompt://<next turn>` is the loop's own prompt's
+    /// path: an inject then waits as a loop of its own rather than being overwritten.
+    #[test]
+    fn an_inject_before_the_first_turn_is_queued_as_a_loop() {
+        let (_dir, mut c, run, loop_id) = claimed_run();
+        let folded = inject(&mut c, run, loop_id, Mode::Ask, &injected("More"), DIVISOR).unwrap();
+        assert!(!folded);
+        assert_eq!(loops::queued(&mut c, run.run_id).unwrap(), 1);
+        assert_eq!(
+            entries::by_path(&mut c, run.run_id, "prompt://1").unwrap(),
+            None
+        );
+    }
+
+    /// An inject that reaches the writer after the loop's end is a loop of its own.
+    #[test]
+    fn an_inject_into_an_ended_loop_is_queued_as_a_loop() {
+        let (_dir, mut c, run, loop_id) = claimed_run();
+        turns::begin(&mut c, run.run_id, loop_id, now()).unwrap();
+        let end = Finish {
+            loop_id,
+            loop_status: 200,
+            run_status: RunStatus::Completed,
+            error: None,
+        };
+        finish(&mut c, run, &end, DIVISOR).unwrap();
+        let folded = inject(&mut c, run, loop_id, Mode::Ask, &injected("More"), DIVISOR).unwrap();
+        assert!(!folded);
+        assert_eq!(loops::queued(&mut c, run.run_id).unwrap(), 1);
+        assert_eq!(
+            runs::by_id(&mut c, run.run_id).unwrap().run_status(),
+            RunStatus::Queued
+        );
+    }
+
+    /// A loop that ends without running the turn an inject was for hands the prompt on as a
+    /// new loop; a cancelled one drops it with the rest of what it was asked.
+    #[test]
+    fn a_loop_ending_before_its_injected_turn_hands_the_prompt_on_unless_cancelled() {
+        for (run_status, loop_status, queued) in [
+            (RunStatus::Completed, 200, vec!["More".to_owned()]),
+            (RunStatus::Cancelled, 499, vec![]),
+        ] {
+            let (_dir, mut c, run, loop_id) = claimed_run();
+            turns::begin(&mut c, run.run_id, loop_id, now()).unwrap();
+            assert!(inject(&mut c, run, loop_id, Mode::Act, &injected("More"), DIVISOR).unwrap());
+            let end = Finish {
+                loop_id,
+                loop_status,
+                run_status,
+                error: None,
+            };
+            finish(&mut c, run, &end, DIVISOR).unwrap();
+            let next = claim(&mut c, run.run_id, &RoutingConfig::default()).unwrap();
+            let prompts: Vec<String> = next.iter().map(|n| n.loop_row.prompt.clone()).collect();
+            assert_eq!(prompts, queued, "after a {loop_status}");
+            if let Some(next) = next {
+                assert_eq!(
+                    next.loop_row.mode(),
+                    Mode::Act,
+                    "the mode the prompt was injected in"
+                );
+            }
+        }
+    }
 }

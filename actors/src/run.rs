@@ -6,7 +6,7 @@
 //! run waits for the next prompt.
 
 use crate::clock::now;
-use crate::loop_queue::{ClaimNext, Claimed, Enqueue, Finish, LoopQueue};
+use crate::loop_queue::{self, ClaimNext, Claimed, Enqueue, Finish, LoopQueue};
 use crate::registry::undefined_model;
 use crate::services::Services;
 use crate::turn::{
@@ -19,7 +19,7 @@ use rummy_core::store::loops::Loop;
 use rummy_core::store::{runs, StoreError};
 use rummy_core::turn::healer::{Healer, HealerLimits};
 use rummy_core::turn::proposals::{self, Decision as ProposalDecision, Resolved};
-use rummy_core::turn::{record, state, TurnRef};
+use rummy_core::turn::state;
 use rummy_core::wire::{ErrorKind, RpcError};
 use serde_json::Value;
 use std::path::PathBuf;
@@ -484,23 +484,24 @@ impl Handler<Inject> for RunActor {
         let (run, loop_id, mode) = (self.run, active.loop_row.id, active.job.mode);
         let divisor = self.svc.config.limits.token_divisor;
         let store = self.svc.store.clone();
+        let queued = Enqueue {
+            mode: Mode::Ask,
+            model: msg.model,
+            prompt: msg.prompt,
+            config: msg.flags,
+        };
         let write = async move {
             store
-                .write(move |c| {
-                    let turn = runs::by_id(c, run.run_id)?.next_turn;
-                    record::prompt(
-                        c,
-                        TurnRef { run, loop_id, turn },
-                        &msg.prompt,
-                        mode,
-                        divisor,
-                        now(),
-                    )?;
-                    Ok(true)
-                })
+                .write(move |c| loop_queue::inject(c, run, loop_id, mode, &queued, divisor))
                 .await
         };
-        Box::pin(write.into_actor(self))
+        // Not folded in: it became a loop of its own, which the run claims once it is idle.
+        Box::pin(write.into_actor(self).map(|res, act, ctx| {
+            if let Ok(false) = res {
+                act.wake(ctx);
+            }
+            res
+        }))
     }
 }
 

@@ -131,6 +131,91 @@ async fn inject_folds_into_the_active_loop() {
     server.stop().await;
 }
 
+/// A prompt injected while the loop's last turn waits on the model is not lost when that turn
+/// concludes the loop: it runs as a loop of its own, right after.
+#[actix_rt::test]
+async fn an_inject_the_concluding_turn_never_saw_runs_as_a_loop_of_its_own() {
+    let server = TestServer::start().await;
+    server.provider.push(
+        Reply::content("<update status=\"200\">done</update>").delay(Duration::from_millis(300)),
+    );
+    server.provider.push(Reply::content(
+        "<update status=\"200\">tests checked</update>",
+    ));
+    let mut client = server.project_client("demo").await;
+    let alias = start_run(&mut client, "run://late", "Do the thing").await;
+    client
+        .wait_for_notification("run/progress", WAIT, |p| p["status"] == json!("thinking"))
+        .await
+        .unwrap();
+    let injected = client
+        .call("set", json!({ "path": "run://late", "body": "Also check the tests", "attributes": { "inject": true } }))
+        .await
+        .unwrap();
+    assert_eq!(injected["injected"], json!(true));
+    client
+        .wait_for_notification("run/state", WAIT, |p| {
+            p["status"] == json!(200) && p["summary"] == json!("tests checked")
+        })
+        .await
+        .unwrap();
+    let requests = server.provider.chat_requests();
+    assert_eq!(
+        requests.len(),
+        2,
+        "the concluded loop, then the injected prompt's"
+    );
+    assert_eq!(
+        prompt_element(&user_message(&requests[1].body)),
+        "<prompt mode=\"ask\" warn=\"File editing disallowed.\">Also check the tests</prompt>"
+    );
+    let run = client
+        .call("getRun", json!({ "run": alias }))
+        .await
+        .unwrap();
+    assert_eq!(
+        (run["status"].clone(), run["turn"].clone()),
+        (json!(200), json!(2))
+    );
+    server.stop().await;
+}
+
+/// Two prompts injected before the model's next turn both reach it, in the order they came.
+#[actix_rt::test]
+async fn injects_for_the_same_turn_are_joined_in_order() {
+    let server = TestServer::start().await;
+    server.provider.push(
+        Reply::content("<update status=\"102\">working</update>").delay(Duration::from_millis(300)),
+    );
+    server
+        .provider
+        .push(Reply::content("<update status=\"200\">adjusted</update>"));
+    let mut client = server.project_client("demo").await;
+    let alias = start_run(&mut client, "run://twice", "Do the thing").await;
+    client
+        .wait_for_notification("run/progress", WAIT, |p| p["status"] == json!("thinking"))
+        .await
+        .unwrap();
+    for body in ["Also check the tests", "And the docs"] {
+        let injected = client
+            .call(
+                "set",
+                json!({ "path": "run://twice", "body": body, "attributes": { "inject": true } }),
+            )
+            .await
+            .unwrap();
+        assert_eq!(injected["injected"], json!(true));
+    }
+    wait_status(&mut client, &alias, 200).await;
+    let requests = server.provider.chat_requests();
+    assert_eq!(requests.len(), 2, "one loop, two turns");
+    assert_eq!(
+        prompt_element(&user_message(&requests[1].body)),
+        "<prompt mode=\"ask\" warn=\"File editing disallowed.\">Also check the tests\n\nAnd the docs</prompt>"
+    );
+    server.stop().await;
+}
+
 /// Configure changes the settings later loops use; an unknown model is refused.
 #[actix_rt::test]
 async fn configure_changes_later_loops() {

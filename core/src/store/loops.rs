@@ -2,9 +2,10 @@
 
 use super::cached::{cached, Bind, StaticSql};
 use super::{runs, StoreError};
+use crate::entry::Scope;
 use crate::provider::routing::{self, Routed, RoutingConfig};
 use crate::run::Mode;
-use crate::schema::loops;
+use crate::schema::{entries, loops, run_views};
 use crate::time::Millis;
 use diesel::prelude::*;
 use serde_json::{Map, Value};
@@ -174,6 +175,32 @@ pub fn active(conn: &mut SqliteConnection, run_id: i32) -> Result<Option<Loop>, 
         .select(Loop::as_select())
         .first(conn)
         .optional()?)
+}
+
+/// A prompt injected into the loop for `turn`, a turn the loop never ran: the body and mode of
+/// its `prompt://<turn>` entry, when the loop's views hold one.
+pub fn injected_for(
+    conn: &mut SqliteConnection,
+    run_id: i32,
+    loop_id: i32,
+    turn: i32,
+) -> Result<Option<(String, Mode)>, StoreError> {
+    let found: Option<(String, String)> = run_views::table
+        .inner_join(entries::table)
+        .filter(run_views::run_id.eq(run_id))
+        .filter(run_views::loop_id.eq(loop_id))
+        .filter(entries::scope.eq(Scope::Run(run_id).key()))
+        .filter(entries::path.eq(format!("prompt://{turn}")))
+        .select((entries::body, entries::attributes))
+        .first(conn)
+        .optional()?;
+    Ok(found.map(|(body, attributes)| {
+        let mode = serde_json::from_str::<Value>(&attributes)
+            .ok()
+            .and_then(|a| a.get("mode").and_then(Value::as_str).and_then(Mode::parse))
+            .unwrap_or(Mode::Ask);
+        (body, mode)
+    }))
 }
 
 /// How many loops wait in the run's queue.

@@ -191,6 +191,20 @@ pub fn running_in_loop(
         .optional()?)
 }
 
+/// Whether the loop has begun a turn (its first turn records the loop's prompt).
+pub fn any_in_loop(
+    conn: &mut SqliteConnection,
+    run_id: i32,
+    loop_id: i32,
+) -> Result<bool, StoreError> {
+    Ok(diesel::select(diesel::dsl::exists(
+        turns::table
+            .filter(turns::run_id.eq(run_id))
+            .filter(turns::loop_id.eq(loop_id)),
+    ))
+    .get_result(conn)?)
+}
+
 /// The run's usage summed over all its turns.
 pub fn totals(conn: &mut SqliteConnection, run_id: i32) -> Result<Usage, StoreError> {
     type Sums = (
