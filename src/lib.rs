@@ -139,7 +139,7 @@ pub async fn serve(
     let providers = Providers::start(&config, store.clone()).map_err(ServeError::Provider)?;
     let search = SearchClient::from_config(&config).map_err(ServeError::Search)?;
     let port = config.port;
-    let hub = NotificationHub::default().start();
+    let hub = NotificationHub::new(config.limits.max_backlog_bytes).start();
     let svc = Services {
         store,
         hub: hub.clone(),

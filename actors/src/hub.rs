@@ -1,8 +1,37 @@
 //! `NotificationHub`: fans notifications out to every session bound to the run's project, and to no other.
+//!
+//! A session runs only while its connection takes what it writes: a client that stops reading
+//! (a suspended laptop, a stuck plugin) stops its session, and whatever the hub sends it waits
+//! in its mailbox. So the hub counts the bytes each session has not written out yet
+//! ([`Backlog`]); a session past the limit (`RUMMY_MAX_BACKLOG_BYTES`) gets nothing more and is
+//! told it fell behind, which closes it. Its client reconnects and asks `getRun {sinceSeq}`
+//! for what it missed. A session that has written everything always gets the next
+//! notification, however large.
 
 use actix::prelude::*;
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
+
+/// Bytes of notifications the hub handed to a session that it has not written to its
+/// connection yet: the hub adds, the session subtracts.
+#[derive(Debug, Clone, Default)]
+pub struct Backlog(Arc<AtomicUsize>);
+
+impl Backlog {
+    /// The session wrote `bytes` of notifications to its connection.
+    pub fn written(&self, bytes: usize) {
+        self.0.fetch_sub(bytes, Ordering::Relaxed);
+    }
+
+    fn unwritten(&self) -> usize {
+        self.0.load(Ordering::Relaxed)
+    }
+
+    fn queued(&self, bytes: usize) {
+        self.0.fetch_add(bytes, Ordering::Relaxed);
+    }
+}
 
 /// A notification on its way to a session, serialised once for all recipients.
 #[derive(Message, Clone, Debug)]
@@ -19,6 +48,14 @@ pub struct Notify {
 #[rtype(result = "()")]
 pub struct GoingAway;
 
+/// Tells a session it fell behind: the hub sends it nothing more, and it closes (1013).
+#[derive(Message, Clone, Copy, Debug)]
+#[rtype(result = "()")]
+pub struct FellBehind {
+    /// Bytes of notifications it had not written when the hub stopped.
+    pub unwritten: usize,
+}
+
 /// A session connects (on start), before it is bound to any project.
 #[derive(Message)]
 #[rtype(result = "()")]
@@ -29,6 +66,10 @@ pub struct Join {
     pub notify: Recipient<Notify>,
     /// Where to send the shutdown close.
     pub close: Recipient<GoingAway>,
+    /// Where to say it fell behind.
+    pub behind: Recipient<FellBehind>,
+    /// What it has not written yet.
+    pub backlog: Backlog,
 }
 
 /// A joined session binds to a project's audience (on `rummy/hello`; a second hello moves it).
@@ -67,16 +108,19 @@ pub struct Publish {
 struct Member {
     notify: Recipient<Notify>,
     close: Recipient<GoingAway>,
+    behind: Recipient<FellBehind>,
+    backlog: Backlog,
     project: Option<i32>,
 }
 
 /// Routes notifications by project.
-#[derive(Default)]
 pub struct NotificationHub {
     /// Every connected session.
     sessions: HashMap<u64, Member>,
     /// project → its sessions
     projects: HashMap<i32, Vec<u64>>,
+    /// Most bytes a session may leave unwritten before it gets nothing more.
+    max_backlog: usize,
 }
 
 impl Actor for NotificationHub {
@@ -84,6 +128,15 @@ impl Actor for NotificationHub {
 }
 
 impl NotificationHub {
+    /// A hub that stops sending to a session with more than `max_backlog` bytes unwritten.
+    pub fn new(max_backlog: usize) -> Self {
+        NotificationHub {
+            sessions: HashMap::new(),
+            projects: HashMap::new(),
+            max_backlog,
+        }
+    }
+
     fn unbind(&mut self, session: u64) {
         let Some(project) = self
             .sessions
@@ -108,6 +161,8 @@ impl Handler<Join> for NotificationHub {
         let member = Member {
             notify: msg.notify,
             close: msg.close,
+            behind: msg.behind,
+            backlog: msg.backlog,
             project: None,
         };
         self.sessions.insert(msg.session, member);
@@ -145,9 +200,29 @@ impl Handler<Publish> for NotificationHub {
         let Some(members) = self.projects.get(&msg.project_id) else {
             return;
         };
+        let bytes = msg.notify.text.len();
+        let mut behind = Vec::new();
         for session in members {
-            if let Some(member) = self.sessions.get(session) {
-                member.notify.do_send(msg.notify.clone());
+            let Some(member) = self.sessions.get(session) else {
+                continue;
+            };
+            let unwritten = member.backlog.unwritten();
+            if unwritten > 0 && unwritten + bytes > self.max_backlog {
+                behind.push((*session, unwritten));
+                continue;
+            }
+            member.backlog.queued(bytes);
+            member.notify.do_send(msg.notify.clone());
+        }
+        for (session, unwritten) in behind {
+            tracing::warn!(
+                session,
+                unwritten,
+                "session fell behind on notifications; closing it"
+            );
+            self.unbind(session);
+            if let Some(member) = self.sessions.get(&session) {
+                member.behind.do_send(FellBehind { unwritten });
             }
         }
     }

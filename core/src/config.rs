@@ -82,6 +82,9 @@ pub struct Limits {
     pub max_frame_bytes: usize,
     /// `RUMMY_MAX_MESSAGE_BYTES`: a larger message is answered -32007.
     pub max_message_bytes: usize,
+    /// `RUMMY_MAX_BACKLOG_BYTES`: notifications a client may leave unread before its
+    /// connection is closed (1013); it reconnects and replays what it missed.
+    pub max_backlog_bytes: usize,
 }
 
 impl Default for Limits {
@@ -102,6 +105,7 @@ impl Default for Limits {
             search_timeout_ms: 10_000,
             max_frame_bytes: 16 * 1024 * 1024,
             max_message_bytes: 4 * 1024 * 1024,
+            max_backlog_bytes: 32 * 1024 * 1024,
         }
     }
 }
@@ -162,6 +166,7 @@ impl Config {
         l.search_timeout_ms = positive(vars, "RUMMY_SEARCH_TIMEOUT", l.search_timeout_ms)?;
         l.max_frame_bytes = positive(vars, "RUMMY_MAX_FRAME_BYTES", l.max_frame_bytes)?;
         l.max_message_bytes = positive(vars, "RUMMY_MAX_MESSAGE_BYTES", l.max_message_bytes)?;
+        l.max_backlog_bytes = positive(vars, "RUMMY_MAX_BACKLOG_BYTES", l.max_backlog_bytes)?;
         config.models = model_seeds(vars)?;
         config.providers = providers::from_vars(vars)?;
         config.searxng_url = get("RUMMY_SEARXNG_URL").map(searxng_base).transpose()?;

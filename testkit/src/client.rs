@@ -63,6 +63,57 @@ impl RpcClient {
             request.headers_mut().append(name, value);
         }
         let connecting = tokio_tungstenite::connect_async(request);
+        RpcClient::handshake(connecting).await
+    }
+
+    /// Opens a WebSocket to `url` over a socket whose receive buffer is asked to be `bytes`
+    /// (the kernel rounds it): a client that stops reading then holds up the server's writes
+    /// after little data, as a stalled client on a real network does after more.
+    pub async fn connect_with_receive_buffer(
+        url: &str,
+        bytes: u32,
+    ) -> Result<RpcClient, ClientError> {
+        let request = url
+            .into_client_request()
+            .map_err(|e| ClientError::Connect(e.to_string()))?;
+        let uri = request.uri();
+        let address = format!(
+            "{}:{}",
+            uri.host().unwrap_or_default(),
+            uri.port_u16().unwrap_or(80)
+        );
+        let address: std::net::SocketAddr = address
+            .parse()
+            .map_err(|e| ClientError::Connect(format!("{address}: {e}")))?;
+        let socket = if address.is_ipv4() {
+            tokio::net::TcpSocket::new_v4()
+        } else {
+            tokio::net::TcpSocket::new_v6()
+        }
+        .map_err(|e| ClientError::Connect(e.to_string()))?;
+        socket
+            .set_recv_buffer_size(bytes)
+            .map_err(|e| ClientError::Connect(e.to_string()))?;
+        let stream = socket
+            .connect(address)
+            .await
+            .map_err(|e| ClientError::Connect(e.to_string()))?;
+        let connecting = tokio_tungstenite::client_async(request, MaybeTlsStream::Plain(stream));
+        RpcClient::handshake(connecting).await
+    }
+
+    /// Finishes a connection once its WebSocket handshake is done.
+    async fn handshake(
+        connecting: impl std::future::Future<
+            Output = Result<
+                (
+                    WebSocketStream<MaybeTlsStream<TcpStream>>,
+                    tungstenite::handshake::client::Response,
+                ),
+                tungstenite::Error,
+            >,
+        >,
+    ) -> Result<RpcClient, ClientError> {
         let (ws, _response) = match tokio::time::timeout(DEFAULT_TIMEOUT, connecting).await {
             Err(_) => return Err(ClientError::Timeout),
             Ok(Err(tungstenite::Error::Http(response))) => {

@@ -445,3 +445,60 @@ async fn a_call_past_the_rpc_timeout_gets_an_error_and_its_write_still_lands() {
     client.close().await;
     server.stop().await;
 }
+
+/// A client that stops reading its connection is closed (1013, saying how to catch up) once
+/// its unread notifications pass `RUMMY_MAX_BACKLOG_BYTES`, instead of the server keeping
+/// every notification for it; clients that read get everything and the run completes.
+#[actix_rt::test]
+async fn a_client_that_stops_reading_is_closed_not_buffered_for() {
+    const LIMIT: usize = 512 * 1024;
+    let server = TestServer::start_with(|c| {
+        c.limits.max_backlog_bytes = LIMIT;
+        c.limits.max_entry_tokens = 4096;
+        // Room for every turn's record of what it did.
+        for model in &mut c.models {
+            model.context_length = Some(1_000_000);
+        }
+    })
+    .await;
+    // Sixty turns rewriting five 2,250-token facts: some 10 MB of run/state pushes (more than
+    // the kernel buffers for a stalled loopback socket), none near the limit.
+    let fact = "x".repeat(4500);
+    for step in 0..60 {
+        let facts: String = (0..5)
+            .map(|i| format!("<set path=\"known://f{i}\">{step} {fact}</set>"))
+            .collect();
+        server.provider.push(Reply::content(format!(
+            "{facts}<update status=\"102\">step {step}</update>"
+        )));
+    }
+    server.provider.push(Reply::content(
+        "<update status=\"200\">all written</update>",
+    ));
+    let mut stalled = rummy_testkit::RpcClient::connect_with_receive_buffer(&server.url(), 4096)
+        .await
+        .unwrap();
+    stalled
+        .call(
+            "rummy/hello",
+            json!({ "name": "demo", "projectRoot": "/srv/demo" }),
+        )
+        .await
+        .unwrap();
+    let mut reader = server.project_client("demo").await;
+    let alias = start_run(&mut reader, "run://big", "Write it all down").await;
+    let done = wait_status(&mut reader, &alias, 200).await;
+    assert_eq!(done["summary"], json!("all written"));
+
+    let (code, reason) = stalled.close_reason(WAIT).await.expect("a close frame");
+    assert_eq!(code, 1013);
+    assert!(
+        reason.ends_with(
+            "bytes of notifications unread: reconnect, then getRun sinceSeq replays them"
+        ),
+        "{reason}"
+    );
+    let unread: usize = reason.split(' ').next().unwrap().parse().unwrap();
+    assert!(unread > 0, "{unread} bytes were waiting");
+    server.stop().await;
+}

@@ -2,7 +2,8 @@
 //!
 //! Invariants: a malformed or hostile message gets an error answer and the
 //! connection stays usable (except the WebSocket RFC's own closes: 1007 for
-//! invalid UTF-8, 1009 for an oversized frame); a response is sent before any
+//! invalid UTF-8, 1009 for an oversized frame; and 1013 when the client stopped reading and
+//! its unread notifications passed the limit, see `hub`); a response is sent before any
 //! notification its request caused (notifications of a run with a request in
 //! flight are held until the response is out).
 
@@ -10,7 +11,7 @@ mod routes;
 
 pub use routes::{catalogue, Binding, SessionDeps};
 
-use crate::hub::{GoingAway, Join, Notify, Subscribe, Unsubscribe};
+use crate::hub::{Backlog, FellBehind, GoingAway, Join, Notify, Subscribe, Unsubscribe};
 use actix::prelude::*;
 use actix_http::ws::Item;
 use actix_web::{web, HttpRequest, HttpResponse};
@@ -51,6 +52,8 @@ pub struct SessionActor {
     /// Runs with requests in flight, counted; their notifications wait in `held`.
     inflight: HashMap<Arc<str>, usize>,
     held: VecDeque<Notify>,
+    /// Notification bytes the hub sent that are not written to the connection yet.
+    backlog: Backlog,
     /// A fragmented text message being reassembled.
     fragments: Option<Vec<u8>>,
 }
@@ -63,6 +66,7 @@ impl SessionActor {
             project: None,
             inflight: HashMap::new(),
             held: VecDeque::new(),
+            backlog: Backlog::default(),
             fragments: None,
         }
     }
@@ -248,6 +252,7 @@ impl SessionActor {
             self.held.push_back(notify);
         } else {
             ctx.text(&*notify.text);
+            self.backlog.written(notify.text.len());
         }
     }
 
@@ -313,6 +318,8 @@ impl Actor for SessionActor {
             session: self.id,
             notify: ctx.address().recipient(),
             close: ctx.address().recipient(),
+            behind: ctx.address().recipient(),
+            backlog: self.backlog.clone(),
         });
         tracing::debug!(session = self.id, "session opened");
     }
@@ -341,6 +348,18 @@ impl Handler<GoingAway> for SessionActor {
 
     fn handle(&mut self, _: GoingAway, ctx: &mut Self::Context) {
         self.close(ctx, ws::CloseCode::Away, "server shutting down");
+    }
+}
+
+impl Handler<FellBehind> for SessionActor {
+    type Result = ();
+
+    fn handle(&mut self, msg: FellBehind, ctx: &mut Self::Context) {
+        let reason = format!(
+            "{} bytes of notifications unread: reconnect, then getRun sinceSeq replays them",
+            msg.unwritten
+        );
+        self.close(ctx, ws::CloseCode::Again, &reason);
     }
 }
 
