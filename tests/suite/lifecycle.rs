@@ -33,6 +33,34 @@ async fn entries(client: &mut RpcClient, run: &str, scheme: &str) -> Vec<(String
         .collect()
 }
 
+/// A server whose model answers `first` after 300 ms, then `second`; a client of its project
+/// with run `alias` started, once its first turn waits on the model.
+async fn run_waiting_on_the_model(
+    alias: &str,
+    first: &str,
+    second: &str,
+) -> (TestServer, RpcClient, String) {
+    let server = TestServer::start().await;
+    server
+        .provider
+        .push(Reply::content(first).delay(Duration::from_millis(300)));
+    server.provider.push(Reply::content(second));
+    let mut client = server.project_client("demo").await;
+    let alias = start_run(&mut client, &format!("run://{alias}"), "Do the thing").await;
+    client
+        .wait_for_notification("run/progress", WAIT, |p| p["status"] == json!("thinking"))
+        .await
+        .unwrap();
+    (server, client, alias)
+}
+
+/// Injects `body` into run `alias`; answers whether it was folded into the active loop.
+async fn inject(client: &mut RpcClient, alias: &str, body: &str) -> Value {
+    let params =
+        json!({ "path": format!("run://{alias}"), "body": body, "attributes": { "inject": true } });
+    client.call("set", params).await.unwrap()["injected"].clone()
+}
+
 /// Prompts sent to a busy run queue behind it and run in order, each as its own loop.
 #[actix_rt::test]
 async fn continuations_run_fifo() {
@@ -91,24 +119,16 @@ async fn continuations_run_fifo() {
 /// An injected prompt is folded into the active loop: the model sees it on its next turn.
 #[actix_rt::test]
 async fn inject_folds_into_the_active_loop() {
-    let server = TestServer::start().await;
-    server.provider.push(
-        Reply::content("<update status=\"102\">working</update>").delay(Duration::from_millis(300)),
+    let (server, mut client, alias) = run_waiting_on_the_model(
+        "inj",
+        "<update status=\"102\">working</update>",
+        "<update status=\"200\">adjusted</update>",
+    )
+    .await;
+    assert_eq!(
+        inject(&mut client, &alias, "Also check the tests").await,
+        json!(true)
     );
-    server
-        .provider
-        .push(Reply::content("<update status=\"200\">adjusted</update>"));
-    let mut client = server.project_client("demo").await;
-    let alias = start_run(&mut client, "run://inj", "Do the thing").await;
-    client
-        .wait_for_notification("run/progress", WAIT, |p| p["status"] == json!("thinking"))
-        .await
-        .unwrap();
-    let injected = client
-        .call("set", json!({ "path": "run://inj", "body": "Also check the tests", "attributes": { "inject": true } }))
-        .await
-        .unwrap();
-    assert_eq!(injected["injected"], json!(true));
     wait_status(&mut client, &alias, 200).await;
     let requests = server.provider.chat_requests();
     assert_eq!(requests.len(), 2, "one loop, two turns");
@@ -116,15 +136,8 @@ async fn inject_folds_into_the_active_loop() {
         prompt_element(&user_message(&requests[1].body)),
         "<prompt mode=\"ask\" warn=\"File editing disallowed.\">Also check the tests</prompt>"
     );
-    let idle = client
-        .call(
-            "set",
-            json!({ "path": "run://inj", "body": "New work", "attributes": { "inject": true } }),
-        )
-        .await
-        .unwrap();
     assert_eq!(
-        idle["injected"],
+        inject(&mut client, &alias, "New work").await,
         json!(false),
         "with no active loop an inject is a new loop"
     );
@@ -135,24 +148,16 @@ async fn inject_folds_into_the_active_loop() {
 /// concludes the loop: it runs as a loop of its own, right after.
 #[actix_rt::test]
 async fn an_inject_the_concluding_turn_never_saw_runs_as_a_loop_of_its_own() {
-    let server = TestServer::start().await;
-    server.provider.push(
-        Reply::content("<update status=\"200\">done</update>").delay(Duration::from_millis(300)),
-    );
-    server.provider.push(Reply::content(
+    let (server, mut client, alias) = run_waiting_on_the_model(
+        "late",
+        "<update status=\"200\">done</update>",
         "<update status=\"200\">tests checked</update>",
-    ));
-    let mut client = server.project_client("demo").await;
-    let alias = start_run(&mut client, "run://late", "Do the thing").await;
-    client
-        .wait_for_notification("run/progress", WAIT, |p| p["status"] == json!("thinking"))
-        .await
-        .unwrap();
-    let injected = client
-        .call("set", json!({ "path": "run://late", "body": "Also check the tests", "attributes": { "inject": true } }))
-        .await
-        .unwrap();
-    assert_eq!(injected["injected"], json!(true));
+    )
+    .await;
+    assert_eq!(
+        inject(&mut client, &alias, "Also check the tests").await,
+        json!(true)
+    );
     client
         .wait_for_notification("run/state", WAIT, |p| {
             p["status"] == json!(200) && p["summary"] == json!("tests checked")
@@ -183,28 +188,14 @@ async fn an_inject_the_concluding_turn_never_saw_runs_as_a_loop_of_its_own() {
 /// Two prompts injected before the model's next turn both reach it, in the order they came.
 #[actix_rt::test]
 async fn injects_for_the_same_turn_are_joined_in_order() {
-    let server = TestServer::start().await;
-    server.provider.push(
-        Reply::content("<update status=\"102\">working</update>").delay(Duration::from_millis(300)),
-    );
-    server
-        .provider
-        .push(Reply::content("<update status=\"200\">adjusted</update>"));
-    let mut client = server.project_client("demo").await;
-    let alias = start_run(&mut client, "run://twice", "Do the thing").await;
-    client
-        .wait_for_notification("run/progress", WAIT, |p| p["status"] == json!("thinking"))
-        .await
-        .unwrap();
+    let (server, mut client, alias) = run_waiting_on_the_model(
+        "twice",
+        "<update status=\"102\">working</update>",
+        "<update status=\"200\">adjusted</update>",
+    )
+    .await;
     for body in ["Also check the tests", "And the docs"] {
-        let injected = client
-            .call(
-                "set",
-                json!({ "path": "run://twice", "body": body, "attributes": { "inject": true } }),
-            )
-            .await
-            .unwrap();
-        assert_eq!(injected["injected"], json!(true));
+        assert_eq!(inject(&mut client, &alias, body).await, json!(true));
     }
     wait_status(&mut client, &alias, 200).await;
     let requests = server.provider.chat_requests();
