@@ -218,7 +218,8 @@ fn finish(
         };
         turns::finish(c, turn.id, status, now)?;
     }
-    let last_turn = runs::by_id(c, run.run_id)?.last_turn();
+    let stored = runs::by_id(c, run.run_id)?;
+    let last_turn = stored.last_turn();
     // A loop that ends while a proposal waits takes the proposal with it.
     let reason = if msg.run_status == RunStatus::Cancelled {
         "cancelled"
@@ -257,15 +258,12 @@ fn finish(
     // A prompt injected for a turn the loop never ran (it concluded first) is not dropped: it
     // becomes a loop of its own. A cancel stops what was asked of the loop, the prompt with it.
     if msg.run_status != RunStatus::Cancelled {
-        if let Some((prompt, mode)) =
-            loops::injected_for(c, run.run_id, msg.loop_id, last_turn + 1)?
-        {
+        if let Some(prompt) = loops::injected_for(c, run.run_id, msg.loop_id, last_turn + 1)? {
             // As an inject with no active loop is queued: the run's model and flags.
-            let stored = runs::by_id(c, run.run_id)?;
             let queued = Enqueue {
-                mode,
+                mode: prompt.prompt_mode().unwrap_or(Mode::Ask),
                 model: stored.model.clone(),
-                prompt,
+                prompt: prompt.body,
                 config: stored.flags(),
             };
             enqueue(c, run.run_id, &queued)?;

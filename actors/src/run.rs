@@ -463,16 +463,17 @@ impl Handler<Inject> for RunActor {
     type Result = ResponseActFuture<Self, Result<bool, StoreError>>;
 
     fn handle(&mut self, msg: Inject, _: &mut Context<Self>) -> Self::Result {
+        // What the prompt becomes when it cannot be folded in: a loop of its own.
+        let queued = Enqueue {
+            mode: Mode::Ask,
+            model: msg.model,
+            prompt: msg.prompt,
+            config: msg.flags,
+        };
         let Phase::Running(active) = &self.phase else {
-            let enqueue = Enqueue {
-                mode: Mode::Ask,
-                model: msg.model,
-                prompt: msg.prompt,
-                config: msg.flags,
-            };
             return Box::pin(
                 self.queue
-                    .send(enqueue)
+                    .send(queued)
                     .into_actor(self)
                     .map(|res, act, ctx| {
                         res.map_err(|e| StoreError::Pool(format!("loop queue unavailable: {e}")))??;
@@ -484,12 +485,6 @@ impl Handler<Inject> for RunActor {
         let (run, loop_id, mode) = (self.run, active.loop_row.id, active.job.mode);
         let divisor = self.svc.config.limits.token_divisor;
         let store = self.svc.store.clone();
-        let queued = Enqueue {
-            mode: Mode::Ask,
-            model: msg.model,
-            prompt: msg.prompt,
-            config: msg.flags,
-        };
         let write = async move {
             store
                 .write(move |c| loop_queue::inject(c, run, loop_id, mode, &queued, divisor))

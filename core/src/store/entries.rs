@@ -291,6 +291,14 @@ impl ViewRow {
         serde_json::from_str(&self.attributes).unwrap_or_else(|_| Value::Object(Default::default()))
     }
 
+    /// The mode a `prompt://` entry was written in (its `mode` attribute), if it names one.
+    pub fn prompt_mode(&self) -> Option<crate::run::Mode> {
+        self.attributes()
+            .get("mode")
+            .and_then(Value::as_str)
+            .and_then(crate::run::Mode::parse)
+    }
+
     /// The entry's category from the scheme registry (`None` for an unregistered scheme).
     pub fn category(&self) -> Option<Category> {
         schemes::lookup(self.scheme.as_deref()).map(|s| s.category)

@@ -1,6 +1,7 @@
 //! Loops: the durable FIFO of prompts of a run; at most one is active at a time (the database enforces it).
 
 use super::cached::{cached, Bind, StaticSql};
+use super::entries::{ViewRow, VIEW_COLUMNS};
 use super::{runs, StoreError};
 use crate::entry::Scope;
 use crate::provider::routing::{self, Routed, RoutingConfig};
@@ -177,30 +178,23 @@ pub fn active(conn: &mut SqliteConnection, run_id: i32) -> Result<Option<Loop>, 
         .optional()?)
 }
 
-/// A prompt injected into the loop for `turn`, a turn the loop never ran: the body and mode of
-/// its `prompt://<turn>` entry, when the loop's views hold one.
+/// A prompt injected into the loop for `turn`, a turn the loop never ran: its
+/// `prompt://<turn>` entry, when the loop's views hold one.
 pub fn injected_for(
     conn: &mut SqliteConnection,
     run_id: i32,
     loop_id: i32,
     turn: i32,
-) -> Result<Option<(String, Mode)>, StoreError> {
-    let found: Option<(String, String)> = run_views::table
+) -> Result<Option<ViewRow>, StoreError> {
+    Ok(run_views::table
         .inner_join(entries::table)
         .filter(run_views::run_id.eq(run_id))
         .filter(run_views::loop_id.eq(loop_id))
         .filter(entries::scope.eq(Scope::Run(run_id).key()))
         .filter(entries::path.eq(format!("prompt://{turn}")))
-        .select((entries::body, entries::attributes))
+        .select(VIEW_COLUMNS)
         .first(conn)
-        .optional()?;
-    Ok(found.map(|(body, attributes)| {
-        let mode = serde_json::from_str::<Value>(&attributes)
-            .ok()
-            .and_then(|a| a.get("mode").and_then(Value::as_str).and_then(Mode::parse))
-            .unwrap_or(Mode::Ask);
-        (body, mode)
-    }))
+        .optional()?)
 }
 
 /// How many loops wait in the run's queue.

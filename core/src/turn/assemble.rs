@@ -78,14 +78,7 @@ pub fn assemble(input: AssemblyInput<'_>) -> Messages {
     if !user.is_empty() {
         user.push('\n');
     }
-    let mode = prompt
-        .and_then(|p| {
-            p.attributes()
-                .get("mode")
-                .and_then(Value::as_str)
-                .and_then(Mode::parse)
-        })
-        .unwrap_or(input.mode);
+    let mode = prompt.and_then(ViewRow::prompt_mode).unwrap_or(input.mode);
     let body = prompt.map(project).unwrap_or_default();
     let mut attrs = format!(" mode=\"{}\"", mode.as_str());
     if mode == Mode::Ask {
