@@ -3,8 +3,10 @@
 //! Parsing is pure: the caller passes the variables in (the process
 //! environment over `$RUMMY_HOME/.env`), so tests build a `Config` directly.
 
+mod access;
 mod providers;
 
+pub use access::Access;
 pub use providers::{
     openai_base, OllamaConfig, OpenAiConfig, OpenRouterConfig, ProviderLimits, Providers,
     XaiConfig, DEFAULT_CONCURRENCY,
@@ -47,6 +49,8 @@ pub struct Config {
     /// walks a project only when something in it changed. Off for trees whose changes the
     /// kernel does not see, such as network filesystems written from other machines.
     pub watch_files: bool,
+    /// Browser origins, project-root bounds and connection limits (TEAM.md).
+    pub access: Access,
 }
 
 /// Limits and tunables with ENGINE.md §9 defaults.
@@ -128,13 +132,14 @@ impl Config {
     pub fn with_home(home: PathBuf) -> Config {
         Config {
             db_path: home.join("rummy.db"),
-            home,
             port: 3044,
             limits: Limits::default(),
             models: Vec::new(),
             providers: Providers::default(),
             searxng_url: None,
             watch_files: true,
+            access: Access::with_home(&home),
+            home,
         }
     }
 
@@ -171,6 +176,7 @@ impl Config {
         config.providers = providers::from_vars(vars)?;
         config.searxng_url = get("RUMMY_SEARXNG_URL").map(searxng_base).transpose()?;
         config.watch_files = switch(vars, "RUMMY_WATCH_FILES", config.watch_files)?;
+        config.access = Access::from_vars(vars, &config.home)?;
         Ok(config)
     }
 }

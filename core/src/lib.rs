@@ -7,12 +7,14 @@
 //! - [`parse`]: reading tool commands out of model replies;
 //! - [`hedberg`]: patterns (glob, regex, sed, xpath, jsonpath) and edit formats;
 //! - [`wire`]: JSON-RPC framing, error codes, the method catalogue and params;
+//! - [`access`]: who may connect (browser origins) and where project roots may be;
 //! - [`config`]: configuration from environment variables;
 //! - [`time`]: timestamps (the domain has no clock; callers pass `now`).
 //!
 //! Invariant: this crate knows nothing of actix, tokio, reqwest or the wall
 //! clock (the `core_has_no_runtime_dependencies` test in `tests/` checks it).
 
+pub mod access;
 pub mod config;
 pub mod db;
 pub mod entry;
