@@ -427,7 +427,7 @@ async fn rpc_log_records_calls_without_secrets() {
     client
         .call(
             "rummy/hello",
-            json!({ "name": "log", "projectRoot": "/srv/log", "token": "tok-secret-1" }),
+            json!({ "name": "log", "projectRoot": server.project_root("log"), "token": "tok-secret-1" }),
         )
         .await
         .unwrap();

@@ -61,7 +61,7 @@ async fn unknown_method_is_32601() {
     client
         .call(
             "rummy/hello",
-            json!({ "name": "demo", "projectRoot": "/srv/demo" }),
+            json!({ "name": "demo", "projectRoot": server.project_root("demo") }),
         )
         .await
         .unwrap();
@@ -121,7 +121,7 @@ async fn bad_params_name_the_param() {
     client
         .call(
             "rummy/hello",
-            json!({ "name": "demo", "projectRoot": "/srv/demo" }),
+            json!({ "name": "demo", "projectRoot": server.project_root("demo") }),
         )
         .await
         .unwrap();
@@ -218,27 +218,33 @@ async fn hello_refuses_mismatch_and_moved_projects() {
     let err = client
         .call_err(
             "rummy/hello",
-            json!({ "name": "demo", "projectRoot": "/srv/demo", "clientVersion": "1.4.0" }),
+            json!({ "name": "demo", "projectRoot": server.project_root("demo"), "clientVersion": "1.4.0" }),
         )
         .await;
     assert_eq!(err.code, -32002);
     let ok = client
         .call(
             "rummy/hello",
-            json!({ "name": "demo", "projectRoot": "/srv/demo", "clientVersion": "2.1.0" }),
+            json!({ "name": "demo", "projectRoot": server.project_root("demo"), "clientVersion": "2.1.0" }),
         )
         .await
         .unwrap();
     assert_eq!(ok["protocolVersion"], json!("2.0.0"));
-    assert_eq!(ok["projectRoot"], json!("/srv/demo"));
+    assert_eq!(ok["projectRoot"], json!(server.project_root("demo")));
     assert!(ok["projectId"].is_i64());
+    let elsewhere = server.project_root("elsewhere");
     let err = client
         .call_err(
             "rummy/hello",
-            json!({ "name": "demo", "projectRoot": "/elsewhere" }),
+            json!({ "name": "demo", "projectRoot": elsewhere }),
         )
         .await;
     assert_eq!(err.code, -32005);
+    // The answer does not say where the project lives.
+    assert_eq!(
+        err.message,
+        "project \"demo\" already exists with another root; a project does not move (pick another name)"
+    );
     server.stop().await;
 }
 
@@ -481,7 +487,7 @@ async fn a_client_that_stops_reading_is_closed_not_buffered_for() {
     stalled
         .call(
             "rummy/hello",
-            json!({ "name": "demo", "projectRoot": "/srv/demo" }),
+            json!({ "name": "demo", "projectRoot": server.project_root("demo") }),
         )
         .await
         .unwrap();

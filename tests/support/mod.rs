@@ -1,6 +1,7 @@
 //! Test harness: starts `rummy::serve` in-process against the testkit's fake provider, and connects clients.
 
 pub mod process;
+pub mod raw;
 
 use rummy::config::{Config, ModelSeed, OpenAiConfig};
 use rummy::ServerHandle;
@@ -86,13 +87,24 @@ impl TestServer {
             .expect("client connects")
     }
 
-    /// A client bound to project `name` (root `/srv/<name>`).
+    /// The root of project `name` for this server's tests: a new empty directory in the temp
+    /// home (its real path, as the server stores it), made on first use.
+    pub fn project_root(&self, name: &str) -> String {
+        let dir = self._home.path().join("projects").join(name);
+        std::fs::create_dir_all(&dir).expect("project directory");
+        dir.canonicalize()
+            .expect("project directory")
+            .display()
+            .to_string()
+    }
+
+    /// A client bound to project `name` (root [`TestServer::project_root`]).
     pub async fn project_client(&self, name: &str) -> RpcClient {
         let mut client = self.client().await;
         client
             .call(
                 "rummy/hello",
-                json!({ "name": name, "projectRoot": format!("/srv/{name}") }),
+                json!({ "name": name, "projectRoot": self.project_root(name) }),
             )
             .await
             .expect("hello succeeds");

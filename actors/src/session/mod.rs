@@ -7,38 +7,80 @@
 //! notification its request caused (notifications of a run with a request in
 //! flight are held until the response is out).
 
+mod frames;
 mod routes;
+mod seats;
 
 pub use routes::{catalogue, Binding, SessionDeps};
+pub use seats::Seats;
 
 use crate::hub::{Backlog, FellBehind, GoingAway, Join, Notify, Subscribe, Unsubscribe};
 use actix::prelude::*;
 use actix_http::ws::Item;
+use actix_web::http::header;
 use actix_web::{web, HttpRequest, HttpResponse};
 use actix_web_actors::ws;
+use frames::{FrameGuard, Tripped};
 use futures_util::future::{join_all, LocalBoxFuture};
-use rummy_core::wire::jsonrpc::{error_response, parse_request, response};
+use rummy_core::access::origin;
+use rummy_core::wire::jsonrpc::{
+    error_response, parse_request, read_message, response, Message, RequestId,
+};
 use rummy_core::wire::{ErrorKind, Request, RpcError};
+use serde_json::value::RawValue;
 use serde_json::Value;
 use std::collections::{HashMap, VecDeque};
+use std::rc::Rc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 static NEXT_SESSION: AtomicU64 = AtomicU64::new(1);
 
 /// The run key of requests whose run is not known yet (server-named starts): holds every notification.
 const ANY_RUN: &str = "*";
 
-/// Upgrades an HTTP request to a session.
+/// Pings a connection may leave unanswered (hearing nothing else either) before it is closed.
+const MISSED_PINGS: u32 = 3;
+
+/// Upgrades an HTTP request to a session — unless a web page from a foreign origin asks
+/// (403), or every session place is taken (503); both are answered before any upgrade.
 pub fn upgrade(
     req: &HttpRequest,
     stream: web::Payload,
     deps: SessionDeps,
 ) -> Result<HttpResponse, actix_web::Error> {
+    if let Some(sent) = req.headers().get(header::ORIGIN) {
+        let sent = String::from_utf8_lossy(sent.as_bytes());
+        let host = req
+            .headers()
+            .get(header::HOST)
+            .and_then(|h| h.to_str().ok());
+        if let Err(refused) = origin::check(&sent, host, &deps.svc.config.access.allowed_origins) {
+            tracing::warn!(origin = %sent, "WebSocket upgrade from a foreign origin refused");
+            return Ok(HttpResponse::Forbidden()
+                .content_type("text/plain; charset=utf-8")
+                .body(format!("{refused}\n")));
+        }
+    }
+    let Some(seat) = deps.seats.take() else {
+        tracing::warn!(
+            max = deps.seats.max(),
+            "WebSocket upgrade refused: every connection place is taken"
+        );
+        return Ok(HttpResponse::ServiceUnavailable()
+            .insert_header((header::RETRY_AFTER, "5"))
+            .content_type("text/plain; charset=utf-8")
+            .body(format!(
+                "the server holds its maximum of {} connections (RUMMY_MAX_CONNECTIONS); try again later\n",
+                deps.seats.max()
+            )));
+    };
     let frame_limit = deps.svc.config.limits.max_frame_bytes;
-    let session = SessionActor::new(deps);
-    ws::WsResponseBuilder::new(session, req, stream)
+    let tripped = Tripped::default();
+    let guarded = FrameGuard::new(stream, frame_limit, Rc::clone(&tripped));
+    let session = SessionActor::new(deps, seat, tripped);
+    ws::WsResponseBuilder::new(session, req, guarded)
         .frame_size(frame_limit)
         .start()
 }
@@ -56,10 +98,17 @@ pub struct SessionActor {
     backlog: Backlog,
     /// A fragmented text message being reassembled.
     fragments: Option<Vec<u8>>,
+    /// The session's place among `RUMMY_MAX_CONNECTIONS`, given back when it ends.
+    _seat: seats::Seat,
+    /// Set by the frame guard when a frame header announced more than the limit.
+    tripped: Tripped,
+    /// When the client last sent anything (a pong included): a connection silent for
+    /// [`MISSED_PINGS`] ping intervals is dead and closed.
+    heard: Instant,
 }
 
 impl SessionActor {
-    fn new(deps: SessionDeps) -> Self {
+    fn new(deps: SessionDeps, seat: seats::Seat, tripped: Tripped) -> Self {
         SessionActor {
             id: NEXT_SESSION.fetch_add(1, Ordering::Relaxed),
             deps,
@@ -68,6 +117,9 @@ impl SessionActor {
             held: VecDeque::new(),
             backlog: Backlog::default(),
             fragments: None,
+            _seat: seat,
+            tripped,
+            heard: Instant::now(),
         }
     }
 
@@ -75,8 +127,13 @@ impl SessionActor {
         self.deps.svc.config.limits.max_message_bytes
     }
 
-    fn send_error(&self, ctx: &mut ws::WebsocketContext<Self>, id: Option<Value>, err: &RpcError) {
-        ctx.text(error_response(id, err).to_string());
+    fn send_error(
+        &self,
+        ctx: &mut ws::WebsocketContext<Self>,
+        id: Option<&RequestId>,
+        err: &RpcError,
+    ) {
+        ctx.text(error_response(id, err));
     }
 
     fn on_text(&mut self, text: &str, ctx: &mut ws::WebsocketContext<Self>) {
@@ -92,29 +149,15 @@ impl SessionActor {
             .with("limit", Value::from(self.max_message()));
             return self.send_error(ctx, None, &err);
         }
-        let value: Value = match serde_json::from_str(text) {
-            Ok(v) => v,
-            Err(e) => {
-                return self.send_error(
-                    ctx,
-                    None,
-                    &RpcError::new(ErrorKind::Parse, format!("parse error: {e}")),
-                )
-            }
-        };
-        match value {
-            Value::Array(items) if items.is_empty() => self.send_error(
-                ctx,
-                None,
-                &RpcError::new(ErrorKind::InvalidRequest, "invalid request: empty batch"),
-            ),
-            Value::Array(items) => self.on_batch(items, ctx),
-            single => {
-                let (keys, fut) = self.start_call(single, ctx);
+        match read_message(text) {
+            Err(err) => self.send_error(ctx, None, &err),
+            Ok(Message::Batch(items)) => self.on_batch(&items, ctx),
+            Ok(Message::Single(single)) => {
+                let (keys, _, fut) = self.start_call(single, ctx);
                 self.hold(&keys);
                 let reply = fut.into_actor(self).map(move |answer, act, ctx| {
                     if let Some(answer) = answer {
-                        ctx.text(answer.to_string());
+                        ctx.text(answer);
                     }
                     act.release(&keys, ctx);
                 });
@@ -123,69 +166,79 @@ impl SessionActor {
         }
     }
 
-    fn on_batch(&mut self, items: Vec<Value>, ctx: &mut ws::WebsocketContext<Self>) {
+    /// Runs a batch's calls concurrently and sends their answers as one array, bounded by
+    /// `RUMMY_MAX_MESSAGE_BYTES`: an answer that would pass it is replaced by a -32007 for its
+    /// call, so no batch makes an unbounded frame.
+    fn on_batch(&mut self, items: &[&RawValue], ctx: &mut ws::WebsocketContext<Self>) {
         let mut keys = Vec::new();
+        let mut ids = Vec::new();
         let mut calls = Vec::new();
         for item in items {
-            let (k, fut) = self.start_call(item, ctx);
+            let (k, id, fut) = self.start_call(item, ctx);
             keys.extend(k);
+            ids.push(id);
             calls.push(fut);
         }
         self.hold(&keys);
+        let limit = self.max_message();
         let reply = join_all(calls)
             .into_actor(self)
             .map(move |answers, act, ctx| {
-                let answers: Vec<Value> = answers.into_iter().flatten().collect();
-                if !answers.is_empty() {
-                    ctx.text(Value::Array(answers).to_string());
+                if let Some(text) = batch_answer(answers, &ids, limit) {
+                    ctx.text(text);
                 }
                 act.release(&keys, ctx);
             });
         ctx.spawn(reply);
     }
 
-    /// Starts one call; answers the run keys it concerns and a future of its response (`None` for client notifications).
+    /// Starts one call; answers the run keys it concerns, its id, and a future of its response
+    /// text (`None` for client notifications).
     fn start_call(
         &mut self,
-        value: Value,
+        raw: &RawValue,
         ctx: &mut ws::WebsocketContext<Self>,
-    ) -> (Vec<Arc<str>>, LocalBoxFuture<'static, Option<Value>>) {
-        let req = match parse_request(value) {
+    ) -> (
+        Vec<Arc<str>>,
+        Option<RequestId>,
+        LocalBoxFuture<'static, Option<String>>,
+    ) {
+        let req = match parse_request(raw) {
             Ok(req) => req,
             Err((id, err)) => {
-                return (
-                    Vec::new(),
-                    Box::pin(async move { Some(error_response(id, &err)) }),
-                )
+                let answer = error_response(id.as_ref(), &err);
+                return (Vec::new(), id, Box::pin(async move { Some(answer) }));
             }
         };
         let Request { id, method, params } = req;
+        let refuse = |id: Option<RequestId>, err: RpcError| {
+            let answer = id.as_ref().map(|id| error_response(Some(id), &err));
+            (
+                Vec::new(),
+                id,
+                Box::pin(async move { answer }) as LocalBoxFuture<'static, _>,
+            )
+        };
         let Some(route) = routes::find(&method) else {
             let err = RpcError::new(
                 ErrorKind::MethodNotFound,
                 format!("method not found: {method}"),
             );
-            return (
-                Vec::new(),
-                Box::pin(async move { id.map(|id| error_response(Some(id), &err)) }),
-            );
+            return refuse(id, err);
         };
         if route.spec.requires_hello && self.project.is_none() {
             let err = RpcError::new(
                 ErrorKind::NotInitialized,
                 format!("not initialized: call rummy/hello before {method}"),
             );
-            return (
-                Vec::new(),
-                Box::pin(async move { id.map(|id| error_response(Some(id), &err)) }),
-            );
+            return refuse(id, err);
         }
         let keys = run_keys(&params);
         let log = routes::CallLog {
             store: self.deps.svc.store.clone(),
             project_id: self.project.as_ref().map(|p| p.project_id),
             method: route.spec.name,
-            rpc_id: id.as_ref().map(Value::to_string),
+            rpc_id: id.as_ref().map(|id| id.as_str().to_owned()),
             params: params.clone(),
         };
         let call = routes::Call {
@@ -197,8 +250,10 @@ impl SessionActor {
         let limit = (!route.spec.long_running)
             .then(|| Duration::from_millis(self.deps.svc.config.limits.rpc_timeout_ms));
         let addr = ctx.address();
+        let answer_id = id.clone();
         (
             keys,
+            id,
             Box::pin(async move {
                 let result = within(route.spec.name, limit, fut).await;
                 log.record(&result);
@@ -213,10 +268,10 @@ impl SessionActor {
                     }
                     Err(err) => Err(err),
                 };
-                let id = id?;
+                let id = answer_id?;
                 Some(match answer {
-                    Ok(value) => response(id, value),
-                    Err(err) => error_response(Some(id), &err),
+                    Ok(value) => response(&id, &value),
+                    Err(err) => error_response(Some(&id), &err),
                 })
             }),
         )
@@ -263,6 +318,50 @@ impl SessionActor {
         }));
         ctx.stop();
     }
+
+    /// Pings the client every `RUMMY_PING_INTERVAL`, and closes a connection that has sent
+    /// nothing — not even a pong — for [`MISSED_PINGS`] intervals: a quiet client that answers
+    /// pings (as every WebSocket library does) stays connected; a dead one goes.
+    fn heartbeat(&self, ctx: &mut ws::WebsocketContext<Self>) {
+        let interval = Duration::from_millis(self.deps.svc.config.access.ping_interval_ms);
+        ctx.run_interval(interval, move |act, ctx| {
+            if act.heard.elapsed() >= interval * MISSED_PINGS {
+                tracing::debug!(session = act.id, "no answer to pings; closing");
+                act.close(ctx, ws::CloseCode::Away, "no answer to pings");
+            } else {
+                ctx.ping(b"");
+            }
+        });
+    }
+}
+
+/// A batch's answer text: the answers that fit `limit` bytes in order, each one that would
+/// pass it replaced by a -32007 naming the limit; `None` when the batch held only notifications.
+fn batch_answer(
+    answers: Vec<Option<String>>,
+    ids: &[Option<RequestId>],
+    limit: usize,
+) -> Option<String> {
+    let mut out = String::from("[");
+    let mut any = false;
+    for (answer, id) in answers.into_iter().zip(ids) {
+        let Some(mut answer) = answer else { continue };
+        if out.len() + answer.len() + 2 > limit {
+            let err = RpcError::new(
+                ErrorKind::TooLarge,
+                format!("the batch's answer passed the {limit}-byte message limit at this call; send it again alone or in a smaller batch"),
+            )
+            .with("limit", Value::from(limit));
+            answer = error_response(id.as_ref(), &err);
+        }
+        if any {
+            out.push(',');
+        }
+        out.push_str(&answer);
+        any = true;
+    }
+    out.push(']');
+    any.then_some(out)
 }
 
 /// `call`'s outcome, or an error when `limit` passes first. The work it started is not
@@ -321,6 +420,7 @@ impl Actor for SessionActor {
             behind: ctx.address().recipient(),
             backlog: self.backlog.clone(),
         });
+        self.heartbeat(ctx);
         tracing::debug!(session = self.id, "session opened");
     }
 
@@ -373,6 +473,7 @@ impl Handler<Notify> for SessionActor {
 
 impl StreamHandler<Result<ws::Message, ws::ProtocolError>> for SessionActor {
     fn handle(&mut self, msg: Result<ws::Message, ws::ProtocolError>, ctx: &mut Self::Context) {
+        self.heard = Instant::now();
         match msg {
             Ok(ws::Message::Text(text)) => self.on_text(&text, ctx),
             Ok(ws::Message::Binary(_)) => {
@@ -391,6 +492,14 @@ impl StreamHandler<Result<ws::Message, ws::ProtocolError>> for SessionActor {
             Ok(ws::Message::Continuation(item)) => self.on_fragment(item, ctx),
             Err(ws::ProtocolError::Overflow) => {
                 self.close(ctx, ws::CloseCode::Size, "frame over the size limit")
+            }
+            Err(_) if self.tripped.get().is_some() => {
+                let announced = self.tripped.get().unwrap_or_default();
+                let reason = format!(
+                    "a frame of {announced} bytes announced; the limit is {}",
+                    self.deps.svc.config.limits.max_frame_bytes
+                );
+                self.close(ctx, ws::CloseCode::Size, &reason)
             }
             Err(ws::ProtocolError::Io(e))
                 if e.to_string().to_ascii_lowercase().contains("utf-8") =>

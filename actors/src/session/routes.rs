@@ -8,6 +8,7 @@ use crate::registry::{
 use crate::services::Services;
 use actix::Addr;
 use futures_util::future::LocalBoxFuture;
+use rummy_core::access::roots::RootRefusal;
 use rummy_core::config::ModelSeed;
 use rummy_core::entry::Writer;
 use rummy_core::entry::{http_status, State, Visibility};
@@ -31,7 +32,6 @@ use rummy_core::wire::params::{
 };
 use rummy_core::wire::{ErrorKind, RpcError};
 use serde_json::{json, Value};
-use std::path::Path;
 
 /// What a session's handlers reach.
 #[derive(Clone)]
@@ -40,6 +40,8 @@ pub struct SessionDeps {
     pub svc: Services,
     /// Runs.
     pub registry: Addr<RunRegistry>,
+    /// Places for sessions (`RUMMY_MAX_CONNECTIONS`).
+    pub seats: super::Seats,
 }
 
 /// The project a session is bound to.
@@ -88,18 +90,29 @@ pub struct CallLog {
 }
 
 impl CallLog {
-    /// Writes the call and its outcome to `rpc_log` (redacted, truncated) without delaying the response.
+    /// Writes the call and its outcome to `rpc_log` (redacted, truncated) without delaying the
+    /// response. Only calls in a project are logged — those of a bound session, and the hello
+    /// that binds it: what a client sends before (or instead of) a hello never reaches the
+    /// database, so an unauthenticated client cannot fill it.
     pub fn record(self, result: &Result<Outcome, RpcError>) {
-        let (value, error) = match result {
-            Ok(Outcome::Reply(v) | Outcome::Bind(_, v)) => (Some(v.clone()), None),
-            Err(e) => (None, Some(format!("{}: {}", e.kind.code(), e.message))),
+        let (value, error, project_id) = match result {
+            Ok(Outcome::Bind(binding, v)) => (Some(v.clone()), None, Some(binding.project_id)),
+            Ok(Outcome::Reply(v)) => (Some(v.clone()), None, self.project_id),
+            Err(e) => (
+                None,
+                Some(format!("{}: {}", e.kind.code(), e.message)),
+                self.project_id,
+            ),
+        };
+        let Some(project_id) = project_id else {
+            return;
         };
         actix_rt::spawn(async move {
             let written = self
                 .store
                 .write(move |c| {
                     let call = rpc_log::LoggedCall {
-                        project_id: self.project_id,
+                        project_id: Some(project_id),
                         method: self.method,
                         rpc_id: self.rpc_id,
                         params: &self.params,
@@ -202,12 +215,6 @@ async fn hello(call: Call) -> Result<Outcome, RpcError> {
     if p.name.trim().is_empty() {
         return Err(RpcError::invalid_param("name", "must not be empty"));
     }
-    if !Path::new(&p.project_root).is_absolute() {
-        return Err(RpcError::invalid_param(
-            "projectRoot",
-            "must be an absolute path",
-        ));
-    }
     if let Some(version) = &p.client_version {
         let major = |v: &str| v.trim().split('.').next().map(str::to_owned);
         if major(version) != major(PROTOCOL_VERSION) {
@@ -217,7 +224,13 @@ async fn hello(call: Call) -> Result<Outcome, RpcError> {
             ));
         }
     }
-    let (name, root) = (p.name.clone(), p.project_root.clone());
+    let bound = call.deps.svc.config.access.project_roots.clone();
+    let requested = p.project_root.clone();
+    let root = actix_rt::task::spawn_blocking(move || bound.resolve(&requested))
+        .await
+        .map_err(|e| crate::errors::internal(&e))?
+        .map_err(root_refused)?;
+    let (name, root) = (p.name.clone(), root.display().to_string());
     let project = call
         .deps
         .svc
@@ -241,6 +254,15 @@ async fn hello(call: Call) -> Result<Outcome, RpcError> {
         root: project.project_root,
     };
     Ok(Outcome::Bind(binding, result))
+}
+
+/// A refused project root as the client hears it: outside the bound is -32003 (whatever is on
+/// disk there), anything else about the path -32602.
+fn root_refused(refusal: RootRefusal) -> RpcError {
+    match refusal {
+        RootRefusal::Outside(..) => RpcError::new(ErrorKind::Permission, refusal.to_string()),
+        other => RpcError::invalid_param("projectRoot", other),
+    }
 }
 
 fn model_json(m: &models::Model) -> Value {

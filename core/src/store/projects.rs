@@ -21,7 +21,9 @@ pub struct Project {
     pub created_at: i64,
 }
 
-/// Finds the project by name or creates it; a different root for an existing name is a conflict.
+/// Finds the project by name or creates it; a different root for an existing name is a
+/// conflict, whose message does not say the project's root (a caller may not be allowed to
+/// know where another team's project lives).
 pub fn hello(
     conn: &mut SqliteConnection,
     name: &str,
@@ -37,8 +39,7 @@ pub fn hello(
     if let Some(project) = existing {
         if project.project_root != root {
             return Err(StoreError::Conflict(format!(
-                "project \"{name}\" already has root {}; a project does not move (asked for {root})",
-                project.project_root
+                "project \"{name}\" already exists with another root; a project does not move (pick another name)"
             )));
         }
         return Ok(project);

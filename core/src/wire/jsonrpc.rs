@@ -1,20 +1,78 @@
 //! JSON-RPC 2.0 framing: requests, responses, notifications and the error codes of PROTOCOL.md.
 
 use serde::de::DeserializeOwned;
+use serde_json::value::RawValue;
 use serde_json::{json, Map, Value};
+use std::collections::HashMap;
 
 /// The protocol version this server speaks.
 pub const PROTOCOL_VERSION: &str = "2.0.0";
+
+/// The most calls one batch may hold (TEAM.md §1): a bigger batch is refused whole.
+pub const MAX_BATCH: usize = 100;
+
+/// A request id exactly as the client wrote it (a string, a number, or `null`): answers echo
+/// these bytes, so an id no `f64` holds (`123456789012345678901234567890`, `1e400`) comes
+/// back unchanged.
+#[derive(Debug, Clone)]
+pub struct RequestId(Box<RawValue>);
+
+impl RequestId {
+    /// The id's JSON text.
+    pub fn as_str(&self) -> &str {
+        self.0.get()
+    }
+}
+
+impl PartialEq for RequestId {
+    fn eq(&self, other: &Self) -> bool {
+        self.as_str() == other.as_str()
+    }
+}
 
 /// One call read off the wire.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Request {
     /// The request id; `None` for a client notification (no response is sent).
-    pub id: Option<Value>,
+    pub id: Option<RequestId>,
     /// The method name.
     pub method: String,
     /// The params (an object, or `Null` when absent).
     pub params: Value,
+}
+
+/// One WebSocket message as JSON-RPC reads it: a single call or a batch of them, each still
+/// JSON text (its id is kept as written; see [`RequestId`]).
+#[derive(Debug)]
+pub enum Message<'t> {
+    /// One call.
+    Single(&'t RawValue),
+    /// A batch of at most [`MAX_BATCH`] calls.
+    Batch(Vec<&'t RawValue>),
+}
+
+/// Reads a message's text: -32700 when it is not JSON, -32600 for an empty batch or one over
+/// [`MAX_BATCH`] calls (refused whole, before any call runs).
+pub fn read_message(text: &str) -> Result<Message<'_>, RpcError> {
+    let raw: &RawValue = serde_json::from_str(text)
+        .map_err(|e| RpcError::new(ErrorKind::Parse, format!("parse error: {e}")))?;
+    if !raw.get().starts_with('[') {
+        return Ok(Message::Single(raw));
+    }
+    let items: Vec<&RawValue> = serde_json::from_str(raw.get())
+        .map_err(|e| RpcError::new(ErrorKind::Parse, format!("parse error: {e}")))?;
+    match items.len() {
+        0 => Err(RpcError::new(
+            ErrorKind::InvalidRequest,
+            "invalid request: empty batch",
+        )),
+        n if n > MAX_BATCH => Err(RpcError::new(
+            ErrorKind::InvalidRequest,
+            format!("invalid request: a batch of {n} calls is over the limit of {MAX_BATCH}; send fewer per batch"),
+        )
+        .with("limit", Value::from(MAX_BATCH))),
+        _ => Ok(Message::Batch(items)),
+    }
 }
 
 /// The error families clients can act on; each has its code and `data.kind`.
@@ -132,47 +190,64 @@ impl RpcError {
     }
 }
 
-/// Reads one JSON value as a request, or says why it is not one (-32600).
-pub fn parse_request(value: Value) -> Result<Request, (Option<Value>, RpcError)> {
-    let Value::Object(mut map) = value else {
-        return Err((
+/// Reads one call, or says why it is not one (-32600, with the id when it could be read).
+pub fn parse_request(raw: &RawValue) -> Result<Request, (Option<RequestId>, RpcError)> {
+    let not_object = || {
+        (
             None,
             RpcError::new(
                 ErrorKind::InvalidRequest,
                 "invalid request: expected a JSON object",
             ),
-        ));
+        )
     };
-    let id = map.remove("id");
-    let id_ok = matches!(
-        id,
-        None | Some(Value::String(_) | Value::Number(_) | Value::Null)
-    );
-    if !id_ok {
-        return Err((
-            None,
-            RpcError::new(
-                ErrorKind::InvalidRequest,
-                "invalid request: id must be a string, number or null",
-            ),
-        ));
+    if !raw.get().starts_with('{') {
+        return Err(not_object());
     }
+    let mut map: HashMap<String, &RawValue> =
+        serde_json::from_str(raw.get()).map_err(|_| not_object())?;
+    let id = match map.remove("id") {
+        None => None,
+        // The text is valid JSON: its first byte tells a string, a number or `null`.
+        Some(id)
+            if id
+                .get()
+                .starts_with(|c: char| c == '"' || c == '-' || c == 'n' || c.is_ascii_digit()) =>
+        {
+            Some(RequestId(id.to_owned()))
+        }
+        Some(_) => {
+            return Err((
+                None,
+                RpcError::new(
+                    ErrorKind::InvalidRequest,
+                    "invalid request: id must be a string, number or null",
+                ),
+            ))
+        }
+    };
     let invalid = |msg: &str| {
         (
             id.clone(),
             RpcError::new(ErrorKind::InvalidRequest, msg.to_owned()),
         )
     };
-    if map.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
+    let field = |raw: Option<&RawValue>| -> Option<Value> {
+        raw.and_then(|r| serde_json::from_str(r.get()).ok())
+    };
+    if field(map.get("jsonrpc").copied()) != Some(Value::from("2.0")) {
         return Err(invalid("invalid request: jsonrpc must be \"2.0\""));
     }
-    let Some(Value::String(method)) = map.remove("method") else {
+    let Some(Value::String(method)) = field(map.remove("method")) else {
         return Err(invalid("invalid request: method must be a string"));
     };
-    let params = map.remove("params").unwrap_or(Value::Null);
-    if !matches!(params, Value::Object(_) | Value::Null) {
-        return Err(invalid("invalid request: params must be an object"));
-    }
+    let params = match map.remove("params") {
+        None => Value::Null,
+        Some(raw) if raw.get().starts_with('{') || raw.get() == "null" => {
+            field(Some(raw)).ok_or_else(|| invalid("invalid request: params must be an object"))?
+        }
+        Some(_) => return Err(invalid("invalid request: params must be an object")),
+    };
     Ok(Request { id, method, params })
 }
 
@@ -204,14 +279,21 @@ fn strip_position(message: &str) -> &str {
     message.split(" at line ").next().unwrap_or(message)
 }
 
-/// A success response.
-pub fn response(id: Value, result: Value) -> Value {
-    json!({ "jsonrpc": "2.0", "id": id, "result": result })
+/// A success response's text.
+pub fn response(id: &RequestId, result: &Value) -> String {
+    format!(
+        r#"{{"jsonrpc":"2.0","id":{},"result":{result}}}"#,
+        id.as_str()
+    )
 }
 
-/// An error response (`id` is null when the request's id could not be read).
-pub fn error_response(id: Option<Value>, error: &RpcError) -> Value {
-    json!({ "jsonrpc": "2.0", "id": id.unwrap_or(Value::Null), "error": error.to_value() })
+/// An error response's text (`id` is null when the request's id could not be read).
+pub fn error_response(id: Option<&RequestId>, error: &RpcError) -> String {
+    format!(
+        r#"{{"jsonrpc":"2.0","id":{},"error":{}}}"#,
+        id.map_or("null", RequestId::as_str),
+        error.to_value()
+    )
 }
 
 /// A server → client notification.
@@ -240,44 +322,91 @@ mod tests {
         project_root: String,
     }
 
+    fn parse(text: &str) -> Result<Request, (Option<String>, RpcError)> {
+        let raw: &RawValue = serde_json::from_str(text).unwrap();
+        parse_request(raw).map_err(|(id, e)| (id.map(|id| id.as_str().to_owned()), e))
+    }
+
     /// A well-formed request is read with its id, method and params.
     #[test]
     fn reads_requests() {
-        let req = parse_request(json!({"jsonrpc":"2.0","id":7,"method":"ping"})).unwrap();
-        assert_eq!(
-            req,
-            Request {
-                id: Some(json!(7)),
-                method: "ping".into(),
-                params: Value::Null
-            }
-        );
+        let req = parse(r#"{"jsonrpc":"2.0","id":7,"method":"ping","params":{"a":1}}"#).unwrap();
+        assert_eq!(req.id.as_ref().map(RequestId::as_str), Some("7"));
+        assert_eq!((req.method.as_str(), req.params), ("ping", json!({"a":1})));
+        let note = parse(r#"{"jsonrpc":"2.0","method":"ping","params":null}"#).unwrap();
+        assert_eq!((note.id, note.params), (None, Value::Null));
     }
 
     /// Requests that are not JSON-RPC are -32600, keeping the id when it can be read.
     #[test]
     fn refuses_invalid_requests() {
         let cases = [
-            (json!([1]), None),
+            ("[1]", None),
+            ("\"ping\"", None),
+            (r#"{"jsonrpc":"1.0","id":1,"method":"ping"}"#, Some("1")),
+            (r#"{"jsonrpc":"2.0","id":2,"method":5}"#, Some("2")),
             (
-                json!({"jsonrpc":"1.0","id":1,"method":"ping"}),
-                Some(json!(1)),
+                r#"{"jsonrpc":"2.0","id":"x","method":"ping","params":[1]}"#,
+                Some("\"x\""),
             ),
-            (json!({"jsonrpc":"2.0","id":2,"method":5}), Some(json!(2))),
-            (
-                json!({"jsonrpc":"2.0","id":3,"method":"ping","params":[1]}),
-                Some(json!(3)),
-            ),
-            (json!({"jsonrpc":"2.0","id":{"a":1},"method":"ping"}), None),
+            (r#"{"jsonrpc":"2.0","id":{"a":1},"method":"ping"}"#, None),
+            (r#"{"jsonrpc":"2.0","id":true,"method":"ping"}"#, None),
         ];
         for (input, id) in cases {
-            let (got_id, err) = parse_request(input.clone()).unwrap_err();
+            let (got_id, err) = parse(input).unwrap_err();
             assert_eq!(
-                (got_id, err.kind),
+                (got_id.as_deref(), err.kind),
                 (id, ErrorKind::InvalidRequest),
                 "{input}"
             );
         }
+    }
+
+    /// An id is echoed byte for byte, however large: no float rounding, no re-spelling.
+    #[test]
+    fn ids_are_echoed_exactly() {
+        for id in [
+            "123456789012345678901234567890",
+            "1e400",
+            "-0.5",
+            "\"é\\u00e9\"",
+            "null",
+        ] {
+            let req = parse(&format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"ping"}}"#)).unwrap();
+            let id_of = req.id.expect("an id");
+            assert_eq!(
+                response(&id_of, &json!({})),
+                format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{}}}}"#)
+            );
+            let err = RpcError::new(ErrorKind::Internal, "x");
+            let text = error_response(Some(&id_of), &err);
+            assert!(
+                text.starts_with(&format!(r#"{{"jsonrpc":"2.0","id":{id},"error":"#)),
+                "{text}"
+            );
+        }
+    }
+
+    /// A message is one call or a batch of 1 to 100; not JSON is -32700, an empty or bigger batch -32600.
+    #[test]
+    fn reads_messages_and_bounds_batches() {
+        assert!(matches!(
+            read_message(r#" {"a":1} "#),
+            Ok(Message::Single(_))
+        ));
+        let batch = format!("[{}]", vec!["{}"; MAX_BATCH].join(","));
+        assert!(
+            matches!(read_message(&batch), Ok(Message::Batch(items)) if items.len() == MAX_BATCH)
+        );
+        let kind = |text: &str| read_message(text).err().map(|e| e.kind);
+        assert_eq!(kind("{"), Some(ErrorKind::Parse));
+        assert_eq!(kind("[]"), Some(ErrorKind::InvalidRequest));
+        let over = format!("[{}]", vec!["{}"; MAX_BATCH + 1].join(","));
+        let err = read_message(&over).err().unwrap();
+        assert_eq!(
+            err.message,
+            "invalid request: a batch of 101 calls is over the limit of 100; send fewer per batch"
+        );
     }
 
     /// Bad params name the param that is missing or of the wrong type.
