@@ -4,6 +4,7 @@ mod access;
 mod binary;
 mod entries;
 mod healing;
+mod history;
 mod layering;
 mod lifecycle;
 mod pipeline;

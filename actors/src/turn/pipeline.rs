@@ -70,8 +70,7 @@ async fn materialise(
     let limits = &svc.config.limits;
     let (mode, divisor) = (job.mode, limits.token_divisor);
     let (context_size, ceiling) = (job.context_size, limits.budget_ceiling);
-    let active = tools::active_tools(mode, loop_flags(job), svc.search.is_some());
-    let instructions = tools::instructions(&active, limits.max_commands, job.persona.as_deref());
+    let instructions = instructions_of(svc, job);
     let slot = Arc::clone(&job.context);
     if let Some(read) = read {
         if let Some(context) = take_kept(&slot) {
@@ -91,6 +90,17 @@ async fn materialise(
         })
         .await
         .map_err(failure)
+}
+
+/// The instructions that open the loop's system message: the preamble with the tools its mode
+/// and flags offer, and the persona.
+fn instructions_of(svc: &Services, job: &TurnJob) -> String {
+    let active = tools::active_tools(job.mode, loop_flags(job), svc.search.is_some());
+    tools::instructions(
+        &active,
+        svc.config.limits.max_commands,
+        job.persona.as_deref(),
+    )
 }
 
 /// The messages and figures of a turn from its context rows.
@@ -238,17 +248,26 @@ async fn fresh(
         }
     }
 
-    // 2–4. Materialise, assemble, and check the budget (Prompt Demotion on a loop's first turn).
+    // 2–4. Materialise, assemble, and check the budget: over it, History Demotion (earlier
+    // loops' entries) and, last, Prompt Demotion make room; 413 only when nothing can.
     let (mut spread, mut messages, mut rev, budget) = materialise(&svc, &job, read).await?;
     if let Some(b) = budget {
         let mut over = b.overflow(b.calibrate(messages.tokens));
-        if over > 0 && first {
-            let run_id = run.run_id;
-            if store
-                .write(move |c| budget::demote_prompt(c, run_id, now()))
-                .await
-                .map_err(failure)?
-            {
+        if over > 0 {
+            if let Some(demotion) = plan_demotion(&svc, &job, b).await? {
+                tracing::info!(
+                    summarized = demotion.summarize.len(),
+                    archived = demotion.archive.len(),
+                    prompt = demotion.prompt,
+                    "demoted to fit the context"
+                );
+                store
+                    .write(move |c| {
+                        budget::demote(c, run.run_id, &demotion, now())?;
+                        budget::record_demotion(c, t, &demotion, divisor, now())
+                    })
+                    .await
+                    .map_err(failure)?;
                 (spread, messages, rev, _) = materialise(&svc, &job, None).await?;
                 over = b.overflow(b.calibrate(messages.tokens));
             }
@@ -320,6 +339,39 @@ async fn fresh(
         Some(recorded),
     )
     .await
+}
+
+/// The least demotion that makes the turn's context fit beside the note that tells
+/// the model of it (`budget::plan_demotion`), planned on the blocking pool over the loop's
+/// kept rows; `None` when nothing would make it fit.
+async fn plan_demotion(
+    svc: &Services,
+    job: &TurnJob,
+    b: Budget,
+) -> Result<Option<budget::Demotion>, TurnFailure> {
+    let Some(kept) = take_kept(&job.context) else {
+        return Ok(None);
+    };
+    let (mode, divisor) = (job.mode, svc.config.limits.token_divisor);
+    let instructions = instructions_of(svc, job);
+    let reserve = budget::demotion_note_reserve(divisor);
+    let (kept, plan) = actix_rt::task::spawn_blocking(move || {
+        let plan = budget::plan_demotion(kept.rows(), |rows| {
+            let messages = assemble(AssemblyInput {
+                rows,
+                instructions: &instructions,
+                mode,
+                budget: Some(b),
+                divisor,
+            });
+            b.overflow(b.calibrate(messages.tokens + reserve)) == 0
+        });
+        (kept, plan)
+    })
+    .await
+    .map_err(failure)?;
+    put_kept(&job.context, kept);
+    Ok(plan)
 }
 
 /// Ends the turn 413 without dispatching anything: `message` is the warning the model reads,

@@ -127,25 +127,209 @@ fn set_visibility(
     Ok(())
 }
 
-/// Prompt Demotion: the loop's latest prompt becomes summarized (its view truncates it); answers whether one was demoted.
-pub fn demote_prompt(
+/// What a turn demotes so that its context fits: History Demotion (earlier loops' entries),
+/// then Prompt Demotion (the loop's own prompt).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Demotion {
+    /// Views made summarized: their body leaves the context, their tag and summary stay.
+    pub summarize: Vec<i32>,
+    /// Views archived: out of the context, still stored and found by pattern.
+    pub archive: Vec<i32>,
+    /// Whether the loop's own prompt is among `summarize` (it keeps its first 500 characters).
+    pub prompt: bool,
+}
+
+/// One step of [`plan_demotion`], in the order steps are taken.
+#[derive(Debug, Clone)]
+enum Step {
+    /// An earlier turn's visible rows become summarized.
+    Summarize(Vec<i32>),
+    /// An earlier turn's rows are archived.
+    Archive(Vec<i32>),
+    /// The loop's prompt becomes summarized.
+    Prompt(i32),
+}
+
+/// The least demotion after which `fits` holds for a turn's context `rows`, or
+/// `None` when even the most does not (then nothing should be demoted: the prompt cannot fit
+/// on its own). The steps, each taken only if the ones before do not suffice: the earlier
+/// loops' rows (those of `<previous>`: prompts, results, updates), oldest turn first, become
+/// summarized; then, oldest turn first, they are archived; last, the loop's own prompt is
+/// summarized. So a long run never sticks at 413 because of its own history, and what it did
+/// last stays in full view longest. Every step only shrinks the context, so the least is
+/// found by bisection in a handful of assemblies.
+pub fn plan_demotion(rows: &[ViewRow], fits: impl Fn(&[ViewRow]) -> bool) -> Option<Demotion> {
+    let prompt = rows
+        .iter()
+        .filter(|r| r.tag() == "prompt")
+        .max_by_key(|r| (r.turn, r.view_id));
+    let loop_start = prompt.map_or(0, |p| p.turn);
+    let earlier: Vec<&ViewRow> = rows
+        .iter()
+        .filter(|r| r.turn < loop_start)
+        .filter(|r| matches!(r.category(), Some(Category::Logging | Category::Prompt)))
+        .collect();
+    let mut turns: Vec<i32> = earlier.iter().map(|r| r.turn).collect();
+    turns.sort_unstable();
+    turns.dedup();
+    let of_turn = |turn: i32, visible_only: bool| -> Vec<i32> {
+        earlier
+            .iter()
+            .filter(|r| r.turn == turn)
+            .filter(|r| !visible_only || r.visibility() == Visibility::Visible)
+            .map(|r| r.view_id)
+            .collect()
+    };
+    let mut steps: Vec<Step> = turns
+        .iter()
+        .map(|&t| of_turn(t, true))
+        .filter(|ids| !ids.is_empty())
+        .map(Step::Summarize)
+        .collect();
+    steps.extend(turns.iter().map(|&t| Step::Archive(of_turn(t, false))));
+    if let Some(p) = prompt.filter(|p| p.visibility() == Visibility::Visible) {
+        steps.push(Step::Prompt(p.view_id));
+    }
+    let applied = |k: usize| -> Vec<ViewRow> {
+        let mut summarized = std::collections::HashSet::new();
+        let mut archived = std::collections::HashSet::new();
+        for step in &steps[..k] {
+            match step {
+                Step::Summarize(ids) => summarized.extend(ids.iter().copied()),
+                Step::Archive(ids) => archived.extend(ids.iter().copied()),
+                Step::Prompt(id) => {
+                    summarized.insert(*id);
+                }
+            }
+        }
+        rows.iter()
+            .filter(|r| !archived.contains(&r.view_id))
+            .map(|r| {
+                let mut r = r.clone();
+                if summarized.contains(&r.view_id) {
+                    r.visibility = Visibility::Summarized.as_str().to_owned();
+                }
+                r
+            })
+            .collect()
+    };
+    if steps.is_empty() || !fits(&applied(steps.len())) {
+        return None;
+    }
+    // The least k in 1..=len with applied(k) fitting (applied(len) does).
+    let (mut low, mut high) = (1, steps.len());
+    while low < high {
+        let mid = (low + high) / 2;
+        if fits(&applied(mid)) {
+            high = mid;
+        } else {
+            low = mid + 1;
+        }
+    }
+    let mut demotion = Demotion::default();
+    for step in &steps[..low] {
+        match step {
+            Step::Summarize(ids) => demotion.summarize.extend(ids),
+            Step::Archive(ids) => demotion.archive.extend(ids),
+            Step::Prompt(id) => {
+                demotion.summarize.push(*id);
+                demotion.prompt = true;
+            }
+        }
+    }
+    demotion
+        .summarize
+        .retain(|id| !demotion.archive.contains(id));
+    Some(demotion)
+}
+
+/// Applies a [`Demotion`] as one change of the run's views (they share one revision).
+pub fn demote(
     conn: &mut SqliteConnection,
     run_id: i32,
+    demotion: &Demotion,
     now: Millis,
-) -> Result<bool, StoreError> {
-    let prompt: Option<i32> = run_views::table
-        .inner_join(entries::table)
-        .filter(run_views::run_id.eq(run_id))
-        .filter(entries::scheme.eq("prompt"))
-        .filter(run_views::visibility.eq(Visibility::Visible.as_str()))
-        .order(run_views::turn.desc())
-        .select(run_views::id)
-        .first(conn)
-        .optional()?;
-    match prompt {
-        Some(id) => set_visibility(conn, run_id, &[id], Visibility::Summarized, now).map(|()| true),
-        None => Ok(false),
+) -> Result<(), StoreError> {
+    let rev = runs::take_rev(conn, run_id)?;
+    for (ids, visibility) in [
+        (&demotion.summarize, Visibility::Summarized),
+        (&demotion.archive, Visibility::Archived),
+    ] {
+        if ids.is_empty() {
+            continue;
+        }
+        diesel::update(
+            run_views::table
+                .filter(run_views::run_id.eq(run_id))
+                .filter(run_views::id.eq_any(ids)),
+        )
+        .set((
+            run_views::visibility.eq(visibility.as_str()),
+            run_views::rev.eq(rev),
+            run_views::updated_at.eq(now.0),
+        ))
+        .execute(conn)?;
     }
+    Ok(())
+}
+
+/// What the model reads of a [`Demotion`] (in its `budget://<loop>/<turn>/history` entry).
+pub fn demotion_note(demotion: &Demotion) -> String {
+    let history = demotion.summarize.len() - usize::from(demotion.prompt);
+    let mut note = format!(
+        "Context budget: to make room, {history} entries of earlier loops were summarized and {} archived, oldest first.",
+        demotion.archive.len()
+    );
+    if demotion.prompt {
+        note.push_str(" Your prompt was truncated too: promote it to read it whole.");
+    }
+    note.push_str(" Nothing was deleted: <get> an entry to see it again.");
+    note
+}
+
+/// Tokens to keep free for the [`demotion_note`] entry when planning a demotion: the longest
+/// note, with its tag.
+pub fn demotion_note_reserve(divisor: u32) -> i32 {
+    let longest = Demotion {
+        summarize: vec![0; 100_000],
+        archive: vec![0; 100_000],
+        prompt: true,
+    };
+    TAG_TOKENS + crate::tokens::estimate(&demotion_note(&longest), divisor)
+}
+
+/// Records the `budget://<loop>/<turn>/history` entry that tells the model what the turn
+/// demoted to fit.
+pub fn record_demotion(
+    conn: &mut SqliteConnection,
+    t: TurnRef,
+    demotion: &Demotion,
+    divisor: u32,
+    now: Millis,
+) -> Result<String, StoreError> {
+    let path = format!("budget://{}/{}/history", t.loop_id, t.turn);
+    store_entries::write(
+        conn,
+        &EntryWrite {
+            run: t.run,
+            path: &path,
+            body: &demotion_note(demotion),
+            attributes: &json!({
+                "summarized": demotion.summarize.len(),
+                "archived": demotion.archive.len(),
+                "prompt": demotion.prompt,
+            }),
+            state: State::Resolved,
+            outcome: None,
+            visibility: Visibility::Visible,
+            loop_id: Some(t.loop_id),
+            turn: t.turn,
+            writer: Writer::Plugin,
+        },
+        divisor,
+        now,
+    )?;
+    Ok(path)
 }
 
 /// Turn Demotion: this turn's visible, non-failed entries become summarized; answers (count, their full tokens).
@@ -187,11 +371,14 @@ pub fn record_overflow(
     now: Millis,
 ) -> Result<String, StoreError> {
     let path = format!("budget://{}/{}", t.loop_id, t.turn);
+    let done = match demoted {
+        (0, _) => "Nothing this turn promoted could be summarized; earlier loops' entries leave the context at the next turn to make room.".to_owned(),
+        (count, tokens) => format!("Your {count} promotions from this turn ({tokens} tokens) were summarized to fit."),
+    };
     let body = format!(
-        "Token budget overflow: over by {overflow} tokens (ceiling {}).\n\
-         Your {} promotions from this turn ({} tokens) were summarized to fit.\n\
+        "Token budget overflow: over by {overflow} tokens (ceiling {}).\n{done}\n\
          Add up the tokens=\"N\" of what you promote and write before you do; one turn should add no more than half of tokensFree.",
-        budget.ceiling, demoted.0, demoted.1
+        budget.ceiling
     );
     let outcome = format!("overflow:{overflow}");
     store_entries::write(
@@ -228,6 +415,115 @@ mod tests {
         assert_eq!((b.overflow(7_000), b.overflow(7_400)), (0, 28));
         let plain = Budget::new(Some(2_000), None, 0.5, Some(f64::NAN)).unwrap();
         assert_eq!((plain.ceiling, plain.ratio), (1_000, 1.0));
+    }
+
+    /// A context row for the planner: `tokens` is what it costs visible; summarized it costs 1.
+    fn row(view_id: i32, path: &str, turn: i32, visibility: Visibility) -> ViewRow {
+        ViewRow {
+            view_id,
+            path: path.into(),
+            scheme: crate::path::scheme_of(path),
+            body: String::new(),
+            attributes: "{}".into(),
+            tokens: 100,
+            state: "resolved".into(),
+            outcome: None,
+            visibility: visibility.as_str().into(),
+            turn,
+            rev: 1,
+            updated_at: 0,
+        }
+    }
+
+    fn cost(rows: &[ViewRow]) -> i32 {
+        rows.iter()
+            .map(|r| match r.visibility() {
+                Visibility::Visible => r.tokens,
+                _ => 1,
+            })
+            .sum()
+    }
+
+    /// A run of three loops (turns 1, 2, 3; the third just began) over a known and a file.
+    fn three_loops() -> Vec<ViewRow> {
+        use Visibility::{Summarized, Visible};
+        vec![
+            row(1, "known://fact", 1, Visible),
+            row(2, "src/a.rs", 0, Visible),
+            row(3, "prompt://1", 1, Visible),
+            row(4, "update://1/1", 1, Visible),
+            row(5, "get://1/1/a", 1, Summarized),
+            row(6, "prompt://2", 2, Visible),
+            row(7, "update://2/1", 2, Visible),
+            row(8, "prompt://3", 3, Visible),
+        ]
+    }
+
+    /// The least demotion is taken, oldest history first: summarizing, then archiving, then
+    /// the prompt; data rows are never touched; and what cannot fit demotes nothing.
+    #[test]
+    fn history_leaves_oldest_first_and_only_as_far_as_needed() {
+        let rows = three_loops();
+        assert_eq!(cost(&rows), 701);
+        let plan = |limit: i32| plan_demotion(&rows, |r| cost(r) <= limit);
+        assert_eq!(
+            plan(600),
+            Some(Demotion {
+                summarize: vec![3, 4],
+                archive: vec![],
+                prompt: false
+            })
+        );
+        assert_eq!(
+            plan(310),
+            Some(Demotion {
+                summarize: vec![3, 4, 6, 7],
+                archive: vec![],
+                prompt: false
+            })
+        );
+        assert_eq!(
+            plan(303),
+            Some(Demotion {
+                summarize: vec![6, 7],
+                archive: vec![3, 4, 5],
+                prompt: false
+            })
+        );
+        assert_eq!(
+            plan(300),
+            Some(Demotion {
+                summarize: vec![],
+                archive: vec![3, 4, 5, 6, 7],
+                prompt: false
+            })
+        );
+        assert_eq!(
+            plan(201),
+            Some(Demotion {
+                summarize: vec![8],
+                archive: vec![3, 4, 5, 6, 7],
+                prompt: true
+            })
+        );
+        assert_eq!(plan(200), None);
+    }
+
+    /// The model is told how much left its view, and that nothing was deleted; the reserve
+    /// covers the longest such note.
+    #[test]
+    fn the_demotion_note() {
+        let demotion = Demotion {
+            summarize: vec![6, 7, 8],
+            archive: vec![3, 4, 5],
+            prompt: true,
+        };
+        assert_eq!(
+            demotion_note(&demotion),
+            "Context budget: to make room, 2 entries of earlier loops were summarized and 3 archived, oldest first. Your prompt was truncated too: promote it to read it whole. Nothing was deleted: <get> an entry to see it again."
+        );
+        let reserve = demotion_note_reserve(2);
+        assert!(reserve >= TAG_TOKENS + crate::tokens::estimate(&demotion_note(&demotion), 2));
     }
 
     /// tokensFree is the ceiling minus what is assembled besides the promoted content.
