@@ -6,6 +6,7 @@
 //! never read), binaries, files over the size cap, and symlinks (never
 //! followed, so nothing outside the root is read).
 
+pub mod root;
 pub mod scan;
 pub mod sync;
 
