@@ -1,5 +1,6 @@
 //! Walking a project root: which files become entries, with their text and hash.
 
+use super::root::{kind_name, read_flags};
 use crate::store::entries::hex_sha256;
 use std::collections::HashMap;
 use std::io::Read as _;
@@ -160,12 +161,23 @@ pub(crate) enum Outcome {
     Unreadable,
 }
 
-/// The first `max + 1` bytes of the file at `path`: enough to tell an oversized file without
-/// reading all of it.
+/// The first `max + 1` bytes of the regular file at `path`: enough to tell an oversized file
+/// without reading all of it. The walk only hands over regular files, but one may be swapped
+/// for a FIFO, a device or a symlink before it is opened: the open neither follows a link nor
+/// waits on a FIFO, and anything but a regular file is refused unread.
 pub(crate) fn read_capped(path: &Path, max: u64) -> std::io::Result<Vec<u8>> {
+    let fd = rustix::fs::open(path, read_flags(), rustix::fs::Mode::empty())?;
+    let kind = rustix::fs::FileType::from_raw_mode(rustix::fs::fstat(&fd)?.st_mode);
+    if kind != rustix::fs::FileType::RegularFile {
+        return Err(std::io::Error::other(format!(
+            "{} is {}",
+            path.display(),
+            kind_name(kind)
+        )));
+    }
     let mut bytes = Vec::new();
-    std::fs::File::open(path)?
-        .take(max + 1)
+    std::fs::File::from(fd)
+        .take(max.saturating_add(1))
         .read_to_end(&mut bytes)?;
     Ok(bytes)
 }
@@ -226,6 +238,40 @@ mod tests {
         assert_eq!((scan.binary, scan.too_large, scan.truncated), (1, 1, false));
         assert_eq!(scan.files[1].body, "fn main() {}\n");
         assert_eq!(scan.files[1].hash, hex_sha256("fn main() {}\n"));
+    }
+
+    /// A FIFO in the project is skipped by its type without being opened (the scan does not
+    /// wait on it), and reading one that replaced a file is refused at once.
+    #[test]
+    fn fifos_are_never_waited_on() {
+        let dir = tempfile::TempDir::new().unwrap();
+        std::fs::write(dir.path().join("a.txt"), "a").unwrap();
+        let fd = rustix::fs::open(
+            dir.path(),
+            rustix::fs::OFlags::RDONLY | rustix::fs::OFlags::DIRECTORY,
+            rustix::fs::Mode::empty(),
+        )
+        .unwrap();
+        rustix::fs::mknodat(
+            &fd,
+            "pipe",
+            rustix::fs::FileType::Fifo,
+            rustix::fs::Mode::from_raw_mode(0o644),
+            0,
+        )
+        .unwrap();
+        let started = std::time::Instant::now();
+
+        let scan = scan(dir.path(), ScanLimits::default());
+        let read = read_capped(&dir.path().join("pipe"), 1024).unwrap_err();
+
+        assert!(started.elapsed() < Duration::from_secs(1));
+        let paths: Vec<&str> = scan.files.iter().map(|f| f.path.as_str()).collect();
+        assert_eq!(paths, vec!["a.txt"]);
+        assert_eq!(
+            read.to_string(),
+            format!("{} is a FIFO", dir.path().join("pipe").display())
+        );
     }
 
     /// A missing root scans as empty, and the file cap marks the scan incomplete.
