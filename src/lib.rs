@@ -147,6 +147,7 @@ pub async fn serve(
         search,
         config: Arc::new(config),
         scan_stamps: Default::default(),
+        resolution_locks: Default::default(),
     };
     let registry = RunRegistry::new(svc.clone()).start();
     match registry.send(Recover).await {

@@ -9,6 +9,7 @@ pub mod errors;
 pub mod files;
 pub mod hub;
 pub mod loop_queue;
+pub mod proposals;
 pub mod provider;
 pub mod registry;
 pub mod run;

@@ -5,7 +5,6 @@
 //! never takes the run down: the loop ends 500 with an `error://` entry and the
 //! run waits for the next prompt.
 
-use crate::clock::now;
 use crate::loop_queue::{self, ClaimNext, Claimed, Enqueue, Finish, LoopQueue};
 use crate::registry::undefined_model;
 use crate::services::Services;
@@ -16,10 +15,9 @@ use actix::prelude::*;
 use rummy_core::run::{Mode, RunStatus};
 use rummy_core::store::entries::RunRef;
 use rummy_core::store::loops::Loop;
-use rummy_core::store::{runs, StoreError};
+use rummy_core::store::StoreError;
 use rummy_core::turn::healer::{Healer, HealerLimits};
-use rummy_core::turn::proposals::{self, Decision as ProposalDecision, Resolved};
-use rummy_core::turn::state;
+use rummy_core::turn::proposals::{Decision as ProposalDecision, Resolved};
 use rummy_core::wire::{ErrorKind, RpcError};
 use serde_json::Value;
 use std::path::PathBuf;
@@ -529,43 +527,21 @@ impl Handler<Resolve> for RunActor {
             );
             return Box::pin(actix::fut::ready(Err(err)));
         }
-        let (run, store, divisor) = (
-            self.run,
-            self.svc.store.clone(),
-            self.svc.config.limits.token_divisor,
-        );
+        let (run, svc) = (self.run, self.svc.clone());
         let resolve = async move {
-            store
-                .write(move |c| {
-                    let resolved = proposals::resolve(
-                        c,
-                        run,
-                        &msg.path,
-                        &msg.decision,
-                        &msg.root,
-                        divisor,
-                        now(),
-                    )?;
-                    runs::set_status(c, run.run_id, RunStatus::Running, now())?;
-                    let params = state::push(
-                        c,
-                        run.run_id,
-                        resolved.turn,
-                        RunStatus::Running.code(),
-                        Value::Null,
-                        now(),
-                    )?;
-                    Ok((resolved, params))
-                })
-                .await
-                .map_err(crate::errors::from_store)
+            crate::proposals::resolve(&svc, run, msg.path, msg.decision, msg.root).await
         };
         Box::pin(resolve.into_actor(self).map(|res, act, ctx| {
             let (resolved, params) = res?;
             act.svc
                 .publish_state(act.run.project_id, &act.alias, &params);
-            if let Phase::Running(active) = &mut act.phase {
-                active.waiting = None;
+            // The disk work took a while: resume only the loop still waiting on this proposal
+            // (a cancel meanwhile has ended it).
+            match &mut act.phase {
+                Phase::Running(active) if active.waiting.as_deref() == Some(&resolved.path) => {
+                    active.waiting = None;
+                }
+                _ => return Ok(resolved),
             }
             let aborted_by = resolved.aborts_rest.then(|| resolved.tool.clone());
             let start = Start::Resume {

@@ -1,7 +1,8 @@
-//! The handles every actor shares: the store, the notification hub, the providers, the search backend and the configuration.
+//! The handles every actor shares: the store, the notification hub, the providers, the search backend, the configuration, and the in-memory state of project files (scan stamps, resolution locks).
 
 use crate::files::ScanStamps;
 use crate::hub::{NotificationHub, Notify, Publish};
+use crate::proposals::ResolutionLocks;
 use crate::provider::Providers;
 use crate::search::SearchClient;
 use crate::store::Store;
@@ -27,6 +28,9 @@ pub struct Services {
     pub config: Arc<Config>,
     /// What each project's last scan saw on disk, so rescans read only changed files.
     pub scan_stamps: ScanStamps,
+    /// One resolution at a time per run and per project file (resolutions do their disk work
+    /// off the store's writer).
+    pub resolution_locks: ResolutionLocks,
 }
 
 impl Services {

@@ -1,5 +1,6 @@
 //! End-to-end behaviour, one module per area.
 
+mod accepts;
 mod access;
 mod binary;
 mod entries;

@@ -1,4 +1,4 @@
-//! Tool dispatch against a real in-memory SQLite: every tool's results, refusals, proposals and views, and the docs.
+//! Tool dispatch against a real in-memory SQLite: every tool's results, refusals, proposals (and their resolution) and views, and the docs.
 
 mod changes;
 mod docs;
@@ -7,6 +7,7 @@ mod get;
 mod lifecycle;
 mod policy;
 mod proposals;
+mod resolution;
 mod search;
 mod set;
 

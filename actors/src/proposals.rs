@@ -1,0 +1,181 @@
+//! Resolving a proposal off the store's writer: a read, the disk work on the blocking pool, one write — under the locks that keep two resolutions of one proposal, or of one file, in order.
+//!
+//! The store's writer serialises every write of every project, so nothing that
+//! touches the disk may run on it: a slow disk, or a FIFO planted where a file
+//! is expected, would stall every run. [`resolve`] therefore reads the proposal
+//! (still pending, with its `readonly` constraints), applies it on the blocking
+//! pool (`rummy_core::turn::proposals::apply`: the base check, the writes and
+//! removals), and records the outcome in one write. [`ResolutionLocks`] holds a
+//! run's resolutions to one at a time (a proposal accepted twice at once is
+//! applied once: the second reads it resolved and is answered 409) and each
+//! file of a project root to one acceptance at a time (the second checks the
+//! disk after the first wrote it, and sees the change as a conflict).
+
+use crate::clock::now;
+use crate::errors::{from_store, internal};
+use crate::services::Services;
+use rummy_core::run::RunStatus;
+use rummy_core::store::entries::RunRef;
+use rummy_core::store::notifications::Recorded as Push;
+use rummy_core::store::runs;
+use rummy_core::turn::proposals::{self, Decision, Recorded, Resolved};
+use rummy_core::turn::state;
+use rummy_core::wire::{ErrorKind, RpcError};
+use serde_json::Value;
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, PoisonError};
+use tokio::sync::OwnedMutexGuard;
+
+/// What a lock serialises. Locks are taken in this order (a run's, then its files sorted), so
+/// two resolutions never wait on each other in a circle.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+enum LockKey {
+    /// One run's resolutions.
+    Run(i32),
+    /// One file (normalised path) under one project root.
+    File(PathBuf, String),
+}
+
+/// The server's resolution locks: per run, and per project root and file.
+#[derive(Debug, Clone, Default)]
+pub struct ResolutionLocks(Arc<Mutex<HashMap<LockKey, Arc<tokio::sync::Mutex<()>>>>>);
+
+impl ResolutionLocks {
+    /// Waits for the lock of `key` and holds it until the answer is dropped.
+    async fn lock(&self, key: LockKey) -> Held {
+        let mutex = Arc::clone(
+            self.0
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .entry(key.clone())
+                .or_default(),
+        );
+        let guard = mutex.lock_owned().await;
+        Held {
+            locks: self.clone(),
+            key,
+            guard: Some(guard),
+        }
+    }
+
+    /// How many keys are locked or waited on (the map forgets a key nobody holds).
+    #[cfg(test)]
+    fn len(&self) -> usize {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner).len()
+    }
+}
+
+/// A held lock.
+struct Held {
+    locks: ResolutionLocks,
+    key: LockKey,
+    guard: Option<OwnedMutexGuard<()>>,
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        let mut map = self.locks.0.lock().unwrap_or_else(PoisonError::into_inner);
+        self.guard.take();
+        // Every holder and waiter has a clone, taken under the map's lock: when only the map's
+        // is left, nobody needs the key any more.
+        if map
+            .get(&self.key)
+            .is_some_and(|mutex| Arc::strong_count(mutex) == 1)
+        {
+            map.remove(&self.key);
+        }
+    }
+}
+
+/// Resolves the proposal at `path` of `run` as decided (`root`: the project root on disk, where
+/// accepted file changes land), setting the run running again; answers what was resolved and
+/// the `run/state` push to publish.
+pub async fn resolve(
+    svc: &Services,
+    run: RunRef,
+    path: String,
+    decision: Decision,
+    root: PathBuf,
+) -> Result<(Resolved, Push), RpcError> {
+    let locks = &svc.resolution_locks;
+    let _run = locks.lock(LockKey::Run(run.run_id)).await;
+    let lookup = path.clone();
+    let proposal = svc
+        .store
+        .read(move |c| proposals::read(c, run, &lookup))
+        .await
+        .map_err(from_store)?;
+    let resolution = if matches!(decision, Decision::Accept(_)) {
+        let mut files = Vec::new();
+        for file in proposal.files() {
+            files.push(locks.lock(LockKey::File(root.clone(), file)).await);
+        }
+        let on_disk = proposal.clone();
+        actix_rt::task::spawn_blocking(move || proposals::apply(&on_disk, decision, &root))
+            .await
+            .map_err(|e| internal(&e))?
+    } else {
+        // A reject or an error touches no file.
+        proposals::apply(&proposal, decision, &root)
+    };
+    let divisor = svc.config.limits.token_divisor;
+    let recorded = svc
+        .store
+        .write(move |c| {
+            let resolved = match proposals::record(c, run, &proposal, &resolution, divisor, now())?
+            {
+                Recorded::Resolved(resolved) => resolved,
+                Recorded::Stale(state) => return Ok(Err(state)),
+            };
+            runs::set_status(c, run.run_id, RunStatus::Running, now())?;
+            let push = state::push(
+                c,
+                run.run_id,
+                resolved.turn,
+                RunStatus::Running.code(),
+                Value::Null,
+                now(),
+            )?;
+            Ok(Ok((resolved, push)))
+        })
+        .await
+        .map_err(from_store)?;
+    recorded.map_err(|state| {
+        RpcError::new(
+            ErrorKind::Conflict,
+            format!(
+                "{path} became {} while it was being applied (its loop ended); what was \
+                 written on disk is recorded",
+                state.as_str()
+            ),
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    /// A second holder of one key waits for the first; other keys do not; a key nobody holds
+    /// is forgotten.
+    #[actix_rt::test]
+    async fn one_holder_per_key() {
+        let locks = ResolutionLocks::default();
+        let file = || LockKey::File(PathBuf::from("/p"), "a.txt".to_owned());
+        let first = locks.lock(file()).await;
+        let other = locks.lock(LockKey::Run(1)).await;
+        let waiting = locks.clone();
+        let second = actix_rt::spawn(async move {
+            let _held = waiting.lock(file()).await;
+        });
+        actix_rt::time::sleep(Duration::from_millis(50)).await;
+        assert!(!second.is_finished(), "the second holder waits");
+        drop(first);
+        second.await.unwrap();
+        assert_eq!(locks.len(), 1, "only the run's key is still held");
+        drop(other);
+        assert_eq!(locks.len(), 0);
+    }
+}

@@ -1,0 +1,570 @@
+//! Resolving a proposal: accept (apply the stored effect), reject, or error — and what that means for the rest of the turn.
+//!
+//! On accept the server applies the *stored* result (for file edits the
+//! complete new content computed at dispatch, never re-derived from a merge
+//! text); file writes stay inside the project root (no symlink followed at any
+//! component, only regular files written or removed: [`crate::files::root`]),
+//! honour `readonly` constraints, and are atomic and durable (a temporary file
+//! created exclusively, synced to disk, then renamed; the file keeps its
+//! permissions). Accepting `sh` or `env` opens the streaming channels
+//! `<path>_1` (stdout) and `<path>_2` (stderr). A reject or error aborts the
+//! rest of the turn's actions.
+//!
+//! A file proposal records the content the model saw of every file it would
+//! write, remove or copy (`bases`, hashes); accepting it first checks the disk
+//! against them. A file changed since — by someone in an editor, a build, another
+//! run — refuses the whole proposal (failed, `conflict`, 409) before anything is
+//! written, and the file's entry is brought in line with the disk, so the model
+//! reads what is really there and can redo its change. A file that appeared where
+//! the model saw none is refused without being read into the context (it may be a
+//! file the scan keeps out, such as a hidden `.env`). A file that already holds
+//! the proposed content passes (a client may apply an edit itself and accept it).
+//! A symlink, FIFO, device or directory where a file is read, written or removed
+//! refuses the proposal (failed, `permission`, 403) without being opened.
+//!
+//! Resolution runs in three phases, so that no filesystem work (which may be
+//! slow, and which a hostile file must not be able to stall) runs on the
+//! store's single writer: [`read`] (a read: what the proposal says, still
+//! pending, and which of its files a `readonly` constraint covers), [`apply`]
+//! (no connection: the disk work, in `disk.rs`), and [`record`] (the write: the
+//! proposal's new state, the file entries written, removed or refreshed, the
+//! constraints of created files, the `sh`/`env` channels). The caller keeps
+//! two resolutions of one file, or of one proposal, from overlapping.
+
+mod disk;
+
+pub use disk::apply;
+
+use super::TurnRef;
+use crate::entry::{strings_attr, text_attr, State, Visibility, Writer};
+use crate::files::sync::ensure_view;
+use crate::files::ScanLimits;
+use crate::hedberg;
+use crate::path::{normalize, scheme_of};
+use crate::schema::{entries, run_views};
+use crate::store::constraints::{self, ConstraintKind};
+use crate::store::entries::{self as store_entries, hex_sha256, EntryWrite, RunRef, ViewRow};
+use crate::store::StoreError;
+use crate::time::Millis;
+use crate::tokens;
+use diesel::prelude::*;
+use serde_json::{json, Value};
+
+/// A client's decision on a proposal (`set {state}` on its path).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Decision {
+    /// `resolved`: apply it; the body, if any, is the output (shell output, the user's answer).
+    Accept(Option<String>),
+    /// `cancelled`: do not apply; the body, if any, is the reason.
+    Reject(Option<String>),
+    /// `failed`: applying failed on the client's side; the body, if any, is the output.
+    Error(Option<String>),
+}
+
+/// What a resolution did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Resolved {
+    /// The proposal's path.
+    pub path: String,
+    /// Its final state.
+    pub state: State,
+    /// Its outcome when failed or cancelled (`readonly`, the reason, `error`).
+    pub outcome: Option<String>,
+    /// The tool that proposed it.
+    pub tool: String,
+    /// Whether the rest of the turn's actions are aborted.
+    pub aborts_rest: bool,
+    /// The command's position in the turn, to resume after it.
+    pub command_index: usize,
+    /// The turn it belongs to.
+    pub turn: i32,
+}
+
+/// The message a readonly refusal leaves for the model.
+pub fn readonly_message(path: &str) -> String {
+    format!("refused: {path} is readonly (file constraint)")
+}
+
+/// The pending proposal of a run, if any: the proposed entry with a command index.
+pub fn pending(conn: &mut SqliteConnection, run_id: i32) -> Result<Option<ViewRow>, StoreError> {
+    let rows: Vec<ViewRow> = run_views::table
+        .inner_join(entries::table)
+        .filter(run_views::run_id.eq(run_id))
+        .filter(run_views::state.eq(State::Proposed.as_str()))
+        .order(run_views::id.desc())
+        .select(store_entries::VIEW_COLUMNS)
+        .load(conn)?;
+    Ok(rows
+        .into_iter()
+        .find(|r| r.attributes().get("commandIndex").is_some()))
+}
+
+/// A pending proposal as [`read`] found it: everything accepting it needs, so that the disk
+/// work runs without a connection.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Proposal {
+    /// The proposal's path.
+    pub path: String,
+    /// What it proposes: `edit`, `cp`, `mv`, `rm`, `sh`, `env`, `ask_user`.
+    pub kind: String,
+    /// Its attributes as dispatch stored them (paths, new content, `bases`).
+    attrs: Value,
+    /// The first file its acceptance would write or remove that a `readonly` constraint covers.
+    readonly: Option<String>,
+}
+
+impl Proposal {
+    /// The project files its acceptance reads, writes or removes (normalised, sorted, once
+    /// each): what a caller locks so that two acceptances of one file do not overlap.
+    pub fn files(&self) -> Vec<String> {
+        let attrs = &self.attrs;
+        let mut files: Vec<&str> = match self.kind.as_str() {
+            "edit" => vec![text_attr(attrs, "path")],
+            "cp" | "mv" => vec![text_attr(attrs, "from"), text_attr(attrs, "to")],
+            "rm" => strings_attr(attrs, "paths"),
+            _ => Vec::new(),
+        };
+        if let Some(bases) = attrs.get("bases").and_then(Value::as_object) {
+            files.extend(bases.keys().map(String::as_str));
+        }
+        let mut files: Vec<String> = files
+            .into_iter()
+            .filter(|p| scheme_of(p).is_none())
+            .filter_map(|p| normalize(p).ok())
+            .collect();
+        files.sort();
+        files.dedup();
+        files
+    }
+}
+
+/// Reads the proposal at `path` of the run, which must still be pending, with the `readonly`
+/// constraints of the files its acceptance would write or remove.
+pub fn read(conn: &mut SqliteConnection, run: RunRef, path: &str) -> Result<Proposal, StoreError> {
+    let row = pending_row(conn, run, path)?;
+    let attrs = row.attributes();
+    let kind = str_attr(&attrs, "kind");
+    // The files an acceptance changes, in the order their refusal is reported.
+    let changed: Vec<&str> = match kind.as_str() {
+        "edit" => vec![text_attr(&attrs, "path")],
+        "cp" => vec![text_attr(&attrs, "to")],
+        "mv" => vec![text_attr(&attrs, "to"), text_attr(&attrs, "from")],
+        "rm" => strings_attr(&attrs, "paths"),
+        _ => Vec::new(),
+    };
+    let readonly = if changed.is_empty() {
+        None
+    } else {
+        let list = constraints::list(conn, run.project_id)?;
+        changed
+            .into_iter()
+            .find(|path| {
+                list.iter()
+                    .rev()
+                    .find(|c| hedberg::hedmatch(&c.pattern, path))
+                    .is_some_and(|c| c.kind == ConstraintKind::Readonly)
+            })
+            .map(str::to_owned)
+    };
+    Ok(Proposal {
+        path: row.path.clone(),
+        kind,
+        attrs,
+        readonly,
+    })
+}
+
+/// The proposal entry at `path`, refused when it is missing or no longer pending.
+fn pending_row(
+    conn: &mut SqliteConnection,
+    run: RunRef,
+    path: &str,
+) -> Result<ViewRow, StoreError> {
+    let row = store_entries::by_path(conn, run.run_id, path)?
+        .ok_or_else(|| StoreError::NotFound(format!("{path} not found in this run")))?;
+    if row.state() != State::Proposed {
+        return Err(StoreError::Conflict(format!(
+            "{path} is not pending (it is {}); it was already resolved",
+            row.state
+        )));
+    }
+    Ok(row)
+}
+
+/// What [`apply`] made of a decision: for an acceptance, what it did on disk.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Resolution {
+    /// Accepted, with the client's output (shell output, the user's answer).
+    Accepted {
+        /// The client's output, if any.
+        output: Option<String>,
+        /// What applying it did.
+        applied: Applied,
+    },
+    /// Rejected, with the reason, if any.
+    Rejected(Option<String>),
+    /// Failed on the client's side, with its output, if any.
+    Errored(Option<String>),
+}
+
+/// What accepting a proposal did on disk.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Applied {
+    /// Whether it was applied, or why not.
+    pub verdict: Verdict,
+    /// What changed on disk, or was found there, that the file entries must follow (also when
+    /// refused: a conflict refreshes an entry, a failure half-way keeps what was done).
+    pub effects: Vec<Effect>,
+}
+
+/// Whether an accepted proposal was applied.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum Verdict {
+    /// Applied whole.
+    #[default]
+    Done,
+    /// Refused: this file is readonly (403 `readonly`).
+    Readonly(String),
+    /// Refused: this file is not what the model saw (409 `conflict`).
+    Conflict(String, DiskChange),
+    /// Refused: a path leaves the root or is not a regular file (403 `permission`); the message.
+    Refused(String),
+    /// The disk failed, or the proposal cannot be applied (500 `error`); the message.
+    Failed(String),
+}
+
+/// One change the file entries must follow.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Effect {
+    /// The file at this (normalised) path now holds this content.
+    Wrote {
+        /// The file.
+        path: String,
+        /// Its content.
+        content: String,
+        /// No file was there before (it gets an `active` constraint).
+        created: bool,
+    },
+    /// The file at this path is gone (removed, or found removed): its entry goes.
+    Forget(String),
+    /// The file at this path holds this text on disk, unlike what the model saw.
+    Refresh(String, String),
+}
+
+/// What [`record`] wrote.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Recorded {
+    /// The proposal is resolved as decided.
+    Resolved(Resolved),
+    /// The proposal stopped being pending while its files were being written (the loop was
+    /// cancelled): it keeps that state; what the disk now holds is recorded all the same.
+    Stale(State),
+}
+
+/// Writes what a resolution did: the file entries follow the disk, and the proposal takes its
+/// final state unless it stopped being pending meanwhile.
+pub fn record(
+    conn: &mut SqliteConnection,
+    run: RunRef,
+    proposal: &Proposal,
+    resolution: &Resolution,
+    divisor: u32,
+    now: Millis,
+) -> Result<Recorded, StoreError> {
+    let path = proposal.path.as_str();
+    let row = store_entries::by_path(conn, run.run_id, path)?
+        .ok_or_else(|| StoreError::NotFound(format!("{path} not found in this run")))?;
+    if let Resolution::Accepted { applied, .. } = resolution {
+        for effect in &applied.effects {
+            record_effect(conn, run, effect, divisor, now)?;
+        }
+    }
+    if row.state() != State::Proposed {
+        return Ok(Recorded::Stale(row.state()));
+    }
+    let attrs = row.attributes();
+    let (state, outcome, body, extra) = match resolution {
+        Resolution::Rejected(reason) => {
+            let reason = reason
+                .clone()
+                .filter(|r| !r.trim().is_empty())
+                .unwrap_or_else(|| "rejected".to_owned());
+            (State::Cancelled, Some(reason), None, json!({}))
+        }
+        Resolution::Errored(output) => (
+            State::Failed,
+            Some("error".to_owned()),
+            output.clone(),
+            json!({}),
+        ),
+        Resolution::Accepted { output, applied } => match &applied.verdict {
+            Verdict::Done => {
+                let extra = accepted(
+                    conn,
+                    run,
+                    &row,
+                    &proposal.kind,
+                    &attrs,
+                    output,
+                    divisor,
+                    now,
+                )?;
+                (State::Resolved, None, output.clone(), extra)
+            }
+            Verdict::Readonly(p) => (
+                State::Failed,
+                Some("readonly".to_owned()),
+                Some(readonly_message(p)),
+                json!({}),
+            ),
+            Verdict::Conflict(p, change) => (
+                State::Failed,
+                Some("conflict".to_owned()),
+                Some(conflict_message(p, *change)),
+                json!({}),
+            ),
+            Verdict::Refused(message) => (
+                State::Failed,
+                Some("permission".to_owned()),
+                Some(message.clone()),
+                json!({}),
+            ),
+            Verdict::Failed(message) => (
+                State::Failed,
+                Some("error".to_owned()),
+                Some(message.clone()),
+                json!({}),
+            ),
+        },
+    };
+    let mut attributes = attrs.clone();
+    if let (Some(map), Value::Object(more)) = (attributes.as_object_mut(), extra) {
+        map.extend(more);
+    }
+    let body = body.unwrap_or_else(|| row.body.clone());
+    let turn = row.turn;
+    let loop_id: Option<i32> = run_views::table
+        .find(row.view_id)
+        .select(run_views::loop_id)
+        .first(conn)?;
+    store_entries::write(
+        conn,
+        &EntryWrite {
+            run,
+            path,
+            body: &body,
+            attributes: &attributes,
+            state,
+            outcome: outcome.as_deref(),
+            visibility: Visibility::Visible,
+            loop_id,
+            turn,
+            writer: Writer::System,
+        },
+        divisor,
+        now,
+    )?;
+    Ok(Recorded::Resolved(Resolved {
+        path: path.to_owned(),
+        state,
+        outcome,
+        tool: row.tag().to_owned(),
+        aborts_rest: state != State::Resolved,
+        command_index: attrs
+            .get("commandIndex")
+            .and_then(Value::as_u64)
+            .unwrap_or(0) as usize,
+        turn,
+    }))
+}
+
+/// How a file on disk differs from what the model saw.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DiskChange {
+    /// Its content changed.
+    Changed,
+    /// It was removed.
+    Removed,
+    /// It exists, and the model saw no file there.
+    Appeared,
+}
+
+/// The message a conflict refusal leaves for the model.
+pub fn conflict_message(path: &str, change: DiskChange) -> String {
+    match change {
+        DiskChange::Changed => format!(
+            "refused: {path} changed on disk after you read it; nothing was applied. \
+             Its entry now holds the file as it is on disk: read it and make your change again."
+        ),
+        DiskChange::Removed => {
+            format!("refused: {path} was removed from disk after you read it; nothing was applied.")
+        }
+        DiskChange::Appeared => format!(
+            "refused: {path} exists on disk but was not in your context; nothing was written \
+             over it."
+        ),
+    }
+}
+
+fn str_attr(attrs: &Value, key: &str) -> String {
+    text_attr(attrs, key).to_owned()
+}
+
+/// The store side of an applied proposal (its files are written by then): an entry moved into
+/// a file leaves the run, `sh`/`env` open their channels, `ask_user` keeps the answer. Answers
+/// the attributes the proposal gains.
+#[allow(clippy::too_many_arguments)]
+fn accepted(
+    conn: &mut SqliteConnection,
+    run: RunRef,
+    row: &ViewRow,
+    kind: &str,
+    attrs: &Value,
+    output: &Option<String>,
+    divisor: u32,
+    now: Millis,
+) -> Result<Value, StoreError> {
+    match kind {
+        "mv" => {
+            let from = str_attr(attrs, "from");
+            // An entry moved into a file leaves the run, as a move between entries does.
+            if scheme_of(&from).is_some() {
+                if let Some(moved) = store_entries::by_path(conn, run.run_id, &from)? {
+                    diesel::delete(run_views::table.find(moved.view_id)).execute(conn)?;
+                }
+            }
+            Ok(json!({}))
+        }
+        "sh" | "env" => {
+            let command = str_attr(attrs, "command");
+            for channel in [1, 2] {
+                let channel_path = format!("{}_{channel}", row.path);
+                store_entries::write(
+                    conn,
+                    &EntryWrite {
+                        run,
+                        path: &channel_path,
+                        body: "",
+                        attributes: &json!({ "command": command, "summary": command, "channel": channel }),
+                        state: State::Streaming,
+                        outcome: None,
+                        visibility: Visibility::Summarized,
+                        loop_id: None,
+                        turn: row.turn,
+                        writer: Writer::System,
+                    },
+                    divisor,
+                    now,
+                )?;
+            }
+            Ok(json!({ "channels": [format!("{}_1", row.path), format!("{}_2", row.path)] }))
+        }
+        "ask_user" => Ok(json!({ "answer": output.as_deref().unwrap_or_default() })),
+        _ => Ok(json!({})),
+    }
+}
+
+/// Brings the project's file entries in line with one change on disk.
+fn record_effect(
+    conn: &mut SqliteConnection,
+    run: RunRef,
+    effect: &Effect,
+    divisor: u32,
+    now: Millis,
+) -> Result<(), StoreError> {
+    match effect {
+        Effect::Wrote {
+            path,
+            content,
+            created,
+        } => {
+            upsert_file_entry(conn, run, path, content, divisor, now)?;
+            if *created {
+                constraints::set(conn, run.project_id, path, ConstraintKind::Active, now)?;
+            }
+            Ok(())
+        }
+        Effect::Forget(path) => forget_file(conn, run, path),
+        Effect::Refresh(path, text) => upsert_file_entry(conn, run, path, text, divisor, now),
+    }
+}
+
+/// The largest file a scan takes as an entry.
+fn max_file_bytes() -> u64 {
+    ScanLimits::default().max_file_bytes
+}
+
+/// Drops the project's entry of a file that is gone from disk.
+fn forget_file(conn: &mut SqliteConnection, run: RunRef, path: &str) -> Result<(), StoreError> {
+    let scope = crate::entry::Scope::Project(run.project_id).key();
+    diesel::delete(
+        entries::table
+            .filter(entries::scope.eq(scope))
+            .filter(entries::path.eq(path)),
+    )
+    .execute(conn)?;
+    Ok(())
+}
+
+fn upsert_file_entry(
+    conn: &mut SqliteConnection,
+    run: RunRef,
+    path: &str,
+    content: &str,
+    divisor: u32,
+    now: Millis,
+) -> Result<(), StoreError> {
+    let scope = crate::entry::Scope::Project(run.project_id).key();
+    let id: i32 = diesel::insert_into(entries::table)
+        .values((
+            entries::scope.eq(&scope),
+            entries::path.eq(path),
+            entries::body.eq(content),
+            entries::hash.eq(hex_sha256(content)),
+            entries::tokens.eq(tokens::estimate(content, divisor)),
+            entries::created_at.eq(now.0),
+            entries::updated_at.eq(now.0),
+        ))
+        .on_conflict((entries::scope, entries::path))
+        .do_update()
+        .set((
+            entries::body.eq(content),
+            entries::hash.eq(hex_sha256(content)),
+            entries::tokens.eq(tokens::estimate(content, divisor)),
+            entries::updated_at.eq(now.0),
+        ))
+        .returning(entries::id)
+        .get_result(conn)?;
+    ensure_view(conn, run, id, Visibility::Visible, now)
+}
+
+/// Marks the run's pending proposal cancelled (the loop was cancelled or interrupted).
+pub fn cancel_pending(
+    conn: &mut SqliteConnection,
+    t: TurnRef,
+    reason: &str,
+    divisor: u32,
+    now: Millis,
+) -> Result<Option<String>, StoreError> {
+    let Some(row) = pending(conn, t.run.run_id)? else {
+        return Ok(None);
+    };
+    store_entries::write(
+        conn,
+        &EntryWrite {
+            run: t.run,
+            path: &row.path,
+            body: &row.body,
+            attributes: &row.attributes(),
+            state: State::Cancelled,
+            outcome: Some(reason),
+            visibility: Visibility::Visible,
+            loop_id: Some(t.loop_id),
+            turn: row.turn,
+            writer: Writer::System,
+        },
+        divisor,
+        now,
+    )?;
+    Ok(Some(row.path))
+}
