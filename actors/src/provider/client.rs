@@ -6,7 +6,7 @@ use crate::clock::now;
 use futures_util::{FutureExt, StreamExt};
 use rummy_core::config::Config;
 use rummy_core::provider::context::{probes, Method};
-use rummy_core::provider::retry::{retry_after_ms, Fault, RetryPolicy};
+use rummy_core::provider::retry::{retry_after_ms, Fault, Pause, RetryPolicy};
 use rummy_core::provider::sse::{SseEvent, SseParser};
 use rummy_core::provider::stream::{StreamFailure, StreamReader};
 use rummy_core::provider::{parse_response, Completion, Endpoint};
@@ -103,9 +103,23 @@ impl Client {
                 Err(failed) => failed,
             };
             let fault = failed.error.fault();
-            if let (Fault::RateLimited, Some(ms)) = (fault, failed.retry_after_ms) {
+            match self.retry.pause(fault, failed.retry_after_ms) {
                 // The provider's limit is everyone's: hold the other runs' requests too.
-                self.limiter.pause(ms);
+                Pause::For(ms) => self.limiter.pause(ms),
+                Pause::TooLong(ms) => {
+                    tracing::warn!(
+                        provider = self.name(),
+                        retry_after_ms = ms,
+                        cap_ms = self.retry.cap_ms,
+                        "429 asked for a wait past the cap: failing the call"
+                    );
+                    return Err(ProviderError::Throttled {
+                        provider: self.name(),
+                        wait_s: ms.div_ceil(1000),
+                        cap_ms: self.retry.cap_ms,
+                    });
+                }
+                Pause::Nothing => {}
             }
             let Some(delay) =
                 self.retry

@@ -80,7 +80,8 @@ impl Limiter {
         Some(Slot { _permit: permit })
     }
 
-    /// Holds every request of this provider for `ms` (a 429's `Retry-After`).
+    /// Holds every request of this provider for `ms` (a 429's `Retry-After`, which the caller
+    /// has held to `RUMMY_RETRY_CAP_MS`).
     pub fn pause(&self, ms: u64) {
         let until = Millis(
             now()

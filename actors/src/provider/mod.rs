@@ -79,6 +79,17 @@ pub enum ProviderError {
         /// What broke.
         reason: String,
     },
+    /// A 429 asked for a longer wait than `RUMMY_RETRY_CAP_MS`: the call fails rather than
+    /// pausing every run on the provider; not retried, but sent to a fallback if there is one.
+    #[error("{provider} asked to wait {wait_s} s before the next request (429 Retry-After), more than RUMMY_RETRY_CAP_MS allows ({cap_ms} ms)")]
+    Throttled {
+        /// Provider name.
+        provider: &'static str,
+        /// The wait asked for, in whole seconds (rounded up).
+        wait_s: u64,
+        /// The longest wait honoured.
+        cap_ms: u64,
+    },
     /// An answer that is not a chat completion.
     #[error("{provider} sent a malformed response: {reason}")]
     Malformed {
@@ -100,6 +111,7 @@ impl ProviderError {
             ProviderError::ContextLength { .. } => Fault::ContextLength,
             ProviderError::Interrupted { .. } => Fault::Interrupted,
             ProviderError::Malformed { .. } => Fault::Malformed,
+            ProviderError::Throttled { .. } => Fault::Throttled,
         }
     }
 }

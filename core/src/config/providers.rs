@@ -189,7 +189,6 @@ pub(super) fn from_vars(vars: &BTreeMap<String, String>) -> Result<Providers, Co
         max_retries: number(vars, "RUMMY_RETRIES", defaults.max_retries)?,
         base_ms: positive(vars, "RUMMY_RETRY_BASE_MS", defaults.base_ms)?,
         cap_ms: positive(vars, "RUMMY_RETRY_CAP_MS", defaults.cap_ms)?,
-        ..defaults
     };
     Ok(Providers {
         openai,

@@ -34,7 +34,7 @@ impl TokenBucket {
     }
 
     fn refill(&mut self, now: Millis) {
-        let elapsed = (now.0 - self.updated.0).max(0);
+        let elapsed = now.0.saturating_sub(self.updated.0).max(0);
         let capacity = self.limit * WINDOW_MS;
         self.level = self
             .level
@@ -109,7 +109,7 @@ impl RateLimits {
 
     /// Reserves one request of about `tokens` tokens; `None` means send it now.
     pub fn reserve(&mut self, now: Millis, tokens: u64) -> Option<Wait> {
-        let paused = u64::try_from(self.paused_until.0 - now.0).unwrap_or(0);
+        let paused = self.paused_for(now);
         let requests = self.requests.as_mut().map_or(0, |b| b.reserve(now, 1));
         let tokens = self.tokens.as_mut().map_or(0, |b| b.reserve(now, tokens));
         [
@@ -125,7 +125,7 @@ impl RateLimits {
 
     /// Milliseconds left of a 429 pause; requests already past their reservation check it again before sending.
     pub fn paused_for(&self, now: Millis) -> u64 {
-        u64::try_from(self.paused_until.0 - now.0).unwrap_or(0)
+        u64::try_from(self.paused_until.0.saturating_sub(now.0)).unwrap_or(0)
     }
 
     /// Holds every request of this provider until `until` (the later of two pauses wins).

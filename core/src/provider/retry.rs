@@ -1,4 +1,4 @@
-//! Which failed calls are retried, after how long, and which may fall back to another model (seed 002 §5), as pure functions.
+//! Which failed calls are retried, after how long, which pause the provider, and which may fall back to another model (seed 002 §5), as pure functions.
 
 use crate::time::Millis;
 use regex::Regex;
@@ -25,6 +25,9 @@ pub enum Fault {
     Timeout,
     /// The stream broke after text was already shown to clients.
     Interrupted,
+    /// 429 asking (`Retry-After`) for a longer wait than `RUMMY_RETRY_CAP_MS`: the provider is
+    /// unavailable for longer than a run waits, so the call fails at once instead.
+    Throttled,
     /// An answer that is not a completion.
     Malformed,
 }
@@ -78,13 +81,19 @@ impl Fault {
 
     /// Whether the call may be tried once on the model's fallback: the seed's transport failures only.
     ///
-    /// 5xx, 408, 404 model-not-found, connection refused, DNS, timeout. Never
-    /// auth or bad requests (another model will not fix them), never a broken
-    /// stream (clients already saw text), never rate limits or context length.
+    /// 5xx, 408, 404 model-not-found, connection refused, DNS, timeout, and a
+    /// 429 whose `Retry-After` is past the cap (the provider is as unavailable as
+    /// one answering 503). Never auth or bad requests (another model will not fix
+    /// them), never a broken stream (clients already saw text), never a rate limit
+    /// that is waited out or context length.
     pub fn falls_back(self) -> bool {
         matches!(
             self,
-            Fault::ServerError | Fault::ModelNotFound | Fault::Unreachable | Fault::Timeout
+            Fault::ServerError
+                | Fault::ModelNotFound
+                | Fault::Unreachable
+                | Fault::Timeout
+                | Fault::Throttled
         )
     }
 }
@@ -103,10 +112,9 @@ pub struct RetryPolicy {
     pub max_retries: u32,
     /// Backoff before the first retry, doubled each time (`RUMMY_RETRY_BASE_MS`, default 1000).
     pub base_ms: u64,
-    /// Longest backoff (`RUMMY_RETRY_CAP_MS`, default 30000).
+    /// Longest backoff, and longest `Retry-After` honoured (`RUMMY_RETRY_CAP_MS`, default
+    /// 30000): a 429 asking for longer fails its call instead of pausing every run.
     pub cap_ms: u64,
-    /// Longest `Retry-After` honoured; a longer one fails the call instead of stalling the run.
-    pub max_retry_after_ms: u64,
 }
 
 impl Default for RetryPolicy {
@@ -115,7 +123,6 @@ impl Default for RetryPolicy {
             max_retries: 3,
             base_ms: 1000,
             cap_ms: 30_000,
-            max_retry_after_ms: 120_000,
         }
     }
 }
@@ -145,7 +152,8 @@ impl RetryPolicy {
     /// How long to wait before retrying, or `None` to give up.
     ///
     /// `retries_done` counts the retries already made; `retry_after_ms` is the
-    /// server's `Retry-After`, honoured as given (no jitter) when present.
+    /// server's `Retry-After`, honoured as given (no jitter) when present and
+    /// not longer than the cap.
     pub fn next_delay(
         &self,
         fault: Fault,
@@ -157,21 +165,49 @@ impl RetryPolicy {
             return None;
         }
         match retry_after_ms {
-            Some(ms) if ms > self.max_retry_after_ms => None,
+            Some(ms) if ms > self.cap_ms => None,
             Some(ms) => Some(ms),
             None => Some(self.backoff_ms(retries_done + 1, jitter)),
         }
     }
+
+    /// What a failed attempt's `Retry-After` asks of the provider's limiter.
+    ///
+    /// Only a 429 pauses the provider (its limit is every run's); a wait past
+    /// the cap pauses nobody — one header must not stall every run of every
+    /// project for an hour — and fails that call instead.
+    pub fn pause(&self, fault: Fault, retry_after_ms: Option<u64>) -> Pause {
+        match (fault, retry_after_ms) {
+            (Fault::RateLimited, Some(ms)) if ms > self.cap_ms => Pause::TooLong(ms),
+            (Fault::RateLimited, Some(ms)) => Pause::For(ms),
+            _ => Pause::Nothing,
+        }
+    }
+}
+
+/// What a failed attempt's `Retry-After` asks of the provider ([`RetryPolicy::pause`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pause {
+    /// Nothing: not a 429, or no `Retry-After`.
+    Nothing,
+    /// Hold every request to the provider for this many milliseconds.
+    For(u64),
+    /// The provider asked for this many milliseconds, more than the cap: pause nobody, fail the call.
+    TooLong(u64),
 }
 
 /// A `Retry-After` header in milliseconds from `now`: delta-seconds or an HTTP date (IMF-fixdate).
+///
+/// Any value saturates rather than overflows: a number of seconds too large
+/// for `u64` reads as the longest wait there is.
 pub fn retry_after_ms(header: &str, now: Millis) -> Option<u64> {
     let value = header.trim();
-    if let Ok(seconds) = value.parse::<u64>() {
+    if !value.is_empty() && value.bytes().all(|b| b.is_ascii_digit()) {
+        let seconds = value.parse::<u64>().unwrap_or(u64::MAX);
         return Some(seconds.saturating_mul(1000));
     }
     let at = http_date_ms(value)?;
-    Some(u64::try_from(at - now.0).unwrap_or(0))
+    Some(u64::try_from(at.saturating_sub(now.0)).unwrap_or(0))
 }
 
 /// Parses `Sun, 06 Nov 1994 08:49:37 GMT` to milliseconds since the epoch.
@@ -195,7 +231,13 @@ fn http_date_ms(value: &str) -> Option<i64> {
     let (day, year): (i64, i64) = (day.parse().ok()?, year.parse().ok()?);
     let mut hms = time.split(':').map(|p| p.parse::<i64>().ok());
     let (h, m, s) = (hms.next()??, hms.next()??, hms.next()??);
-    if !(1..=31).contains(&day) || h > 23 || m > 59 || s > 60 {
+    // IMF-fixdate's year has four digits; bounding every field keeps the sum far inside i64.
+    let fields_valid = (1..=31).contains(&day)
+        && (1..=9999).contains(&year)
+        && (0..=23).contains(&h)
+        && (0..=59).contains(&m)
+        && (0..=60).contains(&s);
+    if !fields_valid {
         return None;
     }
     Some((days_from_civil(year, month, day) * 86_400 + h * 3600 + m * 60 + s) * 1000)

@@ -4,6 +4,7 @@ use super::{refused_url, request, without_jitter, Rig};
 use pretty_assertions::assert_eq;
 use rummy::config::{OllamaConfig, OpenAiConfig, ProviderLimits};
 use rummy_actors::provider::{ProviderError, ProviderEvent};
+use rummy_core::provider::retry::RetryPolicy;
 use rummy_testkit::{FakeProvider, Reply};
 use serde_json::json;
 use std::time::{Duration, Instant};
@@ -90,6 +91,18 @@ async fn transient_failures_retry_then_succeed() {
     }
 }
 
+/// A rig whose `openai` provider is at `url`, with quick retries but the default `RUMMY_RETRY_CAP_MS` (30 s), the longest `Retry-After` honoured.
+async fn rig_with_default_cap(url: String) -> Rig {
+    Rig::start(|c| {
+        c.providers.retry.cap_ms = RetryPolicy::default().cap_ms;
+        c.providers.openai = Some(OpenAiConfig {
+            base_url: url,
+            api_key: None,
+        });
+    })
+    .await
+}
+
 /// A 429's Retry-After is waited out exactly (no jitter), and holds the other runs' requests to that provider too.
 #[actix_rt::test]
 async fn retry_after_is_honoured_by_everyone() {
@@ -97,7 +110,7 @@ async fn retry_after_is_honoured_by_everyone() {
     let body = json!({"error": {"message": "slow down"}});
     fake.push(Reply::status(429, body.clone()).header("Retry-After", "1"));
     fake.set_fallback(Reply::content("ok"));
-    let rig = rig(fake.base_url(), None, 5000).await;
+    let rig = rig_with_default_cap(fake.base_url()).await;
     let model = rig.model("m", "openai/gpt-x", None).await;
     let route = rig.providers.route(&model).unwrap();
     let started = Instant::now();
@@ -137,6 +150,41 @@ async fn retry_after_is_honoured_by_everyone() {
         reason.starts_with("openai: the provider asked to slow down (429)"),
         "{reason}"
     );
+}
+
+/// A 429 whose Retry-After passes `RUMMY_RETRY_CAP_MS` fails that call at once with an error
+/// saying so, and pauses nobody: the next call to the provider goes straight through.
+#[actix_rt::test]
+async fn retry_after_past_the_cap_fails_only_that_call() {
+    let cases = [("3600", 3600_u64), ("9999999999999", 9_999_999_999_999)];
+    for (header, seconds) in cases {
+        let fake = FakeProvider::start().unwrap();
+        let body = json!({"error": {"message": "slow down"}});
+        fake.push(Reply::status(429, body).header("Retry-After", header));
+        fake.set_fallback(Reply::content("ok"));
+        let rig = rig_with_default_cap(fake.base_url()).await;
+        let model = rig.model("m", "openai/gpt-x", None).await;
+        let started = Instant::now();
+        let first = rig.call(&model).await;
+        let (second, second_events) = rig.call(&model).await;
+        let elapsed = started.elapsed();
+        assert_eq!(
+            (first, (second.map(|c| c.content), second_events)),
+            (
+                (
+                    Err(format!("openai asked to wait {seconds} s before the next request (429 Retry-After), more than RUMMY_RETRY_CAP_MS allows (30000 ms)")),
+                    vec![]
+                ),
+                (Ok("ok".to_owned()), vec![ProviderEvent::Delta("ok".into())]),
+            ),
+            "Retry-After: {header}"
+        );
+        assert!(
+            elapsed < Duration::from_millis(500),
+            "Retry-After: {header}: {elapsed:?}"
+        );
+        assert_eq!(fake.chat_requests().len(), 2, "Retry-After: {header}");
+    }
 }
 
 /// The retry budget is small: four 503s in a row fail the call after three retries.
@@ -204,11 +252,11 @@ async fn some_failures_are_never_retried() {
     }
 }
 
-/// The seed's transport failures (5xx, 408, 404 model-not-found, refused, timeout) go once to the fallback model, after the retries, with a reroute event.
+/// The seed's transport failures (5xx, 408, 404 model-not-found, refused, timeout) and a 429 asking to wait past the cap go once to the fallback model, after the retries, with a reroute event.
 #[actix_rt::test]
 async fn fallback_on_transport_failures() {
     let not_found = json!({"error": {"code": "model_not_found", "message": "The model `gpt-x` does not exist"}});
-    let cases: [(&str, Vec<Reply>, bool, Vec<&str>); 5] = [
+    let cases: [(&str, Vec<Reply>, bool, Vec<&str>); 6] = [
         (
             "5xx",
             vec![error_503(); 4],
@@ -244,6 +292,12 @@ async fn fallback_on_transport_failures() {
                 vec!["rerouted to backup: openai unreachable"],
             ]
             .concat(),
+        ),
+        (
+            "429 asking to wait past the cap",
+            vec![Reply::status(429, "slow down").header("Retry-After", "3600")],
+            false,
+            vec!["rerouted to backup: openai asked to wait 3600 s before the next request (429 Retry-After), more than RUMMY_RETRY_CAP_MS allows (40 ms)"],
         ),
         (
             "timeout",

@@ -18,13 +18,13 @@ use rummy_core::store::models::{self, Model};
 use rummy_core::time::Millis;
 use tempfile::TempDir;
 
-/// Retries quick enough for tests: the policy is the same, only the base is small.
+/// Retries quick enough for tests: the policy is the same, only the base and the cap are small
+/// (so a `Retry-After` past 40 ms fails its call).
 pub fn quick_retries() -> RetryPolicy {
     RetryPolicy {
         max_retries: 3,
         base_ms: 10,
         cap_ms: 40,
-        ..RetryPolicy::default()
     }
 }
 

@@ -80,7 +80,7 @@ fn rate_limit_scenarios() {
     use WaitCause::*;
     /// Name, requests per minute, tokens per minute, steps.
     type Scenario = (&'static str, Option<u32>, Option<u32>, Vec<Step>);
-    let cases: [Scenario; 5] = [
+    let cases: [Scenario; 6] = [
         (
             "unlimited never waits",
             None,
@@ -129,6 +129,17 @@ fn rate_limit_scenarios() {
                 Reserve(0, 1, wait(1000, RetryAfter)),
                 Reserve(1000, 1, None),
                 PausedFor(2000, 0),
+            ],
+        ),
+        (
+            "a pause at the end of time, read from any clock, neither overflows nor wraps",
+            None,
+            None,
+            vec![
+                Pause(i64::MAX),
+                PausedFor(i64::MIN, i64::MAX as u64),
+                PausedFor(i64::MAX, 0),
+                Reserve(0, 1, wait(i64::MAX as u64, RetryAfter)),
             ],
         ),
     ];

@@ -85,6 +85,7 @@ fn retry_and_fallback_eligibility() {
         (Fault::Timeout, true, true),
         (Fault::Interrupted, false, false),
         (Fault::Malformed, false, false),
+        (Fault::Throttled, false, true),
     ];
     let got: Vec<_> = table
         .iter()
@@ -131,7 +132,10 @@ fn next_delay_decides() {
         (Fault::Unreachable, 2, None, None),
         (Fault::RateLimited, 0, Some(1000), Some(1000)),
         (Fault::ServerError, 0, Some(0), Some(0)),
+        (Fault::RateLimited, 0, Some(30_000), Some(30_000)),
+        (Fault::RateLimited, 0, Some(30_001), None),
         (Fault::RateLimited, 0, Some(3_600_000), None),
+        (Fault::RateLimited, 0, Some(u64::MAX), None),
         (Fault::Auth, 0, Some(1000), None),
         (Fault::ContextLength, 0, None, None),
     ];
@@ -144,7 +148,39 @@ fn next_delay_decides() {
     }
 }
 
-/// Retry-After is read as seconds or as an HTTP date relative to now.
+/// Only a 429's Retry-After pauses the provider, and only up to the cap; a longer one pauses nobody.
+#[test]
+fn retry_after_pauses_the_provider_up_to_the_cap() {
+    let policy = RetryPolicy {
+        cap_ms: 30_000,
+        ..RetryPolicy::default()
+    };
+    let cases = [
+        (Fault::RateLimited, None, Pause::Nothing),
+        (Fault::RateLimited, Some(0), Pause::For(0)),
+        (Fault::RateLimited, Some(1000), Pause::For(1000)),
+        (Fault::RateLimited, Some(30_000), Pause::For(30_000)),
+        (Fault::RateLimited, Some(30_001), Pause::TooLong(30_001)),
+        (
+            Fault::RateLimited,
+            Some(3_600_000),
+            Pause::TooLong(3_600_000),
+        ),
+        (Fault::RateLimited, Some(u64::MAX), Pause::TooLong(u64::MAX)),
+        (Fault::ServerError, Some(1000), Pause::Nothing),
+        (Fault::ServerError, Some(3_600_000), Pause::Nothing),
+        (Fault::Auth, Some(1000), Pause::Nothing),
+    ];
+    for (fault, retry_after, expected) in cases {
+        assert_eq!(
+            policy.pause(fault, retry_after),
+            expected,
+            "{fault:?} with {retry_after:?}"
+        );
+    }
+}
+
+/// Retry-After is read as seconds or as an HTTP date relative to now, saturating instead of overflowing.
 #[test]
 fn retry_after_parses() {
     let date_ms = 784_111_777_000;
@@ -163,6 +199,26 @@ fn retry_after_parses() {
         ),
         ("Sun, 06 Nov 1994 08:49:37 PST", Millis(0), None),
         ("Sun, 36 Nov 1994 08:49:37 GMT", Millis(0), None),
+        ("3600", Millis(0), Some(3_600_000)),
+        ("9999999999999", Millis(0), Some(9_999_999_999_999_000)),
+        ("18446744073709551615", Millis(0), Some(u64::MAX)),
+        ("99999999999999999999999999", Millis(0), Some(u64::MAX)),
+        (
+            "Fri, 31 Dec 9999 23:59:59 GMT",
+            Millis(0),
+            Some(253_402_300_799_000),
+        ),
+        (
+            "Sun, 06 Nov 1994 08:49:37 GMT",
+            Millis(i64::MIN),
+            Some(i64::MAX as u64),
+        ),
+        ("Sun, 06 Nov 1994 08:49:37 GMT", Millis(i64::MAX), Some(0)),
+        ("Fri, 31 Dec 99999999999 23:59:59 GMT", Millis(0), None),
+        ("Fri, 31 Dec 0 23:59:59 GMT", Millis(0), None),
+        ("Sun, 06 Nov 1994 -1:49:37 GMT", Millis(0), None),
+        ("Sun, 06 Nov 1994 08:-9:37 GMT", Millis(0), None),
+        ("", Millis(0), None),
         ("-1", Millis(0), None),
         ("soon", Millis(0), None),
     ];
