@@ -89,6 +89,9 @@ pub struct Limits {
     /// `RUMMY_MAX_BACKLOG_BYTES`: notifications a client may leave unread before its
     /// connection is closed (1013); it reconnects and replays what it missed.
     pub max_backlog_bytes: usize,
+    /// `RUMMY_MAX_REPLY_BYTES`: text and reasoning one model reply may hold; past it the call
+    /// is cut off and fails (ENGINE.md §9).
+    pub max_reply_bytes: usize,
 }
 
 impl Default for Limits {
@@ -110,6 +113,7 @@ impl Default for Limits {
             max_frame_bytes: 16 * 1024 * 1024,
             max_message_bytes: 4 * 1024 * 1024,
             max_backlog_bytes: 32 * 1024 * 1024,
+            max_reply_bytes: 4 * 1024 * 1024,
         }
     }
 }
@@ -172,6 +176,7 @@ impl Config {
         l.max_frame_bytes = positive(vars, "RUMMY_MAX_FRAME_BYTES", l.max_frame_bytes)?;
         l.max_message_bytes = positive(vars, "RUMMY_MAX_MESSAGE_BYTES", l.max_message_bytes)?;
         l.max_backlog_bytes = positive(vars, "RUMMY_MAX_BACKLOG_BYTES", l.max_backlog_bytes)?;
+        l.max_reply_bytes = positive(vars, "RUMMY_MAX_REPLY_BYTES", l.max_reply_bytes)?;
         config.models = model_seeds(vars)?;
         config.providers = providers::from_vars(vars)?;
         config.searxng_url = get("RUMMY_SEARXNG_URL").map(searxng_base).transpose()?;
@@ -335,6 +340,30 @@ mod tests {
         assert_eq!(expected.port, 3044);
         assert_eq!(expected.limits.max_turns, 99);
         assert_eq!(expected.limits.max_commands, 15);
+        assert_eq!(expected.limits.max_reply_bytes, 4 * 1024 * 1024);
+    }
+
+    /// `RUMMY_MAX_REPLY_BYTES` bounds a reply, and must be a whole number above zero.
+    #[test]
+    fn reads_the_reply_limit() {
+        let read = |value: &str| {
+            Config::from_vars(
+                &vars(&[("RUMMY_MAX_REPLY_BYTES", value)]),
+                PathBuf::from("/h"),
+            )
+            .map(|c| c.limits.max_reply_bytes)
+            .map_err(|e| (e.name, e.reason))
+        };
+        let invalid = |reason: &str| Err(("RUMMY_MAX_REPLY_BYTES".to_owned(), reason.to_owned()));
+        assert_eq!(
+            [read(""), read("65536"), read("0"), read("1MiB")],
+            [
+                Ok(4 * 1024 * 1024),
+                Ok(65_536),
+                invalid("expected a number above zero"),
+                invalid("expected a whole number"),
+            ]
+        );
     }
 
     /// Models, their context lengths and fallbacks, and the provider base URL are read.

@@ -6,6 +6,7 @@ use crate::clock::now;
 use futures_util::{FutureExt, StreamExt};
 use rummy_core::config::Config;
 use rummy_core::provider::context::{probes, Method};
+use rummy_core::provider::reply_limit::{ReplyLimit, TooLarge};
 use rummy_core::provider::retry::{retry_after_ms, Fault, Pause, RetryPolicy};
 use rummy_core::provider::sse::{SseEvent, SseParser};
 use rummy_core::provider::stream::{StreamFailure, StreamReader};
@@ -17,6 +18,8 @@ use std::time::Duration;
 
 /// Longest error body kept in messages and entries.
 const ERROR_BODY_CHARS: usize = 2000;
+/// Most of an error body read: enough for [`ERROR_BODY_CHARS`] of any UTF-8; the rest is never read.
+const ERROR_BODY_BYTES: usize = ERROR_BODY_CHARS * 4;
 /// Longest reason shown to clients in a `retrying` progress event.
 const REASON_CHARS: usize = 300;
 /// Discovery is a quick metadata question; a slow answer is no answer.
@@ -43,6 +46,8 @@ pub(crate) struct Client {
     http: reqwest::Client,
     limiter: Limiter,
     retry: RetryPolicy,
+    /// `RUMMY_MAX_REPLY_BYTES`: past it a reply is cut off.
+    reply_limit: ReplyLimit,
     timeout_ms: u64,
     divisor: u32,
 }
@@ -61,6 +66,7 @@ impl Client {
             endpoint,
             http,
             retry: config.providers.retry,
+            reply_limit: ReplyLimit::new(config.limits.max_reply_bytes),
             timeout_ms,
             divisor: config.limits.token_divisor,
         })
@@ -163,8 +169,13 @@ impl Client {
                 .get(reqwest::header::RETRY_AFTER)
                 .and_then(|v| v.to_str().ok())
                 .and_then(|v| retry_after_ms(v, now()));
-            let text = response.text().await.unwrap_or_default();
-            let body: String = text.chars().take(ERROR_BODY_CHARS).collect();
+            let (head, _) = read_up_to(response, ERROR_BODY_BYTES)
+                .await
+                .unwrap_or_default();
+            let body: String = String::from_utf8_lossy(&head)
+                .chars()
+                .take(ERROR_BODY_CHARS)
+                .collect();
             let error = if Fault::of_status(status.as_u16(), &body) == Fault::ContextLength {
                 ProviderError::ContextLength {
                     provider: self.name(),
@@ -190,11 +201,31 @@ impl Client {
         if streamed {
             return self.read_stream(response, events).await;
         }
-        // A server that does not stream answers JSON; read it whole.
-        let text = response.text().await.map_err(|e| self.http_error(&e))?;
+        // A server that does not stream answers JSON; read it whole, but never more than the
+        // limit allows: a longer body is cut off unread.
+        let max = self.reply_limit.max_raw_bytes();
+        let announced = response
+            .content_length()
+            .is_some_and(|n| n > u64::try_from(max).unwrap_or(u64::MAX));
+        if announced {
+            return Err(self.too_large().into());
+        }
+        let (body, whole) = read_up_to(response, max)
+            .await
+            .map_err(|e| self.http_error(&e))?;
+        if !whole {
+            return Err(self.too_large().into());
+        }
+        let text = String::from_utf8_lossy(&body);
         match serde_json::from_str::<Value>(&text) {
-            Ok(json) => parse_response(self.endpoint.kind.wire(), &json)
-                .map_err(|e| self.malformed(e.to_string()).into()),
+            Ok(json) => {
+                let completion = parse_response(self.endpoint.kind.wire(), &json)
+                    .map_err(|e| self.malformed(e.to_string()))?;
+                self.reply_limit
+                    .check_completion(&completion)
+                    .map_err(|_| self.too_large())?;
+                Ok(completion)
+            }
             // Event-stream text under the wrong content type.
             Err(_) if text.trim_start().starts_with("data:") => {
                 let mut fold = Fold::new(self, events);
@@ -242,6 +273,11 @@ impl Client {
                     }
                     if fold.reader.ended() {
                         return fold.finish();
+                    }
+                    // An event still being read counts too: one endless line must not grow
+                    // without bound. Returning drops the response, which closes the connection.
+                    if let Err(too_large) = self.reply_limit.check_raw(parser.buffered()) {
+                        return Err(fold.failed(StreamFailure::TooLarge(too_large)));
                     }
                 }
                 // The answer was complete; a connection dropped while waiting for `[DONE]` loses nothing.
@@ -319,6 +355,13 @@ impl Client {
         }
     }
 
+    fn too_large(&self) -> ProviderError {
+        ProviderError::TooLarge {
+            provider: self.name(),
+            limit: self.reply_limit.max_bytes(),
+        }
+    }
+
     fn malformed(&self, reason: String) -> ProviderError {
         ProviderError::Malformed {
             provider: self.name(),
@@ -342,7 +385,7 @@ impl<'a> Fold<'a> {
         Fold {
             client,
             events,
-            reader: StreamReader::new(client.endpoint.kind.wire()),
+            reader: StreamReader::new(client.endpoint.kind.wire(), client.reply_limit),
             pending: String::new(),
             shown: false,
         }
@@ -416,6 +459,10 @@ fn stream_error(client: &Client, failure: StreamFailure) -> ProviderError {
         StreamFailure::Unfinished => {
             client.transport("the stream ended before the answer was finished".into())
         }
+        StreamFailure::TooLarge(TooLarge { limit }) => ProviderError::TooLarge {
+            provider: client.name(),
+            limit,
+        },
         StreamFailure::Api { status, message } => {
             if Fault::of_api_error(status, &message) == Fault::ContextLength {
                 ProviderError::ContextLength {
@@ -439,4 +486,22 @@ fn jitter() -> f64 {
     hasher.write_i64(now().0);
     // The top 53 bits fill an f64 mantissa exactly.
     (hasher.finish() >> 11) as f64 / (1u64 << 53) as f64
+}
+
+/// Reads a body up to `max` bytes; answers what was read and whether that was all of it. A longer
+/// body is read no further: dropping the response closes its connection.
+async fn read_up_to(
+    mut response: reqwest::Response,
+    max: usize,
+) -> Result<(Vec<u8>, bool), reqwest::Error> {
+    let mut body = Vec::new();
+    while let Some(chunk) = response.chunk().await? {
+        let room = max.saturating_sub(body.len());
+        if chunk.len() > room {
+            body.extend_from_slice(&chunk[..room]);
+            return Ok((body, false));
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok((body, true))
 }

@@ -90,6 +90,15 @@ pub enum ProviderError {
         /// The longest wait honoured.
         cap_ms: u64,
     },
+    /// The reply passed `RUMMY_MAX_REPLY_BYTES` and the call was cut off; neither retried nor
+    /// sent to a fallback (it would only repeat, and its text was usually shown already).
+    #[error("{provider} reply passed RUMMY_MAX_REPLY_BYTES ({limit} bytes): the call was cut off")]
+    TooLarge {
+        /// Provider name.
+        provider: &'static str,
+        /// The limit, in bytes of text and reasoning.
+        limit: usize,
+    },
     /// An answer that is not a chat completion.
     #[error("{provider} sent a malformed response: {reason}")]
     Malformed {
@@ -112,6 +121,7 @@ impl ProviderError {
             ProviderError::Interrupted { .. } => Fault::Interrupted,
             ProviderError::Malformed { .. } => Fault::Malformed,
             ProviderError::Throttled { .. } => Fault::Throttled,
+            ProviderError::TooLarge { .. } => Fault::TooLarge,
         }
     }
 }

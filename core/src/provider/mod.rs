@@ -6,6 +6,7 @@
 //! - [`sse`] and [`stream`]: server-sent events and the streamed answer they build;
 //! - [`limits`] and [`retry`]: token buckets, backoff and which failures are
 //!   retried or fall back, as arithmetic over a `now` passed in;
+//! - [`reply_limit`]: how much of a reply the server holds before it cuts the call off;
 //! - [`context`]: asking a provider for a model's context length;
 //! - [`routing`]: the prompt classifier that picks a model per loop.
 
@@ -13,6 +14,7 @@ pub mod context;
 pub mod endpoint;
 pub mod limits;
 pub mod openai;
+pub mod reply_limit;
 pub mod retry;
 pub mod routing;
 pub mod sse;

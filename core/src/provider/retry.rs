@@ -30,6 +30,8 @@ pub enum Fault {
     Throttled,
     /// An answer that is not a completion.
     Malformed,
+    /// A reply past `RUMMY_MAX_REPLY_BYTES`, cut off: another try would only repeat it.
+    TooLarge,
 }
 
 /// Provider messages that mean the prompt is too long (ref §9.4, plus the OpenAI error code).

@@ -45,6 +45,14 @@ impl SseParser {
         events
     }
 
+    /// Bytes held for the event being read (its unfinished line, data and name), so a caller
+    /// can bound what one event may take.
+    pub fn buffered(&self) -> usize {
+        let data = self.data.as_ref().map_or(0, String::len);
+        let name = self.event.as_ref().map_or(0, String::len);
+        self.line.len().saturating_add(data).saturating_add(name)
+    }
+
     /// The end of the stream: a last line without its newline, and an event without its blank line, still count.
     pub fn finish(&mut self) -> Option<SseEvent> {
         let line = std::mem::take(&mut self.line);
@@ -168,5 +176,18 @@ mod tests {
             let one_by_one: Vec<&[u8]> = bytes.chunks(1).collect();
             assert_eq!(parse(&one_by_one), expected, "{name}, byte by byte");
         }
+    }
+
+    /// What the parser holds for the event being read grows with its unfinished line and its
+    /// data, and drops to nothing once the event is dispatched.
+    #[test]
+    fn buffered_counts_the_event_being_read() {
+        let mut parser = SseParser::default();
+        let mut held = Vec::new();
+        for chunk in [&b"event: e\ndata: abc"[..], b"\ndata: de", b"\n", b"\n"] {
+            parser.push(chunk);
+            held.push(parser.buffered());
+        }
+        assert_eq!(held, vec![1 + 9, 1 + 3 + 8, 1 + 6, 0]);
     }
 }

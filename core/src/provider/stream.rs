@@ -1,6 +1,7 @@
 //! A streamed answer: the SSE events of either wire format folded into one [`Completion`], text deltas handed out as they arrive.
 
 use super::openai::usage;
+use super::reply_limit::{ReplyLimit, TooLarge};
 use super::sse::SseEvent;
 use super::{join_reasoning, xai, Completion, Wire};
 use crate::store::turns::Usage;
@@ -18,12 +19,17 @@ pub enum StreamFailure {
     },
     /// The stream ended before the answer was finished.
     Unfinished,
+    /// The answer's text and reasoning passed `RUMMY_MAX_REPLY_BYTES`.
+    TooLarge(TooLarge),
 }
 
 /// Folds the events of one streamed answer.
 #[derive(Debug)]
 pub struct StreamReader {
     wire: Wire,
+    limit: ReplyLimit,
+    /// Bytes of text and reasoning held so far, counted against `limit`.
+    held: usize,
     content: String,
     /// Reasoning per source field, in first-seen order, so each is joined whole.
     reasoning: Vec<(String, String)>,
@@ -40,10 +46,12 @@ pub struct StreamReader {
 }
 
 impl StreamReader {
-    /// A reader for one answer in this wire format.
-    pub fn new(wire: Wire) -> StreamReader {
+    /// A reader for one answer in this wire format, holding at most `limit` of text and reasoning.
+    pub fn new(wire: Wire, limit: ReplyLimit) -> StreamReader {
         StreamReader {
             wire,
+            limit,
+            held: 0,
             content: String::new(),
             reasoning: Vec::new(),
             usage: None,
@@ -71,7 +79,14 @@ impl StreamReader {
     }
 
     /// Folds one event in; answers the text to show now, if it carried any.
+    ///
+    /// Text or reasoning past the limit is not taken, nor an event past the
+    /// raw bound: the answer fails [`StreamFailure::TooLarge`] and the caller
+    /// stops reading.
     pub fn event(&mut self, event: &SseEvent) -> Result<Option<String>, StreamFailure> {
+        self.limit
+            .check_raw(event.data.len())
+            .map_err(StreamFailure::TooLarge)?;
         let data = event.data.trim();
         if data == "[DONE]" {
             self.done = true;
@@ -85,12 +100,12 @@ impl StreamReader {
             return Err(api_failure(error));
         }
         match self.wire {
-            Wire::ChatCompletions => Ok(self.chat_chunk(&json)),
+            Wire::ChatCompletions => self.chat_chunk(&json),
             Wire::Responses => self.responses_event(&json),
         }
     }
 
-    fn chat_chunk(&mut self, chunk: &Value) -> Option<String> {
+    fn chat_chunk(&mut self, chunk: &Value) -> Result<Option<String>, StreamFailure> {
         if let Some(model) = chunk.get("model").and_then(Value::as_str) {
             if !model.is_empty() {
                 self.model = Some(model.to_owned());
@@ -99,27 +114,33 @@ impl StreamReader {
         if let Some(u) = chunk.get("usage").filter(|u| u.is_object()) {
             self.usage = Some(usage(u));
         }
-        let choice = chunk.get("choices").and_then(|c| c.get(0))?;
+        let Some(choice) = chunk.get("choices").and_then(|c| c.get(0)) else {
+            return Ok(None);
+        };
         if choice.get("finish_reason").is_some_and(|f| !f.is_null()) {
             self.finished = true;
         }
-        let delta = choice.get("delta").or_else(|| choice.get("message"))?;
+        let Some(delta) = choice.get("delta").or_else(|| choice.get("message")) else {
+            return Ok(None);
+        };
         for (key, text) in ["reasoning_content", "reasoning", "thinking"]
             .iter()
             .filter_map(|k| delta.get(k).and_then(Value::as_str).map(|t| (*k, t)))
         {
-            self.add_reasoning(key, text);
+            self.add_reasoning(key, text)?;
         }
         if let Some(details) = delta.get("reasoning_details").and_then(Value::as_array) {
             for text in details
                 .iter()
                 .filter_map(|d| d.get("text").and_then(Value::as_str))
             {
-                self.add_reasoning("reasoning_details", text);
+                self.add_reasoning("reasoning_details", text)?;
             }
         }
-        let text = delta.get("content").and_then(Value::as_str)?;
-        self.content_delta(text)
+        match delta.get("content").and_then(Value::as_str) {
+            Some(text) => self.content_delta(text),
+            None => Ok(None),
+        }
     }
 
     fn responses_event(&mut self, event: &Value) -> Result<Option<String>, StreamFailure> {
@@ -129,10 +150,13 @@ impl StreamReader {
             .unwrap_or_default();
         let delta = event.get("delta").and_then(Value::as_str);
         match kind {
-            "response.output_text.delta" => Ok(delta.and_then(|d| self.content_delta(d))),
+            "response.output_text.delta" => match delta {
+                Some(d) => self.content_delta(d),
+                None => Ok(None),
+            },
             "response.reasoning_text.delta" | "response.reasoning_summary_text.delta" => {
                 if let Some(d) = delta {
-                    self.add_reasoning(kind, d);
+                    self.add_reasoning(kind, d)?;
                 }
                 Ok(None)
             }
@@ -140,6 +164,11 @@ impl StreamReader {
                 self.finished = true;
                 if let Some(response) = event.get("response") {
                     self.last = xai::parse_response(response).ok();
+                }
+                if let Some(last) = &self.last {
+                    self.limit
+                        .check_completion(last)
+                        .map_err(StreamFailure::TooLarge)?;
                 }
                 Ok(None)
             }
@@ -150,19 +179,30 @@ impl StreamReader {
         }
     }
 
-    fn content_delta(&mut self, text: &str) -> Option<String> {
+    fn content_delta(&mut self, text: &str) -> Result<Option<String>, StreamFailure> {
         if text.is_empty() {
-            return None;
+            return Ok(None);
         }
+        self.hold(text)?;
         self.content.push_str(text);
-        Some(text.to_owned())
+        Ok(Some(text.to_owned()))
     }
 
-    fn add_reasoning(&mut self, source: &str, text: &str) {
+    fn add_reasoning(&mut self, source: &str, text: &str) -> Result<(), StreamFailure> {
+        self.hold(text)?;
         match self.reasoning.iter_mut().find(|(s, _)| s == source) {
             Some((_, buffer)) => buffer.push_str(text),
             None => self.reasoning.push((source.to_owned(), text.to_owned())),
         }
+        Ok(())
+    }
+
+    /// Counts `text` against the limit before it is kept.
+    fn hold(&mut self, text: &str) -> Result<(), StreamFailure> {
+        let held = self.held.saturating_add(text.len());
+        self.limit.check(held).map_err(StreamFailure::TooLarge)?;
+        self.held = held;
+        Ok(())
     }
 
     /// The answer, once the stream ended; an unfinished stream is a failure.

@@ -1,9 +1,10 @@
-//! LLM providers against fake servers on loopback: each provider's request and answer shapes, streaming, retries, fallback, discovery and the shared limiter.
+//! LLM providers against fake servers on loopback: each provider's request and answer shapes, streaming, retries, fallback, bounded replies, discovery and the shared limiter.
 //!
 //! Most tests drive `Providers` directly (the same object the server uses)
 //! to see every event a call reports; `server` goes through a real server
 //! and client for what runs and their clients see.
 
+mod bounds;
 mod faults;
 mod routing;
 mod server;

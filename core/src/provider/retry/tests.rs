@@ -86,6 +86,7 @@ fn retry_and_fallback_eligibility() {
         (Fault::Interrupted, false, false),
         (Fault::Malformed, false, false),
         (Fault::Throttled, false, true),
+        (Fault::TooLarge, false, false),
     ];
     let got: Vec<_> = table
         .iter()

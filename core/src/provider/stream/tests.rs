@@ -1,6 +1,7 @@
 //! Streamed answers of both wire formats: deltas, reasoning, usage, and the ways a stream goes wrong.
 
 use super::*;
+use crate::provider::reply_limit::{ReplyLimit, TooLarge, ENVELOPE_BYTES};
 use crate::provider::sse::SseParser;
 use pretty_assertions::assert_eq;
 
@@ -8,8 +9,12 @@ use pretty_assertions::assert_eq;
 type Outcome = (Vec<String>, Result<Completion, StreamFailure>, usize);
 
 fn read(wire: Wire, text: &str) -> Outcome {
+    read_within(wire, text, ReplyLimit::new(1 << 20))
+}
+
+fn read_within(wire: Wire, text: &str, limit: ReplyLimit) -> Outcome {
     let mut parser = SseParser::default();
-    let mut reader = StreamReader::new(wire);
+    let mut reader = StreamReader::new(wire, limit);
     let mut deltas = Vec::new();
     let mut events = parser.push(text.as_bytes());
     events.extend(parser.finish());
@@ -154,5 +159,87 @@ fn streams_fold_into_answers() {
     ];
     for (name, wire, text, expected) in cases {
         assert_eq!(read(wire, &text), expected, "{name}");
+    }
+}
+
+/// Text and reasoning together may fill the limit exactly; the delta that would pass it is not
+/// shown and fails the answer, and so does a Responses stream's final answer past it.
+#[test]
+fn text_and_reasoning_past_the_limit_fail_the_stream() {
+    let too_large = || Err(StreamFailure::TooLarge(TooLarge { limit: 10 }));
+    let finished = |content: &str, reasoning: Option<&str>| {
+        Ok(Completion {
+            content: content.into(),
+            reasoning: reasoning.map(str::to_owned),
+            usage: Usage::default(),
+            model: Some("m".into()),
+        })
+    };
+    let cases: Vec<(&str, Wire, String, Outcome)> = vec![
+        (
+            "chat: ten bytes of text fill the limit exactly",
+            Wire::ChatCompletions,
+            [
+                chunk(r#"{"content":"Hello "}"#, "null"),
+                chunk(r#"{"content":"worl"}"#, "\"stop\""),
+            ]
+            .concat(),
+            (
+                vec!["Hello ".into(), "worl".into()],
+                finished("Hello worl", None),
+                0,
+            ),
+        ),
+        (
+            "chat: the eleventh byte of text fails the answer",
+            Wire::ChatCompletions,
+            [
+                chunk(r#"{"content":"Hello "}"#, "null"),
+                chunk(r#"{"content":"world"}"#, "null"),
+                chunk("{}", "\"stop\""),
+            ]
+            .concat(),
+            (vec!["Hello ".into()], too_large(), 0),
+        ),
+        (
+            "chat: reasoning counts with the text",
+            Wire::ChatCompletions,
+            [
+                chunk(r#"{"reasoning_content":"let me "}"#, "null"),
+                chunk(r#"{"content":"Hi "}"#, "null"),
+                chunk(r#"{"reasoning":"x"}"#, "null"),
+            ]
+            .concat(),
+            (vec!["Hi ".into()], too_large(), 0),
+        ),
+        (
+            "responses: a final answer past the limit fails it, though no delta did",
+            Wire::Responses,
+            "data: {\"type\":\"response.completed\",\"response\":{\"output\":[{\"type\":\"message\",\"content\":[{\"type\":\"output_text\",\"text\":\"eleven byte\"}]}]}}\n\n".to_owned(),
+            (vec![], too_large(), 0),
+        ),
+        (
+            "an event past the raw bound fails before it is read",
+            Wire::ChatCompletions,
+            format!("data: {}\n\n", " ".repeat(20 + ENVELOPE_BYTES + 1)),
+            (vec![], too_large(), 0),
+        ),
+        (
+            "responses: reasoning deltas count too",
+            Wire::Responses,
+            [
+                "data: {\"type\":\"response.reasoning_summary_text.delta\",\"delta\":\"0123456789\"}\n\n",
+                "data: {\"type\":\"response.output_text.delta\",\"delta\":\"x\"}\n\n",
+            ]
+            .concat(),
+            (vec![], too_large(), 0),
+        ),
+    ];
+    for (name, wire, text, expected) in cases {
+        assert_eq!(
+            read_within(wire, &text, ReplyLimit::new(10)),
+            expected,
+            "{name}"
+        );
     }
 }
