@@ -23,6 +23,9 @@ pub struct Providers {
     pub retry: RetryPolicy,
     /// `RUMMY_ROUTE_<class>=<alias>`: the models routed runs use per prompt class.
     pub routing: RoutingConfig,
+    /// `RUMMY_MAX_OUTPUT_TOKENS`: the cap on a reply's tokens, sent with every request in each
+    /// provider's own field; unset (the default) sends none.
+    pub max_output_tokens: Option<u32>,
 }
 
 /// Where the OpenAI-compatible provider lives.
@@ -190,6 +193,10 @@ pub(super) fn from_vars(vars: &BTreeMap<String, String>) -> Result<Providers, Co
         base_ms: positive(vars, "RUMMY_RETRY_BASE_MS", defaults.base_ms)?,
         cap_ms: positive(vars, "RUMMY_RETRY_CAP_MS", defaults.cap_ms)?,
     };
+    const MAX_OUTPUT_TOKENS: &str = "RUMMY_MAX_OUTPUT_TOKENS";
+    let max_output_tokens = get(MAX_OUTPUT_TOKENS)
+        .map(|_| positive(vars, MAX_OUTPUT_TOKENS, 1))
+        .transpose()?;
     Ok(Providers {
         openai,
         ollama,
@@ -198,6 +205,7 @@ pub(super) fn from_vars(vars: &BTreeMap<String, String>) -> Result<Providers, Co
         limits,
         retry,
         routing: routing(vars)?,
+        max_output_tokens,
     })
 }
 
@@ -323,6 +331,33 @@ mod tests {
             ..Providers::default()
         };
         assert_eq!(config.providers, expected);
+    }
+
+    /// `RUMMY_MAX_OUTPUT_TOKENS` is unset unless given, and must be a whole number above zero.
+    #[test]
+    fn reads_the_output_token_cap() {
+        let read = |pairs: &[(&str, &str)]| {
+            Config::from_vars(&vars(pairs), PathBuf::from("/h"))
+                .map(|c| c.providers.max_output_tokens)
+                .map_err(|e| (e.name, e.reason))
+        };
+        let invalid = |reason: &str| Err(("RUMMY_MAX_OUTPUT_TOKENS".to_owned(), reason.to_owned()));
+        assert_eq!(
+            [
+                read(&[]),
+                read(&[("RUMMY_MAX_OUTPUT_TOKENS", " ")]),
+                read(&[("RUMMY_MAX_OUTPUT_TOKENS", "4096")]),
+                read(&[("RUMMY_MAX_OUTPUT_TOKENS", "0")]),
+                read(&[("RUMMY_MAX_OUTPUT_TOKENS", "4k")]),
+            ],
+            [
+                Ok(None),
+                Ok(None),
+                Ok(Some(4096)),
+                invalid("expected a number above zero"),
+                invalid("expected a whole number"),
+            ]
+        );
     }
 
     /// Both spellings of the OpenAI base URL reach the same endpoint.

@@ -1,6 +1,7 @@
 //! Where a configured provider lives: its completion URL, headers and request body, derived from configuration alone.
 
-use super::{openai, xai, ChatMessage, ProviderKind, Wire};
+use super::openai::OutputLimit;
+use super::{openai, xai, ChatMessage, ProviderKind};
 use crate::config::Providers;
 
 /// One configured provider's address and credentials.
@@ -13,6 +14,8 @@ pub struct Endpoint {
     api_key: Option<String>,
     /// Headers besides authorization (openrouter's attribution).
     extra: Vec<(&'static str, String)>,
+    /// `RUMMY_MAX_OUTPUT_TOKENS`, sent with every request in this provider's own field.
+    max_output_tokens: Option<u32>,
 }
 
 impl Endpoint {
@@ -23,6 +26,7 @@ impl Endpoint {
             base: base.to_owned(),
             api_key: api_key.clone(),
             extra: Vec::new(),
+            max_output_tokens: providers.max_output_tokens,
         };
         match kind {
             ProviderKind::OpenAi => providers
@@ -78,18 +82,28 @@ impl Endpoint {
         auth.into_iter().chain(self.extra.iter().cloned()).collect()
     }
 
-    /// The request body in this provider's shape.
+    /// The request body in this provider's shape, with the output cap in the field it reads.
+    ///
+    /// OpenAI takes `max_completion_tokens` (its reasoning models refuse
+    /// `max_tokens`); Ollama's and OpenRouter's chat completions read `max_tokens`;
+    /// the Responses API reads `max_output_tokens`.
     pub fn request_body(
         &self,
         model: &str,
         messages: &[ChatMessage],
         temperature: f64,
     ) -> serde_json::Result<Vec<u8>> {
-        match self.kind.wire() {
-            Wire::ChatCompletions => {
-                serde_json::to_vec(&openai::request_body(model, messages, temperature))
+        let cap = self.max_output_tokens;
+        let chat = |limit: fn(u32) -> OutputLimit| {
+            let limit = cap.map_or(OutputLimit::Unset, limit);
+            serde_json::to_vec(&openai::request_body(model, messages, temperature, limit))
+        };
+        match self.kind {
+            ProviderKind::OpenAi => chat(OutputLimit::MaxCompletionTokens),
+            ProviderKind::Ollama | ProviderKind::OpenRouter => chat(OutputLimit::MaxTokens),
+            ProviderKind::Xai => {
+                serde_json::to_vec(&xai::request_body(model, messages, temperature, cap))
             }
-            Wire::Responses => serde_json::to_vec(&xai::request_body(model, messages, temperature)),
         }
     }
 }
@@ -102,6 +116,7 @@ impl std::fmt::Debug for Endpoint {
             .field("base", &self.base)
             .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
             .field("extra", &self.extra)
+            .field("max_output_tokens", &self.max_output_tokens)
             .finish()
     }
 }
@@ -136,11 +151,8 @@ mod tests {
         }
     }
 
-    /// Each provider's URL, headers and request body, compared whole.
-    #[test]
-    fn requests_per_provider() {
-        let providers = configured();
-        let messages = [
+    fn messages() -> [ChatMessage; 2] {
+        [
             ChatMessage {
                 role: "system",
                 content: "s".into(),
@@ -149,7 +161,15 @@ mod tests {
                 role: "user",
                 content: "u".into(),
             },
-        ];
+        ]
+    }
+
+    /// Each provider's URL, headers and request body, compared whole: without
+    /// `RUMMY_MAX_OUTPUT_TOKENS` no body carries an output cap.
+    #[test]
+    fn requests_per_provider() {
+        let providers = configured();
+        let messages = messages();
         let chat = json!({
             "model": "m", "messages": [{"role": "system", "content": "s"}, {"role": "user", "content": "u"}],
             "temperature": 0.5, "stream": true, "stream_options": {"include_usage": true}
@@ -208,6 +228,30 @@ mod tests {
                 "{kind:?}"
             );
         }
+    }
+
+    /// With `RUMMY_MAX_OUTPUT_TOKENS` set, each provider's body carries it in the one field that
+    /// provider reads (snapshot of the four bodies).
+    #[test]
+    fn request_bodies_carry_the_output_cap_in_each_providers_field() {
+        let providers = Providers {
+            max_output_tokens: Some(256),
+            ..configured()
+        };
+        let bodies: Vec<String> = ProviderKind::ALL
+            .into_iter()
+            .map(|kind| {
+                let endpoint = Endpoint::of(kind, &providers).unwrap();
+                let body = endpoint.request_body("m", &messages(), 0.5).unwrap();
+                let body: serde_json::Value = serde_json::from_slice(&body).unwrap();
+                format!(
+                    "{}:\n{}",
+                    kind.name(),
+                    serde_json::to_string_pretty(&body).unwrap()
+                )
+            })
+            .collect();
+        insta::assert_snapshot!(bodies.join("\n\n"));
     }
 
     /// An unconfigured provider has no endpoint, and a logged endpoint never shows its key.

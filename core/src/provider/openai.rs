@@ -5,7 +5,21 @@ use crate::store::turns::Usage;
 use serde::Serialize;
 use serde_json::Value;
 
-/// The streamed request body: model, messages, temperature and streaming with usage, nothing else.
+/// The cap on a chat-completions answer's tokens (`RUMMY_MAX_OUTPUT_TOKENS`), in the field its server reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum OutputLimit {
+    /// No cap sent: the server's own default.
+    #[default]
+    Unset,
+    /// `max_tokens`: the field Ollama's and OpenRouter's chat completions read.
+    MaxTokens(u32),
+    /// `max_completion_tokens`: OpenAI's field, the only one its reasoning models accept
+    /// (vLLM and recent llama.cpp read it too).
+    MaxCompletionTokens(u32),
+}
+
+/// The streamed request body: model, messages, temperature, the output cap if any, and
+/// streaming with usage, nothing else.
 ///
 /// `stream_options.include_usage` is the only way chat-completions servers
 /// report usage on a streamed answer; servers that do not stream answer JSON,
@@ -14,11 +28,19 @@ pub fn request_body<'a>(
     model: &'a str,
     messages: &'a [ChatMessage],
     temperature: f64,
+    limit: OutputLimit,
 ) -> Request<'a> {
+    let (max_tokens, max_completion_tokens) = match limit {
+        OutputLimit::Unset => (None, None),
+        OutputLimit::MaxTokens(n) => (Some(n), None),
+        OutputLimit::MaxCompletionTokens(n) => (None, Some(n)),
+    };
     Request {
         model,
         messages,
         temperature,
+        max_tokens,
+        max_completion_tokens,
         stream: true,
         stream_options: StreamOptions {
             include_usage: true,
@@ -32,6 +54,10 @@ pub struct Request<'a> {
     model: &'a str,
     messages: &'a [ChatMessage],
     temperature: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    max_tokens: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    max_completion_tokens: Option<u32>,
     stream: bool,
     stream_options: StreamOptions,
 }
@@ -158,7 +184,8 @@ mod tests {
     #[test]
     fn request_has_only_what_servers_accept() {
         assert_eq!(
-            serde_json::to_value(request_body("gpt-x", &messages(), 0.5)).unwrap(),
+            serde_json::to_value(request_body("gpt-x", &messages(), 0.5, OutputLimit::Unset))
+                .unwrap(),
             json!({
                 "model": "gpt-x",
                 "messages": [{"role": "system", "content": "s"}, {"role": "user", "content": "u"}],

@@ -4,7 +4,8 @@ use super::openai::{self, usage};
 use super::{join_reasoning, ChatMessage, Completion, MalformedResponse};
 use serde_json::Value;
 
-/// The streamed request body: model, the messages as `input`, temperature and `stream`, nothing else.
+/// The streamed request body: model, the messages as `input`, temperature, the output cap
+/// (`max_output_tokens`, `RUMMY_MAX_OUTPUT_TOKENS`) if any, and `stream`, nothing else.
 ///
 /// The Responses API reports usage in its `response.completed` event, so it
 /// needs no `stream_options`.
@@ -12,11 +13,13 @@ pub fn request_body<'a>(
     model: &'a str,
     messages: &'a [ChatMessage],
     temperature: f64,
+    max_output_tokens: Option<u32>,
 ) -> Request<'a> {
     Request {
         model,
         input: messages,
         temperature,
+        max_output_tokens,
         stream: true,
     }
 }
@@ -27,6 +30,8 @@ pub struct Request<'a> {
     model: &'a str,
     input: &'a [ChatMessage],
     temperature: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    max_output_tokens: Option<u32>,
     stream: bool,
 }
 
@@ -109,7 +114,7 @@ mod tests {
             content: "u".into(),
         }];
         assert_eq!(
-            serde_json::to_value(request_body("grok-4", &messages, 0.2)).unwrap(),
+            serde_json::to_value(request_body("grok-4", &messages, 0.2, None)).unwrap(),
             json!({"model": "grok-4", "input": [{"role": "user", "content": "u"}], "temperature": 0.2, "stream": true})
         );
     }

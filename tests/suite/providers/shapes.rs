@@ -13,9 +13,15 @@ use std::time::Duration;
 
 /// All four providers configured against one fake server.
 async fn every_provider(fake: &FakeProvider) -> Rig {
+    every_provider_capped(fake, None).await
+}
+
+/// All four providers configured against one fake server, with this `RUMMY_MAX_OUTPUT_TOKENS`.
+async fn every_provider_capped(fake: &FakeProvider, max_output_tokens: Option<u32>) -> Rig {
     let base = fake.base_url();
     Rig::start(|c| {
         let p = &mut c.providers;
+        p.max_output_tokens = max_output_tokens;
         p.openai = Some(OpenAiConfig {
             base_url: base.clone(),
             api_key: Some("sk-openai".into()),
@@ -105,6 +111,41 @@ async fn request_shapes_per_provider() {
                 [some("Bearer xai-key"), None, None],
                 json!({"model": "grok-4", "input": messages, "temperature": 0.5, "stream": true}),
             ),
+        ]
+    );
+}
+
+/// `RUMMY_MAX_OUTPUT_TOKENS` reaches each provider in the one field it reads: OpenAI's
+/// `max_completion_tokens`, Ollama's and OpenRouter's `max_tokens`, the Responses API's
+/// `max_output_tokens` (unset, `request_shapes_per_provider` shows none is sent).
+#[actix_rt::test]
+async fn output_cap_goes_in_each_providers_field() {
+    let fake = FakeProvider::start().unwrap();
+    let rig = every_provider_capped(&fake, Some(256)).await;
+    for (alias, actual) in MODELS {
+        fake.push(Reply::content("ok"));
+        let model = rig.model(alias, actual, None).await;
+        let (result, _) = rig.call(&model).await;
+        assert_eq!(result.map(|c| c.content), Ok("ok".to_owned()), "{alias}");
+    }
+    let fields = ["max_tokens", "max_completion_tokens", "max_output_tokens"];
+    let sent: Vec<Vec<(&str, Value)>> = fake
+        .chat_requests()
+        .iter()
+        .map(|r| {
+            fields
+                .iter()
+                .filter_map(|f| r.body.get(*f).map(|v| (*f, v.clone())))
+                .collect()
+        })
+        .collect();
+    assert_eq!(
+        sent,
+        vec![
+            vec![("max_completion_tokens", json!(256))],
+            vec![("max_tokens", json!(256))],
+            vec![("max_tokens", json!(256))],
+            vec![("max_output_tokens", json!(256))],
         ]
     );
 }
