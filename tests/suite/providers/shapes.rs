@@ -271,7 +271,6 @@ async fn streams_survive_split_chunks_keepalives_and_garbage() {
     );
 }
 
-/// Each provider is asked for the requested model's context length its own way, and the answer is cached in `models`.
 /// Text that arrives together goes out as one delta, but a stream that pauses does not hold
 /// back what came before the pause: each chunk 100 ms apart is its own delta.
 #[actix_rt::test]
@@ -297,6 +296,7 @@ async fn a_slow_stream_sends_each_delta_as_it_arrives() {
     );
 }
 
+/// Each provider is asked for the requested model's context length its own way, and the answer is cached in `models`.
 #[actix_rt::test]
 async fn context_length_discovery_per_provider() {
     type Setup = fn(&FakeProvider);
