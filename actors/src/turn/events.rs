@@ -5,24 +5,25 @@ use crate::provider::ProviderEvent;
 use crate::services::Services;
 use rummy_core::entry::Category;
 use rummy_core::store::entries::ViewRow;
-use rummy_core::turn::render::{Gather, Render, RENDER_EVERY};
+use rummy_core::turn::render::{Gather, Render, RENDER_EVERY, RENDER_PIECE_BYTES};
 use serde_json::{json, Value};
 use std::time::Instant;
 use tokio::sync::mpsc::UnboundedReceiver;
 
 /// Forwards one provider call's events to the run's clients until the call ends (`events`
 /// closes): deltas as `ui/render`, gathered as [`Gather`] says (what is pending goes out when
-/// the call ends, so the turn never waits for it), and the rest as `run/progress`, in the
-/// order they came.
+/// the call ends, so the turn never waits for it; a burst goes out as several renders of at
+/// most [`RENDER_PIECE_BYTES`] of text each), and the rest as `run/progress`, in the order
+/// they came.
 pub async fn forward_events(
     svc: Services,
     job: TurnJob,
     turn: i32,
     mut events: UnboundedReceiver<ProviderEvent>,
 ) {
-    let mut text = Gather::new(RENDER_EVERY);
-    let send = |render: Option<Render>| {
-        if let Some(Render { text, append }) = render {
+    let mut text = Gather::new(RENDER_EVERY, RENDER_PIECE_BYTES);
+    let send = |renders: Vec<Render>| {
+        for Render { text, append } in renders {
             let params =
                 json!({ "run": &*job.alias, "turn": turn, "text": text, "append": append });
             svc.publish(job.run.project_id, &job.alias, "ui/render", params);

@@ -1,4 +1,4 @@
-//! Replies are bounded (ENGINE.md §9): a reply past `RUMMY_MAX_REPLY_BYTES` is cut off and fails its call, neither retried nor sent to a fallback, and the run stays usable.
+//! Replies are bounded (ENGINE.md §9): a reply past `RUMMY_MAX_REPLY_BYTES` is cut off and fails its call, neither retried nor sent to a fallback, and the run stays usable; streamed text reaches clients in `ui/render` notifications of bounded size.
 
 use super::Rig;
 use crate::support::{start_run, wait_status, TestServer, WAIT};
@@ -156,6 +156,45 @@ async fn a_reply_past_the_limit_fails_the_loop_not_the_run() {
     assert_eq!(server.provider.chat_requests().len(), 2);
     // Closed first: after text streamed in several large frames, the server's graceful stop
     // otherwise waits its whole 5 s shutdown timeout for this client's connection.
+    drop(client);
+    server.stop().await;
+}
+
+/// A reply that arrives in one burst of about 200 KiB reaches clients as several `ui/render`
+/// notifications of at most 64 KiB of text each, cut between characters, whose texts join back
+/// into the reply exactly, the first alone not an append.
+#[actix_rt::test]
+async fn a_big_burst_reaches_clients_in_bounded_pieces() {
+    let server = TestServer::start().await;
+    // Two-byte characters after a 21-byte tag: a cut at 64 KiB would fall inside one.
+    let reply = format!("<update status=\"200\">{}</update>", "é".repeat(100_000));
+    server.provider.push(Reply::content(reply.clone()));
+    let mut client = server.project_client("demo").await;
+    let alias = start_run(&mut client, "run://burst", "Say it all").await;
+    wait_status(&mut client, &alias, 200).await;
+    let renders: Vec<serde_json::Value> = client
+        .drain_notifications()
+        .into_iter()
+        .filter(|n| n["method"] == json!("ui/render"))
+        .map(|n| n["params"].clone())
+        .collect();
+    let texts: Vec<&str> = renders.iter().filter_map(|r| r["text"].as_str()).collect();
+    let appends: Vec<bool> = renders.iter().map(|r| r["append"] == json!(true)).collect();
+    assert_eq!(texts.concat(), reply);
+    assert!(
+        texts.iter().all(|t| t.len() <= 64 * 1024),
+        "render sizes: {:?}",
+        texts.iter().map(|t| t.len()).collect::<Vec<_>>()
+    );
+    assert!(
+        texts.len() >= reply.len().div_ceil(64 * 1024),
+        "{} renders",
+        texts.len()
+    );
+    assert_eq!(
+        appends,
+        [vec![false], vec![true; appends.len() - 1]].concat()
+    );
     drop(client);
     server.stop().await;
 }
