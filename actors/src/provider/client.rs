@@ -24,6 +24,8 @@ const ERROR_BODY_BYTES: usize = ERROR_BODY_CHARS * 4;
 const REASON_CHARS: usize = 300;
 /// Discovery is a quick metadata question; a slow answer is no answer.
 const DISCOVERY_TIMEOUT: Duration = Duration::from_secs(10);
+/// Most of a discovery answer read: many times OpenRouter's whole model catalogue, yet bounded.
+const DISCOVERY_MAX_BYTES: usize = 32 * 1024 * 1024;
 
 /// A failed attempt, with the server's `Retry-After` if it sent one.
 struct Failed {
@@ -306,7 +308,19 @@ impl Client {
                 request = request.header(name, value);
             }
             let answer = match request.send().await {
-                Ok(r) if r.status().is_success() => r.json::<Value>().await.ok(),
+                Ok(r) if r.status().is_success() => {
+                    match read_up_to(r, DISCOVERY_MAX_BYTES).await {
+                        Ok((body, true)) => serde_json::from_slice::<Value>(&body).ok(),
+                        Ok((_, false)) => {
+                            tracing::warn!(provider = self.name(), url = %probe.url, max_bytes = DISCOVERY_MAX_BYTES, "context length answer too large; not read");
+                            None
+                        }
+                        Err(e) => {
+                            tracing::debug!(provider = self.name(), url = %probe.url, error = %e, "context length answer broke off");
+                            None
+                        }
+                    }
+                }
                 Ok(r) => {
                     tracing::debug!(provider = self.name(), url = %probe.url, status = %r.status(), "no context length here");
                     None
