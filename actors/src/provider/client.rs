@@ -1,15 +1,16 @@
 //! One provider's HTTP side: a call with retries through the limiter, the streamed (or whole) answer read into a completion, errors classified; and context-length discovery.
 
+use super::fold::Fold;
 use super::limiter::Limiter;
 use super::{notify, Complete, Events, ProviderError, ProviderEvent};
 use crate::clock::now;
 use futures_util::{FutureExt, StreamExt};
 use rummy_core::config::Config;
 use rummy_core::provider::context::{probes, Method};
-use rummy_core::provider::reply_limit::{ReplyLimit, TooLarge};
+use rummy_core::provider::reply_limit::ReplyLimit;
 use rummy_core::provider::retry::{retry_after_ms, Fault, Pause, RetryPolicy};
-use rummy_core::provider::sse::{SseEvent, SseParser};
-use rummy_core::provider::stream::{StreamFailure, StreamReader};
+use rummy_core::provider::sse::SseParser;
+use rummy_core::provider::stream::StreamFailure;
 use rummy_core::provider::{parse_response, Completion, Endpoint};
 use rummy_core::tokens;
 use serde_json::Value;
@@ -28,8 +29,10 @@ const DISCOVERY_TIMEOUT: Duration = Duration::from_secs(10);
 const DISCOVERY_MAX_BYTES: usize = 32 * 1024 * 1024;
 
 /// A failed attempt, with the server's `Retry-After` if it sent one.
-struct Failed {
-    error: ProviderError,
+pub(super) struct Failed {
+    /// What failed.
+    pub(super) error: ProviderError,
+    /// The wait the server asked for, in milliseconds.
     retry_after_ms: Option<u64>,
 }
 
@@ -230,7 +233,12 @@ impl Client {
             }
             // Event-stream text under the wrong content type.
             Err(_) if text.trim_start().starts_with("data:") => {
-                let mut fold = Fold::new(self, events);
+                let mut fold = Fold::new(
+                    self.name(),
+                    self.endpoint.kind.wire(),
+                    self.reply_limit,
+                    events,
+                );
                 let mut parser = SseParser::default();
                 for event in parser.push(text.as_bytes()).iter().chain(&parser.finish()) {
                     fold.event(event)?;
@@ -247,7 +255,12 @@ impl Client {
         response: reqwest::Response,
         events: &Events,
     ) -> Result<Completion, Failed> {
-        let mut fold = Fold::new(self, events);
+        let mut fold = Fold::new(
+            self.name(),
+            self.endpoint.kind.wire(),
+            self.reply_limit,
+            events,
+        );
         let mut parser = SseParser::default();
         let mut body = response.bytes_stream();
         loop {
@@ -380,116 +393,6 @@ impl Client {
         ProviderError::Malformed {
             provider: self.name(),
             reason,
-        }
-    }
-}
-
-/// Folds stream events into a completion, sending deltas, and knows whether any text was shown.
-struct Fold<'a> {
-    client: &'a Client,
-    events: &'a Events,
-    reader: StreamReader,
-    /// Delta text not sent yet: it goes out at [`Fold::flush`], at the latest when the fold ends.
-    pending: String,
-    shown: bool,
-}
-
-impl<'a> Fold<'a> {
-    fn new(client: &'a Client, events: &'a Events) -> Fold<'a> {
-        Fold {
-            client,
-            events,
-            reader: StreamReader::new(client.endpoint.kind.wire(), client.reply_limit),
-            pending: String::new(),
-            shown: false,
-        }
-    }
-
-    fn event(&mut self, event: &SseEvent) -> Result<(), Failed> {
-        match self.reader.event(event) {
-            Ok(Some(delta)) => {
-                self.shown = true;
-                self.pending.push_str(&delta);
-                Ok(())
-            }
-            Ok(None) => Ok(()),
-            Err(failure) => Err(self.failed(failure)),
-        }
-    }
-
-    /// Sends the delta text gathered since the last flush as one event.
-    fn flush(&mut self) {
-        if !self.pending.is_empty() {
-            notify(
-                self.events,
-                ProviderEvent::Delta(std::mem::take(&mut self.pending)),
-            );
-        }
-    }
-
-    fn finish(mut self) -> Result<Completion, Failed> {
-        self.flush();
-        if self.reader.skipped() > 0 {
-            tracing::warn!(
-                provider = self.client.name(),
-                skipped = self.reader.skipped(),
-                "skipped stream events that were not JSON"
-            );
-        }
-        let (client, shown) = (self.client, self.shown);
-        self.reader.finish().map_err(|failure| {
-            let error = stream_error(client, failure);
-            Fold::mark(client, shown, error)
-        })
-    }
-
-    /// What was shown stays shown: the text gathered before the failure goes out first.
-    fn failed(&mut self, failure: StreamFailure) -> Failed {
-        self.flush();
-        Fold::mark(self.client, self.shown, stream_error(self.client, failure))
-    }
-
-    fn broken(&mut self, error: ProviderError) -> Failed {
-        self.flush();
-        Fold::mark(self.client, self.shown, error)
-    }
-
-    /// After text was shown a retry or a fallback would repeat it, so a failure that would take one becomes `Interrupted`.
-    fn mark(client: &Client, shown: bool, error: ProviderError) -> Failed {
-        let fault = error.fault();
-        if shown && (fault.retryable() || fault.falls_back()) {
-            return ProviderError::Interrupted {
-                provider: client.name(),
-                reason: error.to_string(),
-            }
-            .into();
-        }
-        error.into()
-    }
-}
-
-fn stream_error(client: &Client, failure: StreamFailure) -> ProviderError {
-    match failure {
-        StreamFailure::Unfinished => {
-            client.transport("the stream ended before the answer was finished".into())
-        }
-        StreamFailure::TooLarge(TooLarge { limit }) => ProviderError::TooLarge {
-            provider: client.name(),
-            limit,
-        },
-        StreamFailure::Api { status, message } => {
-            if Fault::of_api_error(status, &message) == Fault::ContextLength {
-                ProviderError::ContextLength {
-                    provider: client.name(),
-                    message,
-                }
-            } else {
-                ProviderError::Api {
-                    provider: client.name(),
-                    code: status,
-                    message,
-                }
-            }
         }
     }
 }

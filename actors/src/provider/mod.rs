@@ -1,13 +1,16 @@
 //! `ProviderActor`: the only caller of LLM APIs — one per configured provider, each with the server's one rate limiter for that provider.
 //!
 //! - `actor`: the actor and its messages;
-//! - `client`: one call with retries (streaming, JSON fallback, errors);
+//! - `client`: one call with retries (streaming, JSON fallback, errors), replies read within
+//!   `RUMMY_MAX_REPLY_BYTES`;
+//! - `fold`: a streamed answer folded as it is read, its text sent on as deltas;
 //! - `limiter`: the concurrency cap, the per-minute buckets and the 429 pause;
 //! - here: the errors and events callers see, routing a model to its
 //!   provider, fallback to another model, and context-length discovery.
 
 mod actor;
 mod client;
+mod fold;
 mod limiter;
 
 pub use actor::{Complete, DiscoverContext, ProviderActor};
