@@ -16,7 +16,7 @@ use rummy_actors::provider::Providers;
 use rummy_actors::registry::{Recover, RunRegistry};
 use rummy_actors::search::SearchClient;
 use rummy_actors::services::Services;
-use rummy_actors::session::{Seats, SessionDeps};
+use rummy_actors::session::{Seats, SessionDeps, Socket};
 use rummy_actors::store::Store;
 use rummy_core::config::Config;
 use rummy_core::store::{models, StoreError};
@@ -65,6 +65,7 @@ pub struct ServerHandle {
     addr: SocketAddr,
     http: actix_web::dev::ServerHandle,
     hub: Addr<NotificationHub>,
+    seats: Seats,
     done: actix_rt::task::JoinHandle<std::io::Result<()>>,
 }
 
@@ -81,7 +82,7 @@ impl ServerHandle {
 
     /// Stops accepting, closes sessions (1001), lets in-flight requests answer, and waits for the server to end.
     pub async fn stop(self) {
-        shutdown(&self.hub, &self.http).await;
+        shutdown(&self.hub, &self.seats, &self.http).await;
         let _ = self.done.await;
     }
 
@@ -97,8 +98,15 @@ impl ServerHandle {
 /// The shutdown sequence: sessions are told the server goes away (so graceful
 /// stop does not wait on long-lived WebSockets), then HTTP stops gracefully.
 /// Running turns are left to be recovered as interrupted on the next start.
-async fn shutdown(hub: &Addr<NotificationHub>, http: &actix_web::dev::ServerHandle) {
+async fn shutdown(hub: &Addr<NotificationHub>, seats: &Seats, http: &actix_web::dev::ServerHandle) {
     let _ = hub.send(CloseAll).await;
+    // Each session sends its close frame and closes its connection itself. Waiting (briefly)
+    // for them lets HTTP stop at once: a worker that still holds a connection when the stop
+    // begins looks again only a second later.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(1);
+    while seats.taken() > 0 && std::time::Instant::now() < deadline {
+        actix_rt::time::sleep(std::time::Duration::from_millis(5)).await;
+    }
     http.stop(true).await;
 }
 
@@ -160,7 +168,7 @@ pub async fn serve(
     let deps = SessionDeps {
         svc,
         registry,
-        seats,
+        seats: seats.clone(),
     };
     let server = HttpServer::new(move || {
         App::new()
@@ -169,12 +177,21 @@ pub async fn serve(
     })
     .workers(2)
     .shutdown_timeout(5)
-    // After a WebSocket's close frame is written, the connection lingers this long for the
-    // peer's FIN, then the server closes it itself. actix-http computes the deadline from a
-    // clock it refreshes every 500 ms; a deadline already past when the linger starts is never
-    // polled again and the connection stays open for good (4 of 10 clients of a probe never got
-    // a FIN with 250 ms), so the wait is kept well above that refresh.
+    // A WebSocket session that ends stops its socket for reading (`Socket`), so the server
+    // closes the connection as soon as the close frame is out. Any other connection that
+    // outlives its response lingers this long for the peer's FIN: actix-http computes that
+    // deadline from a clock it refreshes every 500 ms and never polls one already past when
+    // the linger starts, so the wait stays well above the refresh.
     .client_disconnect_timeout(std::time::Duration::from_millis(1_500))
+    // Each connection keeps a duplicate of its descriptor for that.
+    .on_connect(|conn, data| {
+        if let Some(socket) = conn
+            .downcast_ref::<actix_web::rt::net::TcpStream>()
+            .and_then(Socket::of)
+        {
+            data.insert(socket);
+        }
+    })
     // Notifications are small frames sent back to back; with Nagle's algorithm each one after
     // the first waits for the client's delayed ACK (up to 40 ms on Linux).
     .tcp_nodelay(true)
@@ -192,17 +209,18 @@ pub async fn serve(
     let server = server.run();
     let http = server.handle();
     let done = actix_rt::spawn(server);
-    let (stop_http, stop_hub) = (http.clone(), hub.clone());
+    let (stop_http, stop_hub, stop_seats) = (http.clone(), hub.clone(), seats.clone());
     actix_rt::spawn(async move {
         shutdown_signal.await;
         tracing::info!("shutting down");
-        shutdown(&stop_hub, &stop_http).await;
+        shutdown(&stop_hub, &stop_seats, &stop_http).await;
     });
     tracing::info!(%addr, "listening");
     Ok(ServerHandle {
         addr,
         http,
         hub,
+        seats,
         done,
     })
 }

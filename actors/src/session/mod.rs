@@ -10,9 +10,11 @@
 mod frames;
 mod routes;
 mod seats;
+mod socket;
 
 pub use routes::{catalogue, Binding, SessionDeps};
 pub use seats::Seats;
+pub use socket::Socket;
 
 use crate::hub::{Backlog, FellBehind, GoingAway, Join, Notify, Subscribe, Unsubscribe};
 use actix::prelude::*;
@@ -79,7 +81,8 @@ pub fn upgrade(
     let frame_limit = deps.svc.config.limits.max_frame_bytes;
     let tripped = Tripped::default();
     let guarded = FrameGuard::new(stream, frame_limit, Rc::clone(&tripped));
-    let session = SessionActor::new(deps, seat, tripped);
+    let mut session = SessionActor::new(deps, seat, tripped);
+    session.socket = req.conn_data::<Socket>().cloned();
     ws::WsResponseBuilder::new(session, req, guarded)
         .frame_size(frame_limit)
         .start()
@@ -105,6 +108,9 @@ pub struct SessionActor {
     /// When the client last sent anything (a pong included): a connection silent for
     /// [`MISSED_PINGS`] ping intervals is dead and closed.
     heard: Instant,
+    /// The connection's socket, stopped for reading when the session ends so the server closes
+    /// the connection at once (see [`Socket`]).
+    socket: Option<Socket>,
 }
 
 impl SessionActor {
@@ -120,6 +126,7 @@ impl SessionActor {
             _seat: seat,
             tripped,
             heard: Instant::now(),
+            socket: None,
         }
     }
 
@@ -426,6 +433,9 @@ impl Actor for SessionActor {
 
     fn stopping(&mut self, _: &mut Self::Context) -> Running {
         self.deps.svc.hub.do_send(Unsubscribe { session: self.id });
+        if let Some(socket) = &self.socket {
+            socket.stop_reading();
+        }
         tracing::debug!(session = self.id, "session closed");
         Running::Stop
     }

@@ -30,6 +30,11 @@ impl Seats {
         self.max
     }
 
+    /// How many places are taken now.
+    pub fn taken(&self) -> usize {
+        self.taken.load(Ordering::Acquire)
+    }
+
     /// Takes a place, or `None` when all are taken.
     pub fn take(&self) -> Option<Seat> {
         self.taken
