@@ -50,14 +50,23 @@ pub enum ServeError {
     /// Writing the start-up line or running the server failed.
     #[error("server I/O failed: {0}")]
     Io(#[from] std::io::Error),
-    /// The port could not be bound (in use, or not permitted).
-    #[error("cannot listen on 127.0.0.1:{port}: {source}")]
+    /// The address could not be bound (in use, or not permitted).
+    #[error("cannot listen on {addr}: {source}")]
     Bind {
-        /// The port asked for.
-        port: u16,
+        /// The address asked for.
+        addr: SocketAddr,
         /// The cause.
         source: std::io::Error,
     },
+    /// Clients from other machines could reach the server, and no token exists.
+    #[error("refusing to serve {reach} without tokens: anyone who can reach it could start runs and write files as this user. Create an admin token first (rummy token create --user NAME --admin), or set RUMMY_INSECURE=1 to serve it open anyway")]
+    Insecure {
+        /// What makes the server reachable.
+        reach: String,
+    },
+    /// The TLS certificate or key could not be used.
+    #[error("TLS: {0}")]
+    Tls(String),
 }
 
 /// A running server.
@@ -66,6 +75,7 @@ pub struct ServerHandle {
     http: actix_web::dev::ServerHandle,
     hub: Addr<NotificationHub>,
     seats: Seats,
+    tls: bool,
     done: actix_rt::task::JoinHandle<std::io::Result<()>>,
 }
 
@@ -75,9 +85,17 @@ impl ServerHandle {
         self.addr
     }
 
-    /// The WebSocket URL clients connect to.
+    /// The WebSocket URL clients on this machine connect to (`wss://` with TLS; a wildcard
+    /// bind is reached on loopback).
     pub fn ws_url(&self) -> String {
-        format!("ws://127.0.0.1:{}/", self.addr.port())
+        let scheme = if self.tls { "wss" } else { "ws" };
+        let host = match self.addr.ip() {
+            ip if ip.is_unspecified() && ip.is_ipv6() => "[::1]".to_owned(),
+            ip if ip.is_unspecified() => "127.0.0.1".to_owned(),
+            std::net::IpAddr::V6(ip) => format!("[{ip}]"),
+            ip => ip.to_string(),
+        };
+        format!("{scheme}://{host}:{}/", self.addr.port())
     }
 
     /// Stops accepting, closes sessions (1001), lets in-flight requests answer, and waits for the server to end.
@@ -117,7 +135,54 @@ fn create_dir(path: &std::path::Path) -> Result<(), ServeError> {
     })
 }
 
-/// Starts the server on `127.0.0.1:config.port`; it stops when `shutdown` resolves.
+/// Refuses to serve a network without tokens (TEAM.md §1) unless `RUMMY_INSECURE` says so,
+/// which is then logged loudly.
+async fn refuse_open_network(config: &Config, store: &Store) -> Result<(), ServeError> {
+    let access = &config.access;
+    if !access.networked() {
+        return Ok(());
+    }
+    if store.read(rummy_core::store::tokens::any).await? {
+        return Ok(());
+    }
+    let reach = if access.trust_proxy {
+        "clients behind a reverse proxy (RUMMY_TRUST_PROXY)".to_owned()
+    } else {
+        format!("the network on {}", access.bind)
+    };
+    if access.insecure {
+        tracing::warn!(
+            "RUMMY_INSECURE: serving {reach} without tokens; anyone who can reach it can start runs and write files"
+        );
+        return Ok(());
+    }
+    Err(ServeError::Insecure { reach })
+}
+
+/// The listener's TLS configuration from its PEM files.
+fn tls_config(files: &rummy_core::config::TlsFiles) -> Result<rustls::ServerConfig, ServeError> {
+    use rustls::pki_types::pem::PemObject;
+    use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+    let certs = CertificateDer::pem_file_iter(&files.cert)
+        .and_then(|certs| certs.collect::<Result<Vec<_>, _>>())
+        .map_err(|e| ServeError::Tls(format!("{}: {e}", files.cert.display())))?;
+    if certs.is_empty() {
+        return Err(ServeError::Tls(format!(
+            "{}: no certificate in it",
+            files.cert.display()
+        )));
+    }
+    let key = PrivateKeyDer::from_pem_file(&files.key)
+        .map_err(|e| ServeError::Tls(format!("{}: {e}", files.key.display())))?;
+    rustls::ServerConfig::builder_with_provider(std::sync::Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .and_then(|builder| builder.with_no_client_auth().with_single_cert(certs, key))
+    .map_err(|e| ServeError::Tls(e.to_string()))
+}
+
+/// Starts the server on `RUMMY_BIND:PORT`; it stops when `shutdown` resolves.
 ///
 /// Must be called inside an actix system (`#[actix_rt::main]`, `#[actix_rt::test]`).
 /// Returns once the socket is bound and accepting. Runs that a crash left
@@ -135,6 +200,8 @@ pub async fn serve(
         create_dir(dir)?;
     }
     let store = Store::open(&config.db_path, 4)?;
+    refuse_open_network(&config, &store).await?;
+    let tls = config.access.tls.as_ref().map(tls_config).transpose()?;
     let seeds = config.models.clone();
     store
         .write(move |c| {
@@ -146,7 +213,7 @@ pub async fn serve(
         .await?;
     let providers = Providers::start(&config, store.clone()).map_err(ServeError::Provider)?;
     let search = SearchClient::from_config(&config).map_err(ServeError::Search)?;
-    let port = config.port;
+    let addr = SocketAddr::new(config.access.bind, config.port);
     let hub = NotificationHub::new(config.limits.max_backlog_bytes).start();
     let svc = Services {
         store,
@@ -185,25 +252,30 @@ pub async fn serve(
     .client_disconnect_timeout(std::time::Duration::from_millis(1_500))
     // Each connection keeps a duplicate of its descriptor for that.
     .on_connect(|conn, data| {
-        if let Some(socket) = conn
-            .downcast_ref::<actix_web::rt::net::TcpStream>()
-            .and_then(Socket::of)
-        {
+        let plain = conn.downcast_ref::<actix_web::rt::net::TcpStream>();
+        let tls = conn
+            .downcast_ref::<actix_tls::accept::rustls_0_23::TlsStream<actix_web::rt::net::TcpStream>>()
+            .map(|tls| tls.get_ref().0);
+        if let Some(socket) = plain.or(tls).and_then(Socket::of) {
             data.insert(socket);
         }
     })
     // Notifications are small frames sent back to back; with Nagle's algorithm each one after
     // the first waits for the client's delayed ACK (up to 40 ms on Linux).
     .tcp_nodelay(true)
-    .disable_signals()
-    .bind(("127.0.0.1", port))
-    .map_err(|source| ServeError::Bind { port, source })?;
+    .disable_signals();
+    let with_tls = tls.is_some();
+    let server = match tls {
+        Some(tls) => server.bind_rustls_0_23(addr, tls),
+        None => server.bind(addr),
+    }
+    .map_err(|source| ServeError::Bind { addr, source })?;
     let addr = server
         .addrs()
         .first()
         .copied()
         .ok_or_else(|| ServeError::Bind {
-            port,
+            addr,
             source: std::io::Error::other("no address bound"),
         })?;
     let server = server.run();
@@ -221,6 +293,7 @@ pub async fn serve(
         http,
         hub,
         seats,
+        tls: with_tls,
         done,
     })
 }

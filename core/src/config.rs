@@ -6,7 +6,7 @@
 mod access;
 mod providers;
 
-pub use access::Access;
+pub use access::{Access, TlsFiles};
 pub use providers::{
     openai_base, OllamaConfig, OpenAiConfig, OpenRouterConfig, ProviderLimits, Providers,
     XaiConfig, DEFAULT_CONCURRENCY,

@@ -90,6 +90,7 @@ diesel::table! {
         result -> Nullable<Text>,
         error -> Nullable<Text>,
         created_at -> BigInt,
+        user -> Nullable<Text>,
     }
 }
 
@@ -162,11 +163,34 @@ diesel::table! {
     }
 }
 
+diesel::table! {
+    tokens (id) {
+        id -> Integer,
+        user_id -> Integer,
+        hash -> Text,
+        prefix -> Text,
+        admin -> Bool,
+        projects -> Text,
+        created_at -> BigInt,
+        expires_at -> Nullable<BigInt>,
+        revoked_at -> Nullable<BigInt>,
+    }
+}
+
+diesel::table! {
+    users (id) {
+        id -> Integer,
+        name -> Text,
+        created_at -> BigInt,
+    }
+}
+
 diesel::joinable!(file_constraints -> projects (project_id));
 diesel::joinable!(loops -> runs (run_id));
 diesel::joinable!(notifications -> runs (run_id));
 diesel::joinable!(rpc_log -> projects (project_id));
 diesel::joinable!(run_views -> entries (entry_id));
+diesel::joinable!(tokens -> users (user_id));
 diesel::joinable!(run_views -> loops (loop_id));
 diesel::joinable!(run_views -> runs (run_id));
 diesel::joinable!(runs -> projects (project_id));
@@ -185,5 +209,7 @@ diesel::allow_tables_to_appear_in_same_query!(
     run_views,
     runs,
     schemes,
+    tokens,
     turns,
+    users,
 );

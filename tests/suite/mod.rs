@@ -8,6 +8,7 @@ mod healing;
 mod history;
 mod layering;
 mod lifecycle;
+mod listen;
 mod pipeline;
 mod project;
 mod protocol;

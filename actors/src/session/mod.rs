@@ -58,7 +58,10 @@ pub fn upgrade(
             .headers()
             .get(header::HOST)
             .and_then(|h| h.to_str().ok());
-        if let Err(refused) = origin::check(&sent, host, &deps.svc.config.access.allowed_origins) {
+        let access = &deps.svc.config.access;
+        if let Err(refused) =
+            origin::check(&sent, host, &access.allowed_origins, access.networked())
+        {
             tracing::warn!(origin = %sent, "WebSocket upgrade from a foreign origin refused");
             return Ok(HttpResponse::Forbidden()
                 .content_type("text/plain; charset=utf-8")
@@ -81,8 +84,19 @@ pub fn upgrade(
     let frame_limit = deps.svc.config.limits.max_frame_bytes;
     let tripped = Tripped::default();
     let guarded = FrameGuard::new(stream, frame_limit, Rc::clone(&tripped));
+    // Behind a trusted proxy the client is the one the proxy names; otherwise the peer.
+    let info = req.connection_info();
+    let peer = if deps.svc.config.access.trust_proxy {
+        info.realip_remote_addr()
+    } else {
+        info.peer_addr()
+    }
+    .unwrap_or("unknown")
+    .to_owned();
+    drop(info);
     let mut session = SessionActor::new(deps, seat, tripped);
     session.socket = req.conn_data::<Socket>().cloned();
+    session.peer = peer;
     ws::WsResponseBuilder::new(session, req, guarded)
         .frame_size(frame_limit)
         .start()
@@ -111,6 +125,8 @@ pub struct SessionActor {
     /// The connection's socket, stopped for reading when the session ends so the server closes
     /// the connection at once (see [`Socket`]).
     socket: Option<Socket>,
+    /// The client's address, for the log (the proxy's word for it with `RUMMY_TRUST_PROXY`).
+    peer: String,
 }
 
 impl SessionActor {
@@ -127,6 +143,7 @@ impl SessionActor {
             tripped,
             heard: Instant::now(),
             socket: None,
+            peer: String::new(),
         }
     }
 
@@ -428,7 +445,7 @@ impl Actor for SessionActor {
             backlog: self.backlog.clone(),
         });
         self.heartbeat(ctx);
-        tracing::debug!(session = self.id, "session opened");
+        tracing::debug!(session = self.id, peer = %self.peer, "session opened");
     }
 
     fn stopping(&mut self, _: &mut Self::Context) -> Running {

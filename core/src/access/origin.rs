@@ -26,10 +26,16 @@ pub fn normalize(origin: &str) -> Option<String> {
 
 /// Whether an upgrade carrying `origin` may proceed: the origin is listed, or it is the
 /// server's own page — the origin names the very host the request was sent to (`host`, the
-/// `Host` header) and that host is a loopback name or address. Requiring loopback keeps a
-/// DNS-rebinding page (`http://evil.example` re-pointed at 127.0.0.1) out: its `Host` is
-/// `evil.example`.
-pub fn check(origin: &str, host: Option<&str>, listed: &[String]) -> Result<(), ForeignOrigin> {
+/// `Host` header) and, unless the server is `networked` (then every connection needs a token,
+/// which a foreign page does not have), that host is a loopback name or address. Requiring
+/// loopback keeps a DNS-rebinding page (`http://evil.example` re-pointed at 127.0.0.1) out of
+/// a server with no tokens: its `Host` is `evil.example`.
+pub fn check(
+    origin: &str,
+    host: Option<&str>,
+    listed: &[String],
+    networked: bool,
+) -> Result<(), ForeignOrigin> {
     let refused = || ForeignOrigin {
         origin: origin.to_owned(),
     };
@@ -39,7 +45,7 @@ pub fn check(origin: &str, host: Option<&str>, listed: &[String]) -> Result<(), 
     }
     let authority = normal.split_once("://").map_or("", |(_, a)| a);
     let host = host.map(str::to_ascii_lowercase).ok_or_else(refused)?;
-    if authority == host && is_loopback_host(&host) {
+    if authority == host && (networked || is_loopback_host(&host)) {
         Ok(())
     } else {
         Err(refused())
@@ -80,6 +86,32 @@ mod tests {
         }
     }
 
+    /// A networked server's own page passes under its public name; another site does not.
+    #[test]
+    fn a_networked_server_knows_its_own_page_by_name() {
+        let own = check(
+            "https://rummy.team.example",
+            Some("rummy.team.example"),
+            &[],
+            true,
+        );
+        assert!(own.is_ok());
+        let other = check(
+            "https://evil.example",
+            Some("rummy.team.example"),
+            &[],
+            true,
+        );
+        assert!(other.is_err());
+        let loopback_only = check(
+            "https://rummy.team.example",
+            Some("rummy.team.example"),
+            &[],
+            false,
+        );
+        assert!(loopback_only.is_err());
+    }
+
     /// The server's own page on loopback and listed origins pass; other sites, `null`, and a
     /// rebinding name pointed at loopback are refused.
     #[test]
@@ -103,13 +135,13 @@ mod tests {
         ];
         for (origin, host, allowed) in table {
             assert_eq!(
-                check(origin, host, &listed).is_ok(),
+                check(origin, host, &listed, false).is_ok(),
                 allowed,
                 "{origin} via {host:?}"
             );
         }
         assert_eq!(
-            check("https://evil.example", Some("127.0.0.1:3044"), &[])
+            check("https://evil.example", Some("127.0.0.1:3044"), &[], false)
                 .unwrap_err()
                 .to_string(),
             "origin https://evil.example may not open a WebSocket here: only the server's own page and the origins in RUMMY_ALLOWED_ORIGINS may"

@@ -1,15 +1,25 @@
 //! Access settings (TEAM.md §1, §3): browser origins, where project roots may be, and the
 //! connection limits that keep one client from holding the server.
 
-use super::{invalid, positive, ConfigError};
+use super::{invalid, positive, switch, ConfigError};
 use crate::access::origin;
 use crate::access::roots::RootBound;
 use std::collections::BTreeMap;
+use std::net::{IpAddr, Ipv4Addr};
 use std::path::{Path, PathBuf};
 
 /// Who may connect, how many at once, and where their projects may be.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Access {
+    /// `RUMMY_BIND` (`127.0.0.1`): the address the server listens on.
+    pub bind: IpAddr,
+    /// `RUMMY_TLS_CERT` / `RUMMY_TLS_KEY`: PEM files; with both the server speaks TLS (`wss://`).
+    pub tls: Option<TlsFiles>,
+    /// `RUMMY_TRUST_PROXY`: the server sits behind a reverse proxy, so it is reachable from the
+    /// network whatever its bind says (tokens are required, as on a network bind).
+    pub trust_proxy: bool,
+    /// `RUMMY_INSECURE`: serve a network without tokens anyway (said loudly at start).
+    pub insecure: bool,
     /// `RUMMY_ALLOWED_ORIGINS`: browser origins (`scheme://host[:port]`, normalised) allowed to
     /// open a WebSocket besides the server's own page; comma- or space-separated.
     pub allowed_origins: Vec<String>,
@@ -23,10 +33,29 @@ pub struct Access {
     pub ping_interval_ms: u64,
 }
 
+/// The certificate chain and private key of a TLS listener, as PEM files.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TlsFiles {
+    /// The certificate chain, leaf first.
+    pub cert: PathBuf,
+    /// The private key.
+    pub key: PathBuf,
+}
+
 impl Access {
+    /// Whether clients from other machines can reach the server: a bind other than loopback,
+    /// or a reverse proxy in front. Such a server needs tokens (TEAM.md §1).
+    pub fn networked(&self) -> bool {
+        !self.bind.is_loopback() || self.trust_proxy
+    }
+
     /// The defaults, for a server whose home is `home`.
     pub fn with_home(home: &Path) -> Access {
         Access {
+            bind: IpAddr::V4(Ipv4Addr::LOCALHOST),
+            tls: None,
+            trust_proxy: false,
+            insecure: false,
             allowed_origins: Vec::new(),
             project_roots: RootBound::System {
                 home: home.to_path_buf(),
@@ -71,6 +100,38 @@ impl Access {
                 .collect::<Result<_, _>>()?;
             access.project_roots = RootBound::Listed(dirs);
         }
+        if let Some(bind) = get("RUMMY_BIND") {
+            access.bind = bind.parse().map_err(|_| {
+                invalid(
+                    "RUMMY_BIND",
+                    bind,
+                    "expected an IP address such as 127.0.0.1 or 0.0.0.0",
+                )
+            })?;
+        }
+        access.tls = match (get("RUMMY_TLS_CERT"), get("RUMMY_TLS_KEY")) {
+            (None, None) => None,
+            (Some(cert), Some(key)) => Some(TlsFiles {
+                cert: PathBuf::from(cert),
+                key: PathBuf::from(key),
+            }),
+            (Some(cert), None) => {
+                return Err(invalid(
+                    "RUMMY_TLS_CERT",
+                    cert,
+                    "RUMMY_TLS_KEY must be set too",
+                ))
+            }
+            (None, Some(key)) => {
+                return Err(invalid(
+                    "RUMMY_TLS_KEY",
+                    key,
+                    "RUMMY_TLS_CERT must be set too",
+                ))
+            }
+        };
+        access.trust_proxy = switch(vars, "RUMMY_TRUST_PROXY", access.trust_proxy)?;
+        access.insecure = switch(vars, "RUMMY_INSECURE", access.insecure)?;
         access.max_connections = positive(vars, "RUMMY_MAX_CONNECTIONS", access.max_connections)?;
         access.ping_interval_ms = positive(vars, "RUMMY_PING_INTERVAL", access.ping_interval_ms)?;
         Ok(access)
@@ -82,6 +143,25 @@ mod tests {
     use super::super::tests::vars;
     use super::*;
     use pretty_assertions::assert_eq;
+
+    /// A network bind or a trusted proxy makes the server networked; TLS takes both files.
+    #[test]
+    fn reads_where_and_how_to_listen() {
+        let home = Path::new("/h");
+        let read = |pairs: &[(&str, &str)]| Access::from_vars(&vars(pairs), home).unwrap();
+        assert!(!read(&[]).networked());
+        assert!(!read(&[("RUMMY_BIND", "::1")]).networked());
+        let open = read(&[("RUMMY_BIND", "0.0.0.0"), ("RUMMY_INSECURE", "1")]);
+        assert_eq!((open.networked(), open.insecure), (true, true));
+        assert!(read(&[("RUMMY_TRUST_PROXY", "yes")]).networked());
+        assert_eq!(
+            read(&[("RUMMY_TLS_CERT", "/c.pem"), ("RUMMY_TLS_KEY", "/k.pem")]).tls,
+            Some(TlsFiles {
+                cert: PathBuf::from("/c.pem"),
+                key: PathBuf::from("/k.pem")
+            })
+        );
+    }
 
     /// Origins and roots are read as lists and normalised; a bad entry names the variable.
     #[test]
@@ -103,6 +183,10 @@ mod tests {
         assert_eq!(
             access,
             Access {
+                bind: IpAddr::V4(Ipv4Addr::LOCALHOST),
+                tls: None,
+                trust_proxy: false,
+                insecure: false,
                 allowed_origins: vec![
                     "https://team.example".to_owned(),
                     "http://127.0.0.1:8080".to_owned()
@@ -120,6 +204,8 @@ mod tests {
             Ok(Access::with_home(home))
         );
         for (name, value) in [
+            ("RUMMY_BIND", "localhost"),
+            ("RUMMY_TLS_CERT", "/etc/rummy/cert.pem"),
             ("RUMMY_ALLOWED_ORIGINS", "evil.example"),
             ("RUMMY_PROJECT_ROOTS", "/srv:projects"),
             ("RUMMY_MAX_CONNECTIONS", "0"),

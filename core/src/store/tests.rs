@@ -82,7 +82,9 @@ fn migrations_up_down_up() {
         "run_views",
         "runs",
         "schemes",
+        "tokens",
         "turns",
+        "users",
     ];
     assert_eq!(table_names(&mut conn), expected);
     conn.revert_all_migrations(MIGRATIONS).unwrap();
@@ -103,6 +105,14 @@ fn schema_matches_migrations() {
         (
             "entries",
             diesel_columns(t::entries::table.select(t::entries::all_columns)),
+        ),
+        (
+            "tokens",
+            diesel_columns(t::tokens::table.select(t::tokens::all_columns)),
+        ),
+        (
+            "users",
+            diesel_columns(t::users::table.select(t::users::all_columns)),
         ),
         (
             "file_constraints",
