@@ -52,7 +52,7 @@ impl<S> FrameGuard<S> {
 
     /// Follows `chunk` through the frames it continues and starts; the announced length of
     /// the first header over the limit, if any.
-    fn scan(&mut self, mut chunk: &[u8]) -> Option<u64> {
+    fn follow(&mut self, mut chunk: &[u8]) -> Option<u64> {
         while !chunk.is_empty() {
             match &mut self.position {
                 Position::Payload(remaining) => {
@@ -125,7 +125,7 @@ where
             return Poll::Ready(None);
         }
         match Pin::new(&mut self.inner).poll_next(cx) {
-            Poll::Ready(Some(Ok(chunk))) => match self.scan(&chunk) {
+            Poll::Ready(Some(Ok(chunk))) => match self.follow(&chunk) {
                 Some(announced) => {
                     self.tripped.set(Some(announced));
                     Poll::Ready(Some(Err(PayloadError::Overflow)))
@@ -202,5 +202,66 @@ mod tests {
         assert_eq!(tripped, Some(1 << 62));
         let (_, tripped) = pass(vec![header(1025)], 1024).await;
         assert_eq!(tripped, Some(1025));
+    }
+
+    mod props {
+        use super::*;
+        use proptest::prelude::*;
+
+        /// A guard over nothing, fed by hand through `follow`.
+        fn guard(
+            limit: usize,
+        ) -> FrameGuard<futures_util::stream::Empty<Result<Bytes, PayloadError>>> {
+            FrameGuard::new(futures_util::stream::empty(), limit, Tripped::default())
+        }
+
+        /// `bytes` cut at the given points (each taken modulo the length).
+        fn chunks(bytes: &[u8], cuts: &[usize]) -> Vec<Vec<u8>> {
+            let mut at: Vec<usize> = cuts.iter().map(|c| c % (bytes.len() + 1)).collect();
+            at.push(0);
+            at.push(bytes.len());
+            at.sort_unstable();
+            at.dedup();
+            at.windows(2).map(|w| bytes[w[0]..w[1]].to_vec()).collect()
+        }
+
+        proptest! {
+            /// Any bytes, cut anywhere: the guard never panics, and once it trips it reports
+            /// a length over the limit.
+            #[test]
+            fn arbitrary_bytes_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..2048), cuts in proptest::collection::vec(any::<usize>(), 0..16), limit in 0usize..4096) {
+                let mut g = guard(limit);
+                for chunk in chunks(&bytes, &cuts) {
+                    if let Some(announced) = g.follow(&chunk) {
+                        prop_assert!(announced > limit as u64);
+                        break;
+                    }
+                }
+            }
+
+            /// Frames within the limit, cut anywhere, never trip it; one frame over it trips it
+            /// at its header, announcing its length, whatever came before.
+            #[test]
+            fn only_a_frame_over_the_limit_trips(lens in proptest::collection::vec(0u64..70_000, 1..6), over in proptest::option::of(70_001u64..u64::MAX / 2), cuts in proptest::collection::vec(any::<usize>(), 0..16)) {
+                let limit = 70_000usize;
+                let mut bytes = Vec::new();
+                for len in &lens {
+                    bytes.extend(header(*len));
+                    bytes.extend(std::iter::repeat_n(b'x', *len as usize));
+                }
+                if let Some(len) = over {
+                    bytes.extend(header(len));
+                }
+                let mut g = guard(limit);
+                let mut tripped = None;
+                for chunk in chunks(&bytes, &cuts) {
+                    if let Some(announced) = g.follow(&chunk) {
+                        tripped = Some(announced);
+                        break;
+                    }
+                }
+                prop_assert_eq!(tripped, over);
+            }
+        }
     }
 }
