@@ -1,5 +1,8 @@
 //! Tests of the JSON-RPC client against a tiny scripted WebSocket server on loopback.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![expect(
+    clippy::unwrap_used,
+    reason = "a test harness should fail loudly at the first surprise"
+)]
 
 use std::time::Duration;
 
@@ -32,7 +35,10 @@ fn note(method: &str, params: Value) -> Message {
 
 /// Handshake callback: `/private` refuses the upgrade with 401 unless `x-token: secret` is sent.
 // The `Result` shape is fixed by tungstenite's `Callback` trait.
-#[allow(clippy::result_large_err)]
+#[expect(
+    clippy::result_large_err,
+    reason = "the signature tungstenite's handshake callback requires"
+)]
 fn check_token(req: &Request, resp: Response) -> Result<Response, ErrorResponse> {
     let token = req.headers().get("x-token").and_then(|v| v.to_str().ok());
     if req.uri().path() == "/private" && token != Some("secret") {

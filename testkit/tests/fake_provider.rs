@@ -1,5 +1,8 @@
 //! End-to-end tests of the fake provider over real HTTP on loopback.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![expect(
+    clippy::unwrap_used,
+    reason = "a test harness should fail loudly at the first surprise"
+)]
 
 use std::time::{Duration, Instant};
 

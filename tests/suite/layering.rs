@@ -119,3 +119,26 @@ fn only_the_session_imports_actix_web_actors() {
         .collect();
     assert_eq!(importers, vec!["actors/src/session/mod.rs".to_owned()]);
 }
+
+/// A lint is silenced only with `#[expect(…, reason = "…")]`: the reason is written down, and
+/// the compiler says when the silence is no longer needed.
+#[test]
+fn lints_are_silenced_with_a_reason() {
+    let mut files = Vec::new();
+    for dir in [
+        "src", "core", "actors", "testkit", "tests", "bench", "client",
+    ] {
+        rust_files(&root().join(dir), &mut files);
+    }
+    let allow = ["#[", "allow("].concat();
+    let inner_allow = ["#![", "allow("].concat();
+    let offenders: Vec<_> = files
+        .iter()
+        .filter(|f| {
+            let text = std::fs::read_to_string(f).unwrap_or_default();
+            text.contains(&allow) || text.contains(&inner_allow)
+        })
+        .map(|f| f.strip_prefix(root()).unwrap_or(f).display().to_string())
+        .collect();
+    assert!(offenders.is_empty(), "#[allow] in {offenders:?}");
+}

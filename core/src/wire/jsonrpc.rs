@@ -316,7 +316,10 @@ mod tests {
 
     #[derive(Debug, Deserialize)]
     #[serde(rename_all = "camelCase")]
-    #[allow(dead_code)]
+    #[expect(
+        dead_code,
+        reason = "the fields are only deserialised, to test the errors naming them"
+    )]
     struct Hello {
         name: String,
         project_root: String,
