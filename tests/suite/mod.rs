@@ -7,6 +7,7 @@ mod crash;
 mod entries;
 mod healing;
 mod history;
+mod isolation;
 mod layering;
 mod lifecycle;
 mod listen;
