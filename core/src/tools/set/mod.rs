@@ -6,13 +6,15 @@
 //! each block's problem. Scheme entries (`known://`, `unknown://`, …) change
 //! now; a project file's new content goes into an `edit` proposal and the
 //! file changes only when a client accepts it. A body-less `set` with
-//! `visibility=`/`summary=` changes every entry its path selects.
+//! `visibility=`/`summary=` changes every entry its path selects. With
+//! `preview`, a `set` with content shows its diff and changes nothing.
 //!
 //! Views: visible `# set <path> <before>→<after> tokens`, the warnings, then
 //! the patch (or the error when it failed); summarized nothing.
 
 mod file;
 mod pattern;
+pub mod preview;
 
 use super::handler::{
     attr, is_file, read_target, summary_of, visibility_of, Handler, Outcome, Target,
@@ -66,6 +68,9 @@ pub fn run(h: &mut Handler<'_>, call: &ToolCall) -> Result<Outcome, StoreError> 
         if visibility.is_none() && summary.is_none() {
             return Ok(Outcome::failed(raw, "validation", NOTHING_TO_SET));
         }
+        if call.attr("preview").is_some() {
+            return preview::views(h, raw, filter);
+        }
         return h.change_views(raw, filter, visibility, summary);
     }
     let target = match read_target(raw, filter) {
@@ -78,6 +83,9 @@ pub fn run(h: &mut Handler<'_>, call: &ToolCall) -> Result<Outcome, StoreError> 
         visibility,
         summary: summary.as_deref(),
     };
+    if call.attr("preview").is_some() {
+        return preview::run(h, raw, &target, filter, &change);
+    }
     match target {
         Target::Pattern(p) => pattern::run(h, raw, &p, filter, &change),
         Target::Exact(path) if is_file(&path) => propose(h, &path, &edit),
@@ -107,7 +115,7 @@ pub fn needs_existing(edit: &Edit) -> bool {
 }
 
 /// A whole new content for a scheme entry loses its trailing whitespace (entry tags stay tidy).
-fn tidy(edit: &Edit) -> Edit {
+pub(crate) fn tidy(edit: &Edit) -> Edit {
     match edit {
         Edit::Replace(content) => Edit::Replace(content.trim_end().to_owned()),
         blocks => blocks.clone(),

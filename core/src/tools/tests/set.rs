@@ -215,3 +215,70 @@ fn permissions_and_unknown_schemes() {
     let want: Vec<Seen> = cases.into_iter().map(|(_, s)| s).collect();
     assert_eq!(got, want);
 }
+
+/// `<set … preview>` shows the diff the set would make and makes nothing: no write to an
+/// entry, no proposal for a file, no view change; failures read as the real set's would.
+#[test]
+fn preview_shows_the_change_without_making_it() {
+    let mut f = fixture();
+    let entry_patch = unified_diff("known://port", PORT, PORT_8080);
+    let entry = f.one(r#"<set path="known://port" search="3000" replace="8080" preview/>"#);
+    assert_eq!(
+        entry,
+        seen(
+            "set://turn_1/known%3A%2F%2Fport",
+            Resolved,
+            None,
+            &format!(
+                "# PREVIEW set known://port 14→14 tokens\n{}\n{}",
+                entry_patch.trim_end(),
+                super::super::set::preview::NOTHING_CHANGED
+            )
+        )
+    );
+    assert_eq!(f.body("known://port"), PORT);
+    let file_patch = unified_diff(
+        "src/app.js",
+        super::APP,
+        &super::APP.replace("3000", "8080"),
+    );
+    let file = f.one(r#"<set path="src/app.js" search="3000" replace="8080" preview/>"#);
+    assert_eq!(
+        file,
+        seen(
+            "set://turn_1/src%2Fapp.js",
+            Resolved,
+            None,
+            &format!(
+                "# PREVIEW set src/app.js 33→33 tokens\n{}\n{}",
+                file_patch.trim_end(),
+                super::super::set::preview::NOTHING_CHANGED
+            )
+        )
+    );
+    assert_eq!(f.body("src/app.js"), super::APP);
+    let views = f.one(r#"<set path="known://*" visibility="archived" preview/>"#);
+    assert_eq!(
+        views.body,
+        format!(
+            "PREVIEW set path=\"known://*\": 2 matched\nknown://port\nknown://auth/flow\n{}",
+            super::super::set::preview::NOTHING_CHANGED
+        )
+    );
+    assert_eq!(
+        f.entry("known://port").map(|r| r.visibility()),
+        Some(Visibility::Visible)
+    );
+    let conflict = f.one(r#"<set path="known://port" search="9999" replace="1" preview/>"#);
+    assert_eq!(
+        (conflict.state, conflict.outcome.as_deref()),
+        (Failed, Some("conflict"))
+    );
+    let big = "word ".repeat(40);
+    let overflow = f.one(&format!(r#"<set path="known://big" preview>{big}</set>"#));
+    assert_eq!(
+        (overflow.state, overflow.outcome.as_deref()),
+        (Failed, Some("overflow:100"))
+    );
+    assert_eq!(f.entry("known://big"), None);
+}
