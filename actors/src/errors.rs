@@ -9,6 +9,13 @@ pub fn from_store(err: StoreError) -> RpcError {
         StoreError::Permission { .. } => RpcError::new(ErrorKind::Permission, err.to_string()),
         StoreError::NotFound(m) => RpcError::new(ErrorKind::NotFound, m),
         StoreError::Conflict(m) => RpcError::new(ErrorKind::Conflict, m),
+        StoreError::TooLarge {
+            message,
+            tokens,
+            limit,
+        } => RpcError::new(ErrorKind::TooLarge, message)
+            .with("tokens", tokens.into())
+            .with("limit", limit.into()),
         StoreError::Invalid(m) => {
             RpcError::new(ErrorKind::InvalidParams, format!("invalid params: {m}"))
         }

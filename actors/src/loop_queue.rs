@@ -8,7 +8,7 @@ use crate::clock::now;
 use crate::store::Store;
 use actix::prelude::*;
 use rummy_core::provider::routing::RoutingConfig;
-use rummy_core::run::{Mode, RunStatus};
+use rummy_core::run::{Mode, RunStatus, StopReason};
 use rummy_core::store::entries::RunRef;
 use rummy_core::store::loops::{self, Loop};
 use rummy_core::store::models::{self, Model};
@@ -58,6 +58,8 @@ pub struct Finish {
     pub loop_status: i32,
     /// The run's status afterwards.
     pub run_status: RunStatus,
+    /// Why it ended, stored in the loop's result (`stopReason`).
+    pub stop_reason: StopReason,
     /// Why it failed, recorded as an `error://` entry the model sees.
     pub error: Option<String>,
 }
@@ -244,7 +246,11 @@ fn finish(
         };
         record::warning(c, t, message, divisor, now)?;
     }
-    let result = json!({ "status": msg.loop_status, "error": msg.error });
+    let result = json!({
+        "status": msg.loop_status,
+        "error": msg.error,
+        loops::STOP_REASON: msg.stop_reason.as_str(),
+    });
     loops::finish(c, msg.loop_id, msg.loop_status, &result, now)?;
     runs::set_status(c, run.run_id, msg.run_status, now)?;
     let pushed = state::push(
@@ -261,7 +267,7 @@ fn finish(
         if let Some(prompt) = loops::injected_for(c, run.run_id, msg.loop_id, last_turn + 1)? {
             // As an inject with no active loop is queued: the run's model and flags.
             let queued = Enqueue {
-                mode: prompt.prompt_mode().unwrap_or(Mode::Ask),
+                mode: prompt.prompt_mode().unwrap_or(stored.mode()),
                 model: stored.model.clone(),
                 prompt: prompt.body,
                 config: stored.flags(),
@@ -341,6 +347,7 @@ mod tests {
             loop_id,
             loop_status: 200,
             run_status: RunStatus::Completed,
+            stop_reason: StopReason::Concluded,
             error: None,
         };
         finish(&mut c, run, &end, DIVISOR).unwrap();
@@ -368,6 +375,7 @@ mod tests {
                 loop_id,
                 loop_status,
                 run_status,
+                stop_reason: StopReason::Concluded,
                 error: None,
             };
             finish(&mut c, run, &end, DIVISOR).unwrap();

@@ -39,8 +39,6 @@ pub struct ContinueRun {
     pub run: Run,
     /// The prompt.
     pub prompt: String,
-    /// The loop's mode.
-    pub mode: Mode,
 }
 
 /// Cancels the run's active loop, if any.
@@ -182,7 +180,7 @@ impl Handler<StartRun> for RunRegistry {
         let svc = self.svc.clone();
         let started = async move {
             let a = msg.attributes;
-            let mode = validate_settings(&a)?.unwrap_or(Mode::Ask);
+            let mode = validate_settings(&a)?;
             let parent = match &a.fork {
                 None => None,
                 Some(parent) => {
@@ -214,7 +212,10 @@ impl Handler<StartRun> for RunRegistry {
                 map.extend(flags_of(&a));
             }
             checked_route(&svc, &flags, &msg.prompt, &model.alias).await?;
+            // A fork runs in its parent's mode unless the start names one.
+            let mode = mode.or(parent.as_ref().map(Run::mode)).unwrap_or_default();
             let new = NewRun {
+                mode,
                 project_id: msg.project_id,
                 alias: msg.alias,
                 model: model.alias.clone(),
@@ -269,9 +270,9 @@ impl Handler<StartRun> for RunRegistry {
     }
 }
 
-/// Changes a run's settings for its next loops.
+/// Changes a run's settings for its next loops; answers the run as it now stands.
 #[derive(Message)]
-#[rtype(result = "Result<(), RpcError>")]
+#[rtype(result = "Result<Run, RpcError>")]
 pub struct ConfigureRun {
     /// The stored run.
     pub run: Run,
@@ -280,18 +281,19 @@ pub struct ConfigureRun {
 }
 
 impl Handler<ConfigureRun> for RunRegistry {
-    type Result = ResponseFuture<Result<(), RpcError>>;
+    type Result = ResponseFuture<Result<Run, RpcError>>;
 
     fn handle(&mut self, msg: ConfigureRun, _: &mut Context<Self>) -> Self::Result {
         let svc = self.svc.clone();
         Box::pin(async move {
             let a = msg.attributes;
-            validate_settings(&a)?;
+            let mode = validate_settings(&a)?;
             if let Some(model) = &a.model {
                 checked_model(&svc, model).await?;
             }
             let flags = flags_of(&a);
             let settings = RunSettings {
+                mode,
                 model: a.model.clone(),
                 temperature: a.temperature,
                 persona: a.persona.clone(),
@@ -302,8 +304,7 @@ impl Handler<ConfigureRun> for RunRegistry {
             svc.store
                 .write(move |c| runs::configure(c, run_id, &settings, now()))
                 .await
-                .map_err(from_store)?;
-            Ok(())
+                .map_err(from_store)
         })
     }
 }
@@ -325,6 +326,7 @@ impl Handler<InjectRun> for RunRegistry {
         let actor = self.actor(msg.run.id, msg.run.project_id, &msg.run.alias);
         let inject = Inject {
             prompt: msg.prompt,
+            mode: msg.run.mode(),
             model: msg.run.model.clone(),
             flags: msg.run.flags(),
         };
@@ -341,10 +343,12 @@ impl Handler<InjectRun> for RunRegistry {
 impl Handler<ContinueRun> for RunRegistry {
     type Result = ResponseFuture<Result<(), RpcError>>;
 
+    /// The loop runs in the run's mode: a continuation that names another configures the run
+    /// first (see the `set` route), so the mode stays for the loops after it too.
     fn handle(&mut self, msg: ContinueRun, _: &mut Context<Self>) -> Self::Result {
         let actor = self.actor(msg.run.id, msg.run.project_id, &msg.run.alias);
         let queue = QueueLoop {
-            mode: msg.mode,
+            mode: msg.run.mode(),
             model: msg.run.model.clone(),
             prompt: msg.prompt,
             config: msg.run.flags(),

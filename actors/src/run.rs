@@ -12,7 +12,7 @@ use crate::turn::{
     Decision, ExecuteTurn, Start, StopTurn, TurnEnd, TurnExecutor, TurnFailure, TurnJob,
 };
 use actix::prelude::*;
-use rummy_core::run::{Mode, RunStatus};
+use rummy_core::run::{Mode, RunStatus, StopReason};
 use rummy_core::store::entries::RunRef;
 use rummy_core::store::loops::Loop;
 use rummy_core::store::StoreError;
@@ -59,6 +59,8 @@ pub struct QueueLoop {
 pub struct Inject {
     /// The prompt.
     pub prompt: String,
+    /// The run's mode, should it become a new loop.
+    pub mode: Mode,
     /// Model alias, should it become a new loop.
     pub model: String,
     /// Loop flags, should it become a new loop.
@@ -362,19 +364,27 @@ impl RunActor {
 
     fn finish(&mut self, loop_row: Loop, end: LoopEnd, ctx: &mut Context<Self>) {
         self.phase = Phase::Finishing;
-        let (loop_status, run_status, error) = match end {
-            LoopEnd::Concluded(status) => (status, RunStatus::Completed, None),
-            LoopEnd::MaxTurns => (200, RunStatus::Completed, None),
-            LoopEnd::Cancelled => (499, RunStatus::Cancelled, None),
-            LoopEnd::Failed(message) => (500, RunStatus::Failed, Some(message)),
-            LoopEnd::Abandoned(reason) => (508, RunStatus::LoopDetected, Some(reason)),
-            LoopEnd::Overflow => (413, RunStatus::ContextFull, None),
+        let (loop_status, run_status, stop_reason, error) = match end {
+            LoopEnd::Concluded(status) => {
+                (status, RunStatus::Completed, StopReason::Concluded, None)
+            }
+            LoopEnd::MaxTurns => (200, RunStatus::Completed, StopReason::MaxTurns, None),
+            LoopEnd::Cancelled => (499, RunStatus::Cancelled, StopReason::Cancelled, None),
+            LoopEnd::Failed(message) => (500, RunStatus::Failed, StopReason::Failed, Some(message)),
+            LoopEnd::Abandoned(reason) => (
+                508,
+                RunStatus::LoopDetected,
+                StopReason::Abandoned,
+                Some(reason),
+            ),
+            LoopEnd::Overflow => (413, RunStatus::ContextFull, StopReason::ContextFull, None),
         };
         tracing::info!(run = %self.alias, loop_seq = loop_row.sequence, loop_status, "loop finished");
         let msg = Finish {
             loop_id: loop_row.id,
             loop_status,
             run_status,
+            stop_reason,
             error,
         };
         let done = self.queue.send(msg).into_actor(self).map(|res, act, ctx| {
@@ -463,7 +473,7 @@ impl Handler<Inject> for RunActor {
     fn handle(&mut self, msg: Inject, _: &mut Context<Self>) -> Self::Result {
         // What the prompt becomes when it cannot be folded in: a loop of its own.
         let queued = Enqueue {
-            mode: Mode::Ask,
+            mode: msg.mode,
             model: msg.model,
             prompt: msg.prompt,
             config: msg.flags,

@@ -96,11 +96,97 @@ impl TryFrom<i32> for RunStatus {
     }
 }
 
+/// Why a run's last loop ended, as `stopReason` in `run/state` and `getRun` (ENGINE.md §9):
+/// stored in the loop's result, so it survives a restart. `null` on the wire while a loop is
+/// queued, running or waiting on a proposal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum StopReason {
+    /// The model ended the loop with a terminal `<update>` (or a prose answer): 200, 204 or 422.
+    Concluded,
+    /// The loop reached `RUMMY_MAX_TURNS` without concluding (the run is 200; the work may be
+    /// unfinished).
+    MaxTurns,
+    /// A client cancelled it (499).
+    Cancelled,
+    /// It failed: a provider error, an undefined model, an internal error (500, with an
+    /// `error://` entry saying why).
+    Failed,
+    /// The healer abandoned it: strikes or a cycle (508).
+    Abandoned,
+    /// Its context did not fit even after demotion, so the model could not be called (413).
+    ContextFull,
+    /// The server stopped while it ran; recovery ended it at the next start (500).
+    Interrupted,
+}
+
+impl StopReason {
+    /// Every reason, for catalogues and exhaustive checks.
+    pub const ALL: [StopReason; 7] = [
+        Self::Concluded,
+        Self::MaxTurns,
+        Self::Cancelled,
+        Self::Failed,
+        Self::Abandoned,
+        Self::ContextFull,
+        Self::Interrupted,
+    ];
+
+    /// The wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Concluded => "concluded",
+            Self::MaxTurns => "max_turns",
+            Self::Cancelled => "cancelled",
+            Self::Failed => "failed",
+            Self::Abandoned => "abandoned",
+            Self::ContextFull => "context_full",
+            Self::Interrupted => "interrupted",
+        }
+    }
+
+    /// What it means, for `discover` and the protocol reference.
+    pub fn meaning(self) -> &'static str {
+        match self {
+            Self::Concluded => "the model ended the loop (its final update's status is the loop's: 200, 204 or 422)",
+            Self::MaxTurns => "the loop reached RUMMY_MAX_TURNS without concluding; the run is 200 but the work may be unfinished",
+            Self::Cancelled => "a client cancelled the loop (499)",
+            Self::Failed => "the loop failed: provider error, undefined model or internal error (500; an error:// entry says why)",
+            Self::Abandoned => "the healer abandoned the loop: repeated strikes or a cycle (508)",
+            Self::ContextFull => "the context did not fit even after demotion, so the model could not be called (413)",
+            Self::Interrupted => "the server stopped while the loop ran; it was ended at the next start (500)",
+        }
+    }
+
+    /// Reads a wire name.
+    pub fn parse(text: &str) -> Option<StopReason> {
+        Self::ALL.into_iter().find(|r| r.as_str() == text)
+    }
+}
+
+impl RunStatus {
+    /// What the status means, for `discover` and the protocol reference.
+    pub fn meaning(self) -> &'static str {
+        match self {
+            Self::Queued => "a loop is queued and has not started",
+            Self::Running => "a loop is running",
+            Self::Completed => {
+                "idle: the last loop concluded or reached the turn limit (see stopReason)"
+            }
+            Self::Proposed => "waiting on a proposal: a client must accept, reject or error it",
+            Self::ContextFull => "idle: the last loop's context did not fit the budget",
+            Self::Cancelled => "idle: a client cancelled the last loop",
+            Self::Failed => "idle: the last loop failed (an error:// entry says why)",
+            Self::LoopDetected => "idle: the healer abandoned the last loop (strikes or a cycle)",
+        }
+    }
+}
+
 /// A loop's mode: `ask` may not change the user's world, `act` may propose changes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Mode {
-    /// Answer questions; file-changing tools and `sh` are removed.
+    /// Answer questions; file-changing tools and `sh` are removed (the default: safe).
+    #[default]
     Ask,
     /// Work on the project; side effects become proposals.
     Act,
@@ -169,6 +255,15 @@ mod tests {
         }
         assert!(!Queued.may_become(Completed));
         assert!(!Proposed.may_become(Completed));
+    }
+
+    /// Stop reasons round-trip through their wire names, which are unique.
+    #[test]
+    fn stop_reasons_round_trip() {
+        for r in StopReason::ALL {
+            assert_eq!(StopReason::parse(r.as_str()), Some(r));
+        }
+        assert_eq!(StopReason::parse("done"), None);
     }
 
     /// Aliases are word characters only; model names become safe alias stems.

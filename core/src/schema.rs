@@ -130,6 +130,7 @@ diesel::table! {
         pushed_rev -> Integer,
         created_at -> BigInt,
         updated_at -> BigInt,
+        mode -> Text,
     }
 }
 

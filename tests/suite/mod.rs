@@ -3,6 +3,7 @@
 mod accepts;
 mod access;
 mod binary;
+mod clients;
 mod crash;
 mod entries;
 mod healing;

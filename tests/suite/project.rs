@@ -427,10 +427,19 @@ async fn rpc_log_records_calls_without_secrets() {
     client
         .call(
             "rummy/hello",
-            json!({ "name": "log", "projectRoot": server.project_root("log"), "token": "tok-secret-1" }),
+            json!({ "name": "log", "projectRoot": server.project_root("log") }),
         )
         .await
         .unwrap();
+    // Entry attributes are free-form: the one place a client may send a field named like a
+    // secret (every params object refuses fields its method does not know).
+    client
+        .call(
+            "update",
+            json!({ "run": "nope", "body": "x", "attributes": { "token": "tok-secret-1" } }),
+        )
+        .await
+        .unwrap_err();
     let _ = client.call_err("getRun", json!({ "run": "nope" })).await;
     client.call("ping", json!({})).await.unwrap();
     // The log is written off the response path: wait for the three rows.
@@ -446,24 +455,24 @@ async fn rpc_log_records_calls_without_secrets() {
             .select((l::method, l::params, l::result, l::error))
             .load(&mut *conn)
             .unwrap();
-        if rows.len() >= 3 || std::time::Instant::now() > deadline {
+        if rows.len() >= 4 || std::time::Instant::now() > deadline {
             break rows;
         }
         actix_rt::time::sleep(std::time::Duration::from_millis(20)).await;
     };
     server.stop().await;
     let methods: Vec<&str> = rows.iter().map(|r| r.0.as_str()).collect();
-    assert_eq!(methods, vec!["rummy/hello", "getRun", "ping"]);
-    let hello_params: Value = serde_json::from_str(rows[0].1.as_deref().unwrap()).unwrap();
-    assert_eq!(hello_params["token"], json!("[redacted]"));
+    assert_eq!(methods, vec!["rummy/hello", "update", "getRun", "ping"]);
+    let update_params: Value = serde_json::from_str(rows[1].1.as_deref().unwrap()).unwrap();
+    assert_eq!(update_params["attributes"]["token"], json!("[redacted]"));
     assert!(rows
         .iter()
         .all(|r| !r.1.as_deref().unwrap_or_default().contains("tok-secret-1")));
     assert_eq!(
-        rows[1].3.as_deref(),
+        rows[2].3.as_deref(),
         Some("-32004: run \"nope\" not found in this project")
     );
-    assert_eq!(rows[2].2.as_deref(), Some("{}"));
+    assert_eq!(rows[3].2.as_deref(), Some("{}"));
 }
 
 fn server_db(server: &TestServer) -> std::path::PathBuf {

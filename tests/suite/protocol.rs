@@ -98,13 +98,13 @@ async fn bad_params_name_the_param() {
     let server = TestServer::start().await;
     let mut client = server.client().await;
     let err = client
-        .call_err("rummy/hello", json!({ "name": "demo" }))
+        .call_err(
+            "rummy/hello",
+            json!({ "projectRoot": server.project_root("demo") }),
+        )
         .await;
     assert_eq!(err.code, -32602);
-    assert_eq!(
-        err.message,
-        "invalid params: projectRoot: missing field `projectRoot`"
-    );
+    assert_eq!(err.message, "invalid params: name: missing field `name`");
     let err = client
         .call_err(
             "rummy/hello",
@@ -273,6 +273,7 @@ async fn discover_lists_the_routing_table() {
             "getConstraints",
             "getEntries",
             "getModels",
+            "getProjects",
             "getRun",
             "getRuns",
             "getSkills",
@@ -296,7 +297,7 @@ async fn discover_lists_the_routing_table() {
     );
     assert_eq!(
         catalogue["methods"]["rummy/hello"]["params"]["projectRoot"]["required"],
-        json!(true)
+        json!(false)
     );
     let mut notifications: Vec<&str> = catalogue["notifications"]
         .as_object()

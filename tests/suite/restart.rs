@@ -120,6 +120,42 @@ async fn pending_proposal_survives_a_crash() {
     second.kill();
 }
 
+/// Why a loop ended is stored with it: after a restart `getRun` still says `max_turns`.
+#[actix_rt::test]
+async fn the_stop_reason_survives_a_restart() {
+    let provider = FakeProvider::start().unwrap();
+    provider.push(Reply::content("<update status=\"102\">step</update>"));
+    let home = tempfile::TempDir::new().unwrap();
+    let project = tempfile::TempDir::new().unwrap();
+    let (first, port) = spawn_with(home.path(), &provider, &[("RUMMY_MAX_TURNS", "1")]);
+    let mut client = connect(port, project.path()).await;
+    client
+        .call(
+            "set",
+            json!({ "path": "run://crash", "body": "Go", "attributes": { "model": "fast" } }),
+        )
+        .await
+        .unwrap();
+    let last = client
+        .wait_for_notification("run/state", WAIT, |p| p["status"] == json!(200))
+        .await
+        .unwrap();
+    assert_eq!(last["stopReason"], json!("max_turns"));
+    first.kill();
+
+    let (second, port) = spawn(home.path(), &provider);
+    let mut client = connect(port, project.path()).await;
+    let run = client
+        .call("getRun", json!({ "run": "crash" }))
+        .await
+        .unwrap();
+    assert_eq!(
+        (run["status"].clone(), run["stopReason"].clone()),
+        (json!(200), json!("max_turns"))
+    );
+    second.kill();
+}
+
 /// A routed loop keeps its model across a crash: the turn after the restart goes to the routed model too.
 #[actix_rt::test]
 async fn routed_loop_keeps_its_model_after_a_crash() {

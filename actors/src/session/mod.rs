@@ -5,7 +5,9 @@
 //! invalid UTF-8, 1009 for an oversized frame; and 1013 when the client stopped reading and
 //! its unread notifications passed the limit, see `hub`); a response is sent before any
 //! notification its request caused (notifications of a run with a request in
-//! flight are held until the response is out).
+//! flight are held until the response is out); `rummy/hello` is a barrier: what arrives after
+//! it (later messages, and the rest of its batch) is handled once it has completed, in order,
+//! while other calls run concurrently.
 
 mod frames;
 mod routes;
@@ -28,6 +30,7 @@ use rummy_core::access::origin;
 use rummy_core::wire::jsonrpc::{
     error_response, parse_request, read_message, response, Message, RequestId,
 };
+use rummy_core::wire::methods;
 use rummy_core::wire::{ErrorKind, Request, RpcError};
 use serde_json::value::RawValue;
 use serde_json::Value;
@@ -41,6 +44,10 @@ static NEXT_SESSION: AtomicU64 = AtomicU64::new(1);
 
 /// The run key of requests whose run is not known yet (server-named starts): holds every notification.
 const ANY_RUN: &str = "*";
+
+/// Messages a connection may send while a `rummy/hello` is in flight (they wait for it); one
+/// more is answered -32006. A client that waits for hello's answer never comes near it.
+const MAX_DEFERRED: usize = 100;
 
 /// Pings a connection may leave unanswered (hearing nothing else either) before it is closed.
 const MISSED_PINGS: u32 = 3;
@@ -115,6 +122,11 @@ pub struct SessionActor {
     backlog: Backlog,
     /// A fragmented text message being reassembled.
     fragments: Option<Vec<u8>>,
+    /// Whether a `rummy/hello` is in flight: messages arriving meanwhile wait in `deferred`.
+    barrier: bool,
+    /// Messages received while a hello was in flight, in order, and their total size.
+    deferred: VecDeque<String>,
+    deferred_bytes: usize,
     /// The session's place among `RUMMY_MAX_CONNECTIONS`, given back when it ends.
     _seat: seats::Seat,
     /// Set by the frame guard when a frame header announced more than the limit.
@@ -139,6 +151,9 @@ impl SessionActor {
             held: VecDeque::new(),
             backlog: Backlog::default(),
             fragments: None,
+            barrier: false,
+            deferred: VecDeque::new(),
+            deferred_bytes: 0,
             _seat: seat,
             tripped,
             heard: Instant::now(),
@@ -161,6 +176,46 @@ impl SessionActor {
     }
 
     fn on_text(&mut self, text: &str, ctx: &mut ws::WebsocketContext<Self>) {
+        if self.barrier {
+            return self.defer(text, ctx);
+        }
+        self.handle_text(text, ctx);
+    }
+
+    /// Keeps a message that arrived while a hello is in flight, to handle after it; past
+    /// [`MAX_DEFERRED`] messages or `RUMMY_MAX_MESSAGE_BYTES` waiting, answers -32006 instead.
+    fn defer(&mut self, text: &str, ctx: &mut ws::WebsocketContext<Self>) {
+        let bytes = self.deferred_bytes + text.len();
+        if self.deferred.len() >= MAX_DEFERRED || bytes > self.max_message() {
+            let err = RpcError::new(
+                ErrorKind::Overloaded,
+                format!("overloaded: {} messages wait for rummy/hello to complete; send this again after its answer", self.deferred.len()),
+            )
+            .with("retryAfterMs", Value::from(1000));
+            return self.send_error(ctx, None, &err);
+        }
+        self.deferred_bytes = bytes;
+        self.deferred.push_back(text.to_owned());
+    }
+
+    /// Lifts the hello barrier and handles the messages that waited for it, in order, until
+    /// one of them is another hello.
+    fn lift_barrier(&mut self, ctx: &mut ws::WebsocketContext<Self>) {
+        self.barrier = false;
+        self.drain(ctx);
+    }
+
+    fn drain(&mut self, ctx: &mut ws::WebsocketContext<Self>) {
+        while !self.barrier {
+            let Some(text) = self.deferred.pop_front() else {
+                return;
+            };
+            self.deferred_bytes -= text.len();
+            self.handle_text(&text, ctx);
+        }
+    }
+
+    fn handle_text(&mut self, text: &str, ctx: &mut ws::WebsocketContext<Self>) {
         if text.len() > self.max_message() {
             let err = RpcError::new(
                 ErrorKind::TooLarge,
@@ -175,16 +230,27 @@ impl SessionActor {
         }
         match read_message(text) {
             Err(err) => self.send_error(ctx, None, &err),
-            Ok(Message::Batch(items)) => self.on_batch(&items, ctx),
+            Ok(Message::Batch(items)) => {
+                let items = items.into_iter().map(RawValue::to_owned).collect();
+                self.on_batch(items, ctx);
+            }
             Ok(Message::Single(single)) => {
-                let (keys, _, fut) = self.start_call(single, ctx);
+                let started = self.start_call(single, ctx);
+                let (keys, barrier) = (started.keys, started.barrier);
                 self.hold(&keys);
-                let reply = fut.into_actor(self).map(move |answer, act, ctx| {
-                    if let Some(answer) = answer {
-                        ctx.text(answer);
-                    }
-                    act.release(&keys, ctx);
-                });
+                self.barrier |= barrier;
+                let reply = started
+                    .answer
+                    .into_actor(self)
+                    .map(move |answer, act, ctx| {
+                        if let Some(answer) = answer {
+                            ctx.text(answer);
+                        }
+                        act.release(&keys, ctx);
+                        if barrier {
+                            act.lift_barrier(ctx);
+                        }
+                    });
                 ctx.spawn(reply);
             }
         }
@@ -192,56 +258,77 @@ impl SessionActor {
 
     /// Runs a batch's calls concurrently and sends their answers as one array, bounded by
     /// `RUMMY_MAX_MESSAGE_BYTES`: an answer that would pass it is replaced by a -32007 for its
-    /// call, so no batch makes an unbounded frame.
-    fn on_batch(&mut self, items: &[&RawValue], ctx: &mut ws::WebsocketContext<Self>) {
-        let mut keys = Vec::new();
-        let mut ids = Vec::new();
+    /// call, so no batch makes an unbounded frame. A hello in the batch splits it: the calls
+    /// after it start once it (and the calls before it) have completed.
+    fn on_batch(&mut self, items: Vec<Box<RawValue>>, ctx: &mut ws::WebsocketContext<Self>) {
+        let batch = Batch {
+            rest: items.into(),
+            ids: Vec::new(),
+            keys: Vec::new(),
+            answers: Vec::new(),
+        };
+        self.batch_segment(batch, ctx);
+    }
+
+    /// Starts the batch's next calls, up to and including a hello; when that segment has
+    /// completed, starts the next one, and after the last sends the batch's answer.
+    fn batch_segment(&mut self, mut batch: Batch, ctx: &mut ws::WebsocketContext<Self>) {
         let mut calls = Vec::new();
-        for item in items {
-            let (k, id, fut) = self.start_call(item, ctx);
-            keys.extend(k);
-            ids.push(id);
-            calls.push(fut);
+        let mut barrier = false;
+        while let Some(item) = batch.rest.pop_front() {
+            let started = self.start_call(&item, ctx);
+            self.hold(&started.keys);
+            batch.keys.extend(started.keys);
+            batch.ids.push(started.id);
+            calls.push(started.answer);
+            if started.barrier {
+                barrier = true;
+                break;
+            }
         }
-        self.hold(&keys);
+        self.barrier |= barrier;
         let limit = self.max_message();
-        let reply = join_all(calls)
+        let segment = join_all(calls)
             .into_actor(self)
             .map(move |answers, act, ctx| {
-                if let Some(text) = batch_answer(answers, &ids, limit) {
-                    ctx.text(text);
+                batch.answers.extend(answers);
+                if barrier {
+                    // The barrier's own calls go first, then what waited behind it.
+                    act.barrier = false;
+                    if batch.rest.is_empty() {
+                        act.finish_batch(batch, limit, ctx);
+                    } else {
+                        act.batch_segment(batch, ctx);
+                    }
+                    act.drain(ctx);
+                } else {
+                    act.finish_batch(batch, limit, ctx);
                 }
-                act.release(&keys, ctx);
             });
-        ctx.spawn(reply);
+        ctx.spawn(segment);
+    }
+
+    fn finish_batch(&mut self, batch: Batch, limit: usize, ctx: &mut ws::WebsocketContext<Self>) {
+        if let Some(text) = batch_answer(batch.answers, &batch.ids, limit) {
+            ctx.text(text);
+        }
+        self.release(&batch.keys, ctx);
     }
 
     /// Starts one call; answers the run keys it concerns, its id, and a future of its response
     /// text (`None` for client notifications).
-    fn start_call(
-        &mut self,
-        raw: &RawValue,
-        ctx: &mut ws::WebsocketContext<Self>,
-    ) -> (
-        Vec<Arc<str>>,
-        Option<RequestId>,
-        LocalBoxFuture<'static, Option<String>>,
-    ) {
+    fn start_call(&mut self, raw: &RawValue, ctx: &mut ws::WebsocketContext<Self>) -> Started {
         let req = match parse_request(raw) {
             Ok(req) => req,
             Err((id, err)) => {
                 let answer = error_response(id.as_ref(), &err);
-                return (Vec::new(), id, Box::pin(async move { Some(answer) }));
+                return Started::answered(id, Some(answer));
             }
         };
         let Request { id, method, params } = req;
         let refuse = |id: Option<RequestId>, err: RpcError| {
             let answer = id.as_ref().map(|id| error_response(Some(id), &err));
-            (
-                Vec::new(),
-                id,
-                Box::pin(async move { answer }) as LocalBoxFuture<'static, _>,
-            )
+            Started::answered(id, answer)
         };
         let Some(route) = routes::find(&method) else {
             let err = RpcError::new(
@@ -275,10 +362,11 @@ impl SessionActor {
             .then(|| Duration::from_millis(self.deps.svc.config.limits.rpc_timeout_ms));
         let addr = ctx.address();
         let answer_id = id.clone();
-        (
+        Started {
             keys,
             id,
-            Box::pin(async move {
+            barrier: route.spec.name == methods::HELLO.name,
+            answer: Box::pin(async move {
                 let result = within(route.spec.name, limit, fut).await;
                 log.record(&result);
                 let answer = match result {
@@ -298,7 +386,7 @@ impl SessionActor {
                     Err(err) => error_response(Some(&id), &err),
                 })
             }),
-        )
+        }
     }
 
     fn hold(&mut self, keys: &[Arc<str>]) {
@@ -357,6 +445,35 @@ impl SessionActor {
             }
         });
     }
+}
+
+/// One call as started: the run keys it concerns, its id, the future of its response text
+/// (`None` for a client notification), and whether it is a barrier (a hello).
+struct Started {
+    keys: Vec<Arc<str>>,
+    id: Option<RequestId>,
+    answer: LocalBoxFuture<'static, Option<String>>,
+    barrier: bool,
+}
+
+impl Started {
+    /// A call answered without running (refused, or not a call at all).
+    fn answered(id: Option<RequestId>, answer: Option<String>) -> Started {
+        Started {
+            keys: Vec::new(),
+            id,
+            answer: Box::pin(async move { answer }),
+            barrier: false,
+        }
+    }
+}
+
+/// A batch under way: the calls not started yet, and what the started ones answered.
+struct Batch {
+    rest: VecDeque<Box<RawValue>>,
+    ids: Vec<Option<RequestId>>,
+    keys: Vec<Arc<str>>,
+    answers: Vec<Option<String>>,
 }
 
 /// A batch's answer text: the answers that fit `limit` bytes in order, each one that would

@@ -12,7 +12,6 @@ use rummy_core::access::roots::RootRefusal;
 use rummy_core::config::ModelSeed;
 use rummy_core::entry::Writer;
 use rummy_core::entry::{http_status, State, Visibility};
-use rummy_core::run::Mode;
 use rummy_core::store::constraints::{self, ConstraintKind};
 use rummy_core::store::entries::RunRef;
 use rummy_core::store::entries::{self, EntryFilter};
@@ -23,12 +22,13 @@ use rummy_core::time::Millis;
 use rummy_core::turn::proposals::Decision as ProposalDecision;
 use rummy_core::turn::state::snapshot;
 use rummy_core::turn::streams::{self, StreamEnd, StreamWrite};
-use rummy_core::wire::jsonrpc::{params, PROTOCOL_VERSION};
+use rummy_core::wire::jsonrpc::{params, params_at, PROTOCOL_VERSION};
 use rummy_core::wire::methods::{self, MethodSpec};
 use rummy_core::wire::params::{
-    AddModelParams, AliasParams, ConstraintParams, GetEntriesParams, GetParams, GetRunParams,
-    HelloParams, MoveParams, Page, PersonaParams, RmParams, RunAttributes, RunParams, SetParams,
-    SkillParams, StreamEndParams, StreamParams, UpdateParams,
+    AddModelParams, AliasParams, ConstraintParams, DropParams, GetEntriesParams, GetParams,
+    GetRunParams, HelloParams, MoveParams, NoParams, Page, PersonaParams, RmParams, RunAttributes,
+    RunParams, SetParams, SkillParams, StreamAbortedParams, StreamCancelParams,
+    StreamCompletedParams, StreamParams, UpdateParams,
 };
 use rummy_core::wire::{ErrorKind, RpcError};
 use serde_json::{json, Value};
@@ -129,53 +129,64 @@ impl CallLog {
     }
 }
 
-/// A method and its handler.
+/// A method, its handler, and the params type the handler reads.
 pub struct Route {
     /// The documented method.
     pub spec: &'static MethodSpec,
     /// Its handler.
     pub handler: fn(Call) -> Answer,
+    /// The wire names its params type accepts (aliases included): what `discover` must list,
+    /// checked by a test.
+    #[cfg(test)]
+    pub fields: fn() -> &'static [&'static str],
 }
 
 macro_rules! route {
-    ($spec:expr, $handler:ident) => {
+    ($spec:expr, $handler:ident, $params:ty) => {
         Route {
             spec: &$spec,
             handler: |call| Box::pin($handler(call)),
+            #[cfg(test)]
+            fields: rummy_core::wire::params::fields_of::<$params>,
         }
     };
 }
 
 /// Every method this server serves.
 pub(super) static ROUTES: &[Route] = &[
-    route!(methods::PING, ping),
-    route!(methods::DISCOVER, discover),
-    route!(methods::HELLO, hello),
-    route!(methods::GET_MODELS, get_models),
-    route!(methods::ADD_MODEL, add_model),
-    route!(methods::REMOVE_MODEL, remove_model),
-    route!(methods::GET_RUNS, get_runs),
-    route!(methods::GET_RUN, get_run),
-    route!(methods::GET_ENTRIES, get_entries),
-    route!(methods::SET, set),
-    route!(methods::GET, get),
-    route!(methods::RM, rm),
-    route!(methods::CP, cp),
-    route!(methods::MV, mv),
-    route!(methods::UPDATE, update),
-    route!(methods::FILE_CONSTRAINT, file_constraint),
-    route!(methods::FILE_DROP, file_drop),
-    route!(methods::GET_CONSTRAINTS, get_constraints),
-    route!(methods::SKILL_ADD, skill_add),
-    route!(methods::SKILL_REMOVE, skill_remove),
-    route!(methods::GET_SKILLS, get_skills),
-    route!(methods::LIST_SKILLS, list_skills),
-    route!(methods::PERSONA_SET, persona_set),
-    route!(methods::LIST_PERSONAS, list_personas),
-    route!(methods::STREAM, stream),
-    route!(methods::STREAM_COMPLETED, stream_completed),
-    route!(methods::STREAM_ABORTED, stream_aborted),
-    route!(methods::STREAM_CANCEL, stream_cancel),
+    route!(methods::PING, ping, NoParams),
+    route!(methods::DISCOVER, discover, NoParams),
+    route!(methods::GET_PROJECTS, get_projects, Page),
+    route!(methods::HELLO, hello, HelloParams),
+    route!(methods::GET_MODELS, get_models, Page),
+    route!(methods::ADD_MODEL, add_model, AddModelParams),
+    route!(methods::REMOVE_MODEL, remove_model, AliasParams),
+    route!(methods::GET_RUNS, get_runs, Page),
+    route!(methods::GET_RUN, get_run, GetRunParams),
+    route!(methods::GET_ENTRIES, get_entries, GetEntriesParams),
+    route!(methods::SET, set, SetParams),
+    route!(methods::GET, get, GetParams),
+    route!(methods::RM, rm, RmParams),
+    route!(methods::CP, cp, MoveParams),
+    route!(methods::MV, mv, MoveParams),
+    route!(methods::UPDATE, update, UpdateParams),
+    route!(methods::FILE_CONSTRAINT, file_constraint, ConstraintParams),
+    route!(methods::FILE_DROP, file_drop, DropParams),
+    route!(methods::GET_CONSTRAINTS, get_constraints, NoParams),
+    route!(methods::SKILL_ADD, skill_add, SkillParams),
+    route!(methods::SKILL_REMOVE, skill_remove, SkillParams),
+    route!(methods::GET_SKILLS, get_skills, RunParams),
+    route!(methods::LIST_SKILLS, list_skills, NoParams),
+    route!(methods::PERSONA_SET, persona_set, PersonaParams),
+    route!(methods::LIST_PERSONAS, list_personas, NoParams),
+    route!(methods::STREAM, stream, StreamParams),
+    route!(
+        methods::STREAM_COMPLETED,
+        stream_completed,
+        StreamCompletedParams
+    ),
+    route!(methods::STREAM_ABORTED, stream_aborted, StreamAbortedParams),
+    route!(methods::STREAM_CANCEL, stream_cancel, StreamCancelParams),
 ];
 
 /// The route of a method.
@@ -202,12 +213,43 @@ fn project_of(call: &Call) -> Result<&Binding, RpcError> {
     })
 }
 
-async fn ping(_: Call) -> Result<Outcome, RpcError> {
+async fn ping(call: Call) -> Result<Outcome, RpcError> {
+    params::<NoParams>(&call.params)?;
     reply(json!({}))
 }
 
-async fn discover(_: Call) -> Result<Outcome, RpcError> {
+async fn discover(call: Call) -> Result<Outcome, RpcError> {
+    params::<NoParams>(&call.params)?;
     reply(catalogue())
+}
+
+/// The projects this connection may open: every project for now. A per-connection grant
+/// (issue 27's tokens) filters here, and `hello` asks the same question through
+/// [`may_open`].
+async fn get_projects(call: Call) -> Result<Outcome, RpcError> {
+    let (limit, offset) = params::<Page>(&call.params)?.bounds();
+    let list = call
+        .deps
+        .svc
+        .store
+        .read(move |c| projects::list(c, limit, offset))
+        .await
+        .map_err(from_store)?;
+    let items = list
+        .iter()
+        .filter(|p| may_open(&call, p))
+        .map(|p| {
+            json!({ "name": p.name, "projectId": p.id, "projectRoot": p.project_root,
+                    "createdAt": Millis(p.created_at).to_rfc3339() })
+        })
+        .collect();
+    reply(Value::Array(items))
+}
+
+/// Whether the connection may open `project`: the one place a grant check goes (issue 27);
+/// until tokens exist every connection may open every project.
+fn may_open(_call: &Call, _project: &projects::Project) -> bool {
+    true
 }
 
 async fn hello(call: Call) -> Result<Outcome, RpcError> {
@@ -224,20 +266,10 @@ async fn hello(call: Call) -> Result<Outcome, RpcError> {
             ));
         }
     }
-    let bound = call.deps.svc.config.access.project_roots.clone();
-    let requested = p.project_root.clone();
-    let root = actix_rt::task::spawn_blocking(move || bound.resolve(&requested))
-        .await
-        .map_err(|e| crate::errors::internal(&e))?
-        .map_err(root_refused)?;
-    let (name, root) = (p.name.clone(), root.display().to_string());
-    let project = call
-        .deps
-        .svc
-        .store
-        .write(move |c| projects::hello(c, &name, &root, p.config_path.as_deref(), now()))
-        .await
-        .map_err(from_store)?;
+    let project = match p.project_root.clone() {
+        Some(requested) => create_or_open(&call, &p, requested).await?,
+        None => open_named(&call, &p.name).await?,
+    };
     // The project's files become entries now, so a run started right after hello sees them.
     if let Err(e) = crate::files::refresh(&call.deps.svc, project.id, &project.project_root).await {
         tracing::warn!(project = %project.name, error = %e, "project scan failed");
@@ -254,6 +286,72 @@ async fn hello(call: Call) -> Result<Outcome, RpcError> {
         root: project.project_root,
     };
     Ok(Outcome::Bind(binding, result))
+}
+
+/// `rummy/hello {name, projectRoot}`: the project of that name, created at that root (its real
+/// path, inside the bound) when it does not exist yet.
+async fn create_or_open(
+    call: &Call,
+    p: &HelloParams,
+    requested: String,
+) -> Result<projects::Project, RpcError> {
+    let bound = call.deps.svc.config.access.project_roots.clone();
+    let root = actix_rt::task::spawn_blocking(move || bound.resolve(&requested))
+        .await
+        .map_err(|e| crate::errors::internal(&e))?
+        .map_err(root_refused)?;
+    let (name, root, config) = (
+        p.name.clone(),
+        root.display().to_string(),
+        p.config_path.clone(),
+    );
+    let project = call
+        .deps
+        .svc
+        .store
+        .write(move |c| projects::hello(c, &name, &root, config.as_deref(), now()))
+        .await
+        .map_err(from_store)?;
+    if !may_open(call, &project) {
+        return Err(not_a_project(&p.name));
+    }
+    Ok(project)
+}
+
+/// `rummy/hello {name}`: an existing project the connection may open (-32004 otherwise), whose
+/// root is still an existing directory inside the bound (the bound may have narrowed since).
+async fn open_named(call: &Call, name: &str) -> Result<projects::Project, RpcError> {
+    let lookup = name.to_owned();
+    let project = call
+        .deps
+        .svc
+        .store
+        .read(move |c| projects::by_name(c, &lookup))
+        .await
+        .map_err(from_store)?
+        .filter(|p| may_open(call, p))
+        .ok_or_else(|| not_a_project(name))?;
+    let bound = call.deps.svc.config.access.project_roots.clone();
+    let stored = project.project_root.clone();
+    let checked = actix_rt::task::spawn_blocking(move || bound.resolve(&stored))
+        .await
+        .map_err(|e| crate::errors::internal(&e))?;
+    match checked {
+        Ok(_) => Ok(project),
+        Err(refusal @ RootRefusal::Outside(..)) => Err(root_refused(refusal)),
+        Err(refusal) => Err(RpcError::new(
+            ErrorKind::NotFound,
+            format!("project \"{name}\" cannot be opened: its root {refusal}"),
+        )),
+    }
+}
+
+/// No project of that name (that this connection may open).
+fn not_a_project(name: &str) -> RpcError {
+    RpcError::new(
+        ErrorKind::NotFound,
+        format!("project \"{name}\" not found: give projectRoot to create it (getProjects lists the projects)"),
+    )
 }
 
 /// A refused project root as the client hears it: outside the bound is -32003 (whatever is on
@@ -475,14 +573,9 @@ async fn set(call: Call) -> Result<Outcome, RpcError> {
         return set_entry(call, p).await;
     };
     let project_id = project_of(&call)?.project_id;
+    refuse_entry_fields(&p, alias)?;
     let attributes: RunAttributes = match &p.attributes {
-        Some(map) => params(&Value::Object(map.clone())).map_err(|e| {
-            RpcError::new(
-                ErrorKind::InvalidParams,
-                e.message
-                    .replace("invalid params: ", "invalid params: attributes."),
-            )
-        })?,
+        Some(map) => params_at(&Value::Object(map.clone()), "attributes.")?,
         None => RunAttributes::default(),
     };
     let existing = if alias.is_empty() {
@@ -512,20 +605,33 @@ async fn set(call: Call) -> Result<Outcome, RpcError> {
                         format!("run \"{alias}\" already exists; fork into a new alias"),
                     ));
                 }
+                let settings = settings_in(p.attributes.as_ref());
                 if attributes.inject {
+                    if let Some(field) = settings.first() {
+                        return Err(RpcError::invalid_param(
+                            &format!("attributes.{field}"),
+                            "an inject joins the active loop as it runs; configure the run (or continue it without inject) to change its settings",
+                        ));
+                    }
                     let injected = registry
                         .send(InjectRun { run, prompt: body })
                         .await
                         .map_err(sent)??;
                     return reply(json!({ "ok": true, "alias": alias, "injected": injected }));
                 }
-                let mode = validate_settings(&attributes)?.unwrap_or(Mode::Ask);
+                // A continuation runs in the run's mode and settings; one that names some
+                // configures the run first, so they stay for the loops after it (PROTOCOL.md).
+                let run = if settings.is_empty() {
+                    run
+                } else {
+                    validate_settings(&attributes)?;
+                    registry
+                        .send(ConfigureRun { run, attributes })
+                        .await
+                        .map_err(sent)??
+                };
                 registry
-                    .send(ContinueRun {
-                        run,
-                        prompt: body,
-                        mode,
-                    })
+                    .send(ContinueRun { run, prompt: body })
                     .await
                     .map_err(sent)??;
                 reply(json!({ "ok": true, "alias": alias }))
@@ -559,6 +665,41 @@ async fn set(call: Call) -> Result<Outcome, RpcError> {
     }
 }
 
+/// The run settings a `set` on `run://` names: its attributes other than `inject`.
+fn settings_in(attributes: Option<&serde_json::Map<String, Value>>) -> Vec<&str> {
+    attributes
+        .into_iter()
+        .flat_map(|map| map.keys())
+        .map(String::as_str)
+        .filter(|key| *key != "inject")
+        .collect()
+}
+
+/// Fields of `set` that concern entries, refused on `run://` paths rather than ignored; `run`
+/// is accepted there only when it names the same run.
+fn refuse_entry_fields(p: &SetParams, alias: &str) -> Result<(), RpcError> {
+    let given = [
+        ("visibility", p.visibility.is_some()),
+        ("outcome", p.outcome.is_some()),
+        ("append", p.append),
+        ("pattern", p.pattern),
+        ("bodyFilter", p.body_filter.is_some()),
+    ];
+    if let Some((field, _)) = given.iter().find(|(_, given)| *given) {
+        return Err(RpcError::invalid_param(
+            field,
+            "not used on run:// paths (a run is started, continued, configured or cancelled)",
+        ));
+    }
+    match &p.run {
+        Some(run) if run != alias => Err(RpcError::invalid_param(
+            "run",
+            format!("names run \"{run}\" but the path is run://{alias}"),
+        )),
+        _ => Ok(()),
+    }
+}
+
 async fn file_constraint(call: Call) -> Result<Outcome, RpcError> {
     let p: ConstraintParams = params(&call.params)?;
     let project_id = project_of(&call)?.project_id;
@@ -580,7 +721,7 @@ async fn file_constraint(call: Call) -> Result<Outcome, RpcError> {
 }
 
 async fn file_drop(call: Call) -> Result<Outcome, RpcError> {
-    let p: ConstraintParams = params(&call.params)?;
+    let p: DropParams = params(&call.params)?;
     let project_id = project_of(&call)?.project_id;
     let pattern = call
         .deps
@@ -593,6 +734,7 @@ async fn file_drop(call: Call) -> Result<Outcome, RpcError> {
 }
 
 async fn get_constraints(call: Call) -> Result<Outcome, RpcError> {
+    params::<NoParams>(&call.params)?;
     let project_id = project_of(&call)?.project_id;
     let list = call
         .deps
@@ -691,10 +833,12 @@ async fn list_named(dir: std::path::PathBuf) -> Result<Outcome, RpcError> {
 }
 
 async fn list_skills(call: Call) -> Result<Outcome, RpcError> {
+    params::<NoParams>(&call.params)?;
     list_named(home_dir(&call, "skills")).await
 }
 
 async fn list_personas(call: Call) -> Result<Outcome, RpcError> {
+    params::<NoParams>(&call.params)?;
     list_named(home_dir(&call, "personas")).await
 }
 
@@ -771,8 +915,7 @@ async fn set_entry(call: Call, p: SetParams) -> Result<Outcome, RpcError> {
         }
     }
     let visibility = visibility_param(p.visibility.as_deref())?;
-    let divisor = call.deps.svc.config.limits.token_divisor;
-    let writer = Writer::Client;
+    let op = client_op(&call, rr);
     let change = ViewChange {
         state,
         outcome: p.outcome.clone(),
@@ -800,29 +943,9 @@ async fn set_entry(call: Call, p: SetParams) -> Result<Outcome, RpcError> {
                                 visibility,
                                 attributes: None,
                             };
-                            ops::write_content(
-                                c,
-                                &Op {
-                                    run: rr,
-                                    writer,
-                                    divisor,
-                                    now: now(),
-                                },
-                                &w,
-                                turn,
-                            )?;
+                            ops::write_content(c, &op, &w, turn)?;
                         }
-                        None => ops::change_view(
-                            c,
-                            &Op {
-                                run: rr,
-                                writer,
-                                divisor,
-                                now: now(),
-                            },
-                            row,
-                            &change,
-                        )?,
+                        None => ops::change_view(c, &op, row, &change)?,
                     }
                 }
                 Ok(rows.len())
@@ -845,19 +968,7 @@ async fn set_entry(call: Call, p: SetParams) -> Result<Outcome, RpcError> {
             call.deps
                 .svc
                 .store
-                .write(move |c| {
-                    ops::write_content(
-                        c,
-                        &Op {
-                            run: rr,
-                            writer,
-                            divisor,
-                            now: now(),
-                        },
-                        &w,
-                        turn,
-                    )
-                })
+                .write(move |c| ops::write_content(c, &op, &w, turn))
                 .await
         }
         None => {
@@ -874,17 +985,7 @@ async fn set_entry(call: Call, p: SetParams) -> Result<Outcome, RpcError> {
                     let path = rummy_core::path::normalize(&p.path)
                         .map_err(|e| StoreError::Invalid(e.to_string()))?;
                     let row = ops::exact(c, rr.run_id, &path)?;
-                    ops::change_view(
-                        c,
-                        &Op {
-                            run: rr,
-                            writer,
-                            divisor,
-                            now: now(),
-                        },
-                        &row,
-                        &change,
-                    )?;
+                    ops::change_view(c, &op, &row, &change)?;
                     Ok(path)
                 })
                 .await
@@ -898,20 +999,12 @@ async fn get(call: Call) -> Result<Outcome, RpcError> {
     let p: GetParams = params(&call.params)?;
     let visibility = visibility_param(p.visibility.as_deref())?;
     let (rr, _) = run_ref(&call, &p.run).await?;
-    let divisor = call.deps.svc.config.limits.token_divisor;
+    let op = client_op(&call, rr);
     let count = call
         .deps
         .svc
         .store
-        .write(move |c| {
-            ops::get(
-                c,
-                &client_op(rr, divisor),
-                &p.path,
-                p.body_filter.as_deref(),
-                visibility,
-            )
-        })
+        .write(move |c| ops::get(c, &op, &p.path, p.body_filter.as_deref(), visibility))
         .await
         .map_err(from_store)?;
     reply(json!({ "ok": true, "count": count }))
@@ -920,19 +1013,12 @@ async fn get(call: Call) -> Result<Outcome, RpcError> {
 async fn rm(call: Call) -> Result<Outcome, RpcError> {
     let p: RmParams = params(&call.params)?;
     let (rr, _) = run_ref(&call, &p.run).await?;
-    let divisor = call.deps.svc.config.limits.token_divisor;
+    let op = client_op(&call, rr);
     let paths = call
         .deps
         .svc
         .store
-        .write(move |c| {
-            ops::rm(
-                c,
-                &client_op(rr, divisor),
-                &p.path,
-                p.body_filter.as_deref(),
-            )
-        })
+        .write(move |c| ops::rm(c, &op, &p.path, p.body_filter.as_deref()))
         .await
         .map_err(from_store)?;
     reply(json!({ "ok": true, "paths": paths }))
@@ -969,16 +1055,16 @@ async fn copy_or_move(call: Call, moving: bool) -> Result<Outcome, RpcError> {
     }
     let visibility = visibility_param(p.visibility.as_deref())?;
     let (rr, _) = run_ref(&call, &p.run).await?;
-    let divisor = call.deps.svc.config.limits.token_divisor;
+    let op = client_op(&call, rr);
     let path = call
         .deps
         .svc
         .store
         .write(move |c| {
             if moving {
-                ops::mv(c, &client_op(rr, divisor), &p.from, &p.to, visibility)
+                ops::mv(c, &op, &p.from, &p.to, visibility)
             } else {
-                ops::cp(c, &client_op(rr, divisor), &p.from, &p.to, visibility)
+                ops::cp(c, &op, &p.from, &p.to, visibility)
             }
         })
         .await
@@ -996,31 +1082,25 @@ async fn update(call: Call) -> Result<Outcome, RpcError> {
         ));
     }
     let (rr, _) = run_ref(&call, &p.run).await?;
-    let divisor = call.deps.svc.config.limits.token_divisor;
+    let op = client_op(&call, rr);
     let path = call
         .deps
         .svc
         .store
-        .write(move |c| {
-            ops::update(
-                c,
-                &client_op(rr, divisor),
-                &p.body,
-                status,
-                p.attributes.as_ref(),
-            )
-        })
+        .write(move |c| ops::update(c, &op, &p.body, status, p.attributes.as_ref()))
         .await
         .map_err(from_store)?;
     reply(json!({ "ok": true, "path": path }))
 }
 
 /// A client's operation on a run, now.
-fn client_op(run: RunRef, divisor: u32) -> Op {
+fn client_op(call: &Call, run: RunRef) -> Op {
+    let limits = &call.deps.svc.config.limits;
     Op {
         run,
         writer: Writer::Client,
-        divisor,
+        divisor: limits.token_divisor,
+        max_entry_tokens: limits.max_entry_tokens,
         now: now(),
     }
 }
@@ -1104,19 +1184,20 @@ async fn stream(call: Call) -> Result<Outcome, RpcError> {
     reply(json!({ "ok": true }))
 }
 
+/// Settles the channels of the stream at `path` of `run` with `end`, and pushes the run's state.
 async fn settle(
-    call: Call,
-    end: impl FnOnce(&StreamEndParams) -> StreamEnd,
-) -> Result<(StreamEndParams, Vec<String>), RpcError> {
-    let p: StreamEndParams = params(&call.params)?;
-    let run = find_run(&call, &p.run).await?;
+    call: &Call,
+    alias: &str,
+    path: &str,
+    end: StreamEnd,
+) -> Result<Vec<String>, RpcError> {
+    let run = find_run(call, alias).await?;
     let rr = RunRef {
         run_id: run.id,
         project_id: run.project_id,
     };
     let divisor = call.deps.svc.config.limits.token_divisor;
-    let end = end(&p);
-    let (path, status, turn) = (p.path.clone(), run.status, run.last_turn());
+    let (path, status, turn) = (path.to_owned(), run.status, run.last_turn());
     let (channels, pushed) = call
         .deps
         .svc
@@ -1137,40 +1218,76 @@ async fn settle(
     call.deps
         .svc
         .publish_state(rr.project_id, &run.alias, &pushed);
-    Ok((p, channels))
+    Ok(channels)
 }
 
 async fn stream_completed(call: Call) -> Result<Outcome, RpcError> {
-    let (_, channels) = settle(call, |p| StreamEnd::Completed {
+    let p: StreamCompletedParams = params(&call.params)?;
+    let end = StreamEnd::Completed {
         exit_code: p.exit_code.unwrap_or(0),
-        duration: p.duration.clone(),
-    })
-    .await?;
+        duration: p.duration,
+    };
+    let channels = settle(&call, &p.run, &p.path, end).await?;
     reply(json!({ "ok": true, "channels": channels }))
 }
 
 async fn stream_aborted(call: Call) -> Result<Outcome, RpcError> {
-    let (_, channels) = settle(call, |p| StreamEnd::Aborted {
-        reason: p.reason.clone(),
-        duration: p.duration.clone(),
-    })
-    .await?;
+    let p: StreamAbortedParams = params(&call.params)?;
+    let end = StreamEnd::Aborted {
+        reason: p.reason,
+        duration: p.duration,
+    };
+    let channels = settle(&call, &p.run, &p.path, end).await?;
     reply(json!({ "ok": true, "channels": channels }))
 }
 
 async fn stream_cancel(call: Call) -> Result<Outcome, RpcError> {
+    let p: StreamCancelParams = params(&call.params)?;
     let project_id = project_of(&call)?.project_id;
-    let svc = call.deps.svc.clone();
-    let (p, channels) = settle(call, |p| StreamEnd::Cancelled {
+    let end = StreamEnd::Cancelled {
         reason: p.reason.clone(),
-    })
-    .await?;
-    let reason = p.reason.clone().unwrap_or_else(|| "cancelled".to_owned());
-    svc.publish(
+    };
+    let channels = settle(&call, &p.run, &p.path, end).await?;
+    let reason = p.reason.unwrap_or_else(|| "cancelled".to_owned());
+    call.deps.svc.publish(
         project_id,
         &p.run,
         "stream/cancelled",
         json!({ "run": p.run, "path": p.path, "reason": reason }),
     );
     reply(json!({ "ok": true, "channels": channels }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    /// `discover` lists exactly the params each method's params type accepts, aliases included:
+    /// a field added to a params struct and not to the catalogue (or the reverse) fails here.
+    #[test]
+    fn the_catalogue_lists_what_each_params_type_accepts() {
+        for route in ROUTES {
+            let mut listed: Vec<&str> = route
+                .spec
+                .params
+                .iter()
+                .flat_map(|p| p.spellings())
+                .collect();
+            let mut accepted = (route.fields)().to_vec();
+            listed.sort_unstable();
+            accepted.sort_unstable();
+            assert_eq!(listed, accepted, "{}", route.spec.name);
+        }
+    }
+
+    /// The run attributes `set` lists are those a run start or configure accepts.
+    #[test]
+    fn the_run_attributes_listed_are_those_accepted() {
+        let set = methods::SET.params.iter().find(|p| p.name == "attributes");
+        let listed = set.map(|p| p.description).unwrap_or_default();
+        for field in rummy_core::wire::params::fields_of::<RunAttributes>() {
+            assert!(listed.contains(field), "attributes.{field} is not listed");
+        }
+    }
 }

@@ -6,6 +6,7 @@ use crate::services::Services;
 use rummy_core::entry::Category;
 use rummy_core::store::entries::ViewRow;
 use rummy_core::turn::render::{Gather, Render, RENDER_EVERY, RENDER_PIECE_BYTES};
+use rummy_core::wire::methods::progress;
 use serde_json::{json, Value};
 use std::time::Instant;
 use tokio::sync::mpsc::UnboundedReceiver;
@@ -63,13 +64,13 @@ fn forward_progress(svc: &Services, job: &TurnJob, turn: i32, event: ProviderEve
     let params = match event {
         ProviderEvent::Delta(_) => return,
         ProviderEvent::Queued(reason) => {
-            json!({ "run": run, "turn": turn, "status": "queued", "detail": reason })
+            json!({ "run": run, "turn": turn, "status": progress::QUEUED, "detail": reason })
         }
         ProviderEvent::Retrying { reason, delay_ms } => {
-            json!({ "run": run, "turn": turn, "status": "retrying", "detail": reason, "delayMs": delay_ms })
+            json!({ "run": run, "turn": turn, "status": progress::RETRYING, "detail": reason, "delayMs": delay_ms })
         }
         ProviderEvent::Rerouted { reason, to } => {
-            json!({ "run": run, "turn": turn, "status": "rerouted", "detail": reason, "to": to })
+            json!({ "run": run, "turn": turn, "status": progress::REROUTED, "detail": reason, "to": to })
         }
     };
     svc.publish(job.run.project_id, &job.alias, "run/progress", params);

@@ -24,6 +24,7 @@ use rummy_core::turn::dispatch::{
 };
 use rummy_core::turn::healer::{warnings as healer_warnings, TurnFacts, Verdict};
 use rummy_core::turn::{record, state, TurnRef};
+use rummy_core::wire::methods;
 use serde_json::{json, Value};
 use std::sync::{Arc, Mutex};
 
@@ -283,7 +284,7 @@ async fn fresh(
     let prompt_audit = (messages.system.clone(), messages.user.clone());
 
     // 5. Call the model; what the provider reports on the way goes to the run's clients.
-    progress(&svc, &job, t.turn, "thinking");
+    progress(&svc, &job, t.turn, methods::progress::THINKING);
     let completion = match call_model(&svc, &job, t.turn, messages).await {
         Ok(completion) => completion,
         Err(e) => {
@@ -303,7 +304,7 @@ async fn fresh(
             return Err(failure(e));
         }
     };
-    progress(&svc, &job, t.turn, "processing");
+    progress(&svc, &job, t.turn, methods::progress::PROCESSING);
 
     // 6. Parse and record the reply and the audit trail.
     let parsed = parse_reply(&completion.content, svc.config.limits.max_commands);
@@ -940,6 +941,7 @@ fn mark_proposal(
         run: t.run,
         writer: rummy_core::entry::Writer::System,
         divisor: 2,
+        max_entry_tokens: u32::MAX,
         now: now(),
     };
     change_view(

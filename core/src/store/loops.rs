@@ -65,6 +65,9 @@ impl Loop {
 /// The key of a loop's config that holds its routing decision.
 const ROUTED: &str = "routed";
 
+/// The key of an ended loop's result that holds why it ended ([`crate::run::StopReason`]).
+pub const STOP_REASON: &str = "stopReason";
+
 /// Appends a loop to the end of the run's queue.
 pub fn enqueue(
     conn: &mut SqliteConnection,

@@ -58,6 +58,16 @@ pub enum StoreError {
     /// The input is not acceptable (-32602).
     #[error("{0}")]
     Invalid(String),
+    /// A body over a size limit (-32007): the message says the limit and what to do.
+    #[error("{message}")]
+    TooLarge {
+        /// What the writer reads.
+        message: String,
+        /// The body's size in estimated tokens.
+        tokens: i32,
+        /// The limit in tokens.
+        limit: i32,
+    },
 }
 
 impl StoreError {

@@ -27,8 +27,29 @@ pub struct Op {
     pub writer: Writer,
     /// Characters per estimated token.
     pub divisor: u32,
+    /// The largest `known://` body a content write may leave, in tokens
+    /// (`RUMMY_MAX_ENTRY_TOKENS`): the gate the model's writes pass, for every writer.
+    pub max_entry_tokens: u32,
     /// The time of the operation.
     pub now: Millis,
+}
+
+/// The `known://` size gate (ENGINE.md §4): a body over `RUMMY_MAX_ENTRY_TOKENS` is refused
+/// with the message that asks to split it, whoever writes it.
+pub fn size_gate(op: &Op, path: &str, body: &str) -> Result<(), StoreError> {
+    if scheme_of(path).as_deref() != Some("known") {
+        return Ok(());
+    }
+    let tokens = crate::tokens::estimate(body, op.divisor);
+    let limit = i32::try_from(op.max_entry_tokens).unwrap_or(i32::MAX);
+    if tokens <= limit {
+        return Ok(());
+    }
+    Err(StoreError::TooLarge {
+        message: crate::tools::messages::too_large(path, tokens, limit),
+        tokens,
+        limit,
+    })
 }
 
 /// Fails unless `writer` may write entries at `path`.
@@ -189,6 +210,7 @@ pub fn write_content(
         (None, Some(row)) => row.attributes(),
         (None, None) => Value::Object(Map::new()),
     };
+    size_gate(op, &path, &body)?;
     let visibility = w
         .visibility
         .or_else(|| current.as_ref().map(ViewRow::visibility))

@@ -31,12 +31,7 @@ pub fn hello(
     config_path: Option<&str>,
     now: Millis,
 ) -> Result<Project, StoreError> {
-    let existing = projects::table
-        .filter(projects::name.eq(name))
-        .select(Project::as_select())
-        .first(conn)
-        .optional()?;
-    if let Some(project) = existing {
+    if let Some(project) = by_name(conn, name)? {
         if project.project_root != root {
             return Err(StoreError::Conflict(format!(
                 "project \"{name}\" already exists with another root; a project does not move (pick another name)"
@@ -63,4 +58,27 @@ pub fn by_id(conn: &mut SqliteConnection, project_id: i32) -> Result<Project, St
         .first(conn)
         .optional()?
         .ok_or_else(|| StoreError::NotFound(format!("project {project_id} not found")))
+}
+
+/// The project with that name, if any.
+pub fn by_name(conn: &mut SqliteConnection, name: &str) -> Result<Option<Project>, StoreError> {
+    Ok(projects::table
+        .filter(projects::name.eq(name))
+        .select(Project::as_select())
+        .first(conn)
+        .optional()?)
+}
+
+/// A page of the projects, by name.
+pub fn list(
+    conn: &mut SqliteConnection,
+    limit: i64,
+    offset: i64,
+) -> Result<Vec<Project>, StoreError> {
+    Ok(projects::table
+        .order(projects::name.asc())
+        .limit(limit)
+        .offset(offset)
+        .select(Project::as_select())
+        .load(conn)?)
 }

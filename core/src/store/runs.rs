@@ -2,7 +2,7 @@
 
 use super::cached::{cached, Bind, StaticSql};
 use super::{is_unique_violation, StoreError};
-use crate::run::{alias_stem, valid_alias, RunStatus};
+use crate::run::{alias_stem, valid_alias, Mode, RunStatus};
 use crate::schema::runs;
 use crate::time::Millis;
 use diesel::prelude::*;
@@ -45,9 +45,16 @@ pub struct Run {
     pub created_at: i64,
     /// Last change.
     pub updated_at: i64,
+    /// `ask` or `act`: the mode a continuation without one runs in.
+    pub mode: String,
 }
 
 impl Run {
+    /// The run's mode (`ask` when the stored value is unreadable, the safe choice).
+    pub fn mode(&self) -> Mode {
+        Mode::parse(&self.mode).unwrap_or(Mode::Ask)
+    }
+
     /// The run's loop flags.
     pub fn flags(&self) -> serde_json::Value {
         serde_json::from_str(&self.flags).unwrap_or_else(|_| serde_json::json!({}))
@@ -83,6 +90,8 @@ pub struct NewRun {
     pub flags: serde_json::Value,
     /// The run it is forked from.
     pub parent_run_id: Option<i32>,
+    /// The mode its loops run in unless a continuation names another.
+    pub mode: Mode,
 }
 
 /// Creates a run. A requested alias that is taken is a conflict; a server-made
@@ -113,6 +122,7 @@ pub fn create(conn: &mut SqliteConnection, new: &NewRun, now: Millis) -> Result<
                 "{}".to_owned()
             }),
             runs::parent_run_id.eq(new.parent_run_id),
+            runs::mode.eq(new.mode.as_str()),
             runs::created_at.eq(now.0),
             runs::updated_at.eq(now.0),
         ))
@@ -185,13 +195,16 @@ pub struct PushMarks {
     /// (JSON), if it was routed.
     #[diesel(sql_type = diesel::sql_types::Nullable<diesel::sql_types::Text>)]
     pub routed: Option<String>,
+    /// Why the run's current loop ended (`stopReason` of its result), if it has.
+    #[diesel(sql_type = diesel::sql_types::Nullable<diesel::sql_types::Text>)]
+    pub stop_reason: Option<String>,
 }
 
-/// The run's alias, revision marks and current routing (a push runs this after every command,
+/// The run's alias, revision marks, current routing and stop reason (a push runs this after every command,
 /// so it reads what it needs through one prepared statement rather than the run's and the
 /// loop's whole rows).
 pub fn push_marks(conn: &mut SqliteConnection, run_id: i32) -> Result<PushMarks, StoreError> {
-    cached::<ReadPushMarks>(&[Bind::Int(run_id)])
+    cached::<ReadPushMarks>(&[Bind::Int(run_id), Bind::Int(run_id)])
         .get_result::<PushMarks>(conn)
         .optional()?
         .ok_or_else(|| StoreError::NotFound(format!("run {run_id} not found")))
@@ -201,9 +214,11 @@ struct ReadPushMarks;
 impl StaticSql for ReadPushMarks {
     // `status <> 100`: not queued (`loops::QUEUED`).
     const SQL: &'static str = "SELECT alias, pushed_rev, next_rev, \
-        (SELECT json_extract(config, '$.routed') FROM loops \
-        WHERE run_id = runs.id AND status <> 100 ORDER BY sequence DESC LIMIT 1) AS routed \
-        FROM runs WHERE id = ?";
+        current.routed AS routed, current.stop_reason AS stop_reason \
+        FROM runs LEFT JOIN (SELECT json_extract(config, '$.routed') AS routed, \
+        json_extract(result, '$.stopReason') AS stop_reason FROM loops \
+        WHERE run_id = ? AND status <> 100 ORDER BY sequence DESC LIMIT 1) AS current \
+        WHERE runs.id = ?";
 }
 
 /// A page of the project's runs, newest first.
@@ -380,6 +395,8 @@ struct Rev {
 /// What `set run://<alias> {attributes}` may change; `None` keeps the current value.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct RunSettings {
+    /// Mode of the run's next loops.
+    pub mode: Option<Mode>,
     /// Model alias.
     pub model: Option<String>,
     /// Temperature.
@@ -418,6 +435,7 @@ pub fn configure(
             runs::persona.eq(persona),
             runs::context_limit.eq(settings.context_limit.or(run.context_limit)),
             runs::flags.eq(flags.to_string()),
+            runs::mode.eq(settings.mode.unwrap_or(run.mode()).as_str()),
             runs::updated_at.eq(now.0),
         ))
         .returning(Run::as_returning())

@@ -226,6 +226,7 @@ impl Handler<'_> {
             run: self.ctx.t.run,
             writer,
             divisor: self.divisor(),
+            max_entry_tokens: self.ctx.limits.max_entry_tokens,
             now: self.now,
         }
     }

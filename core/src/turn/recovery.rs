@@ -7,7 +7,7 @@
 
 use super::{proposals, record, state, TurnRef};
 use crate::entry::{Scope, State};
-use crate::run::RunStatus;
+use crate::run::{RunStatus, StopReason};
 use crate::schema::{entries, run_views};
 use crate::store::entries::RunRef;
 use crate::store::loops::Loop;
@@ -82,7 +82,11 @@ pub fn recover(
                 conn,
                 active.id,
                 500,
-                &json!({ "status": 500, "error": INTERRUPTED }),
+                &json!({
+                    "status": 500,
+                    "error": INTERRUPTED,
+                    loops::STOP_REASON: StopReason::Interrupted.as_str(),
+                }),
                 now,
             )?;
             report.interrupted += 1;

@@ -1,11 +1,13 @@
 //! `run/state` payloads (incremental, numbered) and the whole-run snapshot `getRun` returns.
 //!
-//! Both carry `route`: the routing decision (`{class, model}`) of the run's
+//! Both carry `stopReason` (why the run's last loop ended; `null` while a loop is under way)
+//! and `route`: the routing decision (`{class, model}`) of the run's
 //! current loop — the active one, else the one that ran last — or `null` when
 //! that loop was not routed.
 
 use crate::entry::http_status;
 use crate::provider::routing::Routed;
+use crate::run::RunStatus;
 use crate::store::entries::{self, ViewRow};
 use crate::store::notifications::{self, Recorded};
 use crate::store::{runs, turns, StoreError};
@@ -93,6 +95,8 @@ struct StatePush<'a> {
     unknowns: Vec<UnknownItem<'a>>,
     telemetry: &'a Value,
     route: Option<Routed>,
+    #[serde(rename = "stopReason")]
+    stop_reason: Option<&'a str>,
 }
 
 /// The routing decision of the run's current loop (the active one, else the one that ran
@@ -102,6 +106,13 @@ fn route(marks: &runs::PushMarks) -> Option<Routed> {
         .routed
         .as_deref()
         .and_then(|r| serde_json::from_str(r).ok())
+}
+
+/// Why the run's current loop ended, as clients see it: `None` while the run is active (a loop
+/// queued, running or waiting on a proposal), and for a loop that ended before reasons were kept.
+fn stop_reason(marks: &runs::PushMarks, status: i32) -> Option<&str> {
+    let active = RunStatus::try_from(status).is_ok_and(RunStatus::is_active);
+    marks.stop_reason.as_deref().filter(|_| !active)
 }
 
 /// Builds, numbers and stores a `run/state` push holding the entries changed since the previous push; returns its params.
@@ -129,6 +140,7 @@ pub fn push(
         unknowns: unknowns.iter().map(UnknownItem::of).collect(),
         telemetry: &telemetry,
         route: route(&run),
+        stop_reason: stop_reason(&run, status),
     };
     notifications::record(conn, run_id, seq, "run/state", &params, now)
 }
@@ -139,12 +151,15 @@ pub fn snapshot(conn: &mut SqliteConnection, run: &runs::Run) -> Result<Value, S
     let unknowns = entries::unknowns(conn, run.id)?;
     let summary = entries::latest_summary(conn, run.id)?;
     let totals = turns::totals(conn, run.id)?;
+    let marks = runs::push_marks(conn, run.id)?;
     Ok(json!({
         "run": run.alias,
         "status": run.status,
+        "stopReason": stop_reason(&marks, run.status),
+        "mode": run.mode,
         "turn": run.last_turn(),
         "model": run.model,
-        "route": route(&runs::push_marks(conn, run.id)?),
+        "route": route(&marks),
         "temperature": run.temperature,
         "persona": run.persona,
         "contextLimit": run.context_limit,

@@ -107,6 +107,23 @@ pub enum ErrorKind {
 }
 
 impl ErrorKind {
+    /// Every kind, for the catalogue.
+    pub const ALL: [ErrorKind; 13] = [
+        ErrorKind::Parse,
+        ErrorKind::InvalidRequest,
+        ErrorKind::MethodNotFound,
+        ErrorKind::InvalidParams,
+        ErrorKind::Internal,
+        ErrorKind::NotInitialized,
+        ErrorKind::Unauthorized,
+        ErrorKind::ProtocolMismatch,
+        ErrorKind::Permission,
+        ErrorKind::NotFound,
+        ErrorKind::Conflict,
+        ErrorKind::Overloaded,
+        ErrorKind::TooLarge,
+    ];
+
     /// The JSON-RPC error code.
     pub fn code(self) -> i64 {
         match self {
@@ -251,8 +268,15 @@ pub fn parse_request(raw: &RawValue) -> Result<Request, (Option<RequestId>, RpcE
     Ok(Request { id, method, params })
 }
 
-/// Deserialises params into a typed struct; a mismatch is -32602 naming the offending field.
+/// Deserialises params into a typed struct; a mismatch is -32602 naming the offending field
+/// (a missing one, one of the wrong type, or one the method does not know).
 pub fn params<T: DeserializeOwned>(params: &Value) -> Result<T, RpcError> {
+    params_at(params, "")
+}
+
+/// [`params`] for an object nested in the params: the field named is `prefix` + its own path
+/// (`attributes.mode`).
+pub fn params_at<T: DeserializeOwned>(params: &Value, prefix: &str) -> Result<T, RpcError> {
     let value = if params.is_null() {
         json!({})
     } else {
@@ -262,16 +286,19 @@ pub fn params<T: DeserializeOwned>(params: &Value) -> Result<T, RpcError> {
         let path = e.path().to_string();
         let inner = e.into_inner().to_string();
         let param = if path == "." {
-            missing_field(&inner).unwrap_or_else(|| "params".to_owned())
+            named_field(&inner).unwrap_or_else(|| "params".to_owned())
         } else {
             path
         };
-        RpcError::invalid_param(&param, strip_position(&inner))
+        RpcError::invalid_param(&format!("{prefix}{param}"), strip_position(&inner))
     })
 }
 
-fn missing_field(message: &str) -> Option<String> {
-    let rest = message.strip_prefix("missing field `")?;
+/// The field a serde message names as missing or unknown.
+fn named_field(message: &str) -> Option<String> {
+    let rest = message
+        .strip_prefix("missing field `")
+        .or_else(|| message.strip_prefix("unknown field `"))?;
     Some(rest.split('`').next()?.to_owned())
 }
 
@@ -315,7 +342,7 @@ mod tests {
     use serde::Deserialize;
 
     #[derive(Debug, Deserialize)]
-    #[serde(rename_all = "camelCase")]
+    #[serde(rename_all = "camelCase", deny_unknown_fields)]
     #[expect(
         dead_code,
         reason = "the fields are only deserialised, to test the errors naming them"
@@ -429,6 +456,21 @@ mod tests {
         assert_eq!(
             wrong.to_value()["data"],
             json!({"kind":"invalid_params","param":"name"})
+        );
+        let unknown =
+            params::<Hello>(&json!({"name":"x","projectRoot":"/","projectroot":"/"})).unwrap_err();
+        assert_eq!(
+            unknown.message,
+            "invalid params: projectroot: unknown field `projectroot`, expected `name` or `projectRoot`"
+        );
+        assert_eq!(
+            unknown.to_value()["data"],
+            json!({"kind":"invalid_params","param":"projectroot"})
+        );
+        let nested = params_at::<Hello>(&json!({"name":"x"}), "attributes.").unwrap_err();
+        assert_eq!(
+            nested.message,
+            "invalid params: attributes.projectRoot: missing field `projectRoot`"
         );
     }
 

@@ -3,19 +3,42 @@
 //! The server's routing table pairs each [`MethodSpec`] here with its handler,
 //! so the catalogue cannot drift from what is actually served.
 
+use super::jsonrpc::{ErrorKind, PROTOCOL_VERSION};
+use crate::run::{RunStatus, StopReason};
 use serde_json::{json, Map, Value};
 
-/// One documented parameter.
+/// One documented parameter (or field of a notification's payload).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ParamSpec {
     /// Wire name (camelCase).
     pub name: &'static str,
-    /// JSON type (`string`, `integer`, `boolean`, `object`).
+    /// JSON type (`string`, `integer`, `boolean`, `object`, `array`).
     pub ty: &'static str,
-    /// Whether the call fails without it.
+    /// Whether the call fails without it (for a payload: whether it is always present).
     pub required: bool,
     /// What it is for.
     pub description: &'static str,
+    /// Other spellings accepted for it (the seed's snake_case).
+    pub aliases: &'static [&'static str],
+    /// The values it takes, when they are a fixed set.
+    pub values: &'static [&'static str],
+}
+
+impl ParamSpec {
+    /// The same param, also accepted under `aliases`.
+    pub const fn aliased(self, aliases: &'static [&'static str]) -> ParamSpec {
+        ParamSpec { aliases, ..self }
+    }
+
+    /// The same param, taking only `values`.
+    pub const fn one_of(self, values: &'static [&'static str]) -> ParamSpec {
+        ParamSpec { values, ..self }
+    }
+
+    /// Every wire name the param is read under: its name, then its aliases.
+    pub fn spellings(&self) -> impl Iterator<Item = &'static str> {
+        std::iter::once(self.name).chain(self.aliases.iter().copied())
+    }
 }
 
 /// One method of the protocol.
@@ -23,7 +46,7 @@ pub struct ParamSpec {
 pub struct MethodSpec {
     /// Wire name.
     pub name: &'static str,
-    /// What it does.
+    /// What it does and what it answers.
     pub description: &'static str,
     /// Its params.
     pub params: &'static [ParamSpec],
@@ -40,8 +63,10 @@ pub struct MethodSpec {
 pub struct NotificationSpec {
     /// Wire name.
     pub name: &'static str,
-    /// When it is sent and what it carries.
+    /// When it is sent.
     pub description: &'static str,
+    /// The fields of its params.
+    pub payload: &'static [ParamSpec],
 }
 
 const fn p(
@@ -55,7 +80,30 @@ const fn p(
         ty,
         required,
         description,
+        aliases: &[],
+        values: &[],
     }
+}
+
+/// Entry states, as `state` params take them.
+const STATES: &[&str] = &["proposed", "streaming", "resolved", "failed", "cancelled"];
+/// Entry visibilities, as `visibility` params take them.
+const VISIBILITIES: &[&str] = &["visible", "summarized", "archived"];
+
+/// The statuses of `run/progress` (transient activity of a run's current turn).
+pub mod progress {
+    /// The provider call waits for a place (`RUMMY_<PROVIDER>_CONCURRENCY`, per-minute limits, a 429 pause).
+    pub const QUEUED: &str = "queued";
+    /// The model is being called.
+    pub const THINKING: &str = "thinking";
+    /// The reply is being parsed and its commands dispatched.
+    pub const PROCESSING: &str = "processing";
+    /// A transient provider failure is retried after `delayMs`.
+    pub const RETRYING: &str = "retrying";
+    /// The call went to the fallback model `to`.
+    pub const REROUTED: &str = "rerouted";
+    /// Every status, in the order a turn may show them.
+    pub const ALL: &[&str] = &[QUEUED, THINKING, PROCESSING, RETRYING, REROUTED];
 }
 
 const LIST: [ParamSpec; 2] = [
@@ -87,15 +135,23 @@ pub const DISCOVER: MethodSpec = MethodSpec {
 /// `rummy/hello`.
 pub const HELLO: MethodSpec = MethodSpec {
     name: "rummy/hello",
-    description: "Binds the connection to a project (created on first hello); answers {rummyVersion, protocolVersion, projectId, projectRoot}.",
+    description: "Binds the connection to a project (created by the first hello with a projectRoot; a name alone opens an existing one); answers {rummyVersion, protocolVersion, projectId, projectRoot}. Calls sent after it without waiting (or after it in a batch) are handled once it has completed.",
     params: &[
         p("name", "string", true, "the project's name"),
-        p("projectRoot", "string", true, "absolute path of the project on the server"),
+        p("projectRoot", "string", false, "absolute path of the project's directory on the server: creates the project, or must equal an existing one's (-32005 otherwise); absent, the existing project of that name is opened (-32004 when there is none)"),
         p("configPath", "string", false, "client configuration path"),
         p("clientVersion", "string", false, "protocol version the client speaks; another MAJOR is refused"),
     ],
     requires_hello: false,
     long_running: true,
+};
+/// `getProjects`.
+pub const GET_PROJECTS: MethodSpec = MethodSpec {
+    name: "getProjects",
+    description: "The projects this connection may open, by name: [{name, projectId, projectRoot, createdAt}].",
+    params: &LIST,
+    requires_hello: false,
+    long_running: false,
 };
 /// `getModels`.
 pub const GET_MODELS: MethodSpec = MethodSpec {
@@ -148,8 +204,7 @@ pub const GET_RUNS: MethodSpec = MethodSpec {
 /// `getRun`.
 pub const GET_RUN: MethodSpec = MethodSpec {
     name: "getRun",
-    description:
-        "One run's whole state; with sinceSeq also the notifications it pushed after that seq.",
+    description: "One run's whole state: {run, status, stopReason, mode, turn, model, route, temperature, persona, contextLimit, summary, history, unknowns, telemetry, lastSeq, created}; with sinceSeq also missed: the notifications it pushed after that seq, [{method, params}].",
     params: &[
         p("run", "string", true, "run alias"),
         p(
@@ -165,34 +220,16 @@ pub const GET_RUN: MethodSpec = MethodSpec {
 /// `getEntries`.
 pub const GET_ENTRIES: MethodSpec = MethodSpec {
     name: "getEntries",
-    description: "Read-only listing of a run's entries; bodies only with withBody.",
+    description: "Read-only listing of a run's entries: [{path, scheme, state, outcome, status, visibility, turn, tokens, attributes, body?}]; bodies only with withBody.",
     params: &[
         p("run", "string", true, "run alias"),
-        p(
-            "scheme",
-            "string",
-            false,
-            "only this scheme (file for project files)",
-        ),
-        p(
-            "state",
-            "string",
-            false,
-            "proposed | streaming | resolved | failed | cancelled",
-        ),
-        p(
-            "visibility",
-            "string",
-            false,
-            "visible | summarized | archived",
-        ),
+        p("pattern", "string", false, "only paths matching this hedberg pattern (glob, regex, …; * is every path)"),
+        p("scheme", "string", false, "only this scheme (file for project files)"),
+        p("state", "string", false, "only entries in this state").one_of(STATES),
+        p("visibility", "string", false, "only entries at this visibility").one_of(VISIBILITIES),
+        p("bodyFilter", "string", false, "only entries whose body matches this hedberg pattern"),
         p("withBody", "boolean", false, "include bodies"),
-        p(
-            "limit",
-            "integer",
-            false,
-            "page size (default 100, at most 1000)",
-        ),
+        p("limit", "integer", false, "page size (default 100, at most 1000)"),
         p("offset", "integer", false, "items to skip"),
     ],
     requires_hello: true,
@@ -201,18 +238,18 @@ pub const GET_ENTRIES: MethodSpec = MethodSpec {
 /// `set`.
 pub const SET: MethodSpec = MethodSpec {
     name: "set",
-    description: "Writes an entry (body, append, state, visibility, attribute merge; with pattern or bodyFilter on every match). On run://<alias>: start (body + attributes.model, fork), continue (body), inject (attributes.inject), configure (attributes only) or cancel (state: cancelled).",
+    description: "Writes an entry (body, append, state, visibility, attribute merge; with pattern or bodyFilter on every match); answers {ok, path} (or {ok, count}). A known:// body over RUMMY_MAX_ENTRY_TOKENS is refused -32007. On a proposal's path, state resolves it (resolved accept, cancelled reject, failed error; body = output or reason); answers {ok, path, state, outcome}. On run://<alias>: start (body + attributes.model; attributes.fork to fork), continue (body; attributes change the run's settings first), inject (attributes.inject), configure (attributes only) or cancel (state: cancelled); answers {ok, alias} at once.",
     params: &[
-        p("run", "string", false, "run alias (not needed on run:// paths)"),
-        p("path", "string", true, "entry path, or a pattern with pattern: true"),
-        p("body", "string", false, "new body, or the chunk to append, or the prompt"),
-        p("state", "string", false, "proposed | streaming | resolved | failed | cancelled"),
+        p("run", "string", false, "run alias (on run:// paths only the same alias, or absent)"),
+        p("path", "string", true, "entry path, a pattern with pattern: true, or run://<alias> (run:// alone: the server names the run)"),
+        p("body", "string", false, "new body, or the chunk to append; on run:// the prompt"),
+        p("state", "string", false, "new state (on run:// only cancelled)").one_of(STATES),
         p("outcome", "string", false, "why, with failed or cancelled"),
-        p("visibility", "string", false, "visible | summarized | archived"),
-        p("attributes", "object", false, "attributes (merged when there is no body; run start: model, mode, persona, temperature, contextLimit, fork, noRepo, noInteraction, noWeb, noProposals, route)"),
+        p("visibility", "string", false, "new visibility").one_of(VISIBILITIES),
+        p("attributes", "object", false, "entry attributes (replace them with a body, merged without; a null value removes a key); on run://: model, mode (ask | act), persona, temperature (0-2), contextLimit (>= 1024), fork, inject, noRepo, noInteraction, noWeb, noProposals, route, and nothing else"),
         p("append", "boolean", false, "append body to the current body"),
         p("pattern", "boolean", false, "treat path as a hedberg pattern"),
-        p("bodyFilter", "string", false, "only entries whose body matches this pattern"),
+        p("bodyFilter", "string", false, "only entries whose body matches this hedberg pattern"),
     ],
     requires_hello: true,
     long_running: false,
@@ -225,7 +262,7 @@ pub const GET: MethodSpec = MethodSpec {
         p("run", "string", true, "run alias"),
         p("path", "string", true, "path or hedberg pattern"),
         p("bodyFilter", "string", false, "only entries whose body matches"),
-        p("visibility", "string", false, "visibility to set (default visible)"),
+        p("visibility", "string", false, "visibility to set (default visible)").one_of(VISIBILITIES),
     ],
     requires_hello: true,
     long_running: false,
@@ -256,7 +293,8 @@ const MOVE: [ParamSpec; 4] = [
         "string",
         false,
         "visibility of the destination",
-    ),
+    )
+    .one_of(VISIBILITIES),
 ];
 /// `cp`.
 pub const CP: MethodSpec = MethodSpec {
@@ -299,7 +337,7 @@ pub const FILE_CONSTRAINT: MethodSpec = MethodSpec {
     description: "Sets a project file constraint: active (starts visible), readonly (edits refused), ignore (kept out).",
     params: &[
         p("pattern", "string", true, "path or glob; absolute paths under the project root are made relative"),
-        p("visibility", "string", true, "active | readonly | ignore"),
+        p("visibility", "string", true, "how the matching files are treated").one_of(&["active", "readonly", "ignore"]),
     ],
     requires_hello: true,
     long_running: false,
@@ -385,26 +423,13 @@ pub const LIST_PERSONAS: MethodSpec = MethodSpec {
     long_running: false,
 };
 
-const STREAM_END: [ParamSpec; 5] = [
+const RUN_PATH: [ParamSpec; 2] = [
     p("run", "string", true, "run alias"),
     p(
         "path",
         "string",
         true,
         "the accepted sh/env proposal's path",
-    ),
-    p(
-        "exitCode",
-        "integer",
-        false,
-        "exit code (stream/completed; default 0)",
-    ),
-    p("duration", "string", false, "how long it ran"),
-    p(
-        "reason",
-        "string",
-        false,
-        "why it stopped (stream/aborted, stream/cancel)",
     ),
 ];
 /// `stream`.
@@ -425,7 +450,18 @@ pub const STREAM_COMPLETED: MethodSpec = MethodSpec {
     name: "stream/completed",
     description:
         "Settles the channels: resolved on exit 0, else failed exit:<code>; answers {ok, channels}.",
-    params: &STREAM_END,
+    params: &[
+        RUN_PATH[0],
+        RUN_PATH[1],
+        p(
+            "exitCode",
+            "integer",
+            false,
+            "the command's exit code (default 0)",
+        )
+        .aliased(&["exit_code"]),
+        p("duration", "string", false, "how long it ran"),
+    ],
     requires_hello: true,
     long_running: false,
 };
@@ -434,15 +470,24 @@ pub const STREAM_ABORTED: MethodSpec = MethodSpec {
     name: "stream/aborted",
     description:
         "Settles the channels as cancelled (the producer stopped); answers {ok, channels}.",
-    params: &STREAM_END,
+    params: &[
+        RUN_PATH[0],
+        RUN_PATH[1],
+        p("reason", "string", false, "why the producer stopped"),
+        p("duration", "string", false, "how long it ran"),
+    ],
     requires_hello: true,
     long_running: false,
 };
 /// `stream/cancel`.
 pub const STREAM_CANCEL: MethodSpec = MethodSpec {
     name: "stream/cancel",
-    description: "Cancels the stream; channels become cancelled and clients get stream/cancelled.",
-    params: &STREAM_END,
+    description: "Cancels the stream: the channels become cancelled and every client of the project gets stream/cancelled; answers {ok, channels}.",
+    params: &[
+        RUN_PATH[0],
+        RUN_PATH[1],
+        p("reason", "string", false, "why (default \"cancelled\")"),
+    ],
     requires_hello: true,
     long_running: false,
 };
@@ -451,6 +496,7 @@ pub const STREAM_CANCEL: MethodSpec = MethodSpec {
 pub const METHODS: &[MethodSpec] = &[
     PING,
     DISCOVER,
+    GET_PROJECTS,
     HELLO,
     GET_MODELS,
     ADD_MODEL,
@@ -479,52 +525,158 @@ pub const METHODS: &[MethodSpec] = &[
     STREAM_CANCEL,
 ];
 
-/// Every notification the server pushes.
+const RUN_FIELD: ParamSpec = p("run", "string", true, "the run's alias");
+const TURN_FIELD: ParamSpec = p("turn", "integer", true, "the run's current turn number");
+
+/// Every notification the server pushes (to every connection bound to the run's project).
 pub const NOTIFICATIONS: &[NotificationSpec] = &[
     NotificationSpec {
         name: "run/state",
-        description: "{run, seq, turn, status, summary, history, unknowns, telemetry}: after each dispatched command and at turn end; history holds the entries changed since the previous push.",
-    },
-    NotificationSpec {
-        name: "run/proposal",
-        description: "{run, proposed:[{path, body, attributes, turn}]}: a proposal waits for accept (set state resolved), reject (cancelled) or error (failed).",
-    },
-    NotificationSpec {
-        name: "stream/cancelled",
-        description: "{run, path, reason}: a stream was cancelled.",
-    },
-    NotificationSpec {
-        name: "ui/render",
-        description: "{run, turn, text, append}: streamed model text — the turn's first text at once (append false), then what followed, at most one frame per run every 25 ms.",
+        description: "After each dispatched command, at turn end and at loop end. Incremental: history holds the entries changed since the run's previous push; getRun {sinceSeq} replays what a connection missed.",
+        payload: &[
+            RUN_FIELD,
+            p("seq", "integer", true, "per-run sequence number, increasing by one with each push"),
+            TURN_FIELD,
+            p("status", "integer", true, "the run's status").one_of(&["100", "102", "200", "202", "413", "499", "500", "508"]),
+            p("stopReason", "string", true, "why the last loop ended; null while a loop is queued, running or waiting").one_of(STOP_REASONS),
+            p("summary", "string", true, "the latest summary the model gave"),
+            p("history", "array", true, "entries changed since the previous push: [{path, tool, state, outcome, status, visibility, turn, tokens, attributes, body}]"),
+            p("unknowns", "array", true, "open questions: [{path, body}]"),
+            p("telemetry", "object", true, "at turn end: token counts (prompt, cached, completion, reasoning), cost, context distribution; null mid-turn"),
+            p("route", "object", true, "the current loop's routing decision {class, model}, or null"),
+        ],
     },
     NotificationSpec {
         name: "run/progress",
-        description: "{run, turn, status: queued | thinking | processing, detail?}: transient activity.",
+        description: "Transient activity of the run's current turn; not stored, not replayed.",
+        payload: &[
+            RUN_FIELD,
+            TURN_FIELD,
+            p("status", "string", true, "what the turn is doing").one_of(progress::ALL),
+            p("detail", "string", false, "why (queued, retrying, rerouted)"),
+            p("delayMs", "integer", false, "retrying: how long until the retry"),
+            p("to", "string", false, "rerouted: the fallback model"),
+        ],
+    },
+    NotificationSpec {
+        name: "run/proposal",
+        description: "A proposal waits for a client: accept (set state resolved), reject (cancelled) or error (failed) on its path.",
+        payload: &[
+            RUN_FIELD,
+            p("proposed", "array", true, "[{path, body, attributes, turn}]; for file edits attributes carry patch (the unified diff), content, created, beforeTokens, afterTokens and warnings"),
+        ],
+    },
+    NotificationSpec {
+        name: "stream/cancelled",
+        description: "A client cancelled a stream (stream/cancel); whoever runs the command stops it.",
+        payload: &[
+            RUN_FIELD,
+            p("path", "string", true, "the sh/env proposal's path"),
+            p("reason", "string", true, "why"),
+        ],
+    },
+    NotificationSpec {
+        name: "ui/render",
+        description: "Streamed model text: the turn's first text at once (append false), then what followed, at most one frame per run every 25 ms and 64 KiB of text each.",
+        payload: &[
+            RUN_FIELD,
+            TURN_FIELD,
+            p("text", "string", true, "the text"),
+            p("append", "boolean", true, "false: replaces what the turn showed; true: follows it"),
+        ],
     },
 ];
 
-/// The `discover` answer for a list of served methods.
+/// The `stopReason` values, in [`crate::run::StopReason::ALL`] order.
+const STOP_REASONS: &[&str] = &[
+    "concluded",
+    "max_turns",
+    "cancelled",
+    "failed",
+    "abandoned",
+    "context_full",
+    "interrupted",
+];
+
+fn params_json(params: &[ParamSpec]) -> Map<String, Value> {
+    params
+        .iter()
+        .map(|p| {
+            let mut spec =
+                json!({"type": p.ty, "required": p.required, "description": p.description});
+            if !p.aliases.is_empty() {
+                spec["aliases"] = json!(p.aliases);
+            }
+            if !p.values.is_empty() {
+                spec["values"] = json!(p.values);
+            }
+            (p.name.to_owned(), spec)
+        })
+        .collect()
+}
+
+/// The `discover` answer for a list of served methods: the methods with their params, the
+/// notifications with their payloads, the run statuses, the stop reasons and the error codes.
 pub fn catalogue(methods: &[&MethodSpec]) -> Value {
-    let mut out = Map::new();
-    for m in methods {
-        let params: Map<String, Value> = m
-            .params
-            .iter()
-            .map(|p| {
-                (
-                    p.name.to_owned(),
-                    json!({"type": p.ty, "required": p.required, "description": p.description}),
-                )
-            })
-            .collect();
-        out.insert(
-            m.name.to_owned(),
-            json!({"description": m.description, "params": params, "requiresHello": m.requires_hello}),
-        );
-    }
+    let out: Map<String, Value> = methods
+        .iter()
+        .map(|m| {
+            let spec = json!({"description": m.description, "params": params_json(m.params), "requiresHello": m.requires_hello});
+            (m.name.to_owned(), spec)
+        })
+        .collect();
     let notifications: Map<String, Value> = NOTIFICATIONS
         .iter()
-        .map(|n| (n.name.to_owned(), json!({"description": n.description})))
+        .map(|n| {
+            let spec = json!({"description": n.description, "payload": params_json(n.payload)});
+            (n.name.to_owned(), spec)
+        })
         .collect();
-    json!({"methods": out, "notifications": notifications})
+    let statuses: Map<String, Value> = RunStatus::ALL
+        .iter()
+        .map(|s| (s.code().to_string(), Value::from(s.meaning())))
+        .collect();
+    let reasons: Map<String, Value> = StopReason::ALL
+        .iter()
+        .map(|r| (r.as_str().to_owned(), Value::from(r.meaning())))
+        .collect();
+    let errors: Map<String, Value> = ErrorKind::ALL
+        .iter()
+        .map(|k| (k.code().to_string(), Value::from(k.name())))
+        .collect();
+    json!({
+        "protocolVersion": PROTOCOL_VERSION,
+        "methods": out,
+        "notifications": notifications,
+        "runStatuses": statuses,
+        "stopReasons": reasons,
+        "errors": errors,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    /// The stop reasons the catalogue lists are the engine's, in order.
+    #[test]
+    fn stop_reasons_are_the_engines() {
+        let engine: Vec<&str> = StopReason::ALL.iter().map(|r| r.as_str()).collect();
+        assert_eq!(STOP_REASONS, engine.as_slice());
+    }
+
+    /// The run statuses `run/state` lists are the engine's.
+    #[test]
+    fn run_state_statuses_are_the_engines() {
+        let engine: Vec<String> = RunStatus::ALL
+            .iter()
+            .map(|s| s.code().to_string())
+            .collect();
+        let listed = NOTIFICATIONS[0].payload[3].values;
+        assert_eq!(
+            listed,
+            engine.iter().map(String::as_str).collect::<Vec<_>>()
+        );
+    }
 }

@@ -1,4 +1,9 @@
-//! Typed params of each method, deserialised from the wire (camelCase) with unknown fields ignored.
+//! Typed params of each method, deserialised from the wire (camelCase).
+//!
+//! Every params type refuses a field it does not know (`deny_unknown_fields`): a misspelled
+//! field is answered -32602 naming it, never read as absent. The only free-form objects are
+//! the `attributes` of ordinary entries. `discover` lists each method's params from these
+//! types' field lists ([`fields_of`]), checked against the catalogue by a test.
 
 use serde::Deserialize;
 use serde_json::Value;
@@ -10,12 +15,14 @@ pub const MAX_LIMIT: i64 = 1000;
 
 /// `rummy/hello`.
 #[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
 #[serde(rename_all = "camelCase")]
 pub struct HelloParams {
     /// Project name.
     pub name: String,
-    /// Project root.
-    pub project_root: String,
+    /// Project root: creates the project, or must equal an existing project's. Absent: opens
+    /// the existing project of that name.
+    pub project_root: Option<String>,
     /// Client configuration path.
     pub config_path: Option<String>,
     /// Protocol version the client speaks.
@@ -24,6 +31,7 @@ pub struct HelloParams {
 
 /// Paging for list methods.
 #[derive(Debug, Clone, Copy, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
 #[serde(rename_all = "camelCase")]
 pub struct Page {
     /// Page size.
@@ -44,6 +52,7 @@ impl Page {
 
 /// `addModel`.
 #[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
 #[serde(rename_all = "camelCase")]
 pub struct AddModelParams {
     /// Alias.
@@ -58,6 +67,7 @@ pub struct AddModelParams {
 
 /// `removeModel`.
 #[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct AliasParams {
     /// Alias.
     pub alias: String,
@@ -65,6 +75,7 @@ pub struct AliasParams {
 
 /// `getRun`.
 #[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
 #[serde(rename_all = "camelCase")]
 pub struct GetRunParams {
     /// Run alias.
@@ -75,6 +86,7 @@ pub struct GetRunParams {
 
 /// `getEntries`.
 #[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
 #[serde(rename_all = "camelCase")]
 pub struct GetEntriesParams {
     /// Run alias.
@@ -100,6 +112,7 @@ pub struct GetEntriesParams {
 
 /// `set`.
 #[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
 #[serde(rename_all = "camelCase")]
 pub struct SetParams {
     /// Run alias (absent on `run://` paths).
@@ -128,6 +141,7 @@ pub struct SetParams {
 
 /// The attributes of a run start (`set` on `run://<alias>`).
 #[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
 #[serde(rename_all = "camelCase")]
 pub struct RunAttributes {
     /// Model alias (required to start).
@@ -157,17 +171,27 @@ pub struct RunAttributes {
     pub inject: bool,
 }
 
-/// `file/constraint` and `file/drop`.
+/// `file/constraint`.
 #[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct ConstraintParams {
     /// Path or glob; absolute paths under the root are made relative.
     pub pattern: String,
-    /// `active`, `readonly` or `ignore` (for `file/constraint`).
+    /// `active`, `readonly` or `ignore`.
     pub visibility: Option<String>,
+}
+
+/// `file/drop`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DropParams {
+    /// The constraint's pattern.
+    pub pattern: String,
 }
 
 /// `skill/add`, `skill/remove`.
 #[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct SkillParams {
     /// Run alias.
     pub run: String,
@@ -177,6 +201,7 @@ pub struct SkillParams {
 
 /// `getSkills`.
 #[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct RunParams {
     /// Run alias.
     pub run: String,
@@ -184,6 +209,7 @@ pub struct RunParams {
 
 /// `persona/set`.
 #[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct PersonaParams {
     /// Run alias.
     pub run: String,
@@ -195,6 +221,7 @@ pub struct PersonaParams {
 
 /// `get`.
 #[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
 #[serde(rename_all = "camelCase")]
 pub struct GetParams {
     /// Run alias.
@@ -209,6 +236,7 @@ pub struct GetParams {
 
 /// `rm`.
 #[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
 #[serde(rename_all = "camelCase")]
 pub struct RmParams {
     /// Run alias.
@@ -221,6 +249,7 @@ pub struct RmParams {
 
 /// `cp` and `mv`.
 #[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
 #[serde(rename_all = "camelCase")]
 pub struct MoveParams {
     /// Run alias.
@@ -235,6 +264,7 @@ pub struct MoveParams {
 
 /// `update`.
 #[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
 #[serde(rename_all = "camelCase")]
 pub struct UpdateParams {
     /// Run alias.
@@ -249,6 +279,7 @@ pub struct UpdateParams {
 
 /// `stream`.
 #[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct StreamParams {
     /// Run alias.
     pub run: String,
@@ -260,18 +291,121 @@ pub struct StreamParams {
     pub chunk: String,
 }
 
-/// `stream/completed`, `stream/aborted`, `stream/cancel`.
+/// `stream/completed`.
 #[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
 #[serde(rename_all = "camelCase")]
-pub struct StreamEndParams {
+pub struct StreamCompletedParams {
     /// Run alias.
     pub run: String,
     /// The accepted proposal's path.
     pub path: String,
-    /// Exit code (`stream/completed`, default 0).
+    /// Exit code (default 0); the seed's `exit_code` spelling is read too.
+    #[serde(alias = "exit_code")]
     pub exit_code: Option<i32>,
     /// How long it ran.
     pub duration: Option<String>,
-    /// Why it stopped (`stream/aborted`, `stream/cancel`).
+}
+
+/// `stream/aborted`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StreamAbortedParams {
+    /// Run alias.
+    pub run: String,
+    /// The accepted proposal's path.
+    pub path: String,
+    /// Why the producer stopped.
     pub reason: Option<String>,
+    /// How long it ran.
+    pub duration: Option<String>,
+}
+
+/// `stream/cancel`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StreamCancelParams {
+    /// Run alias.
+    pub run: String,
+    /// The accepted proposal's path.
+    pub path: String,
+    /// Why it is cancelled.
+    pub reason: Option<String>,
+}
+
+/// Methods that take no params (`ping`, `discover`, `getConstraints`, `listSkills`,
+/// `listPersonas`): an absent or empty object; any field is refused.
+#[derive(Debug, Clone, Copy, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NoParams {}
+
+/// The wire names a params type accepts, aliases included, in declaration order: read from
+/// the type's own `Deserialize` (the field list serde hands to `deserialize_struct`), so the
+/// catalogue can be checked against what is really accepted.
+pub fn fields_of<'de, T: Deserialize<'de>>() -> &'static [&'static str] {
+    let mut probe = FieldProbe(&[]);
+    // The probe fails every deserialisation once it has the field list; the error is expected.
+    let _ = T::deserialize(&mut probe);
+    probe.0
+}
+
+/// A deserializer that only records the field list of the struct asked of it.
+struct FieldProbe(&'static [&'static str]);
+
+/// What the probe answers every request with.
+#[derive(Debug)]
+struct Probed;
+
+impl std::fmt::Display for Probed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("field list probed")
+    }
+}
+
+impl std::error::Error for Probed {}
+
+impl serde::de::Error for Probed {
+    fn custom<T: std::fmt::Display>(_: T) -> Self {
+        Probed
+    }
+}
+
+impl<'de> serde::Deserializer<'de> for &mut FieldProbe {
+    type Error = Probed;
+
+    fn deserialize_any<V: serde::de::Visitor<'de>>(self, _: V) -> Result<V::Value, Probed> {
+        Err(Probed)
+    }
+
+    fn deserialize_struct<V: serde::de::Visitor<'de>>(
+        self,
+        _: &'static str,
+        fields: &'static [&'static str],
+        _: V,
+    ) -> Result<V::Value, Probed> {
+        self.0 = fields;
+        Err(Probed)
+    }
+
+    serde::forward_to_deserialize_any! {
+        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes byte_buf
+        option unit unit_struct newtype_struct seq tuple tuple_struct map enum identifier
+        ignored_any
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    /// The field list of a params type is its wire names, aliases included.
+    #[test]
+    fn fields_are_read_from_the_type() {
+        assert_eq!(
+            fields_of::<StreamCompletedParams>(),
+            ["run", "path", "exitCode", "exit_code", "duration"]
+        );
+        assert_eq!(fields_of::<NoParams>(), [] as [&str; 0]);
+    }
 }
