@@ -5,6 +5,7 @@ mod access;
 mod binary;
 mod clients;
 mod crash;
+mod docs;
 mod entries;
 mod healing;
 mod history;
