@@ -15,7 +15,7 @@ async fn websocket(
     stream: web::Payload,
     deps: web::Data<SessionDeps>,
 ) -> Result<HttpResponse, actix_web::Error> {
-    upgrade(&req, stream, deps.get_ref().clone())
+    upgrade(&req, stream, deps.get_ref().clone()).await
 }
 
 async fn health() -> HttpResponse {

@@ -18,6 +18,7 @@ use rummy_actors::search::SearchClient;
 use rummy_actors::services::Services;
 use rummy_actors::session::{Seats, SessionDeps, Socket};
 use rummy_actors::store::Store;
+use rummy_actors::tokens::TokenWatch;
 use rummy_core::config::Config;
 use rummy_core::store::{models, StoreError};
 use std::future::Future;
@@ -232,10 +233,12 @@ pub async fn serve(
         Err(e) => tracing::error!(error = %e, "recovery failed"),
     }
     let seats = Seats::new(svc.config.access.max_connections);
+    let tokens = TokenWatch::new(svc.store.clone()).start();
     let deps = SessionDeps {
         svc,
         registry,
         seats: seats.clone(),
+        tokens,
     };
     let server = HttpServer::new(move || {
         App::new()

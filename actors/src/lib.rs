@@ -17,4 +17,5 @@ pub mod search;
 pub mod services;
 pub mod session;
 pub mod store;
+pub mod tokens;
 pub mod turn;

@@ -220,7 +220,7 @@ async fn unknown_fields_are_refused_naming_the_field() {
         .await;
     assert_eq!(
         err.message,
-        "invalid params: projectroot: unknown field `projectroot`, expected one of `name`, `projectRoot`, `configPath`, `clientVersion`"
+        "invalid params: projectroot: unknown field `projectroot`, expected one of `name`, `projectRoot`, `configPath`, `clientVersion`, `token`"
     );
     let mut client = server.project_client("strict").await;
     let err = client

@@ -21,3 +21,4 @@ mod restart;
 mod runs;
 mod search;
 mod store;
+mod tokens;

@@ -292,6 +292,9 @@ async fn discover_lists_the_routing_table() {
             "stream/aborted",
             "stream/cancel",
             "stream/completed",
+            "token/create",
+            "token/list",
+            "token/revoke",
             "update",
         ]
     );

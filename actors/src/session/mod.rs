@@ -9,6 +9,7 @@
 //! it (later messages, and the rest of its batch) is handled once it has completed, in order,
 //! while other calls run concurrently.
 
+mod auth;
 mod frames;
 mod routes;
 mod seats;
@@ -19,6 +20,7 @@ pub use seats::Seats;
 pub use socket::Socket;
 
 use crate::hub::{Backlog, FellBehind, GoingAway, Join, Notify, Subscribe, Unsubscribe};
+use crate::tokens::{TokenLapsed, Unwatch, Watch};
 use actix::prelude::*;
 use actix_http::ws::Item;
 use actix_web::http::header;
@@ -27,6 +29,7 @@ use actix_web_actors::ws;
 use frames::{FrameGuard, Tripped};
 use futures_util::future::{join_all, LocalBoxFuture};
 use rummy_core::access::origin;
+use rummy_core::access::principal::Caller;
 use rummy_core::wire::jsonrpc::{
     error_response, parse_request, read_message, response, Message, RequestId,
 };
@@ -34,6 +37,7 @@ use rummy_core::wire::methods;
 use rummy_core::wire::{ErrorKind, Request, RpcError};
 use serde_json::value::RawValue;
 use serde_json::Value;
+use std::cell::Cell;
 use std::collections::{HashMap, VecDeque};
 use std::rc::Rc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -53,8 +57,9 @@ const MAX_DEFERRED: usize = 100;
 const MISSED_PINGS: u32 = 3;
 
 /// Upgrades an HTTP request to a session — unless a web page from a foreign origin asks
-/// (403), or every session place is taken (503); both are answered before any upgrade.
-pub fn upgrade(
+/// (403), the `Authorization` header holds no valid token (401), or every session place is
+/// taken (503); each is answered before any upgrade.
+pub async fn upgrade(
     req: &HttpRequest,
     stream: web::Payload,
     deps: SessionDeps,
@@ -75,6 +80,20 @@ pub fn upgrade(
                 .body(format!("{refused}\n")));
         }
     }
+    let authorization = req
+        .headers()
+        .get(header::AUTHORIZATION)
+        .map(|h| String::from_utf8_lossy(h.as_bytes()).into_owned());
+    let principal = match auth::bearer(&deps, authorization.as_deref()).await {
+        Ok(principal) => principal,
+        Err(why) => {
+            tracing::warn!(reason = %why, "WebSocket upgrade refused: bad token");
+            return Ok(HttpResponse::Unauthorized()
+                .insert_header((header::WWW_AUTHENTICATE, "Bearer"))
+                .content_type("text/plain; charset=utf-8")
+                .body(format!("{why}\n")));
+        }
+    };
     let Some(seat) = deps.seats.take() else {
         tracing::warn!(
             max = deps.seats.max(),
@@ -104,6 +123,7 @@ pub fn upgrade(
     let mut session = SessionActor::new(deps, seat, tripped);
     session.socket = req.conn_data::<Socket>().cloned();
     session.peer = peer;
+    session.caller = principal.map(Caller::Holder);
     ws::WsResponseBuilder::new(session, req, guarded)
         .frame_size(frame_limit)
         .start()
@@ -139,6 +159,10 @@ pub struct SessionActor {
     socket: Option<Socket>,
     /// The client's address, for the log (the proxy's word for it with `RUMMY_TRUST_PROXY`).
     peer: String,
+    /// Who the session acts for, once known (its upgrade's token, or its hello's).
+    caller: Option<Caller>,
+    /// Set when a call was refused -32001: after that answer the connection closes.
+    refused: Rc<Cell<bool>>,
 }
 
 impl SessionActor {
@@ -159,6 +183,8 @@ impl SessionActor {
             heard: Instant::now(),
             socket: None,
             peer: String::new(),
+            caller: None,
+            refused: Rc::default(),
         }
     }
 
@@ -246,6 +272,7 @@ impl SessionActor {
                         if let Some(answer) = answer {
                             ctx.text(answer);
                         }
+                        act.close_if_refused(ctx);
                         act.release(&keys, ctx);
                         if barrier {
                             act.lift_barrier(ctx);
@@ -312,6 +339,7 @@ impl SessionActor {
         if let Some(text) = batch_answer(batch.answers, &batch.ids, limit) {
             ctx.text(text);
         }
+        self.close_if_refused(ctx);
         self.release(&batch.keys, ctx);
     }
 
@@ -351,12 +379,19 @@ impl SessionActor {
             method: route.spec.name,
             rpc_id: id.as_ref().map(|id| id.as_str().to_owned()),
             params: params.clone(),
+            user: self
+                .caller
+                .as_ref()
+                .and_then(Caller::user)
+                .map(str::to_owned),
         };
         let call = routes::Call {
             deps: self.deps.clone(),
             project: self.project.clone(),
+            caller: self.caller.clone(),
             params,
         };
+        let refused = Rc::clone(&self.refused);
         let fut = (route.handler)(call);
         let limit = (!route.spec.long_running)
             .then(|| Duration::from_millis(self.deps.svc.config.limits.rpc_timeout_ms));
@@ -378,7 +413,12 @@ impl SessionActor {
                         }
                         Ok(value)
                     }
-                    Err(err) => Err(err),
+                    Err(err) => {
+                        if err.kind == ErrorKind::Unauthorized {
+                            refused.set(true);
+                        }
+                        Err(err)
+                    }
                 };
                 let id = answer_id?;
                 Some(match answer {
@@ -421,6 +461,27 @@ impl SessionActor {
             ctx.text(&*notify.text);
             self.backlog.written(notify.text.len());
         }
+    }
+
+    /// Closes the connection (1008) once a call was refused for want of a valid token: nothing
+    /// else is served on it (TEAM.md §2).
+    fn close_if_refused(&mut self, ctx: &mut ws::WebsocketContext<Self>) {
+        if self.refused.get() {
+            self.close(ctx, ws::CloseCode::Policy, "unauthorized");
+        }
+    }
+
+    /// Remembers who the session acts for; a token's session is watched, so it closes when the
+    /// token lapses.
+    fn act_for(&mut self, caller: Caller, ctx: &mut ws::WebsocketContext<Self>) {
+        if let Some(token_id) = caller.token_id() {
+            self.deps.tokens.do_send(Watch {
+                session: self.id,
+                token_id,
+                lapsed: ctx.address().recipient(),
+            });
+        }
+        self.caller = Some(caller);
     }
 
     fn close(&mut self, ctx: &mut ws::WebsocketContext<Self>, code: ws::CloseCode, reason: &str) {
@@ -562,11 +623,15 @@ impl Actor for SessionActor {
             backlog: self.backlog.clone(),
         });
         self.heartbeat(ctx);
+        if let Some(caller) = self.caller.clone() {
+            self.act_for(caller, ctx);
+        }
         tracing::debug!(session = self.id, peer = %self.peer, "session opened");
     }
 
     fn stopping(&mut self, _: &mut Self::Context) -> Running {
         self.deps.svc.hub.do_send(Unsubscribe { session: self.id });
+        self.deps.tokens.do_send(Unwatch { session: self.id });
         if let Some(socket) = &self.socket {
             socket.stop_reading();
         }
@@ -578,12 +643,25 @@ impl Actor for SessionActor {
 impl Handler<Bind> for SessionActor {
     type Result = ();
 
-    fn handle(&mut self, msg: Bind, _: &mut Self::Context) {
+    fn handle(&mut self, msg: Bind, ctx: &mut Self::Context) {
         self.deps.svc.hub.do_send(Subscribe {
             session: self.id,
             project_id: msg.0.project_id,
         });
+        self.act_for(msg.0.caller.clone(), ctx);
         self.project = Some(msg.0);
+    }
+}
+
+impl Handler<TokenLapsed> for SessionActor {
+    type Result = ();
+
+    fn handle(&mut self, _: TokenLapsed, ctx: &mut Self::Context) {
+        tracing::info!(
+            session = self.id,
+            "token revoked or expired; closing its session"
+        );
+        self.close(ctx, ws::CloseCode::Policy, "token revoked or expired");
     }
 }
 

@@ -1,5 +1,6 @@
 //! The routing table: each protocol method paired with its handler; `discover` is generated from it.
 
+use super::auth::{self, token_create, token_list, token_revoke};
 use crate::clock::now;
 use crate::errors::from_store;
 use crate::registry::{
@@ -8,6 +9,7 @@ use crate::registry::{
 use crate::services::Services;
 use actix::Addr;
 use futures_util::future::LocalBoxFuture;
+use rummy_core::access::principal::Caller;
 use rummy_core::access::roots::RootRefusal;
 use rummy_core::config::ModelSeed;
 use rummy_core::entry::Writer;
@@ -26,8 +28,8 @@ use rummy_core::wire::jsonrpc::{params, params_at, PROTOCOL_VERSION};
 use rummy_core::wire::methods::{self, MethodSpec};
 use rummy_core::wire::params::{
     AddModelParams, AliasParams, ConstraintParams, DropParams, GetEntriesParams, GetParams,
-    GetRunParams, HelloParams, MoveParams, NoParams, Page, PersonaParams, RmParams, RunAttributes,
-    RunParams, SetParams, SkillParams, StreamAbortedParams, StreamCancelParams,
+    GetRunParams, HelloParams, MoveParams, NoParams, Page, PersonaParams, ProjectsParams, RmParams,
+    RunAttributes, RunParams, SetParams, SkillParams, StreamAbortedParams, StreamCancelParams,
     StreamCompletedParams, StreamParams, UpdateParams,
 };
 use rummy_core::wire::{ErrorKind, RpcError};
@@ -42,9 +44,11 @@ pub struct SessionDeps {
     pub registry: Addr<RunRegistry>,
     /// Places for sessions (`RUMMY_MAX_CONNECTIONS`).
     pub seats: super::Seats,
+    /// Ends the sessions of tokens that lapse.
+    pub tokens: Addr<crate::tokens::TokenWatch>,
 }
 
-/// The project a session is bound to.
+/// The project a session is bound to, and who it acts for there.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Binding {
     /// Project id.
@@ -53,6 +57,8 @@ pub struct Binding {
     pub name: String,
     /// Project root.
     pub root: String,
+    /// Who the session acts for.
+    pub caller: Caller,
 }
 
 /// One call as a handler sees it.
@@ -61,8 +67,20 @@ pub struct Call {
     pub deps: SessionDeps,
     /// The session's project, if bound.
     pub project: Option<Binding>,
+    /// Who the session acts for, when known before a hello (a Bearer token on the upgrade).
+    pub caller: Option<Caller>,
     /// The params.
     pub params: Value,
+}
+
+impl Call {
+    /// Who the session acts for, when known: its binding's caller, or its upgrade's.
+    pub fn caller(&self) -> Option<&Caller> {
+        self.project
+            .as_ref()
+            .map(|b| &b.caller)
+            .or(self.caller.as_ref())
+    }
 }
 
 /// A handler's success.
@@ -87,6 +105,8 @@ pub struct CallLog {
     pub rpc_id: Option<String>,
     /// The params as sent.
     pub params: Value,
+    /// The user the session acts for, if a token names one.
+    pub user: Option<String>,
 }
 
 impl CallLog {
@@ -95,8 +115,12 @@ impl CallLog {
     /// that binds it: what a client sends before (or instead of) a hello never reaches the
     /// database, so an unauthenticated client cannot fill it.
     pub fn record(self, result: &Result<Outcome, RpcError>) {
+        let mut user = self.user;
         let (value, error, project_id) = match result {
-            Ok(Outcome::Bind(binding, v)) => (Some(v.clone()), None, Some(binding.project_id)),
+            Ok(Outcome::Bind(binding, v)) => {
+                user = binding.caller.user().map(str::to_owned);
+                (Some(v.clone()), None, Some(binding.project_id))
+            }
             Ok(Outcome::Reply(v)) => (Some(v.clone()), None, self.project_id),
             Err(e) => (
                 None,
@@ -113,6 +137,7 @@ impl CallLog {
                 .write(move |c| {
                     let call = rpc_log::LoggedCall {
                         project_id: Some(project_id),
+                        user: user.as_deref(),
                         method: self.method,
                         rpc_id: self.rpc_id,
                         params: &self.params,
@@ -156,7 +181,7 @@ macro_rules! route {
 pub(super) static ROUTES: &[Route] = &[
     route!(methods::PING, ping, NoParams),
     route!(methods::DISCOVER, discover, NoParams),
-    route!(methods::GET_PROJECTS, get_projects, Page),
+    route!(methods::GET_PROJECTS, get_projects, ProjectsParams),
     route!(methods::HELLO, hello, HelloParams),
     route!(methods::GET_MODELS, get_models, Page),
     route!(methods::ADD_MODEL, add_model, AddModelParams),
@@ -187,6 +212,17 @@ pub(super) static ROUTES: &[Route] = &[
     ),
     route!(methods::STREAM_ABORTED, stream_aborted, StreamAbortedParams),
     route!(methods::STREAM_CANCEL, stream_cancel, StreamCancelParams),
+    route!(
+        methods::TOKEN_CREATE,
+        token_create,
+        rummy_core::wire::params::TokenCreateParams
+    ),
+    route!(methods::TOKEN_LIST, token_list, NoParams),
+    route!(
+        methods::TOKEN_REVOKE,
+        token_revoke,
+        rummy_core::wire::params::TokenRevokeParams
+    ),
 ];
 
 /// The route of a method.
@@ -223,11 +259,16 @@ async fn discover(call: Call) -> Result<Outcome, RpcError> {
     reply(catalogue())
 }
 
-/// The projects this connection may open: every project for now. A per-connection grant
-/// (issue 27's tokens) filters here, and `hello` asks the same question through
-/// [`may_open`].
+/// The projects the caller may open (all of them for the owner and admins, the granted ones for
+/// a member token).
 async fn get_projects(call: Call) -> Result<Outcome, RpcError> {
-    let (limit, offset) = params::<Page>(&call.params)?.bounds();
+    let p: ProjectsParams = params(&call.params)?;
+    let caller = auth::caller(&call, p.token.as_deref()).await?;
+    let (limit, offset) = Page {
+        limit: p.limit,
+        offset: p.offset,
+    }
+    .bounds();
     let list = call
         .deps
         .svc
@@ -237,19 +278,13 @@ async fn get_projects(call: Call) -> Result<Outcome, RpcError> {
         .map_err(from_store)?;
     let items = list
         .iter()
-        .filter(|p| may_open(&call, p))
+        .filter(|p| caller.may_open(&p.name))
         .map(|p| {
             json!({ "name": p.name, "projectId": p.id, "projectRoot": p.project_root,
                     "createdAt": Millis(p.created_at).to_rfc3339() })
         })
         .collect();
     reply(Value::Array(items))
-}
-
-/// Whether the connection may open `project`: the one place a grant check goes (issue 27);
-/// until tokens exist every connection may open every project.
-fn may_open(_call: &Call, _project: &projects::Project) -> bool {
-    true
 }
 
 async fn hello(call: Call) -> Result<Outcome, RpcError> {
@@ -266,8 +301,16 @@ async fn hello(call: Call) -> Result<Outcome, RpcError> {
             ));
         }
     }
+    // A member asking for a project not granted hears the same whether it exists or not.
+    let caller = auth::caller(&call, p.token.as_deref()).await?;
+    if !caller.may_open(&p.name) {
+        return Err(auth::unauthorized(format!(
+            "unauthorized: this token does not open project \"{}\"",
+            p.name
+        )));
+    }
     let project = match p.project_root.clone() {
-        Some(requested) => create_or_open(&call, &p, requested).await?,
+        Some(requested) => create_or_open(&call, &caller, &p, requested).await?,
         None => open_named(&call, &p.name).await?,
     };
     // The project's files become entries now, so a run started right after hello sees them.
@@ -284,6 +327,7 @@ async fn hello(call: Call) -> Result<Outcome, RpcError> {
         project_id: project.id,
         name: project.name,
         root: project.project_root,
+        caller,
     };
     Ok(Outcome::Bind(binding, result))
 }
@@ -292,9 +336,30 @@ async fn hello(call: Call) -> Result<Outcome, RpcError> {
 /// path, inside the bound) when it does not exist yet.
 async fn create_or_open(
     call: &Call,
+    caller: &Caller,
     p: &HelloParams,
     requested: String,
 ) -> Result<projects::Project, RpcError> {
+    if !caller.is_admin() {
+        let name = p.name.clone();
+        let exists = call
+            .deps
+            .svc
+            .store
+            .read(move |c| projects::by_name(c, &name))
+            .await
+            .map_err(from_store)?
+            .is_some();
+        if !exists {
+            return Err(RpcError::new(
+                ErrorKind::Permission,
+                format!(
+                    "permission denied: creating project \"{}\" needs an admin token",
+                    p.name
+                ),
+            ));
+        }
+    }
     let bound = call.deps.svc.config.access.project_roots.clone();
     let root = actix_rt::task::spawn_blocking(move || bound.resolve(&requested))
         .await
@@ -312,9 +377,6 @@ async fn create_or_open(
         .write(move |c| projects::hello(c, &name, &root, config.as_deref(), now()))
         .await
         .map_err(from_store)?;
-    if !may_open(call, &project) {
-        return Err(not_a_project(&p.name));
-    }
     Ok(project)
 }
 
@@ -329,7 +391,6 @@ async fn open_named(call: &Call, name: &str) -> Result<projects::Project, RpcErr
         .read(move |c| projects::by_name(c, &lookup))
         .await
         .map_err(from_store)?
-        .filter(|p| may_open(call, p))
         .ok_or_else(|| not_a_project(name))?;
     let bound = call.deps.svc.config.access.project_roots.clone();
     let stored = project.project_root.clone();
@@ -388,6 +449,9 @@ fn valid_model_alias(alias: &str) -> bool {
 
 async fn add_model(call: Call) -> Result<Outcome, RpcError> {
     let p: AddModelParams = params(&call.params)?;
+    // Models are the server's, shared by every project: once tokens exist, only an admin may
+    // re-point one (a member could otherwise redirect every project's runs).
+    auth::require_admin(&auth::caller(&call, None).await?, "addModel")?;
     if !valid_model_alias(&p.alias) {
         return Err(RpcError::invalid_param(
             "alias",
@@ -425,6 +489,7 @@ async fn add_model(call: Call) -> Result<Outcome, RpcError> {
 
 async fn remove_model(call: Call) -> Result<Outcome, RpcError> {
     let p: AliasParams = params(&call.params)?;
+    auth::require_admin(&auth::caller(&call, None).await?, "removeModel")?;
     call.deps
         .svc
         .store

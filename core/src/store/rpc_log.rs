@@ -61,6 +61,8 @@ fn truncated(value: &Value) -> String {
 pub struct LoggedCall<'a> {
     /// The session's project, if bound.
     pub project_id: Option<i32>,
+    /// The user the call acted for, when a token names one.
+    pub user: Option<&'a str>,
     /// Method name.
     pub method: &'a str,
     /// The request id, as JSON text.
@@ -82,6 +84,7 @@ pub fn record(
     diesel::insert_into(rpc_log::table)
         .values((
             rpc_log::project_id.eq(call.project_id),
+            rpc_log::user.eq(call.user),
             rpc_log::method.eq(call.method),
             rpc_log::rpc_id.eq(&call.rpc_id),
             rpc_log::params.eq(truncated(&redact(call.params))),

@@ -141,15 +141,52 @@ pub const HELLO: MethodSpec = MethodSpec {
         p("projectRoot", "string", false, "absolute path of the project's directory on the server: creates the project, or must equal an existing one's (-32005 otherwise); absent, the existing project of that name is opened (-32004 when there is none)"),
         p("configPath", "string", false, "client configuration path"),
         p("clientVersion", "string", false, "protocol version the client speaks; another MAJOR is refused"),
+        TOKEN,
     ],
     requires_hello: false,
     long_running: true,
 };
+/// A token given in a call, for clients that cannot set headers.
+const TOKEN: ParamSpec = p(
+    "token",
+    "string",
+    false,
+    "a token (TEAM.md), for clients that cannot send Authorization: Bearer on the upgrade; once any token exists every connection needs one (-32001 without, and the connection closes)",
+);
 /// `getProjects`.
 pub const GET_PROJECTS: MethodSpec = MethodSpec {
     name: "getProjects",
     description: "The projects this connection may open, by name: [{name, projectId, projectRoot, createdAt}].",
-    params: &LIST,
+    params: &[TOKEN, LIST[0], LIST[1]],
+    requires_hello: false,
+    long_running: false,
+};
+/// `token/create`.
+pub const TOKEN_CREATE: MethodSpec = MethodSpec {
+    name: "token/create",
+    description: "Admin: makes a token for a user (made on first use); answers {token, id, user, prefix, admin, projects, createdAt, expiresAt} — the only time the token's text is shown.",
+    params: &[
+        p("user", "string", true, "the user's name"),
+        p("admin", "boolean", false, "an admin token: creates projects, manages models, tokens and limits, opens every project"),
+        p("projects", "array", false, "names of the projects a member token opens"),
+        p("expiresInDays", "integer", false, "days until it stops working; absent, never"),
+    ],
+    requires_hello: false,
+    long_running: false,
+};
+/// `token/list`.
+pub const TOKEN_LIST: MethodSpec = MethodSpec {
+    name: "token/list",
+    description: "Admin: every token, without its text: [{id, user, prefix, admin, projects, createdAt, expiresAt, revokedAt}].",
+    params: &[],
+    requires_hello: false,
+    long_running: false,
+};
+/// `token/revoke`.
+pub const TOKEN_REVOKE: MethodSpec = MethodSpec {
+    name: "token/revoke",
+    description: "Admin: revokes a token; the connections it opened are closed (1008). Answers it as token/list shows it.",
+    params: &[p("token", "string", true, "the token's id or its listed prefix")],
     requires_hello: false,
     long_running: false,
 };
@@ -164,7 +201,8 @@ pub const GET_MODELS: MethodSpec = MethodSpec {
 /// `addModel`.
 pub const ADD_MODEL: MethodSpec = MethodSpec {
     name: "addModel",
-    description: "Adds or replaces a model alias; answers {id, alias}.",
+    description:
+        "Adds or replaces a model alias; answers {id, alias}. Admin-only once tokens exist.",
     params: &[
         p("alias", "string", true, "the alias runs name"),
         p("actual", "string", true, "<provider>/<model>"),
@@ -187,7 +225,7 @@ pub const ADD_MODEL: MethodSpec = MethodSpec {
 /// `removeModel`.
 pub const REMOVE_MODEL: MethodSpec = MethodSpec {
     name: "removeModel",
-    description: "Removes a model alias.",
+    description: "Removes a model alias. Admin-only once tokens exist.",
     params: &[p("alias", "string", true, "the alias")],
     requires_hello: true,
     long_running: false,
@@ -523,6 +561,9 @@ pub const METHODS: &[MethodSpec] = &[
     STREAM_COMPLETED,
     STREAM_ABORTED,
     STREAM_CANCEL,
+    TOKEN_CREATE,
+    TOKEN_LIST,
+    TOKEN_REVOKE,
 ];
 
 const RUN_FIELD: ParamSpec = p("run", "string", true, "the run's alias");

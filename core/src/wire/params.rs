@@ -27,6 +27,47 @@ pub struct HelloParams {
     pub config_path: Option<String>,
     /// Protocol version the client speaks.
     pub client_version: Option<String>,
+    /// A token, for clients that cannot send `Authorization: Bearer` on the upgrade.
+    pub token: Option<String>,
+}
+
+/// `getProjects`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[serde(rename_all = "camelCase")]
+pub struct ProjectsParams {
+    /// A token, for clients that cannot send `Authorization: Bearer` on the upgrade.
+    pub token: Option<String>,
+    /// Page size.
+    pub limit: Option<i64>,
+    /// Items to skip.
+    pub offset: Option<i64>,
+}
+
+/// `token/create` (admin).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[serde(rename_all = "camelCase")]
+pub struct TokenCreateParams {
+    /// The user it is for (created on first use).
+    pub user: String,
+    /// Whether it is an admin token.
+    #[serde(default)]
+    pub admin: bool,
+    /// The projects a member token opens.
+    #[serde(default)]
+    pub projects: Vec<String>,
+    /// Days until it stops working; absent, it never expires.
+    pub expires_in_days: Option<u32>,
+}
+
+/// `token/revoke` (admin).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[serde(rename_all = "camelCase")]
+pub struct TokenRevokeParams {
+    /// The token's id, or its listed prefix.
+    pub token: String,
 }
 
 /// Paging for list methods.

@@ -1,0 +1,161 @@
+//! Who a call acts for (TEAM.md §2), and the admin methods on tokens.
+//!
+//! A connection's caller comes from the token on its upgrade (`Authorization: Bearer`), or from
+//! `rummy/hello {token}` / `getProjects {token}` for clients that cannot set headers. While no
+//! token exists, a server that accepted to start (loopback, or `RUMMY_INSECURE`) serves its
+//! owner, who may do everything. Once any token exists, every connection needs one: none, an
+//! unknown, revoked or expired one, or one that does not open the project is -32001, and the
+//! connection is closed after that answer.
+
+use super::routes::{Call, Outcome, SessionDeps};
+use crate::clock::now;
+use crate::errors::from_store;
+use crate::tokens::Sweep;
+use rummy_core::access::principal::{Caller, Principal};
+use rummy_core::store::tokens::{self, NewToken, Refused};
+use rummy_core::time::Millis;
+use rummy_core::wire::jsonrpc::params;
+use rummy_core::wire::params::{NoParams, TokenCreateParams, TokenRevokeParams};
+use rummy_core::wire::{ErrorKind, RpcError};
+use serde_json::{json, Value};
+
+/// The -32001 a call without a usable token gets.
+pub fn unauthorized(message: impl Into<String>) -> RpcError {
+    RpcError::new(ErrorKind::Unauthorized, message)
+}
+
+/// Who a token's text lets in, or why not.
+async fn check(deps: &SessionDeps, text: String) -> Result<Result<Principal, Refused>, RpcError> {
+    deps.svc
+        .store
+        .read(move |c| tokens::check(c, &text, now()))
+        .await
+        .map_err(from_store)
+}
+
+/// The principal of an upgrade's `Authorization` header: `Ok(None)` without one, `Err(why)`
+/// for a header that is not a valid `Bearer` token (answered HTTP 401, no upgrade).
+pub async fn bearer(deps: &SessionDeps, header: Option<&str>) -> Result<Option<Principal>, String> {
+    let Some(header) = header else {
+        return Ok(None);
+    };
+    let Some(text) = header
+        .strip_prefix("Bearer ")
+        .or_else(|| header.strip_prefix("bearer "))
+    else {
+        return Err("unauthorized: the Authorization header must be Bearer <token>".into());
+    };
+    match check(deps, text.trim().to_owned()).await {
+        Ok(Ok(principal)) => Ok(Some(principal)),
+        Ok(Err(refused)) => Err(format!("unauthorized: {refused}")),
+        Err(e) => Err(e.message),
+    }
+}
+
+/// Who `call` acts for: the holder of `token` when the call carries one, else the session's
+/// caller, else the owner while no token exists; -32001 otherwise.
+pub async fn caller(call: &Call, token: Option<&str>) -> Result<Caller, RpcError> {
+    if let Some(text) = token {
+        return match check(&call.deps, text.to_owned()).await? {
+            Ok(principal) => Ok(Caller::Holder(principal)),
+            Err(refused) => Err(unauthorized(format!("unauthorized: {refused}"))),
+        };
+    }
+    if let Some(caller) = call.caller() {
+        return Ok(caller.clone());
+    }
+    let any = call
+        .deps
+        .svc
+        .store
+        .read(tokens::any)
+        .await
+        .map_err(from_store)?;
+    if any {
+        Err(unauthorized(
+            "unauthorized: this server needs a token: send Authorization: Bearer <token> on the upgrade, or rummy/hello {token}",
+        ))
+    } else {
+        Ok(Caller::Owner)
+    }
+}
+
+/// Refuses `method` to a caller that is not an admin (-32003).
+pub fn require_admin(caller: &Caller, method: &str) -> Result<(), RpcError> {
+    if caller.is_admin() {
+        Ok(())
+    } else {
+        Err(RpcError::new(
+            ErrorKind::Permission,
+            format!("permission denied: {method} needs an admin token"),
+        ))
+    }
+}
+
+/// `token/create`: a new token, whose text is answered this once.
+pub async fn token_create(call: Call) -> Result<Outcome, RpcError> {
+    let p: TokenCreateParams = params(&call.params)?;
+    require_admin(&caller(&call, None).await?, "token/create")?;
+    let at = now();
+    let new = NewToken {
+        user: p.user,
+        admin: p.admin,
+        projects: p.projects,
+        expires_at: p
+            .expires_in_days
+            .map(|days| Millis(at.0.saturating_add(i64::from(days) * 86_400_000))),
+    };
+    let secret = secret()?;
+    let (text, made) = call
+        .deps
+        .svc
+        .store
+        .write(move |c| tokens::create(c, &new, &secret, at))
+        .await
+        .map_err(from_store)?;
+    tracing::info!(user = %made.user, token = %made.prefix, admin = made.admin, "token created");
+    let mut answer = serde_json::to_value(&made).unwrap_or(Value::Null);
+    answer["token"] = Value::from(text);
+    Ok(Outcome::Reply(answer))
+}
+
+/// `token/list`: every token, without its text.
+pub async fn token_list(call: Call) -> Result<Outcome, RpcError> {
+    params::<NoParams>(&call.params)?;
+    require_admin(&caller(&call, None).await?, "token/list")?;
+    let list = call
+        .deps
+        .svc
+        .store
+        .read(tokens::list)
+        .await
+        .map_err(from_store)?;
+    Ok(Outcome::Reply(
+        serde_json::to_value(list).unwrap_or_else(|_| json!([])),
+    ))
+}
+
+/// `token/revoke`: revokes a token and closes the connections it opened.
+pub async fn token_revoke(call: Call) -> Result<Outcome, RpcError> {
+    let p: TokenRevokeParams = params(&call.params)?;
+    require_admin(&caller(&call, None).await?, "token/revoke")?;
+    let revoked = call
+        .deps
+        .svc
+        .store
+        .write(move |c| tokens::revoke(c, &p.token, now()))
+        .await
+        .map_err(from_store)?;
+    tracing::info!(user = %revoked.user, token = %revoked.prefix, "token revoked");
+    call.deps.tokens.do_send(Sweep);
+    Ok(Outcome::Reply(
+        serde_json::to_value(revoked).unwrap_or(Value::Null),
+    ))
+}
+
+/// 256 random bits for a new token.
+fn secret() -> Result<[u8; 32], RpcError> {
+    let mut secret = [0u8; 32];
+    getrandom::fill(&mut secret).map_err(|e| crate::errors::internal(&e))?;
+    Ok(secret)
+}
