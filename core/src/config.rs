@@ -4,9 +4,11 @@
 //! environment over `$RUMMY_HOME/.env`), so tests build a `Config` directly.
 
 mod access;
+mod commands;
 mod providers;
 
 pub use access::{Access, TlsFiles};
+pub use commands::{CommandRunner, CommandSettings};
 pub use providers::{
     openai_base, OllamaConfig, OpenAiConfig, OpenRouterConfig, ProviderLimits, Providers,
     XaiConfig, DEFAULT_CONCURRENCY,
@@ -51,6 +53,8 @@ pub struct Config {
     pub watch_files: bool,
     /// Browser origins, project-root bounds and connection limits (TEAM.md).
     pub access: Access,
+    /// Who runs accepted `sh`/`env` commands and within which bounds (CLIENTS.md §2a).
+    pub commands: CommandSettings,
 }
 
 /// Limits and tunables with ENGINE.md §9 defaults.
@@ -143,6 +147,7 @@ impl Config {
             searxng_url: None,
             watch_files: true,
             access: Access::with_home(&home),
+            commands: CommandSettings::default(),
             home,
         }
     }
@@ -182,6 +187,7 @@ impl Config {
         config.searxng_url = get("RUMMY_SEARXNG_URL").map(searxng_base).transpose()?;
         config.watch_files = switch(vars, "RUMMY_WATCH_FILES", config.watch_files)?;
         config.access = Access::from_vars(vars, &config.home)?;
+        config.commands = CommandSettings::from_vars(vars)?;
         Ok(config)
     }
 }

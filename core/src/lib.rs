@@ -8,6 +8,8 @@
 //! - [`hedberg`]: patterns (glob, regex, sed, xpath, jsonpath) and edit formats;
 //! - [`wire`]: JSON-RPC framing, error codes, the method catalogue and params;
 //! - [`access`]: who may connect (browser origins) and where project roots may be;
+//! - [`commands`]: what running an accepted `sh`/`env` means, without running it (its
+//!   environment, its output capped and batched, how it ended);
 //! - [`config`]: configuration from environment variables;
 //! - [`time`]: timestamps (the domain has no clock; callers pass `now`).
 //!
@@ -15,6 +17,7 @@
 //! clock (the `core_has_no_runtime_dependencies` test in `tests/` checks it).
 
 pub mod access;
+pub mod commands;
 pub mod config;
 pub mod db;
 pub mod entry;

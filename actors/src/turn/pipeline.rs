@@ -732,6 +732,7 @@ async fn dispatch_from(
         .collect();
     let (mode, flags) = (job.mode, loop_flags(job));
     let search_enabled = svc.search.is_some();
+    let runner = svc.config.commands.runner;
     let ctx_at = move |command_index| DispatchCtx {
         t,
         limits: dispatch_limits,
@@ -739,6 +740,7 @@ async fn dispatch_from(
         flags,
         command_index,
         search_enabled,
+        runner,
     };
     let mut update = commands[..start.min(commands.len())]
         .iter()

@@ -117,6 +117,7 @@ fn seed(conn: &mut diesel::SqliteConnection, root: &std::path::Path) -> Result<R
             flags: LoopFlags::default(),
             command_index: index,
             search_enabled: false,
+            runner: rummy_core::config::CommandRunner::Server,
         };
         dispatch(conn, &ctx, call, None, NOW)?;
     }

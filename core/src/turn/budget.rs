@@ -332,7 +332,9 @@ pub fn record_demotion(
     Ok(path)
 }
 
-/// Turn Demotion: this turn's visible, non-failed entries become summarized; answers (count, their full tokens).
+/// Turn Demotion: this turn's visible, non-failed entries become summarized (and a command's
+/// output channels whatever their state: a failed command's output is no short message); answers
+/// (count, their full tokens).
 pub fn demote_turn(
     conn: &mut SqliteConnection,
     t: TurnRef,
@@ -343,11 +345,16 @@ pub fn demote_turn(
         .filter(run_views::run_id.eq(t.run.run_id))
         .filter(run_views::turn.eq(t.turn))
         .filter(run_views::visibility.eq(Visibility::Visible.as_str()))
-        .filter(run_views::state.ne_all([
-            State::Failed.as_str(),
-            State::Cancelled.as_str(),
-            State::Proposed.as_str(),
-        ]))
+        .filter(run_views::state.ne(State::Proposed.as_str()))
+        .filter(
+            run_views::state
+                .ne_all([State::Failed.as_str(), State::Cancelled.as_str()])
+                // A command's output channel (Turn Demotion is rare: the fragment may be
+                // prepared each time).
+                .or(diesel::dsl::sql::<diesel::sql_types::Bool>(
+                    "json_extract(entries.attributes, '$.channel') IS NOT NULL",
+                )),
+        )
         .filter(
             entries::scheme
                 .ne_all(["update", "error", "budget", "prompt"])

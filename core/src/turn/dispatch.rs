@@ -9,6 +9,7 @@
 //! path) becomes a failed result the model reads next turn, never a crash.
 
 use super::TurnRef;
+use crate::config::CommandRunner;
 use crate::entry::{State, Visibility, Writer};
 use crate::parse::ToolCall;
 use crate::path::result_path;
@@ -64,6 +65,8 @@ pub struct DispatchCtx {
     pub command_index: usize,
     /// Whether a search backend is configured.
     pub search_enabled: bool,
+    /// Who runs an accepted `sh`/`env` (the `runner` attribute of their proposals).
+    pub runner: CommandRunner,
 }
 
 /// The `<update>` a turn sent.

@@ -4,7 +4,11 @@
 //! `error://` entry, its loop ends 500, and the run waits for the client;
 //! queued loops then run in order. A run waiting on a proposal is restored
 //! as it was: the proposal stays pending, and resolving it resumes the turn.
+//! Every command channel still streaming fails "interrupted by restart" (no
+//! process of the stopped server feeds it any more), and a turn that waited for
+//! such a command's output goes on after it, as it would once the output ended.
 
+use super::streams::{self, Awaited};
 use super::{proposals, record, state, TurnRef};
 use crate::entry::{Scope, State};
 use crate::run::{RunStatus, StopReason};
@@ -34,6 +38,9 @@ pub struct Recovery {
     pub to_wake: Vec<Run>,
     /// Runs waiting on a proposal, to restore: the run, its active loop, its model and the proposal's path.
     pub to_restore: Vec<(Run, Loop, Option<Model>, String)>,
+    /// Runs whose turn waited for a command's output, to go on after it: the run, its active
+    /// loop, its model and the command.
+    pub to_resume: Vec<(Run, Loop, Option<Model>, Awaited)>,
 }
 
 /// Ends interrupted loops and lists the runs that have loops waiting.
@@ -43,11 +50,19 @@ pub fn recover(
     now: Millis,
 ) -> Result<Recovery, StoreError> {
     let mut report = Recovery::default();
+    let streams_failed = streams::fail_all_streaming(conn, INTERRUPTED, divisor, now)?;
     for run in runs::unfinished(conn)? {
         let rr = RunRef {
             run_id: run.id,
             project_id: run.project_id,
         };
+        if run.run_status() == RunStatus::Running {
+            if let Some((active, awaited)) = awaiting_output(conn, run.id)? {
+                let model = models::by_alias(conn, &active.model)?;
+                report.to_resume.push((run, active, model, awaited));
+                continue;
+            }
+        }
         if run.run_status() == RunStatus::Proposed {
             if let (Some(active), Some(pending)) = (
                 loops::active(conn, run.id)?,
@@ -109,7 +124,36 @@ pub fn recover(
             report.to_wake.push(runs::by_id(conn, run.id)?);
         }
     }
+    // Clients learn of the failed channels of runs recovery pushed nothing else for.
+    let mut failed_runs: Vec<i32> = streams_failed.iter().map(|(r, _)| r.run_id).collect();
+    failed_runs.dedup();
+    for run_id in failed_runs {
+        let run = runs::by_id(conn, run_id)?;
+        if report
+            .pushed
+            .iter()
+            .any(|(project, alias, _)| *project == run.project_id && alias == &run.alias)
+        {
+            continue;
+        }
+        let params = state::push(conn, run.id, run.last_turn(), run.status, Value::Null, now)?;
+        report.pushed.push((run.project_id, run.alias, params));
+    }
     Ok(report)
+}
+
+/// The run's active loop and the command its running turn waits for, if it waits for one.
+fn awaiting_output(
+    conn: &mut SqliteConnection,
+    run_id: i32,
+) -> Result<Option<(Loop, Awaited)>, StoreError> {
+    let Some(active) = loops::active(conn, run_id)? else {
+        return Ok(None);
+    };
+    let Some(turn) = turns::running_in_loop(conn, run_id, active.id)? else {
+        return Ok(None);
+    };
+    Ok(streams::awaited(conn, run_id, turn.sequence)?.map(|awaited| (active, awaited)))
 }
 
 /// The run's `search://` results still waiting for their backend: (path, turn).

@@ -1,11 +1,24 @@
-//! Streaming channels of accepted `sh`/`env` proposals: chunks appended by `stream`, settled by `stream/completed`, `stream/aborted` or `stream/cancel`.
+//! Streaming channels of accepted `sh`/`env` proposals: chunks appended by `stream` (or by the
+//! server running the command), settled by `stream/completed`, `stream/aborted`,
+//! `stream/cancel`, the server's runner, or recovery after a restart.
+//!
+//! An accepted command's log entry says who runs it (`runner`) and, while its turn waits for
+//! the output, carries `awaiting: true`: set in the write that accepts it, removed in the
+//! first write of the turn going on. So a restart knows exactly whether the turn still waited.
 
+use crate::config::CommandRunner;
 use crate::entry::{strings_attr, text_attr, State, Visibility, Writer};
+use crate::schema::{entries as entries_table, run_views};
 use crate::store::entries::{self, EntryWrite, RunRef, ViewRow};
+use crate::store::ops::{change_view, Op, ViewChange};
 use crate::store::StoreError;
 use crate::time::Millis;
+use diesel::prelude::*;
 use diesel::SqliteConnection;
-use serde_json::Value;
+use serde_json::{Map, Value};
+
+/// The log-entry attribute set while the command's turn waits for its output.
+pub const AWAITING: &str = "awaiting";
 
 /// How a stream ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -28,6 +41,13 @@ pub enum StreamEnd {
     Cancelled {
         /// Why.
         reason: Option<String>,
+    },
+    /// It could not finish: timed out, could not start, or a restart interrupted it.
+    Failed {
+        /// Why (the channels' outcome).
+        reason: String,
+        /// How long it ran, if it started.
+        duration: Option<String>,
     },
 }
 
@@ -130,6 +150,7 @@ pub fn settle(
             State::Cancelled,
             Some(reason.clone().unwrap_or_else(|| "cancelled".into())),
         ),
+        StreamEnd::Failed { reason, .. } => (State::Failed, Some(reason.clone())),
     };
     let mut summaries = Vec::new();
     for channel_path in &channel_paths {
@@ -183,6 +204,13 @@ pub fn settle(
                     .unwrap_or_default()
             )
         }
+        StreamEnd::Failed { reason, duration } => {
+            let took = duration
+                .as_ref()
+                .map(|d| format!(", after {d}"))
+                .unwrap_or_default();
+            format!("failed '{command}' ({reason}{took}). Output: {output}")
+        }
     };
     let mut log_attrs = attrs.clone();
     if let (Some(map), StreamEnd::Completed { exit_code, .. }) = (log_attrs.as_object_mut(), end) {
@@ -206,4 +234,166 @@ pub fn settle(
         at.now,
     )?;
     Ok(channel_paths)
+}
+
+/// Merges `merge` into the attributes of the entry at `path` (a `null` removes the key).
+fn merge_attributes(
+    conn: &mut SqliteConnection,
+    at: StreamWrite,
+    row: &ViewRow,
+    merge: Map<String, Value>,
+) -> Result<(), StoreError> {
+    let op = Op {
+        run: at.run,
+        writer: Writer::System,
+        divisor: at.divisor,
+        now: at.now,
+    };
+    let change = ViewChange {
+        merge: Some(merge),
+        ..ViewChange::default()
+    };
+    change_view(conn, &op, row, &change)
+}
+
+/// Marks the accepted command at `path` as the one its turn waits for, run by `runner`.
+pub fn await_output(
+    conn: &mut SqliteConnection,
+    at: StreamWrite,
+    path: &str,
+    runner: CommandRunner,
+) -> Result<(), StoreError> {
+    let row = channel_row(conn, at.run.run_id, path)?;
+    let mut merge = Map::new();
+    merge.insert("runner".into(), Value::from(runner.as_str()));
+    merge.insert(AWAITING.into(), Value::Bool(true));
+    merge_attributes(conn, at, &row, merge)
+}
+
+/// The turn no longer waits for the command at `path` (it goes on).
+pub fn stop_awaiting(
+    conn: &mut SqliteConnection,
+    at: StreamWrite,
+    path: &str,
+) -> Result<(), StoreError> {
+    let row = channel_row(conn, at.run.run_id, path)?;
+    if row.attributes().get(AWAITING).is_none() {
+        return Ok(());
+    }
+    let mut merge = Map::new();
+    merge.insert(AWAITING.into(), Value::Null);
+    merge_attributes(conn, at, &row, merge)
+}
+
+/// The states of the channels of the command at `path`, in channel order.
+pub fn channel_states(
+    conn: &mut SqliteConnection,
+    run_id: i32,
+    path: &str,
+) -> Result<Vec<State>, StoreError> {
+    let log = channel_row(conn, run_id, path)?;
+    strings_attr(&log.attributes(), "channels")
+        .into_iter()
+        .map(|channel| Ok(channel_row(conn, run_id, channel)?.state()))
+        .collect()
+}
+
+/// An accepted command whose output its turn waits for: where the turn goes on after it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Awaited {
+    /// The command's log entry (the accepted proposal).
+    pub path: String,
+    /// `sh` or `env`.
+    pub tool: String,
+    /// Its turn.
+    pub turn: i32,
+    /// Its position among the turn's commands.
+    pub command_index: usize,
+}
+
+impl Awaited {
+    /// The command whose log entry is `row`.
+    pub fn of(row: &ViewRow) -> Awaited {
+        Awaited {
+            path: row.path.clone(),
+            tool: row.tag().to_owned(),
+            turn: row.turn,
+            command_index: row
+                .attributes()
+                .get("commandIndex")
+                .and_then(Value::as_u64)
+                .unwrap_or(0) as usize,
+        }
+    }
+}
+
+/// The accepted command turn `turn` of the run waits for, if any.
+pub fn awaited(
+    conn: &mut SqliteConnection,
+    run_id: i32,
+    turn: i32,
+) -> Result<Option<Awaited>, StoreError> {
+    let rows: Vec<ViewRow> = run_views::table
+        .inner_join(entries_table::table)
+        .filter(run_views::run_id.eq(run_id))
+        .filter(run_views::turn.eq(turn))
+        .filter(entries_table::scheme.eq_any(["sh", "env"]))
+        .select(entries::VIEW_COLUMNS)
+        .load(conn)?;
+    Ok(rows
+        .iter()
+        .find(|r| r.attributes().get(AWAITING) == Some(&Value::Bool(true)))
+        .map(Awaited::of))
+}
+
+/// Fails every channel still streaming, of every run, with `reason` (a restart: nobody
+/// streams into them any more); answers each run touched and the commands settled.
+pub fn fail_all_streaming(
+    conn: &mut SqliteConnection,
+    reason: &str,
+    divisor: u32,
+    now: Millis,
+) -> Result<Vec<(RunRef, String)>, StoreError> {
+    let channels: Vec<(i32, i32, String)> = run_views::table
+        .inner_join(entries_table::table)
+        .inner_join(crate::schema::runs::table.on(crate::schema::runs::id.eq(run_views::run_id)))
+        .filter(entries_table::scheme.eq_any(["sh", "env"]))
+        .filter(run_views::state.eq(State::Streaming.as_str()))
+        .select((
+            run_views::run_id,
+            crate::schema::runs::project_id,
+            entries_table::path,
+        ))
+        .order(run_views::id)
+        .load(conn)?;
+    let mut settled: Vec<(RunRef, String)> = Vec::new();
+    for (run_id, project_id, channel) in channels {
+        let run = RunRef { run_id, project_id };
+        // A channel is `<log>_<n>`; its log lists it among its channels.
+        let Some((log, _)) = channel.rsplit_once('_') else {
+            continue;
+        };
+        if settled.iter().any(|(r, p)| r.run_id == run_id && p == log) {
+            continue;
+        }
+        let listed = entries::by_path(conn, run_id, log)?.is_some_and(|row| {
+            strings_attr(&row.attributes(), "channels").contains(&channel.as_str())
+        });
+        if !listed {
+            tracing::warn!(
+                run_id,
+                channel,
+                "a streaming channel without its command's entry"
+            );
+            continue;
+        }
+        let at = StreamWrite { run, divisor, now };
+        let end = StreamEnd::Failed {
+            reason: reason.to_owned(),
+            duration: None,
+        };
+        settle(conn, at, log, &end)?;
+        settled.push((run, log.to_owned()));
+    }
+    Ok(settled)
 }

@@ -1,4 +1,4 @@
-//! `sh` and `env`: a shell command proposed to the user; once accepted, its output streams into `<path>_1` and `<path>_2` (filled by clients).
+//! `sh` and `env`: a shell command proposed to the user; once accepted, it runs (on the server in the project root, or on the accepting client with `RUMMY_COMMAND_RUNNER=client`) and its output streams into `<path>_1` and `<path>_2`.
 //!
 //! Views: the result body when visible, nothing when summarized.
 
@@ -12,10 +12,13 @@ pub const DOC: &str = include_str!("doc.md");
 /// A shell command without a command.
 pub const COMMAND_REQUIRED: &str = "command is required: <sh>command</sh> or command=\"…\"";
 
-/// Runs `sh` or `env`: a proposal carrying the command (its body empty until output arrives).
-pub fn run(_h: &mut Handler<'_>, call: &ToolCall) -> Result<Outcome, StoreError> {
+/// Runs `sh` or `env`: a proposal carrying the command and who will run it once accepted
+/// (`runner`: `server` or `client`); its body stays empty until output arrives.
+pub fn run(h: &mut Handler<'_>, call: &ToolCall) -> Result<Outcome, StoreError> {
     let Some(command) = attr(call, "command").or_else(|| body(call)) else {
         return Ok(Outcome::failed("", "validation", COMMAND_REQUIRED));
     };
-    Ok(Outcome::proposed(command, "", &call.name).with("summary", command))
+    Ok(Outcome::proposed(command, "", &call.name)
+        .with("summary", command)
+        .with("runner", h.ctx.runner.as_str()))
 }

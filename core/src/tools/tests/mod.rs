@@ -10,6 +10,7 @@ mod proposals;
 mod resolution;
 mod search;
 mod set;
+mod streams;
 
 use crate::db::run_migrations;
 use crate::entry::{State, Visibility, Writer};
@@ -107,6 +108,7 @@ pub fn fixture_with(mode: Mode, flags: LoopFlags, search_enabled: bool) -> Fixtu
         flags,
         command_index: 0,
         search_enabled,
+        runner: crate::config::CommandRunner::Server,
     };
     let mut f = Fixture { conn, ctx };
     f.put(

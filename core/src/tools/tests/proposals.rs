@@ -76,13 +76,13 @@ fn each_kind_exactly() {
             "<sh>npm test</sh>",
             "sh://turn_1/npm%20test",
             "",
-            json!({"kind": "sh", "command": "npm test", "summary": "npm test", "commandIndex": 0}),
+            json!({"kind": "sh", "command": "npm test", "summary": "npm test", "runner": "server", "commandIndex": 0}),
         ),
         (
             r#"<env command="git status"/>"#,
             "env://turn_1/git%20status",
             "",
-            json!({"kind": "env", "command": "git status", "summary": "git status", "commandIndex": 0}),
+            json!({"kind": "env", "command": "git status", "summary": "git status", "runner": "server", "commandIndex": 0}),
         ),
         (
             r#"<ask_user question="Which DB?">PG; SQLite, v3</ask_user>"#,

@@ -7,8 +7,8 @@
 //! honour `readonly` constraints, and are atomic and durable (a temporary file
 //! created exclusively, synced to disk, then renamed; the file keeps its
 //! permissions). Accepting `sh` or `env` opens the streaming channels
-//! `<path>_1` (stdout) and `<path>_2` (stderr). A reject or error aborts the
-//! rest of the turn's actions.
+//! `<path>_1` (stdout) and `<path>_2` (stderr), visible to the model. A reject or
+//! error aborts the rest of the turn's actions.
 //!
 //! A file proposal records the content the model saw of every file it would
 //! write, remove or copy (`bases`, hashes); accepting it first checks the disk
@@ -451,7 +451,9 @@ fn accepted(
                         attributes: &json!({ "command": command, "summary": command, "channel": channel }),
                         state: State::Streaming,
                         outcome: None,
-                        visibility: Visibility::Summarized,
+                        // The model reads the output next turn; the budget demotes it when it
+                        // does not fit.
+                        visibility: Visibility::Visible,
                         loop_id: None,
                         turn: row.turn,
                         writer: Writer::System,

@@ -1,0 +1,181 @@
+//! Accepted `sh`/`env` commands (CLIENTS.md §2a): who runs them, for how long, how much of their
+//! output is kept, which of the server's variables they may see, and how long a turn waits for
+//! them.
+
+use super::{invalid, positive, ConfigError};
+use crate::commands::env::is_secret;
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+/// Who runs an accepted `sh`/`env` command.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum CommandRunner {
+    /// The server, in the project root, streaming the output into the channels itself.
+    #[default]
+    Server,
+    /// The client that accepted it, which streams the output back with the `stream` methods
+    /// (the seed's behaviour); the server runs nothing.
+    Client,
+}
+
+impl CommandRunner {
+    /// The wire name: `server` or `client` (the `runner` attribute of `sh`/`env` proposals).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CommandRunner::Server => "server",
+            CommandRunner::Client => "client",
+        }
+    }
+}
+
+/// How accepted commands run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CommandSettings {
+    /// `RUMMY_COMMAND_RUNNER`: `server` (default) or `client`.
+    pub runner: CommandRunner,
+    /// `RUMMY_COMMAND_TIMEOUT` in seconds (600): past it the command's process group is killed
+    /// and its channels fail.
+    pub timeout: Duration,
+    /// `RUMMY_COMMAND_OUTPUT_BYTES` (65,536): output kept per channel; the rest is dropped
+    /// behind a marker (the command runs on).
+    pub output_bytes: usize,
+    /// `RUMMY_STREAM_WAIT` in seconds (600): how long a turn waits for an accepted command's
+    /// output before it goes on with what arrived (whoever runs the command).
+    pub stream_wait: Duration,
+    /// `RUMMY_COMMAND_ENV`: names of further server variables a command gets (comma- or
+    /// space-separated); a name that looks like a secret is refused.
+    pub pass_env: Vec<String>,
+}
+
+impl Default for CommandSettings {
+    fn default() -> Self {
+        CommandSettings {
+            runner: CommandRunner::Server,
+            timeout: Duration::from_secs(600),
+            output_bytes: 64 * 1024,
+            stream_wait: Duration::from_secs(600),
+            pass_env: Vec::new(),
+        }
+    }
+}
+
+impl CommandSettings {
+    /// Reads the command settings over the defaults.
+    pub fn from_vars(vars: &BTreeMap<String, String>) -> Result<CommandSettings, ConfigError> {
+        let mut s = CommandSettings::default();
+        let get = |name: &str| vars.get(name).map(|v| v.trim()).filter(|v| !v.is_empty());
+        if let Some(runner) = get("RUMMY_COMMAND_RUNNER") {
+            s.runner = match runner.to_ascii_lowercase().as_str() {
+                "server" => CommandRunner::Server,
+                "client" => CommandRunner::Client,
+                _ => {
+                    return Err(invalid(
+                        "RUMMY_COMMAND_RUNNER",
+                        runner,
+                        "expected server or client",
+                    ))
+                }
+            };
+        }
+        let seconds = |name: &str, default: Duration| {
+            positive(vars, name, default.as_secs()).map(Duration::from_secs)
+        };
+        s.timeout = seconds("RUMMY_COMMAND_TIMEOUT", s.timeout)?;
+        s.stream_wait = seconds("RUMMY_STREAM_WAIT", s.stream_wait)?;
+        s.output_bytes = positive(vars, "RUMMY_COMMAND_OUTPUT_BYTES", s.output_bytes)?;
+        if let Some(list) = get("RUMMY_COMMAND_ENV") {
+            s.pass_env = list
+                .split([',', ' '])
+                .filter(|n| !n.is_empty())
+                .map(|name| {
+                    if is_secret(name) {
+                        Err(invalid(
+                            "RUMMY_COMMAND_ENV",
+                            list,
+                            &format!(
+                                "{name} looks like a secret (RUMMY_*, or a KEY, TOKEN, SECRET, \
+                                 PASSWORD or CREDENTIALS name): commands never get the server's \
+                                 secrets"
+                            ),
+                        ))
+                    } else {
+                        Ok(name.to_owned())
+                    }
+                })
+                .collect::<Result<_, _>>()?;
+        }
+        Ok(s)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests::vars;
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    fn read(pairs: &[(&str, &str)]) -> Result<CommandSettings, (String, String)> {
+        CommandSettings::from_vars(&vars(pairs)).map_err(|e| (e.name, e.reason))
+    }
+
+    /// Without variables the server runs commands itself, for at most 600 s, keeping 64 KiB per
+    /// channel, and a turn waits up to 600 s for them.
+    #[test]
+    fn defaults() {
+        assert_eq!(
+            read(&[]),
+            Ok(CommandSettings {
+                runner: CommandRunner::Server,
+                timeout: Duration::from_secs(600),
+                output_bytes: 65_536,
+                stream_wait: Duration::from_secs(600),
+                pass_env: Vec::new(),
+            })
+        );
+    }
+
+    /// Every variable is read; the runner is `server` or `client` in any case.
+    #[test]
+    fn reads_every_variable() {
+        assert_eq!(
+            read(&[
+                ("RUMMY_COMMAND_RUNNER", "Client"),
+                ("RUMMY_COMMAND_TIMEOUT", "5"),
+                ("RUMMY_COMMAND_OUTPUT_BYTES", "1024"),
+                ("RUMMY_STREAM_WAIT", "7"),
+                ("RUMMY_COMMAND_ENV", "JAVA_HOME, GOPATH"),
+            ]),
+            Ok(CommandSettings {
+                runner: CommandRunner::Client,
+                timeout: Duration::from_secs(5),
+                output_bytes: 1024,
+                stream_wait: Duration::from_secs(7),
+                pass_env: vec!["JAVA_HOME".to_owned(), "GOPATH".to_owned()],
+            })
+        );
+    }
+
+    /// An unknown runner, a zero duration and a secret-looking name to pass on are refused, naming the variable.
+    #[test]
+    fn refuses_bad_values() {
+        let err = |name: &str, reason: &str| Err((name.to_owned(), reason.to_owned()));
+        assert_eq!(
+            [
+                read(&[("RUMMY_COMMAND_RUNNER", "both")]),
+                read(&[("RUMMY_COMMAND_TIMEOUT", "0")]),
+                read(&[("RUMMY_STREAM_WAIT", "1m")]),
+                read(&[("RUMMY_COMMAND_ENV", "PATHS OPENAI_API_KEY")]),
+            ],
+            [
+                err("RUMMY_COMMAND_RUNNER", "expected server or client"),
+                err("RUMMY_COMMAND_TIMEOUT", "expected a number above zero"),
+                err("RUMMY_STREAM_WAIT", "expected a whole number"),
+                err(
+                    "RUMMY_COMMAND_ENV",
+                    "OPENAI_API_KEY looks like a secret (RUMMY_*, or a KEY, TOKEN, SECRET, \
+                     PASSWORD or CREDENTIALS name): commands never get the server's secrets"
+                ),
+            ]
+        );
+    }
+}
