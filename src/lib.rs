@@ -11,6 +11,7 @@ pub mod http;
 
 use actix::prelude::*;
 use actix_web::{web, App, HttpServer};
+use rummy_actors::commands::Commands;
 use rummy_actors::hub::{CloseAll, NotificationHub};
 use rummy_actors::provider::Providers;
 use rummy_actors::registry::{Recover, RunRegistry};
@@ -77,6 +78,7 @@ pub struct ServerHandle {
     hub: Addr<NotificationHub>,
     seats: Seats,
     tls: bool,
+    commands: Commands,
     done: actix_rt::task::JoinHandle<std::io::Result<()>>,
 }
 
@@ -99,9 +101,10 @@ impl ServerHandle {
         format!("{scheme}://{host}:{}/", self.addr.port())
     }
 
-    /// Stops accepting, closes sessions (1001), lets in-flight requests answer, and waits for the server to end.
+    /// Stops accepting, kills the commands it runs, closes sessions (1001), lets in-flight
+    /// requests answer, and waits for the server to end.
     pub async fn stop(self) {
-        shutdown(&self.hub, &self.seats, &self.http).await;
+        shutdown(&self.hub, &self.seats, &self.http, &self.commands).await;
         let _ = self.done.await;
     }
 
@@ -114,10 +117,18 @@ impl ServerHandle {
     }
 }
 
-/// The shutdown sequence: sessions are told the server goes away (so graceful
+/// The shutdown sequence: the accepted commands the server runs are killed (their
+/// process groups), sessions are told the server goes away (so graceful
 /// stop does not wait on long-lived WebSockets), then HTTP stops gracefully.
-/// Running turns are left to be recovered as interrupted on the next start.
-async fn shutdown(hub: &Addr<NotificationHub>, seats: &Seats, http: &actix_web::dev::ServerHandle) {
+/// Running turns and the killed commands' channels are left to be recovered as
+/// interrupted on the next start.
+async fn shutdown(
+    hub: &Addr<NotificationHub>,
+    seats: &Seats,
+    http: &actix_web::dev::ServerHandle,
+    commands: &Commands,
+) {
+    commands.shutdown();
     let _ = hub.send(CloseAll).await;
     // Each session sends its close frame and closes its connection itself. Waiting (briefly)
     // for them lets HTTP stop at once: a worker that still holds a connection when the stop
@@ -224,6 +235,7 @@ pub async fn serve(
         config: Arc::new(config),
         scan_stamps: Default::default(),
         resolution_locks: Default::default(),
+        commands: Default::default(),
     };
     let registry = RunRegistry::new(svc.clone()).start();
     match registry.send(Recover).await {
@@ -234,6 +246,7 @@ pub async fn serve(
     }
     let seats = Seats::new(svc.config.access.max_connections);
     let tokens = TokenWatch::new(svc.store.clone()).start();
+    let commands = svc.commands.clone();
     let deps = SessionDeps {
         svc,
         registry,
@@ -284,11 +297,12 @@ pub async fn serve(
     let server = server.run();
     let http = server.handle();
     let done = actix_rt::spawn(server);
-    let (stop_http, stop_hub, stop_seats) = (http.clone(), hub.clone(), seats.clone());
+    let (stop_http, stop_hub, stop_seats, stop_commands) =
+        (http.clone(), hub.clone(), seats.clone(), commands.clone());
     actix_rt::spawn(async move {
         shutdown_signal.await;
         tracing::info!("shutting down");
-        shutdown(&stop_hub, &stop_seats, &stop_http).await;
+        shutdown(&stop_hub, &stop_seats, &stop_http, &stop_commands).await;
     });
     tracing::info!(%addr, "listening");
     Ok(ServerHandle {
@@ -297,6 +311,7 @@ pub async fn serve(
         hub,
         seats,
         tls: with_tls,
+        commands,
         done,
     })
 }

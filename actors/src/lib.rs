@@ -1,10 +1,11 @@
-//! rummy's actors: the store writer, runs and their loop queues, turn executors, providers, web search, sessions and the notification hub.
+//! rummy's actors: the store writer, runs and their loop queues, turn executors, providers, web search, accepted commands, sessions and the notification hub.
 //!
 //! Layering: actors wire `rummy_core`'s pure functions into supervised actix
 //! actors. Only `StoreActor` writes to SQLite; only `ProviderActor` calls an
 //! LLM; only `session` imports `actix-web-actors`.
 
 pub mod clock;
+pub mod commands;
 pub mod errors;
 pub mod files;
 pub mod hub;

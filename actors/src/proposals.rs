@@ -5,7 +5,9 @@
 //! is expected, would stall every run. [`resolve`] therefore reads the proposal
 //! (still pending, with its `readonly` constraints), applies it on the blocking
 //! pool (`rummy_core::turn::proposals::apply`: the base check, the writes and
-//! removals), and records the outcome in one write. [`ResolutionLocks`] holds a
+//! removals), and records the outcome in one write — for an accepted `sh`/`env`, with
+//! the mark that its turn waits for the output and who runs it
+//! (`rummy_core::turn::streams::await_output`). [`ResolutionLocks`] holds a
 //! run's resolutions to one at a time (a proposal accepted twice at once is
 //! applied once: the second reads it resolved and is answered 409) and each
 //! file of a project root to one acceptance at a time (the second checks the
@@ -14,12 +16,15 @@
 use crate::clock::now;
 use crate::errors::{from_store, internal};
 use crate::services::Services;
+use rummy_core::entry::{text_attr, State};
 use rummy_core::run::RunStatus;
+use rummy_core::store::entries;
 use rummy_core::store::entries::RunRef;
 use rummy_core::store::notifications::Recorded as Push;
 use rummy_core::store::runs;
 use rummy_core::turn::proposals::{self, Decision, Recorded, Resolved};
 use rummy_core::turn::state;
+use rummy_core::turn::streams::{self, StreamWrite};
 use rummy_core::wire::{ErrorKind, RpcError};
 use serde_json::Value;
 use std::collections::HashMap;
@@ -88,16 +93,31 @@ impl Drop for Held {
     }
 }
 
+/// What a resolution did: the proposal as resolved, the `run/state` push to publish, and for an
+/// accepted `sh`/`env`, the command, whose output its turn now waits for.
+pub struct Resolution {
+    /// The proposal as resolved.
+    pub resolved: Resolved,
+    /// The `run/state` push to publish.
+    pub push: Push,
+    /// The accepted shell command, when the turn waits for its output.
+    pub command: Option<String>,
+}
+
+/// Whether a resolution accepted a command whose output its turn waits for.
+pub fn awaits_output(resolved: &Resolved) -> bool {
+    matches!(resolved.tool.as_str(), "sh" | "env") && resolved.state == State::Resolved
+}
+
 /// Resolves the proposal at `path` of `run` as decided (`root`: the project root on disk, where
-/// accepted file changes land), setting the run running again; answers what was resolved and
-/// the `run/state` push to publish.
+/// accepted file changes land), setting the run running again.
 pub async fn resolve(
     svc: &Services,
     run: RunRef,
     path: String,
     decision: Decision,
     root: PathBuf,
-) -> Result<(Resolved, Push), RpcError> {
+) -> Result<Resolution, RpcError> {
     let locks = &svc.resolution_locks;
     let _run = locks.lock(LockKey::Run(run.run_id)).await;
     let lookup = path.clone();
@@ -120,6 +140,7 @@ pub async fn resolve(
         proposals::apply(&proposal, decision, &root)
     };
     let divisor = svc.config.limits.token_divisor;
+    let runner = svc.config.commands.runner;
     let recorded = svc
         .store
         .write(move |c| {
@@ -127,6 +148,18 @@ pub async fn resolve(
             {
                 Recorded::Resolved(resolved) => resolved,
                 Recorded::Stale(state) => return Ok(Err(state)),
+            };
+            let command = if awaits_output(&resolved) {
+                let at = StreamWrite {
+                    run,
+                    divisor,
+                    now: now(),
+                };
+                streams::await_output(c, at, &resolved.path, runner)?;
+                entries::by_path(c, run.run_id, &resolved.path)?
+                    .map(|row| text_attr(&row.attributes(), "command").to_owned())
+            } else {
+                None
             };
             runs::set_status(c, run.run_id, RunStatus::Running, now())?;
             let push = state::push(
@@ -137,7 +170,11 @@ pub async fn resolve(
                 Value::Null,
                 now(),
             )?;
-            Ok(Ok((resolved, push)))
+            Ok(Ok(Resolution {
+                resolved,
+                push,
+                command,
+            }))
         })
         .await
         .map_err(from_store)?;

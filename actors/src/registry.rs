@@ -3,7 +3,7 @@
 use crate::clock::now;
 use crate::errors::{from_store, internal};
 use crate::loop_queue::{self, Claimed};
-use crate::run::{Begin, Cancel, Inject, QueueLoop, Resolve, Restore, RunActor, Wake};
+use crate::run::{Begin, Cancel, Inject, Paused, QueueLoop, Resolve, Restore, RunActor, Wake};
 use crate::services::Services;
 use actix::prelude::*;
 use rummy_core::provider::routing;
@@ -427,7 +427,22 @@ impl Handler<Recover> for RunRegistry {
                     model,
                 };
                 act.actor(run.id, run.project_id, &run.alias)
-                    .do_send(Restore { claimed, proposal });
+                    .do_send(Restore {
+                        claimed,
+                        paused: Paused::Proposal(proposal),
+                    });
+            }
+            for (run, loop_row, model, awaited) in report.to_resume {
+                let claimed = Claimed {
+                    loop_row,
+                    run: run.clone(),
+                    model,
+                };
+                act.actor(run.id, run.project_id, &run.alias)
+                    .do_send(Restore {
+                        claimed,
+                        paused: Paused::Output(awaited),
+                    });
             }
             Ok(report.interrupted)
         }))

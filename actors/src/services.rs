@@ -1,5 +1,6 @@
-//! The handles every actor shares: the store, the notification hub, the providers, the search backend, the configuration, and the in-memory state of project files (scan stamps, resolution locks).
+//! The handles every actor shares: the store, the notification hub, the providers, the search backend, the configuration, the in-memory state of project files (scan stamps, resolution locks) and of accepted commands.
 
+use crate::commands::Commands;
 use crate::files::ScanStamps;
 use crate::hub::{NotificationHub, Notify, Publish};
 use crate::proposals::ResolutionLocks;
@@ -31,6 +32,8 @@ pub struct Services {
     /// One resolution at a time per run and per project file (resolutions do their disk work
     /// off the store's writer).
     pub resolution_locks: ResolutionLocks,
+    /// Accepted commands the server runs, and the turns waiting for commands' output.
+    pub commands: Commands,
 }
 
 impl Services {

@@ -4,6 +4,7 @@ mod accepts;
 mod access;
 mod binary;
 mod clients;
+mod commands;
 mod crash;
 mod docs;
 mod entries;

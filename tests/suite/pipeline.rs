@@ -215,10 +215,13 @@ async fn readonly_files_refuse_accepted_edits() {
     server.stop().await;
 }
 
-/// Accepting sh opens stdout/stderr channels that stream fills and stream/completed settles; stream/cancel notifies clients.
+/// With `RUMMY_COMMAND_RUNNER=client`, accepting sh opens stdout/stderr channels that the client's stream fills and stream/completed settles; stream/cancel notifies clients.
 #[actix_rt::test]
 async fn sh_streams_its_output() {
-    let server = TestServer::start().await;
+    let server = TestServer::start_with(|c| {
+        c.commands.runner = rummy::config::CommandRunner::Client;
+    })
+    .await;
     server.provider.push(Reply::content(
         "<sh>make test</sh>\n<update status=\"102\">running tests</update>",
     ));

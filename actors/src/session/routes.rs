@@ -1221,12 +1221,18 @@ async fn resolve_if_proposed(
         .send(crate::registry::ResolveProposal { run, resolve })
         .await
         .map_err(|e| crate::errors::internal(&e))??;
-    Ok(Some(Outcome::Reply(json!({
+    let mut answer = json!({
         "ok": true,
         "path": path,
         "state": resolved.state.as_str(),
         "outcome": resolved.outcome,
-    }))))
+    });
+    // An accepted sh/env: who runs it (a client told `client` runs it and streams it back).
+    if crate::proposals::awaits_output(&resolved) {
+        answer["runner"] = json!(call.deps.svc.config.commands.runner.as_str());
+        answer["channels"] = json!([format!("{path}_1"), format!("{path}_2")]);
+    }
+    Ok(Some(Outcome::Reply(answer)))
 }
 
 async fn stream(call: Call) -> Result<Outcome, RpcError> {
@@ -1262,6 +1268,7 @@ async fn settle(
         project_id: run.project_id,
     };
     let divisor = call.deps.svc.config.limits.token_divisor;
+    let settled = path.to_owned();
     let (path, status, turn) = (path.to_owned(), run.status, run.last_turn());
     let (channels, pushed) = call
         .deps
@@ -1280,6 +1287,8 @@ async fn settle(
         })
         .await
         .map_err(from_store)?;
+    // The turn waiting for this output goes on; a command the server runs is killed.
+    call.deps.svc.commands.settled(rr.run_id, &settled);
     call.deps
         .svc
         .publish_state(rr.project_id, &run.alias, &pushed);

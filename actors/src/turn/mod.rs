@@ -75,6 +75,9 @@ pub enum Start {
         next_index: usize,
         /// The tool whose rejected or failed proposal aborts the rest.
         aborted_by: Option<String>,
+        /// The accepted command whose output the turn waited for: no longer awaited from the
+        /// first write on (`rummy_core::turn::streams::stop_awaiting`).
+        awaited: Option<String>,
     },
 }
 
@@ -107,7 +110,8 @@ pub enum Decision {
     Abandon(String),
     /// The context does not fit even after demotion: the loop ends 413 without a model call.
     Overflow(String),
-    /// A proposal waits for a client; the turn resumes after it is resolved.
+    /// A proposal waits for a client; the turn resumes after it is resolved (and, for an
+    /// accepted `sh`/`env`, after its output).
     Paused {
         /// The proposal's path.
         path: String,

@@ -23,6 +23,7 @@ use rummy_core::turn::dispatch::{
     dispatch, DispatchCtx, DispatchLimits, Dispatched, LoopFlags, UpdateSignal, UPDATE_STATUSES,
 };
 use rummy_core::turn::healer::{warnings as healer_warnings, TurnFacts, Verdict};
+use rummy_core::turn::streams::{self, StreamWrite};
 use rummy_core::turn::{record, state, TurnRef};
 use rummy_core::wire::methods;
 use serde_json::{json, Value};
@@ -48,7 +49,8 @@ pub async fn execute(svc: Services, job: TurnJob, start: Start) -> Result<TurnEn
             turn,
             next_index,
             aborted_by,
-        } => resume(svc, job, turn, next_index, aborted_by).await,
+            awaited,
+        } => resume(svc, job, turn, next_index, aborted_by, awaited).await,
     }
 }
 
@@ -501,13 +503,15 @@ fn record_reply(
     })
 }
 
-/// Continues a paused turn: its reply is read back from `assistant://<turn>` and dispatched from `next_index`.
+/// Continues a paused turn: its reply is read back from `assistant://<turn>` and dispatched
+/// from `next_index`. The command it `awaited`, if any, stops being awaited in the first write.
 async fn resume(
     svc: Services,
     job: TurnJob,
     turn: i32,
     next_index: usize,
     aborted_by: Option<String>,
+    awaited: Option<String>,
 ) -> Result<TurnEnd, TurnFailure> {
     let run = job.run;
     let (turn_id, reply, usage) = svc
@@ -531,8 +535,19 @@ async fn resume(
         turn,
     };
     let telemetry = json!({ "model": job.model_alias, "usage": usage, "resumed": true });
+    let divisor = svc.config.limits.token_divisor;
+    let prelude = awaited.map(|path| -> Prelude {
+        Box::new(move |c| {
+            let at = StreamWrite {
+                run,
+                divisor,
+                now: now(),
+            };
+            streams::stop_awaiting(c, at, &path)
+        })
+    });
     dispatch_from(
-        &svc, &job, t, turn_id, &parsed, next_index, aborted_by, telemetry, None, None,
+        &svc, &job, t, turn_id, &parsed, next_index, aborted_by, telemetry, None, prelude,
     )
     .await
 }

@@ -247,6 +247,8 @@ fn merge_attributes(
         run: at.run,
         writer: Writer::System,
         divisor: at.divisor,
+        // Only attributes change: no body passes the size gate here.
+        max_entry_tokens: u32::MAX,
         now: at.now,
     };
     let change = ViewChange {

@@ -4,7 +4,17 @@
 //! the state on, so a cancel can stop whatever is in flight. A failing turn
 //! never takes the run down: the loop ends 500 with an `error://` entry and the
 //! run waits for the next prompt.
+//!
+//! An accepted `sh`/`env` pauses the turn once more: the server starts the
+//! command (with `RUMMY_COMMAND_RUNNER=server`), and the turn goes on once its
+//! channels are settled, or after `RUMMY_STREAM_WAIT` with the output so far;
+//! the run stays 102 meanwhile, with `run/progress` `streaming`. A command that
+//! failed (a non-zero exit, a timeout, a cancel) aborts the rest of the turn's
+//! actions, as any failed action does.
 
+use crate::commands::CommandJob;
+
+mod output;
 use crate::loop_queue::{self, ClaimNext, Claimed, Enqueue, Finish, LoopQueue};
 use crate::registry::undefined_model;
 use crate::services::Services;
@@ -12,12 +22,14 @@ use crate::turn::{
     Decision, ExecuteTurn, Start, StopTurn, TurnEnd, TurnExecutor, TurnFailure, TurnJob,
 };
 use actix::prelude::*;
+use rummy_core::config::CommandRunner;
 use rummy_core::run::{Mode, RunStatus, StopReason};
 use rummy_core::store::entries::RunRef;
 use rummy_core::store::loops::Loop;
 use rummy_core::store::StoreError;
 use rummy_core::turn::healer::{Healer, HealerLimits};
 use rummy_core::turn::proposals::{Decision as ProposalDecision, Resolved};
+use rummy_core::turn::streams::Awaited;
 use rummy_core::wire::{ErrorKind, RpcError};
 use serde_json::Value;
 use std::path::PathBuf;
@@ -89,14 +101,23 @@ pub struct Resolve {
     pub root: PathBuf,
 }
 
-/// Restore a run a restart left waiting on a proposal (ARCHITECTURE.md §3).
+/// What a restored loop was waiting on when the server stopped.
+#[derive(Debug, Clone)]
+pub enum Paused {
+    /// A pending proposal (its path): resolving it resumes the turn.
+    Proposal(String),
+    /// An accepted command's output (its channels failed by recovery): the turn goes on.
+    Output(Awaited),
+}
+
+/// Restore a run a restart left waiting on a proposal or on a command's output (ARCHITECTURE.md §3).
 #[derive(Message)]
 #[rtype(result = "()")]
 pub struct Restore {
     /// Its active loop, run and model.
     pub claimed: Claimed,
-    /// The pending proposal.
-    pub proposal: String,
+    /// What the loop waited on.
+    pub paused: Paused,
 }
 
 enum Phase {
@@ -118,6 +139,8 @@ struct Active {
     handle: Option<SpawnHandle>,
     /// The proposal the loop waits on, if any.
     waiting: Option<String>,
+    /// The accepted command whose output the loop waits for, if any.
+    output: Option<Awaited>,
 }
 
 enum LoopEnd {
@@ -217,13 +240,13 @@ impl RunActor {
         ctx.spawn(start);
     }
 
-    /// Starts a claimed loop, or (with `waiting`) restores one paused on a proposal.
-    /// `model_context` is the loop's model's context length, if known.
+    /// Starts a claimed loop, or (with `paused`) restores one paused on a proposal or a
+    /// command's output. `model_context` is the loop's model's context length, if known.
     fn start_loop(
         &mut self,
         claimed: Claimed,
         model_context: Option<i32>,
-        waiting: Option<String>,
+        paused: Option<Paused>,
         ctx: &mut Context<Self>,
     ) {
         let Claimed {
@@ -235,7 +258,7 @@ impl RunActor {
         tracing::info!(
             run = %self.alias,
             loop_seq = loop_row.sequence,
-            restored = waiting.is_some(),
+            restored = paused.is_some(),
             model = %loop_row.model,
             route = routed.as_ref().map(|r| r.class.name()),
             "loop started"
@@ -284,7 +307,12 @@ impl RunActor {
             healer: Healer::new(HealerLimits::from(&self.svc.config.limits)),
             context: Arc::default(),
         };
-        let restored = waiting.is_some();
+        let restored = paused.is_some();
+        let (waiting, output) = match paused {
+            Some(Paused::Proposal(path)) => (Some(path), None),
+            Some(Paused::Output(awaited)) => (None, Some(awaited)),
+            None => (None, None),
+        };
         self.phase = Phase::Running(Box::new(Active {
             loop_row,
             job,
@@ -292,9 +320,15 @@ impl RunActor {
             executor: None,
             handle: None,
             waiting,
+            output: None,
         }));
-        if !restored {
-            self.run_turn(Start::Fresh, ctx);
+        match output {
+            Some(awaited) => {
+                let waiter = self.svc.commands.waiter(self.run.run_id, &awaited.path);
+                self.await_output(awaited, waiter, None, ctx);
+            }
+            None if !restored => self.run_turn(Start::Fresh, ctx),
+            None => {}
         }
     }
 
@@ -439,7 +473,7 @@ impl Handler<Restore> for RunActor {
             // No discovery here: the loop ran before the restart, so any context length its
             // provider gave was cached then, and the pending proposal must be resolvable at once.
             let model_context = msg.claimed.model.as_ref().and_then(|m| m.context_length);
-            self.start_loop(msg.claimed, model_context, Some(msg.proposal), ctx);
+            self.start_loop(msg.claimed, model_context, Some(msg.paused), ctx);
         }
     }
 }
@@ -538,26 +572,63 @@ impl Handler<Resolve> for RunActor {
             return Box::pin(actix::fut::ready(Err(err)));
         }
         let (run, svc) = (self.run, self.svc.clone());
+        // Taken before the resolution opens any channel: a client that completes an accepted
+        // command at once cannot settle it unseen.
+        let waiter = self.svc.commands.waiter(run.run_id, &msg.path);
+        let (root, asked) = (msg.root.clone(), msg.path.clone());
         let resolve = async move {
             crate::proposals::resolve(&svc, run, msg.path, msg.decision, msg.root).await
         };
-        Box::pin(resolve.into_actor(self).map(|res, act, ctx| {
-            let (resolved, params) = res?;
+        Box::pin(resolve.into_actor(self).map(move |res, act, ctx| {
+            let done = res.inspect_err(|_| act.svc.commands.forget_waiter(run.run_id, &asked))?;
+            let resolved = done.resolved;
             act.svc
-                .publish_state(act.run.project_id, &act.alias, &params);
+                .publish_state(act.run.project_id, &act.alias, &done.push);
+            let output = crate::proposals::awaits_output(&resolved);
+            if !output {
+                act.svc.commands.forget_waiter(run.run_id, &resolved.path);
+            }
             // The disk work took a while: resume only the loop still waiting on this proposal
             // (a cancel meanwhile has ended it).
             match &mut act.phase {
                 Phase::Running(active) if active.waiting.as_deref() == Some(&resolved.path) => {
                     active.waiting = None;
                 }
-                _ => return Ok(resolved),
+                _ => {
+                    act.svc.commands.forget_waiter(run.run_id, &resolved.path);
+                    // The loop ended (a cancel) while the acceptance was written: the command
+                    // is not run, and its channels do not stay open.
+                    if output {
+                        act.cancel_output(resolved.path.clone());
+                    }
+                    return Ok(resolved);
+                }
+            }
+            if output {
+                let awaited = Awaited {
+                    path: resolved.path.clone(),
+                    tool: resolved.tool.clone(),
+                    turn: resolved.turn,
+                    command_index: resolved.command_index,
+                };
+                let job = match (act.svc.config.commands.runner, done.command) {
+                    (CommandRunner::Server, Some(command)) => Some(CommandJob {
+                        run,
+                        path: resolved.path.clone(),
+                        command,
+                        root,
+                    }),
+                    _ => None,
+                };
+                act.await_output(awaited, waiter, job, ctx);
+                return Ok(resolved);
             }
             let aborted_by = resolved.aborts_rest.then(|| resolved.tool.clone());
             let start = Start::Resume {
                 turn: resolved.turn,
                 next_index: resolved.command_index + 1,
                 aborted_by,
+                awaited: None,
             };
             act.run_turn(start, ctx);
             Ok(resolved)
@@ -569,6 +640,7 @@ impl Handler<Cancel> for RunActor {
     type Result = bool;
 
     fn handle(&mut self, _: Cancel, ctx: &mut Context<Self>) -> bool {
+        self.stop_commands();
         match &mut self.phase {
             Phase::Running(active) => {
                 if let Some(handle) = active.handle.take() {

@@ -1,0 +1,146 @@
+//! The run's wait for an accepted command's output: the command started on the server (with
+//! `RUMMY_COMMAND_RUNNER=server`), `run/progress` `streaming`, the turn resumed once the
+//! channels are settled or `RUMMY_STREAM_WAIT` passed, and the commands stopped on a cancel.
+
+use super::{Phase, RunActor};
+use crate::commands::CommandJob;
+use crate::services::Services;
+use crate::turn::Start;
+use actix::prelude::*;
+use rummy_core::commands::RUN_CANCELLED;
+use rummy_core::entry::State;
+use rummy_core::store::StoreError;
+use rummy_core::turn::streams::{self, Awaited, StreamEnd, StreamWrite};
+use serde_json::json;
+use std::sync::Arc;
+
+impl RunActor {
+    /// Waits for the output of the accepted command `awaited` (starting it on the server when
+    /// `job` is given), then resumes its turn after it. `waiter` was taken before the command's
+    /// channels existed, so a settling in between is not missed.
+    pub(super) fn await_output(
+        &mut self,
+        awaited: Awaited,
+        waiter: Arc<tokio::sync::Notify>,
+        job: Option<CommandJob>,
+        ctx: &mut Context<Self>,
+    ) {
+        if let Some(job) = job {
+            self.svc.commands.start(&self.svc, job);
+        }
+        self.svc.publish(
+            self.run.project_id,
+            &self.alias,
+            "run/progress",
+            json!({ "run": &*self.alias, "turn": awaited.turn, "status": "streaming", "path": awaited.path }),
+        );
+        let (svc, run_id, path) = (self.svc.clone(), self.run.run_id, awaited.path.clone());
+        let wait = self.svc.config.commands.stream_wait;
+        let states = move |svc: Services, path: String| async move {
+            svc.store
+                .read(move |c| streams::channel_states(c, run_id, &path))
+                .await
+        };
+        let waited = async move {
+            let now = states(svc.clone(), path.clone()).await;
+            let settled = now.is_ok_and(|s| !s.contains(&State::Streaming));
+            let in_time = settled || tokio::time::timeout(wait, waiter.notified()).await.is_ok();
+            svc.commands.forget_waiter(run_id, &path);
+            (in_time, states(svc, path).await)
+        };
+        let waiting_for = awaited.clone();
+        let handle = ctx.spawn(
+            waited
+                .into_actor(self)
+                .map(move |(in_time, states), act, ctx| {
+                    act.output_done(awaited, in_time, states, ctx)
+                }),
+        );
+        if let Phase::Running(active) = &mut self.phase {
+            active.handle = Some(handle);
+            active.output = Some(waiting_for);
+        }
+    }
+
+    /// The wait for `awaited`'s output is over (`in_time`: its channels were settled; else
+    /// `RUMMY_STREAM_WAIT` passed): its turn goes on after it, the rest aborted when it failed.
+    fn output_done(
+        &mut self,
+        awaited: Awaited,
+        in_time: bool,
+        states: Result<Vec<State>, StoreError>,
+        ctx: &mut Context<Self>,
+    ) {
+        match &mut self.phase {
+            Phase::Running(active) if active.output.as_ref() == Some(&awaited) => {
+                active.output = None;
+                active.handle = None;
+            }
+            _ => return,
+        }
+        let states = states.unwrap_or_else(|e| {
+            tracing::error!(run = %self.alias, error = %e, "cannot read a command's channels");
+            Vec::new()
+        });
+        if !in_time {
+            tracing::info!(run = %self.alias, path = %awaited.path, "the turn goes on without the command's end (RUMMY_STREAM_WAIT)");
+        }
+        let failed = states
+            .iter()
+            .any(|s| matches!(s, State::Failed | State::Cancelled));
+        let start = Start::Resume {
+            turn: awaited.turn,
+            next_index: awaited.command_index + 1,
+            aborted_by: failed.then(|| awaited.tool.clone()),
+            awaited: Some(awaited.path),
+        };
+        self.run_turn(start, ctx);
+    }
+
+    /// Stops what the run's commands are doing on a cancel: the server's are killed (their
+    /// channels cancelled by their runner); the output a client was producing for the loop's
+    /// turn is cancelled here, and the client told with `stream/cancelled`.
+    pub(super) fn stop_commands(&self) {
+        let stopped = self.svc.commands.stop_run(self.run.run_id, RUN_CANCELLED);
+        let awaited = match &self.phase {
+            Phase::Running(active) => active.output.clone(),
+            _ => None,
+        };
+        if let Some(awaited) = awaited.filter(|_| stopped == 0) {
+            self.cancel_output(awaited.path);
+        }
+    }
+
+    /// Cancels the channels of the accepted command at `path` ("run cancelled"), telling
+    /// clients with `stream/cancelled`; channels settled already are left as they are.
+    pub(super) fn cancel_output(&self, path: String) {
+        let (svc, run, alias) = (self.svc.clone(), self.run, Arc::clone(&self.alias));
+        let divisor = svc.config.limits.token_divisor;
+        actix_rt::spawn(async move {
+            let settling = path.clone();
+            let settled = svc
+                .store
+                .write(move |c| {
+                    let at = StreamWrite {
+                        run,
+                        divisor,
+                        now: crate::clock::now(),
+                    };
+                    let end = StreamEnd::Cancelled {
+                        reason: Some(RUN_CANCELLED.to_owned()),
+                    };
+                    streams::settle(c, at, &settling, &end)
+                })
+                .await;
+            // Settled already (the client completed it meanwhile): nothing to tell.
+            if settled.is_ok() {
+                svc.publish(
+                    run.project_id,
+                    &alias,
+                    "stream/cancelled",
+                    json!({ "run": &*alias, "path": path, "reason": RUN_CANCELLED }),
+                );
+            }
+        });
+    }
+}
