@@ -407,7 +407,7 @@ async fn run_cancel_kills_the_command() {
 /// so, and the model reads why.
 #[actix_rt::test]
 async fn a_command_past_its_timeout_is_killed() {
-    let server = server_with(|c| c.commands.timeout = Duration::from_millis(500)).await;
+    let server = server_with(|c| c.commands.timeout = Duration::from_millis(1500)).await;
     let (_dir, root) = project();
     let mut client = proposing(
         &server.url(),
@@ -423,7 +423,7 @@ async fn a_command_past_its_timeout_is_killed() {
     ];
     wait_status(&mut client, "cmd", 200).await;
     assert!(all_gone(&pids).await, "{pids:?} still run");
-    let reason = "timed out after 0.5 s (RUMMY_COMMAND_TIMEOUT); its processes were killed";
+    let reason = "timed out after 1.5 s (RUMMY_COMMAND_TIMEOUT); its processes were killed";
     assert_eq!(
         channel(&mut client, &path, 1).await,
         (json!("failed"), json!(reason), json!("started\n"))
@@ -516,13 +516,40 @@ async fn a_client_runner_streams_the_output_back() {
     server.stop().await;
 }
 
+/// With the client runner, cancelling the run while it waits for the client's output cancels
+/// the channels ("run cancelled") and tells the client to stop with `stream/cancelled`.
+#[actix_rt::test]
+async fn run_cancel_stops_a_client_command() {
+    let server = server_with(|c| c.commands.runner = CommandRunner::Client).await;
+    let (_dir, root) = project();
+    let mut client = proposing(&server.url(), &server.provider, &root, "<sh>make</sh>").await;
+    let path = accept_next(&mut client, "client").await;
+    client
+        .call("set", json!({ "path": "run://cmd", "state": "cancelled" }))
+        .await
+        .unwrap();
+    wait_status(&mut client, "cmd", 499).await;
+    assert_eq!(
+        client
+            .next_notification("stream/cancelled", WAIT)
+            .await
+            .unwrap(),
+        json!({ "run": "cmd", "path": path, "reason": "run cancelled" })
+    );
+    assert_eq!(
+        channel(&mut client, &path, 1).await,
+        (json!("cancelled"), json!("run cancelled"), json!(""))
+    );
+    server.stop().await;
+}
+
 /// Past `RUMMY_STREAM_WAIT` the turn goes on: the model reads the channel still streaming with
 /// what arrived so far.
 #[actix_rt::test]
 async fn the_turn_goes_on_after_the_stream_wait() {
     let server = server_with(|c| {
         c.commands.runner = CommandRunner::Client;
-        c.commands.stream_wait = Duration::from_secs(1);
+        c.commands.stream_wait = Duration::from_secs(2);
     })
     .await;
     let (_dir, root) = project();

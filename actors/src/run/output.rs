@@ -106,7 +106,14 @@ impl RunActor {
             Phase::Running(active) => active.output.clone(),
             _ => None,
         };
-        if let Some(awaited) = awaited.filter(|_| stopped == 0) {
+        let Some(awaited) = awaited else {
+            return;
+        };
+        // The wait itself is dropped with the loop.
+        self.svc
+            .commands
+            .forget_waiter(self.run.run_id, &awaited.path);
+        if stopped == 0 {
             self.cancel_output(awaited.path);
         }
     }
