@@ -274,10 +274,14 @@ async fn unknown_fields_are_refused_naming_the_field() {
 }
 
 /// A failing command reported with the seed's `exit_code` is recorded as failing; reported
-/// with a misspelled field it is refused, and nothing is recorded (never exit 0).
+/// with a misspelled field it is refused, and nothing is recorded (never exit 0). (The client
+/// runs the command here: `RUMMY_COMMAND_RUNNER=client`.)
 #[actix_rt::test]
 async fn stream_completed_reads_exit_code_and_refuses_misspellings() {
-    let server = TestServer::start().await;
+    let server = TestServer::start_with(|c| {
+        c.commands.runner = rummy::config::CommandRunner::Client;
+    })
+    .await;
     server.provider.push(Reply::content(
         "<sh>false</sh>\n<update status=\"102\">running</update>",
     ));
