@@ -32,7 +32,7 @@ impl RunActor {
             self.run.project_id,
             &self.alias,
             "run/progress",
-            json!({ "run": &*self.alias, "turn": awaited.turn, "status": "streaming", "path": awaited.path }),
+            json!({ "run": &*self.alias, "turn": awaited.turn, "status": rummy_core::wire::methods::progress::STREAMING, "path": awaited.path }),
         );
         let (svc, run_id, path) = (self.svc.clone(), self.run.run_id, awaited.path.clone());
         let wait = self.svc.config.commands.stream_wait;

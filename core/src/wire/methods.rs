@@ -102,8 +102,10 @@ pub mod progress {
     pub const RETRYING: &str = "retrying";
     /// The call went to the fallback model `to`.
     pub const REROUTED: &str = "rerouted";
+    /// The turn waits for an accepted command's output (`path`, the proposal).
+    pub const STREAMING: &str = "streaming";
     /// Every status, in the order a turn may show them.
-    pub const ALL: &[&str] = &[QUEUED, THINKING, PROCESSING, RETRYING, REROUTED];
+    pub const ALL: &[&str] = &[QUEUED, THINKING, PROCESSING, RETRYING, REROUTED, STREAMING];
 }
 
 const LIST: [ParamSpec; 2] = [
@@ -597,6 +599,7 @@ pub const NOTIFICATIONS: &[NotificationSpec] = &[
             p("detail", "string", false, "why (queued, retrying, rerouted)"),
             p("delayMs", "integer", false, "retrying: how long until the retry"),
             p("to", "string", false, "rerouted: the fallback model"),
+            p("path", "string", false, "streaming: the accepted command whose output the turn waits for"),
         ],
     },
     NotificationSpec {
