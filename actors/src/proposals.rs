@@ -117,6 +117,7 @@ pub async fn resolve(
     path: String,
     decision: Decision,
     root: PathBuf,
+    by: Option<String>,
 ) -> Result<Resolution, RpcError> {
     let locks = &svc.resolution_locks;
     let _run = locks.lock(LockKey::Run(run.run_id)).await;
@@ -144,8 +145,15 @@ pub async fn resolve(
     let recorded = svc
         .store
         .write(move |c| {
-            let resolved = match proposals::record(c, run, &proposal, &resolution, divisor, now())?
-            {
+            let resolved = match proposals::record(
+                c,
+                run,
+                &proposal,
+                &resolution,
+                by.as_deref(),
+                divisor,
+                now(),
+            )? {
                 Recorded::Resolved(resolved) => resolved,
                 Recorded::Stale(state) => return Ok(Err(state)),
             };

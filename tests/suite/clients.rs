@@ -491,7 +491,14 @@ async fn discover_lists_what_is_accepted() {
     );
     assert_eq!(
         catalogue["notifications"]["run/progress"]["payload"]["status"]["values"],
-        json!(["queued", "thinking", "processing", "retrying", "rerouted", "streaming"])
+        json!([
+            "queued",
+            "thinking",
+            "processing",
+            "retrying",
+            "rerouted",
+            "streaming"
+        ])
     );
     let mut state = names(&catalogue["notifications"]["run/state"]["payload"]);
     state.sort_unstable();

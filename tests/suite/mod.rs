@@ -2,6 +2,7 @@
 
 mod accepts;
 mod access;
+mod audit;
 mod binary;
 mod clients;
 mod commands;

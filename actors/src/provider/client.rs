@@ -101,7 +101,13 @@ impl Client {
             let Some(slot) = self.limiter.acquire(estimated, &call.events).await else {
                 return Err(self.transport("the provider is shutting down".into()));
             };
-            let result = self.attempt(&body, &call.events).await;
+            let result = self
+                .attempt(&body, &call.events)
+                .await
+                .map_err(|mut failed| {
+                    failed.error = failed.error.scrubbed(self.endpoint.secret());
+                    failed
+                });
             drop(slot);
             let failed = match result {
                 Ok(completion) => {

@@ -113,6 +113,29 @@ pub enum ProviderError {
 }
 
 impl ProviderError {
+    /// The error with every appearance of `secret` (the provider's key) replaced: a provider
+    /// that echoes the key it was sent in an error body must not put it in an `error://` entry,
+    /// a notification or a log line.
+    pub fn scrubbed(mut self, secret: Option<&str>) -> Self {
+        let Some(secret) = secret.filter(|s| s.len() >= 8) else {
+            return self;
+        };
+        match &mut self {
+            ProviderError::Status { body: text, .. }
+            | ProviderError::Api { message: text, .. }
+            | ProviderError::Transport { reason: text, .. }
+            | ProviderError::ContextLength { message: text, .. }
+            | ProviderError::Interrupted { reason: text, .. }
+            | ProviderError::Malformed { reason: text, .. } => {
+                *text = text.replace(secret, rummy_core::store::rpc_log::REDACTED);
+            }
+            ProviderError::Timeout { .. }
+            | ProviderError::Throttled { .. }
+            | ProviderError::TooLarge { .. } => {}
+        }
+        self
+    }
+
     /// The failure as the retry and fallback rules see it.
     pub fn fault(&self) -> Fault {
         match self {

@@ -99,6 +99,8 @@ pub struct Resolve {
     pub decision: ProposalDecision,
     /// The project root on disk, where accepted file changes land.
     pub root: PathBuf,
+    /// Who decided, when a token names the person (the proposal records it).
+    pub by: Option<String>,
 }
 
 /// What a restored loop was waiting on when the server stopped.
@@ -577,7 +579,7 @@ impl Handler<Resolve> for RunActor {
         let waiter = self.svc.commands.waiter(run.run_id, &msg.path);
         let (root, asked) = (msg.root.clone(), msg.path.clone());
         let resolve = async move {
-            crate::proposals::resolve(&svc, run, msg.path, msg.decision, msg.root).await
+            crate::proposals::resolve(&svc, run, msg.path, msg.decision, msg.root, msg.by).await
         };
         Box::pin(resolve.into_actor(self).map(move |res, act, ctx| {
             let done = res.inspect_err(|_| act.svc.commands.forget_waiter(run.run_id, &asked))?;

@@ -1214,6 +1214,7 @@ async fn resolve_if_proposed(
         path: path.clone(),
         decision,
         root,
+        by: call.caller().and_then(Caller::user).map(str::to_owned),
     };
     let resolved = call
         .deps

@@ -73,6 +73,11 @@ impl Endpoint {
         }
     }
 
+    /// The API key, if the provider takes one (for scrubbing it out of error texts).
+    pub fn secret(&self) -> Option<&str> {
+        self.api_key.as_deref()
+    }
+
     /// The headers every request carries: the bearer key if there is one, then the provider's own.
     pub fn headers(&self) -> Vec<(&'static str, String)> {
         let auth = self

@@ -26,7 +26,7 @@ fn accept(f: &mut Fixture, dir: &TempDir, path: &str) -> Recorded {
     let run = f.ctx.t.run;
     let proposal = proposals::read(&mut f.conn, run, path).unwrap();
     let resolution = proposals::apply(&proposal, Decision::Accept(None), dir.path());
-    proposals::record(&mut f.conn, run, &proposal, &resolution, 2, NOW).unwrap()
+    proposals::record(&mut f.conn, run, &proposal, &resolution, None, 2, NOW).unwrap()
 }
 
 /// An accepted edit is written to disk and recorded resolved, and its file's entry follows;
@@ -102,7 +102,8 @@ fn a_proposal_cancelled_meanwhile_keeps_its_state() {
     assert!(matches!(resolution, Resolution::Accepted { .. }));
     proposals::cancel_pending(&mut f.conn, f.ctx.t, "cancelled", 2, NOW).unwrap();
 
-    let recorded = proposals::record(&mut f.conn, run, &proposal, &resolution, 2, NOW).unwrap();
+    let recorded =
+        proposals::record(&mut f.conn, run, &proposal, &resolution, None, 2, NOW).unwrap();
 
     assert_eq!(
         (

@@ -18,7 +18,8 @@ fn accepted(f: &mut Fixture) -> String {
     let run = f.ctx.t.run;
     let proposal = proposals::read(&mut f.conn, run, &path).unwrap();
     let resolution = proposals::apply(&proposal, Decision::Accept(None), std::path::Path::new("/"));
-    let recorded = proposals::record(&mut f.conn, run, &proposal, &resolution, 2, NOW).unwrap();
+    let recorded =
+        proposals::record(&mut f.conn, run, &proposal, &resolution, None, 2, NOW).unwrap();
     assert!(matches!(recorded, Recorded::Resolved(_)), "{recorded:?}");
     streams::await_output(&mut f.conn, at(f.ctx.t.run), &path, CommandRunner::Server).unwrap();
     path
@@ -62,7 +63,7 @@ fn an_accepted_command_opens_visible_channels_and_is_awaited() {
         json!({
             "kind": "sh", "command": "make test", "summary": "make test", "runner": "server",
             "commandIndex": 0, "channels": [format!("{path}_1"), format!("{path}_2")],
-            "awaiting": true,
+            "awaiting": true, "resolvedAt": NOW.to_rfc3339(),
         })
     );
     assert_eq!(
@@ -225,7 +226,16 @@ fn turn_demotion_takes_failed_output_but_not_a_rejection() {
         Decision::Reject(Some("not now".to_owned())),
         std::path::Path::new("/"),
     );
-    proposals::record(&mut f.conn, f.ctx.t.run, &proposal, &resolution, 2, NOW).unwrap();
+    proposals::record(
+        &mut f.conn,
+        f.ctx.t.run,
+        &proposal,
+        &resolution,
+        None,
+        2,
+        NOW,
+    )
+    .unwrap();
 
     crate::turn::budget::demote_turn(&mut f.conn, f.ctx.t, NOW).unwrap();
 

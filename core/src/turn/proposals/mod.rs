@@ -268,6 +268,7 @@ pub fn record(
     run: RunRef,
     proposal: &Proposal,
     resolution: &Resolution,
+    by: Option<&str>,
     divisor: u32,
     now: Millis,
 ) -> Result<Recorded, StoreError> {
@@ -340,6 +341,13 @@ pub fn record(
     let mut attributes = attrs.clone();
     if let (Some(map), Value::Object(more)) = (attributes.as_object_mut(), extra) {
         map.extend(more);
+    }
+    // The audit (TEAM.md §5): when, and by whom when a token names the person.
+    if let Some(map) = attributes.as_object_mut() {
+        map.insert("resolvedAt".into(), Value::from(now.to_rfc3339()));
+        if let Some(user) = by {
+            map.insert("resolvedBy".into(), Value::from(user));
+        }
     }
     let body = body.unwrap_or_else(|| row.body.clone());
     let turn = row.turn;
