@@ -11,6 +11,7 @@ mod docs;
 mod entries;
 mod healing;
 mod history;
+mod hostile;
 mod isolation;
 mod layering;
 mod lifecycle;

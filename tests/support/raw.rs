@@ -29,11 +29,27 @@ pub struct RawSocket {
 impl RawSocket {
     /// Connects to the server on `port` and completes the WebSocket handshake.
     pub async fn connect(port: u16) -> RawSocket {
+        match RawSocket::connect_with(port, &[]).await {
+            Ok(socket) => socket,
+            Err((status, body)) => panic!("upgrade refused: {status} {body}"),
+        }
+    }
+
+    /// Connects with extra upgrade headers; the refusal's HTTP status and body when the server
+    /// does not upgrade.
+    pub async fn connect_with(
+        port: u16,
+        headers: &[(&str, &str)],
+    ) -> Result<RawSocket, (u16, String)> {
         let mut stream = TcpStream::connect(("127.0.0.1", port)).await.unwrap();
-        let request = format!(
+        let mut request = format!(
             "GET /ws HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\
-             Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n"
+             Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n"
         );
+        for (name, value) in headers {
+            request.push_str(&format!("{name}: {value}\r\n"));
+        }
+        request.push_str("\r\n");
         stream.write_all(request.as_bytes()).await.unwrap();
         let mut socket = RawSocket {
             stream,
@@ -46,9 +62,26 @@ impl RawSocket {
             assert!(socket.fill().await > 0, "the handshake was cut short");
         };
         let head = String::from_utf8_lossy(&socket.buffer[..end]).into_owned();
-        assert!(head.starts_with("HTTP/1.1 101"), "{head}");
-        socket.buffer.drain(..end);
-        socket
+        if head.starts_with("HTTP/1.1 101") {
+            socket.buffer.drain(..end);
+            return Ok(socket);
+        }
+        let status = head
+            .split(' ')
+            .nth(1)
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(0);
+        let length: usize = head
+            .lines()
+            .find_map(|l| {
+                l.to_ascii_lowercase()
+                    .strip_prefix("content-length:")
+                    .and_then(|n| n.trim().parse().ok())
+            })
+            .unwrap_or(0);
+        while socket.buffer.len() < end + length && socket.fill().await > 0 {}
+        let body = String::from_utf8_lossy(&socket.buffer[end..]).into_owned();
+        Err((status, body))
     }
 
     async fn fill(&mut self) -> usize {
@@ -171,4 +204,20 @@ fn parse(bytes: &[u8]) -> Option<(Frame, usize)> {
         other => Frame::Other(other),
     };
     Some((frame, start + len))
+}
+
+/// A client frame with every header bit chosen: `fin`, the three `rsv` bits, the opcode, and
+/// whether it is masked (a client must mask).
+pub fn frame_with(fin: bool, rsv: u8, opcode: u8, masked: bool, payload: &[u8]) -> Vec<u8> {
+    let mask = [0x12, 0x34, 0x56, 0x78];
+    let mut out = header(opcode, payload.len() as u64, mask);
+    out[0] = (u8::from(fin) << 7) | ((rsv & 0x7) << 4) | (opcode & 0x0F);
+    if !masked {
+        out[1] &= 0x7F;
+        out.truncate(out.len() - 4);
+        out.extend_from_slice(payload);
+    } else {
+        out.extend(payload.iter().enumerate().map(|(i, b)| b ^ mask[i % 4]));
+    }
+    out
 }

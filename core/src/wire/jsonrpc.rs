@@ -255,12 +255,29 @@ pub fn parse_request(raw: &RawValue) -> Result<Request, (Option<RequestId>, RpcE
     if field(map.get("jsonrpc").copied()) != Some(Value::from("2.0")) {
         return Err(invalid("invalid request: jsonrpc must be \"2.0\""));
     }
-    let Some(Value::String(method)) = field(map.remove("method")) else {
+    // Valid JSON that serde_json still refuses to read (nested past its limit, a lone
+    // surrogate): say why, rather than misreport its type.
+    let unreadable = |name: &str, raw: &RawValue| {
+        serde_json::from_str::<Value>(raw.get()).err().map(|e| {
+            invalid(&format!(
+                "invalid request: {name}: {}",
+                strip_position(&e.to_string())
+            ))
+        })
+    };
+    let method_raw = map.remove("method");
+    if let Some(err) = method_raw.and_then(|raw| unreadable("method", raw)) {
+        return Err(err);
+    }
+    let Some(Value::String(method)) = field(method_raw) else {
         return Err(invalid("invalid request: method must be a string"));
     };
     let params = match map.remove("params") {
         None => Value::Null,
         Some(raw) if raw.get().starts_with('{') || raw.get() == "null" => {
+            if let Some(err) = unreadable("params", raw) {
+                return Err(err);
+            }
             field(Some(raw)).ok_or_else(|| invalid("invalid request: params must be an object"))?
         }
         Some(_) => return Err(invalid("invalid request: params must be an object")),
