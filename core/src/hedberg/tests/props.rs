@@ -204,6 +204,27 @@ proptest! {
         let _ = hedreplace(&pattern, &replacement, &text);
     }
 
+    /// Arbitrary bytes as pattern, text and edit body: nothing panics, and every call ends in
+    /// bounded time (no pattern makes matching explode).
+    #[test]
+    fn arbitrary_bytes_never_panic_or_hang(
+        pattern in prop::collection::vec(any::<u8>(), 0..256),
+        text in prop::collection::vec(any::<u8>(), 0..2048),
+        body in prop::collection::vec(any::<u8>(), 0..512),
+    ) {
+        let (pattern, text, body) = (
+            String::from_utf8_lossy(&pattern),
+            String::from_utf8_lossy(&text),
+            String::from_utf8_lossy(&body),
+        );
+        let started = std::time::Instant::now();
+        let _ = hedmatch(&pattern, &text);
+        let _ = hedsearch(&pattern, &text);
+        let _ = hedreplace(&pattern, &body, &text);
+        let _ = apply("p", &text, &parse_edit(&body, &EditAttrs::default()), 4);
+        prop_assert!(started.elapsed() < std::time::Duration::from_secs(2), "took {:?}", started.elapsed());
+    }
+
     /// Reading any body and applying it to any text never panics.
     #[test]
     fn edits_never_panic(body in soup(), text in soup(), search in proptest::option::of(soup())) {

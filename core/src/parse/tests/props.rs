@@ -165,6 +165,18 @@ proptest! {
         let _ = looks_like_tool_call(&reply);
     }
 
+    /// Arbitrary bytes (read as a provider's text would be, lossily) parse without panicking,
+    /// and in bounded time: no input makes the parser backtrack or loop.
+    #[test]
+    fn arbitrary_bytes_parse_in_bounded_time(bytes in prop::collection::vec(any::<u8>(), 0..4096), cap in 0usize..16) {
+        let reply = String::from_utf8_lossy(&bytes);
+        let started = std::time::Instant::now();
+        let parsed = parse_reply(&reply, cap);
+        let _ = looks_like_tool_call(&reply);
+        prop_assert!(parsed.commands.len() <= cap);
+        prop_assert!(started.elapsed() < std::time::Duration::from_secs(2), "took {:?}", started.elapsed());
+    }
+
     /// Well-formed commands surrounded by arbitrary prose all come out, in order, unchanged.
     #[test]
     fn never_loses_a_command(
