@@ -1,50 +1,39 @@
 //! A WebSocket JSON-RPC 2.0 client for tests: calls match responses by id, notifications are buffered.
 //!
-//! Every incoming message is sorted into one of two in-order buffers: *notifications*
-//! (objects with a `method` and no `id`) and *responses* (everything else, including
-//! batch arrays and `"id": null` parse-error answers). Methods that wait for something
-//! read frames until it shows up, buffering whatever else arrives meanwhile.
-
-mod error;
+//! It is `rummy_client`'s [`Connection`] with two in-order buffers: every incoming message is
+//! sorted into *notifications* (objects with a `method` and no `id`) and *responses*
+//! (everything else, including batch arrays and `"id": null` parse-error answers). Methods
+//! that wait for something read frames until it shows up, buffering whatever else arrives
+//! meanwhile; nothing reads the socket otherwise, so a test can stop reading.
 
 use std::collections::VecDeque;
 use std::time::Duration;
 
-use futures_util::{SinkExt, StreamExt};
+use rummy_client::connection::{into_result, method_of, params_of};
+use rummy_client::{ConnectOptions, Connection, Incoming};
 use serde_json::{json, Value};
-use tokio::net::TcpStream;
 use tokio::time::Instant;
-use tokio_tungstenite::tungstenite::client::IntoClientRequest;
-use tokio_tungstenite::tungstenite::error::ProtocolError;
-use tokio_tungstenite::tungstenite::http::{HeaderName, HeaderValue};
-use tokio_tungstenite::tungstenite::{self, Message};
-use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
 
-pub use error::{CallError, ClientError, RpcError};
+pub use rummy_client::{CallError, ClientError, RpcError};
 
 /// How long calls and waits without an explicit timeout may take.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// Close code reported when the server's close frame carried no code (RFC 6455 "no status").
-const NO_STATUS: u16 = 1005;
+/// The code `call_err` gives a call that unexpectedly succeeded (`data` holds the result).
+pub const UNEXPECTED_SUCCESS: i64 = 0;
 
 /// A connected JSON-RPC test client.
 pub struct RpcClient {
-    ws: WebSocketStream<MaybeTlsStream<TcpStream>>,
-    next_id: u64,
+    conn: Connection,
     timeout: Duration,
     notifications: VecDeque<Value>,
     responses: VecDeque<Value>,
-    /// The server's close frame, once seen.
-    close_frame: Option<(u16, String)>,
-    /// Set once the stream has ended; later reads fail fast.
-    ended: bool,
 }
 
 impl RpcClient {
     /// Opens a WebSocket to `url`, e.g. `ws://127.0.0.1:1234/`.
     pub async fn connect(url: &str) -> Result<RpcClient, ClientError> {
-        RpcClient::connect_with_headers(url, &[]).await
+        RpcClient::open(url, ConnectOptions::default()).await
     }
 
     /// Opens a WebSocket to `url`, adding these headers to the upgrade request (e.g. auth).
@@ -52,18 +41,15 @@ impl RpcClient {
         url: &str,
         headers: &[(&str, &str)],
     ) -> Result<RpcClient, ClientError> {
-        let mut request = url
-            .into_client_request()
-            .map_err(|e| ClientError::Connect(e.to_string()))?;
-        for (name, value) in headers {
-            let name = HeaderName::from_bytes(name.as_bytes())
-                .map_err(|e| ClientError::Connect(format!("header name {name:?}: {e}")))?;
-            let value = HeaderValue::from_str(value)
-                .map_err(|e| ClientError::Connect(format!("header value {value:?}: {e}")))?;
-            request.headers_mut().append(name, value);
-        }
-        let connecting = tokio_tungstenite::connect_async(request);
-        RpcClient::handshake(connecting).await
+        let headers = headers
+            .iter()
+            .map(|(name, value)| ((*name).to_owned(), (*value).to_owned()))
+            .collect();
+        let options = ConnectOptions {
+            headers,
+            ..ConnectOptions::default()
+        };
+        RpcClient::open(url, options).await
     }
 
     /// Opens a WebSocket to `url` over a socket whose receive buffer is asked to be `bytes`
@@ -73,67 +59,19 @@ impl RpcClient {
         url: &str,
         bytes: u32,
     ) -> Result<RpcClient, ClientError> {
-        let request = url
-            .into_client_request()
-            .map_err(|e| ClientError::Connect(e.to_string()))?;
-        let uri = request.uri();
-        let address = format!(
-            "{}:{}",
-            uri.host().unwrap_or_default(),
-            uri.port_u16().unwrap_or(80)
-        );
-        let address: std::net::SocketAddr = address
-            .parse()
-            .map_err(|e| ClientError::Connect(format!("{address}: {e}")))?;
-        let socket = if address.is_ipv4() {
-            tokio::net::TcpSocket::new_v4()
-        } else {
-            tokio::net::TcpSocket::new_v6()
-        }
-        .map_err(|e| ClientError::Connect(e.to_string()))?;
-        socket
-            .set_recv_buffer_size(bytes)
-            .map_err(|e| ClientError::Connect(e.to_string()))?;
-        let stream = socket
-            .connect(address)
-            .await
-            .map_err(|e| ClientError::Connect(e.to_string()))?;
-        let connecting = tokio_tungstenite::client_async(request, MaybeTlsStream::Plain(stream));
-        RpcClient::handshake(connecting).await
+        let options = ConnectOptions {
+            receive_buffer: Some(bytes),
+            ..ConnectOptions::default()
+        };
+        RpcClient::open(url, options).await
     }
 
-    /// Finishes a connection once its WebSocket handshake is done.
-    async fn handshake(
-        connecting: impl std::future::Future<
-            Output = Result<
-                (
-                    WebSocketStream<MaybeTlsStream<TcpStream>>,
-                    tungstenite::handshake::client::Response,
-                ),
-                tungstenite::Error,
-            >,
-        >,
-    ) -> Result<RpcClient, ClientError> {
-        let (ws, _response) = match tokio::time::timeout(DEFAULT_TIMEOUT, connecting).await {
-            Err(_) => return Err(ClientError::Timeout),
-            Ok(Err(tungstenite::Error::Http(response))) => {
-                return Err(ClientError::Rejected {
-                    status: response.status().as_u16(),
-                    body: String::from_utf8_lossy(response.body().as_deref().unwrap_or_default())
-                        .into_owned(),
-                })
-            }
-            Ok(Err(e)) => return Err(ClientError::Connect(e.to_string())),
-            Ok(Ok(connected)) => connected,
-        };
+    async fn open(url: &str, options: ConnectOptions) -> Result<RpcClient, ClientError> {
         Ok(RpcClient {
-            ws,
-            next_id: 1,
+            conn: Connection::open(url, &options).await?,
             timeout: DEFAULT_TIMEOUT,
             notifications: VecDeque::new(),
             responses: VecDeque::new(),
-            close_frame: None,
-            ended: false,
         })
     }
 
@@ -150,12 +88,12 @@ impl RpcClient {
 
     /// Like `call`, but for calls expected to fail: returns the error, never panics.
     ///
-    /// A success becomes code [`RpcError::UNEXPECTED_SUCCESS`] with the result in `data`;
+    /// A success becomes code [`UNEXPECTED_SUCCESS`] with the result in `data`;
     /// a transport failure becomes code [`RpcError::CLIENT_FAILURE`].
     pub async fn call_err(&mut self, method: &str, params: Value) -> RpcError {
         match self.call(method, params).await {
             Ok(result) => RpcError {
-                code: RpcError::UNEXPECTED_SUCCESS,
+                code: UNEXPECTED_SUCCESS,
                 message: format!("expected an error from {method}, got a result"),
                 data: Some(result),
             },
@@ -165,11 +103,7 @@ impl RpcClient {
 
     /// Sends a request without waiting and returns its id (pair with `response_for`).
     pub async fn send_request(&mut self, method: &str, params: Value) -> Result<u64, ClientError> {
-        let id = self.next_id;
-        self.next_id += 1;
-        let request = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
-        self.send_text(&request.to_string()).await?;
-        Ok(id)
+        self.conn.send_request(method, params).await
     }
 
     /// Waits for the response to request `id`; other responses stay buffered.
@@ -193,18 +127,17 @@ impl RpcClient {
 
     /// Sends a notification (a request without id).
     pub async fn notify(&mut self, method: &str, params: Value) -> Result<(), ClientError> {
-        let message = json!({"jsonrpc": "2.0", "method": method, "params": params});
-        self.send_text(&message.to_string()).await
+        self.conn.notify(method, params).await
     }
 
     /// Sends one raw text frame, e.g. malformed JSON.
     pub async fn send_text(&mut self, text: &str) -> Result<(), ClientError> {
-        self.send(Message::Text(text.to_owned())).await
+        self.conn.send_text(text).await
     }
 
     /// Sends one raw binary frame.
     pub async fn send_binary(&mut self, bytes: impl Into<Vec<u8>>) -> Result<(), ClientError> {
-        self.send(Message::Binary(bytes.into())).await
+        self.conn.send_binary(bytes.into()).await
     }
 
     /// Sends a text frame whose payload is exactly `bytes`, valid UTF-8 or not (for the server's 1007 close).
@@ -212,17 +145,7 @@ impl RpcClient {
         &mut self,
         bytes: impl Into<Vec<u8>>,
     ) -> Result<(), ClientError> {
-        use tungstenite::protocol::frame::coding::{Data, OpCode};
-        use tungstenite::protocol::frame::Frame;
-        let frame = Frame::message(bytes.into(), OpCode::Data(Data::Text), true);
-        self.send(Message::Frame(frame)).await
-    }
-
-    async fn send(&mut self, message: Message) -> Result<(), ClientError> {
-        if self.ended {
-            return Err(ClientError::Closed(self.close_frame.clone()));
-        }
-        self.ws.send(message).await.map_err(|e| self.map_err(e))
+        self.conn.send_raw_text_frame(bytes.into()).await
     }
 
     /// The next message that is not a notification (oldest buffered first), for raw sends.
@@ -342,107 +265,26 @@ impl RpcClient {
     }
 
     /// Closes the connection politely and waits briefly for the server to finish the handshake.
-    pub async fn close(mut self) {
-        if self.ws.close(None).await.is_err() {
-            return;
-        }
-        let deadline = Instant::now() + Duration::from_secs(1);
-        while let Ok(Some(Ok(_))) = tokio::time::timeout_at(deadline, self.ws.next()).await {}
+    pub async fn close(self) {
+        self.conn.close().await;
     }
 
     /// Reads frames until one JSON message has been buffered, or fails.
     async fn pump(&mut self, deadline: Instant) -> Result<(), ClientError> {
-        loop {
-            if self.ended {
-                return Err(ClientError::Closed(self.close_frame.clone()));
-            }
-            let frame = match tokio::time::timeout_at(deadline, self.ws.next()).await {
-                Err(_) => return Err(ClientError::Timeout),
-                Ok(None) => {
-                    self.ended = true;
-                    continue;
-                }
-                Ok(Some(Err(e))) => return Err(self.map_err(e)),
-                Ok(Some(Ok(frame))) => frame,
-            };
-            let text = match frame {
-                Message::Text(text) => text,
-                Message::Binary(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
-                Message::Close(frame) => {
-                    self.close_frame = Some(match frame {
-                        Some(frame) => (u16::from(frame.code), frame.reason.into_owned()),
-                        None => (NO_STATUS, String::new()),
-                    });
-                    self.ended = true;
-                    continue;
-                }
-                // Pings are answered by tungstenite itself; raw frames never surface on reads.
-                Message::Ping(_) | Message::Pong(_) | Message::Frame(_) => continue,
-            };
-            let Ok(message) = serde_json::from_str::<Value>(&text) else {
-                return Err(ClientError::InvalidMessage(text));
-            };
-            if message.get("method").is_some() && message.get("id").is_none() {
-                self.notifications.push_back(message);
-            } else {
-                self.responses.push_back(message);
-            }
-            return Ok(());
+        match self.conn.read(Some(deadline)).await? {
+            Incoming::Notification(message) => self.notifications.push_back(message),
+            Incoming::Response(message) => self.responses.push_back(message),
         }
-    }
-
-    /// Maps a tungstenite error, treating "closed" errors as [`ClientError::Closed`].
-    fn map_err(&mut self, err: tungstenite::Error) -> ClientError {
-        match err {
-            tungstenite::Error::ConnectionClosed
-            | tungstenite::Error::AlreadyClosed
-            | tungstenite::Error::Protocol(ProtocolError::SendAfterClosing) => {
-                self.ended = true;
-                ClientError::Closed(self.close_frame.clone())
-            }
-            other => ClientError::Transport(other.to_string()),
-        }
+        Ok(())
     }
 }
 
 impl std::fmt::Debug for RpcClient {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("RpcClient")
-            .field("next_id", &self.next_id)
+            .field("connection", &self.conn)
             .field("buffered_notifications", &self.notifications.len())
             .field("buffered_responses", &self.responses.len())
-            .field("close_frame", &self.close_frame)
             .finish_non_exhaustive()
-    }
-}
-
-/// The `method` of a message, if it has one.
-fn method_of(message: &Value) -> Option<&str> {
-    message.get("method").and_then(Value::as_str)
-}
-
-/// The `params` of a notification (`Null` if absent).
-fn params_of(mut message: Value) -> Value {
-    message
-        .get_mut("params")
-        .map(Value::take)
-        .unwrap_or(Value::Null)
-}
-
-/// Turns a response object into its result or its error.
-fn into_result(mut response: Value) -> Result<Value, CallError> {
-    if let Some(error) = response.get("error") {
-        return match RpcError::from_value(error) {
-            Some(err) => Err(CallError::Rpc(err)),
-            None => Err(CallError::Client(ClientError::InvalidMessage(
-                response.to_string(),
-            ))),
-        };
-    }
-    match response.get_mut("result") {
-        Some(result) => Ok(result.take()),
-        None => Err(CallError::Client(ClientError::InvalidMessage(
-            response.to_string(),
-        ))),
     }
 }

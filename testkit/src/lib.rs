@@ -10,5 +10,5 @@
 pub mod client;
 pub mod fake_provider;
 
-pub use client::{CallError, ClientError, RpcClient, RpcError};
+pub use client::{CallError, ClientError, RpcClient, RpcError, UNEXPECTED_SUCCESS};
 pub use fake_provider::{FakeProvider, Gate, RecordedRequest, Reply, ReplyBody};

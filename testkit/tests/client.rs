@@ -138,7 +138,7 @@ async fn rpc_errors_are_easy_to_assert() {
     assert_eq!(err.message, "method not found");
     assert_eq!(err.data, Some(json!("fail")));
     let err = c.call_err("echo", json!({})).await;
-    assert_eq!(err.code, RpcError::UNEXPECTED_SUCCESS);
+    assert_eq!(err.code, rummy_testkit::client::UNEXPECTED_SUCCESS);
 }
 
 /// `next_notification` picks by method and leaves other methods buffered in order.

@@ -4,6 +4,7 @@ mod accepts;
 mod access;
 mod audit;
 mod binary;
+mod client;
 mod clients;
 mod commands;
 mod crash;

@@ -1,10 +1,10 @@
-//! Error types of the test client: JSON-RPC errors are kept apart from transport failures.
+//! Errors: the server's JSON-RPC error answers, kept apart from failures of the connection itself.
 
 use std::fmt;
 
 use serde_json::Value;
 
-/// A JSON-RPC error object as returned by the server (or a synthetic one from `call_err`).
+/// A JSON-RPC error object as the server returned it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RpcError {
     /// The `code` member, e.g. `-32601` for "method not found".
@@ -16,10 +16,17 @@ pub struct RpcError {
 }
 
 impl RpcError {
-    /// Synthetic code used by `call_err` when the call unexpectedly succeeded (`data` holds the result).
-    pub const UNEXPECTED_SUCCESS: i64 = 0;
-    /// Synthetic code used by `call_err` when no response arrived (closed, timeout, garbage).
+    /// The code [`CallError::into_rpc`] gives a call that got no answer (closed, timeout,
+    /// garbage): no JSON-RPC code is a positive or negative one, so it cannot be the server's.
     pub const CLIENT_FAILURE: i64 = -1;
+
+    /// The `data.kind` the server names the error with (`not_found`, `conflict`, …), if any.
+    pub fn kind(&self) -> Option<&str> {
+        self.data
+            .as_ref()
+            .and_then(|d| d.get("kind"))
+            .and_then(Value::as_str)
+    }
 
     /// Parses a JSON-RPC `error` member; `None` if it lacks an integer `code`.
     pub fn from_value(error: &Value) -> Option<RpcError> {
@@ -67,6 +74,8 @@ pub enum ClientError {
     Transport(String),
     /// The server sent a frame that is not JSON; holds the text (lossy for binary frames).
     InvalidMessage(String),
+    /// An answer or notification is JSON but not of the shape its method promises.
+    Unexpected(String),
 }
 
 impl fmt::Display for ClientError {
@@ -83,6 +92,7 @@ impl fmt::Display for ClientError {
             ClientError::Timeout => write!(f, "timed out"),
             ClientError::Transport(why) => write!(f, "transport error: {why}"),
             ClientError::InvalidMessage(text) => write!(f, "invalid message: {text}"),
+            ClientError::Unexpected(why) => write!(f, "unexpected answer: {why}"),
         }
     }
 }

@@ -1,0 +1,25 @@
+//! A typed client of rummy's protocol: JSON-RPC 2.0 over one WebSocket.
+//!
+//! - [`Connection`] is the wire: it connects (an optional token goes out as
+//!   `Authorization: Bearer` on the upgrade), sends requests and reads each message, sorted
+//!   into answers and notifications, only when its owner asks.
+//! - [`Client`] builds on it: a typed call for every method of the catalogue ([`METHODS`]),
+//!   typed [`Notification`]s, and reconnection that says the same hello again and replays
+//!   what each followed run pushed meanwhile (`getRun {run, sinceSeq}`), so nothing is missed
+//!   and nothing is seen twice.
+//! - [`params`] and [`results`] are the requests and answers, camelCase on the wire.
+//!
+//! The `rummy` command line, the testkit's test client and the benchmarks all speak through
+//! this crate.
+
+mod client;
+pub mod connection;
+mod error;
+pub mod notifications;
+pub mod params;
+pub mod results;
+
+pub use client::{Client, ClientOptions, Decision, Reconnect, METHODS};
+pub use connection::{ConnectOptions, Connection, Incoming};
+pub use error::{CallError, ClientError, RpcError};
+pub use notifications::Notification;

@@ -1,0 +1,358 @@
+//! The client's requests read back through the server's own params types: every field the
+//! client sends lands in the field the server reads, so the two halves of the wire cannot drift.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use pretty_assertions::assert_eq;
+use rummy_client::params as client;
+use rummy_core::wire::params as server;
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use serde_json::{json, Map, Value};
+
+/// The client's value as the server reads it.
+fn read_back<C: Serialize, S: DeserializeOwned>(value: &C) -> S {
+    let wire = serde_json::to_value(value).unwrap();
+    serde_json::from_value(wire).unwrap()
+}
+
+fn map(value: Value) -> Map<String, Value> {
+    value.as_object().unwrap().clone()
+}
+
+/// Every method the server serves has a typed call in the client.
+#[test]
+fn every_catalogue_method_has_a_typed_call() {
+    let missing: Vec<&str> = rummy_core::wire::methods::METHODS
+        .iter()
+        .map(|m| m.name)
+        .filter(|name| !rummy_client::METHODS.contains(name))
+        .collect();
+    assert_eq!(missing, Vec::<&str>::new());
+}
+
+/// Absent options are left out of the request, not sent as `null`.
+#[test]
+fn absent_options_are_not_sent() {
+    let params = client::SetParams {
+        path: "run://a".into(),
+        body: Some("hi".into()),
+        ..client::SetParams::default()
+    };
+    assert_eq!(
+        serde_json::to_value(&params).unwrap(),
+        json!({"path": "run://a", "body": "hi"})
+    );
+    assert_eq!(
+        serde_json::to_value(client::Page::default()).unwrap(),
+        json!({})
+    );
+}
+
+/// `rummy/hello` and the list pages.
+#[test]
+fn hello_and_pages_read_back() {
+    let hello: server::HelloParams = read_back(&client::HelloParams {
+        name: "p".into(),
+        project_root: Some("/r".into()),
+        config_path: Some("/c".into()),
+        client_version: Some("2.0.0".into()),
+    });
+    assert_eq!(
+        (
+            hello.name,
+            hello.project_root,
+            hello.config_path,
+            hello.client_version
+        ),
+        (
+            "p".to_owned(),
+            "/r".to_owned(),
+            Some("/c".to_owned()),
+            Some("2.0.0".to_owned())
+        )
+    );
+    let page: server::Page = read_back(&client::Page {
+        limit: Some(5),
+        offset: Some(7),
+    });
+    assert_eq!((page.limit, page.offset), (Some(5), Some(7)));
+}
+
+/// Models, runs and entries.
+#[test]
+fn model_run_and_entry_queries_read_back() {
+    let added: server::AddModelParams = read_back(&client::AddModelParams {
+        alias: "a".into(),
+        actual: "openai/m".into(),
+        context_length: Some(4096),
+        fallback: Some("b".into()),
+    });
+    assert_eq!(
+        (
+            added.alias,
+            added.actual,
+            added.context_length,
+            added.fallback
+        ),
+        (
+            "a".to_owned(),
+            "openai/m".to_owned(),
+            Some(4096),
+            Some("b".to_owned())
+        )
+    );
+    let removed: server::AliasParams = read_back(&client::AliasParams { alias: "a".into() });
+    assert_eq!(removed.alias, "a");
+    let run: server::GetRunParams = read_back(&client::GetRunParams {
+        run: "r".into(),
+        since_seq: Some(3),
+    });
+    assert_eq!((run.run, run.since_seq), ("r".to_owned(), Some(3)));
+    let entries: server::GetEntriesParams = read_back(&client::GetEntriesParams {
+        run: "r".into(),
+        pattern: Some("src/**".into()),
+        scheme: Some("file".into()),
+        state: Some("proposed".into()),
+        visibility: Some("visible".into()),
+        body_filter: Some("x".into()),
+        with_body: true,
+        limit: Some(1),
+        offset: Some(2),
+    });
+    assert_eq!(
+        (
+            entries.run,
+            entries.pattern,
+            entries.scheme,
+            entries.state,
+            entries.visibility,
+            entries.body_filter,
+            entries.with_body,
+            entries.limit,
+            entries.offset
+        ),
+        (
+            "r".to_owned(),
+            Some("src/**".to_owned()),
+            Some("file".to_owned()),
+            Some("proposed".to_owned()),
+            Some("visible".to_owned()),
+            Some("x".to_owned()),
+            true,
+            Some(1),
+            Some(2)
+        )
+    );
+}
+
+/// `set`, with a run start's attributes.
+#[test]
+fn set_and_run_attributes_read_back() {
+    let attributes = client::RunAttributes {
+        model: Some("m".into()),
+        mode: Some("act".into()),
+        persona: Some("p".into()),
+        temperature: Some(0.5),
+        context_limit: Some(2048),
+        no_repo: Some(true),
+        no_interaction: Some(true),
+        no_web: Some(false),
+        no_proposals: Some(true),
+        route: Some(true),
+        fork: Some("parent".into()),
+        inject: true,
+    };
+    let set: server::SetParams = read_back(&client::SetParams {
+        run: Some("r".into()),
+        path: "run://r".into(),
+        body: Some("b".into()),
+        state: Some("resolved".into()),
+        visibility: Some("archived".into()),
+        outcome: Some("o".into()),
+        attributes: Some(attributes.to_map()),
+        append: true,
+        pattern: true,
+        body_filter: Some("f".into()),
+    });
+    assert_eq!(
+        (
+            set.run,
+            set.path,
+            set.body,
+            set.state,
+            set.visibility,
+            set.outcome,
+            set.append,
+            set.pattern,
+            set.body_filter
+        ),
+        (
+            Some("r".to_owned()),
+            "run://r".to_owned(),
+            Some("b".to_owned()),
+            Some("resolved".to_owned()),
+            Some("archived".to_owned()),
+            Some("o".to_owned()),
+            true,
+            true,
+            Some("f".to_owned())
+        )
+    );
+    let read: server::RunAttributes =
+        serde_json::from_value(Value::Object(set.attributes.unwrap())).unwrap();
+    assert_eq!(
+        (
+            read.model,
+            read.mode,
+            read.persona,
+            read.temperature,
+            read.context_limit,
+            read.no_repo,
+            read.no_interaction,
+            read.no_web,
+            read.no_proposals,
+            read.route,
+            read.fork,
+            read.inject
+        ),
+        (
+            Some("m".to_owned()),
+            Some("act".to_owned()),
+            Some("p".to_owned()),
+            Some(0.5),
+            Some(2048),
+            Some(true),
+            Some(true),
+            Some(false),
+            Some(true),
+            Some(true),
+            Some("parent".to_owned()),
+            true
+        )
+    );
+}
+
+/// The entry primitives: `get`, `rm`, `cp`/`mv`, `update`.
+#[test]
+fn entry_primitives_read_back() {
+    let get: server::GetParams = read_back(&client::GetParams {
+        run: "r".into(),
+        path: "known://*".into(),
+        body_filter: Some("x".into()),
+        visibility: Some("summarized".into()),
+    });
+    assert_eq!(
+        (get.run, get.path, get.body_filter, get.visibility),
+        (
+            "r".to_owned(),
+            "known://*".to_owned(),
+            Some("x".to_owned()),
+            Some("summarized".to_owned())
+        )
+    );
+    let rm: server::RmParams = read_back(&client::RmParams {
+        run: "r".into(),
+        path: "known://a".into(),
+        body_filter: Some("y".into()),
+    });
+    assert_eq!(
+        (rm.run, rm.path, rm.body_filter),
+        ("r".to_owned(), "known://a".to_owned(), Some("y".to_owned()))
+    );
+    let moved: server::MoveParams = read_back(&client::MoveParams {
+        run: "r".into(),
+        from: "known://a".into(),
+        to: "known://b".into(),
+        visibility: Some("visible".into()),
+    });
+    assert_eq!(
+        (moved.run, moved.from, moved.to, moved.visibility),
+        (
+            "r".to_owned(),
+            "known://a".to_owned(),
+            "known://b".to_owned(),
+            Some("visible".to_owned())
+        )
+    );
+    let update: server::UpdateParams = read_back(&client::UpdateParams {
+        run: "r".into(),
+        body: "done".into(),
+        status: Some(200),
+        attributes: Some(map(json!({"k": 1}))),
+    });
+    assert_eq!(
+        (update.run, update.body, update.status, update.attributes),
+        (
+            "r".to_owned(),
+            "done".to_owned(),
+            Some(200),
+            Some(map(json!({"k": 1})))
+        )
+    );
+}
+
+/// Constraints, skills and personas.
+#[test]
+fn constraints_skills_and_personas_read_back() {
+    let constraint: server::ConstraintParams = read_back(&client::ConstraintParams {
+        pattern: "*.lock".into(),
+        visibility: Some("ignore".into()),
+    });
+    assert_eq!(
+        (constraint.pattern, constraint.visibility),
+        ("*.lock".to_owned(), Some("ignore".to_owned()))
+    );
+    let skill: server::SkillParams = read_back(&client::SkillParams {
+        run: "r".into(),
+        name: "s".into(),
+    });
+    assert_eq!((skill.run, skill.name), ("r".to_owned(), "s".to_owned()));
+    let run: server::RunParams = read_back(&client::RunParams { run: "r".into() });
+    assert_eq!(run.run, "r");
+    let persona: server::PersonaParams = read_back(&client::PersonaParams {
+        run: "r".into(),
+        name: Some("n".into()),
+        text: Some("t".into()),
+    });
+    assert_eq!(
+        (persona.run, persona.name, persona.text),
+        ("r".to_owned(), Some("n".to_owned()), Some("t".to_owned()))
+    );
+}
+
+/// A command's stream: chunks and its end.
+#[test]
+fn streams_read_back() {
+    let chunk: server::StreamParams = read_back(&client::StreamParams {
+        run: "r".into(),
+        path: "sh://turn_1/ls".into(),
+        channel: 2,
+        chunk: "out".into(),
+    });
+    assert_eq!(
+        (chunk.run, chunk.path, chunk.channel, chunk.chunk),
+        (
+            "r".to_owned(),
+            "sh://turn_1/ls".to_owned(),
+            2,
+            "out".to_owned()
+        )
+    );
+    let end: server::StreamEndParams = read_back(&client::StreamEndParams {
+        run: "r".into(),
+        path: "sh://turn_1/ls".into(),
+        exit_code: Some(3),
+        duration: Some("1s".into()),
+        reason: Some("why".into()),
+    });
+    assert_eq!(
+        (end.run, end.path, end.exit_code, end.duration, end.reason),
+        (
+            "r".to_owned(),
+            "sh://turn_1/ls".to_owned(),
+            Some(3),
+            Some("1s".to_owned()),
+            Some("why".to_owned())
+        )
+    );
+}
