@@ -2,8 +2,9 @@
 //! process, the server's configuration, and CPU/RSS readings from `/proc`.
 
 use rummy::config::{Config, ModelSeed, OpenAiConfig, ProviderLimits};
-use rummy_testkit::{FakeProvider, Reply, RpcClient};
-use serde_json::json;
+use rummy_client::params::{HelloParams, RunAttributes, SetParams};
+use rummy_client::{Client, ClientOptions};
+use rummy_testkit::{FakeProvider, Reply};
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -200,32 +201,42 @@ pub fn peak_rss_mb() -> f64 {
 }
 
 /// A client of the server at `ws_url` that has said hello for the project at `root`.
-pub async fn hello(ws_url: &str, root: &Path, timeout: Duration) -> Result<RpcClient, String> {
-    let mut client = RpcClient::connect(ws_url)
-        .await
-        .map_err(|e| format!("{e:?}"))?;
-    client.set_timeout(timeout);
-    let root = root.display().to_string();
+pub async fn hello(ws_url: &str, root: &Path, timeout: Duration) -> Result<Client, String> {
+    let mut options = ClientOptions::new(ws_url);
+    options.timeout = timeout;
+    // A bench that loses its connection has failed; it must not measure a reconnect.
+    options.reconnect = None;
+    let mut client = Client::connect(options).await.map_err(|e| e.to_string())?;
     client
-        .call(
-            "rummy/hello",
-            json!({ "name": "bench", "projectRoot": root }),
-        )
+        .hello(HelloParams {
+            name: "bench".into(),
+            project_root: Some(root.display().to_string()),
+            ..HelloParams::default()
+        })
         .await
-        .map_err(|e| format!("{e:?}"))?;
+        .map_err(|e| e.to_string())?;
     Ok(client)
 }
 
 /// The `set` params that start run `alias` on model `fast`.
-pub fn start_params(alias: &str) -> serde_json::Value {
-    json!({ "path": format!("run://{alias}"), "body": "Work", "attributes": { "model": "fast" } })
+pub fn start_params(alias: &str) -> SetParams {
+    let attributes = RunAttributes {
+        model: Some("fast".into()),
+        ..RunAttributes::default()
+    };
+    SetParams {
+        path: format!("run://{alias}"),
+        body: Some("Work".into()),
+        attributes: Some(attributes.to_map()),
+        ..SetParams::default()
+    }
 }
 
 /// Starts run `alias` on model `fast` (fire-and-forget, as clients do).
-pub async fn start_run(client: &mut RpcClient, alias: &str) -> Result<(), String> {
+pub async fn start_run(client: &mut Client, alias: &str) -> Result<(), String> {
     client
-        .call("set", start_params(alias))
+        .set(&start_params(alias))
         .await
         .map(|_| ())
-        .map_err(|e| format!("{e:?}"))
+        .map_err(|e| e.to_string())
 }

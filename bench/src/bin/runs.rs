@@ -17,7 +17,8 @@ use rummy_bench::server::{
     config, hello, on_client_thread, own_cpu, peak_rss_mb, serve_fake_provider_if_child,
     start_params, thread_cpu, write_project, ProviderChild,
 };
-use serde_json::json;
+use rummy_client::results::Ack;
+use rummy_client::Notification;
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
@@ -206,9 +207,9 @@ async fn drive(
     for i in 0..n {
         let alias = format!("r{i}");
         let id = client
-            .send_request("set", start_params(&alias))
+            .send("set", &start_params(&alias))
             .await
-            .map_err(|e| format!("{e:?}"))?;
+            .map_err(|e| e.to_string())?;
         runs.insert(
             alias,
             Seen {
@@ -222,27 +223,29 @@ async fn drive(
     }
     for id in requests {
         client
-            .response_for(id)
+            .answer::<Ack>(id)
             .await
-            .map_err(|e| format!("start {id}: {e:?}"))?;
+            .map_err(|e| format!("start {id}: {e}"))?;
     }
     let mut latencies = Vec::with_capacity(n);
     // Each notification as it is read, so its time is when it arrived.
     while latencies.len() < n {
         let message = client
-            .next_any_notification(Duration::from_secs(600))
+            .next_notification(Some(Duration::from_secs(600)))
             .await
-            .map_err(|e| format!("{e:?}"))?;
+            .map_err(|e| e.to_string())?;
         let at = Instant::now();
-        let params = &message["params"];
-        let Some(seen) = params["run"].as_str().and_then(|r| runs.get_mut(r)) else {
+        let Some(seen) = message.run().and_then(|r| runs.get_mut(r)) else {
             continue;
         };
-        let turn = params["turn"].as_i64().unwrap_or(0);
-        match (message["method"].as_str(), params["status"].as_str()) {
-            (Some("run/progress"), Some("thinking")) => seen.thinking.push((turn, at)),
-            (Some("run/progress"), Some("processing")) => seen.processing.push((turn, at)),
-            (Some("run/state"), _) if params["status"] == json!(200) && seen.done.is_none() => {
+        match &message {
+            Notification::RunProgress(p) if p.status == "thinking" => {
+                seen.thinking.push((p.turn, at));
+            }
+            Notification::RunProgress(p) if p.status == "processing" => {
+                seen.processing.push((p.turn, at));
+            }
+            Notification::RunState(s) if s.status == 200 && seen.done.is_none() => {
                 seen.done = Some(at);
                 latencies.push(at - seen.start);
             }

@@ -31,8 +31,7 @@ use rummy_bench::server::{
     config, hello, on_client_thread, own_cpu, serve_fake_provider_if_child, start_run, thread_cpu,
     write_project, ProviderChild,
 };
-use rummy_testkit::RpcClient;
-use serde_json::json;
+use rummy_client::{Client, Notification};
 use std::time::Duration;
 
 /// Turns per run unless `--turns=N` says otherwise.
@@ -220,23 +219,24 @@ async fn drive(
 /// Starts run `alias` and follows it to its end: the server's CPU over the whole run, or with
 /// `cut` from the start request to the first call, between consecutive calls, and from the
 /// last call to the end.
-async fn one_run(client: &mut RpcClient, alias: &str, cut: bool) -> Result<Vec<Duration>, String> {
+async fn one_run(client: &mut Client, alias: &str, cut: bool) -> Result<Vec<Duration>, String> {
     let mut pieces = Vec::new();
     let mut since = server_cpu();
     start_run(client, alias).await?;
     loop {
         let message = client
-            .next_any_notification(Duration::from_secs(60))
+            .next_notification(Some(Duration::from_secs(60)))
             .await
-            .map_err(|e| format!("{e:?}"))?;
-        let params = &message["params"];
-        if params["run"] != json!(alias) {
+            .map_err(|e| e.to_string())?;
+        if message.run() != Some(alias) {
             continue;
         }
-        let at_call = cut && message["method"] == "run/progress" && params["status"] == "thinking";
-        let status = params["status"]
-            .as_i64()
-            .filter(|_| message["method"] == "run/state");
+        let at_call =
+            cut && matches!(&message, Notification::RunProgress(p) if p.status == "thinking");
+        let status = match &message {
+            Notification::RunState(s) => Some(s.status),
+            _ => None,
+        };
         if at_call {
             // The turn sends this just before its call; once the call is out the server idles
             // until the provider answers.
@@ -250,7 +250,7 @@ async fn one_run(client: &mut RpcClient, alias: &str, cut: bool) -> Result<Vec<D
         match status {
             Some(200) => return Ok(pieces),
             Some(failed) if failed >= 400 => {
-                return Err(format!("run {alias} ended with {failed}: {params}"))
+                return Err(format!("run {alias} ended with {failed}: {message:?}"))
             }
             _ => {}
         }
