@@ -8,6 +8,7 @@
 
 pub mod env;
 pub mod http;
+pub mod lock;
 
 use actix::prelude::*;
 use actix_web::{web, App, HttpServer};
@@ -52,6 +53,17 @@ pub enum ServeError {
     /// Writing the start-up line or running the server failed.
     #[error("server I/O failed: {0}")]
     Io(#[from] std::io::Error),
+    /// Another server holds the database (its lock file names it).
+    #[error("{0}")]
+    Locked(#[from] lock::Held),
+    /// The database's lock file could not be opened or locked.
+    #[error("cannot lock {path}: {source}")]
+    Lock {
+        /// The lock file.
+        path: String,
+        /// The cause.
+        source: std::io::Error,
+    },
     /// The address could not be bound (in use, or not permitted).
     #[error("cannot listen on {addr}: {source}")]
     Bind {
@@ -74,6 +86,8 @@ pub enum ServeError {
 /// A running server.
 pub struct ServerHandle {
     addr: SocketAddr,
+    /// The database's lock, held while the server lives.
+    _lock: lock::DbLock,
     http: actix_web::dev::ServerHandle,
     hub: Addr<NotificationHub>,
     seats: Seats,
@@ -198,7 +212,9 @@ fn tls_config(files: &rummy_core::config::TlsFiles) -> Result<rustls::ServerConf
 ///
 /// Must be called inside an actix system (`#[actix_rt::main]`, `#[actix_rt::test]`).
 /// Returns once the socket is bound and accepting. Runs that a crash left
-/// mid-loop are recovered before the first connection is accepted.
+/// mid-loop are recovered before the first connection is accepted. The database
+/// is one server's at a time: a server already using it makes this fail with
+/// [`ServeError::Locked`], naming that server's address.
 pub async fn serve(
     config: Config,
     shutdown_signal: impl Future<Output = ()> + 'static,
@@ -211,6 +227,7 @@ pub async fn serve(
     {
         create_dir(dir)?;
     }
+    let mut db_lock = lock::DbLock::take(&config.db_path)?;
     let store = Store::open(&config.db_path, 4)?;
     refuse_open_network(&config, &store).await?;
     let tls = config.access.tls.as_ref().map(tls_config).transpose()?;
@@ -294,6 +311,7 @@ pub async fn serve(
             addr,
             source: std::io::Error::other("no address bound"),
         })?;
+    db_lock.record(addr.port())?;
     let server = server.run();
     let http = server.handle();
     let done = actix_rt::spawn(server);
@@ -307,6 +325,7 @@ pub async fn serve(
     tracing::info!(%addr, "listening");
     Ok(ServerHandle {
         addr,
+        _lock: db_lock,
         http,
         hub,
         seats,

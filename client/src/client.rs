@@ -67,6 +67,41 @@ pub const METHODS: &[&str] = &[
     "stream/cancel",
 ];
 
+/// The `run/state` seqs seen of one run. Pushes are numbered when they are written but sent
+/// when their writes commit, and two writers (a turn, a stream's end) may commit out of
+/// number order: so a later seq does not mean the earlier ones were seen.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct Seen {
+    /// Every seq up to this one was seen.
+    floor: i64,
+    /// Seqs above `floor` seen so far.
+    above: BTreeSet<i64>,
+}
+
+impl Seen {
+    /// Records `seq`; false when it was seen before.
+    fn insert(&mut self, seq: i64) -> bool {
+        if seq <= self.floor || !self.above.insert(seq) {
+            return false;
+        }
+        while self.above.remove(&(self.floor + 1)) {
+            self.floor += 1;
+        }
+        true
+    }
+
+    /// Counts every seq up to `seq` as seen.
+    fn all_up_to(&mut self, seq: i64) {
+        if seq > self.floor {
+            self.floor = seq;
+            self.above.retain(|s| *s > seq);
+            while self.above.remove(&(self.floor + 1)) {
+                self.floor += 1;
+            }
+        }
+    }
+}
+
 /// How to reach the server.
 #[derive(Debug, Clone)]
 pub struct ClientOptions {
@@ -132,15 +167,18 @@ pub struct Client {
     conn: Connection,
     /// The hello to say again after a reconnect.
     hello: Option<HelloParams>,
-    notifications: VecDeque<Notification>,
+    /// Notifications read and not yet taken, each with its params as sent.
+    notifications: VecDeque<(Notification, Value)>,
     /// Answers read while waiting for another, by id.
     answers: BTreeMap<u64, Value>,
-    /// The last `run/state` seq seen of each run.
-    seqs: BTreeMap<String, i64>,
+    /// The `run/state` seqs seen of each run.
+    seqs: BTreeMap<String, Seen>,
     /// The runs whose pushes a reconnect replays.
     followed: BTreeSet<String>,
     /// While a reconnect replays: notifications of the new connection wait here, behind the replay.
-    held: Option<Vec<Notification>>,
+    held: Option<Vec<(Notification, Value)>>,
+    /// A new connection that has not yet said hello and replayed (a reconnect was interrupted).
+    unsynced: bool,
     reconnects: u32,
 }
 
@@ -157,6 +195,7 @@ impl Client {
             seqs: BTreeMap::new(),
             followed: BTreeSet::new(),
             held: None,
+            unsynced: false,
             reconnects: 0,
         })
     }
@@ -232,6 +271,14 @@ impl Client {
         &mut self,
         timeout: Option<Duration>,
     ) -> Result<Notification, ClientError> {
+        self.next_message(timeout).await.map(|(n, _)| n)
+    }
+
+    /// As [`Client::next_notification`], with the params as the server sent them.
+    pub async fn next_message(
+        &mut self,
+        timeout: Option<Duration>,
+    ) -> Result<(Notification, Value), ClientError> {
         let deadline = timeout.map(|t| Instant::now() + t);
         loop {
             if let Some(n) = self.notifications.pop_front() {
@@ -248,15 +295,17 @@ impl Client {
 
     /// Takes the notifications already read, oldest first.
     pub fn drain_notifications(&mut self) -> Vec<Notification> {
-        self.notifications.drain(..).collect()
+        self.notifications.drain(..).map(|(n, _)| n).collect()
     }
 
     /// Follows `run`: after a reconnect, its `run/state` pushes after `since_seq` (or after the
     /// last one seen, if later) are replayed.
     pub fn follow(&mut self, run: &str, since_seq: i64) {
         self.followed.insert(run.to_owned());
-        let last = self.seqs.entry(run.to_owned()).or_insert(since_seq);
-        *last = (*last).max(since_seq);
+        self.seqs
+            .entry(run.to_owned())
+            .or_default()
+            .all_up_to(since_seq);
     }
 
     /// Stops following `run`.
@@ -264,9 +313,9 @@ impl Client {
         self.followed.remove(run);
     }
 
-    /// The last `run/state` seq seen of a run.
+    /// The highest `run/state` seq of a run up to which every push has been seen.
     pub fn last_seq(&self, run: &str) -> Option<i64> {
-        self.seqs.get(run).copied()
+        self.seqs.get(run).map(|seen| seen.floor)
     }
 
     /// Closes the connection politely.
@@ -276,11 +325,20 @@ impl Client {
 
     /// Reads one message and files it.
     async fn pump(&mut self, deadline: Option<Instant>) -> Result<(), ClientError> {
+        if self.unsynced {
+            self.after_reconnect().await?;
+        }
+        self.pump_raw(deadline).await
+    }
+
+    /// Reads one message of the current connection and files it.
+    async fn pump_raw(&mut self, deadline: Option<Instant>) -> Result<(), ClientError> {
         match self.conn.read(deadline).await? {
             Incoming::Notification(message) => {
                 let method = method_of(&message).unwrap_or_default().to_owned();
-                let n = Notification::parse(&method, params_of(message));
-                self.accept(n);
+                let params = params_of(message);
+                let n = Notification::parse(&method, params.clone());
+                self.accept(n, params);
             }
             Incoming::Response(message) => {
                 if let Some(id) = response_id(&message) {
@@ -292,21 +350,19 @@ impl Client {
     }
 
     /// Files a notification: held during a replay; a push already seen (by its seq) dropped.
-    fn accept(&mut self, n: Notification) {
+    fn accept(&mut self, n: Notification, params: Value) {
         if let Some(held) = self.held.as_mut() {
-            held.push(n);
+            held.push((n, params));
             return;
         }
         if let Notification::RunState(state) = &n {
             if let Some(seq) = state.seq {
-                let last = self.seqs.entry(state.run.clone()).or_insert(0);
-                if seq <= *last {
+                if !self.seqs.entry(state.run.clone()).or_default().insert(seq) {
                     return;
                 }
-                *last = seq;
             }
         }
-        self.notifications.push_back(n);
+        self.notifications.push_back((n, params));
     }
 
     /// Reconnects after `error` when reconnection is on; otherwise (or when every try failed)
@@ -327,6 +383,7 @@ impl Client {
             match Connection::open(&self.options.url, &options).await {
                 Ok(conn) => {
                     self.conn = conn;
+                    self.unsynced = true;
                     match self.after_reconnect().await {
                         Ok(()) => return Ok(()),
                         Err(e) => last = e,
@@ -341,13 +398,17 @@ impl Client {
 
     /// On a new connection: the hello again, then the replay of every followed run.
     async fn after_reconnect(&mut self) -> Result<(), ClientError> {
+        self.unsynced = false;
         self.reconnects += 1;
         self.answers.clear();
         self.held = Some(Vec::new());
         let replayed = self.replay().await;
         let held = self.held.take().unwrap_or_default();
-        for n in held {
-            self.accept(n);
+        for (n, params) in held {
+            self.accept(n, params);
+        }
+        if replayed.is_err() {
+            self.unsynced = true;
         }
         replayed
     }
@@ -366,7 +427,7 @@ impl Client {
         let runs: Vec<String> = self.followed.iter().cloned().collect();
         for run in runs {
             loop {
-                let since = self.seqs.get(&run).copied().unwrap_or(0);
+                let since = self.last_seq(&run).unwrap_or(0);
                 let params = GetRunParams {
                     run: run.clone(),
                     since_seq: Some(since),
@@ -378,7 +439,8 @@ impl Client {
                 let page = snapshot.missed.len();
                 let held = self.held.take();
                 for missed in snapshot.missed {
-                    self.accept(Notification::parse(&missed.method, missed.params));
+                    let n = Notification::parse(&missed.method, missed.params.clone());
+                    self.accept(n, missed.params);
                 }
                 self.held = held;
                 if page < REPLAY_PAGE {
@@ -413,7 +475,7 @@ impl Client {
                     CallError::Client(ClientError::Unexpected(format!("answer {value}: {e}")))
                 });
             }
-            self.pump(deadline).await?;
+            self.pump_raw(deadline).await?;
         }
     }
 }
@@ -692,5 +754,43 @@ fn connect_options(options: &ClientOptions) -> ConnectOptions {
     ConnectOptions {
         token: options.token.clone(),
         ..ConnectOptions::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Seen;
+    use pretty_assertions::assert_eq;
+
+    /// Seqs arriving out of number order are each taken once, and the floor moves only over
+    /// an unbroken run of them (a replay asks from the floor).
+    #[test]
+    fn seqs_out_of_order_are_taken_once() {
+        let mut seen = Seen::default();
+        let taken: Vec<bool> = [1, 2, 4, 3, 4, 2, 6]
+            .into_iter()
+            .map(|seq| seen.insert(seq))
+            .collect();
+        assert_eq!(
+            (
+                taken,
+                seen.floor,
+                seen.above.into_iter().collect::<Vec<_>>()
+            ),
+            (vec![true, true, true, true, false, false, true], 4, vec![6])
+        );
+    }
+
+    /// Following from a seq counts everything up to it as seen.
+    #[test]
+    fn following_from_a_seq_skips_what_came_before() {
+        let mut seen = Seen::default();
+        seen.insert(7);
+        seen.all_up_to(5);
+        assert_eq!(
+            (seen.floor, seen.insert(3), seen.insert(6)),
+            (5, false, true)
+        );
+        assert_eq!(seen.floor, 7);
     }
 }

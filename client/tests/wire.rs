@@ -66,7 +66,7 @@ fn hello_and_pages_read_back() {
         ),
         (
             "p".to_owned(),
-            "/r".to_owned(),
+            Some("/r".to_owned()),
             Some("/c".to_owned()),
             Some("2.0.0".to_owned())
         )
@@ -338,21 +338,38 @@ fn streams_read_back() {
             "out".to_owned()
         )
     );
-    let end: server::StreamEndParams = read_back(&client::StreamEndParams {
+    let completed: server::StreamCompletedParams = read_back(&client::StreamEndParams {
         run: "r".into(),
         path: "sh://turn_1/ls".into(),
         exit_code: Some(3),
         duration: Some("1s".into()),
-        reason: Some("why".into()),
+        ..client::StreamEndParams::default()
     });
     assert_eq!(
-        (end.run, end.path, end.exit_code, end.duration, end.reason),
+        (completed.run, completed.path, completed.exit_code, completed.duration),
         (
             "r".to_owned(),
             "sh://turn_1/ls".to_owned(),
             Some(3),
-            Some("1s".to_owned()),
-            Some("why".to_owned())
+            Some("1s".to_owned())
         )
     );
+    let aborted: server::StreamAbortedParams = read_back(&client::StreamEndParams {
+        run: "r".into(),
+        path: "sh://turn_1/ls".into(),
+        duration: Some("1s".into()),
+        reason: Some("why".into()),
+        ..client::StreamEndParams::default()
+    });
+    assert_eq!(
+        (aborted.reason, aborted.duration),
+        (Some("why".to_owned()), Some("1s".to_owned()))
+    );
+    let cancel: server::StreamCancelParams = read_back(&client::StreamEndParams {
+        run: "r".into(),
+        path: "sh://turn_1/ls".into(),
+        reason: Some("why".into()),
+        ..client::StreamEndParams::default()
+    });
+    assert_eq!(cancel.reason, Some("why".to_owned()));
 }

@@ -1,0 +1,336 @@
+//! The command line's grammar: subcommands, their options, and the help that documents them.
+
+use clap::{Args, Parser, Subcommand};
+
+const ABOUT: &str =
+    "rummy: a team server that runs LLM agents over your project, and its command line";
+
+const LONG_ABOUT: &str = "\
+rummy runs LLM agent loops on a server and shows them here. `rummy serve` runs the server;
+the other commands are its client: they talk to the server at $RUMMY_URL (default
+ws://127.0.0.1:3044/ws) about the project in the current directory.
+
+First time? `rummy demo` runs a whole task on this machine with a built-in scripted model:
+no key and no set-up. Then point the server at a real model and `rummy act \"...\"`.";
+
+const AFTER_HELP: &str = "\
+Environment:
+    RUMMY_URL      the server (default ws://127.0.0.1:3044/ws)
+    RUMMY_TOKEN    sent as `Authorization: Bearer` when connecting
+    NO_COLOR       no colours, even on a terminal
+    The server's own settings (models, keys, limits) are in the README.";
+
+/// The `rummy` command line.
+#[derive(Debug, Parser)]
+#[command(
+    name = "rummy",
+    version,
+    about = ABOUT,
+    long_about = LONG_ABOUT,
+    after_help = AFTER_HELP,
+    after_long_help = HELP_TAIL,
+    propagate_version = true,
+    arg_required_else_help = true
+)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// `--help`'s closing part: the environment and the exit codes.
+const HELP_TAIL: &str = "\
+Environment:
+    RUMMY_URL      the server (default ws://127.0.0.1:3044/ws)
+    RUMMY_TOKEN    sent as `Authorization: Bearer` when connecting
+    NO_COLOR       no colours, even on a terminal
+    The server's own settings (models, keys, limits) are in the README.
+
+Exit codes:
+    0    done; a run concluded (200)
+    1    failed on this side (I/O, a local server that could not start)
+    2    usage error (unknown command, flag or argument)
+    3    the server cannot be reached, or the connection was lost
+    4    the server refused a call (no such run or project, a name taken, ...)
+    5    the run failed (500)
+    6    the run was abandoned going round in circles (508)
+    7    the run's context was full (413)
+    8    the run was cancelled (499)
+    9    the run stopped at the turn limit (RUMMY_MAX_TURNS) without concluding
+    10   left while the run waits on a proposal ([q]uit, or stdin ended)
+    130  interrupted with Ctrl-C before the run ended";
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run the server
+    #[command(long_about = "\
+Runs the rummy server on ws://127.0.0.1:$PORT (default 3044; PORT=0 picks a free port). It prints
+one line on stdout once it accepts connections and logs to stderr (RUMMY_LOG=debug for more);
+SIGINT or SIGTERM stop it.
+
+Configuration comes from the environment over $RUMMY_HOME/.env (default ~/.rummy/.env):
+    RUMMY_MODEL_<alias>=openai/<model>   a model alias
+    OPENAI_BASE_URL, OPENAI_API_KEY      an OpenAI-compatible endpoint
+The README lists every setting.")]
+    Serve,
+    /// Run a whole task on a sample project with a built-in scripted model: no key, no set-up
+    #[command(long_about = "\
+Starts a server in this process with a built-in scripted model (an OpenAI-compatible server on
+loopback, no key), copies a small sample project into a temporary directory, and runs a task
+on it through the same view `rummy act` shows: the model reads files, records what it learns,
+proposes an edit (accepted for you, unless --pause) and a harmless command (run and shown),
+and concludes. Nothing outside the temporary directory is touched. It ends by saying how to
+point rummy at a real model.")]
+    Demo(DemoArgs),
+    /// Ask about the project: the model reads and answers, and changes no file
+    #[command(long_about = "\
+Starts a run in ask mode on the project in the current directory and follows it. In ask mode
+the model reads the project, records facts and questions, and answers; it cannot edit files
+or run changing commands (it may still propose a read-only `env` command or ask you).")]
+    Ask(StartArgs),
+    /// Have the model act on the project: it proposes edits and commands for you to accept
+    #[command(long_about = "\
+Starts a run in act mode on the project in the current directory and follows it. The model
+proposes edits (shown as diffs) and commands; each waits for your answer:
+    [y]es   accept
+    [n]o    reject; words after it are the reason the model reads (`n use the helper`)
+    [a]ll   accept this and every later proposal of this run
+    [q]uit  leave; the run waits (answer later with `rummy approve` / `rummy reject`)
+An accepted edit is written into the project by the server. An accepted command runs where the
+project's files are, on the server's machine (or here, when the server asks its client to run
+it), and its output is shown as it comes. Ctrl-C stops a running command; Ctrl-C again (or
+with no command running) cancels the run; a third time leaves at once.")]
+    Act(StartArgs),
+    /// List the project's runs: name, status, turns, tokens, cost, age
+    Runs(RunsArgs),
+    /// Show a run: its history, open questions, proposals and telemetry
+    Show(ShowArgs),
+    /// Attach to a run (started anywhere) and follow it live
+    #[command(long_about = "\
+Follows a run as `rummy act` does, from where it stands: its pending proposals can be answered
+here, and new output is shown as it comes. Ends when the run's loop ends.")]
+    Watch(WatchArgs),
+    /// Accept a run's pending proposals (all of them, or the paths given)
+    Approve(ApproveArgs),
+    /// Reject a run's pending proposal, with the reason the model reads
+    Reject(RejectArgs),
+    /// Add a prompt to a run: folded into its running loop, or a new loop when it is idle
+    Inject(InjectArgs),
+    /// Cancel a run's loop
+    Cancel(CancelArgs),
+    /// Fork a run into a new one (the new run starts from the parent's context) and follow it
+    Fork(ForkArgs),
+    /// List the server's models and their providers
+    Models(ModelsArgs),
+}
+
+/// Where the server is and which project to use.
+#[derive(Debug, Clone, Args)]
+pub struct ConnectArgs {
+    /// The server's WebSocket URL [default: $RUMMY_URL, else ws://127.0.0.1:3044/ws]
+    #[arg(long, value_name = "URL")]
+    pub url: Option<String>,
+    /// The project's name on the server [default: this directory's name, rooted here]
+    #[arg(long, value_name = "NAME")]
+    pub project: Option<String>,
+    /// Run a server in this process on a free port for this one command, on $RUMMY_HOME's
+    /// database (refused while that home's server runs: talk to it instead)
+    #[arg(long)]
+    pub local: bool,
+}
+
+/// How a followed run's proposals are answered and how it is shown.
+#[derive(Debug, Clone, Args)]
+pub struct FollowArgs {
+    /// Accept every proposal without asking
+    #[arg(long, conflicts_with = "no")]
+    pub yes: bool,
+    /// Reject every proposal without asking: a dry run
+    #[arg(long)]
+    pub no: bool,
+    /// Print the run's notifications as JSON, one per line (for scripts)
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `ask` and `act`.
+#[derive(Debug, Clone, Args)]
+pub struct StartArgs {
+    /// What to do, in words (several words are joined)
+    #[arg(required = true, value_name = "PROMPT")]
+    pub prompt: Vec<String>,
+    /// The model alias [default: the server's only model]
+    #[arg(long, value_name = "ALIAS")]
+    pub model: Option<String>,
+    /// Name the run (an existing run of that name continues)
+    #[arg(long, value_name = "NAME")]
+    pub run: Option<String>,
+    /// The persona the model speaks as
+    #[arg(long, value_name = "TEXT")]
+    pub persona: Option<String>,
+    /// A skill (from the server's $RUMMY_HOME/skills) to give the run; repeatable
+    #[arg(long, value_name = "NAME")]
+    pub skill: Vec<String>,
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub follow: FollowArgs,
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub connect: ConnectArgs,
+}
+
+/// `demo`.
+#[derive(Debug, Clone, Args)]
+pub struct DemoArgs {
+    /// Wait for your answer at each proposal instead of accepting it
+    #[arg(long)]
+    pub pause: bool,
+    /// Print the run's notifications as JSON, one per line
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `runs`.
+#[derive(Debug, Clone, Args)]
+pub struct RunsArgs {
+    /// How many runs, newest first
+    #[arg(long, default_value_t = 20, value_name = "N")]
+    pub limit: i64,
+    /// Print the server's answer as JSON
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub connect: ConnectArgs,
+}
+
+/// `show`.
+#[derive(Debug, Clone, Args)]
+pub struct ShowArgs {
+    /// The run
+    pub run: String,
+    /// Print the server's answer (getRun) as JSON
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub connect: ConnectArgs,
+}
+
+/// `watch`.
+#[derive(Debug, Clone, Args)]
+pub struct WatchArgs {
+    /// The run
+    pub run: String,
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub follow: FollowArgs,
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub connect: ConnectArgs,
+}
+
+/// `approve`.
+#[derive(Debug, Clone, Args)]
+pub struct ApproveArgs {
+    /// The run
+    pub run: String,
+    /// The proposals' paths [default: every pending one]
+    pub paths: Vec<String>,
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub connect: ConnectArgs,
+}
+
+/// `reject`.
+#[derive(Debug, Clone, Args)]
+pub struct RejectArgs {
+    /// The run
+    pub run: String,
+    /// The proposal's path
+    pub path: String,
+    /// Why: the model reads it next turn
+    #[arg(long, value_name = "TEXT")]
+    pub reason: Option<String>,
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub connect: ConnectArgs,
+}
+
+/// `inject`.
+#[derive(Debug, Clone, Args)]
+pub struct InjectArgs {
+    /// The run
+    pub run: String,
+    /// The prompt (several words are joined)
+    #[arg(required = true, value_name = "PROMPT")]
+    pub prompt: Vec<String>,
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub connect: ConnectArgs,
+}
+
+/// `cancel`.
+#[derive(Debug, Clone, Args)]
+pub struct CancelArgs {
+    /// The run
+    pub run: String,
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub connect: ConnectArgs,
+}
+
+/// `fork`.
+#[derive(Debug, Clone, Args)]
+pub struct ForkArgs {
+    /// The run to fork
+    pub run: String,
+    /// The new run's name
+    pub new: String,
+    /// What the new run should do (several words are joined)
+    #[arg(required = true, value_name = "PROMPT")]
+    pub prompt: Vec<String>,
+    /// Fork in ask mode instead of act mode
+    #[arg(long)]
+    pub ask: bool,
+    /// The model alias [default: the parent's]
+    #[arg(long, value_name = "ALIAS")]
+    pub model: Option<String>,
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub follow: FollowArgs,
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub connect: ConnectArgs,
+}
+
+/// `models`.
+#[derive(Debug, Clone, Args)]
+pub struct ModelsArgs {
+    /// Print the server's answer as JSON
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub connect: ConnectArgs,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Cli;
+    use clap::CommandFactory;
+
+    /// The grammar is consistent (clap's own checks: no clashing flags or names).
+    #[test]
+    fn the_grammar_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    /// The long help lists the environment and the same exit codes as the code that chooses them.
+    #[test]
+    fn help_lists_the_environment_and_the_exit_codes() {
+        assert!(super::HELP_TAIL.starts_with(super::AFTER_HELP));
+        assert!(super::HELP_TAIL.ends_with(crate::cli::exit::TABLE));
+    }
+}

@@ -1,0 +1,698 @@
+//! The client's commands: start or follow a run, list and show runs, steer them, list models.
+
+use super::args::{
+    ApproveArgs, CancelArgs, FollowArgs, ForkArgs, InjectArgs, ModelsArgs, RejectArgs, RunsArgs,
+    ShowArgs, StartArgs, WatchArgs,
+};
+use super::exit::Exit;
+use super::follow::{Follow, Policy};
+use super::render;
+use super::session::{Failure, Intent, Session};
+use super::view::{short_count, View};
+use rummy_client::params::{GetEntriesParams, Page, RunAttributes, SkillParams};
+use rummy_client::results::{HistoryItem, Model};
+use rummy_client::Decision;
+use serde_json::Value;
+use std::io::Write;
+
+/// `ask` / `act`: starts (or continues) a run on this directory's project and follows it.
+pub async fn start(args: StartArgs, mode: &str) -> Result<Exit, Failure> {
+    let mut session = Session::open(&args.connect, Intent::Start).await?;
+    let models = session
+        .client
+        .get_models(Page::default())
+        .await
+        .map_err(|e| Failure::call("listing the models", e))?;
+    let model = choose_model(args.model.as_deref(), &models)?;
+    let attributes = RunAttributes {
+        model: Some(model.clone()),
+        mode: Some(mode.to_owned()),
+        persona: args.persona.clone(),
+        ..RunAttributes::default()
+    };
+    let prompt = args.prompt.join(" ");
+    let run = session
+        .client
+        .start_run(args.run.as_deref(), &prompt, &attributes)
+        .await
+        .map_err(|e| Failure::call("starting the run", e))?;
+    for skill in &args.skill {
+        let params = SkillParams {
+            run: run.clone(),
+            name: skill.clone(),
+        };
+        session
+            .client
+            .skill_add(&params)
+            .await
+            .map_err(|e| Failure::call(&format!("adding skill {skill}"), e))?;
+    }
+    let context = context_of(&models, &model);
+    let mut view = View::new(args.follow.json);
+    let style = view.style;
+    view.line(&format!(
+        "{} {} · {} · project {} ({}) · model {model}",
+        style.bold("rummy"),
+        mode,
+        style.cyan(&run),
+        session.project,
+        session.root
+    ));
+    view.line(&format!("{} {prompt}", style.dim("›")));
+    let exit = Follow::new(
+        &mut session,
+        &mut view,
+        &run,
+        policy(&args.follow),
+        Some(model),
+        context,
+    )
+    .run()
+    .await;
+    session.close().await;
+    exit
+}
+
+/// The model a run uses: the one named, else the server's only one.
+fn choose_model(named: Option<&str>, models: &[Model]) -> Result<String, Failure> {
+    if let Some(model) = named {
+        return Ok(model.to_owned());
+    }
+    match models {
+        [only] => Ok(only.alias.clone()),
+        [] => Err(
+            Failure::new(Exit::Usage, "the server has no model configured").hint(
+                "configure one for the server (RUMMY_MODEL_<alias>=openai/<model> and \
+             OPENAI_BASE_URL, see the README), or try `rummy demo`",
+            ),
+        ),
+        many => {
+            let names: Vec<&str> = many.iter().map(|m| m.alias.as_str()).collect();
+            Err(
+                Failure::new(Exit::Usage, "which model? the server has several")
+                    .hint(format!("pass --model with one of: {}", names.join(", "))),
+            )
+        }
+    }
+}
+
+fn context_of(models: &[Model], alias: &str) -> Option<i64> {
+    models
+        .iter()
+        .find(|m| m.alias == alias)
+        .and_then(|m| m.context_length)
+}
+
+fn policy(args: &FollowArgs) -> Policy {
+    match (args.yes, args.no) {
+        (true, _) => Policy::AcceptAll,
+        (_, true) => Policy::RejectAll,
+        _ => Policy::Ask,
+    }
+}
+
+/// `watch`: follows a run from where it stands.
+pub async fn watch(args: WatchArgs) -> Result<Exit, Failure> {
+    let mut session = Session::open(&args.connect, Intent::Open).await?;
+    let snapshot = session
+        .client
+        .get_run(&args.run, None)
+        .await
+        .map_err(|e| Failure::call(&format!("run {}", args.run), e))?;
+    session.client.follow(&args.run, snapshot.last_seq);
+    let models = session
+        .client
+        .get_models(Page::default())
+        .await
+        .unwrap_or_default();
+    let model = snapshot.model.clone();
+    let context = model.as_deref().and_then(|m| context_of(&models, m));
+    let mut view = View::new(args.follow.json);
+    let style = view.style;
+    view.line(&format!(
+        "{} watching {} · status {} · turn {} · {}",
+        style.bold("rummy"),
+        style.cyan(&args.run),
+        snapshot.status,
+        snapshot.turn,
+        snapshot.summary.clone().unwrap_or_default()
+    ));
+    let mut follow = Follow::new(
+        &mut session,
+        &mut view,
+        &args.run,
+        policy(&args.follow),
+        model,
+        context,
+    );
+    follow.attach(&snapshot);
+    let exit = follow.run().await;
+    session.close().await;
+    exit
+}
+
+/// `fork`: a new run from a parent's context, followed.
+pub async fn fork(args: ForkArgs) -> Result<Exit, Failure> {
+    let mut session = Session::open(&args.connect, Intent::Open).await?;
+    let parent = session
+        .client
+        .get_run(&args.run, None)
+        .await
+        .map_err(|e| Failure::call(&format!("run {}", args.run), e))?;
+    let model =
+        args.model.clone().or(parent.model.clone()).ok_or_else(|| {
+            Failure::new(Exit::Usage, "the parent run has no model: pass --model")
+        })?;
+    let attributes = RunAttributes {
+        model: Some(model.clone()),
+        mode: Some(if args.ask { "ask" } else { "act" }.to_owned()),
+        ..RunAttributes::default()
+    };
+    let prompt = args.prompt.join(" ");
+    let run = session
+        .client
+        .fork_run(&args.run, &args.new, &prompt, &attributes)
+        .await
+        .map_err(|e| Failure::call("forking the run", e))?;
+    let models = session
+        .client
+        .get_models(Page::default())
+        .await
+        .unwrap_or_default();
+    let context = context_of(&models, &model);
+    let mut view = View::new(args.follow.json);
+    let style = view.style;
+    view.line(&format!(
+        "{} fork of {} · {} · model {model}",
+        style.bold("rummy"),
+        args.run,
+        style.cyan(&run)
+    ));
+    let exit = Follow::new(
+        &mut session,
+        &mut view,
+        &run,
+        policy(&args.follow),
+        Some(model),
+        context,
+    )
+    .run()
+    .await;
+    session.close().await;
+    exit
+}
+
+/// Writes lines to stdout; a closed stdout (`| head`) ends the listing quietly.
+fn print(text: &str) {
+    let mut out = std::io::stdout();
+    let _ = writeln!(out, "{text}");
+}
+
+fn print_json(value: &Value) {
+    print(&value.to_string());
+}
+
+/// `runs`: the project's runs with status, turns, tokens, cost and age.
+pub async fn runs(args: RunsArgs) -> Result<Exit, Failure> {
+    let mut session = Session::open(&args.connect, Intent::Open).await?;
+    let page = Page {
+        limit: Some(args.limit),
+        offset: None,
+    };
+    if args.json {
+        let list: Value = session
+            .client
+            .call("getRuns", &page)
+            .await
+            .map_err(|e| Failure::call("listing the runs", e))?;
+        print_json(&list);
+        session.close().await;
+        return Ok(Exit::Ok);
+    }
+    let list = session
+        .client
+        .get_runs(page)
+        .await
+        .map_err(|e| Failure::call("listing the runs", e))?;
+    if list.is_empty() {
+        print(&format!(
+            "no runs in project {} yet: start one with `rummy act \"...\"`",
+            session.project
+        ));
+    } else {
+        print(&format!(
+            "{:<20} {:>6} {:>6} {:>8} {:>8} {:>8}  {:<12} SUMMARY",
+            "RUN", "STATUS", "TURNS", "TOKENS", "COST", "AGE", "MODEL"
+        ));
+    }
+    let now = std::time::SystemTime::now();
+    for run in list {
+        let totals = session
+            .client
+            .get_run(&run.run, None)
+            .await
+            .map(|s| s.telemetry)
+            .unwrap_or_default();
+        print(&format!(
+            "{:<20} {:>6} {:>6} {:>8} {:>8} {:>8}  {:<12} {}",
+            run.run,
+            run.status,
+            run.turn,
+            short_count(totals.total_tokens),
+            format!("${:.3}", totals.cost),
+            age(run.created.as_deref(), now),
+            run.model.unwrap_or_default(),
+            run.summary.unwrap_or_default()
+        ));
+    }
+    session.close().await;
+    Ok(Exit::Ok)
+}
+
+/// How long ago an RFC 3339 UTC time was: `42s`, `5m`, `3h`, `2d`.
+fn age(created: Option<&str>, now: std::time::SystemTime) -> String {
+    let Some(then) = created.and_then(parse_utc) else {
+        return "-".into();
+    };
+    let secs = now
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+        .saturating_sub(then);
+    match secs {
+        s if s < 60 => format!("{s}s"),
+        s if s < 3_600 => format!("{}m", s / 60),
+        s if s < 86_400 => format!("{}h", s / 3_600),
+        s => format!("{}d", s / 86_400),
+    }
+}
+
+/// Seconds since the epoch of `YYYY-MM-DDTHH:MM:SS…Z`.
+fn parse_utc(text: &str) -> Option<u64> {
+    let num = |range: std::ops::Range<usize>| text.get(range)?.parse::<i64>().ok();
+    let (y, m, d) = (num(0..4)?, num(5..7)?, num(8..10)?);
+    let (hh, mm, ss) = (num(11..13)?, num(14..16)?, num(17..19)?);
+    // Days from civil (Howard Hinnant's algorithm).
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let doy = (153 * ((m + 9) % 12) + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    u64::try_from(days * 86_400 + hh * 3_600 + mm * 60 + ss).ok()
+}
+
+/// `show`: a run's state.
+pub async fn show(args: ShowArgs) -> Result<Exit, Failure> {
+    let mut session = Session::open(&args.connect, Intent::Open).await?;
+    let params = rummy_client::params::GetRunParams {
+        run: args.run.clone(),
+        since_seq: None,
+    };
+    let raw: Value = session
+        .client
+        .call("getRun", &params)
+        .await
+        .map_err(|e| Failure::call(&format!("run {}", args.run), e))?;
+    if args.json {
+        print_json(&raw);
+        session.close().await;
+        return Ok(Exit::Ok);
+    }
+    let snapshot: rummy_client::results::RunSnapshot = serde_json::from_value(raw)
+        .map_err(|e| Failure::new(Exit::Failure, format!("unexpected getRun answer: {e}")))?;
+    let view = View::new(false);
+    let style = view.style;
+    drop(view);
+    print(&format!(
+        "{} {} · status {} · {} turns · model {} · {} tokens · ${:.3} · created {}",
+        style.bold("run"),
+        style.cyan(&snapshot.run),
+        snapshot.status,
+        snapshot.turn,
+        snapshot.model.clone().unwrap_or_default(),
+        short_count(snapshot.telemetry.total_tokens),
+        snapshot.telemetry.cost,
+        snapshot.created.clone().unwrap_or_default()
+    ));
+    if let Some(summary) = snapshot.summary.as_deref().filter(|s| !s.is_empty()) {
+        print(&format!("{} {summary}", style.dim("summary:")));
+    }
+    print(&style.bold("history"));
+    let mut turn = 0;
+    for item in snapshot
+        .history
+        .iter()
+        .filter(|i| i.path.contains("://turn_"))
+    {
+        if item.attributes.contains_key("channel") {
+            continue;
+        }
+        if item.turn != turn {
+            turn = item.turn;
+            print(&style.dim(&format!("─ turn {turn}")));
+        }
+        print(&format!("  {}", history_line(item, style)));
+    }
+    let pending: Vec<&HistoryItem> = snapshot
+        .history
+        .iter()
+        .filter(|i| i.is_proposal() && i.state == "proposed")
+        .collect();
+    if !pending.is_empty() {
+        print(&style.bold("pending proposals"));
+        for item in pending {
+            for line in render::proposal_lines(item, style) {
+                print(&format!("  {line}"));
+            }
+            print(&format!(
+                "    {}",
+                style.dim(&format!("path: {}", item.path))
+            ));
+        }
+    }
+    if !snapshot.unknowns.is_empty() {
+        print(&style.bold("open questions"));
+        for unknown in &snapshot.unknowns {
+            print(&format!(
+                "  {} {}",
+                style.yellow(&unknown.path),
+                unknown.body
+            ));
+        }
+    }
+    let entries = session
+        .client
+        .get_entries(&GetEntriesParams {
+            run: args.run.clone(),
+            limit: Some(1000),
+            ..GetEntriesParams::default()
+        })
+        .await
+        .map_err(|e| Failure::call("listing the entries", e))?;
+    print(&style.bold("entries"));
+    for visibility in ["visible", "summarized", "archived"] {
+        let of: Vec<_> = entries
+            .iter()
+            .filter(|e| e.visibility == visibility)
+            .collect();
+        let tokens: i64 = of.iter().map(|e| e.tokens).sum();
+        print(&format!(
+            "  {visibility:<10} {:>4} entries {:>7} tokens",
+            of.len(),
+            short_count(tokens)
+        ));
+    }
+    let t = snapshot.telemetry;
+    print(&style.bold("telemetry"));
+    print(&format!(
+        "  prompt {} · cached {} · completion {} · reasoning {} · total {} · ${:.4}",
+        short_count(t.prompt_tokens),
+        short_count(t.cached_tokens),
+        short_count(t.completion_tokens),
+        short_count(t.reasoning_tokens),
+        short_count(t.total_tokens),
+        t.cost
+    ));
+    session.close().await;
+    Ok(Exit::Ok)
+}
+
+fn history_line(item: &HistoryItem, style: super::view::Style) -> String {
+    if item.tool == "update" {
+        return style.cyan(&format!("» {}", item.body.as_deref().unwrap_or_default()));
+    }
+    if item.is_proposal() {
+        let kind = item.attr("kind").unwrap_or(&item.tool);
+        return format!(
+            "{} {} {} ({})",
+            match item.state.as_str() {
+                "resolved" => style.green("✓"),
+                "proposed" => style.yellow("?"),
+                _ => style.red("✗"),
+            },
+            style.bold(kind),
+            render::target(item),
+            item.state
+        );
+    }
+    render::command_line(item, style)
+}
+
+/// `approve`: accepts the paths given, or every pending proposal.
+pub async fn approve(args: ApproveArgs) -> Result<Exit, Failure> {
+    let mut session = Session::open(&args.connect, Intent::Open).await?;
+    let paths = if args.paths.is_empty() {
+        pending(&mut session, &args.run).await?
+    } else {
+        args.paths.clone()
+    };
+    if paths.is_empty() {
+        print(&format!("run {} has no pending proposal", args.run));
+        session.close().await;
+        return Ok(Exit::Ok);
+    }
+    let mut exit = Exit::Ok;
+    for path in paths {
+        match session
+            .client
+            .resolve(&args.run, &path, Decision::Accept(None))
+            .await
+        {
+            Ok(ack) => {
+                let state = ack.state.unwrap_or_else(|| "resolved".into());
+                let outcome = ack.outcome.map(|o| format!(" ({o})")).unwrap_or_default();
+                print(&format!("{path}: {state}{outcome}"));
+                if ack.runner.as_deref() == Some("client") {
+                    run_here(&mut session, &args.run, &path).await?;
+                }
+            }
+            Err(e) => {
+                let failure = Failure::call(&path, e);
+                eprintln_failure(&failure);
+                exit = failure.exit;
+            }
+        }
+    }
+    session.close().await;
+    Ok(exit)
+}
+
+/// Runs an accepted command this client must run (the server asked it to), streaming it back.
+async fn run_here(session: &mut Session, run: &str, path: &str) -> Result<(), Failure> {
+    let snapshot = session
+        .client
+        .get_run(run, None)
+        .await
+        .map_err(|e| Failure::call("reading the command", e))?;
+    let Some(item) = snapshot.history.iter().find(|i| i.path == path) else {
+        return Ok(());
+    };
+    let command = render::target(item);
+    let mut running = super::runner::Running::start(run, path, &command, &session.root);
+    print(&format!("$ {command}"));
+    while let Some(out) = running.output.recv().await {
+        match out {
+            super::runner::Output::Chunk { channel, text } => {
+                let params = rummy_client::params::StreamParams {
+                    run: run.to_owned(),
+                    path: path.to_owned(),
+                    channel,
+                    chunk: text.clone(),
+                };
+                let _ = session.client.stream(&params).await;
+                let _ = write!(std::io::stdout(), "{text}");
+            }
+            super::runner::Output::Exited(result) => {
+                let mut end = rummy_client::params::StreamEndParams {
+                    run: run.to_owned(),
+                    path: path.to_owned(),
+                    duration: Some(running.duration()),
+                    ..Default::default()
+                };
+                let sent = match result {
+                    Ok(Some(code)) => {
+                        end.exit_code = Some(code);
+                        print(&format!("exit {code}"));
+                        session.client.stream_completed(&end).await
+                    }
+                    Ok(None) => {
+                        end.reason = Some("killed by a signal".into());
+                        session.client.stream_aborted(&end).await
+                    }
+                    Err(why) => {
+                        end.reason = Some(why);
+                        session.client.stream_aborted(&end).await
+                    }
+                };
+                sent.map_err(|e| Failure::call("recording the command's end", e))?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The paths of a run's pending proposals.
+async fn pending(session: &mut Session, run: &str) -> Result<Vec<String>, Failure> {
+    let entries = session
+        .client
+        .get_entries(&GetEntriesParams {
+            run: run.to_owned(),
+            state: Some("proposed".into()),
+            with_body: false,
+            limit: Some(1000),
+            ..GetEntriesParams::default()
+        })
+        .await
+        .map_err(|e| Failure::call(&format!("run {run}"), e))?;
+    Ok(entries
+        .into_iter()
+        .filter(|e| e.attributes.contains_key("commandIndex"))
+        .map(|e| e.path)
+        .collect())
+}
+
+/// `reject`.
+pub async fn reject(args: RejectArgs) -> Result<Exit, Failure> {
+    let mut session = Session::open(&args.connect, Intent::Open).await?;
+    let ack = session
+        .client
+        .resolve(&args.run, &args.path, Decision::Reject(args.reason.clone()))
+        .await
+        .map_err(|e| Failure::call(&args.path, e))?;
+    print(&format!(
+        "{}: {}",
+        args.path,
+        ack.state.unwrap_or_else(|| "cancelled".into())
+    ));
+    session.close().await;
+    Ok(Exit::Ok)
+}
+
+/// `inject`.
+pub async fn inject(args: InjectArgs) -> Result<Exit, Failure> {
+    let mut session = Session::open(&args.connect, Intent::Open).await?;
+    let ack = session
+        .client
+        .inject(&args.run, &args.prompt.join(" "))
+        .await
+        .map_err(|e| Failure::call(&format!("run {}", args.run), e))?;
+    print(if ack.injected == Some(true) {
+        "injected into the running loop: the model reads it next turn"
+    } else {
+        "queued as a new loop of the run"
+    });
+    session.close().await;
+    Ok(Exit::Ok)
+}
+
+/// `cancel`.
+pub async fn cancel(args: CancelArgs) -> Result<Exit, Failure> {
+    let mut session = Session::open(&args.connect, Intent::Open).await?;
+    session
+        .client
+        .cancel_run(&args.run)
+        .await
+        .map_err(|e| Failure::call(&format!("run {}", args.run), e))?;
+    print(&format!("run {} cancelled", args.run));
+    session.close().await;
+    Ok(Exit::Ok)
+}
+
+/// `models`.
+pub async fn models(args: ModelsArgs) -> Result<Exit, Failure> {
+    let mut session = Session::open(&args.connect, Intent::Open).await?;
+    let page = Page {
+        limit: Some(1000),
+        offset: None,
+    };
+    if args.json {
+        let list: Value = session
+            .client
+            .call("getModels", &page)
+            .await
+            .map_err(|e| Failure::call("listing the models", e))?;
+        print_json(&list);
+    } else {
+        let list = session
+            .client
+            .get_models(page)
+            .await
+            .map_err(|e| Failure::call("listing the models", e))?;
+        if list.is_empty() {
+            print(
+                "no models: configure one for the server (RUMMY_MODEL_<alias>=<provider>/<model>)",
+            );
+        } else {
+            print(&format!(
+                "{:<16} {:<12} {:<32} {:>9}  FALLBACK",
+                "ALIAS", "PROVIDER", "MODEL", "CONTEXT"
+            ));
+        }
+        for model in list {
+            let (provider, name) = model.actual.split_once('/').unwrap_or(("", &model.actual));
+            print(&format!(
+                "{:<16} {:<12} {:<32} {:>9}  {}",
+                model.alias,
+                provider,
+                name,
+                model.context_length.map_or("-".into(), short_count),
+                model.fallback.unwrap_or_default()
+            ));
+        }
+    }
+    session.close().await;
+    Ok(Exit::Ok)
+}
+
+/// Prints a failure to stderr: `rummy: what` and its hint.
+pub fn eprintln_failure(failure: &Failure) {
+    let mut err = std::io::stderr();
+    let _ = writeln!(err, "rummy: {}", failure.message);
+    if let Some(hint) = &failure.hint {
+        let _ = writeln!(err, "  {hint}");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    /// Ages of RFC 3339 times, in the largest whole unit.
+    #[test]
+    fn ages() {
+        assert_eq!(parse_utc("1970-01-02T00:00:01.500Z"), Some(86_401));
+        let now = std::time::UNIX_EPOCH + std::time::Duration::from_secs(3 * 86_400);
+        let shown: Vec<String> = [
+            Some("1970-01-03T23:59:18Z"),
+            Some("1970-01-03T21:00:00Z"),
+            Some("1970-01-01T00:00:00Z"),
+            None,
+        ]
+        .into_iter()
+        .map(|t| age(t, now))
+        .collect();
+        assert_eq!(shown, vec!["42s", "3h", "3d", "-"]);
+    }
+
+    /// The model is the one named, else the server's only one; several is a usage error.
+    #[test]
+    fn choosing_the_model() {
+        let model = |alias: &str| Model {
+            alias: alias.into(),
+            actual: format!("openai/{alias}"),
+            context_length: None,
+            fallback: None,
+        };
+        assert_eq!(choose_model(None, &[model("a")]).unwrap(), "a");
+        assert_eq!(choose_model(Some("b"), &[model("a")]).unwrap(), "b");
+        let several = choose_model(None, &[model("a"), model("b")]).unwrap_err();
+        assert_eq!(
+            (several.exit, several.hint),
+            (
+                Exit::Usage,
+                Some("pass --model with one of: a, b".to_owned())
+            )
+        );
+    }
+}

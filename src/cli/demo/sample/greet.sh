@@ -1,0 +1,3 @@
+#!/bin/sh
+# Greets its first argument, or the world.
+echo "Helo, ${1:-world}!"

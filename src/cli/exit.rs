@@ -1,0 +1,94 @@
+//! The exit codes of `rummy` (documented in `rummy --help` and the README).
+
+use std::process::ExitCode;
+
+/// How a command ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Exit {
+    /// 0: done; for a run, it concluded (200).
+    Ok = 0,
+    /// 1: something failed on this side (I/O, the server could not start).
+    Failure = 1,
+    /// 2: the command line was wrong.
+    Usage = 2,
+    /// 3: the server could not be reached, or the connection was lost for good.
+    Connection = 3,
+    /// 4: the server refused a call (no such run, a name taken, …).
+    Refused = 4,
+    /// 5: the run failed (500).
+    RunFailed = 5,
+    /// 6: the run was abandoned: it went round in circles (508).
+    Abandoned = 6,
+    /// 7: the run's context was full (413).
+    ContextFull = 7,
+    /// 8: the run was cancelled (499).
+    Cancelled = 8,
+    /// 9: the run stopped at the turn limit (`RUMMY_MAX_TURNS`) without concluding.
+    MaxTurns = 9,
+    /// 10: the command left while the run waits on a proposal ([q]uit, or no answer on stdin).
+    Waiting = 10,
+    /// 130: interrupted (Ctrl-C) before the run ended.
+    Interrupted = 130,
+}
+
+impl Exit {
+    /// The exit code for a run that ended with `status` (and, when the server says, why).
+    pub fn of_run(status: i64, stop_reason: Option<&str>) -> Exit {
+        match (status, stop_reason) {
+            (_, Some("max_turns")) => Exit::MaxTurns,
+            (200, _) => Exit::Ok,
+            (413, _) => Exit::ContextFull,
+            (499, _) => Exit::Cancelled,
+            (508, _) => Exit::Abandoned,
+            (202, _) => Exit::Waiting,
+            _ => Exit::RunFailed,
+        }
+    }
+}
+
+impl From<Exit> for ExitCode {
+    fn from(exit: Exit) -> ExitCode {
+        ExitCode::from(exit as u8)
+    }
+}
+
+/// The table `--help` and the README show (a test keeps `--help`'s copy equal to it).
+#[cfg(test)]
+pub const TABLE: &str = "\
+Exit codes:
+    0    done; a run concluded (200)
+    1    failed on this side (I/O, a local server that could not start)
+    2    usage error (unknown command, flag or argument)
+    3    the server cannot be reached, or the connection was lost
+    4    the server refused a call (no such run or project, a name taken, ...)
+    5    the run failed (500)
+    6    the run was abandoned going round in circles (508)
+    7    the run's context was full (413)
+    8    the run was cancelled (499)
+    9    the run stopped at the turn limit (RUMMY_MAX_TURNS) without concluding
+    10   left while the run waits on a proposal ([q]uit, or stdin ended)
+    130  interrupted with Ctrl-C before the run ended";
+
+#[cfg(test)]
+mod tests {
+    use super::Exit;
+    use pretty_assertions::assert_eq;
+
+    /// Each final status has its own code, and the turn limit wins over the status.
+    #[test]
+    fn run_statuses_map_to_distinct_codes() {
+        let codes: Vec<u8> = [
+            (200, None),
+            (413, None),
+            (499, None),
+            (500, None),
+            (508, None),
+            (200, Some("max_turns")),
+            (202, None),
+        ]
+        .into_iter()
+        .map(|(status, reason)| Exit::of_run(status, reason) as u8)
+        .collect();
+        assert_eq!(codes, vec![0, 7, 8, 5, 6, 9, 10]);
+    }
+}

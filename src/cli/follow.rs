@@ -1,0 +1,848 @@
+//! Following a run until its loop ends: the model's text as it streams, one line per command,
+//! proposals answered (asked, or by `--yes` / `--no`), accepted commands' output as it comes,
+//! Ctrl-C, and at the end the answer and a summary line.
+//!
+//! Everything shown comes from the run's `run/state` pushes (which a reconnect replays), not
+//! from `run/proposal`: a proposal is a history entry in state `proposed`, a command's output
+//! is the body of its channel entries (`<proposal>_1`, `_2`).
+
+use super::exit::Exit;
+use super::render::{self, Status};
+use super::runner::{self, Running};
+use super::session::{Failure, Session};
+use super::view::{Output, View};
+use rummy_client::notifications::RunState;
+use rummy_client::params::{StreamEndParams, StreamParams};
+use rummy_client::results::{HistoryItem, RunSnapshot};
+use rummy_client::{CallError, ClientError, Decision, Notification};
+use std::collections::{BTreeSet, HashMap, HashSet, VecDeque};
+use std::time::{Duration, Instant};
+use tokio::sync::mpsc;
+
+/// How proposals are answered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Policy {
+    /// Ask the person (stdin).
+    Ask,
+    /// Accept every one (`--yes`).
+    AcceptAll,
+    /// Reject every one (`--no`: a dry run).
+    RejectAll,
+}
+
+/// What woke the loop.
+enum Event {
+    Note(Box<Result<(Notification, serde_json::Value), ClientError>>),
+    Answer(Option<String>),
+    Output(Option<runner::Output>),
+    Interrupt,
+    Tick,
+}
+
+/// One channel of a command's output as shown so far.
+#[derive(Default)]
+struct Shown {
+    /// Bytes of the channel's body already taken.
+    taken: usize,
+    /// The end of the text after its last newline, not shown yet.
+    partial: String,
+}
+
+/// A followed run.
+pub struct Follow<'a> {
+    session: &'a mut Session,
+    view: &'a mut View,
+    run: String,
+    policy: Policy,
+    all: bool,
+    status: Status,
+    started: Instant,
+    run_status: i64,
+    ended: Option<(i64, Option<String>)>,
+    printed: HashMap<String, String>,
+    decided: HashSet<String>,
+    queue: VecDeque<HistoryItem>,
+    asking: Option<HistoryItem>,
+    stdin: Option<mpsc::UnboundedReceiver<Option<String>>>,
+    channels: HashMap<String, Shown>,
+    own: HashSet<String>,
+    server_run: HashSet<String>,
+    exits: HashSet<String>,
+    running: Option<Running>,
+    aborting: bool,
+    cancel_sent: bool,
+    files: BTreeSet<String>,
+    header_turn: i64,
+}
+
+impl<'a> Follow<'a> {
+    /// A follower of `run`; `context_length` and `model` fill the status line.
+    pub fn new(
+        session: &'a mut Session,
+        view: &'a mut View,
+        run: &str,
+        policy: Policy,
+        model: Option<String>,
+        context_length: Option<i64>,
+    ) -> Follow<'a> {
+        let status = Status {
+            run: run.to_owned(),
+            max_turns: session.max_turns,
+            context_length,
+            model,
+            activity: "starting".into(),
+            ..Status::default()
+        };
+        Follow {
+            session,
+            view,
+            run: run.to_owned(),
+            policy,
+            all: false,
+            status,
+            started: Instant::now(),
+            run_status: 100,
+            ended: None,
+            printed: HashMap::new(),
+            decided: HashSet::new(),
+            queue: VecDeque::new(),
+            asking: None,
+            stdin: None,
+            channels: HashMap::new(),
+            own: HashSet::new(),
+            server_run: HashSet::new(),
+            exits: HashSet::new(),
+            running: None,
+            aborting: false,
+            cancel_sent: false,
+            files: BTreeSet::new(),
+            header_turn: 0,
+        }
+    }
+
+    /// Starts from a run's whole state (attaching to it): what it did is taken as shown, its
+    /// pending proposals are asked, and a run already at rest ends the follow at once.
+    pub fn attach(&mut self, snapshot: &RunSnapshot) {
+        self.status.turn = snapshot.turn;
+        self.header_turn = snapshot.turn;
+        self.run_status = snapshot.status;
+        for item in &snapshot.history {
+            if item.attributes.contains_key("channel") {
+                let shown = self.channels.entry(item.path.clone()).or_default();
+                shown.taken = item.body.as_deref().map_or(0, str::len);
+                continue;
+            }
+            if item.is_proposal() && item.state == "proposed" {
+                self.queue.push_back(item.clone());
+            }
+            self.printed.insert(item.path.clone(), item.state.clone());
+            if item.attributes.contains_key("exitCode") {
+                self.exits.insert(item.path.clone());
+            }
+        }
+        if !matches!(snapshot.status, 100 | 102 | 202) {
+            self.ended = Some((snapshot.status, snapshot.stop_reason.clone()));
+        }
+    }
+
+    /// Follows the run until its loop ends (or the person leaves); answers the exit code.
+    pub async fn run(mut self) -> Result<Exit, Failure> {
+        let mut interrupts =
+            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())
+                .map_err(|e| Failure::new(Exit::Failure, format!("Ctrl-C handler: {e}")))?;
+        let mut tick = tokio::time::interval(Duration::from_millis(500));
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+        self.draw_status();
+        loop {
+            if self.asking.is_none() {
+                if let Some(item) = self.queue.pop_front() {
+                    if let Some(exit) = self.present(item).await? {
+                        return Ok(exit);
+                    }
+                    continue;
+                }
+            }
+            if self.done() {
+                break;
+            }
+            let event = tokio::select! {
+                n = self.session.client.next_message(None) => Event::Note(Box::new(n)),
+                line = recv(&mut self.stdin), if self.asking.is_some() => Event::Answer(line),
+                out = output(&mut self.running), if self.running.is_some() => Event::Output(out),
+                _ = interrupts.recv() => Event::Interrupt,
+                _ = tick.tick() => Event::Tick,
+            };
+            let left = match event {
+                Event::Note(note) => match *note {
+                    Ok((n, params)) => {
+                        self.note(n, &params).await?;
+                        None
+                    }
+                    Err(e) => {
+                        let what = "the connection to the server was lost";
+                        return Err(Failure::connection(what, &e));
+                    }
+                },
+                Event::Answer(line) => self.answer(line).await?,
+                Event::Output(out) => {
+                    self.output(out).await;
+                    None
+                }
+                Event::Interrupt => self.interrupt().await?,
+                Event::Tick => {
+                    self.draw_status();
+                    None
+                }
+            };
+            if let Some(exit) = left {
+                self.view.finish();
+                return Ok(exit);
+            }
+        }
+        self.finish().await
+    }
+
+    fn done(&self) -> bool {
+        self.ended.is_some()
+            && self.running.is_none()
+            && self.queue.is_empty()
+            && self.asking.is_none()
+    }
+
+    fn draw_status(&mut self) {
+        self.status.elapsed = self.started.elapsed();
+        let line = self.status.line();
+        self.view.status(line);
+    }
+
+    async fn note(&mut self, n: Notification, params: &serde_json::Value) -> Result<(), Failure> {
+        if let Notification::UiNotify(u) = &n {
+            if u.run.is_none() || u.run.as_deref() == Some(self.run.as_str()) {
+                self.view.json(n.method(), params);
+                let line = format!("{} {}", self.view.style.yellow("!"), u.text);
+                self.view.line(&line);
+            }
+            return Ok(());
+        }
+        if n.run() != Some(self.run.as_str()) {
+            return Ok(());
+        }
+        self.view.json(n.method(), params);
+        match n {
+            Notification::UiRender(r) => {
+                if !r.append {
+                    self.view.end_stream();
+                }
+                self.status.activity = "writing".into();
+                self.view.stream(&r.text);
+            }
+            Notification::RunProgress(p) => {
+                self.turn_header(p.turn);
+                self.status.turn = self.status.turn.max(p.turn);
+                self.status.activity = p.status.clone();
+                match p.status.as_str() {
+                    "retrying" | "rerouted" | "queued" => {
+                        let detail = p.detail.unwrap_or_default();
+                        let line = self.view.style.yellow(&format!("  {} {detail}", p.status));
+                        self.view.line(&line);
+                    }
+                    _ => {}
+                }
+            }
+            Notification::RunState(state) => self.state(state),
+            Notification::StreamCancelled(c) => {
+                if self.running.as_ref().is_some_and(|r| r.path == c.path) {
+                    if let Some(running) = &self.running {
+                        running.stop();
+                    }
+                    self.aborting = true;
+                }
+                let reason = c.reason.unwrap_or_default();
+                let line = self
+                    .view
+                    .style
+                    .red(&format!("  ✗ command cancelled: {reason}"));
+                self.view.line(&line);
+            }
+            _ => {}
+        }
+        self.draw_status();
+        Ok(())
+    }
+
+    fn turn_header(&mut self, turn: i64) {
+        if turn > self.header_turn {
+            self.header_turn = turn;
+            self.view.end_stream();
+            let line = self.view.style.dim(&format!("─ turn {turn}"));
+            self.view.line(&line);
+        }
+    }
+
+    fn state(&mut self, state: RunState) {
+        self.run_status = state.status;
+        self.status.turn = self.status.turn.max(state.turn);
+        if let Some(route) = &state.route {
+            self.status.model = Some(format!("{} ({})", route.model, route.class));
+        }
+        if let Some(telemetry) = &state.telemetry {
+            self.view.end_stream();
+            if let Some(usage) = telemetry.usage {
+                self.status.tokens += usage.total_tokens;
+                self.status.cost += usage.cost;
+            }
+            if let Some(context) = telemetry.context_tokens {
+                self.status.context = Some(context);
+            }
+            if state.route.is_none() {
+                if let Some(model) = &telemetry.model {
+                    self.status.model = Some(model.clone());
+                }
+            }
+        }
+        for item in &state.history {
+            self.item(item);
+        }
+        self.status.activity = match state.status {
+            202 => "waiting for you".into(),
+            100 => "queued".into(),
+            102 => self.status.activity.clone(),
+            _ => "done".into(),
+        };
+        if !matches!(state.status, 100 | 102 | 202) {
+            self.ended = Some((state.status, state.stop_reason));
+        } else {
+            self.ended = None;
+        }
+    }
+
+    fn item(&mut self, item: &HistoryItem) {
+        if item.attributes.contains_key("channel") {
+            self.channel(item);
+            return;
+        }
+        if !item.path.contains("://turn_") {
+            return;
+        }
+        if item.is_proposal() {
+            self.proposal_changed(item);
+            return;
+        }
+        if self.printed.get(&item.path) == Some(&item.state) {
+            return;
+        }
+        self.printed.insert(item.path.clone(), item.state.clone());
+        if item.tool == "update" {
+            let status = item.attributes.get("status").and_then(|s| s.as_i64());
+            if status == Some(102) {
+                let text = item.body.as_deref().unwrap_or_default();
+                let line = format!("  {}", self.view.style.cyan(&format!("» {text}")));
+                self.view.end_stream();
+                self.view.line(&line);
+            }
+            return;
+        }
+        self.view.end_stream();
+        let line = format!("  {}", render::command_line(item, self.view.style));
+        self.view.line(&line);
+    }
+
+    fn proposal_changed(&mut self, item: &HistoryItem) {
+        if item.state == "proposed" {
+            let known = self.printed.contains_key(&item.path)
+                || self.asking.as_ref().is_some_and(|a| a.path == item.path)
+                || self.queue.iter().any(|q| q.path == item.path);
+            if !known {
+                self.printed.insert(item.path.clone(), item.state.clone());
+                self.queue.push_back(item.clone());
+            }
+            return;
+        }
+        if item.state == "resolved" && item.attr("kind") == Some("edit") {
+            self.files.insert(render::target(item));
+        }
+        if let Some(code) = item.attributes.get("exitCode").and_then(|c| c.as_i64()) {
+            if self.exits.insert(item.path.clone()) {
+                self.flush_channels(&item.path);
+                self.exit_line(code, None);
+            }
+        }
+        if self.printed.get(&item.path) == Some(&item.state) {
+            return;
+        }
+        let first = self.printed.insert(item.path.clone(), item.state.clone());
+        if self.decided.contains(&item.path) {
+            return;
+        }
+        // Decided elsewhere (another terminal, a cancel).
+        let queued = self.queue.iter().position(|q| q.path == item.path);
+        if let Some(index) = queued {
+            self.queue.remove(index);
+        }
+        if self.asking.as_ref().is_some_and(|a| a.path == item.path) {
+            self.asking = None;
+            self.view.ask(None);
+        }
+        if first.is_some() || queued.is_some() {
+            let what = match item.state.as_str() {
+                "resolved" => self.view.style.green("✓ accepted elsewhere"),
+                "cancelled" => self.view.style.yellow("✗ rejected elsewhere"),
+                other => self.view.style.red(&format!("✗ {other}")),
+            };
+            let line = format!("  {what}: {}", render::target(item));
+            self.view.line(&line);
+        }
+    }
+
+    /// New output of a command's channel, unless this process runs it (and shows it itself).
+    fn channel(&mut self, item: &HistoryItem) {
+        let proposal = item
+            .path
+            .rsplit_once('_')
+            .map_or(item.path.as_str(), |(p, _)| p)
+            .to_owned();
+        if self.own.contains(&proposal) {
+            return;
+        }
+        let body = item.body.as_deref().unwrap_or_default();
+        let shown = self.channels.entry(item.path.clone()).or_default();
+        if body.len() <= shown.taken || !body.is_char_boundary(shown.taken) {
+            return;
+        }
+        let new = body[shown.taken..].to_owned();
+        shown.taken = body.len();
+        let channel = item
+            .attributes
+            .get("channel")
+            .and_then(|c| c.as_u64())
+            .unwrap_or(1);
+        self.show_output(&item.path, channel, &new);
+    }
+
+    fn show_output(&mut self, key: &str, channel: u64, text: &str) {
+        self.view.end_stream();
+        let shown = self.channels.entry(key.to_owned()).or_default();
+        shown.partial.push_str(text);
+        let Some(end) = shown.partial.rfind('\n') else {
+            return;
+        };
+        let done: String = shown.partial.drain(..=end).collect();
+        for line in done.lines() {
+            let line = self.output_line(channel, line);
+            self.view.line(&line);
+        }
+    }
+
+    fn output_line(&self, channel: u64, line: &str) -> String {
+        let style = self.view.style;
+        let text = if channel == 2 {
+            style.red(line)
+        } else {
+            line.to_owned()
+        };
+        format!("    {} {text}", style.dim("│"))
+    }
+
+    /// Shows what is left of a stream's channels (text after their last newline).
+    fn flush_channels(&mut self, proposal: &str) {
+        let keys: Vec<String> = self
+            .channels
+            .keys()
+            .filter(|k| k.starts_with(proposal) && k.len() > proposal.len())
+            .cloned()
+            .collect();
+        for key in keys {
+            let channel = key
+                .rsplit('_')
+                .next()
+                .and_then(|c| c.parse().ok())
+                .unwrap_or(1);
+            let rest = self
+                .channels
+                .get_mut(&key)
+                .map(|s| std::mem::take(&mut s.partial))
+                .unwrap_or_default();
+            if !rest.is_empty() {
+                let line = self.output_line(channel, &rest);
+                self.view.line(&line);
+            }
+        }
+    }
+
+    fn exit_line(&mut self, code: i64, took: Option<String>) {
+        let took = took.map(|t| format!(" ({t})")).unwrap_or_default();
+        let line = if code == 0 {
+            self.view.style.green(&format!("✓ exit 0{took}"))
+        } else {
+            self.view.style.red(&format!("✗ exit {code}{took}"))
+        };
+        self.view.line(&format!("    {line}"));
+    }
+
+    /// Shows a proposal and answers it by policy, or asks; `Some` when the person left.
+    async fn present(&mut self, item: HistoryItem) -> Result<Option<Exit>, Failure> {
+        self.view.end_stream();
+        for line in render::proposal_lines(&item, self.view.style) {
+            self.view.line(&format!("  {line}"));
+        }
+        match (self.policy, self.all) {
+            (Policy::AcceptAll, _) | (Policy::Ask, true) => {
+                self.decide(item, Decision::Accept(None)).await?;
+            }
+            (Policy::RejectAll, _) => {
+                let reason = "rejected without asking (a dry run: rummy --no)".to_owned();
+                self.decide(item, Decision::Reject(Some(reason))).await?;
+            }
+            (Policy::Ask, false) => {
+                if self.stdin.is_none() {
+                    self.stdin = Some(read_stdin());
+                }
+                let question = render::question(&item, self.view.style);
+                self.asking = Some(item);
+                self.view.ask(Some(&question));
+            }
+        }
+        Ok(None)
+    }
+
+    /// A line typed at the question; `Some` when the person left.
+    async fn answer(&mut self, line: Option<String>) -> Result<Option<Exit>, Failure> {
+        let Some(item) = self.asking.clone() else {
+            return Ok(None);
+        };
+        let Some(line) = line else {
+            self.view.ask(None);
+            self.leave_hint("stdin ended");
+            return Ok(Some(Exit::Waiting));
+        };
+        let text = line.trim();
+        let ask_user = item.attr("kind") == Some("ask_user");
+        let (word, rest) = text.split_once(char::is_whitespace).unwrap_or((text, ""));
+        let rest = Some(rest.trim().to_owned()).filter(|r| !r.is_empty());
+        let decision = match (ask_user, word.to_lowercase().as_str()) {
+            (true, "n" | "no") if rest.is_none() => Decision::Reject(None),
+            (true, "") => return Ok(None),
+            (true, _) => Decision::Accept(Some(text.to_owned())),
+            (false, "y" | "yes") => Decision::Accept(None),
+            (false, "n" | "no") => Decision::Reject(rest),
+            (false, "a" | "all") => {
+                self.all = true;
+                Decision::Accept(None)
+            }
+            (false, "q" | "quit") => {
+                self.view.ask(None);
+                self.leave_hint("you left");
+                return Ok(Some(Exit::Waiting));
+            }
+            (false, _) => {
+                let question = format!(
+                    "  {} {}",
+                    self.view.style.yellow("answer y, n (+reason), a or q:"),
+                    render::question(&item, self.view.style).trim_start()
+                );
+                self.view.ask(Some(&question));
+                return Ok(None);
+            }
+        };
+        self.asking = None;
+        self.view.ask(None);
+        self.decide(item, decision).await?;
+        Ok(None)
+    }
+
+    fn leave_hint(&mut self, why: &str) {
+        let line = self.view.style.yellow(&format!(
+            "{why}: the run waits on its proposal; answer it with `rummy approve {run}` or \
+             `rummy reject {run} PATH --reason ...`, or follow it again with `rummy watch {run}`",
+            run = self.run
+        ));
+        self.view.line(&line);
+    }
+
+    async fn decide(&mut self, item: HistoryItem, decision: Decision) -> Result<(), Failure> {
+        let accepting = matches!(decision, Decision::Accept(_));
+        let reason = match &decision {
+            Decision::Reject(reason) => reason.clone(),
+            _ => None,
+        };
+        self.decided.insert(item.path.clone());
+        let ack = match self
+            .session
+            .client
+            .resolve(&self.run, &item.path, decision)
+            .await
+        {
+            Ok(ack) => ack,
+            Err(CallError::Rpc(e)) if e.kind() == Some("conflict") => {
+                let line = self.view.style.yellow(&format!("  {}", e.message));
+                self.view.line(&line);
+                return Ok(());
+            }
+            Err(e) => return Err(Failure::call("answering the proposal", e)),
+        };
+        let state = ack.state.clone().unwrap_or_else(|| "resolved".into());
+        self.printed.insert(item.path.clone(), state.clone());
+        let style = self.view.style;
+        let line = match (state.as_str(), accepting) {
+            ("resolved", true) => style.green("✓ accepted"),
+            ("cancelled", _) => style.yellow(&match reason {
+                Some(reason) => format!("✗ rejected: {reason}"),
+                None => "✗ rejected".to_owned(),
+            }),
+            (other, _) => style.red(&format!(
+                "✗ {other}: {}",
+                ack.outcome.as_deref().unwrap_or("refused")
+            )),
+        };
+        self.view.line(&format!("  {line}"));
+        if state != "resolved" || !accepting {
+            return Ok(());
+        }
+        match item.attr("kind") {
+            Some("edit") => {
+                self.files.insert(render::target(&item));
+            }
+            Some("sh" | "env") => {
+                let command = render::target(&item);
+                if ack.runner.as_deref() == Some("server") {
+                    self.server_run.insert(item.path.clone());
+                } else {
+                    self.own.insert(item.path.clone());
+                    self.aborting = false;
+                    self.running = Some(Running::start(
+                        &self.run,
+                        &item.path,
+                        &command,
+                        &self.session.root,
+                    ));
+                    self.status.activity = format!("running {command}");
+                }
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// What the command this process runs produced.
+    async fn output(&mut self, out: Option<runner::Output>) {
+        let Some(running) = self.running.as_ref() else {
+            return;
+        };
+        let (run, path) = (running.run.clone(), running.path.clone());
+        match out {
+            Some(runner::Output::Chunk { channel, text }) => {
+                let params = StreamParams {
+                    run,
+                    path: path.clone(),
+                    channel,
+                    chunk: text.clone(),
+                };
+                if let Err(e) = self.session.client.stream(&params).await {
+                    self.warn(&format!("output not recorded: {e}"));
+                }
+                self.show_output(&format!("{path}_{channel}"), u64::from(channel), &text);
+            }
+            Some(runner::Output::Exited(result)) => {
+                let duration = running.duration();
+                self.flush_channels(&path);
+                let end = match (&result, self.aborting) {
+                    (Ok(Some(code)), false) => {
+                        self.exit_line(i64::from(*code), Some(duration.clone()));
+                        StreamEndParams {
+                            run,
+                            path: path.clone(),
+                            exit_code: Some(*code),
+                            duration: Some(duration),
+                            ..StreamEndParams::default()
+                        }
+                    }
+                    (Err(why), _) => {
+                        self.warn(why);
+                        self.aborted(run, &path, why, duration)
+                    }
+                    _ => {
+                        let why = "interrupted (Ctrl-C)";
+                        self.warn(&format!("command stopped: {why}"));
+                        self.aborted(run, &path, why, duration)
+                    }
+                };
+                self.exits.insert(path);
+                let ended = if end.exit_code.is_some() {
+                    self.session.client.stream_completed(&end).await
+                } else {
+                    self.session.client.stream_aborted(&end).await
+                };
+                if let Err(e) = ended {
+                    self.warn(&format!("the command's end was not recorded: {e}"));
+                }
+                self.running = None;
+                self.status.activity = "working".into();
+            }
+            None => self.running = None,
+        }
+    }
+
+    fn aborted(&self, run: String, path: &str, why: &str, duration: String) -> StreamEndParams {
+        StreamEndParams {
+            run,
+            path: path.to_owned(),
+            reason: Some(why.to_owned()),
+            duration: Some(duration),
+            ..StreamEndParams::default()
+        }
+    }
+
+    fn warn(&mut self, text: &str) {
+        let line = self.view.style.yellow(&format!("  ! {text}"));
+        self.view.line(&line);
+    }
+
+    /// Ctrl-C: stop the running command; else cancel the run; else leave.
+    async fn interrupt(&mut self) -> Result<Option<Exit>, Failure> {
+        if let Some(running) = &self.running {
+            if !self.aborting {
+                running.stop();
+                self.aborting = true;
+                self.warn("stopping the command (Ctrl-C again cancels the run)");
+                return Ok(None);
+            }
+        }
+        let streaming: Vec<String> = self
+            .server_run
+            .iter()
+            .filter(|p| !self.exits.contains(*p))
+            .cloned()
+            .collect();
+        if !streaming.is_empty() && !self.aborting {
+            self.aborting = true;
+            for path in streaming {
+                let params = StreamEndParams {
+                    run: self.run.clone(),
+                    path,
+                    reason: Some("interrupted (Ctrl-C)".into()),
+                    ..StreamEndParams::default()
+                };
+                if let Err(e) = self.session.client.stream_cancel(&params).await {
+                    self.warn(&format!("the command could not be cancelled: {e}"));
+                }
+            }
+            self.warn("cancelling the command (Ctrl-C again cancels the run)");
+            return Ok(None);
+        }
+        if !self.cancel_sent && self.ended.is_none() {
+            self.cancel_sent = true;
+            if self.asking.take().is_some() {
+                self.view.ask(None);
+            }
+            self.queue.clear();
+            self.warn("cancelling the run (Ctrl-C again leaves at once)");
+            if let Err(e) = self.session.client.cancel_run(&self.run).await {
+                return Err(Failure::call("cancelling the run", e));
+            }
+            return Ok(None);
+        }
+        if let Some(running) = &self.running {
+            running.stop();
+        }
+        Ok(Some(Exit::Interrupted))
+    }
+
+    /// The end: the answer, the summary line, the exit code.
+    async fn finish(self) -> Result<Exit, Failure> {
+        let Follow {
+            session,
+            view,
+            run,
+            started,
+            ended,
+            mut files,
+            ..
+        } = self;
+        view.end_stream();
+        let (status, stop_reason) = ended.unwrap_or((500, None));
+        let snapshot = session
+            .client
+            .get_run(&run, None)
+            .await
+            .map_err(|e| Failure::call("reading the run's end", e))?;
+        let stop_reason = stop_reason.or(snapshot.stop_reason.clone());
+        for item in &snapshot.history {
+            if item.is_proposal() && item.state == "resolved" && item.attr("kind") == Some("edit") {
+                files.insert(render::target(item));
+            }
+        }
+        view.finish();
+        if view.output() == Output::Json {
+            return Ok(Exit::of_run(status, stop_reason.as_deref()));
+        }
+        let style = view.style;
+        view.line("");
+        let answer = snapshot.summary.clone().unwrap_or_default();
+        if status == 200 && !answer.is_empty() {
+            view.line(&style.bold(&answer));
+        }
+        if let Some(error) = snapshot.history.iter().rev().find(|i| i.tool == "error") {
+            if status != 200 {
+                view.line(&style.red(error.body.as_deref().unwrap_or_default()));
+            }
+        }
+        let ending = render::ending(status, stop_reason.as_deref(), style);
+        let files: Vec<String> = files.into_iter().collect();
+        view.line(&render::summary_line(
+            &ending,
+            snapshot.turn,
+            snapshot.telemetry.total_tokens,
+            snapshot.telemetry.cost,
+            started.elapsed(),
+            &files,
+        ));
+        Ok(Exit::of_run(status, stop_reason.as_deref()))
+    }
+}
+
+/// The next line typed on stdin (`None` when it ended); waits forever without a reader.
+async fn recv(stdin: &mut Option<mpsc::UnboundedReceiver<Option<String>>>) -> Option<String> {
+    match stdin {
+        Some(rx) => rx.recv().await.flatten(),
+        None => std::future::pending().await,
+    }
+}
+
+/// The next output of the running command (`None` when it has no more).
+async fn output(running: &mut Option<Running>) -> Option<runner::Output> {
+    match running {
+        Some(r) => r.output.recv().await,
+        None => std::future::pending().await,
+    }
+}
+
+/// Lines typed on stdin, read on a thread of their own (reading blocks); `None` at its end.
+fn read_stdin() -> mpsc::UnboundedReceiver<Option<String>> {
+    let (tx, rx) = mpsc::unbounded_channel();
+    let spawned = std::thread::Builder::new()
+        .name("stdin".into())
+        .spawn(move || {
+            let mut line = String::new();
+            loop {
+                line.clear();
+                match std::io::stdin().read_line(&mut line) {
+                    Ok(0) | Err(_) => {
+                        let _ = tx.send(None);
+                        return;
+                    }
+                    Ok(_) => {
+                        if tx.send(Some(line.clone())).is_err() {
+                            return;
+                        }
+                    }
+                }
+            }
+        });
+    if spawned.is_err() {
+        // Without a reader the question can never be answered: as if stdin had ended.
+        let (tx, rx) = mpsc::unbounded_channel();
+        let _ = tx.send(None);
+        return rx;
+    }
+    rx
+}

@@ -1,0 +1,91 @@
+//! The `rummy` command line: `serve` runs the server, `demo` shows a whole run with a built-in
+//! scripted model, and the rest are a client of a running server (or of one started in this
+//! process with `--local`), speaking the public protocol through `rummy-client`.
+//!
+//! - [`args`]: the grammar (clap), with the help text of every command.
+//! - [`session`]: reaching the server and opening the project.
+//! - [`follow`]: following a run — streamed text, commands, proposals, output, Ctrl-C.
+//! - [`render`] and [`view`]: what it looks like, on a terminal, piped, or as JSON.
+//! - [`runner`]: running an accepted command here when the server asks its client to.
+//! - [`commands`]: the other commands; [`serve`]; [`demo`]; [`exit`]: the exit codes.
+
+mod args;
+mod commands;
+mod demo;
+mod exit;
+mod follow;
+mod render;
+mod runner;
+mod serve;
+mod session;
+mod view;
+
+use args::{Cli, Command};
+use clap::Parser;
+use exit::Exit;
+use session::Failure;
+use std::process::ExitCode;
+
+/// Parses the command line and runs the command; the exit code says how it went.
+pub fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let _ = e.print();
+            return ExitCode::from(u8::try_from(e.exit_code()).unwrap_or(2));
+        }
+    };
+    let exit = match cli.command {
+        Command::Serve => serve::run(),
+        Command::Demo(args) => demo::run(args),
+        command => client(command),
+    };
+    exit.into()
+}
+
+/// Runs a client command in a runtime of its own (an actix system, for `--local`).
+fn client(command: Command) -> Exit {
+    if local(&command) {
+        serve::init_log("warn");
+    }
+    let result = actix_rt::System::new().block_on(async move {
+        match command {
+            Command::Ask(args) => commands::start(args, "ask").await,
+            Command::Act(args) => commands::start(args, "act").await,
+            Command::Runs(args) => commands::runs(args).await,
+            Command::Show(args) => commands::show(args).await,
+            Command::Watch(args) => commands::watch(args).await,
+            Command::Approve(args) => commands::approve(args).await,
+            Command::Reject(args) => commands::reject(args).await,
+            Command::Inject(args) => commands::inject(args).await,
+            Command::Cancel(args) => commands::cancel(args).await,
+            Command::Fork(args) => commands::fork(args).await,
+            Command::Models(args) => commands::models(args).await,
+            Command::Serve | Command::Demo(_) => Err(Failure::new(Exit::Usage, "not a client")),
+        }
+    });
+    match result {
+        Ok(exit) => exit,
+        Err(failure) => {
+            commands::eprintln_failure(&failure);
+            failure.exit
+        }
+    }
+}
+
+/// Whether the command runs a server in this process.
+fn local(command: &Command) -> bool {
+    match command {
+        Command::Ask(a) | Command::Act(a) => a.connect.local,
+        Command::Runs(a) => a.connect.local,
+        Command::Show(a) => a.connect.local,
+        Command::Watch(a) => a.connect.local,
+        Command::Approve(a) => a.connect.local,
+        Command::Reject(a) => a.connect.local,
+        Command::Inject(a) => a.connect.local,
+        Command::Cancel(a) => a.connect.local,
+        Command::Fork(a) => a.connect.local,
+        Command::Models(a) => a.connect.local,
+        Command::Serve | Command::Demo(_) => false,
+    }
+}

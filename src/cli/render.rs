@@ -1,0 +1,306 @@
+//! How a run's pieces read on screen: one line per command, a proposal with its diff, the
+//! status line, and the summary at the end. Pure functions of what the server sent.
+
+use super::view::{diff_lines, short_count, Style};
+use rummy_client::results::HistoryItem;
+use std::time::Duration;
+
+/// What a command acted on: its path, command or question, else its entry's path.
+pub fn target(item: &HistoryItem) -> String {
+    for key in ["path", "command", "question"] {
+        if let Some(value) = item.attr(key) {
+            return value.to_owned();
+        }
+    }
+    let after_turn = item
+        .path
+        .split_once("://turn_")
+        .and_then(|(_, rest)| rest.split_once('/'))
+        .map_or(item.path.as_str(), |(_, target)| target);
+    after_turn.to_owned()
+}
+
+/// One line for a command the model ran, with its outcome.
+pub fn command_line(item: &HistoryItem, style: Style) -> String {
+    let target = target(item);
+    let (glyph, tail) = match item.status {
+        200 => (style.green("✓"), String::new()),
+        202 => (style.yellow("?"), String::new()),
+        102 => (style.dim("…"), String::new()),
+        status => {
+            let outcome = item.outcome.as_deref().unwrap_or_default();
+            let why = item
+                .body
+                .as_deref()
+                .and_then(|b| b.lines().next())
+                .filter(|l| !l.is_empty())
+                .map(|l| format!(": {l}"))
+                .unwrap_or_default();
+            (
+                style.red("✗"),
+                format!("  {}", style.red(&format!("{status} {outcome}{why}"))),
+            )
+        }
+    };
+    format!("{glyph} {} {target}{tail}", style.bold(&item.tool))
+}
+
+/// A proposal as it is shown before the question: what it would do.
+pub fn proposal_lines(item: &HistoryItem, style: Style) -> Vec<String> {
+    let kind = item.attr("kind").unwrap_or(&item.tool).to_owned();
+    let target = target(item);
+    let mark = style.yellow("?");
+    let mut lines = Vec::new();
+    match kind.as_str() {
+        "edit" => {
+            let new = if item.attributes.get("created") == Some(&serde_json::Value::Bool(true)) {
+                " (a new file)"
+            } else {
+                ""
+            };
+            lines.push(format!("{mark} {} {target}{new}", style.bold("edit")));
+            let diff = item.body.as_deref().unwrap_or_default();
+            lines.extend(
+                diff_lines(diff, style)
+                    .into_iter()
+                    .map(|l| format!("    {l}")),
+            );
+        }
+        "sh" | "env" => {
+            lines.push(format!(
+                "{mark} {} {}",
+                style.bold(&kind),
+                style.magenta(&format!("$ {target}"))
+            ));
+        }
+        "ask_user" => {
+            lines.push(format!("{mark} {} {target}", style.bold("question")));
+            if let Some(options) = item.body.as_deref().filter(|b| !b.is_empty()) {
+                lines.push(format!("    {}", style.dim(options)));
+            }
+        }
+        _ => {
+            lines.push(format!("{mark} {} {target}", style.bold(&kind)));
+            let body = item.body.as_deref().unwrap_or_default();
+            lines.extend(
+                diff_lines(body, style)
+                    .into_iter()
+                    .map(|l| format!("    {l}")),
+            );
+        }
+    }
+    lines
+}
+
+/// The question a proposal asks.
+pub fn question(item: &HistoryItem, style: Style) -> String {
+    if item.attr("kind") == Some("ask_user") {
+        return format!("  {} ", style.yellow("your answer (n to decline) ›"));
+    }
+    format!(
+        "  {}es  {}o (+reason)  {}ll for this run  {}uit {} ",
+        style.bold("[y]"),
+        style.bold("[n]"),
+        style.bold("[a]"),
+        style.bold("[q]"),
+        style.yellow("›")
+    )
+}
+
+/// What the status line shows.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Status {
+    /// The run.
+    pub run: String,
+    /// Its current turn.
+    pub turn: i64,
+    /// The server's turn limit, when known.
+    pub max_turns: Option<u32>,
+    /// Tokens of the last assembled context.
+    pub context: Option<i64>,
+    /// The model's context length, when known.
+    pub context_length: Option<i64>,
+    /// Tokens so far.
+    pub tokens: i64,
+    /// Cost so far.
+    pub cost: f64,
+    /// Time since the command started.
+    pub elapsed: Duration,
+    /// The model (and its route, when routed).
+    pub model: Option<String>,
+    /// What is happening now.
+    pub activity: String,
+}
+
+impl Status {
+    /// The status line's text.
+    pub fn line(&self) -> String {
+        let mut parts = vec![format!(" {}", self.run)];
+        parts.push(match self.max_turns {
+            Some(max) => format!("turn {}/{max}", self.turn),
+            None => format!("turn {}", self.turn),
+        });
+        match (self.context, self.context_length) {
+            (Some(used), Some(length)) if length > 0 => {
+                let filled = ((used as f64 / length as f64) * 10.0)
+                    .round()
+                    .clamp(0.0, 10.0) as usize;
+                parts.push(format!(
+                    "{}{} {}/{}",
+                    "█".repeat(filled),
+                    "░".repeat(10 - filled),
+                    short_count(used),
+                    short_count(length)
+                ));
+            }
+            (Some(used), _) => parts.push(format!("context {}", short_count(used))),
+            _ => {}
+        }
+        parts.push(format!("{} tok", short_count(self.tokens)));
+        parts.push(format!("${:.3}", self.cost));
+        let secs = self.elapsed.as_secs();
+        parts.push(format!("{}:{:02}", secs / 60, secs % 60));
+        if let Some(model) = &self.model {
+            parts.push(model.clone());
+        }
+        if !self.activity.is_empty() {
+            parts.push(self.activity.clone());
+        }
+        parts.join(" · ")
+    }
+}
+
+/// How a run ended, in words, painted: `✔ done`, `✗ failed`, …
+pub fn ending(status: i64, stop_reason: Option<&str>, style: Style) -> String {
+    match (status, stop_reason) {
+        (_, Some("max_turns")) => style.yellow("✗ stopped at the turn limit"),
+        (200, _) => style.green("✔ done"),
+        (413, _) => style.red("✗ context full"),
+        (499, _) => style.yellow("✗ cancelled"),
+        (508, _) => style.red("✗ abandoned (going round in circles)"),
+        (202, _) => style.yellow("… waiting on a proposal"),
+        (500, _) => style.red("✗ failed"),
+        (other, _) => style.red(&format!("✗ ended {other}")),
+    }
+}
+
+/// The summary line: how it ended, turns, tokens, cost, time, files changed.
+pub fn summary_line(
+    ending: &str,
+    turns: i64,
+    tokens: i64,
+    cost: f64,
+    elapsed: Duration,
+    files: &[String],
+) -> String {
+    let mut parts = vec![
+        ending.to_owned(),
+        format!("{turns} turn{}", if turns == 1 { "" } else { "s" }),
+        format!("{} tokens", short_count(tokens)),
+        format!("${cost:.3}"),
+        super::runner::seconds(elapsed),
+    ];
+    parts.push(match files.len() {
+        0 => "no file changed".to_owned(),
+        1 => format!("1 file changed: {}", files[0]),
+        n => format!("{n} files changed: {}", files.join(", ")),
+    });
+    parts.join(" · ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+    use serde_json::json;
+
+    fn item(value: serde_json::Value) -> HistoryItem {
+        serde_json::from_value(value).unwrap()
+    }
+
+    /// A command's line names the tool, its target and, when it failed, why.
+    #[test]
+    fn command_lines() {
+        let plain = Style::new(false);
+        let ok = item(
+            json!({"path": "get://turn_1/a.txt", "tool": "get", "state": "resolved",
+            "status": 200, "attributes": {"path": "a.txt"}}),
+        );
+        let failed = item(
+            json!({"path": "get://turn_1/b.txt", "tool": "get", "state": "failed",
+            "outcome": "not_found", "status": 404, "attributes": {}, "body": "b.txt: no such entry\nmore"}),
+        );
+        assert_eq!(
+            (command_line(&ok, plain), command_line(&failed, plain)),
+            (
+                "✓ get a.txt".to_owned(),
+                "✗ get b.txt  404 not_found: b.txt: no such entry".to_owned()
+            )
+        );
+    }
+
+    /// An edit shows its diff; a command shows its command line.
+    #[test]
+    fn proposals_show_what_they_would_do() {
+        let plain = Style::new(false);
+        let edit = item(
+            json!({"path": "set://turn_2/a.txt", "tool": "set", "state": "proposed",
+            "status": 202, "attributes": {"kind": "edit", "path": "a.txt", "commandIndex": 0},
+            "body": "--- a.txt\n+++ a.txt\n@@ -1 +1 @@\n-old\n+new\n"}),
+        );
+        let sh = item(
+            json!({"path": "sh://turn_3/ls", "tool": "sh", "state": "proposed",
+            "status": 202, "attributes": {"kind": "sh", "command": "ls -l", "commandIndex": 0}, "body": ""}),
+        );
+        assert_eq!(
+            proposal_lines(&edit, plain),
+            vec![
+                "? edit a.txt",
+                "    --- a.txt",
+                "    +++ a.txt",
+                "    @@ -1 +1 @@",
+                "    -old",
+                "    +new"
+            ]
+        );
+        assert_eq!(proposal_lines(&sh, plain), vec!["? sh $ ls -l"]);
+    }
+
+    /// The status line: turn of max, the context bar, tokens, cost, time, model, activity.
+    #[test]
+    fn the_status_line() {
+        let status = Status {
+            run: "fix_1".into(),
+            turn: 3,
+            max_turns: Some(99),
+            context: Some(8_000),
+            context_length: Some(32_000),
+            tokens: 12_345,
+            cost: 0.0123,
+            elapsed: Duration::from_secs(75),
+            model: Some("fast".into()),
+            activity: "thinking".into(),
+        };
+        assert_eq!(
+            status.line(),
+            " fix_1 · turn 3/99 · ███░░░░░░░ 8.0k/32k · 12k tok · $0.012 · 1:15 · fast · thinking"
+        );
+    }
+
+    /// The summary line counts what happened.
+    #[test]
+    fn the_summary_line() {
+        let line = summary_line(
+            "✔ done",
+            4,
+            6_400,
+            0.0,
+            Duration::from_millis(3_200),
+            &["greet.sh".to_owned()],
+        );
+        assert_eq!(
+            line,
+            "✔ done · 4 turns · 6.4k tokens · $0.000 · 3.2s · 1 file changed: greet.sh"
+        );
+    }
+}

@@ -1,0 +1,71 @@
+//! `rummy serve`: the server, with its one start-up line on stdout and its log on stderr.
+
+use super::exit::Exit;
+use std::collections::BTreeMap;
+use std::io::Write;
+
+/// Runs the server until SIGINT or SIGTERM.
+pub fn run() -> Exit {
+    let process: BTreeMap<String, String> = std::env::vars().collect();
+    init_log("info");
+    let config = match rummy::env::load(process) {
+        Ok(config) => config,
+        Err(e) => {
+            report(format_args!("{e}"));
+            return Exit::Usage;
+        }
+    };
+    let result = actix_rt::System::new().block_on(async move {
+        let handle = rummy::serve(config, shutdown_signal()).await?;
+        let mut stdout = std::io::stdout();
+        writeln!(
+            stdout,
+            "rummy listening on ws://127.0.0.1:{}",
+            handle.addr().port()
+        )
+        .and_then(|()| stdout.flush())?;
+        Ok::<(), rummy::ServeError>(handle.wait().await?)
+    });
+    match result {
+        Ok(()) => Exit::Ok,
+        Err(e) => {
+            report(format_args!("{e}"));
+            Exit::Failure
+        }
+    }
+}
+
+/// Logs to stderr at `default` (or `RUMMY_LOG`).
+pub fn init_log(default: &str) {
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        // Its default reports a failed write with `eprintln!`, which panics when stderr is gone
+        // (`rummy serve 2>&1 | head -1`), in whatever task logged: a lost log line must not be that.
+        .log_internal_errors(false)
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("RUMMY_LOG")
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default)),
+        )
+        .init();
+}
+
+/// Writes `rummy: <message>` to stderr; a closed stderr loses the line rather than panicking.
+pub fn report(message: std::fmt::Arguments) {
+    let _ = writeln!(std::io::stderr(), "rummy: {message}");
+}
+
+/// Resolves on SIGINT or SIGTERM.
+async fn shutdown_signal() {
+    use tokio::signal::unix::{signal, SignalKind};
+    match signal(SignalKind::terminate()) {
+        Ok(mut term) => {
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                _ = term.recv() => {}
+            }
+        }
+        Err(_) => {
+            let _ = tokio::signal::ctrl_c().await;
+        }
+    }
+}
