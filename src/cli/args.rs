@@ -84,13 +84,13 @@ and concludes. Nothing outside the temporary directory is touched. It ends by sa
 point rummy at a real model.")]
     Demo(DemoArgs),
     /// Ask about the project: the model reads and answers, and changes no file
-    #[command(long_about = "\
+    #[command(after_long_help = HELP_TAIL, long_about = "\
 Starts a run in ask mode on the project in the current directory and follows it. In ask mode
 the model reads the project, records facts and questions, and answers; it cannot edit files
 or run changing commands (it may still propose a read-only `env` command or ask you).")]
     Ask(StartArgs),
     /// Have the model act on the project: it proposes edits and commands for you to accept
-    #[command(long_about = "\
+    #[command(after_long_help = HELP_TAIL, long_about = "\
 Starts a run in act mode on the project in the current directory and follows it. The model
 proposes edits (shown as diffs) and commands; each waits for your answer:
     [y]es   accept
@@ -107,7 +107,7 @@ with no command running) cancels the run; a third time leaves at once.")]
     /// Show a run: its history, open questions, proposals and telemetry
     Show(ShowArgs),
     /// Attach to a run (started anywhere) and follow it live
-    #[command(long_about = "\
+    #[command(after_long_help = HELP_TAIL, long_about = "\
 Follows a run as `rummy act` does, from where it stands: its pending proposals can be answered
 here, and new output is shown as it comes. Ends when the run's loop ends.")]
     Watch(WatchArgs),
@@ -120,6 +120,7 @@ here, and new output is shown as it comes. Ends when the run's loop ends.")]
     /// Cancel a run's loop
     Cancel(CancelArgs),
     /// Fork a run into a new one (the new run starts from the parent's context) and follow it
+    #[command(after_long_help = HELP_TAIL)]
     Fork(ForkArgs),
     /// List the server's models and their providers
     Models(ModelsArgs),

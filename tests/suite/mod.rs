@@ -4,6 +4,7 @@ mod accepts;
 mod access;
 mod audit;
 mod binary;
+mod cli;
 mod client;
 mod clients;
 mod commands;

@@ -1,0 +1,624 @@
+//! The `rummy` command line driven as a person drives it: the built binary, run in a project
+//! directory against the real server and the fake provider, answered on stdin, its output and
+//! exit codes asserted. The terminal view is checked under a pseudo-terminal (`script`).
+
+use crate::support::process::ServerProcess;
+use crate::support::{wait_status, TestServer, WAIT};
+use pretty_assertions::assert_eq;
+use rummy_testkit::{Gate, Reply, RpcClient};
+use serde_json::{json, Value};
+use std::path::Path;
+use std::process::{Output, Stdio};
+use std::time::Duration;
+use tempfile::TempDir;
+
+const EDIT_A: &str = "<set path=\"a.txt\" search=\"old\" replace=\"new\"/>\n<update status=\"102\">editing a.txt</update>";
+const DONE: &str = "<update status=\"200\">a.txt now says new</update>";
+
+/// A project directory holding `a.txt` = "old\n".
+fn project() -> TempDir {
+    let dir = TempDir::new().unwrap();
+    std::fs::write(dir.path().join("a.txt"), "old\n").unwrap();
+    dir
+}
+
+/// The project's name as the CLI gives it: its directory's name.
+fn name_of(dir: &Path) -> String {
+    dir.canonicalize()
+        .unwrap()
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// Runs `rummy <args>` in `dir` with only `vars` in its environment (plus `RUMMY_URL` when
+/// given), `stdin` as its input, and waits (at most 30 s) for it to end.
+async fn rummy(
+    dir: &Path,
+    url: Option<&str>,
+    args: &[&str],
+    vars: &[(&str, &str)],
+    stdin: &str,
+) -> Output {
+    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_rummy"));
+    command
+        .args(args)
+        .current_dir(dir)
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .envs(vars.iter().copied())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
+    if let Some(url) = url {
+        command.env("RUMMY_URL", url);
+    }
+    let mut child = command.spawn().unwrap();
+    let mut input = child.stdin.take().unwrap();
+    tokio::io::AsyncWriteExt::write_all(&mut input, stdin.as_bytes())
+        .await
+        .unwrap();
+    drop(input);
+    tokio::time::timeout(Duration::from_secs(30), child.wait_with_output())
+        .await
+        .expect("rummy ends within 30 s")
+        .unwrap()
+}
+
+fn stdout(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+fn code(output: &Output) -> i32 {
+    output.status.code().unwrap_or(-1)
+}
+
+/// Asserts each of `wanted` appears in `text`, in that order.
+fn assert_in_order(text: &str, wanted: &[&str]) {
+    let mut from = 0;
+    for piece in wanted {
+        match text[from..].find(piece) {
+            Some(at) => from += at + piece.len(),
+            None => panic!("{piece:?} missing (in order) from:\n{text}"),
+        }
+    }
+}
+
+/// `rummy act` with an edit proposal answered `y` on stdin: the diff is shown, the file is
+/// edited, the answer and a summary line close it, and it exits 0; piped, no escape codes.
+#[actix_rt::test]
+async fn act_shows_the_diff_and_applies_an_edit_accepted_on_stdin() {
+    let server = TestServer::start().await;
+    server.provider.push(Reply::content(EDIT_A));
+    server.provider.push(Reply::content(DONE));
+    let dir = project();
+
+    let out = rummy(
+        dir.path(),
+        Some(&server.url()),
+        &["act", "Make a.txt say new"],
+        &[],
+        "y\n",
+    )
+    .await;
+
+    assert_eq!(code(&out), 0, "stderr: {}", stderr(&out));
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("a.txt")).unwrap(),
+        "new\n"
+    );
+    let text = stdout(&out);
+    assert_in_order(
+        &text,
+        &[
+            "rummy act",
+            "? edit a.txt",
+            "-old",
+            "+new",
+            "[y]es  [n]o (+reason)  [a]ll for this run  [q]uit",
+            "✓ accepted",
+            "» editing a.txt",
+            "a.txt now says new",
+            "✔ done · 2 turns",
+            "1 file changed: a.txt",
+        ],
+    );
+    assert!(!text.contains('\x1b'), "escape codes when piped:\n{text}");
+    server.stop().await;
+}
+
+/// `n` with words after it rejects the proposal with that reason: the file stays, the model
+/// reads the reason next turn, and the line says so.
+#[actix_rt::test]
+async fn act_rejects_a_proposal_with_the_reason_typed_after_n() {
+    let server = TestServer::start().await;
+    server.provider.push(Reply::content(EDIT_A));
+    server.provider.push(Reply::content(DONE));
+    let dir = project();
+
+    let out = rummy(
+        dir.path(),
+        Some(&server.url()),
+        &["act", "Make a.txt say new"],
+        &[],
+        "n keep the old word\n",
+    )
+    .await;
+
+    assert_eq!(code(&out), 0, "stderr: {}", stderr(&out));
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("a.txt")).unwrap(),
+        "old\n"
+    );
+    assert_in_order(
+        &stdout(&out),
+        &[
+            "? edit a.txt",
+            "✗ rejected: keep the old word",
+            "no file changed",
+        ],
+    );
+    let second = server.provider.chat_requests()[1].body.to_string();
+    assert!(second.contains("keep the old word"), "{second}");
+    server.stop().await;
+}
+
+/// Stdin that ends before an answer leaves the run waiting on its proposal: exit 10, with how
+/// to answer it later.
+#[actix_rt::test]
+async fn act_leaves_the_proposal_waiting_when_stdin_ends() {
+    let server = TestServer::start().await;
+    server.provider.push(Reply::content(EDIT_A));
+    let dir = project();
+
+    let out = rummy(dir.path(), Some(&server.url()), &["act", "Edit"], &[], "").await;
+
+    assert_eq!(code(&out), 10, "stderr: {}", stderr(&out));
+    assert!(stdout(&out).contains("rummy approve"), "{}", stdout(&out));
+    server.stop().await;
+}
+
+/// `--yes` accepts every proposal: an accepted command runs (where the server says) and its
+/// output is shown and recorded in the command's channel.
+#[actix_rt::test]
+async fn act_yes_accepts_and_shows_a_commands_output() {
+    let server = TestServer::start().await;
+    server.provider.push(Reply::content(
+        "<sh>echo hello from sh</sh>\n<update status=\"102\">running</update>",
+    ));
+    server.provider.push(Reply::content(DONE));
+    let dir = project();
+
+    let out = rummy(
+        dir.path(),
+        Some(&server.url()),
+        &["act", "--yes", "Say hello"],
+        &[],
+        "",
+    )
+    .await;
+
+    assert_eq!(code(&out), 0, "stderr: {}", stderr(&out));
+    assert_in_order(
+        &stdout(&out),
+        &[
+            "? sh $ echo hello from sh",
+            "✓ accepted",
+            "│ hello from sh",
+            "✓ exit 0",
+        ],
+    );
+    let mut client = RpcClient::connect(&server.url()).await.unwrap();
+    let root = dir.path().canonicalize().unwrap().display().to_string();
+    client
+        .call(
+            "rummy/hello",
+            json!({"name": name_of(dir.path()), "projectRoot": root}),
+        )
+        .await
+        .unwrap();
+    let runs = client.call("getRuns", json!({})).await.unwrap();
+    let run = runs[0]["run"].as_str().unwrap().to_owned();
+    let channel =
+        crate::support::entry(&mut client, &run, "sh://turn_1/echo%20hello%20from%20sh_1")
+            .await
+            .unwrap();
+    assert_eq!(channel["body"], json!("hello from sh\n"));
+    server.stop().await;
+}
+
+/// `--json` prints every notification of the run as one JSON object per line; the last
+/// `run/state` is the run's end.
+#[actix_rt::test]
+async fn act_json_prints_the_notifications_as_ndjson() {
+    let server = TestServer::start().await;
+    server.provider.push(Reply::content(EDIT_A));
+    server.provider.push(Reply::content(DONE));
+    let dir = project();
+
+    let out = rummy(
+        dir.path(),
+        Some(&server.url()),
+        &["act", "--json", "--yes", "Edit"],
+        &[],
+        "",
+    )
+    .await;
+
+    assert_eq!(code(&out), 0, "stderr: {}", stderr(&out));
+    let messages: Vec<Value> = stdout(&out)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{l:?}: {e}")))
+        .collect();
+    let methods: std::collections::BTreeSet<&str> = messages
+        .iter()
+        .filter_map(|m| m["method"].as_str())
+        .collect();
+    assert_eq!(
+        methods,
+        ["run/progress", "run/proposal", "run/state", "ui/render"]
+            .into_iter()
+            .collect()
+    );
+    let last_state = messages
+        .iter()
+        .rev()
+        .find(|m| m["method"] == "run/state")
+        .unwrap();
+    assert_eq!(last_state["params"]["status"], json!(200));
+    server.stop().await;
+}
+
+/// Exit codes: a run whose context is full exits 7; an unknown flag is a usage error (2); an
+/// unreachable server is 3, with what to do about it.
+#[actix_rt::test]
+async fn exit_codes_say_how_it_ended() {
+    let server = TestServer::start_with(|c| c.models[0].context_length = Some(600)).await;
+    let dir = project();
+
+    let full = rummy(
+        dir.path(),
+        Some(&server.url()),
+        &["act", "--yes", "Edit"],
+        &[],
+        "",
+    )
+    .await;
+    let unknown = rummy(
+        dir.path(),
+        Some(&server.url()),
+        &["act", "--frobnicate", "x"],
+        &[],
+        "",
+    )
+    .await;
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let closed = format!("ws://127.0.0.1:{}/ws", taken.local_addr().unwrap().port());
+    drop(taken);
+    let unreachable = rummy(dir.path(), Some(&closed), &["runs"], &[], "").await;
+
+    assert_eq!((code(&full), code(&unknown), code(&unreachable)), (7, 2, 3));
+    assert!(
+        stdout(&full).contains("✗ context full"),
+        "{}",
+        stdout(&full)
+    );
+    assert!(
+        stderr(&unknown).contains("--frobnicate"),
+        "{}",
+        stderr(&unknown)
+    );
+    assert!(
+        stderr(&unreachable).contains("start one with `rummy serve`"),
+        "{}",
+        stderr(&unreachable)
+    );
+    server.stop().await;
+}
+
+/// Another process steers a run this test started: `runs` lists it, `show` shows its pending
+/// edit, `reject` refuses it with a reason, `approve` accepts the next one, and `cancel`
+/// cancels another run.
+#[actix_rt::test]
+async fn runs_show_reject_approve_and_cancel_from_another_process() {
+    let server = TestServer::start().await;
+    let gate = Gate::new();
+    server.provider.push(Reply::content(EDIT_A));
+    server.provider.push(Reply::content(EDIT_A));
+    server.provider.push(Reply::content(DONE));
+    server.provider.push(Reply::content(DONE).held(&gate));
+    let dir = project();
+    let url = server.url();
+    let mut client = RpcClient::connect(&url).await.unwrap();
+    let root = dir.path().canonicalize().unwrap().display().to_string();
+    client
+        .call(
+            "rummy/hello",
+            json!({"name": name_of(dir.path()), "projectRoot": root}),
+        )
+        .await
+        .unwrap();
+    client
+        .call("set", json!({"path": "run://steered", "body": "Edit a.txt", "attributes": {"model": "fast", "mode": "act"}}))
+        .await
+        .unwrap();
+    let first = client
+        .next_notification("run/proposal", WAIT)
+        .await
+        .unwrap();
+    let path = first["proposed"][0]["path"].as_str().unwrap().to_owned();
+
+    let runs = rummy(dir.path(), Some(&url), &["runs"], &[], "").await;
+    let show = rummy(dir.path(), Some(&url), &["show", "steered"], &[], "").await;
+    let reject = rummy(
+        dir.path(),
+        Some(&url),
+        &["reject", "steered", &path, "--reason", "not yet"],
+        &[],
+        "",
+    )
+    .await;
+    client
+        .next_notification("run/proposal", WAIT)
+        .await
+        .unwrap();
+    let approve = rummy(dir.path(), Some(&url), &["approve", "steered"], &[], "").await;
+    wait_status(&mut client, "steered", 200).await;
+    client
+        .call(
+            "set",
+            json!({"path": "run://other", "body": "Wait", "attributes": {"model": "fast"}}),
+        )
+        .await
+        .unwrap();
+    let cancel = rummy(dir.path(), Some(&url), &["cancel", "other"], &[], "").await;
+    wait_status(&mut client, "other", 499).await;
+    gate.open();
+
+    assert_eq!(
+        [&runs, &show, &reject, &approve, &cancel].map(code),
+        [0, 0, 0, 0, 0],
+        "{}{}{}{}{}",
+        stderr(&runs),
+        stderr(&show),
+        stderr(&reject),
+        stderr(&approve),
+        stderr(&cancel)
+    );
+    assert_in_order(&stdout(&runs), &["RUN", "STATUS", "steered", "202"]);
+    assert_in_order(
+        &stdout(&show),
+        &["run steered", "pending proposals", "? edit a.txt", "+new"],
+    );
+    assert_eq!(stdout(&reject).trim(), format!("{path}: cancelled"));
+    assert!(
+        stdout(&approve).contains(": resolved"),
+        "{}",
+        stdout(&approve)
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("a.txt")).unwrap(),
+        "new\n"
+    );
+    assert_eq!(stdout(&cancel).trim(), "run other cancelled");
+    let requests = server.provider.chat_requests();
+    assert!(requests[1].body.to_string().contains("not yet"));
+    server.stop().await;
+}
+
+/// A project name another directory already has is refused with the hint to pass --project.
+#[actix_rt::test]
+async fn a_taken_project_name_points_to_project() {
+    let server = TestServer::start().await;
+    let mut client = server.project_client("taken").await;
+    client.call("ping", json!({})).await.unwrap();
+    let dir = project();
+
+    let out = rummy(
+        dir.path(),
+        Some(&server.url()),
+        &["act", "--project", "taken", "x"],
+        &[],
+        "",
+    )
+    .await;
+
+    assert_eq!(code(&out), 4);
+    assert!(
+        stderr(&out).contains("pass --project NAME"),
+        "{}",
+        stderr(&out)
+    );
+    server.stop().await;
+}
+
+/// `--local` runs a server in the process on the home's database; while that home's server
+/// runs, it refuses and points to the running server instead.
+#[actix_rt::test]
+async fn local_runs_in_process_and_refuses_a_home_in_use() {
+    let home = TempDir::new().unwrap();
+    let home_path = home.path().display().to_string();
+    let vars = [
+        ("RUMMY_HOME", home_path.as_str()),
+        ("RUMMY_MODEL_fast", "openai/fake-model"),
+        ("OPENAI_BASE_URL", "http://127.0.0.1:9"),
+    ];
+    let dir = project();
+
+    let alone = rummy(dir.path(), None, &["models", "--local"], &vars, "").await;
+    let served = ServerProcess::start(home.path(), &vars, Stdio::null());
+    let refused = rummy(dir.path(), None, &["models", "--local"], &vars, "").await;
+    drop(served);
+
+    assert_eq!(code(&alone), 0, "{}", stderr(&alone));
+    assert_in_order(&stdout(&alone), &["ALIAS", "fast", "openai", "fake-model"]);
+    assert_eq!(code(&refused), 4, "{}", stderr(&refused));
+    assert!(
+        stderr(&refused).contains(&format!(
+            "RUMMY_URL=ws://127.0.0.1:{}/ws",
+            served_port(&refused)
+        )),
+        "{}",
+        stderr(&refused)
+    );
+}
+
+/// The port named in a refusal.
+fn served_port(output: &Output) -> String {
+    let text = stderr(output);
+    text.split("ws://127.0.0.1:")
+        .nth(1)
+        .and_then(|rest| rest.split('/').next())
+        .unwrap_or_default()
+        .to_owned()
+}
+
+/// Runs `rummy <args>` under a pseudo-terminal (`script`), with `vars`, and answers its output.
+async fn on_a_terminal(dir: &Path, url: &str, args: &str, vars: &[(&str, &str)]) -> String {
+    let command = format!("{} {args}", env!("CARGO_BIN_EXE_rummy"));
+    let mut script = tokio::process::Command::new("script");
+    script
+        .args(["-q", "-e", "-c", &command, "/dev/null"])
+        .current_dir(dir)
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("TERM", "xterm-256color")
+        .env("RUMMY_URL", url)
+        .envs(vars.iter().copied())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
+    let out = tokio::time::timeout(Duration::from_secs(30), script.output())
+        .await
+        .expect("ends within 30 s")
+        .unwrap();
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    stdout(&out)
+}
+
+/// On a terminal the view has colours and a status line at the bottom (turn, tokens, cost);
+/// with NO_COLOR the status line stays but no colour code is written; piped, neither.
+#[actix_rt::test]
+async fn the_terminal_view_has_colour_and_a_status_line_unless_piped_or_no_color() {
+    let server = TestServer::start().await;
+    for _ in 0..3 {
+        server.provider.push(Reply::content(EDIT_A));
+        server.provider.push(Reply::content(DONE));
+    }
+    let (a, b, c) = (project(), project(), project());
+    let url = server.url();
+
+    let tty = on_a_terminal(a.path(), &url, "act --yes Edit", &[]).await;
+    let no_color = on_a_terminal(b.path(), &url, "act --yes Edit", &[("NO_COLOR", "1")]).await;
+    let piped = rummy(c.path(), Some(&url), &["act", "--yes", "Edit"], &[], "").await;
+    let piped = stdout(&piped);
+
+    let colour = ["\x1b[31m", "\x1b[32m", "\x1b[7m"];
+    let status = " tok · $";
+    assert!(colour.iter().all(|c| tty.contains(c)), "{tty:?}");
+    assert!(tty.contains(status), "{tty:?}");
+    assert!(no_color.contains(status), "{no_color:?}");
+    assert!(
+        !no_color.contains("\x1b[3") && !no_color.contains("\x1b[7m"),
+        "{no_color:?}"
+    );
+    assert!(
+        !piped.contains(status) && !piped.contains('\x1b'),
+        "{piped:?}"
+    );
+    server.stop().await;
+}
+
+/// `rummy demo` runs its whole scripted task in seconds with no key and exits 0: files read,
+/// facts recorded, an edit accepted, a command run, the answer, and how to go on.
+#[actix_rt::test]
+async fn demo_runs_a_whole_task_in_seconds() {
+    let home = TempDir::new().unwrap();
+    let home_path = home.path().display().to_string();
+    let started = std::time::Instant::now();
+
+    let out = rummy(home.path(), None, &["demo"], &[("HOME", &home_path)], "").await;
+
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    assert!(started.elapsed() < Duration::from_secs(20));
+    assert_in_order(
+        &stdout(&out),
+        &[
+            "✓ get README.md",
+            "✓ set unknown://greeting/typo",
+            "✓ set known://greeting/typo",
+            "? edit greet.sh",
+            "+echo \"Hello, ${1:-world}!\"",
+            "✓ accepted",
+            "? sh $ sh check.sh",
+            "│ ok: greet.sh says \"Hello, rummy!\"",
+            "✔ done · 4 turns",
+            "1 file changed: greet.sh",
+            "export OPENAI_BASE_URL",
+            "rummy act",
+        ],
+    );
+    assert!(
+        !home.path().join(".rummy").exists(),
+        "the demo leaves the real home alone"
+    );
+}
+
+/// `--help` documents every command and the exit codes; `--version` says the version; a
+/// command's help reads like a man page (its answers, its flags).
+#[actix_rt::test]
+async fn help_documents_the_exit_codes_and_every_command() {
+    let dir = project();
+    let out = rummy(dir.path(), None, &["--help"], &[], "").await;
+    let version = rummy(dir.path(), None, &["--version"], &[], "").await;
+    let act_help = rummy(dir.path(), None, &["act", "--help"], &[], "").await;
+
+    assert_eq!((code(&out), code(&version), code(&act_help)), (0, 0, 0));
+    assert_in_order(
+        &stdout(&out),
+        &[
+            "serve",
+            "demo",
+            "ask",
+            "act",
+            "runs",
+            "show",
+            "watch",
+            "approve",
+            "reject",
+            "inject",
+            "cancel",
+            "fork",
+            "models",
+            "Exit codes:",
+            "130",
+        ],
+    );
+    assert_eq!(
+        stdout(&version).trim(),
+        format!("rummy {}", env!("CARGO_PKG_VERSION"))
+    );
+    assert_in_order(
+        &stdout(&act_help),
+        &[
+            "[y]es",
+            "[n]o",
+            "[a]ll",
+            "[q]uit",
+            "--model",
+            "--yes",
+            "--no",
+            "--json",
+            "--local",
+            "Exit codes:",
+            "130",
+        ],
+    );
+}
