@@ -420,7 +420,6 @@ impl<'a> Follow<'a> {
     }
 
     fn show_output(&mut self, key: &str, channel: u64, text: &str) {
-        self.view.end_stream();
         let shown = self.channels.entry(key.to_owned()).or_default();
         shown.partial.push_str(text);
         let Some(end) = shown.partial.rfind('\n') else {

@@ -263,3 +263,24 @@ async fn a_dropped_connection_is_replayed_with_nothing_missed() {
     assert_eq!(client.reconnects(), 1);
     server.stop().await;
 }
+
+/// `getProjects` lists the projects the connection may open, before any hello.
+#[actix_rt::test]
+#[ignore = "needs getProjects, from the protocol work (branch i26-proto)"]
+async fn get_projects_lists_the_projects() {
+    let server = TestServer::start().await;
+    let url = server.url();
+    let _bound = client_for(&server, &url, "listed").await;
+    let mut fresh = Client::connect(ClientOptions::new(&url)).await.unwrap();
+
+    let projects = fresh.get_projects().await.unwrap();
+
+    assert_eq!(
+        projects
+            .iter()
+            .map(|p| (p.name.as_str(), p.project_root.as_str()))
+            .collect::<Vec<_>>(),
+        vec![("listed", server.project_root("listed").as_str())]
+    );
+    server.stop().await;
+}

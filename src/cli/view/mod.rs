@@ -74,12 +74,13 @@ impl View {
         self.output
     }
 
-    /// Prints whole lines (nothing in JSON mode), above the live area.
+    /// Prints whole lines (nothing in JSON mode), above the live area. A streamed line still
+    /// being written stays where it is (in the live area, or held back when piped), so other
+    /// output never cuts it in two; [`View::end_stream`] ends it first where it must come first.
     pub fn line(&mut self, text: &str) {
         if self.output == Output::Json {
             return;
         }
-        self.commit_partial();
         self.clear_live();
         let _ = writeln!(self.out, "{text}");
         self.draw_live();
