@@ -723,3 +723,61 @@ async fn project_opens_an_existing_project_by_name_from_elsewhere() {
     assert_in_order(&stdout(&out), &["RUN", "far", "200"]);
     server.stop().await;
 }
+
+/// `--no` rejects every proposal without asking (a dry run): the file stays as it was.
+#[actix_rt::test]
+async fn act_no_is_a_dry_run() {
+    let server = TestServer::start().await;
+    server.provider.push(Reply::content(EDIT_A));
+    server.provider.push(Reply::content(DONE));
+    let dir = project();
+
+    let out = rummy(
+        dir.path(),
+        Some(&server.url()),
+        &["act", "--no", "Edit"],
+        &[],
+        "",
+    )
+    .await;
+
+    assert_eq!(code(&out), 0, "stderr: {}", stderr(&out));
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("a.txt")).unwrap(),
+        "old\n"
+    );
+    assert_in_order(
+        &stdout(&out),
+        &[
+            "? edit a.txt",
+            "✗ rejected: rejected without asking",
+            "no file changed",
+        ],
+    );
+    server.stop().await;
+}
+
+/// `rummy ask` starts the run in ask mode: an edit the model tries is refused (403), shown as
+/// a failed command, and nothing is proposed.
+#[actix_rt::test]
+async fn ask_mode_changes_no_file() {
+    let server = TestServer::start().await;
+    server.provider.push(Reply::content(EDIT_A));
+    server.provider.push(Reply::content(DONE));
+    let dir = project();
+
+    let out = rummy(dir.path(), Some(&server.url()), &["ask", "Edit"], &[], "").await;
+
+    assert_eq!(code(&out), 0, "stderr: {}", stderr(&out));
+    let text = stdout(&out);
+    assert_in_order(
+        &text,
+        &["rummy ask", "✗ set a.txt  403 permission", "✔ done"],
+    );
+    assert!(!text.contains("[y]es"), "{text}");
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("a.txt")).unwrap(),
+        "old\n"
+    );
+    server.stop().await;
+}
