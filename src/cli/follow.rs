@@ -58,6 +58,9 @@ pub struct Follow<'a> {
     status: Status,
     started: Instant,
     run_status: i64,
+    /// The seq of the push the run's status was last taken from: pushes are sent as their
+    /// writes commit, not always in number order, and an older one must not undo a newer one.
+    status_seq: i64,
     ended: Option<(i64, Option<String>)>,
     printed: HashMap<String, String>,
     decided: HashSet<String>,
@@ -102,6 +105,7 @@ impl<'a> Follow<'a> {
             status,
             started: Instant::now(),
             run_status: 100,
+            status_seq: 0,
             ended: None,
             printed: HashMap::new(),
             decided: HashSet::new(),
@@ -126,6 +130,7 @@ impl<'a> Follow<'a> {
         self.status.turn = snapshot.turn;
         self.header_turn = snapshot.turn;
         self.run_status = snapshot.status;
+        self.status_seq = snapshot.last_seq;
         for item in &snapshot.history {
             if item.attributes.contains_key("channel") {
                 let shown = self.channels.entry(item.path.clone()).or_default();
@@ -280,10 +285,9 @@ impl<'a> Follow<'a> {
     }
 
     fn state(&mut self, state: RunState) {
-        self.run_status = state.status;
-        self.status.turn = self.status.turn.max(state.turn);
-        if let Some(route) = &state.route {
-            self.status.model = Some(format!("{} ({})", route.model, route.class));
+        let newest = state.seq.is_none_or(|seq| seq > self.status_seq);
+        if let Some(seq) = state.seq {
+            self.status_seq = self.status_seq.max(seq);
         }
         if let Some(telemetry) = &state.telemetry {
             self.view.end_stream();
@@ -302,6 +306,14 @@ impl<'a> Follow<'a> {
         }
         for item in &state.history {
             self.item(item);
+        }
+        if !newest {
+            return;
+        }
+        self.run_status = state.status;
+        self.status.turn = self.status.turn.max(state.turn);
+        if let Some(route) = &state.route {
+            self.status.model = Some(format!("{} ({})", route.model, route.class));
         }
         self.status.activity = match state.status {
             202 => "waiting for you".into(),
