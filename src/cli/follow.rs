@@ -61,7 +61,8 @@ pub struct Follow<'a> {
     /// The seq of the push the run's status was last taken from: pushes are sent as their
     /// writes commit, not always in number order, and an older one must not undo a newer one.
     status_seq: i64,
-    ended: Option<(i64, Option<String>)>,
+    /// How the loop ended (status, why) and the turn it ended at, once it has.
+    ended: Option<(i64, Option<String>, i64)>,
     printed: HashMap<String, String>,
     decided: HashSet<String>,
     queue: VecDeque<HistoryItem>,
@@ -146,7 +147,7 @@ impl<'a> Follow<'a> {
             }
         }
         if !matches!(snapshot.status, 100 | 102 | 202) {
-            self.ended = Some((snapshot.status, snapshot.stop_reason.clone()));
+            self.ended = Some((snapshot.status, snapshot.stop_reason.clone(), snapshot.turn));
         }
     }
 
@@ -322,8 +323,15 @@ impl<'a> Follow<'a> {
             _ => "done".into(),
         };
         if !matches!(state.status, 100 | 102 | 202) {
-            self.ended = Some((state.status, state.stop_reason));
-        } else {
+            self.ended = Some((state.status, state.stop_reason, state.turn));
+        } else if self
+            .ended
+            .as_ref()
+            .is_some_and(|(_, _, turn)| state.turn > *turn)
+        {
+            // A new loop (a continuation, an inject queued as a loop) began after the end.
+            // A push of the ended loop's turns saying it still works is one whose status was
+            // read before the end (a stream's settling), not a new start.
             self.ended = None;
         }
     }
@@ -770,7 +778,7 @@ impl<'a> Follow<'a> {
             ..
         } = self;
         view.end_stream();
-        let (status, stop_reason) = ended.unwrap_or((500, None));
+        let (status, stop_reason, _) = ended.unwrap_or((500, None, 0));
         let snapshot = session
             .client
             .get_run(&run, None)

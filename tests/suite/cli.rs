@@ -55,16 +55,50 @@ async fn rummy(
     if let Some(url) = url {
         command.env("RUMMY_URL", url);
     }
-    let mut child = command.spawn().unwrap();
-    let mut input = child.stdin.take().unwrap();
-    tokio::io::AsyncWriteExt::write_all(&mut input, stdin.as_bytes())
-        .await
-        .unwrap();
-    drop(input);
-    tokio::time::timeout(Duration::from_secs(30), child.wait_with_output())
-        .await
-        .expect("rummy ends within 30 s")
-        .unwrap()
+    let child = command.spawn().unwrap();
+    finish(child, stdin).await
+}
+
+/// Feeds `stdin` to a child and waits (at most 30 s) for it to end; a child still running
+/// then is killed, and the test fails with what it printed so far.
+async fn finish(mut child: tokio::process::Child, stdin: &str) -> Output {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    if let Some(mut input) = child.stdin.take() {
+        input.write_all(stdin.as_bytes()).await.unwrap();
+    }
+    let read = |pipe: Option<tokio::process::ChildStdout>| async move {
+        let mut bytes = Vec::new();
+        if let Some(mut pipe) = pipe {
+            let _ = pipe.read_to_end(&mut bytes).await;
+        }
+        bytes
+    };
+    let out = actix_rt::spawn(read(child.stdout.take()));
+    let mut err_pipe = child.stderr.take();
+    let err = actix_rt::spawn(async move {
+        let mut bytes = Vec::new();
+        if let Some(pipe) = err_pipe.as_mut() {
+            let _ = pipe.read_to_end(&mut bytes).await;
+        }
+        bytes
+    });
+    let status = match tokio::time::timeout(Duration::from_secs(30), child.wait()).await {
+        Ok(status) => status.unwrap(),
+        Err(_) => {
+            let _ = child.kill().await;
+            let (out, err) = (out.await.unwrap(), err.await.unwrap());
+            panic!(
+                "rummy still running after 30 s; it printed:\n{}\nand on stderr:\n{}",
+                String::from_utf8_lossy(&out),
+                String::from_utf8_lossy(&err)
+            );
+        }
+    };
+    Output {
+        status,
+        stdout: out.await.unwrap(),
+        stderr: err.await.unwrap(),
+    }
 }
 
 fn stdout(output: &Output) -> String {
@@ -663,10 +697,7 @@ async fn ctrl_c_cancels_the_run() {
         .status()
         .unwrap();
     assert!(sent.success());
-    let out = tokio::time::timeout(Duration::from_secs(30), child.wait_with_output())
-        .await
-        .unwrap()
-        .unwrap();
+    let out = finish(child, "").await;
     gate.open();
 
     assert_eq!(code(&out), 8, "{}{}", stdout(&out), stderr(&out));
