@@ -812,3 +812,55 @@ async fn ask_mode_changes_no_file() {
     );
     server.stop().await;
 }
+
+/// `rummy watch` attaches to a run started elsewhere: its pending proposal is asked here,
+/// accepted, and the run is followed to its end.
+#[actix_rt::test]
+async fn watch_attaches_and_answers_a_pending_proposal() {
+    let server = TestServer::start().await;
+    server.provider.push(Reply::content(EDIT_A));
+    server.provider.push(Reply::content(DONE));
+    let dir = project();
+    let url = server.url();
+    let mut client = RpcClient::connect(&url).await.unwrap();
+    let root = dir.path().canonicalize().unwrap().display().to_string();
+    client
+        .call(
+            "rummy/hello",
+            json!({"name": name_of(dir.path()), "projectRoot": root}),
+        )
+        .await
+        .unwrap();
+    client
+        .call(
+            "set",
+            json!({"path": "run://watched", "body": "Edit a.txt", "attributes": {"model": "fast", "mode": "act"}}),
+        )
+        .await
+        .unwrap();
+    client
+        .next_notification("run/proposal", WAIT)
+        .await
+        .unwrap();
+
+    let out = rummy(dir.path(), Some(&url), &["watch", "watched"], &[], "y\n").await;
+
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_in_order(
+        &stdout(&out),
+        &[
+            "rummy watching watched · status 202",
+            "? edit a.txt",
+            "+new",
+            "✓ accepted",
+            "a.txt now says new",
+            "✔ done",
+            "1 file changed: a.txt",
+        ],
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("a.txt")).unwrap(),
+        "new\n"
+    );
+    server.stop().await;
+}
