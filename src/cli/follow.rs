@@ -77,6 +77,8 @@ pub struct Follow<'a> {
     cancel_sent: bool,
     files: BTreeSet<String>,
     header_turn: i64,
+    /// Reconnections already told of.
+    reconnects: u32,
 }
 
 impl<'a> Follow<'a> {
@@ -122,6 +124,7 @@ impl<'a> Follow<'a> {
             cancel_sent: false,
             files: BTreeSet::new(),
             header_turn: 0,
+            reconnects: 0,
         }
     }
 
@@ -178,6 +181,10 @@ impl<'a> Follow<'a> {
                 _ = interrupts.recv() => Event::Interrupt,
                 _ = tick.tick() => Event::Tick,
             };
+            if self.session.client.reconnects() > self.reconnects {
+                self.reconnects = self.session.client.reconnects();
+                self.warn("the connection dropped: reconnected, and caught up on what was missed");
+            }
             let left = match event {
                 Event::Note(note) => match *note {
                     Ok((n, params)) => {
@@ -775,6 +782,7 @@ impl<'a> Follow<'a> {
             started,
             ended,
             mut files,
+            printed,
             ..
         } = self;
         view.end_stream();
@@ -801,7 +809,7 @@ impl<'a> Follow<'a> {
             view.line(&style.bold(&answer));
         }
         if let Some(error) = snapshot.history.iter().rev().find(|i| i.tool == "error") {
-            if status != 200 {
+            if status != 200 && !printed.contains_key(&error.path) {
                 view.line(&style.red(error.body.as_deref().unwrap_or_default()));
             }
         }

@@ -17,11 +17,39 @@ pub fn target(item: &HistoryItem) -> String {
         .split_once("://turn_")
         .and_then(|(_, rest)| rest.split_once('/'))
         .map_or(item.path.as_str(), |(_, target)| target);
-    after_turn.to_owned()
+    percent_decoded(after_turn)
+}
+
+/// A path segment with its `%XX` escapes decoded (the server escapes targets in paths).
+fn percent_decoded(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = bytes
+            .get(i + 1..i + 3)
+            .and_then(|h| std::str::from_utf8(h).ok())
+            .and_then(|h| u8::from_str_radix(h, 16).ok());
+        match (bytes[i], hex) {
+            (b'%', Some(byte)) => {
+                out.push(byte);
+                i += 3;
+            }
+            (byte, _) => {
+                out.push(byte);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// One line for a command the model ran, with its outcome.
 pub fn command_line(item: &HistoryItem, style: Style) -> String {
+    if item.tool == "error" {
+        let why = item.body.as_deref().unwrap_or_default();
+        return format!("{} {}", style.red("✗"), style.red(&format!("error: {why}")));
+    }
     let target = target(item);
     let (glyph, tail) = match item.status {
         200 => (style.green("✓"), String::new()),
@@ -235,6 +263,28 @@ mod tests {
             (
                 "✓ get a.txt".to_owned(),
                 "✗ get b.txt  404 not_found: b.txt: no such entry".to_owned()
+            )
+        );
+    }
+
+    /// A target named only by the entry's path is shown decoded; an error shows its reason.
+    #[test]
+    fn paths_and_errors() {
+        let plain = Style::new(false);
+        let search = item(
+            json!({"path": "search://turn_2/rust%20sqlite", "tool": "search",
+            "state": "resolved", "status": 200, "attributes": {}}),
+        );
+        let error = item(
+            json!({"path": "error://turn_2/interrupted%20by%20restart", "tool": "error",
+            "state": "failed", "status": 400, "outcome": "validation", "attributes": {},
+            "body": "interrupted by restart"}),
+        );
+        assert_eq!(
+            (command_line(&search, plain), command_line(&error, plain)),
+            (
+                "✓ search rust sqlite".to_owned(),
+                "✗ error: interrupted by restart".to_owned()
             )
         );
     }
