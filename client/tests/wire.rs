@@ -1,6 +1,9 @@
 //! The client's requests read back through the server's own params types: every field the
 //! client sends lands in the field the server reads, so the two halves of the wire cannot drift.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![expect(
+    clippy::unwrap_used,
+    reason = "a test harness should fail loudly at the first surprise"
+)]
 
 use pretty_assertions::assert_eq;
 use rummy_client::params as client;
@@ -346,7 +349,12 @@ fn streams_read_back() {
         ..client::StreamEndParams::default()
     });
     assert_eq!(
-        (completed.run, completed.path, completed.exit_code, completed.duration),
+        (
+            completed.run,
+            completed.path,
+            completed.exit_code,
+            completed.duration
+        ),
         (
             "r".to_owned(),
             "sh://turn_1/ls".to_owned(),

@@ -174,10 +174,8 @@ pub struct StartArgs {
     #[arg(long, value_name = "NAME")]
     pub skill: Vec<String>,
     #[command(flatten)]
-    #[allow(missing_docs)]
     pub follow: FollowArgs,
     #[command(flatten)]
-    #[allow(missing_docs)]
     pub connect: ConnectArgs,
 }
 
@@ -202,7 +200,6 @@ pub struct RunsArgs {
     #[arg(long)]
     pub json: bool,
     #[command(flatten)]
-    #[allow(missing_docs)]
     pub connect: ConnectArgs,
 }
 
@@ -215,7 +212,6 @@ pub struct ShowArgs {
     #[arg(long)]
     pub json: bool,
     #[command(flatten)]
-    #[allow(missing_docs)]
     pub connect: ConnectArgs,
 }
 
@@ -225,10 +221,8 @@ pub struct WatchArgs {
     /// The run
     pub run: String,
     #[command(flatten)]
-    #[allow(missing_docs)]
     pub follow: FollowArgs,
     #[command(flatten)]
-    #[allow(missing_docs)]
     pub connect: ConnectArgs,
 }
 
@@ -240,7 +234,6 @@ pub struct ApproveArgs {
     /// The proposals' paths [default: every pending one]
     pub paths: Vec<String>,
     #[command(flatten)]
-    #[allow(missing_docs)]
     pub connect: ConnectArgs,
 }
 
@@ -255,7 +248,6 @@ pub struct RejectArgs {
     #[arg(long, value_name = "TEXT")]
     pub reason: Option<String>,
     #[command(flatten)]
-    #[allow(missing_docs)]
     pub connect: ConnectArgs,
 }
 
@@ -268,7 +260,6 @@ pub struct InjectArgs {
     #[arg(required = true, value_name = "PROMPT")]
     pub prompt: Vec<String>,
     #[command(flatten)]
-    #[allow(missing_docs)]
     pub connect: ConnectArgs,
 }
 
@@ -278,7 +269,6 @@ pub struct CancelArgs {
     /// The run
     pub run: String,
     #[command(flatten)]
-    #[allow(missing_docs)]
     pub connect: ConnectArgs,
 }
 
@@ -299,10 +289,8 @@ pub struct ForkArgs {
     #[arg(long, value_name = "ALIAS")]
     pub model: Option<String>,
     #[command(flatten)]
-    #[allow(missing_docs)]
     pub follow: FollowArgs,
     #[command(flatten)]
-    #[allow(missing_docs)]
     pub connect: ConnectArgs,
 }
 
@@ -313,7 +301,6 @@ pub struct ModelsArgs {
     #[arg(long)]
     pub json: bool,
     #[command(flatten)]
-    #[allow(missing_docs)]
     pub connect: ConnectArgs,
 }
 

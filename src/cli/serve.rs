@@ -20,8 +20,8 @@ pub fn run() -> Exit {
         let mut stdout = std::io::stdout();
         writeln!(
             stdout,
-            "rummy listening on ws://127.0.0.1:{}",
-            handle.addr().port()
+            "rummy listening on {}",
+            handle.ws_url().trim_end_matches('/')
         )
         .and_then(|()| stdout.flush())?;
         Ok::<(), rummy::ServeError>(handle.wait().await?)

@@ -713,7 +713,6 @@ async fn ctrl_c_cancels_the_run() {
 /// A run that reaches `RUMMY_MAX_TURNS` without concluding exits 9 (the server says why a
 /// loop stopped in `stopReason`).
 #[actix_rt::test]
-#[ignore = "needs stopReason in run/state and getRun, from the protocol work (branch i26-proto)"]
 async fn a_run_stopped_at_the_turn_limit_exits_9() {
     let server = TestServer::start_with(|c| c.limits.max_turns = 2).await;
     for n in 0..3 {
@@ -732,7 +731,6 @@ async fn a_run_stopped_at_the_turn_limit_exits_9() {
 
 /// `--project NAME` opens an existing project by its name alone, from any directory.
 #[actix_rt::test]
-#[ignore = "needs `rummy/hello {name}` without a root, from the protocol work (branch i26-proto)"]
 async fn project_opens_an_existing_project_by_name_from_elsewhere() {
     let server = TestServer::start().await;
     server.provider.push(Reply::content(DONE));

@@ -266,7 +266,6 @@ async fn a_dropped_connection_is_replayed_with_nothing_missed() {
 
 /// `getProjects` lists the projects the connection may open, before any hello.
 #[actix_rt::test]
-#[ignore = "needs getProjects, from the protocol work (branch i26-proto)"]
 async fn get_projects_lists_the_projects() {
     let server = TestServer::start().await;
     let url = server.url();
