@@ -124,6 +124,61 @@ here, and new output is shown as it comes. Ends when the run's loop ends.")]
     Fork(ForkArgs),
     /// List the server's models and their providers
     Models(ModelsArgs),
+    /// Manage the server's users and tokens, straight on its database (admin)
+    #[command(
+        subcommand,
+        long_about = "\
+Makes, lists and revokes tokens on the database of $RUMMY_HOME (or $RUMMY_DB_PATH) directly,
+with or without a server running: the first admin token of a new home is made before its
+server ever starts. Once any token exists, every connection to the server needs one. A
+token's text is printed once, by `create`; only its hash is stored. Revoking closes the
+connections it opened within seconds."
+    )]
+    Token(TokenCommand),
+}
+
+/// `token`'s subcommands.
+#[derive(Debug, Clone, Subcommand)]
+pub enum TokenCommand {
+    /// Make a token and print it (the only time it is shown)
+    Create(TokenCreateArgs),
+    /// List the tokens (never their text)
+    List(TokenListArgs),
+    /// Revoke a token by its id or listed prefix
+    Revoke(TokenRevokeArgs),
+}
+
+/// `token create`.
+#[derive(Debug, Clone, Args)]
+pub struct TokenCreateArgs {
+    /// The user the token is for (made on first use)
+    #[arg(long, value_name = "NAME")]
+    pub user: String,
+    /// An admin token: creates projects, manages models and tokens, opens every project
+    #[arg(long)]
+    pub admin: bool,
+    /// The projects a member token opens, separated by commas
+    #[arg(long, value_name = "NAMES", value_delimiter = ',')]
+    pub projects: Vec<String>,
+    /// When it stops working: a number of days, hours or minutes (`90d`, `12h`, `30m`)
+    #[arg(long, value_name = "AGE")]
+    pub expires: Option<String>,
+}
+
+/// `token list`.
+#[derive(Debug, Clone, Args)]
+pub struct TokenListArgs {
+    /// Print the list as JSON
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `token revoke`.
+#[derive(Debug, Clone, Args)]
+pub struct TokenRevokeArgs {
+    /// The token's id, or its prefix as `token list` shows it
+    #[arg(value_name = "ID|PREFIX")]
+    pub token: String,
 }
 
 /// Where the server is and which project to use.

@@ -7,7 +7,8 @@
 //! - [`follow`]: following a run — streamed text, commands, proposals, output, Ctrl-C.
 //! - [`render`] and [`view`]: what it looks like, on a terminal, piped, or as JSON.
 //! - [`runner`]: running an accepted command here when the server asks its client to.
-//! - [`commands`]: the other commands; [`serve`]; [`demo`]; [`exit`]: the exit codes.
+//! - [`commands`]: the other commands; [`serve`]; [`demo`]; [`token`]: tokens, on the
+//!   database itself; [`exit`]: the exit codes.
 
 mod args;
 mod commands;
@@ -18,6 +19,7 @@ mod render;
 mod runner;
 mod serve;
 mod session;
+mod token;
 mod view;
 
 use args::{Cli, Command};
@@ -38,6 +40,7 @@ pub fn main() -> ExitCode {
     let exit = match cli.command {
         Command::Serve => serve::run(),
         Command::Demo(args) => demo::run(args),
+        Command::Token(command) => token::run(command),
         command => client(command),
     };
     exit.into()
@@ -61,7 +64,9 @@ fn client(command: Command) -> Exit {
             Command::Cancel(args) => commands::cancel(args).await,
             Command::Fork(args) => commands::fork(args).await,
             Command::Models(args) => commands::models(args).await,
-            Command::Serve | Command::Demo(_) => Err(Failure::new(Exit::Usage, "not a client")),
+            Command::Serve | Command::Demo(_) | Command::Token(_) => {
+                Err(Failure::new(Exit::Usage, "not a client"))
+            }
         }
     });
     match result {
@@ -86,6 +91,6 @@ fn local(command: &Command) -> bool {
         Command::Cancel(a) => a.connect.local,
         Command::Fork(a) => a.connect.local,
         Command::Models(a) => a.connect.local,
-        Command::Serve | Command::Demo(_) => false,
+        Command::Serve | Command::Demo(_) | Command::Token(_) => false,
     }
 }

@@ -294,3 +294,80 @@ async fn the_rpc_log_names_the_user() {
     );
     server.stop().await;
 }
+
+/// Runs `rummy token …` on the home `home`; its exit code, stdout and stderr.
+fn token_cli(home: &std::path::Path, args: &[&str]) -> (i32, String, String) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_rummy"))
+        .arg("token")
+        .args(args)
+        .env_clear()
+        .env("RUMMY_HOME", home)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// `rummy token create` works on a home whose server never ran (a container's bootstrap) and
+/// prints only the token on stdout; the server then needs it; `token list` shows it without
+/// its text; `token revoke` on the database closes its connection while the server runs.
+#[actix_rt::test]
+async fn the_token_command_works_on_the_database_itself() {
+    let home = tempfile::TempDir::new().unwrap();
+    let (code, token, said) = token_cli(home.path(), &["create", "--user", "ops", "--admin"]);
+    assert_eq!(code, 0, "{said}");
+    let token = token.trim().to_owned();
+    assert!(token.starts_with("rummy_") && token.len() == 70, "{token}");
+    assert!(
+        said.starts_with("rummy: token 1 for ops (admin: every project); shown once"),
+        "{said}"
+    );
+    let (code, _, said) = token_cli(
+        home.path(),
+        &[
+            "create",
+            "--user",
+            "bo",
+            "--projects",
+            "web,api",
+            "--expires",
+            "2x",
+        ],
+    );
+    assert_eq!((code, said.trim()), (2, "rummy: --expires 2x: expected a number of days, hours or minutes, such as 90d, 12h or 30m"));
+
+    let server = crate::support::process::ServerProcess::start(
+        home.path(),
+        &[],
+        std::process::Stdio::null(),
+    );
+    let url = format!("ws://127.0.0.1:{}/", server.port);
+    let mut anonymous = RpcClient::connect(&url).await.unwrap();
+    assert_eq!(
+        anonymous.call_err("getProjects", json!({})).await.code,
+        -32001
+    );
+    let header = format!("Bearer {token}");
+    let mut ops = RpcClient::connect_with_headers(&url, &[("Authorization", &header)])
+        .await
+        .unwrap();
+    assert_eq!(ops.call("getProjects", json!({})).await.unwrap(), json!([]));
+
+    let (code, listed, _) = token_cli(home.path(), &["list", "--json"]);
+    assert_eq!(code, 0);
+    let listed: Value = serde_json::from_str(&listed).unwrap();
+    assert_eq!(listed[0]["user"], json!("ops"));
+    assert!(!listed.to_string().contains(&token));
+    let (code, _, said) = token_cli(home.path(), &["revoke", &token[..14]]);
+    assert_eq!(code, 0, "{said}");
+    assert_eq!(
+        ops.close_reason(Duration::from_secs(10)).await,
+        Some((1008, "token revoked or expired".to_owned()))
+    );
+    let (code, _, said) = token_cli(home.path(), &["revoke", "99"]);
+    assert_eq!((code, said.trim()), (4, "rummy: no token 99"));
+    drop(server);
+}
