@@ -41,6 +41,9 @@ pub struct Notify {
     pub run: Arc<str>,
     /// The whole JSON-RPC notification text.
     pub text: Arc<str>,
+    /// Its number in the run's sequence (`run/state`), by which the hub sends a run's pushes
+    /// in order.
+    pub seq: Option<i32>,
 }
 
 /// Tells a session the server is going away: it closes with 1001.
@@ -113,6 +116,33 @@ struct Member {
     project: Option<i32>,
 }
 
+/// How long a run's push waits for the ones numbered before it: past it, a push that was
+/// never published (its writer's task ended first) leaves a gap clients fill with
+/// `getRun {sinceSeq}`, rather than holding the run's later pushes.
+const GAP_WAIT: std::time::Duration = std::time::Duration::from_millis(100);
+
+/// A run's sequence nobody published to for this long is forgotten (its next push is then
+/// sent as it comes), so the hub holds nothing for runs that finished long ago.
+const SEQUENCE_IDLE: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// Where a run's sequence stands: the next number to send, pushes that came early, and when it
+/// last moved.
+struct Sequence {
+    next: i32,
+    early: std::collections::BTreeMap<i32, Notify>,
+    touched: std::time::Instant,
+}
+
+impl Default for Sequence {
+    fn default() -> Self {
+        Sequence {
+            next: 0,
+            early: std::collections::BTreeMap::new(),
+            touched: std::time::Instant::now(),
+        }
+    }
+}
+
 /// Routes notifications by project.
 pub struct NotificationHub {
     /// Every connected session.
@@ -121,10 +151,21 @@ pub struct NotificationHub {
     projects: HashMap<i32, Vec<u64>>,
     /// Most bytes a session may leave unwritten before it gets nothing more.
     max_backlog: usize,
+    /// (project, run) → its push sequence. Pushes are numbered in their writes, which commit
+    /// in order, but published by the writers' tasks, which may run in another: the hub puts
+    /// them back in order.
+    sequences: HashMap<(i32, Arc<str>), Sequence>,
 }
 
 impl Actor for NotificationHub {
     type Context = Context<Self>;
+
+    fn started(&mut self, ctx: &mut Context<Self>) {
+        ctx.run_interval(SEQUENCE_IDLE, |hub, _| {
+            hub.sequences
+                .retain(|_, s| !s.early.is_empty() || s.touched.elapsed() < SEQUENCE_IDLE);
+        });
+    }
 }
 
 impl NotificationHub {
@@ -134,6 +175,7 @@ impl NotificationHub {
             sessions: HashMap::new(),
             projects: HashMap::new(),
             max_backlog,
+            sequences: HashMap::new(),
         }
     }
 
@@ -193,14 +235,48 @@ impl Handler<Unsubscribe> for NotificationHub {
     }
 }
 
-impl Handler<Publish> for NotificationHub {
-    type Result = ();
+/// Sends a run's pushes that waited for a missing one, in order, once [`GAP_WAIT`] passed.
+#[derive(Message)]
+#[rtype(result = "()")]
+struct FlushEarly {
+    key: (i32, Arc<str>),
+}
 
-    fn handle(&mut self, msg: Publish, _: &mut Context<Self>) {
-        let Some(members) = self.projects.get(&msg.project_id) else {
+impl NotificationHub {
+    /// Sends `notify` in its run's order: at once when it is the next (and then whatever waited
+    /// behind it), later when one before it has not been published yet.
+    fn publish_in_order(&mut self, project_id: i32, notify: Notify, ctx: &mut Context<Self>) {
+        let Some(seq) = notify.seq else {
+            return self.deliver(project_id, &notify);
+        };
+        let key = (project_id, Arc::clone(&notify.run));
+        let sequence = self.sequences.entry(key.clone()).or_default();
+        sequence.touched = std::time::Instant::now();
+        if sequence.next == 0 || seq <= sequence.next {
+            // The first push seen of the run, the next one, or a late one: send it.
+            sequence.next = sequence.next.max(seq + 1);
+            let mut ready = vec![notify];
+            while let Some(next) = sequence.early.remove(&sequence.next) {
+                sequence.next += 1;
+                ready.push(next);
+            }
+            for notify in ready {
+                self.deliver(project_id, &notify);
+            }
+            return;
+        }
+        let first_early = sequence.early.is_empty();
+        sequence.early.insert(seq, notify);
+        if first_early {
+            ctx.notify_later(FlushEarly { key }, GAP_WAIT);
+        }
+    }
+
+    fn deliver(&mut self, project_id: i32, notify: &Notify) {
+        let Some(members) = self.projects.get(&project_id) else {
             return;
         };
-        let bytes = msg.notify.text.len();
+        let bytes = notify.text.len();
         let mut behind = Vec::new();
         for session in members {
             let Some(member) = self.sessions.get(session) else {
@@ -212,7 +288,7 @@ impl Handler<Publish> for NotificationHub {
                 continue;
             }
             member.backlog.queued(bytes);
-            member.notify.do_send(msg.notify.clone());
+            member.notify.do_send(notify.clone());
         }
         for (session, unwritten) in behind {
             tracing::warn!(
@@ -228,6 +304,32 @@ impl Handler<Publish> for NotificationHub {
     }
 }
 
+impl Handler<Publish> for NotificationHub {
+    type Result = ();
+
+    fn handle(&mut self, msg: Publish, ctx: &mut Context<Self>) {
+        self.publish_in_order(msg.project_id, msg.notify, ctx);
+    }
+}
+
+impl Handler<FlushEarly> for NotificationHub {
+    type Result = ();
+
+    fn handle(&mut self, msg: FlushEarly, _: &mut Context<Self>) {
+        let project_id = msg.key.0;
+        let Some(sequence) = self.sequences.get_mut(&msg.key) else {
+            return;
+        };
+        let early = std::mem::take(&mut sequence.early);
+        if let Some(last) = early.keys().next_back() {
+            sequence.next = last + 1;
+        }
+        for notify in early.into_values() {
+            self.deliver(project_id, &notify);
+        }
+    }
+}
+
 impl Handler<CloseAll> for NotificationHub {
     type Result = usize;
 
@@ -236,5 +338,82 @@ impl Handler<CloseAll> for NotificationHub {
             member.close.do_send(GoingAway);
         }
         self.sessions.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Mutex;
+
+    /// A session that records the sequence numbers it is sent.
+    struct Recorder(Arc<Mutex<Vec<Option<i32>>>>);
+
+    impl Actor for Recorder {
+        type Context = Context<Self>;
+    }
+
+    impl Handler<Notify> for Recorder {
+        type Result = ();
+        fn handle(&mut self, msg: Notify, _: &mut Context<Self>) {
+            self.0.lock().unwrap().push(msg.seq);
+        }
+    }
+
+    impl Handler<GoingAway> for Recorder {
+        type Result = ();
+        fn handle(&mut self, _: GoingAway, _: &mut Context<Self>) {}
+    }
+
+    impl Handler<FellBehind> for Recorder {
+        type Result = ();
+        fn handle(&mut self, _: FellBehind, _: &mut Context<Self>) {}
+    }
+
+    fn push(run: &str, seq: Option<i32>) -> Publish {
+        Publish {
+            project_id: 1,
+            notify: Notify {
+                run: Arc::from(run),
+                text: Arc::from("{}"),
+                seq,
+            },
+        }
+    }
+
+    /// A run's pushes reach sessions in sequence order whatever order they are published in; a
+    /// missing one holds the rest only briefly; other notifications and other runs pass at once.
+    #[actix_rt::test]
+    async fn pushes_are_sent_in_their_runs_order() {
+        let got = Arc::new(Mutex::new(Vec::new()));
+        let session = Recorder(Arc::clone(&got)).start();
+        let hub = NotificationHub::new(1 << 20).start();
+        hub.do_send(Join {
+            session: 1,
+            notify: session.clone().recipient(),
+            close: session.clone().recipient(),
+            behind: session.clone().recipient(),
+            backlog: Backlog::default(),
+        });
+        hub.do_send(Subscribe {
+            session: 1,
+            project_id: 1,
+        });
+        for (run, seq) in [("a", 1), ("a", 3), ("b", 7), ("a", 2), ("a", 5)] {
+            hub.do_send(push(run, Some(seq)));
+        }
+        hub.do_send(push("a", None));
+        actix_rt::time::sleep(std::time::Duration::from_millis(20)).await;
+        assert_eq!(
+            *got.lock().unwrap(),
+            vec![Some(1), Some(7), Some(2), Some(3), None]
+        );
+        actix_rt::time::sleep(GAP_WAIT * 2).await;
+        hub.do_send(push("a", Some(6)));
+        actix_rt::time::sleep(std::time::Duration::from_millis(20)).await;
+        assert_eq!(
+            *got.lock().unwrap(),
+            vec![Some(1), Some(7), Some(2), Some(3), None, Some(5), Some(6)]
+        );
     }
 }

@@ -39,7 +39,12 @@ pub struct Services {
 impl Services {
     /// Sends a notification to every session of the project.
     pub fn publish(&self, project_id: i32, run: &str, method: &str, params: Value) {
-        self.send(project_id, run, notification(method, params).to_string());
+        self.send(
+            project_id,
+            run,
+            notification(method, params).to_string(),
+            None,
+        );
     }
 
     /// Sends a recorded `run/state` push to every session of the project, as it was stored.
@@ -48,15 +53,17 @@ impl Services {
             project_id,
             run,
             notification_text("run/state", state.json()),
+            Some(state.seq()),
         );
     }
 
-    fn send(&self, project_id: i32, run: &str, text: String) {
+    fn send(&self, project_id: i32, run: &str, text: String, seq: Option<i32>) {
         self.hub.do_send(Publish {
             project_id,
             notify: Notify {
                 run: Arc::from(run),
                 text: Arc::from(text),
+                seq,
             },
         });
     }

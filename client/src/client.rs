@@ -65,6 +65,9 @@ pub const METHODS: &[&str] = &[
     "stream/completed",
     "stream/aborted",
     "stream/cancel",
+    "token/create",
+    "token/list",
+    "token/revoke",
 ];
 
 /// The `run/state` seqs seen of one run. Pushes are numbered when they are written but sent
@@ -497,6 +500,30 @@ impl Client {
     /// `getProjects`: the projects this connection may open.
     pub async fn get_projects(&mut self) -> Result<Vec<Project>, CallError> {
         self.call("getProjects", &NoParams {}).await
+    }
+
+    /// `token/create` (admin): a new token, its text shown this once.
+    pub async fn token_create(
+        &mut self,
+        params: &crate::params::TokenCreateParams,
+    ) -> Result<crate::results::MadeToken, CallError> {
+        self.call("token/create", params).await
+    }
+
+    /// `token/list` (admin): every token, without its text.
+    pub async fn token_list(&mut self) -> Result<Vec<crate::results::TokenInfo>, CallError> {
+        self.call("token/list", &NoParams {}).await
+    }
+
+    /// `token/revoke` (admin): revokes a token by id or listed prefix.
+    pub async fn token_revoke(
+        &mut self,
+        token: &str,
+    ) -> Result<crate::results::TokenInfo, CallError> {
+        let params = crate::params::TokenRevokeParams {
+            token: token.to_owned(),
+        };
+        self.call("token/revoke", &params).await
     }
 
     /// `getModels`.

@@ -177,6 +177,9 @@ pub struct UiRender {
     /// Whether it continues the turn's text (false: the turn's first text).
     #[serde(default)]
     pub append: bool,
+    /// Whether it is the model's reasoning, streamed beside its text.
+    #[serde(default)]
+    pub reasoning: bool,
 }
 
 /// `stream/cancelled`.

@@ -25,6 +25,9 @@ pub struct HelloParams {
     /// The protocol version the client speaks (another MAJOR is refused).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub client_version: Option<String>,
+    /// A token, for a connection that did not send one on its upgrade.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub token: Option<String>,
 }
 
 /// Paging of list methods (`getModels`, `getRuns`).
@@ -325,4 +328,26 @@ pub struct StreamEndParams {
     /// Why it stopped (`stream/aborted`, `stream/cancel`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+}
+
+/// `token/create` (admin).
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TokenCreateParams {
+    /// The user it is for.
+    pub user: String,
+    /// An admin token.
+    pub admin: bool,
+    /// The projects a member token opens.
+    pub projects: Vec<String>,
+    /// Days until it stops working; none, never.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub expires_in_days: Option<u32>,
+}
+
+/// `token/revoke` (admin).
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct TokenRevokeParams {
+    /// The token's id or listed prefix.
+    pub token: String,
 }

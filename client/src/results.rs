@@ -125,6 +125,12 @@ pub struct RunSummary {
     /// Why its last loop stopped, once stopped.
     #[serde(default)]
     pub stop_reason: Option<String>,
+    /// Tokens its turns used so far.
+    #[serde(default)]
+    pub tokens: i64,
+    /// What its turns cost so far.
+    #[serde(default)]
+    pub cost: f64,
 }
 
 /// One history entry of `run/state` and `getRun`.
@@ -407,4 +413,39 @@ pub struct NotificationDoc {
     /// When it is sent and what it carries.
     #[serde(default)]
     pub description: String,
+}
+
+/// A token as `token/list` and `token/revoke` show it (never its text).
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TokenInfo {
+    /// Its id.
+    pub id: i64,
+    /// Its user.
+    pub user: String,
+    /// Its first characters.
+    pub prefix: String,
+    /// Whether it is an admin token.
+    pub admin: bool,
+    /// The projects it opens.
+    #[serde(default)]
+    pub projects: Vec<String>,
+    /// When it was made (ms since the epoch).
+    pub created_at: i64,
+    /// When it stops working.
+    #[serde(default)]
+    pub expires_at: Option<i64>,
+    /// When it was revoked.
+    #[serde(default)]
+    pub revoked_at: Option<i64>,
+}
+
+/// A token `token/create` made: what listings show, and its text, shown this once.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct MadeToken {
+    /// The token's text.
+    pub token: String,
+    /// What listings show of it.
+    #[serde(flatten)]
+    pub info: TokenInfo,
 }

@@ -59,7 +59,9 @@ fn hello_and_pages_read_back() {
         project_root: Some("/r".into()),
         config_path: Some("/c".into()),
         client_version: Some("2.0.0".into()),
+        token: Some("rummy_abc".into()),
     });
+    assert_eq!(hello.token.as_deref(), Some("rummy_abc"));
     assert_eq!(
         (
             hello.name,
@@ -380,4 +382,23 @@ fn streams_read_back() {
         ..client::StreamEndParams::default()
     });
     assert_eq!(cancel.reason, Some("why".to_owned()));
+}
+
+/// Tokens: what an admin sends to make and revoke one.
+#[test]
+fn tokens_read_back() {
+    let made: server::TokenCreateParams = read_back(&client::TokenCreateParams {
+        user: "alice".into(),
+        admin: false,
+        projects: vec!["web".into()],
+        expires_in_days: Some(90),
+    });
+    assert_eq!(
+        (made.user, made.admin, made.projects, made.expires_in_days),
+        ("alice".to_owned(), false, vec!["web".to_owned()], Some(90))
+    );
+    let revoked: server::TokenRevokeParams = read_back(&client::TokenRevokeParams {
+        token: "rummy_0a1b2c3d".into(),
+    });
+    assert_eq!(revoked.token, "rummy_0a1b2c3d");
 }

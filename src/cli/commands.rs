@@ -247,19 +247,13 @@ pub async fn runs(args: RunsArgs) -> Result<Exit, Failure> {
     }
     let now = std::time::SystemTime::now();
     for run in list {
-        let totals = session
-            .client
-            .get_run(&run.run, None)
-            .await
-            .map(|s| s.telemetry)
-            .unwrap_or_default();
         print(&format!(
             "{:<20} {:>6} {:>6} {:>8} {:>8} {:>8}  {:<12} {}",
             run.run,
             run.status,
             run.turn,
-            short_count(totals.total_tokens),
-            format!("${:.3}", totals.cost),
+            short_count(run.tokens),
+            format!("${:.3}", run.cost),
             age(run.created.as_deref(), now),
             run.model.unwrap_or_default(),
             run.summary.unwrap_or_default()

@@ -246,8 +246,8 @@ impl<'a> Follow<'a> {
                 if !r.append {
                     self.view.end_stream();
                 }
-                self.status.activity = "writing".into();
-                self.view.stream(&r.text);
+                self.status.activity = if r.reasoning { "reasoning" } else { "writing" }.into();
+                self.view.stream_as(&r.text, r.reasoning);
             }
             Notification::RunProgress(p) => {
                 self.turn_header(p.turn);

@@ -150,9 +150,11 @@ fn age_ms(age: &str) -> Result<i64, String> {
         "d" => 86_400_000,
         "h" => 3_600_000,
         "m" => 60_000,
-        _ => return Err(format!(
+        _ => {
+            return Err(format!(
             "--expires {age}: expected a number of days, hours or minutes, such as 90d, 12h or 30m"
-        )),
+        ))
+        }
     };
     match number.parse::<i64>() {
         Ok(n) if n > 0 => Ok(n.saturating_mul(unit_ms)),

@@ -17,6 +17,8 @@ pub(super) struct Fold<'a> {
     pub(super) reader: StreamReader,
     /// Delta text not sent yet: it goes out at [`Fold::flush`], at the latest when the fold ends.
     pending: String,
+    /// Reasoning not sent yet, likewise (it goes out before the text).
+    pending_reasoning: String,
     shown: bool,
 }
 
@@ -33,13 +35,20 @@ impl<'a> Fold<'a> {
             events,
             reader: StreamReader::new(wire, limit),
             pending: String::new(),
+            pending_reasoning: String::new(),
             shown: false,
         }
     }
 
     /// Folds one event in; its text, if any, goes out at the next flush.
     pub(super) fn event(&mut self, event: &SseEvent) -> Result<(), Failed> {
-        match self.reader.event(event) {
+        let read = self.reader.event(event);
+        let reasoning = self.reader.take_reasoning();
+        if !reasoning.is_empty() {
+            self.shown = true;
+            self.pending_reasoning.push_str(&reasoning);
+        }
+        match read {
             Ok(Some(delta)) => {
                 self.shown = true;
                 self.pending.push_str(&delta);
@@ -50,8 +59,14 @@ impl<'a> Fold<'a> {
         }
     }
 
-    /// Sends the delta text gathered since the last flush as one event.
+    /// Sends the reasoning, then the text, gathered since the last flush, each as one event.
     pub(super) fn flush(&mut self) {
+        if !self.pending_reasoning.is_empty() {
+            notify(
+                self.events,
+                ProviderEvent::Reasoning(std::mem::take(&mut self.pending_reasoning)),
+            );
+        }
         if !self.pending.is_empty() {
             notify(
                 self.events,

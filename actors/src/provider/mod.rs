@@ -157,6 +157,8 @@ impl ProviderError {
 pub enum ProviderEvent {
     /// A streamed text delta (`ui/render`).
     Delta(String),
+    /// A streamed reasoning delta (`ui/render` with `reasoning: true`).
+    Reasoning(String),
     /// Waiting for capacity (`run/progress` queued), with the reason.
     Queued(String),
     /// A transient failure; retrying after a delay (`run/progress` retrying).

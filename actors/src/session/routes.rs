@@ -322,6 +322,7 @@ async fn hello(call: Call) -> Result<Outcome, RpcError> {
         "protocolVersion": PROTOCOL_VERSION,
         "projectId": project.id,
         "projectRoot": project.project_root,
+        "maxTurns": call.deps.svc.config.limits.max_turns,
     });
     let binding = Binding {
         project_id: project.id,
@@ -509,16 +510,21 @@ async fn get_runs(call: Call) -> Result<Outcome, RpcError> {
         .read(move |c| {
             let runs = runs::list(c, project_id, limit, offset)?;
             runs.into_iter()
-                .map(|r| Ok((entries::latest_summary(c, r.id)?, r)))
+                .map(|r| {
+                    let summary = entries::latest_summary(c, r.id)?;
+                    let totals = rummy_core::store::turns::totals(c, r.id)?;
+                    Ok((summary, totals, r))
+                })
                 .collect::<Result<Vec<_>, _>>()
         })
         .await
         .map_err(from_store)?;
     let items = list
         .into_iter()
-        .map(|(summary, r)| {
+        .map(|(summary, totals, r)| {
             json!({ "run": r.alias, "status": r.status, "turn": r.last_turn(), "model": r.model,
-                    "summary": summary, "created": Millis(r.created_at).to_rfc3339() })
+                    "summary": summary, "created": Millis(r.created_at).to_rfc3339(),
+                    "tokens": totals.total_tokens, "cost": totals.cost })
         })
         .collect();
     reply(Value::Array(items))
@@ -1270,7 +1276,7 @@ async fn settle(
     };
     let divisor = call.deps.svc.config.limits.token_divisor;
     let settled = path.to_owned();
-    let (path, status, turn) = (path.to_owned(), run.status, run.last_turn());
+    let path = path.to_owned();
     let (channels, pushed) = call
         .deps
         .svc
@@ -1282,8 +1288,17 @@ async fn settle(
                 now: now(),
             };
             let channels = streams::settle(c, at, &path, &end)?;
-            let pushed =
-                rummy_core::turn::state::push(c, rr.run_id, turn, status, Value::Null, now())?;
+            // The run's status as of this write: read before it, a loop that ended meanwhile
+            // would be pushed as still working after its final state.
+            let stored = runs::by_id(c, rr.run_id)?;
+            let pushed = rummy_core::turn::state::push(
+                c,
+                rr.run_id,
+                stored.last_turn(),
+                stored.status,
+                Value::Null,
+                now(),
+            )?;
             Ok((channels, pushed))
         })
         .await

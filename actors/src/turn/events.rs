@@ -23,35 +23,53 @@ pub async fn forward_events(
     mut events: UnboundedReceiver<ProviderEvent>,
 ) {
     let mut text = Gather::new(RENDER_EVERY, RENDER_PIECE_BYTES);
-    let send = |renders: Vec<Render>| {
+    // The model's reasoning streams beside its text, as `ui/render`s marked `reasoning`.
+    let mut thought = Gather::new(RENDER_EVERY, RENDER_PIECE_BYTES);
+    let send = |renders: Vec<Render>, reasoning: bool| {
         for Render { text, append } in renders {
-            let params =
+            let mut params =
                 json!({ "run": &*job.alias, "turn": turn, "text": text, "append": append });
+            if reasoning {
+                params["reasoning"] = json!(true);
+            }
             svc.publish(job.run.project_id, &job.alias, "ui/render", params);
         }
     };
     loop {
-        let next = match text.due(Instant::now()) {
+        let due = [text.due(Instant::now()), thought.due(Instant::now())]
+            .into_iter()
+            .flatten()
+            .min();
+        let next = match due {
             Some(due) => match tokio::time::timeout_at(due.into(), events.recv()).await {
                 Ok(next) => next,
                 Err(_elapsed) => {
-                    send(text.take(Instant::now()));
+                    send(thought.take(Instant::now()), true);
+                    send(text.take(Instant::now()), false);
                     continue;
                 }
             },
             None => events.recv().await,
         };
         match next {
+            Some(ProviderEvent::Reasoning(delta)) => {
+                thought.push(&delta);
+                send(thought.take_due(Instant::now()), true);
+            }
             Some(ProviderEvent::Delta(delta)) => {
+                // Reasoning read before this text goes out before it.
+                send(thought.take(Instant::now()), true);
                 text.push(&delta);
-                send(text.take_due(Instant::now()));
+                send(text.take_due(Instant::now()), false);
             }
             Some(other) => {
-                send(text.take(Instant::now()));
+                send(thought.take(Instant::now()), true);
+                send(text.take(Instant::now()), false);
                 forward_progress(&svc, &job, turn, other);
             }
             None => {
-                send(text.take(Instant::now()));
+                send(thought.take(Instant::now()), true);
+                send(text.take(Instant::now()), false);
                 return;
             }
         }
@@ -62,7 +80,7 @@ pub async fn forward_events(
 fn forward_progress(svc: &Services, job: &TurnJob, turn: i32, event: ProviderEvent) {
     let run = &*job.alias;
     let params = match event {
-        ProviderEvent::Delta(_) => return,
+        ProviderEvent::Delta(_) | ProviderEvent::Reasoning(_) => return,
         ProviderEvent::Queued(reason) => {
             json!({ "run": run, "turn": turn, "status": progress::QUEUED, "detail": reason })
         }

@@ -33,6 +33,8 @@ pub struct StreamReader {
     content: String,
     /// Reasoning per source field, in first-seen order, so each is joined whole.
     reasoning: Vec<(String, String)>,
+    /// Reasoning read since it was last taken to be shown ([`StreamReader::take_reasoning`]).
+    reasoning_unshown: String,
     usage: Option<Usage>,
     model: Option<String>,
     /// A finish reason (chat) or `response.completed` (Responses) was seen.
@@ -54,6 +56,7 @@ impl StreamReader {
             held: 0,
             content: String::new(),
             reasoning: Vec::new(),
+            reasoning_unshown: String::new(),
             usage: None,
             model: None,
             finished: false,
@@ -188,8 +191,15 @@ impl StreamReader {
         Ok(Some(text.to_owned()))
     }
 
+    /// The reasoning read since the last call, to show as it streams (the completion keeps it
+    /// all regardless).
+    pub fn take_reasoning(&mut self) -> String {
+        std::mem::take(&mut self.reasoning_unshown)
+    }
+
     fn add_reasoning(&mut self, source: &str, text: &str) -> Result<(), StreamFailure> {
         self.hold(text)?;
+        self.reasoning_unshown.push_str(text);
         match self.reasoning.iter_mut().find(|(s, _)| s == source) {
             Some((_, buffer)) => buffer.push_str(text),
             None => self.reasoning.push((source.to_owned(), text.to_owned())),

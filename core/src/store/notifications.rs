@@ -24,14 +24,19 @@ pub struct StoredNotification {
 }
 
 /// A recorded notification's params: the JSON text stored for replay, which is also what is
-/// sent to clients — serialised once.
+/// sent to clients — serialised once — and its number in the run's sequence.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Recorded(String);
+pub struct Recorded(String, i32);
 
 impl Recorded {
     /// The params as JSON text.
     pub fn json(&self) -> &str {
         &self.0
+    }
+
+    /// Its per-run sequence number.
+    pub fn seq(&self) -> i32 {
+        self.1
     }
 
     /// The params parsed back into a value (tests inspect them so).
@@ -77,7 +82,7 @@ pub fn record<P: Serialize>(
         Bind::Big(now.0),
     ])
     .execute(conn)?;
-    Ok(Recorded(text))
+    Ok(Recorded(text, seq))
 }
 
 /// The run's notifications after `seq`, oldest first, at most `limit`.

@@ -137,7 +137,7 @@ pub const DISCOVER: MethodSpec = MethodSpec {
 /// `rummy/hello`.
 pub const HELLO: MethodSpec = MethodSpec {
     name: "rummy/hello",
-    description: "Binds the connection to a project (created by the first hello with a projectRoot; a name alone opens an existing one); answers {rummyVersion, protocolVersion, projectId, projectRoot}. Calls sent after it without waiting (or after it in a batch) are handled once it has completed.",
+    description: "Binds the connection to a project (created by the first hello with a projectRoot; a name alone opens an existing one); answers {rummyVersion, protocolVersion, projectId, projectRoot, maxTurns}. Calls sent after it without waiting (or after it in a batch) are handled once it has completed.",
     params: &[
         p("name", "string", true, "the project's name"),
         p("projectRoot", "string", false, "absolute path of the project's directory on the server: creates the project, or must equal an existing one's (-32005 otherwise); absent, the existing project of that name is opened (-32004 when there is none)"),
@@ -236,7 +236,7 @@ pub const REMOVE_MODEL: MethodSpec = MethodSpec {
 pub const GET_RUNS: MethodSpec = MethodSpec {
     name: "getRuns",
     description:
-        "The project's runs, newest first: [{run, status, turn, summary, model, created}].",
+        "The project's runs, newest first: [{run, status, turn, summary, model, created, tokens, cost}].",
     params: &LIST,
     requires_hello: true,
     long_running: false,
@@ -627,6 +627,7 @@ pub const NOTIFICATIONS: &[NotificationSpec] = &[
             TURN_FIELD,
             p("text", "string", true, "the text"),
             p("append", "boolean", true, "false: replaces what the turn showed; true: follows it"),
+            p("reasoning", "boolean", false, "true: the model's reasoning, streamed apart from its text (with its own append sequence); absent: its text"),
         ],
     },
 ];

@@ -114,6 +114,16 @@ impl View {
         self.draw_live();
     }
 
+    /// Streams the model's reasoning (faint) or its text: a switch from one to the other ends
+    /// the line that was being streamed.
+    pub fn stream_as(&mut self, text: &str, reasoning: bool) {
+        if self.highlighter.reasoning != reasoning {
+            self.end_stream();
+            self.highlighter.reasoning = reasoning;
+        }
+        self.stream(text);
+    }
+
     /// Ends the streamed text: what waits is printed as a line of its own.
     pub fn end_stream(&mut self) {
         if self.output == Output::Json || self.partial.is_empty() {

@@ -2,12 +2,15 @@
 
 use super::Style;
 
-/// Shows the model's streamed reply: its tool tags faint, what it thinks (`<think>`) faint,
-/// anything else as it is. Its state carries over from line to line.
+/// Shows the model's streamed reply: its tool tags faint, what it thinks (`<think>`, or
+/// reasoning the provider streams apart) faint, anything else as it is. Its state carries over
+/// from line to line.
 #[derive(Debug, Default)]
 pub struct Highlighter {
     in_tag: bool,
     thinking: bool,
+    /// The lines are the provider's reasoning stream: all faint.
+    pub reasoning: bool,
 }
 
 impl Highlighter {
@@ -50,7 +53,7 @@ impl Highlighter {
     }
 
     fn faint(&self) -> bool {
-        self.in_tag || self.thinking
+        self.in_tag || self.thinking || self.reasoning
     }
 }
 

@@ -198,3 +198,44 @@ async fn a_big_burst_reaches_clients_in_bounded_pieces() {
     drop(client);
     server.stop().await;
 }
+
+/// A model's streamed reasoning reaches clients as `ui/render`s marked `reasoning`, before its
+/// text, each with its own `append` sequence; the text's renders are unmarked.
+#[actix_rt::test]
+async fn reasoning_streams_to_clients_apart_from_the_text() {
+    let server = TestServer::start().await;
+    let reply = "<update status=\"200\">the answer</update>";
+    server
+        .provider
+        .push(Reply::content(reply).reasoning("first I look, then I answer"));
+    let mut client = server.project_client("thinking").await;
+    let alias = start_run(&mut client, "run://think", "Why?").await;
+    wait_status(&mut client, &alias, 200).await;
+    let renders: Vec<serde_json::Value> = client
+        .drain_notifications()
+        .into_iter()
+        .filter(|n| n["method"] == json!("ui/render"))
+        .map(|n| n["params"].clone())
+        .collect();
+    let part = |reasoning: bool| -> (String, Vec<bool>) {
+        let mine: Vec<&serde_json::Value> = renders
+            .iter()
+            .filter(|r| (r["reasoning"] == json!(true)) == reasoning)
+            .collect();
+        (
+            mine.iter().filter_map(|r| r["text"].as_str()).collect(),
+            mine.iter().map(|r| r["append"] == json!(true)).collect(),
+        )
+    };
+    let (thought, thought_appends) = part(true);
+    let (text, text_appends) = part(false);
+    assert_eq!(thought, "first I look, then I answer");
+    assert_eq!(text, reply);
+    assert_eq!(thought_appends.first(), Some(&false));
+    assert_eq!(text_appends.first(), Some(&false));
+    let first_text = renders.iter().position(|r| r.get("reasoning").is_none());
+    let last_thought = renders.iter().rposition(|r| r["reasoning"] == json!(true));
+    assert!(last_thought < first_text, "{renders:?}");
+    drop(client);
+    server.stop().await;
+}

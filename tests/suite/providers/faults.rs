@@ -15,6 +15,7 @@ fn labels(events: &[ProviderEvent]) -> Vec<String> {
         .iter()
         .map(|e| match e {
             ProviderEvent::Delta(text) => format!("delta {text}"),
+            ProviderEvent::Reasoning(text) => format!("reasoning {text}"),
             ProviderEvent::Queued(_) => "queued".to_owned(),
             ProviderEvent::Retrying { reason, .. } => {
                 format!("retrying: {}", reason.split(':').next().unwrap_or_default())

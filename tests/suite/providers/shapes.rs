@@ -242,7 +242,7 @@ async fn whole_answers_per_provider() {
     }
 }
 
-/// An event stream split mid-JSON, with keep-alives and malformed lines, still yields every delta and the final usage.
+/// An event stream split mid-JSON, with keep-alives and malformed lines, still yields every delta (the reasoning before the text) and the final usage.
 #[actix_rt::test]
 async fn streams_survive_split_chunks_keepalives_and_garbage() {
     let fake = FakeProvider::start().unwrap();
@@ -266,7 +266,10 @@ async fn streams_survive_split_chunks_keepalives_and_garbage() {
         rig.call(&model).await,
         (
             Ok(expected),
-            vec![ProviderEvent::Delta("Hello world".into())]
+            vec![
+                ProviderEvent::Reasoning("brief".into()),
+                ProviderEvent::Delta("Hello world".into())
+            ]
         )
     );
 }
