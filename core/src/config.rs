@@ -5,10 +5,12 @@
 
 mod access;
 mod commands;
+mod fair;
 mod providers;
 
 pub use access::{Access, TlsFiles};
 pub use commands::{CommandRunner, CommandSettings};
+pub use fair::FairUse;
 pub use providers::{
     openai_base, OllamaConfig, OpenAiConfig, OpenRouterConfig, ProviderLimits, Providers,
     XaiConfig, DEFAULT_CONCURRENCY,
@@ -55,6 +57,8 @@ pub struct Config {
     pub access: Access,
     /// Who runs accepted `sh`/`env` commands and within which bounds (CLIENTS.md §2a).
     pub commands: CommandSettings,
+    /// Runs in flight per user and per project, calls per second per connection (TEAM.md §4).
+    pub fair: FairUse,
 }
 
 /// Limits and tunables with ENGINE.md §9 defaults.
@@ -148,6 +152,7 @@ impl Config {
             watch_files: true,
             access: Access::with_home(&home),
             commands: CommandSettings::default(),
+            fair: FairUse::default(),
             home,
         }
     }
@@ -188,6 +193,7 @@ impl Config {
         config.watch_files = switch(vars, "RUMMY_WATCH_FILES", config.watch_files)?;
         config.access = Access::from_vars(vars, &config.home)?;
         config.commands = CommandSettings::from_vars(vars)?;
+        config.fair = FairUse::from_vars(vars)?;
         Ok(config)
     }
 }

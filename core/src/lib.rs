@@ -8,6 +8,7 @@
 //! - [`hedberg`]: patterns (glob, regex, sed, xpath, jsonpath) and edit formats;
 //! - [`wire`]: JSON-RPC framing, error codes, the method catalogue and params;
 //! - [`access`]: who may connect (browser origins) and where project roots may be;
+//! - [`fair`]: fair use — request rate, cost periods, admission of runs to the places in flight;
 //! - [`commands`]: what running an accepted `sh`/`env` means, without running it (its
 //!   environment, its output capped and batched, how it ended);
 //! - [`config`]: configuration from environment variables;
@@ -21,6 +22,7 @@ pub mod commands;
 pub mod config;
 pub mod db;
 pub mod entry;
+pub mod fair;
 pub mod files;
 pub mod hedberg;
 pub mod parse;

@@ -28,11 +28,14 @@ impl Millis {
     }
 }
 
+/// Milliseconds in a day (UTC days have no leap seconds in Unix time).
+pub const DAY_MS: i64 = 86_400_000;
+
 /// Converts days since 1970-01-01 to a (year, month, day) in the proleptic Gregorian calendar.
 ///
 /// Howard Hinnant's `civil_from_days`: exact for every i64 day count we can meet,
 /// and small enough that a date crate is not worth its build time here.
-fn civil_from_days(days: i64) -> (i64, i64, i64) {
+pub(crate) fn civil_from_days(days: i64) -> (i64, i64, i64) {
     let z = days + 719_468;
     let era = z.div_euclid(146_097);
     let doe = z.rem_euclid(146_097);
@@ -45,9 +48,32 @@ fn civil_from_days(days: i64) -> (i64, i64, i64) {
     (y, m, d)
 }
 
+/// Converts a (year, month, day) of the proleptic Gregorian calendar to days since
+/// 1970-01-01: Howard Hinnant's `days_from_civil`, the inverse of [`civil_from_days`].
+pub(crate) fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y.rem_euclid(400);
+    let mp = (m + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
 #[cfg(test)]
 mod tests {
-    use super::Millis;
+    use super::{civil_from_days, days_from_civil, Millis};
+
+    /// `days_from_civil` undoes `civil_from_days` across leap years, centuries and the epoch.
+    #[test]
+    fn days_and_dates_round_trip() {
+        for days in (-800_000..800_000).step_by(97) {
+            let (y, m, d) = civil_from_days(days);
+            assert_eq!(days_from_civil(y, m, d), days, "{y}-{m}-{d}");
+        }
+        assert_eq!(days_from_civil(1970, 1, 1), 0);
+        assert_eq!(days_from_civil(2000, 3, 1), 11_017);
+    }
 
     /// The epoch, a leap day and a late-century instant render as RFC 3339 UTC.
     #[test]
