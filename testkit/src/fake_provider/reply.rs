@@ -68,6 +68,7 @@ pub(crate) enum ReplyKind {
         text: String,
         reasoning: Option<String>,
         usage: Option<(u64, u64)>,
+        cost: Option<f64>,
     },
     /// A fixed HTTP status with a fixed body.
     Status { code: u16, body: ReplyBody },
@@ -124,6 +125,7 @@ impl Reply {
             text: text.into(),
             reasoning: None,
             usage: None,
+            cost: None,
         })
     }
 
@@ -160,6 +162,15 @@ impl Reply {
     pub fn usage(mut self, prompt: u64, completion: u64) -> Self {
         if let ReplyKind::Content { usage, .. } = &mut self.kind {
             *usage = Some((prompt, completion));
+        }
+        self
+    }
+
+    /// Reports what a [`Reply::content`] message cost, in US dollars, as OpenRouter does
+    /// (`usage.cost`) in chat-completions answers (ignored by other kinds).
+    pub fn cost(mut self, usd: f64) -> Self {
+        if let ReplyKind::Content { cost, .. } = &mut self.kind {
+            *cost = Some(usd);
         }
         self
     }

@@ -215,15 +215,19 @@ async fn render(reply: Reply, ask: &Ask, id: &str, guard: InFlight) -> HttpRespo
             text,
             reasoning,
             usage,
+            cost,
         } => {
             let prompt_tokens = (ask.body_len / 4).max(1) as u64;
             let completion_tokens = (text.len() / 4).max(1) as u64;
             let (prompt, completion) = usage.unwrap_or((prompt_tokens, completion_tokens));
-            let usage = json!({
+            let mut usage = json!({
                 "prompt_tokens": prompt,
                 "completion_tokens": completion,
                 "total_tokens": prompt + completion,
             });
+            if let Some(cost) = cost {
+                usage["cost"] = json!(cost);
+            }
             if ask.responses {
                 let response = responses::response(
                     &ask.model,
