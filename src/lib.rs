@@ -12,6 +12,7 @@ pub mod lock;
 
 use actix::prelude::*;
 use actix_web::{web, App, HttpServer};
+use rummy_actors::admission::Admission;
 use rummy_actors::commands::Commands;
 use rummy_actors::hub::{CloseAll, NotificationHub};
 use rummy_actors::provider::Providers;
@@ -22,7 +23,7 @@ use rummy_actors::session::{Seats, SessionDeps, Socket};
 use rummy_actors::store::Store;
 use rummy_actors::tokens::TokenWatch;
 use rummy_core::config::Config;
-use rummy_core::store::{models, StoreError};
+use rummy_core::store::{models, projects, StoreError};
 use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -244,6 +245,13 @@ pub async fn serve(
     let search = SearchClient::from_config(&config).map_err(ServeError::Search)?;
     let addr = SocketAddr::new(config.access.bind, config.port);
     let hub = NotificationHub::new(config.limits.max_backlog_bytes).start();
+    let ceilings = store.read(projects::ceilings).await?;
+    let admission = Admission::start(
+        config.fair.run_limits(),
+        ceilings,
+        store.clone(),
+        hub.clone(),
+    );
     let svc = Services {
         store,
         hub: hub.clone(),
@@ -253,6 +261,7 @@ pub async fn serve(
         scan_stamps: Default::default(),
         resolution_locks: Default::default(),
         commands: Default::default(),
+        admission,
     };
     let registry = RunRegistry::new(svc.clone()).start();
     match registry.send(Recover).await {

@@ -4,6 +4,7 @@
 //! actors. Only `StoreActor` writes to SQLite; only `ProviderActor` calls an
 //! LLM; only `session` imports `actix-web-actors`.
 
+pub mod admission;
 pub mod clock;
 pub mod commands;
 pub mod errors;

@@ -1,11 +1,15 @@
 //! `RunRegistry`: finds or starts the `RunActor` of a (project, alias), starts runs, and recovers runs a crash left mid-loop.
 
+use crate::admission::Acquire;
 use crate::clock::now;
 use crate::errors::{from_store, internal};
 use crate::loop_queue::{self, Claimed};
-use crate::run::{Begin, Cancel, Inject, Paused, QueueLoop, Resolve, Restore, RunActor, Wake};
+use crate::run::{
+    AwaitPlace, Begin, Cancel, Inject, Paused, QueueLoop, Resolve, Restore, RunActor, Wake,
+};
 use crate::services::Services;
 use actix::prelude::*;
+use rummy_core::fair::admission::Ask;
 use rummy_core::provider::routing;
 use rummy_core::run::Mode;
 use rummy_core::store::entries::RunRef;
@@ -29,6 +33,8 @@ pub struct StartRun {
     pub prompt: String,
     /// Model, mode and settings.
     pub attributes: RunAttributes,
+    /// Who starts it, when a token names them (their runs in flight are counted).
+    pub user: Option<String>,
 }
 
 /// Queues a new loop on an existing run.
@@ -231,9 +237,13 @@ impl Handler<StartRun> for RunRegistry {
                     .or(parent.as_ref().and_then(|p| p.context_limit)),
                 flags: flags.clone(),
                 parent_run_id: parent.as_ref().map(|p| p.id),
+                user: msg.user,
             };
             let prompt = msg.prompt;
             let routing = svc.config.providers.routing.clone();
+            // Under a fair-use limit the first loop waits in the queue until admission gives
+            // it a place; otherwise it is claimed at once.
+            let claim_now = !svc.admission.applies(msg.project_id);
             svc.store
                 .write(move |c| {
                     let run = runs::create(c, &new, now())?;
@@ -251,7 +261,11 @@ impl Handler<StartRun> for RunRegistry {
                     }
                     loops::enqueue(c, run.id, mode, &new.model, &prompt, &flags, now())?;
                     // The first loop is claimed here: one write fewer before the first turn.
-                    let claimed = loop_queue::claim(c, run.id, &routing)?;
+                    let claimed = if claim_now {
+                        loop_queue::claim(c, run.id, &routing)?
+                    } else {
+                        None
+                    };
                     Ok((run, claimed))
                 })
                 .await
@@ -410,16 +424,64 @@ impl Handler<Recover> for RunRegistry {
                     Err(e) => tracing::error!(error = %e, "removing old runs and calls failed"),
                 }
             }
-            Ok::<_, String>(report)
+            // Runs under a fair-use limit wait for a place again, in the order they began
+            // waiting (what their next loop recorded), the others' first.
+            let admission = svc.admission.clone();
+            let gated: Vec<i32> = report
+                .to_wake
+                .iter()
+                .filter(|r| admission.applies(r.project_id))
+                .map(|r| r.id)
+                .collect();
+            let waiting = svc
+                .store
+                .read(move |c| {
+                    let mut waiting = HashMap::new();
+                    for run_id in gated {
+                        if let Some(next) = loops::next_queued(c, run_id)? {
+                            waiting.insert(run_id, next);
+                        }
+                    }
+                    Ok(waiting)
+                })
+                .await
+                .map_err(|e| e.to_string())?;
+            Ok::<_, String>((report, waiting))
         };
         Box::pin(recovered.into_actor(self).map(|res, act, _| {
-            let report = res?;
+            let (report, waiting) = res?;
             for (project_id, alias, params) in &report.pushed {
                 act.svc.publish_state(*project_id, alias, params);
             }
-            for run in &report.to_wake {
-                act.actor(run.id, run.project_id, &run.alias).do_send(Wake);
+            // The loops resumed below run: they hold their places before any waiter is given
+            // one.
+            for (run, ..) in &report.to_resume {
+                act.svc
+                    .admission
+                    .hold(run.id, run.project_id, run.user.clone());
             }
+            let at = now();
+            let mut seeded = Vec::new();
+            for run in &report.to_wake {
+                let actor = act.actor(run.id, run.project_id, &run.alias);
+                match waiting.get(&run.id) {
+                    Some((loop_id, since)) => {
+                        actor.do_send(AwaitPlace);
+                        seeded.push(Acquire {
+                            ask: Ask {
+                                run_id: run.id,
+                                project_id: run.project_id,
+                                user: run.user.clone(),
+                                since: since.unwrap_or(at),
+                            },
+                            loop_id: *loop_id,
+                            wake: actor.recipient(),
+                        });
+                    }
+                    None => actor.do_send(Wake),
+                }
+            }
+            act.svc.admission.seed(seeded);
             for (run, loop_row, model, proposal) in report.to_restore {
                 let claimed = Claimed {
                     loop_row,

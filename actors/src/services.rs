@@ -1,5 +1,6 @@
-//! The handles every actor shares: the store, the notification hub, the providers, the search backend, the configuration, the in-memory state of project files (scan stamps, resolution locks) and of accepted commands.
+//! The handles every actor shares: the store, the notification hub, the providers, the search backend, the configuration, admission to the places in flight, the in-memory state of project files (scan stamps, resolution locks) and of accepted commands.
 
+use crate::admission::Admission;
 use crate::commands::Commands;
 use crate::files::ScanStamps;
 use crate::hub::{NotificationHub, Notify, Publish};
@@ -34,37 +35,45 @@ pub struct Services {
     pub resolution_locks: ResolutionLocks,
     /// Accepted commands the server runs, and the turns waiting for commands' output.
     pub commands: Commands,
+    /// Where a run asks for a place before its next loop while a fair-use limit applies.
+    pub admission: Admission,
 }
 
 impl Services {
     /// Sends a notification to every session of the project.
     pub fn publish(&self, project_id: i32, run: &str, method: &str, params: Value) {
-        self.send(
-            project_id,
-            run,
-            notification(method, params).to_string(),
-            None,
-        );
+        self.send(project_id, run, notification(method, params).to_string());
     }
 
     /// Sends a recorded `run/state` push to every session of the project, as it was stored.
     pub fn publish_state(&self, project_id: i32, run: &str, state: &Recorded) {
-        self.send(
-            project_id,
-            run,
-            notification_text("run/state", state.json()),
-            Some(state.seq()),
-        );
+        publish_state(&self.hub, project_id, run, state);
     }
 
-    fn send(&self, project_id: i32, run: &str, text: String, seq: Option<i32>) {
-        self.hub.do_send(Publish {
-            project_id,
-            notify: Notify {
-                run: Arc::from(run),
-                text: Arc::from(text),
-                seq,
-            },
-        });
+    fn send(&self, project_id: i32, run: &str, text: String) {
+        send(&self.hub, project_id, run, text, None);
     }
+}
+
+/// Sends a recorded `run/state` push through `hub` to every session of the project, as it was
+/// stored (for actors that hold the hub but not the services).
+pub fn publish_state(hub: &Addr<NotificationHub>, project_id: i32, run: &str, state: &Recorded) {
+    send(
+        hub,
+        project_id,
+        run,
+        notification_text("run/state", state.json()),
+        Some(state.seq()),
+    );
+}
+
+fn send(hub: &Addr<NotificationHub>, project_id: i32, run: &str, text: String, seq: Option<i32>) {
+    hub.do_send(Publish {
+        project_id,
+        notify: Notify {
+            run: Arc::from(run),
+            text: Arc::from(text),
+            seq,
+        },
+    });
 }

@@ -46,6 +46,7 @@ diesel::table! {
         result -> Nullable<Text>,
         created_at -> BigInt,
         updated_at -> BigInt,
+        waiting_since -> Nullable<BigInt>,
     }
 }
 
@@ -77,6 +78,8 @@ diesel::table! {
         project_root -> Text,
         config_path -> Nullable<Text>,
         created_at -> BigInt,
+        cost_ceiling -> Nullable<Double>,
+        cost_period -> Text,
     }
 }
 
@@ -131,6 +134,7 @@ diesel::table! {
         created_at -> BigInt,
         updated_at -> BigInt,
         mode -> Text,
+        user -> Nullable<Text>,
     }
 }
 

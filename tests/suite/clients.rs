@@ -109,13 +109,21 @@ async fn a_project_is_opened_by_name_and_listed() {
     let mut other = server.client().await;
     let mut listed = other.call("getProjects", json!({})).await.unwrap();
     let created_at = listed[0]["createdAt"].take();
+    let period_start = listed[0]["periodStart"].take();
     assert_eq!(
         listed,
-        json!([{ "name": "alpha", "projectId": created["projectId"], "projectRoot": root, "createdAt": null }])
+        json!([{ "name": "alpha", "projectId": created["projectId"], "projectRoot": root, "createdAt": null,
+                 "costCeiling": null, "period": "month", "periodStart": null, "spent": 0.0 }])
     );
     assert!(
         created_at.as_str().is_some_and(|t| t.ends_with('Z')),
         "{created_at}"
+    );
+    assert!(
+        period_start
+            .as_str()
+            .is_some_and(|t| t.ends_with("-01T00:00:00.000Z")),
+        "{period_start}"
     );
     let opened = other
         .call("rummy/hello", json!({ "name": "alpha" }))
@@ -506,6 +514,7 @@ async fn discover_lists_what_is_accepted() {
         state,
         vec![
             "history",
+            "queued",
             "route",
             "run",
             "seq",

@@ -11,6 +11,7 @@ mod commands;
 mod crash;
 mod docs;
 mod entries;
+mod fair;
 mod healing;
 mod history;
 mod hostile;

@@ -282,6 +282,7 @@ async fn discover_lists_the_routing_table() {
             "mv",
             "persona/set",
             "ping",
+            "project/set",
             "removeModel",
             "rm",
             "rummy/hello",

@@ -11,7 +11,15 @@
 //! the run stays 102 meanwhile, with `run/progress` `streaming`. A command that
 //! failed (a non-zero exit, a timeout, a cancel) aborts the rest of the turn's
 //! actions, as any failed action does.
+//!
+//! While a fair-use limit applies to the run's project (TEAM.md §4), an idle run with a queued
+//! loop first asks [`Admission`](crate::admission::Admission) for a place: granted, it claims
+//! the loop; otherwise it waits (status 100, `queued` in `run/state`) until it is sent
+//! [`Admitted`]. Its place frees when the loop ends or pauses on a proposal, and is taken
+//! again when the person's answer resumes it.
 
+use crate::admission::{Acquire, Admit, Admitted};
+use crate::clock::now;
 use crate::commands::CommandJob;
 
 mod output;
@@ -23,10 +31,11 @@ use crate::turn::{
 };
 use actix::prelude::*;
 use rummy_core::config::CommandRunner;
+use rummy_core::fair::admission::Ask;
 use rummy_core::run::{Mode, RunStatus, StopReason};
 use rummy_core::store::entries::RunRef;
-use rummy_core::store::loops::Loop;
-use rummy_core::store::StoreError;
+use rummy_core::store::loops::{self, Loop};
+use rummy_core::store::{runs, StoreError};
 use rummy_core::turn::healer::{Healer, HealerLimits};
 use rummy_core::turn::proposals::{Decision as ProposalDecision, Resolved};
 use rummy_core::turn::streams::Awaited;
@@ -39,6 +48,12 @@ use std::sync::Arc;
 #[derive(Message)]
 #[rtype(result = "()")]
 pub struct Wake;
+
+/// A restart found the run queued for a place and handed it to admission: it waits for
+/// [`Admitted`] (a cancel meanwhile cancels the waiting loop).
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct AwaitPlace;
 
 /// Start a loop already claimed for this run (a new run's first, claimed in its creation's
 /// write): what [`Wake`] does after its claim.
@@ -125,6 +140,10 @@ pub struct Restore {
 enum Phase {
     /// Nothing to do.
     Idle,
+    /// Looking for a queued loop and asking admission for a place for it.
+    Asking,
+    /// Queued for a place (a runs limit or the project's cost ceiling): [`Admitted`] ends it.
+    Waiting,
     /// Asking the queue for the next loop.
     Claiming,
     /// A loop is running (boxed: it is much larger than the other phases).
@@ -166,6 +185,12 @@ pub struct RunActor {
     /// A wake that arrived while a claim was in flight: that claim may have looked before the
     /// new loop was stored, so one more claim follows if it finds nothing.
     wake_again: bool,
+    /// [`Admitted`] arrived while the run was still asking for a place: whatever the answer
+    /// says, the place is its.
+    admitted_early: bool,
+    /// Who started the run (its runs in flight are counted under this user), once a loop of
+    /// it was claimed.
+    user: Option<String>,
 }
 
 impl RunActor {
@@ -186,40 +211,134 @@ impl RunActor {
             phase: Phase::Idle,
             cancel_pending: false,
             wake_again: false,
+            admitted_early: false,
+            user: None,
         }
     }
 
     fn wake(&mut self, ctx: &mut Context<Self>) {
-        if matches!(self.phase, Phase::Claiming) {
+        if matches!(self.phase, Phase::Claiming | Phase::Asking) {
             self.wake_again = true;
         }
         if !matches!(self.phase, Phase::Idle) {
             return;
         }
         self.wake_again = false;
+        if self.svc.admission.applies(self.run.project_id) {
+            self.ask(ctx);
+        } else {
+            self.claim(false, ctx);
+        }
+    }
+
+    /// Claims the next queued loop and starts it. `admitted`: admission gave the run a place
+    /// for it, which the loop holds (or gives back when there is nothing to claim).
+    fn claim(&mut self, admitted: bool, ctx: &mut Context<Self>) {
         self.phase = Phase::Claiming;
-        let claim = self
-            .queue
-            .send(ClaimNext)
-            .into_actor(self)
-            .map(|res, act, ctx| match res {
-                Ok(Ok(Some(claimed))) => act.prepare_loop(claimed, ctx),
-                Ok(Ok(None)) => {
+        let claim =
+            self.queue
+                .send(ClaimNext)
+                .into_actor(self)
+                .map(move |res, act, ctx| match res {
+                    Ok(Ok(Some(claimed))) => {
+                        if admitted {
+                            act.svc.admission.hold(
+                                act.run.run_id,
+                                act.run.project_id,
+                                claimed.run.user.clone(),
+                            );
+                        }
+                        act.prepare_loop(claimed, ctx)
+                    }
+                    Ok(Ok(None)) => {
+                        act.give_back(admitted);
+                        act.phase = Phase::Idle;
+                        if act.wake_again {
+                            act.wake(ctx);
+                        }
+                    }
+                    Ok(Err(e)) => {
+                        tracing::error!(run = %act.alias, error = %e, "cannot claim the next loop");
+                        act.give_back(admitted);
+                        act.phase = Phase::Idle;
+                    }
+                    Err(e) => {
+                        tracing::error!(run = %act.alias, error = %e, "loop queue unavailable");
+                        act.give_back(admitted);
+                        act.phase = Phase::Idle;
+                    }
+                });
+        ctx.spawn(claim);
+    }
+
+    /// A place admission gave for a loop that did not start.
+    fn give_back(&self, admitted: bool) {
+        if admitted {
+            self.svc.admission.release(self.run.run_id);
+        }
+    }
+
+    /// Looks for a queued loop and asks admission for a place for it (TEAM.md §4): granted, the
+    /// loop is claimed; otherwise the run waits for [`Admitted`].
+    fn ask(&mut self, ctx: &mut Context<Self>) {
+        self.phase = Phase::Asking;
+        self.admitted_early = false;
+        let RunRef { run_id, project_id } = self.run;
+        let store = self.svc.store.clone();
+        let admission = self.svc.admission.clone();
+        let wake = ctx.address().recipient();
+        let asked = async move {
+            let next = store
+                .read(move |c| {
+                    let Some((loop_id, since)) = loops::next_queued(c, run_id)? else {
+                        return Ok(None);
+                    };
+                    Ok(Some((loop_id, since, runs::by_id(c, run_id)?.user)))
+                })
+                .await
+                .map_err(|e| e.to_string())?;
+            let Some((loop_id, since, user)) = next else {
+                return Ok(None);
+            };
+            let ask = Ask {
+                run_id,
+                project_id,
+                user,
+                since: since.unwrap_or_else(now),
+            };
+            admission
+                .acquire(Acquire { ask, loop_id, wake })
+                .await
+                .map(Some)
+                .map_err(|e| format!("admission unavailable: {e}"))
+        };
+        let answered = asked.into_actor(self).map(|res, act, ctx| {
+            let early = std::mem::take(&mut act.admitted_early);
+            match res {
+                Ok(None) => {
                     act.phase = Phase::Idle;
                     if act.wake_again {
                         act.wake(ctx);
                     }
                 }
-                Ok(Err(e)) => {
-                    tracing::error!(run = %act.alias, error = %e, "cannot claim the next loop");
-                    act.phase = Phase::Idle;
+                Ok(Some(Admit::Granted)) => act.claim(true, ctx),
+                Ok(Some(Admit::Queued(_))) if early => act.claim(true, ctx),
+                Ok(Some(Admit::Queued(_))) if act.cancel_pending => {
+                    // Cancelled while it asked: the loop is not worth a place; it ends 499.
+                    act.svc.admission.withdraw(act.run.run_id);
+                    act.claim(false, ctx);
+                }
+                Ok(Some(Admit::Queued(queued))) => {
+                    tracing::debug!(run = %act.alias, reason = queued.reason.as_str(), position = queued.position, "waiting for a place");
+                    act.phase = Phase::Waiting;
                 }
                 Err(e) => {
-                    tracing::error!(run = %act.alias, error = %e, "loop queue unavailable");
+                    tracing::error!(run = %act.alias, error = %e, "cannot ask for a place");
                     act.phase = Phase::Idle;
                 }
-            });
-        ctx.spawn(claim);
+            }
+        });
+        ctx.spawn(answered);
     }
 
     /// Learns the claimed loop's context length — asking the model's provider
@@ -256,6 +375,7 @@ impl RunActor {
             run,
             model,
         } = claimed;
+        self.user.clone_from(&run.user);
         let routed = loop_row.routed();
         tracing::info!(
             run = %self.alias,
@@ -376,8 +496,10 @@ impl RunActor {
                     Decision::Paused { path } => {
                         active.waiting = Some(path);
                         // A person may take hours to answer: the loop does not hold its
-                        // context rows meanwhile, and reads them whole when it goes on.
+                        // context rows meanwhile, and reads them whole when it goes on — nor
+                        // its place among the runs in flight (TEAM.md §4).
                         active.job.context = Arc::default();
+                        self.svc.admission.release(self.run.run_id);
                         return;
                     }
                     Decision::Continue => {
@@ -400,6 +522,7 @@ impl RunActor {
 
     fn finish(&mut self, loop_row: Loop, end: LoopEnd, ctx: &mut Context<Self>) {
         self.phase = Phase::Finishing;
+        self.svc.admission.release(self.run.run_id);
         let (loop_status, run_status, stop_reason, error) = match end {
             LoopEnd::Concluded(status) => {
                 (status, RunStatus::Completed, StopReason::Concluded, None)
@@ -452,6 +575,31 @@ impl Handler<Wake> for RunActor {
     }
 }
 
+impl Handler<Admitted> for RunActor {
+    type Result = ();
+
+    fn handle(&mut self, _: Admitted, ctx: &mut Context<Self>) {
+        match self.phase {
+            Phase::Waiting | Phase::Idle => self.claim(true, ctx),
+            Phase::Asking => self.admitted_early = true,
+            // Claiming, running or finishing: the place admission counted is already the run's
+            // (its claim holds it; its end gives it back).
+            Phase::Claiming | Phase::Running(_) | Phase::Finishing => {}
+        }
+    }
+}
+
+impl Handler<AwaitPlace> for RunActor {
+    type Result = ();
+
+    fn handle(&mut self, _: AwaitPlace, _: &mut Context<Self>) {
+        // Admitted may have come first: the run is then claiming already.
+        if matches!(self.phase, Phase::Idle) {
+            self.phase = Phase::Waiting;
+        }
+    }
+}
+
 impl Handler<Begin> for RunActor {
     type Result = ();
 
@@ -475,6 +623,14 @@ impl Handler<Restore> for RunActor {
             // No discovery here: the loop ran before the restart, so any context length its
             // provider gave was cached then, and the pending proposal must be resolvable at once.
             let model_context = msg.claimed.model.as_ref().and_then(|m| m.context_length);
+            if matches!(msg.paused, Paused::Output(_)) {
+                // Its turn was running: it holds its place again (a proposal's does not).
+                self.svc.admission.hold(
+                    self.run.run_id,
+                    self.run.project_id,
+                    msg.claimed.run.user.clone(),
+                );
+            }
             self.start_loop(msg.claimed, model_context, Some(msg.paused), ctx);
         }
     }
@@ -595,6 +751,11 @@ impl Handler<Resolve> for RunActor {
             match &mut act.phase {
                 Phase::Running(active) if active.waiting.as_deref() == Some(&resolved.path) => {
                     active.waiting = None;
+                    // The loop goes on: it takes its place back, even over a limit (it is
+                    // no new loop).
+                    act.svc
+                        .admission
+                        .hold(act.run.run_id, act.run.project_id, act.user.clone());
                 }
                 _ => {
                     act.svc.commands.forget_waiter(run.run_id, &resolved.path);
@@ -655,8 +816,16 @@ impl Handler<Cancel> for RunActor {
                 self.finish(loop_row, LoopEnd::Cancelled, ctx);
                 true
             }
-            Phase::Claiming => {
+            Phase::Claiming | Phase::Asking => {
                 self.cancel_pending = true;
+                true
+            }
+            Phase::Waiting => {
+                // The loop waiting for a place is the one cancelled: it leaves the line and
+                // ends 499 without running.
+                self.svc.admission.withdraw(self.run.run_id);
+                self.cancel_pending = true;
+                self.claim(false, ctx);
                 true
             }
             Phase::Idle | Phase::Finishing => false,

@@ -7,9 +7,13 @@
 //! notification its request caused (notifications of a run with a request in
 //! flight are held until the response is out); `rummy/hello` is a barrier: what arrives after
 //! it (later messages, and the rest of its batch) is handled once it has completed, in order,
-//! while other calls run concurrently.
+//! while other calls run concurrently. With `RUMMY_MAX_REQUESTS_PER_SECOND` set, each call (every
+//! call of a batch, and deferred ones when they start) takes one from the connection's token
+//! bucket first; a call the bucket cannot cover is answered -32006 with `data.retryAfterMs` and
+//! nothing else happens. `ping` is never limited: it costs the server no more than its refusal.
 
 mod auth;
+mod fair;
 mod frames;
 mod routes;
 mod seats;
@@ -30,6 +34,7 @@ use frames::{FrameGuard, Tripped};
 use futures_util::future::{join_all, LocalBoxFuture};
 use rummy_core::access::origin;
 use rummy_core::access::principal::Caller;
+use rummy_core::fair::rate::RateBucket;
 use rummy_core::wire::jsonrpc::{
     error_response, parse_request, read_message, response, Message, RequestId,
 };
@@ -163,10 +168,21 @@ pub struct SessionActor {
     caller: Option<Caller>,
     /// Set when a call was refused -32001: after that answer the connection closes.
     refused: Rc<Cell<bool>>,
+    /// The connection's calls per second (`RUMMY_MAX_REQUESTS_PER_SECOND`), over a clock that
+    /// starts with the session; `None`: unlimited.
+    rate: Option<RateBucket>,
+    /// When the session started: the rate bucket's clock counts from here.
+    opened: Instant,
 }
 
 impl SessionActor {
     fn new(deps: SessionDeps, seat: seats::Seat, tripped: Tripped) -> Self {
+        let rate = deps
+            .svc
+            .config
+            .fair
+            .max_requests_per_second
+            .map(|n| RateBucket::new(n, 0));
         SessionActor {
             id: NEXT_SESSION.fetch_add(1, Ordering::Relaxed),
             deps,
@@ -185,7 +201,34 @@ impl SessionActor {
             peer: String::new(),
             caller: None,
             refused: Rc::default(),
+            rate,
+            opened: Instant::now(),
         }
+    }
+
+    /// Takes a call of `method` from the connection's rate bucket; the -32006 (with the exact
+    /// `retryAfterMs`) when the bucket cannot cover it. `ping` is free.
+    fn over_rate(&mut self, method: &str) -> Option<RpcError> {
+        let bucket = self.rate.as_mut()?;
+        if method == methods::PING.name {
+            return None;
+        }
+        let now_us = u64::try_from(self.opened.elapsed().as_micros()).unwrap_or(u64::MAX);
+        let retry_after_ms = bucket.take(now_us).err()?;
+        let per_second = self
+            .deps
+            .svc
+            .config
+            .fair
+            .max_requests_per_second
+            .unwrap_or(1);
+        Some(
+            RpcError::new(
+                ErrorKind::Overloaded,
+                format!("overloaded: this connection sends more than {per_second} calls a second; send this again in {retry_after_ms} ms"),
+            )
+            .with("retryAfterMs", Value::from(retry_after_ms)),
+        )
     }
 
     fn max_message(&self) -> usize {
@@ -358,6 +401,9 @@ impl SessionActor {
             let answer = id.as_ref().map(|id| error_response(Some(id), &err));
             Started::answered(id, answer)
         };
+        if let Some(err) = self.over_rate(&method) {
+            return refuse(id, err);
+        }
         let Some(route) = routes::find(&method) else {
             let err = RpcError::new(
                 ErrorKind::MethodNotFound,

@@ -1,6 +1,7 @@
 //! The routing table: each protocol method paired with its handler; `discover` is generated from it.
 
 use super::auth::{self, token_create, token_list, token_revoke};
+use super::fair::{project_json, project_set};
 use crate::clock::now;
 use crate::errors::from_store;
 use crate::registry::{
@@ -14,6 +15,7 @@ use rummy_core::access::roots::RootRefusal;
 use rummy_core::config::ModelSeed;
 use rummy_core::entry::Writer;
 use rummy_core::entry::{http_status, State, Visibility};
+use rummy_core::run::RunStatus;
 use rummy_core::store::constraints::{self, ConstraintKind};
 use rummy_core::store::entries::RunRef;
 use rummy_core::store::entries::{self, EntryFilter};
@@ -223,6 +225,11 @@ pub(super) static ROUTES: &[Route] = &[
         token_revoke,
         rummy_core::wire::params::TokenRevokeParams
     ),
+    route!(
+        methods::PROJECT_SET,
+        project_set,
+        rummy_core::wire::params::ProjectSetParams
+    ),
 ];
 
 /// The route of a method.
@@ -269,22 +276,21 @@ async fn get_projects(call: Call) -> Result<Outcome, RpcError> {
         offset: p.offset,
     }
     .bounds();
+    let at = now();
     let list = call
         .deps
         .svc
         .store
-        .read(move |c| projects::list(c, limit, offset))
+        .read(move |c| {
+            let list = projects::list(c, limit, offset)?;
+            list.into_iter()
+                .filter(|p| caller.may_open(&p.name))
+                .map(|p| project_json(c, &p, at))
+                .collect::<Result<Vec<_>, StoreError>>()
+        })
         .await
         .map_err(from_store)?;
-    let items = list
-        .iter()
-        .filter(|p| caller.may_open(&p.name))
-        .map(|p| {
-            json!({ "name": p.name, "projectId": p.id, "projectRoot": p.project_root,
-                    "createdAt": Millis(p.created_at).to_rfc3339() })
-        })
-        .collect();
-    reply(Value::Array(items))
+    reply(Value::Array(list))
 }
 
 async fn hello(call: Call) -> Result<Outcome, RpcError> {
@@ -551,6 +557,13 @@ async fn find_run(call: &Call, alias: &str) -> Result<Run, RpcError> {
 async fn get_run(call: Call) -> Result<Outcome, RpcError> {
     let p: GetRunParams = params(&call.params)?;
     let run = find_run(&call, &p.run).await?;
+    // A run at 100 may wait for a place: admission knows why and where (TEAM.md §4).
+    let admission = &call.deps.svc.admission;
+    let held = if run.status == RunStatus::Queued.code() && admission.applies(run.project_id) {
+        admission.queued(run.id).await
+    } else {
+        None
+    };
     let since = p.since_seq;
     let mut state = call
         .deps
@@ -574,6 +587,9 @@ async fn get_run(call: Call) -> Result<Outcome, RpcError> {
         if let Some(map) = state.as_object_mut() {
             map.remove("missed");
         }
+    }
+    if let Some(queued) = held {
+        state["queued"] = serde_json::to_value(queued).unwrap_or(Value::Null);
     }
     reply(state)
 }
@@ -714,6 +730,7 @@ async fn set(call: Call) -> Result<Outcome, RpcError> {
                     alias: (!alias.is_empty()).then(|| alias.to_owned()),
                     prompt: body,
                     attributes,
+                    user: call.caller().and_then(Caller::user).map(str::to_owned),
                 };
                 let alias = registry.send(start).await.map_err(sent)??;
                 reply(json!({ "ok": true, "alias": alias }))

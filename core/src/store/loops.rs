@@ -200,6 +200,43 @@ pub fn injected_for(
         .optional()?)
 }
 
+/// The run's next queued loop and when it began waiting for a place (`None`: it has not
+/// waited), if a loop is queued: what a run asks admission with.
+pub fn next_queued(
+    conn: &mut SqliteConnection,
+    run_id: i32,
+) -> Result<Option<(i32, Option<Millis>)>, StoreError> {
+    let next: Option<(i32, Option<i64>)> = loops::table
+        .filter(loops::run_id.eq(run_id))
+        .filter(loops::status.eq(QUEUED))
+        .order(loops::sequence.asc())
+        .select((loops::id, loops::waiting_since))
+        .first(conn)
+        .optional()?;
+    Ok(next.map(|(id, since)| (id, since.map(Millis))))
+}
+
+/// Records when the queued loop `loop_id` began waiting for a place, unless it already was;
+/// answers whether the loop is still queued.
+pub fn mark_waiting(
+    conn: &mut SqliteConnection,
+    loop_id: i32,
+    since: Millis,
+) -> Result<bool, StoreError> {
+    diesel::update(
+        loops::table
+            .find(loop_id)
+            .filter(loops::status.eq(QUEUED))
+            .filter(loops::waiting_since.is_null()),
+    )
+    .set(loops::waiting_since.eq(since.0))
+    .execute(conn)?;
+    Ok(diesel::select(diesel::dsl::exists(
+        loops::table.find(loop_id).filter(loops::status.eq(QUEUED)),
+    ))
+    .get_result(conn)?)
+}
+
 /// How many loops wait in the run's queue.
 pub fn queued(conn: &mut SqliteConnection, run_id: i32) -> Result<i64, StoreError> {
     Ok(loops::table

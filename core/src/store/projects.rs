@@ -1,12 +1,14 @@
 //! Projects: created by the first `rummy/hello` naming them; a project never moves silently.
 
 use super::StoreError;
-use crate::schema::projects;
+use crate::fair::period::CostPeriod;
+use crate::schema::{projects, runs, turns};
 use crate::time::Millis;
+use diesel::dsl::sum;
 use diesel::prelude::*;
 
 /// A stored project.
-#[derive(Debug, Clone, PartialEq, Eq, Queryable, Selectable)]
+#[derive(Debug, Clone, PartialEq, Queryable, Selectable)]
 #[diesel(table_name = projects, check_for_backend(diesel::sqlite::Sqlite))]
 pub struct Project {
     /// Primary key.
@@ -19,6 +21,34 @@ pub struct Project {
     pub config_path: Option<String>,
     /// Creation time.
     pub created_at: i64,
+    /// The most its turns may cost (USD) per period before new loops queue; `None`: no ceiling.
+    pub cost_ceiling: Option<f64>,
+    /// `month` or `day` (UTC): the period the ceiling counts over.
+    pub cost_period: String,
+}
+
+/// A project's cost ceiling: at or over `usd` spent in the current period, new loops queue.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Ceiling {
+    /// The ceiling in US dollars.
+    pub usd: f64,
+    /// The period spending is summed over.
+    pub period: CostPeriod,
+}
+
+impl Project {
+    /// The period its spending is summed over (a month when the stored name is unreadable).
+    pub fn period(&self) -> CostPeriod {
+        CostPeriod::parse(&self.cost_period).unwrap_or_default()
+    }
+
+    /// Its cost ceiling, if an admin set one.
+    pub fn ceiling(&self) -> Option<Ceiling> {
+        self.cost_ceiling.map(|usd| Ceiling {
+            usd,
+            period: self.period(),
+        })
+    }
 }
 
 /// Finds the project by name or creates it; a different root for an existing name is a
@@ -81,4 +111,60 @@ pub fn list(
         .offset(offset)
         .select(Project::as_select())
         .load(conn)?)
+}
+
+/// Sets the cost ceiling of the project `name`: `ceiling` `Some(None)` removes it, `None` keeps
+/// it; `period` `None` keeps the current one. Answers the project as it now stands.
+pub fn set_ceiling(
+    conn: &mut SqliteConnection,
+    name: &str,
+    ceiling: Option<Option<f64>>,
+    period: Option<CostPeriod>,
+) -> Result<Project, StoreError> {
+    if let Some(Some(usd)) = ceiling {
+        if !usd.is_finite() || usd < 0.0 {
+            return Err(StoreError::Invalid(
+                "costCeiling: expected a number of US dollars, 0 or more".into(),
+            ));
+        }
+    }
+    let project = by_name(conn, name)?
+        .ok_or_else(|| StoreError::NotFound(format!("project \"{name}\" not found")))?;
+    let ceiling = ceiling.unwrap_or(project.cost_ceiling);
+    let period = period.unwrap_or(project.period());
+    Ok(diesel::update(projects::table.find(project.id))
+        .set((
+            projects::cost_ceiling.eq(ceiling),
+            projects::cost_period.eq(period.as_str()),
+        ))
+        .returning(Project::as_returning())
+        .get_result(conn)?)
+}
+
+/// Every project with a cost ceiling, with it.
+pub fn ceilings(conn: &mut SqliteConnection) -> Result<Vec<(i32, Ceiling)>, StoreError> {
+    let list: Vec<Project> = projects::table
+        .filter(projects::cost_ceiling.is_not_null())
+        .select(Project::as_select())
+        .load(conn)?;
+    Ok(list
+        .into_iter()
+        .filter_map(|p| p.ceiling().map(|c| (p.id, c)))
+        .collect())
+}
+
+/// What the project's turns begun at or after `since` cost, in US dollars (the provider's
+/// figures; a turn counts in the period it began in).
+pub fn spent_since(
+    conn: &mut SqliteConnection,
+    project_id: i32,
+    since: Millis,
+) -> Result<f64, StoreError> {
+    let spent: Option<f64> = turns::table
+        .inner_join(runs::table)
+        .filter(runs::project_id.eq(project_id))
+        .filter(turns::created_at.ge(since.0))
+        .select(sum(turns::cost))
+        .first(conn)?;
+    Ok(spent.unwrap_or(0.0))
 }

@@ -47,6 +47,9 @@ pub struct Run {
     pub updated_at: i64,
     /// `ask` or `act`: the mode a continuation without one runs in.
     pub mode: String,
+    /// Who started it, when a token named them (the owner has no user): the runs in flight
+    /// of each user are counted by it.
+    pub user: Option<String>,
 }
 
 impl Run {
@@ -92,6 +95,8 @@ pub struct NewRun {
     pub parent_run_id: Option<i32>,
     /// The mode its loops run in unless a continuation names another.
     pub mode: Mode,
+    /// Who starts it, when a token names them.
+    pub user: Option<String>,
 }
 
 /// Creates a run. A requested alias that is taken is a conflict; a server-made
@@ -123,6 +128,7 @@ pub fn create(conn: &mut SqliteConnection, new: &NewRun, now: Millis) -> Result<
             }),
             runs::parent_run_id.eq(new.parent_run_id),
             runs::mode.eq(new.mode.as_str()),
+            runs::user.eq(&new.user),
             runs::created_at.eq(now.0),
             runs::updated_at.eq(now.0),
         ))
@@ -198,13 +204,16 @@ pub struct PushMarks {
     /// Why the run's current loop ended (`stopReason` of its result), if it has.
     #[diesel(sql_type = diesel::sql_types::Nullable<diesel::sql_types::Text>)]
     pub stop_reason: Option<String>,
+    /// How many of the run's loops are queued.
+    #[diesel(sql_type = diesel::sql_types::Integer)]
+    pub queued_loops: i32,
 }
 
-/// The run's alias, revision marks, current routing and stop reason (a push runs this after every command,
-/// so it reads what it needs through one prepared statement rather than the run's and the
-/// loop's whole rows).
+/// The run's alias, revision marks, current routing, stop reason and queued loops (a push runs
+/// this after every command, so it reads what it needs through one prepared statement rather
+/// than the run's and the loop's whole rows).
 pub fn push_marks(conn: &mut SqliteConnection, run_id: i32) -> Result<PushMarks, StoreError> {
-    cached::<ReadPushMarks>(&[Bind::Int(run_id), Bind::Int(run_id)])
+    cached::<ReadPushMarks>(&[Bind::Int(run_id), Bind::Int(run_id), Bind::Int(run_id)])
         .get_result::<PushMarks>(conn)
         .optional()?
         .ok_or_else(|| StoreError::NotFound(format!("run {run_id} not found")))
@@ -212,9 +221,10 @@ pub fn push_marks(conn: &mut SqliteConnection, run_id: i32) -> Result<PushMarks,
 
 struct ReadPushMarks;
 impl StaticSql for ReadPushMarks {
-    // `status <> 100`: not queued (`loops::QUEUED`).
+    // `status <> 100`: not queued (`loops::QUEUED`); the count reads the `loops_queue` index.
     const SQL: &'static str = "SELECT alias, pushed_rev, next_rev, \
-        current.routed AS routed, current.stop_reason AS stop_reason \
+        current.routed AS routed, current.stop_reason AS stop_reason, \
+        (SELECT count(*) FROM loops WHERE run_id = ? AND status = 100) AS queued_loops \
         FROM runs LEFT JOIN (SELECT json_extract(config, '$.routed') AS routed, \
         json_extract(result, '$.stopReason') AS stop_reason FROM loops \
         WHERE run_id = ? AND status <> 100 ORDER BY sequence DESC LIMIT 1) AS current \

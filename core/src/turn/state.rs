@@ -1,16 +1,21 @@
 //! `run/state` payloads (incremental, numbered) and the whole-run snapshot `getRun` returns.
 //!
-//! Both carry `stopReason` (why the run's last loop ended; `null` while a loop is under way)
-//! and `route`: the routing decision (`{class, model}`) of the run's
+//! Both carry `stopReason` (why the run's last loop ended; `null` while a loop is under way),
+//! `route`: the routing decision (`{class, model}`) of the run's
 //! current loop — the active one, else the one that ran last — or `null` when
-//! that loop was not routed.
+//! that loop was not routed, and `queued`: why a loop of the run waits (`{reason, position}`,
+//! TEAM.md §4) — for a place among the runs in flight or under the project's cost ceiling
+//! (status 100, given by admission), or behind the run's own running loop (`loop`, status 102
+//! or 202, `position` the number of loops queued) — else `null` in `getRun` and left out of
+//! `run/state`.
 
 use crate::entry::http_status;
+use crate::fair::admission::{QueueReason, Queued};
 use crate::provider::routing::Routed;
 use crate::run::RunStatus;
 use crate::store::entries::{self, ViewRow};
 use crate::store::notifications::{self, Recorded};
-use crate::store::{runs, turns, StoreError};
+use crate::store::{loops, runs, turns, StoreError};
 use crate::time::Millis;
 use diesel::SqliteConnection;
 use serde::Serialize;
@@ -97,6 +102,9 @@ struct StatePush<'a> {
     route: Option<Routed>,
     #[serde(rename = "stopReason")]
     stop_reason: Option<&'a str>,
+    /// Left out unless a loop waits: every push carries it otherwise, and clients parse each.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    queued: Option<Queued>,
 }
 
 /// The routing decision of the run's current loop (the active one, else the one that ran
@@ -115,6 +123,16 @@ fn stop_reason(marks: &runs::PushMarks, status: i32) -> Option<&str> {
     marks.stop_reason.as_deref().filter(|_| !active)
 }
 
+/// `queued` of a run with a loop under way: its next loops wait behind it (`position`: how many).
+fn behind_own_loop(status: i32, queued_loops: i64) -> Option<Queued> {
+    let busy = status == RunStatus::Running.code() || status == RunStatus::Proposed.code();
+    let position = u32::try_from(queued_loops).unwrap_or(u32::MAX);
+    (busy && position > 0).then_some(Queued {
+        reason: QueueReason::Loop,
+        position,
+    })
+}
+
 /// Builds, numbers and stores a `run/state` push holding the entries changed since the previous push; returns its params.
 ///
 /// `status` is the run's wire status; `telemetry` is `null` mid-turn.
@@ -124,6 +142,49 @@ pub fn push(
     turn: i32,
     status: i32,
     telemetry: Value,
+    now: Millis,
+) -> Result<Recorded, StoreError> {
+    push_with(conn, run_id, turn, status, telemetry, None, now)
+}
+
+/// A run waits for a place (TEAM.md §4): records when its queued loop `loop_id` began waiting
+/// (`since`, unless it already had), makes the run queued (100) and pushes `run/state` with
+/// `queued`. Answers the run (as it was before) and the push, or `None` when the loop is no longer queued
+/// (it was claimed meanwhile), in which case nothing is written.
+pub fn push_queued(
+    conn: &mut SqliteConnection,
+    run_id: i32,
+    loop_id: i32,
+    since: Millis,
+    queued: Queued,
+    now: Millis,
+) -> Result<Option<(runs::Run, Recorded)>, StoreError> {
+    if !loops::mark_waiting(conn, loop_id, since)? {
+        return Ok(None);
+    }
+    let run = runs::by_id(conn, run_id)?;
+    runs::set_status(conn, run_id, RunStatus::Queued, now)?;
+    let pushed = push_with(
+        conn,
+        run_id,
+        run.last_turn(),
+        RunStatus::Queued.code(),
+        Value::Null,
+        Some(queued),
+        now,
+    )?;
+    Ok(Some((run, pushed)))
+}
+
+/// [`push`], with `queued` when admission holds the run; otherwise `queued` says whether loops
+/// wait behind the run's own.
+fn push_with(
+    conn: &mut SqliteConnection,
+    run_id: i32,
+    turn: i32,
+    status: i32,
+    telemetry: Value,
+    queued: Option<Queued>,
     now: Millis,
 ) -> Result<Recorded, StoreError> {
     let run = runs::push_marks(conn, run_id)?;
@@ -141,11 +202,13 @@ pub fn push(
         telemetry: &telemetry,
         route: route(&run),
         stop_reason: stop_reason(&run, status),
+        queued: queued.or_else(|| behind_own_loop(status, i64::from(run.queued_loops))),
     };
     notifications::record(conn, run_id, seq, "run/state", &params, now)
 }
 
-/// The whole state of a run: what `getRun` answers.
+/// The whole state of a run: what `getRun` answers. `queued` here says only whether loops wait
+/// behind the run's own; the caller puts in admission's word for a run at 100.
 pub fn snapshot(conn: &mut SqliteConnection, run: &runs::Run) -> Result<Value, StoreError> {
     let history = entries::history(conn, run.id)?;
     let unknowns = entries::unknowns(conn, run.id)?;
@@ -156,6 +219,7 @@ pub fn snapshot(conn: &mut SqliteConnection, run: &runs::Run) -> Result<Value, S
         "run": run.alias,
         "status": run.status,
         "stopReason": stop_reason(&marks, run.status),
+        "queued": behind_own_loop(run.status, i64::from(marks.queued_loops)),
         "mode": run.mode,
         "turn": run.last_turn(),
         "model": run.model,

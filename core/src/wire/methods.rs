@@ -12,7 +12,7 @@ use serde_json::{json, Map, Value};
 pub struct ParamSpec {
     /// Wire name (camelCase).
     pub name: &'static str,
-    /// JSON type (`string`, `integer`, `boolean`, `object`, `array`).
+    /// JSON type (`string`, `integer`, `number`, `boolean`, `object`, `array`).
     pub ty: &'static str,
     /// Whether the call fails without it (for a payload: whether it is always present).
     pub required: bool,
@@ -158,7 +158,7 @@ const TOKEN: ParamSpec = p(
 /// `getProjects`.
 pub const GET_PROJECTS: MethodSpec = MethodSpec {
     name: "getProjects",
-    description: "The projects this connection may open, by name: [{name, projectId, projectRoot, createdAt}].",
+    description: "The projects this connection may open, by name: [{name, projectId, projectRoot, createdAt, costCeiling, period, periodStart, spent}] — spent: what its turns cost (USD) since periodStart.",
     params: &[TOKEN, LIST[0], LIST[1]],
     requires_hello: false,
     long_running: false,
@@ -176,6 +176,20 @@ pub const TOKEN_CREATE: MethodSpec = MethodSpec {
     requires_hello: false,
     long_running: false,
 };
+/// `project/set`.
+pub const PROJECT_SET: MethodSpec = MethodSpec {
+    name: "project/set",
+    description: "Admin: sets a project's cost ceiling; at or over it (the turns' cost in the current period) new loops of the project queue (queued.reason cost_ceiling) until it is raised or removed or the period rolls over. Answers the project as getProjects lists it.",
+    params: &[
+        p("name", "string", true, "the project's name"),
+        p("costCeiling", "number", false, "US dollars per period, 0 or more; null removes the ceiling; absent keeps it"),
+        p("period", "string", false, "the period spending is summed over, in UTC: month (calendar month, the default) or day; absent keeps it").one_of(PERIODS),
+    ],
+    requires_hello: false,
+    long_running: false,
+};
+/// The cost periods, in [`crate::fair::period::CostPeriod::ALL`] order.
+const PERIODS: &[&str] = &["month", "day"];
 /// `token/list`.
 pub const TOKEN_LIST: MethodSpec = MethodSpec {
     name: "token/list",
@@ -244,7 +258,7 @@ pub const GET_RUNS: MethodSpec = MethodSpec {
 /// `getRun`.
 pub const GET_RUN: MethodSpec = MethodSpec {
     name: "getRun",
-    description: "One run's whole state: {run, status, stopReason, mode, turn, model, route, temperature, persona, contextLimit, summary, history, unknowns, telemetry, lastSeq, created}; with sinceSeq also missed: the notifications it pushed after that seq, [{method, params}].",
+    description: "One run's whole state: {run, status, stopReason, queued, mode, turn, model, route, temperature, persona, contextLimit, summary, history, unknowns, telemetry, lastSeq, created}; with sinceSeq also missed: the notifications it pushed after that seq, [{method, params}].",
     params: &[
         p("run", "string", true, "run alias"),
         p(
@@ -566,6 +580,7 @@ pub const METHODS: &[MethodSpec] = &[
     TOKEN_CREATE,
     TOKEN_LIST,
     TOKEN_REVOKE,
+    PROJECT_SET,
 ];
 
 const RUN_FIELD: ParamSpec = p("run", "string", true, "the run's alias");
@@ -587,6 +602,7 @@ pub const NOTIFICATIONS: &[NotificationSpec] = &[
             p("unknowns", "array", true, "open questions: [{path, body}]"),
             p("telemetry", "object", true, "at turn end: token counts (prompt, cached, completion, reasoning), cost, context distribution; null mid-turn"),
             p("route", "object", true, "the current loop's routing decision {class, model}, or null"),
+            p("queued", "object", false, "why a loop waits, {reason, position}: with status 100, for a place (runs_limit: the project's or the user's runs in flight; cost_ceiling: the project's spending) and position its place in that line; with 102 or 202, behind the run's own loop (loop) and position how many loops wait; absent when no loop waits").one_of(QUEUE_REASONS),
         ],
     },
     NotificationSpec {
@@ -631,6 +647,9 @@ pub const NOTIFICATIONS: &[NotificationSpec] = &[
         ],
     },
 ];
+
+/// The `queued.reason` values, in [`crate::fair::admission::QueueReason::ALL`] order.
+const QUEUE_REASONS: &[&str] = &["loop", "runs_limit", "cost_ceiling"];
 
 /// The `stopReason` values, in [`crate::run::StopReason::ALL`] order.
 const STOP_REASONS: &[&str] = &[
@@ -709,6 +728,21 @@ mod tests {
     fn stop_reasons_are_the_engines() {
         let engine: Vec<&str> = StopReason::ALL.iter().map(|r| r.as_str()).collect();
         assert_eq!(STOP_REASONS, engine.as_slice());
+    }
+
+    /// The queue reasons and cost periods the catalogue lists are the engine's, in order.
+    #[test]
+    fn queue_reasons_and_periods_are_the_engines() {
+        let reasons: Vec<&str> = crate::fair::admission::QueueReason::ALL
+            .iter()
+            .map(|r| r.as_str())
+            .collect();
+        assert_eq!(QUEUE_REASONS, reasons.as_slice());
+        let periods: Vec<&str> = crate::fair::period::CostPeriod::ALL
+            .iter()
+            .map(|p| p.as_str())
+            .collect();
+        assert_eq!(PERIODS, periods.as_slice());
     }
 
     /// The run statuses `run/state` lists are the engine's.

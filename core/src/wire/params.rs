@@ -61,6 +61,31 @@ pub struct TokenCreateParams {
     pub expires_in_days: Option<u32>,
 }
 
+/// `project/set` (admin): a project's cost ceiling.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[serde(rename_all = "camelCase")]
+pub struct ProjectSetParams {
+    /// The project's name.
+    pub name: String,
+    /// The ceiling in US dollars: `Some(None)` (sent as `null`) removes it; `None` (absent)
+    /// keeps it.
+    #[serde(default, deserialize_with = "present")]
+    pub cost_ceiling: Option<Option<f64>>,
+    /// `month` or `day`; absent keeps the current period (a month for a new ceiling).
+    pub period: Option<String>,
+}
+
+/// A field that may be given as `null`: present (`Some`, holding `None` for `null`) or absent
+/// (`None`, through `#[serde(default)]`).
+fn present<'de, D, T>(deserializer: D) -> Result<Option<Option<T>>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    Option::<T>::deserialize(deserializer).map(Some)
+}
+
 /// `token/revoke` (admin).
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
