@@ -105,11 +105,14 @@ struct Gate {
     ceilings: RwLock<HashSet<i32>>,
 }
 
-/// The handle runs and sessions use (in `Services`).
+/// The handle runs and sessions use (in `Services`). One `Arc`: `Services` is cloned many
+/// times a turn, and cloning an actix address allocates.
 #[derive(Clone)]
-pub struct Admission {
+pub struct Admission(Arc<Shared>);
+
+struct Shared {
     addr: Addr<AdmissionActor>,
-    gate: Arc<Gate>,
+    gate: Gate,
 }
 
 impl Admission {
@@ -120,10 +123,10 @@ impl Admission {
         store: Store,
         hub: Addr<NotificationHub>,
     ) -> Admission {
-        let gate = Arc::new(Gate {
+        let gate = Gate {
             counts_runs: limits.any(),
             ceilings: RwLock::new(ceilings.iter().map(|(id, _)| *id).collect()),
-        });
+        };
         let addr = AdmissionActor {
             book: Book::new(limits),
             ceilings: ceilings.into_iter().collect(),
@@ -133,14 +136,15 @@ impl Admission {
             recheck: None,
         }
         .start();
-        Admission { addr, gate }
+        Admission(Arc::new(Shared { addr, gate }))
     }
 
     /// Whether a loop of `project_id` must ask for a place: a runs limit is set, or the project
     /// has a cost ceiling. When not, a run claims its loops at once, as without fair use.
     pub fn applies(&self, project_id: i32) -> bool {
-        self.gate.counts_runs
+        self.0.gate.counts_runs
             || self
+                .0
                 .gate
                 .ceilings
                 .read()
@@ -150,18 +154,18 @@ impl Admission {
 
     /// Whether runs in flight are counted (a runs limit is set).
     pub fn counts_runs(&self) -> bool {
-        self.gate.counts_runs
+        self.0.gate.counts_runs
     }
 
     /// Asks for a place for the run's next loop.
     pub async fn acquire(&self, acquire: Acquire) -> Result<Admit, MailboxError> {
-        self.addr.send(acquire).await
+        self.0.addr.send(acquire).await
     }
 
     /// The run's loop runs: it holds a place (even over a limit). Only when runs are counted.
     pub fn hold(&self, run_id: i32, project_id: i32, user: Option<String>) {
-        if self.gate.counts_runs {
-            self.addr.do_send(Hold {
+        if self.0.gate.counts_runs {
+            self.0.addr.do_send(Hold {
                 run_id,
                 project_id,
                 user,
@@ -171,26 +175,26 @@ impl Admission {
 
     /// The run's loop ended or waits on a person: its place frees. Only when runs are counted.
     pub fn release(&self, run_id: i32) {
-        if self.gate.counts_runs {
-            self.addr.do_send(Release(run_id));
+        if self.0.gate.counts_runs {
+            self.0.addr.do_send(Release(run_id));
         }
     }
 
     /// The run's waiting loop was cancelled: it leaves the line.
     pub fn withdraw(&self, run_id: i32) {
-        self.addr.do_send(Withdraw(run_id));
+        self.0.addr.do_send(Withdraw(run_id));
     }
 
     /// Runs a restart found queued: they wait again, in the order they began waiting.
     pub fn seed(&self, waiters: Vec<Acquire>) {
         if !waiters.is_empty() {
-            self.addr.do_send(Seed(waiters));
+            self.0.addr.do_send(Seed(waiters));
         }
     }
 
     /// Why the run waits for a place, and its place in that line, if it does.
     pub async fn queued(&self, run_id: i32) -> Option<Queued> {
-        self.addr.send(QueuedOf(run_id)).await.ok().flatten()
+        self.0.addr.send(QueuedOf(run_id)).await.ok().flatten()
     }
 
     /// A project's ceiling was set (`None`: removed): its new loops ask for a place from now on
@@ -198,6 +202,7 @@ impl Admission {
     pub fn set_ceiling(&self, project_id: i32, ceiling: Option<Ceiling>) {
         {
             let mut with = self
+                .0
                 .gate
                 .ceilings
                 .write()
@@ -208,7 +213,7 @@ impl Admission {
                 with.remove(&project_id);
             }
         }
-        self.addr.do_send(SetCeiling {
+        self.0.addr.do_send(SetCeiling {
             project_id,
             ceiling,
         });
