@@ -68,6 +68,7 @@ pub const METHODS: &[&str] = &[
     "token/create",
     "token/list",
     "token/revoke",
+    "project/set",
 ];
 
 /// The `run/state` seqs seen of one run. Pushes are numbered when they are written but sent
@@ -500,6 +501,15 @@ impl Client {
     /// `getProjects`: the projects this connection may open.
     pub async fn get_projects(&mut self) -> Result<Vec<Project>, CallError> {
         self.call("getProjects", &NoParams {}).await
+    }
+
+    /// `project/set` (admin): sets or removes a project's cost ceiling; answers the project as
+    /// `getProjects` lists it.
+    pub async fn project_set(
+        &mut self,
+        params: &crate::params::ProjectSetParams,
+    ) -> Result<Value, CallError> {
+        self.call("project/set", params).await
     }
 
     /// `token/create` (admin): a new token, its text shown this once.

@@ -351,3 +351,17 @@ pub struct TokenRevokeParams {
     /// The token's id or listed prefix.
     pub token: String,
 }
+
+/// `project/set` (admin): a project's cost ceiling.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ProjectSetParams {
+    /// The project's name.
+    pub name: String,
+    /// The ceiling in US dollars: `Some(None)` removes it (sent as `null`); `None` keeps it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cost_ceiling: Option<Option<f64>>,
+    /// `month` or `day`; none keeps the current period.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub period: Option<String>,
+}

@@ -402,3 +402,28 @@ fn tokens_read_back() {
     });
     assert_eq!(revoked.token, "rummy_0a1b2c3d");
 }
+
+/// A project's cost ceiling: set, removed (null) or kept (absent).
+#[test]
+fn project_set_reads_back() {
+    let set: server::ProjectSetParams = read_back(&client::ProjectSetParams {
+        name: "web".into(),
+        cost_ceiling: Some(Some(12.5)),
+        period: Some("day".into()),
+    });
+    assert_eq!(
+        (set.name, set.cost_ceiling, set.period),
+        ("web".to_owned(), Some(Some(12.5)), Some("day".to_owned()))
+    );
+    let removed: server::ProjectSetParams = read_back(&client::ProjectSetParams {
+        name: "web".into(),
+        cost_ceiling: Some(None),
+        period: None,
+    });
+    assert_eq!(removed.cost_ceiling, Some(None));
+    let kept: server::ProjectSetParams = read_back(&client::ProjectSetParams {
+        name: "web".into(),
+        ..client::ProjectSetParams::default()
+    });
+    assert_eq!(kept.cost_ceiling, None);
+}

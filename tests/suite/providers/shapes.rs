@@ -273,7 +273,10 @@ async fn streams_survive_split_chunks_keepalives_and_garbage() {
             other => panic!("{other:?}"),
         }
     }
-    assert_eq!((text.as_str(), reasoning.as_str()), ("Hello world", "brief"));
+    assert_eq!(
+        (text.as_str(), reasoning.as_str()),
+        ("Hello world", "brief")
+    );
 }
 
 /// Text that arrives together goes out as one delta, but a stream that pauses does not hold
