@@ -17,31 +17,8 @@ pub fn target(item: &HistoryItem) -> String {
         .split_once("://turn_")
         .and_then(|(_, rest)| rest.split_once('/'))
         .map_or(item.path.as_str(), |(_, target)| target);
-    percent_decoded(after_turn)
-}
-
-/// A path segment with its `%XX` escapes decoded (the server escapes targets in paths).
-fn percent_decoded(text: &str) -> String {
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        let hex = bytes
-            .get(i + 1..i + 3)
-            .and_then(|h| std::str::from_utf8(h).ok())
-            .and_then(|h| u8::from_str_radix(h, 16).ok());
-        match (bytes[i], hex) {
-            (b'%', Some(byte)) => {
-                out.push(byte);
-                i += 3;
-            }
-            (byte, _) => {
-                out.push(byte);
-                i += 1;
-            }
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
+    // The server escapes targets in paths.
+    rummy_core::path::decode_component(after_turn)
 }
 
 /// One line for a command the model ran, with its outcome.
