@@ -299,7 +299,7 @@ impl ProjectScan {
             settled: false,
         };
         scan.scanned = actix_rt::task::spawn_blocking(move || {
-            scan_since(&root, ScanLimits::default(), &stamps)
+            scan_since(&root, ScanLimits::default(), &stamps, now())
         })
         .await
         .map_err(|e| StoreError::Pool(format!("scan task failed: {e}")))?;

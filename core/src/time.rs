@@ -1,12 +1,29 @@
 //! Timestamps as integer milliseconds; the domain never reads a clock, callers pass `now` in.
 
 use serde::{Deserialize, Serialize};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// Milliseconds since the Unix epoch, as stored in every `*_at` column.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct Millis(pub i64);
 
 impl Millis {
+    /// The instant a `SystemTime` names (the epoch for an earlier one); the caller read the clock.
+    pub fn from_system_time(time: SystemTime) -> Millis {
+        let ms = time.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis());
+        Millis(i64::try_from(ms).unwrap_or(i64::MAX))
+    }
+
+    /// The instant as a `SystemTime`, to compare with the times the file system keeps.
+    pub fn to_system_time(self) -> SystemTime {
+        let ms = Duration::from_millis(self.0.unsigned_abs());
+        if self.0 >= 0 {
+            UNIX_EPOCH + ms
+        } else {
+            UNIX_EPOCH - ms
+        }
+    }
+
     /// The instant `days` days earlier.
     pub fn days_before(self, days: u32) -> Millis {
         Millis(self.0 - i64::from(days) * 86_400_000)
@@ -88,5 +105,22 @@ mod tests {
             "2026-11-23T08:27:49.007Z"
         );
         assert_eq!(Millis(-1).to_rfc3339(), "1969-12-31T23:59:59.999Z");
+    }
+
+    /// Milliseconds and `SystemTime` convert both ways; a time before the epoch reads as the epoch.
+    #[test]
+    fn converts_to_and_from_system_time() {
+        use std::time::{Duration, UNIX_EPOCH};
+        let t = UNIX_EPOCH + Duration::from_millis(1_700_000_000_123);
+        assert_eq!(Millis::from_system_time(t), Millis(1_700_000_000_123));
+        assert_eq!(Millis(1_700_000_000_123).to_system_time(), t);
+        assert_eq!(
+            Millis(-5).to_system_time(),
+            UNIX_EPOCH - Duration::from_millis(5)
+        );
+        assert_eq!(
+            Millis::from_system_time(UNIX_EPOCH - Duration::from_secs(1)),
+            Millis(0)
+        );
     }
 }

@@ -271,7 +271,7 @@ fn core_reads_no_clock() {
         })
         .map(|f| f.file)
         .collect();
-    assert_eq!(readers, vec!["core/src/files/scan.rs".to_owned()]);
+    assert_eq!(readers, Vec::<String>::new());
 }
 
 /// The source reader sees paths as the compiler does: not in comments, strings or test items;

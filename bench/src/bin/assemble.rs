@@ -72,7 +72,13 @@ fn seed(conn: &mut diesel::SqliteConnection, root: &std::path::Path) -> Result<R
     schemes::seed(conn)?;
     let root_text = root.display().to_string();
     let p = projects::hello(conn, "bench", &root_text, None, NOW)?;
-    sync_project(conn, p.id, &scan(root, ScanLimits::default()), DIVISOR, NOW)?;
+    sync_project(
+        conn,
+        p.id,
+        &scan(root, ScanLimits::default(), NOW),
+        DIVISOR,
+        NOW,
+    )?;
     let new = runs::NewRun {
         project_id: p.id,
         alias: Some("bench".into()),

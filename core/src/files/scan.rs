@@ -2,6 +2,7 @@
 
 use super::root::{kind_name, read_flags};
 use crate::store::entries::hex_sha256;
+use crate::time::Millis;
 use std::collections::HashMap;
 use std::io::Read as _;
 use std::path::{Path, PathBuf};
@@ -73,16 +74,17 @@ pub struct Scan {
     pub dirs: Vec<PathBuf>,
 }
 
-/// Scans `root`, reading every file; a root that does not exist or is not a directory gives
-/// an empty scan.
-pub fn scan(root: &Path, limits: ScanLimits) -> Scan {
-    scan_since(root, limits, &Stamps::new())
+/// Scans `root` at `now`, reading every file; a root that does not exist or is not a directory
+/// gives an empty scan.
+pub fn scan(root: &Path, limits: ScanLimits, now: Millis) -> Scan {
+    scan_since(root, limits, &Stamps::new(), now)
 }
 
-/// Scans `root`, reading only the files whose stamp differs from `known` (see [`Scan::unchanged`]).
-pub fn scan_since(root: &Path, limits: ScanLimits, known: &Stamps) -> Scan {
+/// Scans `root` at `now`, reading only the files whose stamp differs from `known` (see
+/// [`Scan::unchanged`]); a file modified less than 2 s before `now` gets no stamp.
+pub fn scan_since(root: &Path, limits: ScanLimits, known: &Stamps, now: Millis) -> Scan {
     let mut out = Scan::default();
-    let now = SystemTime::now();
+    let now = now.to_system_time();
     if !root.is_dir() {
         return out;
     }
@@ -229,6 +231,7 @@ mod tests {
                 max_file_bytes: 1024,
                 max_files: 100,
             },
+            now(),
         );
         let paths: Vec<&str> = scan.files.iter().map(|f| f.path.as_str()).collect();
         assert_eq!(paths, vec!["README.md", "src/main.rs"]);
@@ -262,7 +265,7 @@ mod tests {
         .unwrap();
         let started = std::time::Instant::now();
 
-        let scan = scan(dir.path(), ScanLimits::default());
+        let scan = scan(dir.path(), ScanLimits::default(), now());
         let read = read_capped(&dir.path().join("pipe"), 1024).unwrap_err();
 
         assert!(started.elapsed() < Duration::from_secs(1));
@@ -278,7 +281,11 @@ mod tests {
     #[test]
     fn missing_roots_and_caps() {
         assert_eq!(
-            scan(Path::new("/nonexistent/rummy/root"), ScanLimits::default()),
+            scan(
+                Path::new("/nonexistent/rummy/root"),
+                ScanLimits::default(),
+                now()
+            ),
             Scan::default()
         );
         let dir = tempfile::TempDir::new().unwrap();
@@ -291,8 +298,14 @@ mod tests {
                 max_file_bytes: 1024,
                 max_files: 3,
             },
+            now(),
         );
         assert_eq!((capped.files.len(), capped.truncated), (3, true));
+    }
+
+    /// The wall clock: the files' times are real.
+    fn now() -> Millis {
+        Millis::from_system_time(SystemTime::now())
     }
 
     fn age(path: &Path, secs: u64) {
@@ -316,7 +329,7 @@ mod tests {
         }
         age(&old, 60);
         age(&edited, 60);
-        let first = scan(dir.path(), ScanLimits::default());
+        let first = scan(dir.path(), ScanLimits::default(), now());
         assert_eq!(first.files.len(), 3);
         let mut remembered: Vec<&str> = first.stamps.keys().map(String::as_str).collect();
         remembered.sort_unstable();
@@ -324,7 +337,7 @@ mod tests {
 
         std::fs::write(&edited, "two!").unwrap();
         age(&edited, 30);
-        let second = scan_since(dir.path(), ScanLimits::default(), &first.stamps);
+        let second = scan_since(dir.path(), ScanLimits::default(), &first.stamps, now());
         let read: Vec<(&str, &str)> = second
             .files
             .iter()

@@ -240,6 +240,11 @@ mod tests {
 
     const NOW: Millis = Millis(1_700_000_000_000);
 
+    /// The wall clock: the files' times are real.
+    fn now() -> Millis {
+        Millis::from_system_time(SystemTime::now())
+    }
+
     fn write_old(path: &std::path::Path, body: &str) {
         std::fs::write(path, body).unwrap();
         let file = std::fs::File::options().write(true).open(path).unwrap();
@@ -273,26 +278,33 @@ mod tests {
         let dir = tempfile::TempDir::new().unwrap();
         write_old(&dir.path().join("a.txt"), "alpha");
         write_old(&dir.path().join("b.txt"), "beta");
-        let first = scan(dir.path(), ScanLimits::default());
+        let first = scan(dir.path(), ScanLimits::default(), now());
         let report = sync_project(&mut conn, p.id, &first, 4, NOW).unwrap();
         assert_eq!((report.added, report.missing), (2, 0));
 
         std::fs::remove_file(dir.path().join("b.txt")).unwrap();
-        let second = scan_since(dir.path(), ScanLimits::default(), &first.stamps);
+        let second = scan_since(dir.path(), ScanLimits::default(), &first.stamps, now());
         assert_eq!((second.files.len(), second.unchanged.len()), (0, 1));
         let report = sync_project(&mut conn, p.id, &second, 4, NOW).unwrap();
         assert_eq!((report.removed, report.missing), (1, 0));
         assert_eq!(stored_paths(&mut conn, p.id), vec!["a.txt".to_owned()]);
 
         diesel::delete(entries::table).execute(&mut conn).unwrap();
-        let third = scan_since(dir.path(), ScanLimits::default(), &second.stamps);
+        let third = scan_since(dir.path(), ScanLimits::default(), &second.stamps, now());
         let report = sync_project(&mut conn, p.id, &third, 4, NOW).unwrap();
         assert_eq!(report.missing, 1);
     }
 
     /// Scans `root` afresh and syncs the project's entries with it.
     fn rescan(conn: &mut SqliteConnection, project_id: i32, root: &std::path::Path) {
-        sync_project(conn, project_id, &scan(root, ScanLimits::default()), 4, NOW).unwrap();
+        sync_project(
+            conn,
+            project_id,
+            &scan(root, ScanLimits::default(), now()),
+            4,
+            NOW,
+        )
+        .unwrap();
     }
 
     /// The views of a run: (entry path, visibility, revision), by entry.
