@@ -10,8 +10,38 @@
 pub mod env;
 pub mod output;
 
-use crate::turn::streams::StreamEnd;
 use std::time::Duration;
+
+/// How a stream ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StreamEnd {
+    /// The producer finished with an exit code (0 = success).
+    Completed {
+        /// The exit code.
+        exit_code: i32,
+        /// How long it ran, as the producer reports it.
+        duration: Option<String>,
+    },
+    /// The client stopped it.
+    Aborted {
+        /// Why.
+        reason: Option<String>,
+        /// How long it ran.
+        duration: Option<String>,
+    },
+    /// The client cancelled it (clients also get `stream/cancelled`).
+    Cancelled {
+        /// Why.
+        reason: Option<String>,
+    },
+    /// It could not finish: timed out, could not start, or a restart interrupted it.
+    Failed {
+        /// Why (the channels' outcome).
+        reason: String,
+        /// How long it ran, if it started.
+        duration: Option<String>,
+    },
+}
 
 /// A run's cancel stopped the command.
 pub const RUN_CANCELLED: &str = "run cancelled";

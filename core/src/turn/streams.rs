@@ -6,6 +6,9 @@
 //! the output, carries `awaiting: true`: set in the write that accepts it, removed in the
 //! first write of the turn going on. So a restart knows exactly whether the turn still waited.
 
+/// How a stream ended (defined with the commands that end one, which know nothing of turns).
+pub use crate::commands::StreamEnd;
+
 use crate::config::CommandRunner;
 use crate::entry::{strings_attr, text_attr, State, Visibility, Writer};
 use crate::schema::{entries as entries_table, run_views};
@@ -19,37 +22,6 @@ use serde_json::{Map, Value};
 
 /// The log-entry attribute set while the command's turn waits for its output.
 pub const AWAITING: &str = "awaiting";
-
-/// How a stream ended.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum StreamEnd {
-    /// The producer finished with an exit code (0 = success).
-    Completed {
-        /// The exit code.
-        exit_code: i32,
-        /// How long it ran, as the producer reports it.
-        duration: Option<String>,
-    },
-    /// The client stopped it.
-    Aborted {
-        /// Why.
-        reason: Option<String>,
-        /// How long it ran.
-        duration: Option<String>,
-    },
-    /// The client cancelled it (clients also get `stream/cancelled`).
-    Cancelled {
-        /// Why.
-        reason: Option<String>,
-    },
-    /// It could not finish: timed out, could not start, or a restart interrupted it.
-    Failed {
-        /// Why (the channels' outcome).
-        reason: String,
-        /// How long it ran, if it started.
-        duration: Option<String>,
-    },
-}
 
 fn channel_row(
     conn: &mut SqliteConnection,
