@@ -21,7 +21,6 @@ pub mod sse;
 pub mod stream;
 pub mod xai;
 
-use crate::store::turns::Usage;
 use serde_json::Value;
 
 pub use endpoint::Endpoint;
@@ -46,6 +45,24 @@ pub struct Completion {
     pub usage: Usage,
     /// The model the provider says answered.
     pub model: Option<String>,
+}
+
+/// Token usage and cost of one call, or of a run so far.
+#[derive(Debug, Clone, Copy, PartialEq, Default, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Usage {
+    /// Prompt tokens.
+    pub prompt_tokens: i32,
+    /// Cached prompt tokens.
+    pub cached_tokens: i32,
+    /// Completion tokens.
+    pub completion_tokens: i32,
+    /// Reasoning tokens.
+    pub reasoning_tokens: i32,
+    /// Total tokens.
+    pub total_tokens: i32,
+    /// Cost in USD.
+    pub cost: f64,
 }
 
 /// The providers this server speaks to, named by the first path segment of a model's `actual`.

@@ -1,7 +1,7 @@
 //! The chat-completions format (`messages` in, `choices[0].message` out) that openai, ollama and openrouter speak, and the usage fields every provider reports.
 
+use super::Usage;
 use super::{join_reasoning, ChatMessage, Completion, MalformedResponse};
-use crate::store::turns::Usage;
 use serde::Serialize;
 use serde_json::Value;
 

@@ -3,8 +3,8 @@
 use super::openai::usage;
 use super::reply_limit::{ReplyLimit, TooLarge};
 use super::sse::SseEvent;
+use super::Usage;
 use super::{join_reasoning, xai, Completion, Wire};
-use crate::store::turns::Usage;
 use serde_json::Value;
 
 /// Why a stream did not produce an answer.

@@ -2,11 +2,11 @@
 
 use super::cached::{cached, Bind, StaticSql};
 use super::{runs, StoreError};
+use crate::provider::Usage;
 use crate::schema::turns;
 use crate::time::Millis;
 use diesel::dsl::sum;
 use diesel::prelude::*;
-use serde::Serialize;
 
 /// Turn status while it runs.
 pub const RUNNING: i32 = 102;
@@ -49,24 +49,6 @@ pub struct Turn {
     pub created_at: i64,
     /// Last change.
     pub updated_at: i64,
-}
-
-/// Token usage and cost of one call, or of a run so far.
-#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Usage {
-    /// Prompt tokens.
-    pub prompt_tokens: i32,
-    /// Cached prompt tokens.
-    pub cached_tokens: i32,
-    /// Completion tokens.
-    pub completion_tokens: i32,
-    /// Reasoning tokens.
-    pub reasoning_tokens: i32,
-    /// Total tokens.
-    pub total_tokens: i32,
-    /// Cost in USD.
-    pub cost: f64,
 }
 
 /// Starts the next turn of the run inside `loop_id`.

@@ -162,7 +162,7 @@ pub fn answer(content: &str, model: &str, prompt: i32, completion: i32) -> Compl
     Completion {
         content: content.into(),
         reasoning: None,
-        usage: rummy_core::store::turns::Usage {
+        usage: rummy_core::provider::Usage {
             prompt_tokens: prompt,
             completion_tokens: completion,
             total_tokens: prompt + completion,
