@@ -8,13 +8,14 @@ mod commands;
 mod fair;
 mod providers;
 
+pub use crate::provider::settings::{
+    OllamaConfig, OpenAiConfig, OpenRouterConfig, ProviderLimits, Providers, XaiConfig,
+    DEFAULT_CONCURRENCY,
+};
 pub use access::{Access, TlsFiles};
 pub use commands::{CommandRunner, CommandSettings};
 pub use fair::FairUse;
-pub use providers::{
-    openai_base, OllamaConfig, OpenAiConfig, OpenRouterConfig, ProviderLimits, Providers,
-    XaiConfig, DEFAULT_CONCURRENCY,
-};
+pub use providers::openai_base;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;

@@ -1,8 +1,8 @@
 //! Where a configured provider lives: its completion URL, headers and request body, derived from configuration alone.
 
 use super::openai::OutputLimit;
+use super::settings::Providers;
 use super::{openai, xai, ChatMessage, ProviderKind};
-use crate::config::Providers;
 
 /// One configured provider's address and credentials.
 #[derive(Clone, PartialEq, Eq)]
@@ -129,7 +129,7 @@ impl std::fmt::Debug for Endpoint {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::{OllamaConfig, OpenAiConfig, OpenRouterConfig, XaiConfig};
+    use crate::provider::settings::{OllamaConfig, OpenAiConfig, OpenRouterConfig, XaiConfig};
     use pretty_assertions::assert_eq;
     use serde_json::json;
 

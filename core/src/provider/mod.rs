@@ -8,7 +8,8 @@
 //!   retried or fall back, as arithmetic over a `now` passed in;
 //! - [`reply_limit`]: how much of a reply the server holds before it cuts the call off;
 //! - [`context`]: asking a provider for a model's context length;
-//! - [`routing`]: the prompt classifier that picks a model per loop.
+//! - [`routing`]: the prompt classifier that picks a model per loop;
+//! - [`settings`]: what the configuration says of each provider.
 
 pub mod context;
 pub mod endpoint;
@@ -17,6 +18,7 @@ pub mod openai;
 pub mod reply_limit;
 pub mod retry;
 pub mod routing;
+pub mod settings;
 pub mod sse;
 pub mod stream;
 pub mod xai;
