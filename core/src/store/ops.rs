@@ -46,10 +46,18 @@ pub fn size_gate(op: &Op, path: &str, body: &str) -> Result<(), StoreError> {
         return Ok(());
     }
     Err(StoreError::TooLarge {
-        message: crate::tools::messages::too_large(path, tokens, limit),
+        message: too_large(path, tokens, limit),
         tokens,
         limit,
     })
+}
+
+/// A `known://` body over the size limit: what the writer reads, the model (a failed result)
+/// and a client (-32007) alike.
+pub fn too_large(path: &str, tokens: i32, max: i32) -> String {
+    format!(
+        "{path} too large ({tokens} tokens, max {max}). Split it into several known:// entries, one topic each, linked by path."
+    )
 }
 
 /// Fails unless `writer` may write entries at `path`.

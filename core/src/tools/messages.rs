@@ -70,12 +70,8 @@ pub fn ask_file_mv(path: &str) -> String {
     format!("Rejected file mv of {path} in ask mode")
 }
 
-/// A `known://` body over the size limit.
-pub fn too_large(path: &str, tokens: i32, max: i32) -> String {
-    format!(
-        "{path} too large ({tokens} tokens, max {max}). Split it into several known:// entries, one topic each, linked by path."
-    )
-}
+/// A `known://` body over the size limit (the store's gate refuses a client with the same words).
+pub use crate::store::ops::too_large;
 
 /// What a body-less change did, for each changed entry: "summarized", `summary "kw"`, or both.
 pub fn view_change(visibility: Option<&str>, summary: Option<&str>) -> String {
