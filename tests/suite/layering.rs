@@ -151,7 +151,6 @@ fn lints_are_silenced_with_a_reason() {
 /// Cycles known and not yet broken: (crate, the modules of the cycle). Each is to be removed.
 const KNOWN_CYCLES: &[(&str, &[&str])] = &[
     // issue 28 item 4: being broken.
-    ("rummy-core", &["tools", "turn"]),
     (
         "rummy-actors",
         &[

@@ -27,6 +27,17 @@ pub struct RunRef {
     pub project_id: i32,
 }
 
+/// Where a turn writes: its run, loop and number.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TurnRef {
+    /// The run and its project.
+    pub run: RunRef,
+    /// The active loop.
+    pub loop_id: i32,
+    /// The turn number (per run).
+    pub turn: i32,
+}
+
 /// One write of an entry's content and of the run's view of it.
 #[derive(Debug, Clone)]
 pub struct EntryWrite<'a> {

@@ -6,6 +6,7 @@
 //! results. A handler checks permissions before it writes anything, so a
 //! refusal never leaves half an effect behind.
 
+use super::context::DispatchCtx;
 use super::messages;
 use crate::entry::{Scope, State, Visibility, Writer};
 use crate::hedberg::{self, PatternKind};
@@ -18,7 +19,6 @@ use crate::store::ops::{self, check_writer, Op, ViewChange};
 use crate::store::StoreError;
 use crate::time::Millis;
 use crate::tokens;
-use crate::turn::dispatch::DispatchCtx;
 use diesel::prelude::*;
 use serde_json::{Map, Value};
 

@@ -8,6 +8,7 @@
 //! target validation), [`messages`] (shared model-facing texts).
 
 pub mod ask_user;
+pub mod context;
 pub mod cp;
 pub mod env;
 pub mod get;
@@ -28,7 +29,7 @@ mod tests;
 use crate::parse::ToolCall;
 use crate::run::Mode;
 use crate::store::StoreError;
-use crate::turn::dispatch::LoopFlags;
+use context::LoopFlags;
 use handler::{Handler, Outcome};
 use std::sync::LazyLock;
 

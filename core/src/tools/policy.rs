@@ -6,12 +6,12 @@
 //! forms of tools it keeps (`set`, `rm`, `cp`, `mv` still work on scheme
 //! entries such as `known://`).
 
+use super::context::{DispatchCtx, LoopFlags};
 use super::handler::{attr, body, path_and_filter};
 use super::messages;
 use crate::parse::ToolCall;
 use crate::path::scheme_of;
 use crate::run::Mode;
-use crate::turn::dispatch::{DispatchCtx, LoopFlags};
 
 /// Longest target (path, command, question) a command may have.
 pub const MAX_TARGET_CHARS: usize = 512;

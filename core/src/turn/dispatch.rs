@@ -8,12 +8,9 @@
 //! `crate::tools`) run. A store error the model caused (writer tier, bad
 //! path) becomes a failed result the model reads next turn, never a crash.
 
-use super::TurnRef;
-use crate::config::CommandRunner;
 use crate::entry::{State, Visibility, Writer};
 use crate::parse::ToolCall;
 use crate::path::result_path;
-use crate::run::Mode;
 use crate::store::entries::{self, EntryWrite};
 use crate::store::StoreError;
 use crate::time::Millis;
@@ -21,53 +18,14 @@ use crate::tools::{self, handler::Outcome, policy};
 use diesel::SqliteConnection;
 use serde_json::Value;
 
+/// What a dispatch is given (defined with the tools, whose handlers read it).
+pub use crate::tools::context::{DispatchCtx, DispatchLimits, LoopFlags};
+
 /// Update statuses: 102 continues, the others conclude the loop.
 pub const UPDATE_STATUSES: [i32; 4] = [102, 200, 204, 422];
 
 /// Characters of a command's target that go into its result path.
 const PATH_TARGET_CHARS: usize = 200;
-
-/// Limits a dispatch enforces.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct DispatchLimits {
-    /// Characters per estimated token.
-    pub token_divisor: u32,
-    /// Largest `known://` body in tokens.
-    pub max_entry_tokens: u32,
-}
-
-/// The loop's flags (from its config JSON): each removes tools from the list and refuses them at dispatch.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Deserialize)]
-#[serde(rename_all = "camelCase", default)]
-pub struct LoopFlags {
-    /// Do not attach the project's files.
-    pub no_repo: bool,
-    /// No `ask_user`.
-    pub no_interaction: bool,
-    /// No `search`.
-    pub no_web: bool,
-    /// No `ask_user`, `env`, `sh`.
-    pub no_proposals: bool,
-}
-
-/// Everything a dispatch needs to know about the turn and the loop.
-#[derive(Debug, Clone, Copy)]
-pub struct DispatchCtx {
-    /// Where results are written.
-    pub t: TurnRef,
-    /// Size and token limits.
-    pub limits: DispatchLimits,
-    /// The loop's mode.
-    pub mode: Mode,
-    /// The loop's flags.
-    pub flags: LoopFlags,
-    /// The command's position among the turn's commands (stored on proposals to resume after them).
-    pub command_index: usize,
-    /// Whether a search backend is configured.
-    pub search_enabled: bool,
-    /// Who runs an accepted `sh`/`env` (the `runner` attribute of their proposals).
-    pub runner: CommandRunner,
-}
 
 /// The `<update>` a turn sent.
 #[derive(Debug, Clone, PartialEq, Eq)]

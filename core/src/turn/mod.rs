@@ -18,15 +18,5 @@ pub mod views;
 #[cfg(test)]
 mod tests;
 
-use crate::store::entries::RunRef;
-
-/// Where a turn writes: its run, loop and number.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct TurnRef {
-    /// The run and its project.
-    pub run: RunRef,
-    /// The active loop.
-    pub loop_id: i32,
-    /// The turn number (per run).
-    pub turn: i32,
-}
+/// Where a turn writes (defined in the store, beside the run a write belongs to).
+pub use crate::store::entries::TurnRef;

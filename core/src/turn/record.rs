@@ -108,7 +108,7 @@ pub fn warning(
     clippy::too_many_arguments,
     reason = "every field of an entry write; one write context is issue 28 item 5"
 )]
-pub(crate) fn write(
+fn write(
     conn: &mut SqliteConnection,
     t: TurnRef,
     path: &str,

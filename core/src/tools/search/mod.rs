@@ -17,10 +17,9 @@ use super::messages::listing;
 use crate::entry::{State, Visibility, Writer};
 use crate::parse::ToolCall;
 use crate::path::{normalize, scheme_of};
-use crate::store::entries::{self, ViewRow};
+use crate::store::entries::{self, EntryWrite, TurnRef, ViewRow};
 use crate::store::StoreError;
 use crate::time::Millis;
-use crate::turn::{record, TurnRef};
 use diesel::SqliteConnection;
 use serde_json::{json, Value};
 
@@ -176,19 +175,24 @@ fn plugin_write(
     divisor: u32,
     now: Millis,
 ) -> Result<(), StoreError> {
-    record::write(
+    entries::write(
         conn,
-        t,
-        path,
-        body,
-        attributes,
-        state,
-        outcome,
-        visibility,
-        Writer::Plugin,
+        &EntryWrite {
+            run: t.run,
+            path,
+            body,
+            attributes,
+            state,
+            outcome,
+            visibility,
+            loop_id: Some(t.loop_id),
+            turn: t.turn,
+            writer: Writer::Plugin,
+        },
         divisor,
         now,
     )
+    .map(|_| ())
 }
 
 /// The summarized view of a page: its snippet (the title is already its summary).
