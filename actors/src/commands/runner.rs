@@ -9,8 +9,9 @@
 //! that left the group may hold them). On timeout or a run's cancel the whole group is killed
 //! with SIGKILL: the command cannot delay its end.
 
-use super::{CommandJob, Commands, Key, Stop};
+use super::CommandJob;
 use crate::clock::now;
+use crate::services::commands::{kill_group, Commands, Key, Stop};
 use crate::services::Services;
 use rummy_core::commands::env::command_env;
 use rummy_core::commands::output::{ChannelText, Pending};
@@ -32,17 +33,6 @@ const DRAIN: Duration = Duration::from_secs(2);
 
 /// Bytes read from a pipe at a time.
 const READ_BYTES: usize = 8 * 1024;
-
-/// Kills process group `group` with SIGKILL; one already gone is no error.
-pub(super) fn kill_group(group: i32) {
-    let Some(pid) = rustix::process::Pid::from_raw(group) else {
-        return;
-    };
-    match rustix::process::kill_process_group(pid, rustix::process::Signal::KILL) {
-        Ok(()) | Err(rustix::io::Errno::SRCH) => {}
-        Err(e) => tracing::warn!(group, error = %e, "cannot kill a command's process group"),
-    }
-}
 
 /// The command's process group while it may still hold processes; killed when dropped, so a
 /// task that ends early (the runtime stopping) leaves nothing running.

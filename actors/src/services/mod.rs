@@ -1,18 +1,22 @@
 //! The handles every actor shares: the store, the notification hub, the providers, the search backend, the configuration, admission to the places in flight, the in-memory state of project files (scan stamps, resolution locks) and of accepted commands.
 
+pub mod commands;
+pub mod locks;
+pub mod stamps;
+
 use crate::admission::Admission;
-use crate::commands::Commands;
-use crate::files::ScanStamps;
 use crate::hub::{NotificationHub, Notify, Publish};
-use crate::proposals::ResolutionLocks;
 use crate::provider::Providers;
 use crate::search::SearchClient;
 use crate::store::Store;
 use actix::Addr;
+use commands::Commands;
+use locks::ResolutionLocks;
 use rummy_core::config::Config;
 use rummy_core::store::notifications::Recorded;
 use rummy_core::wire::jsonrpc::{notification, notification_text};
 use serde_json::Value;
+use stamps::ScanStamps;
 use std::sync::Arc;
 
 /// Shared handles, cheap to clone.
