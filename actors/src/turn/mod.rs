@@ -6,6 +6,7 @@
 
 mod events;
 mod pipeline;
+mod search;
 
 use crate::provider::Route;
 use crate::services::Services;

@@ -838,7 +838,7 @@ async fn dispatch_from(
             if let Some(params) = &params {
                 svc.publish_state(t.run.project_id, &job.alias, params);
             }
-            let done = crate::search::answer(svc, job, t, done).await?;
+            let done = super::search::answer(svc, job, t, done).await?;
             if done.update.is_some() {
                 update = done.update.clone();
             }

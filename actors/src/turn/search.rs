@@ -1,0 +1,90 @@
+//! The turn step that answers a dispatched `<search>` before the turn goes on: the backend asked, the hits or the failure recorded, `run/state` pushed.
+//!
+//! The model reads a failed search next turn (outcome 502); the turn itself goes on.
+
+use super::{TurnFailure, TurnJob};
+use crate::clock::now;
+use crate::services::Services;
+use rummy_core::entry::State;
+use rummy_core::run::RunStatus;
+use rummy_core::store::entries;
+use rummy_core::store::notifications::Recorded;
+use rummy_core::tools::messages::SEARCH_NOT_CONFIGURED;
+use rummy_core::tools::search::backend::SearchFailure;
+use rummy_core::tools::search::{record_failure, record_results, request_of};
+use rummy_core::turn::dispatch::Dispatched;
+use rummy_core::turn::{state, TurnRef};
+use serde_json::Value;
+
+/// The outcome of a search the backend could not answer (as `record_failure` writes it).
+const FAILED_OUTCOME: &str = "502";
+
+/// Answers a dispatched `search` (a streaming result): asks the backend, records
+/// the hits or the failure, pushes `run/state`, and returns the command as it
+/// finally stands. Any other command is returned unchanged.
+pub async fn answer(
+    svc: &Services,
+    job: &TurnJob,
+    t: TurnRef,
+    mut done: Dispatched,
+) -> Result<Dispatched, TurnFailure> {
+    if done.tool != "search" || done.state != State::Streaming {
+        return Ok(done);
+    }
+    let failure = |e: rummy_core::store::StoreError| TurnFailure {
+        message: e.to_string(),
+    };
+    let (run_id, path) = (t.run.run_id, done.path.clone());
+    let row = svc
+        .store
+        .read(move |c| entries::by_path(c, run_id, &path))
+        .await
+        .map_err(failure)?;
+    let Some(row) = row else {
+        return Ok(done);
+    };
+    let (query, limit) = request_of(&row);
+    let found = match &svc.search {
+        Some(client) => client.search(&query, limit).await.map_err(|f| {
+            if f == SearchFailure::Status(403) {
+                tracing::warn!("SearXNG refused a search: is `json` among `search.formats` in its settings.yml?");
+            }
+            f.message(&query)
+        }),
+        // Dispatch refuses `search` without a backend; this only guards that contract.
+        None => Err(SEARCH_NOT_CONFIGURED.to_owned()),
+    };
+    match &found {
+        Ok(hits) => tracing::info!(query = %query, hits = hits.len(), "searched"),
+        Err(reason) => tracing::warn!(query = %query, reason = %reason, "search failed"),
+    }
+    let (divisor, path) = (svc.config.limits.token_divisor, done.path.clone());
+    let recorded = found.is_ok();
+    let params: Recorded = svc
+        .store
+        .write(move |c| {
+            let now = now();
+            match &found {
+                Ok(hits) => record_results(c, t, divisor, &path, hits, now)?,
+                Err(reason) => record_failure(c, t, divisor, &path, reason, now)?,
+            }
+            state::push(
+                c,
+                run_id,
+                t.turn,
+                RunStatus::Running.code(),
+                Value::Null,
+                now,
+            )
+        })
+        .await
+        .map_err(failure)?;
+    svc.publish_state(t.run.project_id, &job.alias, &params);
+    if recorded {
+        done.state = State::Resolved;
+    } else {
+        done.state = State::Failed;
+        done.outcome = Some(FAILED_OUTCOME.to_owned());
+    }
+    Ok(done)
+}
