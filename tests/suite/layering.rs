@@ -213,7 +213,6 @@ const SQL_HOMES: [&str; 4] = [
 /// Files that still hold SQL outside the store; each is to be removed (issue 28 item 3).
 const SQL_ELSEWHERE: &[&str] = &[
     "actors/src/turn/pipeline.rs",
-    "core/src/files/sync.rs",
     "core/src/tools/handler.rs",
     "core/src/turn/budget.rs",
     "core/src/turn/proposals/mod.rs",

@@ -1,30 +1,13 @@
-//! Writing a scan into the store, and giving a run its views of the project's files.
+//! Writing a scan into the store, and giving a run its views of the project's files (the SQL is `store::files`).
 
 use super::Scan;
-use crate::entry::{Scope, Visibility};
-use crate::schema::{entries, run_views};
-use crate::store::cached::{cached, Bind, StaticSql};
-use crate::store::constraints::{Constraint, ConstraintKind};
-use crate::store::entries::RunRef;
-use crate::store::{runs, StoreError};
+use crate::entry::Writer;
+use crate::store::files::{self, FileContent};
+use crate::store::StoreError;
 use crate::time::Millis;
-use crate::tokens;
-use diesel::prelude::*;
-use std::collections::HashMap;
+use diesel::SqliteConnection;
 
-/// What a sync changed.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct SyncReport {
-    /// New files.
-    pub added: usize,
-    /// Files whose content changed on disk.
-    pub changed: usize,
-    /// Files gone from disk (their entries are removed).
-    pub removed: usize,
-    /// Files the scan did not read as unchanged but that have no entry: the stamps the scan
-    /// was given are stale, and a full scan must bring these in.
-    pub missing: usize,
-}
+pub use crate::store::files::{attach, SyncReport};
 
 /// Brings the project's file entries in line with a scan: new files added,
 /// changed files refreshed (hash, tokens), vanished files removed (only after
@@ -37,204 +20,39 @@ pub fn sync_project(
     token_divisor: u32,
     now: Millis,
 ) -> Result<SyncReport, StoreError> {
-    let scope = Scope::Project(project_id).key();
-    let stored: HashMap<String, (i32, String)> = entries::table
-        .filter(entries::scope.eq(&scope))
-        .filter(entries::scheme.is_null())
-        .select((entries::path, entries::id, entries::hash))
-        .load::<(String, i32, String)>(conn)?
-        .into_iter()
-        .map(|(path, id, hash)| (path, (id, hash)))
-        .collect();
-    let mut report = SyncReport::default();
-    for file in &scan.files {
-        let tokens = tokens::estimate(&file.body, token_divisor);
-        match stored.get(&file.path) {
-            Some((_, hash)) if *hash == file.hash => {}
-            Some((id, _)) => {
-                diesel::update(entries::table.find(*id))
-                    .set((
-                        entries::body.eq(&file.body),
-                        entries::hash.eq(&file.hash),
-                        entries::tokens.eq(tokens),
-                        entries::updated_at.eq(now.0),
-                    ))
-                    .execute(conn)?;
-                report.changed += 1;
-            }
-            None => {
-                diesel::insert_into(entries::table)
-                    .values((
-                        entries::scope.eq(&scope),
-                        entries::path.eq(&file.path),
-                        entries::body.eq(&file.body),
-                        entries::hash.eq(&file.hash),
-                        entries::tokens.eq(tokens),
-                        entries::created_at.eq(now.0),
-                        entries::updated_at.eq(now.0),
-                    ))
-                    .execute(conn)?;
-                report.added += 1;
-            }
-        }
-    }
-    report.missing = scan
-        .unchanged
+    let read: Vec<FileContent<'_>> = scan
+        .files
         .iter()
-        .filter(|path| !stored.contains_key(*path))
-        .count();
-    if !scan.truncated {
-        let present: std::collections::HashSet<&str> = scan
-            .files
-            .iter()
-            .map(|f| f.path.as_str())
-            .chain(scan.unchanged.iter().map(String::as_str))
-            .collect();
-        let gone: Vec<i32> = stored
-            .iter()
-            .filter(|(path, _)| !present.contains(path.as_str()))
-            .map(|(_, (id, _))| *id)
-            .collect();
-        report.removed =
-            diesel::delete(entries::table.filter(entries::id.eq_any(&gone))).execute(conn)?;
-    }
-    Ok(report)
-}
-
-/// Gives the run a view of every project file it has none of yet: visible for
-/// `active`/`readonly` constraints, none for `ignore`, summarized otherwise —
-/// so a large repository does not flood the context.
-pub fn attach(
-    conn: &mut SqliteConnection,
-    run: RunRef,
-    constraints: &[Constraint],
-    matches: impl Fn(&str, &str) -> bool,
-    now: Millis,
-) -> Result<usize, StoreError> {
-    let scope = Scope::Project(run.project_id).key();
-    if constraints.is_empty() {
-        // No constraint to match paths against: every new file is summarized, in one statement.
-        let attached = cached::<AttachAll>(&[
-            Bind::Int(run.run_id),
-            Bind::Int(run.run_id),
-            Bind::Big(now.0),
-            Bind::Big(now.0),
-            Bind::Text(&scope),
-        ])
-        .execute(conn)?;
-        if attached > 0 {
-            // The views took the run's next revision; now it is taken.
-            runs::take_rev(conn, run.run_id)?;
-        }
-        return Ok(attached);
-    }
-    let seen: std::collections::HashSet<i32> = run_views::table
-        .filter(run_views::run_id.eq(run.run_id))
-        .select(run_views::entry_id)
-        .load::<i32>(conn)?
-        .into_iter()
-        .collect();
-    let files: Vec<(i32, String)> = entries::table
-        .filter(entries::scope.eq(&scope))
-        .filter(entries::scheme.is_null())
-        .select((entries::id, entries::path))
-        .load(conn)?;
-    let new_views: Vec<(i32, Visibility)> = files
-        .into_iter()
-        .filter(|(id, _)| !seen.contains(id))
-        .filter_map(|(id, path)| {
-            let kind = constraints
-                .iter()
-                .rev()
-                .find(|c| matches(&c.pattern, &path))
-                .map(|c| c.kind);
-            match kind {
-                Some(ConstraintKind::Ignore) => None,
-                Some(ConstraintKind::Active | ConstraintKind::Readonly) => {
-                    Some((id, Visibility::Visible))
-                }
-                None => Some((id, Visibility::Summarized)),
-            }
+        .map(|f| FileContent {
+            path: &f.path,
+            body: &f.body,
+            hash: &f.hash,
         })
         .collect();
-    if new_views.is_empty() {
-        return Ok(0);
-    }
-    // One change, one revision: the views attached together are pushed together.
-    let rev = runs::take_rev(conn, run.run_id)?;
-    for (id, visibility) in &new_views {
-        cached::<AttachView>(&[
-            Bind::Int(run.run_id),
-            Bind::Int(*id),
-            Bind::Text(visibility.as_str()),
-            Bind::Int(rev),
-            Bind::Big(now.0),
-            Bind::Big(now.0),
-        ])
-        .execute(conn)?;
-    }
-    Ok(new_views.len())
-}
-
-/// Every project file the run has no view of, summarized, at the run's next revision (in entry
-/// order, as the per-file path inserts them). Views the run has are skipped by the conflict
-/// on `(run_id, entry_id)`, not by a `NOT EXISTS` over `run_views`: a statement that reads the
-/// table it inserts into makes SQLite collect the whole selection in a temporary table first,
-/// which was most of a new run's attach.
-struct AttachAll;
-impl StaticSql for AttachAll {
-    const SQL: &'static str = "INSERT INTO run_views \
-        (run_id, entry_id, visibility, rev, created_at, updated_at) \
-        SELECT ?, e.id, 'summarized', (SELECT next_rev FROM runs WHERE id = ?), ?, ? \
-        FROM entries e WHERE e.scope = ? AND e.scheme IS NULL \
-        ORDER BY e.id \
-        ON CONFLICT (run_id, entry_id) DO NOTHING";
-}
-
-/// One attached view; prepared once per connection, where a multi-row insert is prepared anew
-/// for every count of rows.
-struct AttachView;
-impl StaticSql for AttachView {
-    const SQL: &'static str = "INSERT INTO run_views \
-        (run_id, entry_id, visibility, rev, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)";
-}
-
-/// Gives the run a view of one entry if it has none; an existing view is made `visibility`.
-pub fn ensure_view(
-    conn: &mut SqliteConnection,
-    run: RunRef,
-    entry_id: i32,
-    visibility: Visibility,
-    now: Millis,
-) -> Result<(), StoreError> {
-    let rev = runs::take_rev(conn, run.run_id)?;
-    diesel::insert_into(run_views::table)
-        .values((
-            run_views::run_id.eq(run.run_id),
-            run_views::entry_id.eq(entry_id),
-            run_views::visibility.eq(visibility.as_str()),
-            run_views::rev.eq(rev),
-            run_views::created_at.eq(now.0),
-            run_views::updated_at.eq(now.0),
-        ))
-        .on_conflict((run_views::run_id, run_views::entry_id))
-        .do_update()
-        .set((
-            run_views::visibility.eq(visibility.as_str()),
-            run_views::rev.eq(rev),
-            run_views::updated_at.eq(now.0),
-        ))
-        .execute(conn)?;
-    Ok(())
+    files::sync(
+        conn,
+        project_id,
+        &read,
+        &scan.unchanged,
+        !scan.truncated,
+        // The server's own scan.
+        Writer::System,
+        token_divisor,
+        now,
+    )
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::db::run_migrations;
+    use crate::entry::Scope;
     use crate::files::{scan, scan_since, ScanLimits};
+    use crate::schema::{entries, run_views};
+    use crate::store::constraints::{Constraint, ConstraintKind};
     use crate::store::projects;
     use crate::store::testing::run;
+    use diesel::prelude::*;
     use pretty_assertions::assert_eq;
     use std::time::{Duration, SystemTime};
 

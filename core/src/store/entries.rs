@@ -93,16 +93,7 @@ pub fn write_at(
     rev: Option<i32>,
 ) -> Result<Written, StoreError> {
     let scheme = scheme_of(w.path);
-    let spec = schemes::lookup(scheme.as_deref()).ok_or_else(|| {
-        StoreError::Invalid(format!(
-            "unknown scheme \"{}\" in path {}",
-            scheme.as_deref().unwrap_or("file"),
-            w.path
-        ))
-    })?;
-    if !spec.admits(w.writer) {
-        return Err(StoreError::permission(w.writer, spec));
-    }
+    let spec = admitted(w.path, scheme.as_deref(), w.writer)?;
     if !w.attributes.is_object() {
         return Err(StoreError::Invalid(
             "attributes must be a JSON object".into(),
@@ -146,6 +137,28 @@ pub fn write_at(
     ])
     .execute(conn)?;
     Ok(Written { entry_id, rev })
+}
+
+/// The registry's entry for `scheme` (that of `path`; `None` for a project file), once `writer`
+/// is found allowed to write it: the tier check every write of an entry makes — [`write_at`],
+/// the client's operations (`ops::check_writer`) and the project files' content
+/// (`store::files`).
+pub fn admitted(
+    path: &str,
+    scheme: Option<&str>,
+    writer: Writer,
+) -> Result<&'static schemes::SchemeSpec, StoreError> {
+    let spec = schemes::lookup(scheme).ok_or_else(|| {
+        StoreError::Invalid(format!(
+            "unknown scheme \"{}\" in path {path}",
+            scheme.unwrap_or("file"),
+        ))
+    })?;
+    if spec.admits(writer) {
+        Ok(spec)
+    } else {
+        Err(StoreError::permission(writer, spec))
+    }
 }
 
 /// Inserts or rewrites an entry by (scope, path); its id.

@@ -11,7 +11,6 @@ use super::{runs, StoreError};
 use crate::entry::{State, Visibility, Writer};
 use crate::path::{normalize, result_path, scheme_of};
 use crate::schema::{entries as e, run_views as v};
-use crate::schemes;
 use crate::time::Millis;
 use diesel::dsl::sql;
 use diesel::prelude::*;
@@ -62,18 +61,7 @@ pub fn too_large(path: &str, tokens: i32, max: i32) -> String {
 
 /// Fails unless `writer` may write entries at `path`.
 pub fn check_writer(path: &str, writer: Writer) -> Result<(), StoreError> {
-    let scheme = scheme_of(path);
-    let spec = schemes::lookup(scheme.as_deref()).ok_or_else(|| {
-        StoreError::Invalid(format!(
-            "unknown scheme \"{}\" in path {path}",
-            scheme.as_deref().unwrap_or("file")
-        ))
-    })?;
-    if spec.admits(writer) {
-        Ok(())
-    } else {
-        Err(StoreError::permission(writer, spec))
-    }
+    entries::admitted(path, scheme_of(path).as_deref(), writer).map(|_| ())
 }
 
 fn clean(path: &str) -> Result<String, StoreError> {

@@ -37,16 +37,15 @@ pub use disk::apply;
 
 use super::TurnRef;
 use crate::entry::{strings_attr, text_attr, State, Visibility, Writer};
-use crate::files::sync::ensure_view;
 use crate::files::ScanLimits;
 use crate::hedberg;
 use crate::path::{normalize, scheme_of};
 use crate::schema::{entries, run_views};
 use crate::store::constraints::{self, ConstraintKind};
-use crate::store::entries::{self as store_entries, hex_sha256, EntryWrite, RunRef, ViewRow};
+use crate::store::entries::{self as store_entries, EntryWrite, RunRef, ViewRow};
+use crate::store::files as store_files;
 use crate::store::StoreError;
 use crate::time::Millis;
-use crate::tokens;
 use diesel::prelude::*;
 use serde_json::{json, Value};
 
@@ -491,64 +490,24 @@ fn record_effect(
             content,
             created,
         } => {
-            upsert_file_entry(conn, run, path, content, divisor, now)?;
+            store_files::write_file(conn, run, path, content, Writer::System, divisor, now)?;
             if *created {
                 constraints::set(conn, run.project_id, path, ConstraintKind::Active, now)?;
             }
             Ok(())
         }
-        Effect::Forget(path) => forget_file(conn, run, path),
-        Effect::Refresh(path, text) => upsert_file_entry(conn, run, path, text, divisor, now),
+        Effect::Forget(path) => {
+            store_files::forget_file(conn, run.project_id, path, Writer::System)
+        }
+        Effect::Refresh(path, text) => {
+            store_files::write_file(conn, run, path, text, Writer::System, divisor, now)
+        }
     }
 }
 
 /// The largest file a scan takes as an entry.
 fn max_file_bytes() -> u64 {
     ScanLimits::default().max_file_bytes
-}
-
-/// Drops the project's entry of a file that is gone from disk.
-fn forget_file(conn: &mut SqliteConnection, run: RunRef, path: &str) -> Result<(), StoreError> {
-    let scope = crate::entry::Scope::Project(run.project_id).key();
-    diesel::delete(
-        entries::table
-            .filter(entries::scope.eq(scope))
-            .filter(entries::path.eq(path)),
-    )
-    .execute(conn)?;
-    Ok(())
-}
-
-fn upsert_file_entry(
-    conn: &mut SqliteConnection,
-    run: RunRef,
-    path: &str,
-    content: &str,
-    divisor: u32,
-    now: Millis,
-) -> Result<(), StoreError> {
-    let scope = crate::entry::Scope::Project(run.project_id).key();
-    let id: i32 = diesel::insert_into(entries::table)
-        .values((
-            entries::scope.eq(&scope),
-            entries::path.eq(path),
-            entries::body.eq(content),
-            entries::hash.eq(hex_sha256(content)),
-            entries::tokens.eq(tokens::estimate(content, divisor)),
-            entries::created_at.eq(now.0),
-            entries::updated_at.eq(now.0),
-        ))
-        .on_conflict((entries::scope, entries::path))
-        .do_update()
-        .set((
-            entries::body.eq(content),
-            entries::hash.eq(hex_sha256(content)),
-            entries::tokens.eq(tokens::estimate(content, divisor)),
-            entries::updated_at.eq(now.0),
-        ))
-        .returning(entries::id)
-        .get_result(conn)?;
-    ensure_view(conn, run, id, Visibility::Visible, now)
 }
 
 /// Marks the run's pending proposal cancelled (the loop was cancelled or interrupted).
