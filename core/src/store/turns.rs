@@ -218,3 +218,19 @@ pub fn totals(conn: &mut SqliteConnection, run_id: i32) -> Result<Usage, StoreEr
         cost: cost.unwrap_or(0.0),
     })
 }
+
+/// The last turn of the run with both counts known: (the prompt tokens its provider reported,
+/// the tokens estimated of what was sent).
+pub fn last_measured(
+    conn: &mut SqliteConnection,
+    run_id: i32,
+) -> Result<Option<(i32, i32)>, StoreError> {
+    Ok(turns::table
+        .filter(turns::run_id.eq(run_id))
+        .filter(turns::prompt_tokens.gt(0))
+        .filter(turns::context_tokens.gt(0))
+        .order(turns::sequence.desc())
+        .select((turns::prompt_tokens, turns::context_tokens))
+        .first(conn)
+        .optional()?)
+}

@@ -8,12 +8,11 @@
 
 use super::TurnRef;
 use crate::entry::{Category, State, Visibility, Writer};
-use crate::schema::{entries, run_views, turns};
 use crate::schemes;
 use crate::store::entries::{self as store_entries, EntryWrite, ViewRow};
-use crate::store::{runs, StoreError};
+use crate::store::{runs, turns, views, StoreError};
 use crate::time::Millis;
-use diesel::prelude::*;
+use diesel::SqliteConnection;
 use serde_json::json;
 
 /// A run's budget for one turn.
@@ -67,12 +66,7 @@ pub const TAG_TOKENS: i32 = 64;
 /// each such view counted in full with its tag, whatever it was before. An upper bound, so a
 /// context that fits with it fits for certain and need not be assembled again to know.
 pub fn growth_since(conn: &mut SqliteConnection, run_id: i32, rev: i32) -> Result<i32, StoreError> {
-    let rows: Vec<(Option<String>, i32)> = run_views::table
-        .inner_join(entries::table)
-        .filter(run_views::run_id.eq(run_id))
-        .filter(run_views::rev.ge(rev))
-        .select((entries::scheme, entries::tokens))
-        .load(conn)?;
+    let rows = views::tokens_since(conn, run_id, rev)?;
     Ok(rows
         .iter()
         .filter(|(scheme, _)| schemes::lookup(scheme.as_deref()).is_some_and(|s| s.model_visible))
@@ -96,35 +90,8 @@ pub fn tokens_free(budget: &Budget, calibrated_total: i32, usage: i32) -> i32 {
 
 /// The last turn's measured ÷ estimated ratio, if a turn reported its prompt tokens.
 pub fn last_ratio(conn: &mut SqliteConnection, run_id: i32) -> Result<Option<f64>, StoreError> {
-    let last: Option<(i32, i32)> = turns::table
-        .filter(turns::run_id.eq(run_id))
-        .filter(turns::prompt_tokens.gt(0))
-        .filter(turns::context_tokens.gt(0))
-        .order(turns::sequence.desc())
-        .select((turns::prompt_tokens, turns::context_tokens))
-        .first(conn)
-        .optional()?;
+    let last = turns::last_measured(conn, run_id)?;
     Ok(last.map(|(measured, estimated)| f64::from(measured) / f64::from(estimated)))
-}
-
-fn set_visibility(
-    conn: &mut SqliteConnection,
-    run_id: i32,
-    view_ids: &[i32],
-    visibility: Visibility,
-    now: Millis,
-) -> Result<(), StoreError> {
-    for id in view_ids {
-        let rev = runs::take_rev(conn, run_id)?;
-        diesel::update(run_views::table.find(id))
-            .set((
-                run_views::visibility.eq(visibility.as_str()),
-                run_views::rev.eq(rev),
-                run_views::updated_at.eq(now.0),
-            ))
-            .execute(conn)?;
-    }
-    Ok(())
 }
 
 /// What a turn demotes so that its context fits: History Demotion (earlier loops' entries),
@@ -258,17 +225,7 @@ pub fn demote(
         if ids.is_empty() {
             continue;
         }
-        diesel::update(
-            run_views::table
-                .filter(run_views::run_id.eq(run_id))
-                .filter(run_views::id.eq_any(ids)),
-        )
-        .set((
-            run_views::visibility.eq(visibility.as_str()),
-            run_views::rev.eq(rev),
-            run_views::updated_at.eq(now.0),
-        ))
-        .execute(conn)?;
+        views::set_visibility_at(conn, run_id, ids, visibility, rev, now)?;
     }
     Ok(())
 }
@@ -340,30 +297,9 @@ pub fn demote_turn(
     t: TurnRef,
     now: Millis,
 ) -> Result<(usize, i32), StoreError> {
-    let rows: Vec<(i32, i32)> = run_views::table
-        .inner_join(entries::table)
-        .filter(run_views::run_id.eq(t.run.run_id))
-        .filter(run_views::turn.eq(t.turn))
-        .filter(run_views::visibility.eq(Visibility::Visible.as_str()))
-        .filter(run_views::state.ne(State::Proposed.as_str()))
-        .filter(
-            run_views::state
-                .ne_all([State::Failed.as_str(), State::Cancelled.as_str()])
-                // A command's output channel (Turn Demotion is rare: the fragment may be
-                // prepared each time).
-                .or(diesel::dsl::sql::<diesel::sql_types::Bool>(
-                    "json_extract(entries.attributes, '$.channel') IS NOT NULL",
-                )),
-        )
-        .filter(
-            entries::scheme
-                .ne_all(["update", "error", "budget", "prompt"])
-                .or(entries::scheme.is_null()),
-        )
-        .select((run_views::id, entries::tokens))
-        .load(conn)?;
+    let rows = views::demotable_in_turn(conn, t.run.run_id, t.turn)?;
     let ids: Vec<i32> = rows.iter().map(|r| r.0).collect();
-    set_visibility(conn, t.run.run_id, &ids, Visibility::Summarized, now)?;
+    views::set_visibility_each(conn, t.run.run_id, &ids, Visibility::Summarized, now)?;
     Ok((ids.len(), rows.iter().map(|r| r.1).sum()))
 }
 

@@ -1,0 +1,101 @@
+//! A run's views on their own: the changes that touch only `run_views` (visibility, the turn, removal) and the look-ups of views by state or turn that the turn's steps make.
+//!
+//! Entries with their views — the write path, a run's context, listings and history — are
+//! `store::entries`; these are the statements that change a view without its entry, or find
+//! views for one step's decision.
+
+use super::{runs, StoreError};
+use crate::entry::{State, Visibility};
+use crate::schema::{entries, run_views};
+use crate::time::Millis;
+use diesel::prelude::*;
+
+/// The scheme and token count of every view of the run written at revision `rev` or later.
+pub fn tokens_since(
+    conn: &mut SqliteConnection,
+    run_id: i32,
+    rev: i32,
+) -> Result<Vec<(Option<String>, i32)>, StoreError> {
+    Ok(run_views::table
+        .inner_join(entries::table)
+        .filter(run_views::run_id.eq(run_id))
+        .filter(run_views::rev.ge(rev))
+        .select((entries::scheme, entries::tokens))
+        .load(conn)?)
+}
+
+/// Makes each of the views `view_ids` of the run `visibility`, each at a revision of its own.
+pub fn set_visibility_each(
+    conn: &mut SqliteConnection,
+    run_id: i32,
+    view_ids: &[i32],
+    visibility: Visibility,
+    now: Millis,
+) -> Result<(), StoreError> {
+    for id in view_ids {
+        let rev = runs::take_rev(conn, run_id)?;
+        diesel::update(run_views::table.find(id))
+            .set((
+                run_views::visibility.eq(visibility.as_str()),
+                run_views::rev.eq(rev),
+                run_views::updated_at.eq(now.0),
+            ))
+            .execute(conn)?;
+    }
+    Ok(())
+}
+
+/// Makes the views `view_ids` of the run `visibility`, all at revision `rev` (one change).
+pub fn set_visibility_at(
+    conn: &mut SqliteConnection,
+    run_id: i32,
+    view_ids: &[i32],
+    visibility: Visibility,
+    rev: i32,
+    now: Millis,
+) -> Result<(), StoreError> {
+    diesel::update(
+        run_views::table
+            .filter(run_views::run_id.eq(run_id))
+            .filter(run_views::id.eq_any(view_ids)),
+    )
+    .set((
+        run_views::visibility.eq(visibility.as_str()),
+        run_views::rev.eq(rev),
+        run_views::updated_at.eq(now.0),
+    ))
+    .execute(conn)?;
+    Ok(())
+}
+
+/// What Turn Demotion may summarize of turn `turn` of the run: (view id, full tokens) of its
+/// visible entries that are neither proposals nor failed or cancelled (except a command's
+/// output channels, whatever their state), and not updates, errors, budget notes or prompts.
+pub fn demotable_in_turn(
+    conn: &mut SqliteConnection,
+    run_id: i32,
+    turn: i32,
+) -> Result<Vec<(i32, i32)>, StoreError> {
+    Ok(run_views::table
+        .inner_join(entries::table)
+        .filter(run_views::run_id.eq(run_id))
+        .filter(run_views::turn.eq(turn))
+        .filter(run_views::visibility.eq(Visibility::Visible.as_str()))
+        .filter(run_views::state.ne(State::Proposed.as_str()))
+        .filter(
+            run_views::state
+                .ne_all([State::Failed.as_str(), State::Cancelled.as_str()])
+                // A command's output channel (Turn Demotion is rare: the fragment may be
+                // prepared each time).
+                .or(diesel::dsl::sql::<diesel::sql_types::Bool>(
+                    "json_extract(entries.attributes, '$.channel') IS NOT NULL",
+                )),
+        )
+        .filter(
+            entries::scheme
+                .ne_all(["update", "error", "budget", "prompt"])
+                .or(entries::scheme.is_null()),
+        )
+        .select((run_views::id, entries::tokens))
+        .load(conn)?)
+}
