@@ -214,7 +214,6 @@ const SQL_HOMES: [&str; 4] = [
 const SQL_ELSEWHERE: &[&str] = &[
     "actors/src/turn/pipeline.rs",
     "core/src/tools/handler.rs",
-    "core/src/turn/proposals/mod.rs",
     "core/src/turn/recovery.rs",
     "core/src/turn/streams.rs",
 ];

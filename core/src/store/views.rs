@@ -4,6 +4,7 @@
 //! `store::entries`; these are the statements that change a view without its entry, or find
 //! views for one step's decision.
 
+use super::entries::{ViewRow, VIEW_COLUMNS};
 use super::{runs, StoreError};
 use crate::entry::{State, Visibility};
 use crate::schema::{entries, run_views};
@@ -98,4 +99,30 @@ pub fn demotable_in_turn(
         )
         .select((run_views::id, entries::tokens))
         .load(conn)?)
+}
+
+/// The run's views in state `proposed`, newest first.
+pub fn proposed(conn: &mut SqliteConnection, run_id: i32) -> Result<Vec<ViewRow>, StoreError> {
+    Ok(run_views::table
+        .inner_join(entries::table)
+        .filter(run_views::run_id.eq(run_id))
+        .filter(run_views::state.eq(State::Proposed.as_str()))
+        .order(run_views::id.desc())
+        .select(VIEW_COLUMNS)
+        .load(conn)?)
+}
+
+/// The loop the view `view_id` was last written in (`None` outside loops); an error if there
+/// is no such view.
+pub fn loop_of(conn: &mut SqliteConnection, view_id: i32) -> Result<Option<i32>, StoreError> {
+    Ok(run_views::table
+        .find(view_id)
+        .select(run_views::loop_id)
+        .first(conn)?)
+}
+
+/// Removes the view `view_id` (its entry stays for the runs that share it).
+pub fn remove(conn: &mut SqliteConnection, view_id: i32) -> Result<(), StoreError> {
+    diesel::delete(run_views::table.find(view_id)).execute(conn)?;
+    Ok(())
 }

@@ -40,13 +40,13 @@ use crate::entry::{strings_attr, text_attr, State, Visibility, Writer};
 use crate::files::ScanLimits;
 use crate::hedberg;
 use crate::path::{normalize, scheme_of};
-use crate::schema::{entries, run_views};
 use crate::store::constraints::{self, ConstraintKind};
 use crate::store::entries::{self as store_entries, EntryWrite, RunRef, ViewRow};
 use crate::store::files as store_files;
+use crate::store::views;
 use crate::store::StoreError;
 use crate::time::Millis;
-use diesel::prelude::*;
+use diesel::SqliteConnection;
 use serde_json::{json, Value};
 
 /// A client's decision on a proposal (`set {state}` on its path).
@@ -86,13 +86,7 @@ pub fn readonly_message(path: &str) -> String {
 
 /// The pending proposal of a run, if any: the proposed entry with a command index.
 pub fn pending(conn: &mut SqliteConnection, run_id: i32) -> Result<Option<ViewRow>, StoreError> {
-    let rows: Vec<ViewRow> = run_views::table
-        .inner_join(entries::table)
-        .filter(run_views::run_id.eq(run_id))
-        .filter(run_views::state.eq(State::Proposed.as_str()))
-        .order(run_views::id.desc())
-        .select(store_entries::VIEW_COLUMNS)
-        .load(conn)?;
+    let rows = views::proposed(conn, run_id)?;
     Ok(rows
         .into_iter()
         .find(|r| r.attributes().get("commandIndex").is_some()))
@@ -350,10 +344,7 @@ pub fn record(
     }
     let body = body.unwrap_or_else(|| row.body.clone());
     let turn = row.turn;
-    let loop_id: Option<i32> = run_views::table
-        .find(row.view_id)
-        .select(run_views::loop_id)
-        .first(conn)?;
+    let loop_id = views::loop_of(conn, row.view_id)?;
     store_entries::write(
         conn,
         &EntryWrite {
@@ -440,7 +431,7 @@ fn accepted(
             // An entry moved into a file leaves the run, as a move between entries does.
             if scheme_of(&from).is_some() {
                 if let Some(moved) = store_entries::by_path(conn, run.run_id, &from)? {
-                    diesel::delete(run_views::table.find(moved.view_id)).execute(conn)?;
+                    views::remove(conn, moved.view_id)?;
                 }
             }
             Ok(json!({}))
