@@ -6,7 +6,7 @@
 
 use super::entries::{ViewRow, VIEW_COLUMNS};
 use super::{runs, StoreError};
-use crate::entry::{State, Visibility};
+use crate::entry::{Scope, State, Visibility};
 use crate::schema::{entries, run_views};
 use crate::time::Millis;
 use diesel::prelude::*;
@@ -125,4 +125,49 @@ pub fn loop_of(conn: &mut SqliteConnection, view_id: i32) -> Result<Option<i32>,
 pub fn remove(conn: &mut SqliteConnection, view_id: i32) -> Result<(), StoreError> {
     diesel::delete(run_views::table.find(view_id)).execute(conn)?;
     Ok(())
+}
+
+/// The run's `search://` results still waiting for their backend: (path, turn).
+pub fn searches_in_flight(
+    conn: &mut SqliteConnection,
+    run_id: i32,
+) -> Result<Vec<(String, i32)>, StoreError> {
+    Ok(run_views::table
+        .inner_join(entries::table)
+        .filter(run_views::run_id.eq(run_id))
+        .filter(entries::scope.eq(Scope::Run(run_id).key()))
+        .filter(entries::scheme.eq("search"))
+        .filter(run_views::state.eq(State::Streaming.as_str()))
+        .select((entries::path, run_views::turn))
+        .load(conn)?)
+}
+
+/// The `sh`/`env` entries turn `turn` of the run wrote (the commands it proposed).
+pub fn commands_of_turn(
+    conn: &mut SqliteConnection,
+    run_id: i32,
+    turn: i32,
+) -> Result<Vec<ViewRow>, StoreError> {
+    Ok(run_views::table
+        .inner_join(entries::table)
+        .filter(run_views::run_id.eq(run_id))
+        .filter(run_views::turn.eq(turn))
+        .filter(entries::scheme.eq_any(["sh", "env"]))
+        .select(VIEW_COLUMNS)
+        .load(conn)?)
+}
+
+/// Every `sh`/`env` view still streaming, of every run: (run, project, path), oldest first.
+pub fn streaming_commands(
+    conn: &mut SqliteConnection,
+) -> Result<Vec<(i32, i32, String)>, StoreError> {
+    use crate::schema::runs;
+    Ok(run_views::table
+        .inner_join(entries::table)
+        .inner_join(runs::table.on(runs::id.eq(run_views::run_id)))
+        .filter(entries::scheme.eq_any(["sh", "env"]))
+        .filter(run_views::state.eq(State::Streaming.as_str()))
+        .select((run_views::run_id, runs::project_id, entries::path))
+        .order(run_views::id)
+        .load(conn)?)
 }

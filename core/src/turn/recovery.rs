@@ -10,18 +10,16 @@
 
 use super::streams::{self, Awaited};
 use super::{proposals, record, state, TurnRef};
-use crate::entry::{Scope, State};
 use crate::run::{RunStatus, StopReason};
-use crate::schema::{entries, run_views};
 use crate::store::entries::RunRef;
 use crate::store::loops::Loop;
 use crate::store::models::{self, Model};
 use crate::store::notifications::Recorded;
 use crate::store::runs::{self, Run};
-use crate::store::{loops, turns, StoreError};
+use crate::store::{loops, turns, views, StoreError};
 use crate::time::Millis;
 use crate::tools::search;
-use diesel::prelude::*;
+use diesel::SqliteConnection;
 use serde_json::{json, Value};
 
 /// The message the model and clients read on an interrupted turn.
@@ -89,7 +87,7 @@ pub fn recover(
             record::warning(conn, t, INTERRUPTED, divisor, now)?;
             // A search the server was asking when it stopped will never be answered: it fails
             // (502, like an unreachable backend) instead of streaming forever.
-            for (path, at) in searches_in_flight(conn, run.id)? {
+            for (path, at) in views::searches_in_flight(conn, run.id)? {
                 let t = TurnRef { turn: at, ..t };
                 search::record_failure(conn, t, divisor, &path, INTERRUPTED, now)?;
             }
@@ -154,19 +152,4 @@ fn awaiting_output(
         return Ok(None);
     };
     Ok(streams::awaited(conn, run_id, turn.sequence)?.map(|awaited| (active, awaited)))
-}
-
-/// The run's `search://` results still waiting for their backend: (path, turn).
-fn searches_in_flight(
-    conn: &mut SqliteConnection,
-    run_id: i32,
-) -> Result<Vec<(String, i32)>, StoreError> {
-    Ok(run_views::table
-        .inner_join(entries::table)
-        .filter(run_views::run_id.eq(run_id))
-        .filter(entries::scope.eq(Scope::Run(run_id).key()))
-        .filter(entries::scheme.eq("search"))
-        .filter(run_views::state.eq(State::Streaming.as_str()))
-        .select((entries::path, run_views::turn))
-        .load(conn)?)
 }

@@ -11,12 +11,10 @@ pub use crate::commands::StreamEnd;
 
 use crate::config::CommandRunner;
 use crate::entry::{strings_attr, text_attr, State, Visibility, Writer};
-use crate::schema::{entries as entries_table, run_views};
 use crate::store::entries::{self, EntryWrite, RunRef, ViewRow};
 use crate::store::ops::{change_view, Op, ViewChange};
-use crate::store::StoreError;
+use crate::store::{views, StoreError};
 use crate::time::Millis;
-use diesel::prelude::*;
 use diesel::SqliteConnection;
 use serde_json::{Map, Value};
 
@@ -307,13 +305,7 @@ pub fn awaited(
     run_id: i32,
     turn: i32,
 ) -> Result<Option<Awaited>, StoreError> {
-    let rows: Vec<ViewRow> = run_views::table
-        .inner_join(entries_table::table)
-        .filter(run_views::run_id.eq(run_id))
-        .filter(run_views::turn.eq(turn))
-        .filter(entries_table::scheme.eq_any(["sh", "env"]))
-        .select(entries::VIEW_COLUMNS)
-        .load(conn)?;
+    let rows = views::commands_of_turn(conn, run_id, turn)?;
     Ok(rows
         .iter()
         .find(|r| r.attributes().get(AWAITING) == Some(&Value::Bool(true)))
@@ -328,18 +320,7 @@ pub fn fail_all_streaming(
     divisor: u32,
     now: Millis,
 ) -> Result<Vec<(RunRef, String)>, StoreError> {
-    let channels: Vec<(i32, i32, String)> = run_views::table
-        .inner_join(entries_table::table)
-        .inner_join(crate::schema::runs::table.on(crate::schema::runs::id.eq(run_views::run_id)))
-        .filter(entries_table::scheme.eq_any(["sh", "env"]))
-        .filter(run_views::state.eq(State::Streaming.as_str()))
-        .select((
-            run_views::run_id,
-            crate::schema::runs::project_id,
-            entries_table::path,
-        ))
-        .order(run_views::id)
-        .load(conn)?;
+    let channels = views::streaming_commands(conn)?;
     let mut settled: Vec<(RunRef, String)> = Vec::new();
     for (run_id, project_id, channel) in channels {
         let run = RunRef { run_id, project_id };
