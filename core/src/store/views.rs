@@ -171,3 +171,21 @@ pub fn streaming_commands(
         .order(run_views::id)
         .load(conn)?)
 }
+
+/// Removes the views `view_ids` (their entries stay for the runs that share them).
+pub fn remove_all(conn: &mut SqliteConnection, view_ids: &[i32]) -> Result<(), StoreError> {
+    diesel::delete(run_views::table.filter(run_views::id.eq_any(view_ids))).execute(conn)?;
+    Ok(())
+}
+
+/// Dates the views `view_ids` to turn `turn` (their revision and state stay).
+pub fn set_turn(
+    conn: &mut SqliteConnection,
+    view_ids: &[i32],
+    turn: i32,
+) -> Result<(), StoreError> {
+    diesel::update(run_views::table.filter(run_views::id.eq_any(view_ids)))
+        .set(run_views::turn.eq(turn))
+        .execute(conn)?;
+    Ok(())
+}

@@ -8,18 +8,18 @@
 
 use super::context::DispatchCtx;
 use super::messages;
-use crate::entry::{Scope, State, Visibility, Writer};
+use crate::entry::{State, Visibility, Writer};
 use crate::hedberg::{self, PatternKind};
 use crate::parse::ToolCall;
 use crate::path::{normalize, scheme_of};
-use crate::schema::{entries as e, run_views as v};
 use crate::schemes;
 use crate::store::entries::{self, EntryWrite, ViewRow};
+use crate::store::files;
 use crate::store::ops::{self, check_writer, Op, ViewChange};
-use crate::store::StoreError;
+use crate::store::{views, StoreError};
 use crate::time::Millis;
 use crate::tokens;
-use diesel::prelude::*;
+use diesel::SqliteConnection;
 use serde_json::{Map, Value};
 
 /// Characters of a `summary` attribute that are kept.
@@ -259,13 +259,7 @@ impl Handler<'_> {
         if let Some(row) = self.find(path)? {
             return Ok(Some(row.body));
         }
-        let scope = Scope::Project(self.ctx.t.run.project_id).key();
-        Ok(e::table
-            .filter(e::scope.eq(scope))
-            .filter(e::path.eq(path))
-            .select(e::body)
-            .first(self.conn)
-            .optional()?)
+        files::body(self.conn, self.ctx.t.run.project_id, path)
     }
 
     /// Writes a scheme entry for the model: resolved, in this turn, after the writer check.
@@ -326,8 +320,7 @@ impl Handler<'_> {
     /// Removes the run's views of `rows` (the entries stay for other runs).
     pub fn remove_views(&mut self, rows: &[ViewRow]) -> Result<(), StoreError> {
         let ids: Vec<i32> = rows.iter().map(|r| r.view_id).collect();
-        diesel::delete(v::table.filter(v::id.eq_any(&ids))).execute(self.conn)?;
-        Ok(())
+        views::remove_all(self.conn, &ids)
     }
 
     /// Sets the visibility of `rows` as `writer`, and dates them to this turn so the turn's budget check sees them.
@@ -349,10 +342,7 @@ impl Handler<'_> {
             ops::change_view(self.conn, &op, row, &change)?;
         }
         let ids: Vec<i32> = rows.iter().map(|r| r.view_id).collect();
-        diesel::update(v::table.filter(v::id.eq_any(&ids)))
-            .set(v::turn.eq(self.ctx.t.turn))
-            .execute(self.conn)?;
-        Ok(())
+        views::set_turn(self.conn, &ids, self.ctx.t.turn)
     }
 
     /// A body-less change (visibility, summary) of every entry `raw` selects, by the model.
