@@ -210,9 +210,6 @@ const SQL_HOMES: [&str; 4] = [
     "core/src/hedberg/sql.rs",
 ];
 
-/// Files that still hold SQL outside the store; each is to be removed (issue 28 item 3).
-const SQL_ELSEWHERE: &[&str] = &["actors/src/turn/pipeline.rs"];
-
 /// Queries are named store functions: outside tests, SQL (the schema, diesel's query DSL, raw
 /// SQL) is written only under `core/src/store/` (and the schema and connection set-up).
 #[test]
@@ -228,8 +225,7 @@ fn sql_lives_in_the_store() {
             }
         }
     }
-    let expected: BTreeSet<String> = SQL_ELSEWHERE.iter().map(|f| (*f).to_owned()).collect();
-    assert_eq!(offenders, expected, "SQL outside core/src/store");
+    assert_eq!(offenders, BTreeSet::new(), "SQL outside core/src/store");
 }
 
 /// Core reads no clock: outside tests it never calls `SystemTime::now` or `Instant::now`;

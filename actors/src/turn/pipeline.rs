@@ -11,7 +11,6 @@ use rummy_core::hedberg;
 use rummy_core::parse::{looks_like_tool_call, parse_reply, ParsedReply, ToolCall};
 use rummy_core::provider::{ChatMessage, Completion};
 use rummy_core::run::RunStatus;
-use rummy_core::schema::turns as turns_table;
 use rummy_core::store::context::{context_since, KeptContext};
 use rummy_core::store::entries;
 use rummy_core::store::notifications::Recorded;
@@ -517,14 +516,10 @@ async fn resume(
     let (turn_id, reply, usage) = svc
         .store
         .read(move |c| {
-            use diesel::prelude::*;
-            let (id, prompt, completion, total): (i32, i32, i32, i32) = turns_table::table
-                .filter(turns_table::run_id.eq(run.run_id))
-                .filter(turns_table::sequence.eq(turn))
-                .select((turns_table::id, turns_table::prompt_tokens, turns_table::completion_tokens, turns_table::total_tokens))
-                .first(c)?;
+            let tokens = turns::tokens_of(c, run.run_id, turn)?;
             let reply = entries::by_path(c, run.run_id, &format!("assistant://{turn}"))?.map(|r| r.body).unwrap_or_default();
-            Ok((id, reply, json!({ "promptTokens": prompt, "completionTokens": completion, "totalTokens": total })))
+            let usage = json!({ "promptTokens": tokens.prompt, "completionTokens": tokens.completion, "totalTokens": tokens.total });
+            Ok((tokens.id, reply, usage))
         })
         .await
         .map_err(failure)?;

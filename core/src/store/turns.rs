@@ -234,3 +234,40 @@ pub fn last_measured(
         .first(conn)
         .optional()?)
 }
+
+/// A turn's id and the token counts its provider reported.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TurnTokens {
+    /// The turn's id.
+    pub id: i32,
+    /// Prompt tokens.
+    pub prompt: i32,
+    /// Completion tokens.
+    pub completion: i32,
+    /// Total tokens.
+    pub total: i32,
+}
+
+/// The id and reported token counts of turn `sequence` of the run; an error if there is none.
+pub fn tokens_of(
+    conn: &mut SqliteConnection,
+    run_id: i32,
+    sequence: i32,
+) -> Result<TurnTokens, StoreError> {
+    let (id, prompt, completion, total) = turns::table
+        .filter(turns::run_id.eq(run_id))
+        .filter(turns::sequence.eq(sequence))
+        .select((
+            turns::id,
+            turns::prompt_tokens,
+            turns::completion_tokens,
+            turns::total_tokens,
+        ))
+        .first(conn)?;
+    Ok(TurnTokens {
+        id,
+        prompt,
+        completion,
+        total,
+    })
+}
