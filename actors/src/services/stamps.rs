@@ -1,8 +1,8 @@
 //! What the server knows of each project root's files on disk: the stamps of the last committed scan, and whether the disk may have changed since (the directories are watched).
 //!
 //! Shared through `Services`; `files` begins and ends each scan through it. A scan is counted
-//! in flight from [`ScanStamps::begin`] until its sync committed or it was dropped
-//! ([`ScanStamps::end`]); only a committed scan's stamps are kept, and only a scan that began
+//! in flight from `ScanStamps::begin` until its sync committed or it was dropped
+//! (`ScanStamps::end`); only a committed scan's stamps are kept, and only a scan that began
 //! after the last change seen, walked from the root, was complete and ran under the watch of
 //! every directory it walked lets the next loop start skip the walk.
 

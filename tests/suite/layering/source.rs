@@ -206,15 +206,15 @@ pub(super) fn declared_modules(code: &str) -> Vec<String> {
 }
 
 /// The crates whose modules are checked: (name, root file).
-pub(super) const CRATES: [(&str, &str); 6] = [
+pub(super) const CRATES: [(&str, &str); 7] = [
     ("rummy-core", "core/src/lib.rs"),
     ("rummy-actors", "actors/src/lib.rs"),
     ("rummy", "src/lib.rs"),
     ("rummy (binary)", "src/main.rs"),
     ("rummy-client", "client/src/lib.rs"),
     ("rummy-testkit", "testkit/src/lib.rs"),
+    ("rummy-bench", "bench/src/lib.rs"),
 ];
-
 /// The module paths a file's code names through `crate::…` and `super::…`, resolved from the
 /// file's own module path (`self::` stays inside the module and is left out).
 pub(super) fn named_paths(file: &ModuleFile) -> Vec<Vec<String>> {
