@@ -2,7 +2,7 @@
 
 use super::Scan;
 use crate::entry::Writer;
-use crate::store::files::{self, FileContent};
+use crate::store::files::{self, FileContent, ScanContent};
 use crate::store::StoreError;
 use crate::time::Millis;
 use diesel::SqliteConnection;
@@ -29,13 +29,16 @@ pub fn sync_project(
             hash: &f.hash,
         })
         .collect();
+    let content = ScanContent {
+        files: &read,
+        unchanged: &scan.unchanged,
+        complete: !scan.truncated,
+    };
+    // The server's own scan.
     files::sync(
         conn,
         project_id,
-        &read,
-        &scan.unchanged,
-        !scan.truncated,
-        // The server's own scan.
+        content,
         Writer::System,
         token_divisor,
         now,

@@ -49,20 +49,25 @@ fn admit(writer: Writer) -> Result<(), StoreError> {
     entries::admitted("", None, writer).map(|_| ())
 }
 
-/// Brings the project's file entries in line with a scan, as `writer`: `files` read from disk
-/// added or refreshed (hash, tokens), files gone from disk removed (only when `complete`: the
-/// scan saw every file). Files the scan found `unchanged` keep their entries; any of them
-/// without one is counted as `missing`.
-#[expect(
-    clippy::too_many_arguments,
-    reason = "a scan's parts and the write's context; one write context is issue 28 item 5"
-)]
+/// What a scan of a project root found, as the sync needs it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ScanContent<'a> {
+    /// The files it read from disk.
+    pub files: &'a [FileContent<'a>],
+    /// The files it did not read because their stamps were unchanged.
+    pub unchanged: &'a [String],
+    /// Whether it saw every file (no limit cut it short): only then are files removed.
+    pub complete: bool,
+}
+
+/// Brings the project's file entries in line with a scan, as `writer`: the files it read
+/// added or refreshed (hash, tokens), files gone from disk removed (only after a complete
+/// scan). Files the scan found unchanged keep their entries; any of them without one is
+/// counted as `missing`.
 pub fn sync(
     conn: &mut SqliteConnection,
     project_id: i32,
-    files: &[FileContent<'_>],
-    unchanged: &[String],
-    complete: bool,
+    scan: ScanContent<'_>,
     writer: Writer,
     token_divisor: u32,
     now: Millis,
@@ -78,7 +83,7 @@ pub fn sync(
         .map(|(path, id, hash)| (path, (id, hash)))
         .collect();
     let mut report = SyncReport::default();
-    for file in files {
+    for file in scan.files {
         let tokens = tokens::estimate(file.body, token_divisor);
         match stored.get(file.path) {
             Some((_, hash)) if hash == file.hash => {}
@@ -109,15 +114,17 @@ pub fn sync(
             }
         }
     }
-    report.missing = unchanged
+    report.missing = scan
+        .unchanged
         .iter()
         .filter(|path| !stored.contains_key(*path))
         .count();
-    if complete {
-        let present: HashSet<&str> = files
+    if scan.complete {
+        let present: HashSet<&str> = scan
+            .files
             .iter()
             .map(|f| f.path)
-            .chain(unchanged.iter().map(String::as_str))
+            .chain(scan.unchanged.iter().map(String::as_str))
             .collect();
         let gone: Vec<i32> = stored
             .iter()
@@ -329,4 +336,124 @@ pub fn body(
         .select(entries_table::body)
         .first(conn)
         .optional()?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::entry::State;
+    use crate::store::testing::{memory, project, run, NOW};
+    use pretty_assertions::assert_eq;
+
+    /// One project file as the run `run_id` sees it: (body, visibility, state, turn, writes).
+    fn seen(
+        conn: &mut SqliteConnection,
+        run_id: i32,
+        path: &str,
+    ) -> (String, String, String, i32, i32) {
+        run_views::table
+            .inner_join(entries_table::table)
+            .filter(run_views::run_id.eq(run_id))
+            .filter(entries_table::path.eq(path))
+            .select((
+                entries_table::body,
+                run_views::visibility,
+                run_views::state,
+                run_views::turn,
+                run_views::write_count,
+            ))
+            .first(conn)
+            .unwrap()
+    }
+
+    /// A file's content written after the disk changed replaces the entry's body and makes the
+    /// run's view visible, but leaves the view's state, turn and write count: the file is not a
+    /// turn's write.
+    #[test]
+    fn a_files_content_follows_the_disk_and_leaves_the_view_as_it_was() {
+        let mut conn = memory();
+        let p = project(&mut conn, "p");
+        let r = run(&mut conn, p.id, "r");
+        let read = [FileContent {
+            path: "a.txt",
+            body: "one",
+            hash: &hex_sha256("one"),
+        }];
+        let scan = ScanContent {
+            files: &read,
+            unchanged: &[],
+            complete: true,
+        };
+        sync(&mut conn, p.id, scan, Writer::System, 2, NOW).unwrap();
+        assert_eq!(attach(&mut conn, r, &[], |_, _| false, NOW).unwrap(), 1);
+        let before = seen(&mut conn, r.run_id, "a.txt");
+        assert_eq!(
+            before,
+            (
+                "one".to_owned(),
+                "summarized".to_owned(),
+                State::Resolved.as_str().to_owned(),
+                0,
+                1
+            )
+        );
+
+        write_file(&mut conn, r, "a.txt", "two", Writer::System, 2, NOW).unwrap();
+
+        let (_, _, state, turn, writes) = before;
+        assert_eq!(
+            seen(&mut conn, r.run_id, "a.txt"),
+            ("two".to_owned(), "visible".to_owned(), state, turn, writes)
+        );
+    }
+
+    /// A complete scan removes the files it did not see; an incomplete one removes nothing, and
+    /// a file it skipped as unchanged without an entry is reported missing.
+    #[test]
+    fn only_a_complete_scan_removes_files() {
+        let mut conn = memory();
+        let p = project(&mut conn, "p");
+        let file = |path: &'static str| FileContent {
+            path,
+            body: path,
+            hash: path,
+        };
+        let both = [file("a.txt"), file("b.txt")];
+        let all = ScanContent {
+            files: &both,
+            unchanged: &[],
+            complete: true,
+        };
+        let added = sync(&mut conn, p.id, all, Writer::System, 2, NOW).unwrap();
+        assert_eq!((added.added, added.removed), (2, 0));
+
+        let only_a = [file("a.txt")];
+        let cut_short = ScanContent {
+            files: &only_a,
+            unchanged: &["c.txt".to_owned()],
+            complete: false,
+        };
+        let partial = sync(&mut conn, p.id, cut_short, Writer::System, 2, NOW).unwrap();
+        assert_eq!(
+            partial,
+            SyncReport {
+                added: 0,
+                changed: 0,
+                removed: 0,
+                missing: 1,
+            }
+        );
+        let full = ScanContent {
+            complete: true,
+            unchanged: &[],
+            ..cut_short
+        };
+        let removed = sync(&mut conn, p.id, full, Writer::System, 2, NOW).unwrap();
+        assert_eq!(removed.removed, 1);
+        assert_eq!(body(&mut conn, p.id, "b.txt").unwrap(), None);
+        assert_eq!(
+            body(&mut conn, p.id, "a.txt").unwrap().as_deref(),
+            Some("a.txt")
+        );
+    }
 }
