@@ -1,4 +1,8 @@
 //! The handles every actor shares: the store, the notification hub, the providers, the search backend, the configuration, admission to the places in flight, the in-memory state of project files (scan stamps, resolution locks) and of accepted commands.
+//!
+//! The shared state is defined here ([`stamps`], [`locks`], [`commands`]), below the modules
+//! that act with `Services` (`files`, `proposals`, `commands`, `turn`): it never depends on
+//! what uses it, so no module and `Services` need each other.
 
 pub mod commands;
 pub mod locks;
