@@ -18,8 +18,8 @@
 //! (`loops.waiting_since`).
 
 use crate::clock::now;
+use crate::hub::publish_state;
 use crate::hub::NotificationHub;
-use crate::services::publish_state;
 use crate::store::Store;
 use actix::prelude::*;
 use rummy_core::fair::admission::{Ask, Book, Queued, RunLimits};

@@ -9,6 +9,8 @@
 //! notification, however large.
 
 use actix::prelude::*;
+use rummy_core::store::notifications::Recorded;
+use rummy_core::wire::jsonrpc::notification_text;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -339,6 +341,37 @@ impl Handler<CloseAll> for NotificationHub {
         }
         self.sessions.len()
     }
+}
+
+/// Sends a recorded `run/state` push through `hub` to every session of the project, as it was
+/// stored, in its run's order (for actors that hold the hub but not the services).
+pub fn publish_state(hub: &Addr<NotificationHub>, project_id: i32, run: &str, state: &Recorded) {
+    send(
+        hub,
+        project_id,
+        run,
+        notification_text("run/state", state.json()),
+        Some(state.seq()),
+    );
+}
+
+/// Sends a notification's text through `hub` to every session of the project (`seq`: its place
+/// in the run's sequence, for `run/state`).
+pub fn send(
+    hub: &Addr<NotificationHub>,
+    project_id: i32,
+    run: &str,
+    text: String,
+    seq: Option<i32>,
+) {
+    hub.do_send(Publish {
+        project_id,
+        notify: Notify {
+            run: Arc::from(run),
+            text: Arc::from(text),
+            seq,
+        },
+    });
 }
 
 #[cfg(test)]

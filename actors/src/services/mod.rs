@@ -9,7 +9,7 @@ pub mod locks;
 pub mod stamps;
 
 use crate::admission::Admission;
-use crate::hub::{NotificationHub, Notify, Publish};
+use crate::hub::{publish_state, send, NotificationHub};
 use crate::provider::Providers;
 use crate::search::SearchClient;
 use crate::store::Store;
@@ -18,7 +18,7 @@ use commands::Commands;
 use locks::ResolutionLocks;
 use rummy_core::config::Config;
 use rummy_core::store::notifications::Recorded;
-use rummy_core::wire::jsonrpc::{notification, notification_text};
+use rummy_core::wire::jsonrpc::notification;
 use serde_json::Value;
 use stamps::ScanStamps;
 use std::sync::Arc;
@@ -61,27 +61,4 @@ impl Services {
     fn send(&self, project_id: i32, run: &str, text: String) {
         send(&self.hub, project_id, run, text, None);
     }
-}
-
-/// Sends a recorded `run/state` push through `hub` to every session of the project, as it was
-/// stored (for actors that hold the hub but not the services).
-pub fn publish_state(hub: &Addr<NotificationHub>, project_id: i32, run: &str, state: &Recorded) {
-    send(
-        hub,
-        project_id,
-        run,
-        notification_text("run/state", state.json()),
-        Some(state.seq()),
-    );
-}
-
-fn send(hub: &Addr<NotificationHub>, project_id: i32, run: &str, text: String, seq: Option<i32>) {
-    hub.do_send(Publish {
-        project_id,
-        notify: Notify {
-            run: Arc::from(run),
-            text: Arc::from(text),
-            seq,
-        },
-    });
 }
