@@ -94,7 +94,7 @@ impl ProjectScan {
             scan_since(&root, ScanLimits::default(), &stamps, now())
         })
         .await
-        .map_err(|e| StoreError::Pool(format!("scan task failed: {e}")))?;
+        .map_err(|e| StoreError::Task(Box::new(e)))?;
         Ok(scan)
     }
 

@@ -22,7 +22,7 @@ use rummy_core::db::{self, ReadPool};
 use rummy_core::store::StoreError;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::Path;
-use std::sync::mpsc;
+use std::sync::{mpsc, Arc};
 use std::time::Duration;
 use tokio::sync::oneshot;
 
@@ -36,6 +36,9 @@ impl<R: Send + 'static> Message for Write<R> {
     type Result = Result<R, StoreError>;
 }
 
+/// The writer, as [`StoreError::Stopped`] names it.
+const WRITER: &str = "the store writer";
+
 /// The most units one transaction takes; later ones wait for the next group.
 const MAX_GROUP: usize = 64;
 
@@ -47,7 +50,7 @@ trait Unit: Send {
     /// the transaction back.
     fn run(&mut self, conn: &mut SqliteConnection, alone: bool) -> bool;
     /// Answers the caller: the unit's result, or `failed` when the group did not commit.
-    fn settle(self: Box<Self>, failed: Option<&StoreError>);
+    fn settle(self: Box<Self>, failed: Option<&Arc<StoreError>>);
 }
 
 struct Pending<R> {
@@ -73,20 +76,20 @@ impl<R: Send + 'static> Unit for Pending<R> {
                 // The savepoint is still open: roll it back so the group goes on without it.
                 let _ = AnsiTransactionManager::rollback_transaction(conn);
             }
-            Err(StoreError::Invalid(
-                "a store write panicked; it was rolled back".into(),
-            ))
+            Err(StoreError::Panicked)
         });
         let ok = result.is_ok();
         self.result = Some(result);
         ok
     }
 
-    fn settle(self: Box<Self>, failed: Option<&StoreError>) {
+    fn settle(self: Box<Self>, failed: Option<&Arc<StoreError>>) {
         let result = match (failed, self.result) {
-            (Some(e), _) => Err(StoreError::Pool(format!("the write did not commit: {e}"))),
+            (Some(e), _) => Err(StoreError::Uncommitted(Arc::clone(e))),
             (None, Some(result)) => result,
-            (None, None) => Err(StoreError::Pool("the write never ran".into())),
+            // A group that committed ran every unit: only a writer dropping the unit unrun
+            // could leave it without a result.
+            (None, None) => Err(StoreError::Stopped(WRITER)),
         };
         let _ = self.reply.send(result);
     }
@@ -185,11 +188,7 @@ impl<R: Send + 'static> Handler<Write<R>> for StoreActor {
             result: None,
             reply,
         }));
-        Box::pin(async move {
-            answer
-                .await
-                .map_err(|_| StoreError::Pool("store writer stopped".into()))?
-        })
+        Box::pin(async move { answer.await.map_err(|_| StoreError::Stopped(WRITER))? })
     }
 }
 
@@ -216,7 +215,7 @@ impl Handler<Flush> for StoreActor {
         });
         let failed = match committed {
             Ok(()) | Err(Group::Alone) => None,
-            Err(Group::Store(e)) => Some(e),
+            Err(Group::Store(e)) => Some(Arc::new(e)),
         };
         if let Some(e) = &failed {
             tracing::error!(error = %e, units = group.len(), "a group of store writes failed to commit");
@@ -268,7 +267,7 @@ impl Store {
         std::thread::Builder::new()
             .name("rummy-checkpoint".into())
             .spawn(move || checkpoints(checkpointer, stopped, weak))
-            .map_err(|e| StoreError::Pool(format!("cannot start the checkpoint thread: {e}")))?;
+            .map_err(StoreError::Spawn)?;
         Ok(Store {
             writer,
             readers: pool,
@@ -285,7 +284,7 @@ impl Store {
         self.writer
             .send(Write(Box::new(f)))
             .await
-            .map_err(|e| StoreError::Pool(format!("store writer unavailable: {e}")))?
+            .map_err(|_| StoreError::Stopped(WRITER))?
     }
 
     /// Runs `f` on a read-only connection off the async threads.
@@ -296,10 +295,10 @@ impl Store {
     {
         let pool = self.readers.clone();
         actix_rt::task::spawn_blocking(move || {
-            let mut conn = pool.get().map_err(|e| StoreError::Pool(e.to_string()))?;
+            let mut conn = pool.get()?;
             f(&mut conn)
         })
         .await
-        .map_err(|e| StoreError::Pool(format!("read task failed: {e}")))?
+        .map_err(|e| StoreError::Task(Box::new(e)))?
     }
 }

@@ -38,7 +38,7 @@ pub fn open_writer(path: &Path) -> Result<SqliteConnection, StoreError> {
 /// Runs every pending migration.
 pub fn run_migrations(conn: &mut SqliteConnection) -> Result<(), StoreError> {
     conn.run_pending_migrations(MIGRATIONS)
-        .map_err(|e| StoreError::Migration(e.to_string()))?;
+        .map_err(StoreError::Migration)?;
     Ok(())
 }
 
@@ -63,7 +63,7 @@ pub fn open_read_pool(path: &Path, size: u32) -> Result<ReadPool, StoreError> {
         .test_on_check_out(false)
         .connection_customizer(Box::new(ReadOnly))
         .build(manager)
-        .map_err(|e| StoreError::Pool(e.to_string()))
+        .map_err(StoreError::Pool)
 }
 
 /// Hands WAL checkpoints to another connection: the writer stops checkpointing on its own

@@ -41,7 +41,14 @@ pub fn run(command: TokenCommand) -> Exit {
     };
     let now = now();
     let done = match command {
-        TokenCommand::Create(args) => create(&mut conn, &args, now),
+        TokenCommand::Create(args) => {
+            // Not the store's failure, nor the user's: the system has no randomness to give.
+            let mut secret = [0u8; 32];
+            if let Err(e) = getrandom::fill(&mut secret) {
+                return fail(Exit::Failure, &format!("no randomness for a token: {e}"));
+            }
+            create(&mut conn, &args, &secret, now)
+        }
         TokenCommand::List(args) => tokens::list(&mut conn).map(|list| list_out(&list, args.json)),
         TokenCommand::Revoke(args) => tokens::revoke(&mut conn, &args.token, now).map(|t| {
             say(&format!(
@@ -65,6 +72,7 @@ pub fn run(command: TokenCommand) -> Exit {
 fn create(
     conn: &mut diesel::SqliteConnection,
     args: &TokenCreateArgs,
+    secret: &[u8; 32],
     now: Millis,
 ) -> Result<(), StoreError> {
     let expires_at = match args.expires.as_deref().map(age_ms).transpose() {
@@ -82,10 +90,7 @@ fn create(
             .collect(),
         expires_at,
     };
-    let mut secret = [0u8; 32];
-    getrandom::fill(&mut secret)
-        .map_err(|e| StoreError::Invalid(format!("no randomness for a token: {e}")))?;
-    let (text, made) = tokens::create(conn, &new, &secret, now)?;
+    let (text, made) = tokens::create(conn, &new, secret, now)?;
     let grant = if made.admin {
         "admin: every project".to_owned()
     } else if made.projects.is_empty() {

@@ -4,6 +4,7 @@ use diesel::prelude::*;
 use diesel::sql_types::Integer;
 use rummy_actors::store::Store;
 use rummy_core::store::StoreError;
+use rummy_core::wire::jsonrpc;
 
 #[derive(QueryableByName)]
 struct N {
@@ -63,10 +64,7 @@ async fn a_failing_or_panicking_write_rolls_back_alone() {
     for (i, outcome) in outcomes.iter().enumerate() {
         match i {
             3 => assert!(matches!(outcome, Err(StoreError::Invalid(m)) if m == "refused")),
-            5 => assert!(
-                matches!(outcome, Err(StoreError::Invalid(m)) if m.contains("panicked")),
-                "{outcome:?}"
-            ),
+            5 => assert!(matches!(outcome, Err(StoreError::Panicked)), "{outcome:?}"),
             _ => assert!(outcome.is_ok(), "write {i}: {outcome:?}"),
         }
     }
@@ -100,12 +98,32 @@ async fn a_lone_failing_or_panicking_write_leaves_nothing_behind() {
         })
         .await;
     assert!(
-        matches!(&panicked, Err(StoreError::Invalid(m)) if m.contains("panicked")),
+        matches!(&panicked, Err(StoreError::Panicked)),
         "{panicked:?}"
     );
     let kept = store.write(|c| insert_project(c, "kept")).await;
     assert!(kept.is_ok(), "{kept:?}");
     assert_eq!(store.read(project_names).await.unwrap(), ["kept"]);
+}
+
+/// A store unit that panics is the server's failure, never the client's: its caller answers
+/// -32603 "internal error" with no detail (the panic's message stays in the log), not -32602.
+#[actix_rt::test]
+async fn a_panicking_unit_answers_internal_error_without_detail() {
+    let home = tempfile::TempDir::new().unwrap();
+    let store = Store::open(&home.path().join("rummy.db"), 2).unwrap();
+    let panicked = store
+        .write(|_| -> Result<(), StoreError> { panic!("a secret detail in a bug") })
+        .await
+        .unwrap_err();
+    let call: Box<serde_json::value::RawValue> =
+        serde_json::from_str(r#"{"jsonrpc":"2.0","id":7,"method":"set"}"#).unwrap();
+    let id = jsonrpc::parse_request(&call).unwrap().id;
+    let answer = jsonrpc::error_response(id.as_ref(), &rummy_actors::errors::from_store(panicked));
+    assert_eq!(
+        answer,
+        r#"{"jsonrpc":"2.0","id":7,"error":{"code":-32603,"data":{"kind":"internal"},"message":"internal error"}}"#
+    );
 }
 
 /// How many times the write-ahead log of the database at `db` has started over from its

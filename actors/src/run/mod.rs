@@ -651,7 +651,7 @@ impl Handler<QueueLoop> for RunActor {
                 .send(enqueue)
                 .into_actor(self)
                 .map(|res, act, ctx| {
-                    res.map_err(|e| StoreError::Pool(format!("loop queue unavailable: {e}")))??;
+                    res.map_err(|_| StoreError::Stopped("the loop queue"))??;
                     act.wake(ctx);
                     Ok(())
                 }),
@@ -676,7 +676,7 @@ impl Handler<Inject> for RunActor {
                     .send(queued)
                     .into_actor(self)
                     .map(|res, act, ctx| {
-                        res.map_err(|e| StoreError::Pool(format!("loop queue unavailable: {e}")))??;
+                        res.map_err(|_| StoreError::Stopped("the loop queue"))??;
                         act.wake(ctx);
                         Ok(false)
                     }),

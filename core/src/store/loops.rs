@@ -156,11 +156,7 @@ pub fn route(
         _ => Map::new(),
     };
     let routed = routing::decide(&loop_row.prompt, &loop_row.model, routing);
-    config.insert(
-        ROUTED.to_owned(),
-        serde_json::to_value(&routed)
-            .map_err(|e| StoreError::Invalid(format!("routing decision: {e}")))?,
-    );
+    config.insert(ROUTED.to_owned(), serde_json::to_value(&routed)?);
     Ok(diesel::update(loops::table.find(loop_row.id))
         .set((
             loops::model.eq(&routed.model),

@@ -24,23 +24,54 @@ pub(crate) mod testing;
 mod tests;
 
 use crate::entry::Writer;
+use std::sync::Arc;
 use thiserror::Error;
 
-/// Why a store call failed; each variant maps to one client-facing error.
+/// Why a store call failed. Returned by every store function and by the actors' `Store`
+/// handle (which adds the kinds of its own machinery: a writer that stopped, a unit that
+/// panicked, a group that did not commit, a blocking task that did not finish).
+///
+/// The caller reacts by kind, never by text: the session maps each variant to one wire error
+/// (`rummy_actors::errors`), a turn ends its loop 500 with the message as its `error://` entry,
+/// start-up gives up. Only `Permission`, `NotFound`, `Conflict`, `Invalid` and `TooLarge` are
+/// the client's doing and reach it with their message; every other variant is the server's
+/// failure: logged, and answered -32603 with no detail.
 #[derive(Debug, Error)]
 pub enum StoreError {
-    /// SQLite or diesel failed; the caller reports an internal error.
+    /// SQLite or diesel failed (-32603).
     #[error("database error: {0}")]
     Db(#[from] diesel::result::Error),
-    /// The database could not be opened.
+    /// The database could not be opened (start-up gives up).
     #[error("cannot open database: {0}")]
     Connection(#[from] diesel::ConnectionError),
-    /// A migration failed at start-up.
+    /// A migration failed at start-up (start-up gives up).
     #[error("migration failed: {0}")]
-    Migration(String),
-    /// The read pool could not be built or hand out a connection.
+    Migration(#[source] Box<dyn std::error::Error + Send + Sync>),
+    /// The read pool could not be built, or could not hand out a connection in time (-32603).
     #[error("read pool: {0}")]
-    Pool(String),
+    Pool(#[from] diesel::r2d2::PoolError),
+    /// A value the server built could not be turned into JSON or read back from it (-32603).
+    #[error("JSON: {0}")]
+    Json(#[from] serde_json::Error),
+    /// The unit of work panicked; its savepoint (or transaction) was rolled back and the
+    /// writer goes on (-32603: a bug, never the client's doing).
+    #[error("a store unit panicked; it was rolled back")]
+    Panicked,
+    /// The actor that serialises this store work (named) stopped, or never answered: nothing
+    /// of it was written (-32603; the server is stopping).
+    #[error("{0} stopped before the work was done")]
+    Stopped(&'static str),
+    /// The unit's own work succeeded but its group's transaction did not commit: nothing of it
+    /// was written (-32603).
+    #[error("the write did not commit: {0}")]
+    Uncommitted(#[source] Arc<StoreError>),
+    /// Work handed to the blocking pool (a read, a project scan) panicked or was cancelled
+    /// (-32603).
+    #[error("a blocking task did not finish: {0}")]
+    Task(#[source] Box<dyn std::error::Error + Send + Sync>),
+    /// A thread the store needs (its checkpoint thread) could not be started (start-up gives up).
+    #[error("cannot start a store thread: {0}")]
+    Spawn(#[source] std::io::Error),
     /// A writer tier wrote a scheme it may not write (-32003).
     #[error("permission denied: writer \"{writer}\" may not write scheme \"{scheme}\" (allowed: {allowed})")]
     Permission {
@@ -57,7 +88,7 @@ pub enum StoreError {
     /// The write conflicts with what is stored (-32005).
     #[error("{0}")]
     Conflict(String),
-    /// The input is not acceptable (-32602).
+    /// The client's input is not acceptable (-32602); never a failure of the server's own.
     #[error("{0}")]
     Invalid(String),
     /// A body over a size limit (-32007): the message says the limit and what to do.

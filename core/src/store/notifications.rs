@@ -72,8 +72,7 @@ pub fn record<P: Serialize>(
         params: &'a P,
         seq: i32,
     }
-    let text = serde_json::to_string(&Numbered { params, seq })
-        .map_err(|e| StoreError::Invalid(format!("{method} params are not a JSON object: {e}")))?;
+    let text = serde_json::to_string(&Numbered { params, seq })?;
     cached::<Insert>(&[
         Bind::Int(run_id),
         Bind::Int(seq),

@@ -9,8 +9,7 @@ use diesel::upsert::excluded;
 /// Upserts every registered scheme.
 pub fn seed(conn: &mut SqliteConnection) -> Result<(), StoreError> {
     for s in SCHEMES {
-        let writable_by = serde_json::to_string(&s.writable_by())
-            .map_err(|e| StoreError::Invalid(e.to_string()))?;
+        let writable_by = serde_json::to_string(&s.writable_by())?;
         diesel::insert_into(schemes::table)
             .values((
                 schemes::name.eq(s.name),
