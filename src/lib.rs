@@ -13,6 +13,7 @@ pub mod lock;
 use actix::prelude::*;
 use actix_web::{web, App, HttpServer};
 use rummy_actors::admission::Admission;
+use rummy_actors::errors::HttpClientError;
 use rummy_actors::hub::{CloseAll, NotificationHub};
 use rummy_actors::provider::Providers;
 use rummy_actors::registry::{Recover, RunRegistry};
@@ -45,12 +46,12 @@ pub enum ServeError {
     /// The database could not be opened or migrated.
     #[error(transparent)]
     Store(#[from] StoreError),
-    /// A provider could not be set up.
+    /// A provider's HTTP client could not be built.
     #[error("provider setup failed: {0}")]
-    Provider(String),
-    /// The search backend's client could not be set up.
+    Provider(#[source] HttpClientError),
+    /// The search backend's HTTP client could not be built.
     #[error("search setup failed: {0}")]
-    Search(String),
+    Search(#[source] HttpClientError),
     /// Writing the start-up line or running the server failed.
     #[error("server I/O failed: {0}")]
     Io(#[from] std::io::Error),

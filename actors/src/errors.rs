@@ -35,6 +35,12 @@ pub fn from_store(err: StoreError) -> RpcError {
     }
 }
 
+/// An HTTP client (a provider's, the search backend's) could not be built — its TLS set-up
+/// failed. Returned at start-up, which gives up.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot build the HTTP client: {0}")]
+pub struct HttpClientError(#[from] reqwest::Error);
+
 /// An internal error: logged with its detail, answered with none.
 pub fn internal(err: &dyn std::fmt::Display) -> RpcError {
     tracing::error!(error = %err, "internal error");

@@ -14,7 +14,7 @@ use rummy_core::provider::routing;
 use rummy_core::run::Mode;
 use rummy_core::store::entries::RunRef;
 use rummy_core::store::runs::{self, NewRun, Run, RunSettings};
-use rummy_core::store::{entries, loops, models, rpc_log};
+use rummy_core::store::{entries, loops, models, rpc_log, StoreError};
 use rummy_core::turn::recovery;
 use rummy_core::wire::params::RunAttributes;
 use rummy_core::wire::{ErrorKind, RpcError};
@@ -59,7 +59,7 @@ pub struct CancelRun {
 /// removes the runs finished, and the calls logged, more than `RUMMY_RETENTION_DAYS` ago (0
 /// keeps them all).
 #[derive(Message)]
-#[rtype(result = "Result<usize, String>")]
+#[rtype(result = "Result<usize, StoreError>")]
 pub struct Recover;
 
 /// Keeps one `RunActor` per run.
@@ -394,7 +394,7 @@ impl Handler<CancelRun> for RunRegistry {
 }
 
 impl Handler<Recover> for RunRegistry {
-    type Result = ResponseActFuture<Self, Result<usize, String>>;
+    type Result = ResponseActFuture<Self, Result<usize, StoreError>>;
 
     fn handle(&mut self, _: Recover, _: &mut Context<Self>) -> Self::Result {
         let svc = self.svc.clone();
@@ -404,8 +404,7 @@ impl Handler<Recover> for RunRegistry {
             let report = svc
                 .store
                 .write(move |c| recovery::recover(c, divisor, now()))
-                .await
-                .map_err(|e| e.to_string())?;
+                .await?;
             // In a write of its own: a purge that fails must not undo the recovery.
             if retention_days > 0 {
                 let cutoff = now().days_before(retention_days);
@@ -444,9 +443,8 @@ impl Handler<Recover> for RunRegistry {
                     }
                     Ok(waiting)
                 })
-                .await
-                .map_err(|e| e.to_string())?;
-            Ok::<_, String>((report, waiting))
+                .await?;
+            Ok::<_, StoreError>((report, waiting))
         };
         Box::pin(recovered.into_actor(self).map(|res, act, _| {
             let (report, waiting) = res?;

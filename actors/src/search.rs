@@ -6,6 +6,7 @@
 //! down, slow or talking nonsense is a [`SearchFailure`] with the message the
 //! model reads, never a failed turn.
 
+use crate::errors::HttpClientError;
 use rummy_core::config::Config;
 use rummy_core::tools::search::backend::{parse_searxng, SearchFailure};
 use rummy_core::tools::search::SearchHit;
@@ -23,11 +24,10 @@ pub struct SearchClient {
 
 impl SearchClient {
     /// A client for the instance at `base_url` (no trailing `/`) that gives up on a search after `timeout_ms`.
-    pub fn new(base_url: &str, timeout_ms: u64) -> Result<SearchClient, String> {
+    pub fn new(base_url: &str, timeout_ms: u64) -> Result<SearchClient, HttpClientError> {
         let http = reqwest::Client::builder()
             .timeout(Duration::from_millis(timeout_ms))
-            .build()
-            .map_err(|e| format!("cannot build the search HTTP client: {e}"))?;
+            .build()?;
         Ok(SearchClient {
             http,
             endpoint: format!("{base_url}/search"),
@@ -36,7 +36,7 @@ impl SearchClient {
     }
 
     /// The client for `RUMMY_SEARXNG_URL`, or none when it is not set (then `search` is not offered).
-    pub fn from_config(config: &Config) -> Result<Option<SearchClient>, String> {
+    pub fn from_config(config: &Config) -> Result<Option<SearchClient>, HttpClientError> {
         config
             .searxng_url
             .as_deref()

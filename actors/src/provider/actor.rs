@@ -2,6 +2,7 @@
 
 use super::client::Client;
 use super::ProviderError;
+use crate::errors::HttpClientError;
 use actix::prelude::*;
 use futures_util::future::{select, Either};
 use rummy_core::config::Config;
@@ -47,7 +48,7 @@ pub struct ProviderActor {
 
 impl ProviderActor {
     /// An actor for a configured provider.
-    pub fn new(endpoint: Endpoint, config: &Config) -> Result<ProviderActor, String> {
+    pub fn new(endpoint: Endpoint, config: &Config) -> Result<ProviderActor, HttpClientError> {
         Ok(ProviderActor {
             client: Arc::new(Client::new(endpoint, config)?),
         })

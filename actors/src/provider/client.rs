@@ -4,6 +4,7 @@ use super::fold::Fold;
 use super::limiter::Limiter;
 use super::{notify, Complete, Events, ProviderError, ProviderEvent};
 use crate::clock::now;
+use crate::errors::HttpClientError;
 use futures_util::{FutureExt, StreamExt};
 use rummy_core::config::Config;
 use rummy_core::provider::context::{probes, Method};
@@ -59,12 +60,11 @@ pub(crate) struct Client {
 
 impl Client {
     /// A client for a configured provider, with its share of the server's limits.
-    pub fn new(endpoint: Endpoint, config: &Config) -> Result<Client, String> {
+    pub fn new(endpoint: Endpoint, config: &Config) -> Result<Client, HttpClientError> {
         let timeout_ms = config.limits.fetch_timeout_ms;
         let http = reqwest::Client::builder()
             .timeout(Duration::from_millis(timeout_ms))
-            .build()
-            .map_err(|e| format!("cannot build HTTP client: {e}"))?;
+            .build()?;
         let name = endpoint.kind.name();
         Ok(Client {
             limiter: Limiter::new(name, config.providers.limits_of(name)),

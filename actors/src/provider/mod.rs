@@ -16,6 +16,7 @@ mod limiter;
 pub use actor::{Complete, DiscoverContext, ProviderActor};
 
 use crate::clock::now;
+use crate::errors::HttpClientError;
 use crate::store::Store;
 use actix::prelude::*;
 use actor::Call;
@@ -209,7 +210,7 @@ pub struct Providers {
 
 impl Providers {
     /// Starts an actor for every configured provider. Must run inside an actix system.
-    pub fn start(config: &Config, store: Store) -> Result<Providers, String> {
+    pub fn start(config: &Config, store: Store) -> Result<Providers, HttpClientError> {
         let mut actors = BTreeMap::new();
         for kind in ProviderKind::ALL {
             if let Some(endpoint) = Endpoint::of(kind, &config.providers) {

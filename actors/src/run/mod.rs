@@ -512,7 +512,7 @@ impl RunActor {
                     Decision::Overflow(_) => LoopEnd::Overflow,
                 }
             }
-            Ok(Err(failure)) => LoopEnd::Failed(failure.message),
+            Ok(Err(failure)) => LoopEnd::Failed(failure.to_string()),
             Err(_) => LoopEnd::Failed(
                 "the turn stopped unexpectedly (internal error); the loop was ended".to_owned(),
             ),

@@ -132,11 +132,23 @@ pub struct TurnEnd {
     pub next: Option<Allocated>,
 }
 
-/// A turn that could not finish; the run records the message and fails the loop.
-#[derive(Debug, Clone)]
-pub struct TurnFailure {
-    /// What went wrong, as the model and clients will read it.
-    pub message: String,
+/// Why a turn could not finish. Returned by the `TurnExecutor` (and the turn steps it calls,
+/// such as a search's answer); the `RunActor` ends the loop 500 (`failed`) with the message as
+/// its `error://` entry, which the model and clients read, and the run stays usable.
+#[derive(Debug, thiserror::Error)]
+pub enum TurnFailure {
+    /// A store read or write failed (its kind says which: a database error, a writer that
+    /// stopped, …).
+    #[error(transparent)]
+    Store(#[from] rummy_core::store::StoreError),
+    /// The model call failed after its retries and fallback. A prompt the provider refuses as
+    /// too long is no failure: the turn ends 413 (`context_full`).
+    #[error(transparent)]
+    Provider(#[from] crate::provider::ProviderError),
+    /// Work handed to the blocking pool (assembling, planning a demotion) panicked or was
+    /// cancelled.
+    #[error("{0}")]
+    Blocking(#[from] actix_rt::task::JoinError),
 }
 
 /// What a turn knew about its update when it paused (restored from the reply after a restart).

@@ -33,10 +33,8 @@ fn loop_flags(job: &TurnJob) -> LoopFlags {
     serde_json::from_value(job.flags.clone()).unwrap_or_default()
 }
 
-fn failure(e: impl std::fmt::Display) -> TurnFailure {
-    TurnFailure {
-        message: e.to_string(),
-    }
+fn failure(e: impl Into<TurnFailure>) -> TurnFailure {
+    e.into()
 }
 
 /// Runs a turn from its start.

@@ -31,9 +31,7 @@ pub async fn answer(
     if done.tool != "search" || done.state != State::Streaming {
         return Ok(done);
     }
-    let failure = |e: rummy_core::store::StoreError| TurnFailure {
-        message: e.to_string(),
-    };
+    let failure = TurnFailure::Store;
     let (run_id, path) = (t.run.run_id, done.path.clone());
     let row = svc
         .store
