@@ -7,6 +7,12 @@
 //! bytes and that decoder, keeps no payload itself, and on an oversized header stops the byte
 //! stream with an error and marks the session's [`Tripped`] cell, from which the session
 //! closes 1009.
+//!
+//! It also checks the payload of every whole text frame (unmasked as it passes, a few bytes of
+//! an unfinished character carried to the next chunk) for UTF-8, and marks [`Trip::InvalidUtf8`]
+//! at the first that is not. The bytes still pass: the decoder refuses that frame with an I/O
+//! error that says nothing typed, and the session, seeing the mark, closes 1007 instead of
+//! reading the error's text. A fragmented text message is the session's to check once whole.
 
 use actix_web::error::PayloadError;
 use bytes::Bytes;
@@ -16,16 +22,85 @@ use std::pin::Pin;
 use std::rc::Rc;
 use std::task::{Context, Poll};
 
-/// Set by the guard when it stopped the connection: the length the offending header announced.
-pub type Tripped = Rc<Cell<Option<u64>>>;
+/// What the guard saw that ends the connection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Trip {
+    /// A frame header announced this many bytes, over the limit: the guard stopped the byte
+    /// stream (the session closes 1009).
+    Oversized(u64),
+    /// A whole text frame's payload is not UTF-8: the bytes go on to the decoder, which refuses
+    /// the frame (the session closes 1007).
+    InvalidUtf8,
+}
+
+/// Set by the guard at the first thing it saw that ends the connection.
+pub type Tripped = Rc<Cell<Option<Trip>>>;
 
 /// Where the guard is in the frame it is reading.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Position {
     /// `have` bytes of a header read so far (at most 14: 2 + 8 of length + 4 of mask).
     Header { bytes: [u8; 14], have: usize },
-    /// This many payload bytes of the current frame still to pass.
-    Payload(u64),
+    /// This many payload bytes of the current frame still to pass, checked as UTF-8 when the
+    /// frame is a whole text frame.
+    Payload(u64, Option<Utf8Check>),
+}
+
+/// The UTF-8 check of one text frame's payload, fed the masked bytes as they arrive.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Utf8Check {
+    /// The frame's masking key (zeros for an unmasked frame).
+    mask: [u8; 4],
+    /// Payload bytes seen so far: where the next byte is in the mask's cycle.
+    at: usize,
+    /// The start of a character the last chunk ended in (at most 3 bytes), unmasked.
+    pending: [u8; 3],
+    /// How many bytes of `pending` are held.
+    held: usize,
+}
+
+/// How many payload bytes are unmasked and checked at a time (on the stack).
+const CHECK_BLOCK: usize = 512;
+
+impl Utf8Check {
+    fn new(mask: [u8; 4]) -> Self {
+        Utf8Check {
+            mask,
+            at: 0,
+            pending: [0; 3],
+            held: 0,
+        }
+    }
+
+    /// Checks the next masked payload bytes; false at the first byte that cannot be UTF-8.
+    fn feed(&mut self, masked: &[u8]) -> bool {
+        let mut block = [0u8; CHECK_BLOCK];
+        for piece in masked.chunks(CHECK_BLOCK - self.pending.len()) {
+            let mut n = self.held;
+            block[..n].copy_from_slice(&self.pending[..n]);
+            for &byte in piece {
+                block[n] = byte ^ self.mask[self.at % 4];
+                self.at += 1;
+                n += 1;
+            }
+            match std::str::from_utf8(&block[..n]) {
+                Ok(_) => self.held = 0,
+                // Only the end is unfinished: a character split across chunks.
+                Err(e) if e.error_len().is_none() => {
+                    let start = e.valid_up_to();
+                    self.held = n - start;
+                    self.pending[..self.held].copy_from_slice(&block[start..n]);
+                }
+                Err(_) => return false,
+            }
+        }
+        true
+    }
+
+    /// Whether the payload ended on a whole character.
+    fn finished(&self) -> bool {
+        self.held == 0
+    }
 }
 
 /// The byte stream of one WebSocket connection, with every frame header checked against `limit`.
@@ -50,22 +125,33 @@ impl<S> FrameGuard<S> {
         }
     }
 
-    /// Follows `chunk` through the frames it continues and starts; the announced length of
-    /// the first header over the limit, if any.
-    fn follow(&mut self, mut chunk: &[u8]) -> Option<u64> {
+    /// Follows `chunk` through the frames it continues and starts: what ends the connection,
+    /// if it holds a header over the limit (nothing after it is read) or ends a text frame
+    /// that is not UTF-8 (the rest is still followed).
+    fn follow(&mut self, mut chunk: &[u8]) -> Option<Trip> {
+        let mut found = None;
         while !chunk.is_empty() {
             match &mut self.position {
-                Position::Payload(remaining) => {
+                Position::Payload(remaining, check) => {
                     let step = chunk
                         .len()
                         .min(usize::try_from(*remaining).unwrap_or(usize::MAX));
-                    chunk = &chunk[step..];
+                    let (payload, rest) = chunk.split_at(step);
+                    chunk = rest;
                     *remaining -= step as u64;
+                    let mut valid = check.as_mut().is_none_or(|c| c.feed(payload));
                     if *remaining == 0 {
+                        valid &= check.is_none_or(|c| c.finished());
                         self.position = Position::Header {
                             bytes: [0; 14],
                             have: 0,
                         };
+                    } else if !valid {
+                        // Found: the rest of this frame needs no checking.
+                        *check = None;
+                    }
+                    if !valid {
+                        found = found.or(Some(Trip::InvalidUtf8));
                     }
                 }
                 Position::Header { bytes, have } => {
@@ -79,21 +165,39 @@ impl<S> FrameGuard<S> {
                         continue;
                     }
                     if len > self.limit {
-                        return Some(len);
+                        return Some(Trip::Oversized(len));
                     }
+                    let check = whole_text(bytes[0]).then(|| {
+                        // A masked header ends with its key; a client's frames are masked,
+                        // and the decoder refuses one that is not.
+                        let key = match bytes[1] & 0x80 {
+                            0 => [0; 4],
+                            _ => bytes[header_len - 4..header_len]
+                                .try_into()
+                                .unwrap_or([0; 4]),
+                        };
+                        Utf8Check::new(key)
+                    });
                     self.position = if len == 0 {
                         Position::Header {
                             bytes: [0; 14],
                             have: 0,
                         }
                     } else {
-                        Position::Payload(len)
+                        Position::Payload(len, check)
                     };
                 }
             }
         }
-        None
+        found
     }
+}
+
+/// Whether a frame's first byte starts a whole text frame (FIN set, opcode 1): one the decoder
+/// turns into text at once. A first fragment (FIN clear) is checked by the session once its
+/// message is whole.
+fn whole_text(first: u8) -> bool {
+    first & 0x80 != 0 && first & 0x0F == 0x1
 }
 
 /// A header's announced payload length and its own length, once its first bytes tell them
@@ -121,14 +225,21 @@ where
     type Item = Result<Bytes, PayloadError>;
 
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
-        if self.tripped.get().is_some() {
+        if let Some(Trip::Oversized(_)) = self.tripped.get() {
             return Poll::Ready(None);
         }
         match Pin::new(&mut self.inner).poll_next(cx) {
             Poll::Ready(Some(Ok(chunk))) => match self.follow(&chunk) {
-                Some(announced) => {
-                    self.tripped.set(Some(announced));
+                Some(oversized @ Trip::Oversized(_)) => {
+                    self.tripped.set(Some(oversized));
                     Poll::Ready(Some(Err(PayloadError::Overflow)))
+                }
+                Some(Trip::InvalidUtf8) => {
+                    // The first trip stands; the decoder refuses the frame itself.
+                    if self.tripped.get().is_none() {
+                        self.tripped.set(Some(Trip::InvalidUtf8));
+                    }
+                    Poll::Ready(Some(Ok(chunk)))
                 }
                 None => Poll::Ready(Some(Ok(chunk))),
             },
@@ -142,9 +253,13 @@ mod tests {
     use super::*;
     use futures_util::stream::{self, StreamExt};
 
-    /// A masked client frame header with `len` announced, as the client's first bytes.
-    fn header(len: u64) -> Vec<u8> {
-        let mut out = vec![0x81];
+    /// The key every test frame is masked with.
+    const KEY: [u8; 4] = [0x37, 0xfa, 0x21, 0x3d];
+
+    /// A masked client frame header with `len` announced, `first` its first byte (FIN and
+    /// opcode).
+    fn header_of(first: u8, len: u64) -> Vec<u8> {
+        let mut out = vec![first];
         match len {
             0..=125 => out.push(0x80 | len as u8),
             126..=65_535 => {
@@ -156,11 +271,26 @@ mod tests {
                 out.extend_from_slice(&len.to_be_bytes());
             }
         }
-        out.extend_from_slice(&[1, 2, 3, 4]);
+        out.extend_from_slice(&KEY);
         out
     }
 
-    async fn pass(chunks: Vec<Vec<u8>>, limit: usize) -> (Vec<Result<usize, String>>, Option<u64>) {
+    /// A whole text frame's header with `len` announced.
+    fn header(len: u64) -> Vec<u8> {
+        header_of(0x81, len)
+    }
+
+    /// A whole frame (header and masked payload) as a client sends it.
+    fn frame(first: u8, payload: &[u8]) -> Vec<u8> {
+        let mut out = header_of(first, payload.len() as u64);
+        out.extend(payload.iter().enumerate().map(|(i, b)| b ^ KEY[i % 4]));
+        out
+    }
+
+    async fn pass(
+        chunks: Vec<Vec<u8>>,
+        limit: usize,
+    ) -> (Vec<Result<usize, String>>, Option<Trip>) {
         let tripped = Tripped::default();
         let inner = stream::iter(chunks.into_iter().map(|c| Ok(Bytes::from(c))));
         let guard = FrameGuard::new(inner, limit, Rc::clone(&tripped));
@@ -174,11 +304,9 @@ mod tests {
     /// Frames within the limit pass byte for byte, whatever the chunking, across frames.
     #[actix_rt::test]
     async fn frames_within_the_limit_pass_untouched() {
-        let mut bytes = header(300);
-        bytes.extend(vec![b'x'; 300]);
+        let mut bytes = frame(0x81, &[b'x'; 300]);
         bytes.extend(header(0));
-        bytes.extend(header(5));
-        bytes.extend(b"hello");
+        bytes.extend(frame(0x81, b"hello"));
         let chunks: Vec<Vec<u8>> = bytes.chunks(7).map(<[u8]>::to_vec).collect();
         let n = chunks.len();
         let (out, tripped) = pass(chunks, 300).await;
@@ -191,17 +319,46 @@ mod tests {
     /// chunks and with no payload sent, and the stream ends after the error.
     #[actix_rt::test]
     async fn an_oversized_header_stops_the_stream_at_once() {
-        let mut first = header(10);
-        first.extend(b"0123456789");
+        let first = frame(0x81, b"0123456789");
         let big = header(1 << 62);
         let chunks = vec![first, big[..5].to_vec(), big[5..].to_vec(), vec![0; 100]];
         let (out, tripped) = pass(chunks, 1024).await;
         assert_eq!(out.len(), 3);
         assert!(out[..2].iter().all(Result::is_ok));
         assert!(out[2].is_err());
-        assert_eq!(tripped, Some(1 << 62));
+        assert_eq!(tripped, Some(Trip::Oversized(1 << 62)));
         let (_, tripped) = pass(vec![header(1025)], 1024).await;
-        assert_eq!(tripped, Some(1025));
+        assert_eq!(tripped, Some(Trip::Oversized(1025)));
+    }
+
+    /// A whole text frame that is not UTF-8 is marked, and its bytes still pass (the decoder
+    /// refuses it); a binary frame, a control frame or a first fragment holding the same bytes
+    /// is not the guard's to judge.
+    #[actix_rt::test]
+    async fn a_text_frame_that_is_not_utf8_is_marked_and_passes() {
+        let bad = [0x7b, 0xff, 0xfe, 0x7d];
+        let (out, tripped) = pass(vec![frame(0x81, &bad)], 1024).await;
+        assert_eq!(out, vec![Ok(4 + 6)]);
+        assert_eq!(tripped, Some(Trip::InvalidUtf8));
+        for first in [0x82, 0x89, 0x01] {
+            let (_, tripped) = pass(vec![frame(first, &bad)], 1024).await;
+            assert_eq!(tripped, None, "first byte {first:#x}");
+        }
+        // Ending inside a character is as bad as a byte that starts none.
+        let (_, tripped) = pass(vec![frame(0x81, "é".as_bytes()[..1].as_ref())], 1024).await;
+        assert_eq!(tripped, Some(Trip::InvalidUtf8));
+    }
+
+    /// Characters split across chunks, at every cut, are read whole: valid text never trips.
+    #[actix_rt::test]
+    async fn characters_split_across_chunks_are_read_whole() {
+        let text = "a€𝄞é—\u{10FFFF}z".repeat(3);
+        let bytes = frame(0x81, text.as_bytes());
+        for cut in 1..bytes.len() {
+            let chunks = vec![bytes[..cut].to_vec(), bytes[cut..].to_vec()];
+            let (_, tripped) = pass(chunks, 1024).await;
+            assert_eq!(tripped, None, "cut at {cut}");
+        }
     }
 
     mod props {
@@ -225,17 +382,30 @@ mod tests {
             at.windows(2).map(|w| bytes[w[0]..w[1]].to_vec()).collect()
         }
 
+        /// What feeding `bytes` cut at `cuts` finds first, and the oversized trip if any.
+        fn follow_all(
+            g: &mut FrameGuard<futures_util::stream::Empty<Result<Bytes, PayloadError>>>,
+            bytes: &[u8],
+            cuts: &[usize],
+        ) -> Option<Trip> {
+            let mut first = None;
+            for chunk in chunks(bytes, cuts) {
+                match g.follow(&chunk) {
+                    Some(oversized @ Trip::Oversized(_)) => return Some(oversized),
+                    found => first = first.or(found),
+                }
+            }
+            first
+        }
+
         proptest! {
-            /// Any bytes, cut anywhere: the guard never panics, and once it trips it reports
-            /// a length over the limit.
+            /// Any bytes, cut anywhere: the guard never panics, and once it trips for size it
+            /// reports a length over the limit.
             #[test]
             fn arbitrary_bytes_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..2048), cuts in proptest::collection::vec(any::<usize>(), 0..16), limit in 0usize..4096) {
                 let mut g = guard(limit);
-                for chunk in chunks(&bytes, &cuts) {
-                    if let Some(announced) = g.follow(&chunk) {
-                        prop_assert!(announced > limit as u64);
-                        break;
-                    }
+                if let Some(Trip::Oversized(announced)) = follow_all(&mut g, &bytes, &cuts) {
+                    prop_assert!(announced > limit as u64);
                 }
             }
 
@@ -246,21 +416,31 @@ mod tests {
                 let limit = 70_000usize;
                 let mut bytes = Vec::new();
                 for len in &lens {
-                    bytes.extend(header(*len));
-                    bytes.extend(std::iter::repeat_n(b'x', *len as usize));
+                    bytes.extend(frame(0x81, &vec![b'x'; *len as usize]));
                 }
                 if let Some(len) = over {
                     bytes.extend(header(len));
                 }
                 let mut g = guard(limit);
-                let mut tripped = None;
-                for chunk in chunks(&bytes, &cuts) {
-                    if let Some(announced) = g.follow(&chunk) {
-                        tripped = Some(announced);
-                        break;
-                    }
-                }
-                prop_assert_eq!(tripped, over);
+                prop_assert_eq!(follow_all(&mut g, &bytes, &cuts), over.map(Trip::Oversized));
+            }
+
+            /// A whole text frame of any bytes, cut anywhere, is marked exactly when its
+            /// payload is not UTF-8 — as the decoder judges it.
+            #[test]
+            fn a_text_frame_is_marked_exactly_when_not_utf8(payload in proptest::collection::vec(prop_oneof![any::<u8>(), 0x20u8..0x7f, 0x80u8..0xc0], 0..600), cuts in proptest::collection::vec(any::<usize>(), 0..8)) {
+                let mut g = guard(1 << 20);
+                let mut bytes = frame(0x81, &payload);
+                bytes.extend(frame(0x81, b"after"));
+                let expected = std::str::from_utf8(&payload).is_err().then_some(Trip::InvalidUtf8);
+                prop_assert_eq!(follow_all(&mut g, &bytes, &cuts), expected);
+            }
+
+            /// Valid text, cut anywhere, never trips.
+            #[test]
+            fn valid_text_never_trips(text in ".{0,300}", cuts in proptest::collection::vec(any::<usize>(), 0..8)) {
+                let mut g = guard(1 << 20);
+                prop_assert_eq!(follow_all(&mut g, &frame(0x81, text.as_bytes()), &cuts), None);
             }
         }
     }

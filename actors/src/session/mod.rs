@@ -30,7 +30,7 @@ use actix_http::ws::Item;
 use actix_web::http::header;
 use actix_web::{web, HttpRequest, HttpResponse};
 use actix_web_actors::ws;
-use frames::{FrameGuard, Tripped};
+use frames::{FrameGuard, Trip, Tripped};
 use futures_util::future::{join_all, LocalBoxFuture};
 use rummy_core::access::origin;
 use rummy_core::access::principal::Caller;
@@ -761,23 +761,24 @@ impl StreamHandler<Result<ws::Message, ws::ProtocolError>> for SessionActor {
             Err(ws::ProtocolError::Overflow) => {
                 self.close(ctx, ws::CloseCode::Size, "frame over the size limit")
             }
-            Err(_) if self.tripped.get().is_some() => {
-                let announced = self.tripped.get().unwrap_or_default();
-                let reason = format!(
-                    "a frame of {announced} bytes announced; the limit is {}",
-                    self.deps.svc.config.limits.max_frame_bytes
-                );
-                self.close(ctx, ws::CloseCode::Size, &reason)
-            }
-            Err(ws::ProtocolError::Io(e))
-                if e.to_string().to_ascii_lowercase().contains("utf-8") =>
-            {
-                self.close(ctx, ws::CloseCode::Invalid, "text frame is not valid UTF-8")
-            }
-            Err(e) => {
-                tracing::debug!(session = self.id, error = %e, "websocket protocol error");
-                self.close(ctx, ws::CloseCode::Protocol, "websocket protocol error");
-            }
+            // The decoder's errors say why only in their text: the frame guard, which saw the
+            // bytes, says it in a type.
+            Err(e) => match self.tripped.get() {
+                Some(Trip::Oversized(announced)) => {
+                    let reason = format!(
+                        "a frame of {announced} bytes announced; the limit is {}",
+                        self.deps.svc.config.limits.max_frame_bytes
+                    );
+                    self.close(ctx, ws::CloseCode::Size, &reason)
+                }
+                Some(Trip::InvalidUtf8) => {
+                    self.close(ctx, ws::CloseCode::Invalid, "text frame is not valid UTF-8")
+                }
+                None => {
+                    tracing::debug!(session = self.id, error = %e, "websocket protocol error");
+                    self.close(ctx, ws::CloseCode::Protocol, "websocket protocol error");
+                }
+            },
         }
     }
 }
