@@ -1,7 +1,60 @@
-//! The one mapping from internal errors to the small set of errors a client sees.
+//! The actors' errors, and the one mapping from every internal error to the small set of
+//! errors a client sees.
+//!
+//! Each layer has its error enum, each variant saying who returns it and how the caller reacts:
+//! `rummy_core::store::StoreError` (store calls), `rummy_core::wire::RpcError` with its
+//! `ErrorKind` (what a client is answered), [`Error`] here (what a session's handler meets:
+//! any of those, an actor that stopped, a blocking task that did not finish), and `ServeError`
+//! in the `rummy` crate (start-up). Model calls and turns end loops rather than calls:
+//! `provider::ProviderError` and `turn::TurnFailure` become the loop's `error://` entry. A
+//! handler's [`Error`] becomes an [`RpcError`] in one place, `From<Error> for RpcError`, where
+//! every failure of the server's own is logged and answered -32603 without detail.
 
+use actix::MailboxError;
 use rummy_core::store::StoreError;
 use rummy_core::wire::{ErrorKind, RpcError};
+
+/// Why a session's call failed: returned by its handler (and the helpers it calls), turned
+/// into the client's error once, by the routing table.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// Refused in the client's own terms — bad params, no such run, not allowed, not now:
+    /// answered as it is.
+    #[error("{}", .0.message)]
+    Rpc(RpcError),
+    /// A store call failed: its kind decides the answer ([`from_store`]).
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// An actor the call needed (the run registry, a run) has stopped: the server is stopping
+    /// (-32603).
+    #[error("an actor stopped: {0}")]
+    Stopped(#[from] MailboxError),
+    /// Work handed to the blocking pool (a path check, a file read) panicked or was cancelled
+    /// (-32603).
+    #[error("a blocking task did not finish: {0}")]
+    Blocking(#[from] actix_rt::task::JoinError),
+    /// The answer could not be turned into JSON (-32603).
+    #[error("cannot encode the answer: {0}")]
+    Encode(#[from] serde_json::Error),
+}
+
+impl From<RpcError> for Error {
+    fn from(err: RpcError) -> Self {
+        Error::Rpc(err)
+    }
+}
+
+impl From<Error> for RpcError {
+    /// The client's error for a failed call: a refusal as it is, a store error by its kind,
+    /// anything else -32603 without detail (the detail goes to the log).
+    fn from(err: Error) -> Self {
+        match err {
+            Error::Rpc(err) => err,
+            Error::Store(err) => from_store(err),
+            Error::Stopped(_) | Error::Blocking(_) | Error::Encode(_) => internal(&err),
+        }
+    }
+}
 
 /// Maps a store error to a client error: the kinds that are the client's doing keep their
 /// message; every failure of the server's own (a database error, a unit that panicked, a writer

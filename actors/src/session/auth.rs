@@ -5,19 +5,14 @@
 //! token exists, a server that accepted to start (loopback, or `RUMMY_INSECURE`) serves its
 //! owner, who may do everything. Once any token exists, every connection needs one: none, an
 //! unknown, revoked or expired one, or one that does not open the project is -32001, and the
-//! connection is closed after that answer.
+//! connection is closed after that answer. Admin methods refuse every other caller (-32003).
 
-use super::routes::{Call, Outcome, SessionDeps};
+use super::call::{Call, SessionDeps};
 use crate::clock::now;
 use crate::errors::from_store;
-use crate::tokens::Sweep;
 use rummy_core::access::principal::{Caller, Principal};
-use rummy_core::store::tokens::{self, NewToken, Refused};
-use rummy_core::time::Millis;
-use rummy_core::wire::jsonrpc::params;
-use rummy_core::wire::params::{NoParams, TokenCreateParams, TokenRevokeParams};
+use rummy_core::store::tokens::{self, Refused};
 use rummy_core::wire::{ErrorKind, RpcError};
-use serde_json::{json, Value};
 
 /// The -32001 a call without a usable token gets.
 pub fn unauthorized(message: impl Into<String>) -> RpcError {
@@ -90,72 +85,4 @@ pub fn require_admin(caller: &Caller, method: &str) -> Result<(), RpcError> {
             format!("permission denied: {method} needs an admin token"),
         ))
     }
-}
-
-/// `token/create`: a new token, whose text is answered this once.
-pub async fn token_create(call: Call) -> Result<Outcome, RpcError> {
-    let p: TokenCreateParams = params(&call.params)?;
-    require_admin(&caller(&call, None).await?, "token/create")?;
-    let at = now();
-    let new = NewToken {
-        user: p.user,
-        admin: p.admin,
-        projects: p.projects,
-        expires_at: p
-            .expires_in_days
-            .map(|days| Millis(at.0.saturating_add(i64::from(days) * 86_400_000))),
-    };
-    let secret = secret()?;
-    let (text, made) = call
-        .deps
-        .svc
-        .store
-        .write(move |c| tokens::create(c, &new, &secret, at))
-        .await
-        .map_err(from_store)?;
-    tracing::info!(user = %made.user, token = %made.prefix, admin = made.admin, "token created");
-    let mut answer = serde_json::to_value(&made).unwrap_or(Value::Null);
-    answer["token"] = Value::from(text);
-    Ok(Outcome::Reply(answer))
-}
-
-/// `token/list`: every token, without its text.
-pub async fn token_list(call: Call) -> Result<Outcome, RpcError> {
-    params::<NoParams>(&call.params)?;
-    require_admin(&caller(&call, None).await?, "token/list")?;
-    let list = call
-        .deps
-        .svc
-        .store
-        .read(tokens::list)
-        .await
-        .map_err(from_store)?;
-    Ok(Outcome::Reply(
-        serde_json::to_value(list).unwrap_or_else(|_| json!([])),
-    ))
-}
-
-/// `token/revoke`: revokes a token and closes the connections it opened.
-pub async fn token_revoke(call: Call) -> Result<Outcome, RpcError> {
-    let p: TokenRevokeParams = params(&call.params)?;
-    require_admin(&caller(&call, None).await?, "token/revoke")?;
-    let revoked = call
-        .deps
-        .svc
-        .store
-        .write(move |c| tokens::revoke(c, &p.token, now()))
-        .await
-        .map_err(from_store)?;
-    tracing::info!(user = %revoked.user, token = %revoked.prefix, "token revoked");
-    call.deps.tokens.do_send(Sweep);
-    Ok(Outcome::Reply(
-        serde_json::to_value(revoked).unwrap_or(Value::Null),
-    ))
-}
-
-/// 256 random bits for a new token.
-fn secret() -> Result<[u8; 32], RpcError> {
-    let mut secret = [0u8; 32];
-    getrandom::fill(&mut secret).map_err(|e| crate::errors::internal(&e))?;
-    Ok(secret)
 }

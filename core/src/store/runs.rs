@@ -1,6 +1,7 @@
 //! Runs: one conversation with one model about one project, addressed by an alias unique in its project.
 
 use super::cached::{cached, Bind, StaticSql};
+use super::entries::RunRef;
 use super::{is_unique_violation, StoreError};
 use crate::run::{alias_stem, valid_alias, Mode, RunStatus};
 use crate::schema::runs;
@@ -71,6 +72,14 @@ impl Run {
     /// The last turn number used (0 before the first turn).
     pub fn last_turn(&self) -> i32 {
         self.next_turn - 1
+    }
+
+    /// The run as a write names it: its id and its project's.
+    pub fn run_ref(&self) -> RunRef {
+        RunRef {
+            run_id: self.id,
+            project_id: self.project_id,
+        }
     }
 }
 

@@ -1,0 +1,62 @@
+//! The server's model aliases: `getModels`, and the admin's `addModel` and `removeModel`.
+
+use crate::clock::now;
+use crate::errors::Error;
+use crate::session::auth;
+use crate::session::call::Call;
+use rummy_core::config::ModelSeed;
+use rummy_core::store::models;
+use rummy_core::wire::params::{AddModelParams, AliasParams, Page};
+use rummy_core::wire::RpcError;
+use serde_json::{json, Value};
+
+/// `getModels`: a page of the aliases.
+pub async fn get_models(call: Call, page: Page) -> Result<Value, Error> {
+    let (limit, offset) = page.bounds();
+    let list = call.read(move |c| models::list(c, limit, offset)).await?;
+    Ok(Value::Array(
+        list.iter()
+            .map(|m| json!({ "alias": m.alias, "actual": m.actual, "contextLength": m.context_length, "fallback": m.fallback }))
+            .collect(),
+    ))
+}
+
+/// Whether a client may name a model so: 1-128 characters of `[A-Za-z0-9_.-]`.
+fn valid_model_alias(alias: &str) -> bool {
+    (1..=128).contains(&alias.len())
+        && alias
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'))
+}
+
+/// `addModel`: adds or re-points an alias.
+pub async fn add_model(call: Call, p: AddModelParams) -> Result<Value, Error> {
+    // Models are the server's, shared by every project: once tokens exist, only an admin may
+    // re-point one (a member could otherwise redirect every project's runs).
+    auth::require_admin(&auth::caller(&call, None).await?, "addModel")?;
+    if !valid_model_alias(&p.alias) {
+        return Err(RpcError::invalid_param("alias", "1-128 characters of [A-Za-z0-9_.-]").into());
+    }
+    let (provider, model) = p.actual.split_once('/').unwrap_or(("", ""));
+    if provider.is_empty() || model.is_empty() {
+        return Err(RpcError::invalid_param("actual", "expected <provider>/<model>").into());
+    }
+    if p.context_length.is_some_and(|n| n <= 0) {
+        return Err(RpcError::invalid_param("contextLength", "expected a positive number").into());
+    }
+    let seed = ModelSeed {
+        alias: p.alias,
+        actual: p.actual,
+        context_length: p.context_length,
+        fallback: p.fallback,
+    };
+    let model = call.write(move |c| models::upsert(c, &seed, now())).await?;
+    Ok(json!({ "id": model.id, "alias": model.alias }))
+}
+
+/// `removeModel`: removes an alias.
+pub async fn remove_model(call: Call, p: AliasParams) -> Result<Value, Error> {
+    auth::require_admin(&auth::caller(&call, None).await?, "removeModel")?;
+    call.write(move |c| models::remove(c, &p.alias)).await?;
+    Ok(json!({ "ok": true }))
+}

@@ -1,0 +1,266 @@
+//! The project a session works in: `rummy/hello` (which binds it), `getProjects`, the admin's
+//! `project/set` (a cost ceiling, TEAM.md §4) and the project's file constraints.
+
+use crate::clock::now;
+use crate::errors::Error;
+use crate::session::auth;
+use crate::session::call::{Binding, Call, Outcome};
+use diesel::SqliteConnection;
+use rummy_core::access::principal::Caller;
+use rummy_core::access::roots::RootRefusal;
+use rummy_core::fair::period::CostPeriod;
+use rummy_core::store::constraints::{self, ConstraintKind};
+use rummy_core::store::projects::{self, Project};
+use rummy_core::store::StoreError;
+use rummy_core::time::Millis;
+use rummy_core::wire::jsonrpc::PROTOCOL_VERSION;
+use rummy_core::wire::params::{
+    ConstraintParams, DropParams, HelloParams, NoParams, Page, ProjectSetParams, ProjectsParams,
+};
+use rummy_core::wire::{ErrorKind, RpcError};
+use serde_json::{json, Value};
+
+/// `getProjects`: the projects the caller may open (all of them for the owner and admins, the
+/// granted ones for a member token).
+pub async fn get_projects(call: Call, p: ProjectsParams) -> Result<Value, Error> {
+    let caller = auth::caller(&call, p.token.as_deref()).await?;
+    let (limit, offset) = Page {
+        limit: p.limit,
+        offset: p.offset,
+    }
+    .bounds();
+    let at = now();
+    let list = call
+        .read(move |c| {
+            let list = projects::list(c, limit, offset)?;
+            list.into_iter()
+                .filter(|p| caller.may_open(&p.name))
+                .map(|p| project_json(c, &p, at))
+                .collect::<Result<Vec<_>, StoreError>>()
+        })
+        .await?;
+    Ok(Value::Array(list))
+}
+
+/// `rummy/hello`: binds the session to a project — opened by name, or created at
+/// `projectRoot` — and scans its files, so a run started right after sees them.
+pub async fn hello(call: Call, p: HelloParams) -> Result<Outcome, Error> {
+    if p.name.trim().is_empty() {
+        return Err(RpcError::invalid_param("name", "must not be empty").into());
+    }
+    if let Some(version) = &p.client_version {
+        let major = |v: &str| v.trim().split('.').next().map(str::to_owned);
+        if major(version) != major(PROTOCOL_VERSION) {
+            return Err(RpcError::new(
+                ErrorKind::ProtocolMismatch,
+                format!("protocol mismatch: server {PROTOCOL_VERSION}, client {version}; clients must match MAJOR"),
+            ).into());
+        }
+    }
+    // A member asking for a project not granted hears the same whether it exists or not.
+    let caller = auth::caller(&call, p.token.as_deref()).await?;
+    if !caller.may_open(&p.name) {
+        return Err(auth::unauthorized(format!(
+            "unauthorized: this token does not open project \"{}\"",
+            p.name
+        ))
+        .into());
+    }
+    let project = match p.project_root.clone() {
+        Some(requested) => create_or_open(&call, &caller, &p, requested).await?,
+        None => open_named(&call, &p.name).await?,
+    };
+    // The project's files become entries now, so a run started right after hello sees them.
+    if let Err(e) = crate::files::refresh(call.svc(), project.id, &project.project_root).await {
+        tracing::warn!(project = %project.name, error = %e, "project scan failed");
+    }
+    let result = json!({
+        "rummyVersion": env!("CARGO_PKG_VERSION"),
+        "protocolVersion": PROTOCOL_VERSION,
+        "projectId": project.id,
+        "projectRoot": project.project_root,
+        "maxTurns": call.svc().config.limits.max_turns,
+    });
+    let binding = Binding {
+        project_id: project.id,
+        name: project.name,
+        root: project.project_root,
+        caller,
+    };
+    Ok(Outcome::Bind(binding, result))
+}
+
+/// `rummy/hello {name, projectRoot}`: the project of that name, created at that root (its real
+/// path, inside the bound) when it does not exist yet — which only an admin may do.
+async fn create_or_open(
+    call: &Call,
+    caller: &Caller,
+    p: &HelloParams,
+    requested: String,
+) -> Result<Project, Error> {
+    if !caller.is_admin() {
+        let name = p.name.clone();
+        let exists = call
+            .read(move |c| projects::by_name(c, &name))
+            .await?
+            .is_some();
+        if !exists {
+            return Err(RpcError::new(
+                ErrorKind::Permission,
+                format!(
+                    "permission denied: creating project \"{}\" needs an admin token",
+                    p.name
+                ),
+            )
+            .into());
+        }
+    }
+    let bound = call.svc().config.access.project_roots.clone();
+    let root = actix_rt::task::spawn_blocking(move || bound.resolve(&requested))
+        .await?
+        .map_err(root_refused)?;
+    let (name, root, config) = (
+        p.name.clone(),
+        root.display().to_string(),
+        p.config_path.clone(),
+    );
+    call.write(move |c| projects::hello(c, &name, &root, config.as_deref(), now()))
+        .await
+}
+
+/// `rummy/hello {name}`: an existing project the connection may open (-32004 otherwise), whose
+/// root is still an existing directory inside the bound (the bound may have narrowed since).
+async fn open_named(call: &Call, name: &str) -> Result<Project, Error> {
+    let lookup = name.to_owned();
+    let project = call
+        .read(move |c| projects::by_name(c, &lookup))
+        .await?
+        .ok_or_else(|| not_a_project(name))?;
+    let bound = call.svc().config.access.project_roots.clone();
+    let stored = project.project_root.clone();
+    let checked = actix_rt::task::spawn_blocking(move || bound.resolve(&stored)).await?;
+    match checked {
+        Ok(_) => Ok(project),
+        Err(refusal @ RootRefusal::Outside(..)) => Err(root_refused(refusal).into()),
+        Err(refusal) => Err(RpcError::new(
+            ErrorKind::NotFound,
+            format!("project \"{name}\" cannot be opened: its root {refusal}"),
+        )
+        .into()),
+    }
+}
+
+/// No project of that name (that this connection may open).
+fn not_a_project(name: &str) -> RpcError {
+    RpcError::new(
+        ErrorKind::NotFound,
+        format!("project \"{name}\" not found: give projectRoot to create it (getProjects lists the projects)"),
+    )
+}
+
+/// A refused project root as the client hears it: outside the bound is -32003 (whatever is on
+/// disk there), anything else about the path -32602.
+fn root_refused(refusal: RootRefusal) -> RpcError {
+    match refusal {
+        RootRefusal::Outside(..) => RpcError::new(ErrorKind::Permission, refusal.to_string()),
+        other => RpcError::invalid_param("projectRoot", other),
+    }
+}
+
+/// A project as `getProjects` lists it: with its cost ceiling (`null`: none), the period, when
+/// the current period began and what its turns begun since then cost (USD).
+fn project_json(
+    c: &mut SqliteConnection,
+    project: &Project,
+    at: Millis,
+) -> Result<Value, StoreError> {
+    let period = project.period();
+    let start = period.start(at);
+    let spent = projects::spent_since(c, project.id, start)?;
+    Ok(json!({
+        "name": project.name,
+        "projectId": project.id,
+        "projectRoot": project.project_root,
+        "createdAt": Millis(project.created_at).to_rfc3339(),
+        "costCeiling": project.cost_ceiling,
+        "period": period.as_str(),
+        "periodStart": start.to_rfc3339(),
+        "spent": spent,
+    }))
+}
+
+/// `project/set {name, costCeiling, period}` (admin): sets (a number), removes (`null`) or
+/// keeps (absent) the ceiling, and the period; admission looks at the project's waiting runs
+/// again at once. Answers the project as `getProjects` lists it.
+pub async fn project_set(call: Call, p: ProjectSetParams) -> Result<Value, Error> {
+    auth::require_admin(&auth::caller(&call, None).await?, "project/set")?;
+    let period = p
+        .period
+        .as_deref()
+        .map(|name| {
+            CostPeriod::parse(name)
+                .ok_or_else(|| RpcError::invalid_param("period", "expected \"month\" or \"day\""))
+        })
+        .transpose()?;
+    if let Some(Some(usd)) = p.cost_ceiling {
+        if !usd.is_finite() || usd < 0.0 {
+            return Err(RpcError::invalid_param(
+                "costCeiling",
+                "expected a number of US dollars, 0 or more (null removes the ceiling)",
+            )
+            .into());
+        }
+    }
+    let (name, ceiling) = (p.name, p.cost_ceiling);
+    let project = call
+        .write(move |c| projects::set_ceiling(c, &name, ceiling, period))
+        .await?;
+    tracing::info!(
+        project = %project.name,
+        ceiling = ?project.cost_ceiling,
+        period = %project.cost_period,
+        "cost ceiling set"
+    );
+    call.svc()
+        .admission
+        .set_ceiling(project.id, project.ceiling());
+    // Summing the spending is a read: the single writer does not wait on it.
+    let at = now();
+    call.read(move |c| project_json(c, &project, at)).await
+}
+
+/// `file/constraint`: sets how the project's files matching a pattern are treated.
+pub async fn file_constraint(call: Call, p: ConstraintParams) -> Result<Value, Error> {
+    let project_id = call.project()?.project_id;
+    let kind = p
+        .visibility
+        .as_deref()
+        .and_then(ConstraintKind::parse)
+        .ok_or_else(|| {
+            RpcError::invalid_param("visibility", "expected active, readonly or ignore")
+        })?;
+    let pattern = call
+        .write(move |c| constraints::set(c, project_id, &p.pattern, kind, now()))
+        .await?;
+    Ok(json!({ "ok": true, "pattern": pattern }))
+}
+
+/// `file/drop`: removes a constraint.
+pub async fn file_drop(call: Call, p: DropParams) -> Result<Value, Error> {
+    let project_id = call.project()?.project_id;
+    let pattern = call
+        .write(move |c| constraints::drop(c, project_id, &p.pattern))
+        .await?;
+    Ok(json!({ "ok": true, "pattern": pattern }))
+}
+
+/// `getConstraints`: the project's constraints.
+pub async fn get_constraints(call: Call, _: NoParams) -> Result<Value, Error> {
+    let project_id = call.project()?.project_id;
+    let list = call.read(move |c| constraints::list(c, project_id)).await?;
+    Ok(Value::Array(
+        list.iter()
+            .map(|c| json!({ "pattern": c.pattern, "visibility": c.kind.as_str() }))
+            .collect(),
+    ))
+}

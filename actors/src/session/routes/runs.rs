@@ -1,0 +1,227 @@
+//! Runs: `getRuns`, `getRun`, and `set` / `mv` on `run://` paths — start, continue, inject,
+//! configure, cancel and rename, each handed to the run registry.
+
+use crate::errors::Error;
+use crate::registry::{
+    validate_settings, CancelRun, ConfigureRun, ContinueRun, InjectRun, RenameRun, StartRun,
+};
+use crate::session::call::Call;
+use rummy_core::run::RunStatus;
+use rummy_core::store::{entries, notifications, runs, turns};
+use rummy_core::time::Millis;
+use rummy_core::turn::state::snapshot;
+use rummy_core::wire::jsonrpc::params_at;
+use rummy_core::wire::params::{GetRunParams, Page, RunAttributes, SetParams};
+use rummy_core::wire::{ErrorKind, RpcError};
+use serde_json::{json, Value};
+
+/// `getRuns`: a page of the project's runs, newest first.
+pub async fn get_runs(call: Call, page: Page) -> Result<Value, Error> {
+    let project_id = call.project()?.project_id;
+    let (limit, offset) = page.bounds();
+    let list = call
+        .read(move |c| {
+            let runs = runs::list(c, project_id, limit, offset)?;
+            runs.into_iter()
+                .map(|r| {
+                    let summary = entries::latest_summary(c, r.id)?;
+                    let totals = turns::totals(c, r.id)?;
+                    Ok((summary, totals, r))
+                })
+                .collect::<Result<Vec<_>, _>>()
+        })
+        .await?;
+    let items = list
+        .into_iter()
+        .map(|(summary, totals, r)| {
+            json!({ "run": r.alias, "status": r.status, "turn": r.last_turn(), "model": r.model,
+                    "summary": summary, "created": Millis(r.created_at).to_rfc3339(),
+                    "tokens": totals.total_tokens, "cost": totals.cost })
+        })
+        .collect();
+    Ok(Value::Array(items))
+}
+
+/// `getRun`: the run's whole state; with `sinceSeq`, the pushes it made after that seq.
+pub async fn get_run(call: Call, p: GetRunParams) -> Result<Value, Error> {
+    let run = call.run(&p.run).await?;
+    // A run at 100 may wait for a place: admission knows why and where (TEAM.md §4).
+    let admission = &call.svc().admission;
+    let held = if run.status == RunStatus::Queued.code() && admission.applies(run.project_id) {
+        admission.queued(run.id).await
+    } else {
+        None
+    };
+    let since = p.since_seq;
+    let mut state = call
+        .read(move |c| {
+            let mut state = snapshot(c, &run)?;
+            if let Some(seq) = since {
+                let missed = notifications::since(c, run.id, seq, 1000)?;
+                let missed: Vec<Value> = missed
+                    .into_iter()
+                    .map(|n| json!({ "method": n.method, "params": serde_json::from_str::<Value>(&n.params).unwrap_or(Value::Null) }))
+                    .collect();
+                state["missed"] = Value::Array(missed);
+            }
+            Ok(state)
+        })
+        .await?;
+    if since.is_none() {
+        if let Some(map) = state.as_object_mut() {
+            map.remove("missed");
+        }
+    }
+    if let Some(queued) = held {
+        state["queued"] = serde_json::to_value(queued).unwrap_or(Value::Null);
+    }
+    Ok(state)
+}
+
+/// `set` on `run://<alias>` (`run://` alone: the server names it): start, continue (with
+/// attributes: configure first), inject, configure or cancel the run.
+pub async fn set_run(call: Call, p: SetParams, alias: &str) -> Result<Value, Error> {
+    let project_id = call.project()?.project_id;
+    refuse_entry_fields(&p, alias)?;
+    let attributes: RunAttributes = match &p.attributes {
+        Some(map) => params_at(&Value::Object(map.clone()), "attributes.")?,
+        None => RunAttributes::default(),
+    };
+    let existing = if alias.is_empty() {
+        None
+    } else {
+        Some(call.run(alias).await)
+    };
+    let registry = &call.deps.registry;
+    match (p.state.as_deref(), p.body) {
+        (Some("cancelled"), _) => {
+            let run = existing
+                .ok_or_else(|| RpcError::invalid_param("path", "name the run to cancel"))??;
+            registry.send(CancelRun { run }).await??;
+            Ok(json!({ "ok": true, "alias": alias }))
+        }
+        (Some(other), _) => Err(RpcError::invalid_param(
+            "state",
+            format!("a run accepts only state \"cancelled\", not \"{other}\""),
+        )
+        .into()),
+        (None, Some(body)) => match existing {
+            Some(Ok(run)) => {
+                let alias = run.alias.clone();
+                if attributes.fork.is_some() {
+                    return Err(RpcError::new(
+                        ErrorKind::Conflict,
+                        format!("run \"{alias}\" already exists; fork into a new alias"),
+                    )
+                    .into());
+                }
+                let settings = settings_in(p.attributes.as_ref());
+                if attributes.inject {
+                    if let Some(field) = settings.first() {
+                        return Err(RpcError::invalid_param(
+                            &format!("attributes.{field}"),
+                            "an inject joins the active loop as it runs; configure the run (or continue it without inject) to change its settings",
+                        ).into());
+                    }
+                    let injected = registry.send(InjectRun { run, prompt: body }).await??;
+                    return Ok(json!({ "ok": true, "alias": alias, "injected": injected }));
+                }
+                // A continuation runs in the run's mode and settings; one that names some
+                // configures the run first, so they stay for the loops after it (PROTOCOL.md).
+                let run = if settings.is_empty() {
+                    run
+                } else {
+                    validate_settings(&attributes)?;
+                    registry.send(ConfigureRun { run, attributes }).await??
+                };
+                registry.send(ContinueRun { run, prompt: body }).await??;
+                Ok(json!({ "ok": true, "alias": alias }))
+            }
+            Some(Err(Error::Rpc(e))) if e.kind == ErrorKind::NotFound => {
+                start(&call, project_id, alias, body, attributes).await
+            }
+            Some(Err(e)) => Err(e),
+            None => start(&call, project_id, alias, body, attributes).await,
+        },
+        (None, None) if p.attributes.is_some() => {
+            let run = existing
+                .ok_or_else(|| RpcError::invalid_param("path", "name the run to configure"))??;
+            let alias = run.alias.clone();
+            registry.send(ConfigureRun { run, attributes }).await??;
+            Ok(json!({ "ok": true, "alias": alias }))
+        }
+        (None, None) => Err(RpcError::invalid_param(
+            "body",
+            "a run:// set needs a body (prompt), attributes (configure) or state \"cancelled\"",
+        )
+        .into()),
+    }
+}
+
+/// Starts a run named `alias` (the server names it when empty) with its first prompt.
+async fn start(
+    call: &Call,
+    project_id: i32,
+    alias: &str,
+    prompt: String,
+    attributes: RunAttributes,
+) -> Result<Value, Error> {
+    let start = StartRun {
+        project_id,
+        alias: (!alias.is_empty()).then(|| alias.to_owned()),
+        prompt,
+        attributes,
+        user: call.user(),
+    };
+    let alias = call.deps.registry.send(start).await??;
+    Ok(json!({ "ok": true, "alias": alias }))
+}
+
+/// `mv run://<old> run://<new>`: renames the run.
+pub async fn rename(call: &Call, old: &str, new: &str) -> Result<Value, Error> {
+    let run = call.run(old).await?;
+    let alias = new.to_owned();
+    call.deps
+        .registry
+        .send(RenameRun {
+            run,
+            alias: alias.clone(),
+        })
+        .await??;
+    Ok(json!({ "ok": true, "path": format!("run://{alias}") }))
+}
+
+/// The run settings a `set` on `run://` names: its attributes other than `inject`.
+fn settings_in(attributes: Option<&serde_json::Map<String, Value>>) -> Vec<&str> {
+    attributes
+        .into_iter()
+        .flat_map(|map| map.keys())
+        .map(String::as_str)
+        .filter(|key| *key != "inject")
+        .collect()
+}
+
+/// Fields of `set` that concern entries, refused on `run://` paths rather than ignored; `run`
+/// is accepted there only when it names the same run.
+fn refuse_entry_fields(p: &SetParams, alias: &str) -> Result<(), RpcError> {
+    let given = [
+        ("visibility", p.visibility.is_some()),
+        ("outcome", p.outcome.is_some()),
+        ("append", p.append),
+        ("pattern", p.pattern),
+        ("bodyFilter", p.body_filter.is_some()),
+    ];
+    if let Some((field, _)) = given.iter().find(|(_, given)| *given) {
+        return Err(RpcError::invalid_param(
+            field,
+            "not used on run:// paths (a run is started, continued, configured or cancelled)",
+        ));
+    }
+    match &p.run {
+        Some(run) if run != alias => Err(RpcError::invalid_param(
+            "run",
+            format!("names run \"{run}\" but the path is run://{alias}"),
+        )),
+        _ => Ok(()),
+    }
+}

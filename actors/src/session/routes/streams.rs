@@ -1,0 +1,105 @@
+//! An accepted command's output streamed by a client: `stream` appends to a channel, and
+//! `stream/completed`, `stream/aborted` and `stream/cancel` settle the channels.
+
+use crate::clock::now;
+use crate::errors::Error;
+use crate::session::call::Call;
+use rummy_core::store::runs;
+use rummy_core::turn::state::push;
+use rummy_core::turn::streams::{self, StreamEnd, StreamWrite};
+use rummy_core::wire::params::{
+    StreamAbortedParams, StreamCancelParams, StreamCompletedParams, StreamParams,
+};
+use serde_json::{json, Value};
+
+/// `stream`: appends a chunk to channel `<path>_<channel>`.
+pub async fn stream(call: Call, p: StreamParams) -> Result<Value, Error> {
+    let (run, divisor) = (call.run(&p.run).await?.run_ref(), call.divisor());
+    call.write(move |c| {
+        let at = StreamWrite {
+            run,
+            divisor,
+            now: now(),
+        };
+        streams::append(c, at, &p.path, p.channel, &p.chunk)
+    })
+    .await?;
+    Ok(json!({ "ok": true }))
+}
+
+/// Settles the channels of the stream at `path` of `run` with `end`, and pushes the run's state.
+async fn settle(
+    call: &Call,
+    alias: &str,
+    path: &str,
+    end: StreamEnd,
+) -> Result<Vec<String>, Error> {
+    let run = call.run(alias).await?;
+    let (rr, divisor) = (run.run_ref(), call.divisor());
+    let settled = path.to_owned();
+    let path = path.to_owned();
+    let (channels, pushed) = call
+        .write(move |c| {
+            let at = StreamWrite {
+                run: rr,
+                divisor,
+                now: now(),
+            };
+            let channels = streams::settle(c, at, &path, &end)?;
+            // The run's status as of this write: read before it, a loop that ended meanwhile
+            // would be pushed as still working after its final state.
+            let stored = runs::by_id(c, rr.run_id)?;
+            let pushed = push(
+                c,
+                rr.run_id,
+                stored.last_turn(),
+                stored.status,
+                Value::Null,
+                now(),
+            )?;
+            Ok((channels, pushed))
+        })
+        .await?;
+    // The turn waiting for this output goes on; a command the server runs is killed.
+    call.svc().commands.settled(rr.run_id, &settled);
+    call.svc().publish_state(rr.project_id, &run.alias, &pushed);
+    Ok(channels)
+}
+
+/// `stream/completed`: the command exited; its channels are settled by its exit code.
+pub async fn stream_completed(call: Call, p: StreamCompletedParams) -> Result<Value, Error> {
+    let end = StreamEnd::Completed {
+        exit_code: p.exit_code.unwrap_or(0),
+        duration: p.duration,
+    };
+    let channels = settle(&call, &p.run, &p.path, end).await?;
+    Ok(json!({ "ok": true, "channels": channels }))
+}
+
+/// `stream/aborted`: the producer stopped; the channels are cancelled.
+pub async fn stream_aborted(call: Call, p: StreamAbortedParams) -> Result<Value, Error> {
+    let end = StreamEnd::Aborted {
+        reason: p.reason,
+        duration: p.duration,
+    };
+    let channels = settle(&call, &p.run, &p.path, end).await?;
+    Ok(json!({ "ok": true, "channels": channels }))
+}
+
+/// `stream/cancel`: a client cancels the stream; every client of the project hears
+/// `stream/cancelled`, so whoever runs the command stops it.
+pub async fn stream_cancel(call: Call, p: StreamCancelParams) -> Result<Value, Error> {
+    let project_id = call.project()?.project_id;
+    let end = StreamEnd::Cancelled {
+        reason: p.reason.clone(),
+    };
+    let channels = settle(&call, &p.run, &p.path, end).await?;
+    let reason = p.reason.unwrap_or_else(|| "cancelled".to_owned());
+    call.svc().publish(
+        project_id,
+        &p.run,
+        "stream/cancelled",
+        json!({ "run": p.run, "path": p.path, "reason": reason }),
+    );
+    Ok(json!({ "ok": true, "channels": channels }))
+}

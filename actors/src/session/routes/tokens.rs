@@ -1,0 +1,58 @@
+//! The admin's methods on tokens (TEAM.md §2): `token/create`, `token/list`, `token/revoke`.
+
+use crate::clock::now;
+use crate::errors::{internal, Error};
+use crate::session::auth::{caller, require_admin};
+use crate::session::call::Call;
+use crate::tokens::Sweep;
+use rummy_core::store::tokens::{self, NewToken};
+use rummy_core::time::Millis;
+use rummy_core::wire::params::{NoParams, TokenCreateParams, TokenRevokeParams};
+use serde_json::Value;
+
+/// `token/create`: a new token, whose text is answered this once.
+pub async fn token_create(call: Call, p: TokenCreateParams) -> Result<Value, Error> {
+    require_admin(&caller(&call, None).await?, "token/create")?;
+    let at = now();
+    let new = NewToken {
+        user: p.user,
+        admin: p.admin,
+        projects: p.projects,
+        expires_at: p
+            .expires_in_days
+            .map(|days| Millis(at.0.saturating_add(i64::from(days) * 86_400_000))),
+    };
+    let secret = secret()?;
+    let (text, made) = call
+        .write(move |c| tokens::create(c, &new, &secret, at))
+        .await?;
+    tracing::info!(user = %made.user, token = %made.prefix, admin = made.admin, "token created");
+    let mut answer = serde_json::to_value(&made)?;
+    answer["token"] = Value::from(text);
+    Ok(answer)
+}
+
+/// `token/list`: every token, without its text.
+pub async fn token_list(call: Call, _: NoParams) -> Result<Value, Error> {
+    require_admin(&caller(&call, None).await?, "token/list")?;
+    let list = call.read(tokens::list).await?;
+    Ok(serde_json::to_value(list)?)
+}
+
+/// `token/revoke`: revokes a token and closes the connections it opened.
+pub async fn token_revoke(call: Call, p: TokenRevokeParams) -> Result<Value, Error> {
+    require_admin(&caller(&call, None).await?, "token/revoke")?;
+    let revoked = call
+        .write(move |c| tokens::revoke(c, &p.token, now()))
+        .await?;
+    tracing::info!(user = %revoked.user, token = %revoked.prefix, "token revoked");
+    call.deps.tokens.do_send(Sweep);
+    Ok(serde_json::to_value(revoked)?)
+}
+
+/// 256 random bits for a new token; the server's failure when the system has none to give.
+fn secret() -> Result<[u8; 32], Error> {
+    let mut secret = [0u8; 32];
+    getrandom::fill(&mut secret).map_err(|e| internal(&e))?;
+    Ok(secret)
+}
