@@ -1,14 +1,21 @@
-//! What the server pushes, typed: `run/state`, `run/progress`, `run/proposal`, `ui/render`,
-//! `stream/cancelled` and `ui/notify`.
+//! What the server pushes, typed: `run/state`, `run/progress`, `run/proposal`, `ui/render` and
+//! `stream/cancelled` are the protocol's own types (`rummy-protocol`), the ones the server
+//! writes; `ui/notify` is read for servers that send it.
 
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
-use crate::results::{HistoryItem, Route, Telemetry, Unknown};
+pub use rummy_protocol::notifications::{
+    Proposed, RunProgress, RunProposal, RunState, StreamCancelled, UiRender,
+};
 
 /// A notification from the server.
 #[derive(Debug, Clone, PartialEq)]
+#[expect(
+    clippy::large_enum_variant,
+    reason = "run/state is most of what arrives: boxing it would allocate once more for each"
+)]
 pub enum Notification {
     /// `run/state`: what changed in a run (numbered by `seq`).
     RunState(RunState),
@@ -80,118 +87,6 @@ impl Notification {
             Notification::Other { params, .. } => params.get("run").and_then(Value::as_str),
         }
     }
-}
-
-/// `run/state`.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct RunState {
-    /// The run.
-    pub run: String,
-    /// Its per-run number, for `getRun {sinceSeq}`.
-    #[serde(default)]
-    pub seq: Option<i64>,
-    /// The turn.
-    #[serde(default)]
-    pub turn: i64,
-    /// The run's status.
-    pub status: i64,
-    /// The latest status report.
-    #[serde(default)]
-    pub summary: Option<String>,
-    /// The entries changed since the previous push.
-    #[serde(default)]
-    pub history: Vec<HistoryItem>,
-    /// The open questions.
-    #[serde(default)]
-    pub unknowns: Vec<Unknown>,
-    /// The turn's telemetry (turn ends only).
-    #[serde(default)]
-    pub telemetry: Option<Telemetry>,
-    /// The current loop's routing decision.
-    #[serde(default)]
-    pub route: Option<Route>,
-    /// Why the loop stopped (final pushes): `concluded`, `max_turns`, …
-    #[serde(default)]
-    pub stop_reason: Option<String>,
-}
-
-/// `run/progress`.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct RunProgress {
-    /// The run.
-    pub run: String,
-    /// The turn.
-    #[serde(default)]
-    pub turn: i64,
-    /// `queued`, `thinking`, `streaming`, `processing`, `retrying` or `rerouted`.
-    pub status: String,
-    /// Why (queued, retrying, rerouted).
-    #[serde(default)]
-    pub detail: Option<String>,
-    /// How long until the retry (retrying).
-    #[serde(default)]
-    pub delay_ms: Option<i64>,
-    /// The model rerouted to.
-    #[serde(default)]
-    pub to: Option<String>,
-}
-
-/// `run/proposal`.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-pub struct RunProposal {
-    /// The run.
-    pub run: String,
-    /// The proposals.
-    #[serde(default)]
-    pub proposed: Vec<Proposed>,
-}
-
-/// One proposal waiting for a decision.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-pub struct Proposed {
-    /// Its path: accept with `set {run, path, state: "resolved"}`.
-    pub path: String,
-    /// What it would do (a unified diff for an edit; empty for a command).
-    #[serde(default)]
-    pub body: String,
-    /// Its attributes (`kind`, `path`, `command`, `question`, …).
-    #[serde(default)]
-    pub attributes: Map<String, Value>,
-    /// The turn that proposed it.
-    #[serde(default)]
-    pub turn: i64,
-}
-
-/// `ui/render`.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-pub struct UiRender {
-    /// The run.
-    pub run: String,
-    /// The turn.
-    #[serde(default)]
-    pub turn: Option<i64>,
-    /// The text.
-    pub text: String,
-    /// Whether it continues the turn's text (false: the turn's first text).
-    #[serde(default)]
-    pub append: bool,
-    /// Whether it is the model's reasoning, streamed beside its text.
-    #[serde(default)]
-    pub reasoning: bool,
-}
-
-/// `stream/cancelled`.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-pub struct StreamCancelled {
-    /// The run.
-    pub run: String,
-    /// The stream's proposal path.
-    pub path: String,
-    /// Why.
-    #[serde(default)]
-    pub reason: Option<String>,
 }
 
 /// `ui/notify`.

@@ -67,6 +67,27 @@ fn core_has_no_runtime_dependencies() {
     }
 }
 
+/// `rummy-protocol`, which clients depend on, holds data only: it reaches serde and nothing of
+/// the server (no store, no runtime), so a client never pulls SQLite in.
+#[test]
+fn the_protocol_depends_on_serde_alone() {
+    let graph = lock_graph();
+    let mut seen = BTreeSet::new();
+    let mut stack = vec!["rummy-protocol".to_owned()];
+    while let Some(name) = stack.pop() {
+        if seen.insert(name.clone()) {
+            stack.extend(graph.get(&name).cloned().unwrap_or_default());
+        }
+    }
+    assert!(seen.contains("serde_json"), "the graph was read");
+    for forbidden in ["rummy-core", "diesel", "libsqlite3-sys", "tokio", "actix"] {
+        assert!(
+            !seen.contains(forbidden),
+            "rummy-protocol depends on {forbidden}"
+        );
+    }
+}
+
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
         let path = entry.path();
@@ -87,7 +108,7 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
 fn every_file_starts_with_a_doc_line() {
     let mut files = Vec::new();
     for dir in [
-        "src", "core", "actors", "client", "testkit", "tests", "bench",
+        "src", "protocol", "core", "actors", "client", "testkit", "tests", "bench",
     ] {
         rust_files(&root().join(dir), &mut files);
     }

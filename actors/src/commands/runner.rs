@@ -21,7 +21,8 @@ use rummy_core::store::notifications::Recorded;
 use rummy_core::store::{runs, StoreError};
 use rummy_core::turn::state;
 use rummy_core::turn::streams::{self, StreamEnd, StreamWrite};
-use serde_json::{json, Value};
+use rummy_core::wire::notifications::StreamCancelled;
+use serde_json::Value;
 use std::os::unix::process::ExitStatusExt;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
@@ -263,12 +264,12 @@ async fn settle(
     }
     if let Some(reason) = cancelled {
         let alias = alias_of(svc, job.run.run_id).await;
-        svc.publish(
-            job.run.project_id,
-            &alias,
-            "stream/cancelled",
-            json!({ "run": alias, "path": job.path, "reason": reason }),
-        );
+        let cancelled = StreamCancelled {
+            path: job.path.clone(),
+            reason: Some(reason),
+            run: alias,
+        };
+        svc.push(job.run.project_id, &cancelled.run, &cancelled);
     }
 }
 

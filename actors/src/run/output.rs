@@ -11,7 +11,7 @@ use rummy_core::commands::RUN_CANCELLED;
 use rummy_core::entry::State;
 use rummy_core::store::StoreError;
 use rummy_core::turn::streams::{self, Awaited, StreamEnd, StreamWrite};
-use serde_json::json;
+use rummy_core::wire::notifications::{RunProgress, StreamCancelled};
 use std::sync::Arc;
 
 impl RunActor {
@@ -28,12 +28,15 @@ impl RunActor {
         if let Some(job) = job {
             self.svc.commands.start(&self.svc, job);
         }
-        self.svc.publish(
-            self.run.project_id,
-            &self.alias,
-            "run/progress",
-            json!({ "run": &*self.alias, "turn": awaited.turn, "status": rummy_core::wire::methods::progress::STREAMING, "path": awaited.path }),
-        );
+        let streaming = RunProgress {
+            path: Some(awaited.path.clone()),
+            ..RunProgress::new(
+                &self.alias,
+                i64::from(awaited.turn),
+                rummy_core::wire::methods::progress::STREAMING,
+            )
+        };
+        self.svc.push(self.run.project_id, &self.alias, &streaming);
         let (svc, run_id, path) = (self.svc.clone(), self.run.run_id, awaited.path.clone());
         let wait = self.svc.config.commands.stream_wait;
         let states = move |svc: Services, path: String| async move {
@@ -141,12 +144,12 @@ impl RunActor {
                 .await;
             // Settled already (the client completed it meanwhile): nothing to tell.
             if settled.is_ok() {
-                svc.publish(
-                    run.project_id,
-                    &alias,
-                    "stream/cancelled",
-                    json!({ "run": &*alias, "path": path, "reason": RUN_CANCELLED }),
-                );
+                let cancelled = StreamCancelled {
+                    path,
+                    reason: Some(RUN_CANCELLED.to_owned()),
+                    run: alias.to_string(),
+                };
+                svc.push(run.project_id, &alias, &cancelled);
             }
         });
     }

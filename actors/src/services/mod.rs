@@ -18,8 +18,8 @@ use commands::Commands;
 use locks::ResolutionLocks;
 use rummy_core::config::Config;
 use rummy_core::store::notifications::Recorded;
-use rummy_core::wire::jsonrpc::notification;
-use serde_json::Value;
+use rummy_core::wire::jsonrpc::notification_text;
+use rummy_core::wire::notifications::Push;
 use stamps::ScanStamps;
 use std::sync::Arc;
 
@@ -48,9 +48,14 @@ pub struct Services {
 }
 
 impl Services {
-    /// Sends a notification to every session of the project.
-    pub fn publish(&self, project_id: i32, run: &str, method: &str, params: Value) {
-        self.send(project_id, run, notification(method, params).to_string());
+    /// Sends a notification to every session of the project, serialised once.
+    pub fn push<N: Push>(&self, project_id: i32, run: &str, params: &N) {
+        match serde_json::to_string(params) {
+            Ok(json) => self.send(project_id, run, notification_text(N::METHOD, &json)),
+            Err(e) => {
+                tracing::error!(method = N::METHOD, error = %e, "cannot serialise a notification")
+            }
+        }
     }
 
     /// Sends a recorded `run/state` push to every session of the project, as it was stored.

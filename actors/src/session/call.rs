@@ -16,6 +16,7 @@ use rummy_core::store::ops::Op;
 use rummy_core::store::runs::{self, Run};
 use rummy_core::store::StoreError;
 use rummy_core::wire::{ErrorKind, RpcError};
+use serde::Serialize;
 use serde_json::Value;
 use std::path::PathBuf;
 
@@ -155,10 +156,18 @@ pub enum Outcome {
     Bind(Binding, Value),
 }
 
-/// What a handler answers, turned into the result's JSON once, by the routing table.
+/// What a handler answers, turned into the result's JSON once, by the routing table: one of
+/// the protocol's answer types (`rummy_core::wire::results`), a [`Json`] value built already,
+/// or a hello's [`Outcome::Bind`].
 pub trait IntoOutcome {
     /// The outcome: the answer as JSON (and for a hello, the binding).
     fn into_outcome(self) -> Result<Outcome, Error>;
+}
+
+impl<T: Serialize> IntoOutcome for T {
+    fn into_outcome(self) -> Result<Outcome, Error> {
+        Ok(Outcome::Reply(serde_json::to_value(self)?))
+    }
 }
 
 impl IntoOutcome for Outcome {
@@ -167,8 +176,12 @@ impl IntoOutcome for Outcome {
     }
 }
 
-impl IntoOutcome for Value {
+/// An answer already built as JSON (`getRun`'s, written from rows that live only as long as
+/// the read): answered as it is, not serialised again.
+pub struct Json(pub Value);
+
+impl IntoOutcome for Json {
     fn into_outcome(self) -> Result<Outcome, Error> {
-        Ok(Outcome::Reply(self))
+        Ok(Outcome::Reply(self.0))
     }
 }

@@ -7,6 +7,7 @@ use rummy_core::entry::Category;
 use rummy_core::store::entries::ViewRow;
 use rummy_core::turn::render::{Gather, Render, RENDER_EVERY, RENDER_PIECE_BYTES};
 use rummy_core::wire::methods::progress;
+use rummy_core::wire::notifications::{RunProgress, UiRender};
 use serde_json::{json, Value};
 use std::time::Instant;
 use tokio::sync::mpsc::UnboundedReceiver;
@@ -27,12 +28,14 @@ pub async fn forward_events(
     let mut thought = Gather::new(RENDER_EVERY, RENDER_PIECE_BYTES);
     let send = |renders: Vec<Render>, reasoning: bool| {
         for Render { text, append } in renders {
-            let mut params =
-                json!({ "run": &*job.alias, "turn": turn, "text": text, "append": append });
-            if reasoning {
-                params["reasoning"] = json!(true);
-            }
-            svc.publish(job.run.project_id, &job.alias, "ui/render", params);
+            let render = UiRender {
+                append,
+                reasoning,
+                run: job.alias.to_string(),
+                text,
+                turn: Some(i64::from(turn)),
+            };
+            svc.push(job.run.project_id, &job.alias, &render);
         }
     };
     loop {
@@ -78,26 +81,31 @@ pub async fn forward_events(
 
 /// Sends a provider event other than a delta as `run/progress`.
 fn forward_progress(svc: &Services, job: &TurnJob, turn: i32, event: ProviderEvent) {
-    let run = &*job.alias;
+    let at = |status| RunProgress::new(&job.alias, i64::from(turn), status);
     let params = match event {
         ProviderEvent::Delta(_) | ProviderEvent::Reasoning(_) => return,
-        ProviderEvent::Queued(reason) => {
-            json!({ "run": run, "turn": turn, "status": progress::QUEUED, "detail": reason })
-        }
-        ProviderEvent::Retrying { reason, delay_ms } => {
-            json!({ "run": run, "turn": turn, "status": progress::RETRYING, "detail": reason, "delayMs": delay_ms })
-        }
-        ProviderEvent::Rerouted { reason, to } => {
-            json!({ "run": run, "turn": turn, "status": progress::REROUTED, "detail": reason, "to": to })
-        }
+        ProviderEvent::Queued(reason) => RunProgress {
+            detail: Some(reason),
+            ..at(progress::QUEUED)
+        },
+        ProviderEvent::Retrying { reason, delay_ms } => RunProgress {
+            detail: Some(reason),
+            delay_ms: Some(i64::try_from(delay_ms).unwrap_or(i64::MAX)),
+            ..at(progress::RETRYING)
+        },
+        ProviderEvent::Rerouted { reason, to } => RunProgress {
+            detail: Some(reason),
+            to: Some(to),
+            ..at(progress::REROUTED)
+        },
     };
-    svc.publish(job.run.project_id, &job.alias, "run/progress", params);
+    svc.push(job.run.project_id, &job.alias, &params);
 }
 
 /// A `run/progress` notification.
 pub fn progress(svc: &Services, job: &TurnJob, turn: i32, status: &str) {
-    let params = json!({ "run": &*job.alias, "turn": turn, "status": status });
-    svc.publish(job.run.project_id, &job.alias, "run/progress", params);
+    let params = RunProgress::new(&job.alias, i64::from(turn), status);
+    svc.push(job.run.project_id, &job.alias, &params);
 }
 
 /// Tokens and entries of the context by category.

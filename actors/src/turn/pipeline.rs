@@ -25,6 +25,7 @@ use rummy_core::turn::healer::{warnings as healer_warnings, TurnFacts, Verdict};
 use rummy_core::turn::streams::{self, StreamWrite};
 use rummy_core::turn::{record, state, TurnRef};
 use rummy_core::wire::methods;
+use rummy_core::wire::notifications::{Proposed, RunProposal};
 use serde_json::{json, Value};
 use std::sync::{Arc, Mutex};
 
@@ -979,13 +980,17 @@ async fn announce_proposal(
         .await
         .map_err(failure)?;
     if let Some(row) = row {
-        let proposed = json!([{ "path": row.path, "body": row.body, "attributes": row.attributes(), "turn": row.turn }]);
-        svc.publish(
-            t.run.project_id,
-            &job.alias,
-            "run/proposal",
-            json!({ "run": &*job.alias, "proposed": proposed }),
-        );
+        let proposed = Proposed {
+            attributes: row.attribute_map(),
+            turn: i64::from(row.turn),
+            path: row.path,
+            body: row.body,
+        };
+        let proposal = RunProposal {
+            proposed: vec![proposed],
+            run: job.alias.to_string(),
+        };
+        svc.push(t.run.project_id, &job.alias, &proposal);
     }
     Ok(())
 }

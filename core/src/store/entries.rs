@@ -315,6 +315,14 @@ impl ViewRow {
         serde_json::from_str(&self.attributes).unwrap_or_else(|_| Value::Object(Default::default()))
     }
 
+    /// The attributes as a map (they are written as an object; anything else reads as none).
+    pub fn attribute_map(&self) -> serde_json::Map<String, Value> {
+        match self.attributes() {
+            Value::Object(map) => map,
+            _ => serde_json::Map::new(),
+        }
+    }
+
     /// The mode a `prompt://` entry was written in (its `mode` attribute), if it names one.
     pub fn prompt_mode(&self) -> Option<crate::run::Mode> {
         self.attributes()

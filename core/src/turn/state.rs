@@ -9,103 +9,17 @@
 //! or 202, `position` the number of loops queued) — else `null` in `getRun` and left out of
 //! `run/state`.
 
-use crate::entry::http_status;
 use crate::fair::admission::{QueueReason, Queued};
 use crate::provider::routing::Routed;
 use crate::run::RunStatus;
-use crate::store::entries::{self, ViewRow};
+use crate::store::entries;
 use crate::store::notifications::{self, Recorded};
 use crate::store::{loops, runs, turns, StoreError};
 use crate::time::Millis;
+use crate::wire::state::{HistoryItem, Snapshot, StatePush, UnknownItem};
 use diesel::SqliteConnection;
-use serde::Serialize;
-use serde_json::value::RawValue;
-use serde_json::{json, Value};
-
-/// One history item as clients see it, serialised straight from the row.
-#[derive(Serialize)]
-struct HistoryItem<'a> {
-    path: &'a str,
-    tool: &'a str,
-    state: &'a str,
-    outcome: Option<&'a str>,
-    status: i32,
-    visibility: &'a str,
-    turn: i32,
-    tokens: i32,
-    /// The stored JSON as it is (it is only checked, not rebuilt).
-    attributes: Attributes<'a>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    body: Option<&'a str>,
-}
-
-/// Stored attributes: the stored JSON text, or `{}` when the text is not JSON.
-enum Attributes<'a> {
-    Stored(&'a RawValue),
-    Unreadable,
-}
-
-impl Serialize for Attributes<'_> {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        match self {
-            Attributes::Stored(raw) => raw.serialize(s),
-            Attributes::Unreadable => serde_json::Map::new().serialize(s),
-        }
-    }
-}
-
-impl<'a> HistoryItem<'a> {
-    fn of(row: &'a ViewRow, with_body: bool) -> Self {
-        let attributes = serde_json::from_str::<&RawValue>(&row.attributes)
-            .map_or(Attributes::Unreadable, Attributes::Stored);
-        HistoryItem {
-            path: &row.path,
-            tool: row.tag(),
-            state: &row.state,
-            outcome: row.outcome.as_deref(),
-            status: http_status(row.state(), row.outcome.as_deref()),
-            visibility: &row.visibility,
-            turn: row.turn,
-            tokens: row.tokens,
-            attributes,
-            body: with_body.then_some(row.body.as_str()),
-        }
-    }
-}
-
-/// An open question as clients see it.
-#[derive(Serialize)]
-struct UnknownItem<'a> {
-    path: &'a str,
-    body: &'a str,
-}
-
-impl<'a> UnknownItem<'a> {
-    fn of(row: &'a ViewRow) -> Self {
-        UnknownItem {
-            path: &row.path,
-            body: &row.body,
-        }
-    }
-}
-
-/// A `run/state` push; `seq` is added when it is recorded.
-#[derive(Serialize)]
-struct StatePush<'a> {
-    run: &'a str,
-    turn: i32,
-    status: i32,
-    summary: &'a str,
-    history: Vec<HistoryItem<'a>>,
-    unknowns: Vec<UnknownItem<'a>>,
-    telemetry: &'a Value,
-    route: Option<Routed>,
-    #[serde(rename = "stopReason")]
-    stop_reason: Option<&'a str>,
-    /// Left out unless a loop waits: every push carries it otherwise, and clients parse each.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    queued: Option<Queued>,
-}
+use rummy_protocol::results::MissedNotification;
+use serde_json::Value;
 
 /// The routing decision of the run's current loop (the active one, else the one that ran
 /// last), as clients see it: read with the run's push marks.
@@ -197,7 +111,7 @@ fn push_with(
         turn,
         status,
         summary: &summary,
-        history: changed.iter().map(|r| HistoryItem::of(r, true)).collect(),
+        history: changed.iter().map(HistoryItem::of).collect(),
         unknowns: unknowns.iter().map(UnknownItem::of).collect(),
         telemetry: &telemetry,
         route: route(&run),
@@ -207,31 +121,52 @@ fn push_with(
     notifications::record(conn, run_id, seq, "run/state", &params, now)
 }
 
-/// The whole state of a run: what `getRun` answers. `queued` here says only whether loops wait
-/// behind the run's own; the caller puts in admission's word for a run at 100.
-pub fn snapshot(conn: &mut SqliteConnection, run: &runs::Run) -> Result<Value, StoreError> {
+/// The whole state of a run: what `getRun` answers. `queued` is admission's word for a run at
+/// 100 when it holds one; otherwise it says only whether loops wait behind the run's own. With
+/// `since`, the pushes after that seq (at most 1,000) are replayed in `missed`. Answered as a
+/// JSON value: the rows it borrows from live only as long as the read.
+pub fn snapshot(
+    conn: &mut SqliteConnection,
+    run: &runs::Run,
+    queued: Option<Queued>,
+    since: Option<i32>,
+) -> Result<Value, StoreError> {
     let history = entries::history(conn, run.id)?;
     let unknowns = entries::unknowns(conn, run.id)?;
     let summary = entries::latest_summary(conn, run.id)?;
     let totals = turns::totals(conn, run.id)?;
     let marks = runs::push_marks(conn, run.id)?;
-    Ok(json!({
-        "run": run.alias,
-        "status": run.status,
-        "stopReason": stop_reason(&marks, run.status),
-        "queued": behind_own_loop(run.status, i64::from(marks.queued_loops)),
-        "mode": run.mode,
-        "turn": run.last_turn(),
-        "model": run.model,
-        "route": route(&marks),
-        "temperature": run.temperature,
-        "persona": run.persona,
-        "contextLimit": run.context_limit,
-        "summary": summary,
-        "history": history.iter().map(|r| HistoryItem::of(r, true)).collect::<Vec<_>>(),
-        "unknowns": unknowns.iter().map(UnknownItem::of).collect::<Vec<_>>(),
-        "telemetry": totals,
-        "lastSeq": run.next_seq - 1,
-        "created": Millis(run.created_at).to_rfc3339(),
-    }))
+    let missed = since
+        .map(|seq| notifications::since(conn, run.id, seq, 1000))
+        .transpose()?
+        .map(|missed| {
+            missed
+                .into_iter()
+                .map(|n| MissedNotification {
+                    method: n.method,
+                    params: serde_json::from_str(&n.params).unwrap_or(Value::Null),
+                })
+                .collect()
+        });
+    let snapshot = Snapshot {
+        run: &run.alias,
+        status: run.status,
+        stop_reason: stop_reason(&marks, run.status),
+        queued: queued.or_else(|| behind_own_loop(run.status, i64::from(marks.queued_loops))),
+        mode: &run.mode,
+        turn: run.last_turn(),
+        model: &run.model,
+        route: route(&marks),
+        temperature: run.temperature,
+        persona: run.persona.as_deref(),
+        context_limit: run.context_limit,
+        summary: &summary,
+        history: history.iter().map(HistoryItem::of).collect(),
+        unknowns: unknowns.iter().map(UnknownItem::of).collect(),
+        telemetry: totals,
+        last_seq: run.next_seq - 1,
+        created: Millis(run.created_at).to_rfc3339(),
+        missed,
+    };
+    Ok(serde_json::to_value(&snapshot)?)
 }

@@ -383,3 +383,66 @@ fn the_summary_is_the_latest_concluding_update_and_audit_is_not_history() {
         vec!["update://turn_1", "update://turn_1_2"]
     );
 }
+
+/// The keys of a JSON object, sorted.
+fn keys(value: &serde_json::Value) -> Vec<String> {
+    value
+        .as_object()
+        .map(|m| m.keys().cloned().collect())
+        .unwrap_or_default()
+}
+
+/// The wire names a protocol type reads, sorted, less those `absent` from the value at hand.
+fn fields<'de, T: serde::Deserialize<'de>>(absent: &[&str]) -> Vec<String> {
+    let mut names: Vec<String> = crate::wire::params::fields_of::<T>()
+        .iter()
+        .filter(|f| !absent.contains(f))
+        .map(|f| (*f).to_owned())
+        .collect();
+    names.sort_unstable();
+    names
+}
+
+/// What the server writes from rows — a `run/state` push, a `getRun` snapshot and their items —
+/// has exactly the fields of the protocol's types, which clients read (`queued` is left out of
+/// a push when no loop waits), and reads back into them.
+#[test]
+fn pushes_and_snapshots_have_the_protocol_fields() {
+    use crate::fair::admission::{QueueReason, Queued};
+    use crate::wire::notifications::RunState;
+    use crate::wire::results::{self, RunSnapshot};
+    let mut f = fixture();
+    let t = f.turn();
+    f.run_reply(t, TURN_ONE);
+    let push = state::push(&mut f.conn, f.run.run_id, 1, 102, json!(null), NOW)
+        .unwrap()
+        .value();
+    assert_eq!(keys(&push), fields::<RunState>(&["queued"]));
+    assert_eq!(
+        keys(&push["history"][0]),
+        fields::<results::HistoryItem>(&[])
+    );
+    assert_eq!(keys(&push["unknowns"][0]), fields::<results::Unknown>(&[]));
+    assert!(serde_json::from_value::<RunState>(push).is_ok());
+
+    let run = runs::by_id(&mut f.conn, f.run.run_id).unwrap();
+    let queued = Queued {
+        reason: QueueReason::RunsLimit,
+        position: 1,
+    };
+    let snapshot = state::snapshot(&mut f.conn, &run, Some(queued), Some(0)).unwrap();
+    assert_eq!(keys(&snapshot), fields::<RunSnapshot>(&[]));
+    assert_eq!(
+        keys(&snapshot["history"][0]),
+        fields::<results::HistoryItem>(&[])
+    );
+    assert_eq!(keys(&snapshot["queued"]), fields::<results::Queued>(&[]));
+    assert_eq!(
+        keys(&snapshot["missed"][0]),
+        fields::<results::MissedNotification>(&[])
+    );
+    assert!(serde_json::from_value::<RunSnapshot>(snapshot).is_ok());
+    // Without sinceSeq nothing is replayed, and the field is left out.
+    let plain = state::snapshot(&mut f.conn, &run, None, None).unwrap();
+    assert_eq!(keys(&plain), fields::<RunSnapshot>(&["missed"]));
+}

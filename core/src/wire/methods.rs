@@ -5,7 +5,8 @@
 
 use super::jsonrpc::{ErrorKind, PROTOCOL_VERSION};
 use crate::run::{RunStatus, StopReason};
-use serde_json::{json, Map, Value};
+use rummy_protocol::catalogue::{Catalogue, MethodDoc, NotificationDoc, ParamDoc};
+use std::collections::BTreeMap;
 
 /// One documented parameter (or field of a notification's payload).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -662,60 +663,64 @@ const STOP_REASONS: &[&str] = &[
     "interrupted",
 ];
 
-fn params_json(params: &[ParamSpec]) -> Map<String, Value> {
+fn params_doc(params: &[ParamSpec]) -> BTreeMap<String, ParamDoc> {
+    let owned = |list: &[&str]| list.iter().map(|v| (*v).to_owned()).collect();
     params
         .iter()
         .map(|p| {
-            let mut spec =
-                json!({"type": p.ty, "required": p.required, "description": p.description});
-            if !p.aliases.is_empty() {
-                spec["aliases"] = json!(p.aliases);
-            }
-            if !p.values.is_empty() {
-                spec["values"] = json!(p.values);
-            }
-            (p.name.to_owned(), spec)
+            let doc = ParamDoc {
+                ty: p.ty.to_owned(),
+                required: p.required,
+                description: p.description.to_owned(),
+                aliases: owned(p.aliases),
+                values: owned(p.values),
+            };
+            (p.name.to_owned(), doc)
         })
         .collect()
 }
 
 /// The `discover` answer for a list of served methods: the methods with their params, the
 /// notifications with their payloads, the run statuses, the stop reasons and the error codes.
-pub fn catalogue(methods: &[&MethodSpec]) -> Value {
-    let out: Map<String, Value> = methods
+pub fn catalogue(methods: &[&MethodSpec]) -> Catalogue {
+    let methods = methods
         .iter()
         .map(|m| {
-            let spec = json!({"description": m.description, "params": params_json(m.params), "requiresHello": m.requires_hello});
-            (m.name.to_owned(), spec)
+            let doc = MethodDoc {
+                description: m.description.to_owned(),
+                params: params_doc(m.params),
+                requires_hello: m.requires_hello,
+            };
+            (m.name.to_owned(), doc)
         })
         .collect();
-    let notifications: Map<String, Value> = NOTIFICATIONS
+    let notifications = NOTIFICATIONS
         .iter()
         .map(|n| {
-            let spec = json!({"description": n.description, "payload": params_json(n.payload)});
-            (n.name.to_owned(), spec)
+            let doc = NotificationDoc {
+                description: n.description.to_owned(),
+                payload: params_doc(n.payload),
+            };
+            (n.name.to_owned(), doc)
         })
         .collect();
-    let statuses: Map<String, Value> = RunStatus::ALL
-        .iter()
-        .map(|s| (s.code().to_string(), Value::from(s.meaning())))
-        .collect();
-    let reasons: Map<String, Value> = StopReason::ALL
-        .iter()
-        .map(|r| (r.as_str().to_owned(), Value::from(r.meaning())))
-        .collect();
-    let errors: Map<String, Value> = ErrorKind::ALL
-        .iter()
-        .map(|k| (k.code().to_string(), Value::from(k.name())))
-        .collect();
-    json!({
-        "protocolVersion": PROTOCOL_VERSION,
-        "methods": out,
-        "notifications": notifications,
-        "runStatuses": statuses,
-        "stopReasons": reasons,
-        "errors": errors,
-    })
+    Catalogue {
+        protocol_version: PROTOCOL_VERSION.to_owned(),
+        methods,
+        notifications,
+        run_statuses: RunStatus::ALL
+            .iter()
+            .map(|s| (s.code().to_string(), s.meaning().to_owned()))
+            .collect(),
+        stop_reasons: StopReason::ALL
+            .iter()
+            .map(|r| (r.as_str().to_owned(), r.meaning().to_owned()))
+            .collect(),
+        errors: ErrorKind::ALL
+            .iter()
+            .map(|k| (k.code().to_string(), k.name().to_owned()))
+            .collect(),
+    }
 }
 
 #[cfg(test)]

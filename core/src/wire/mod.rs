@@ -1,7 +1,12 @@
-//! The client protocol's wire types: JSON-RPC 2.0 framing, error codes, the method catalogue and params.
+//! The client protocol's wire types: JSON-RPC 2.0 framing, error codes, the method catalogue,
+//! params, and what the server answers and pushes — the protocol's own types (`rummy-protocol`,
+//! shared with clients), and `run/state` / `getRun` written straight from the store's rows.
 
 pub mod jsonrpc;
 pub mod methods;
 pub mod params;
+pub mod state;
+
+pub use rummy_protocol::{catalogue, notifications, results};
 
 pub use jsonrpc::{ErrorKind, Request, RpcError};

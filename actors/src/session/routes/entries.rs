@@ -14,8 +14,9 @@ use rummy_core::turn::proposals::Decision as ProposalDecision;
 use rummy_core::wire::params::{
     GetEntriesParams, GetParams, MoveParams, Page, RmParams, SetParams, UpdateParams,
 };
+use rummy_core::wire::results::{CountAck, Entry, PathAck, PathsAck, Resolution, RunAck};
 use rummy_core::wire::{ErrorKind, RpcError};
-use serde_json::{json, Value};
+use serde::Serialize;
 
 /// A `state` param: one of the entry states, -32602 otherwise.
 fn state_param(state: Option<&str>) -> Result<Option<State>, RpcError> {
@@ -43,7 +44,7 @@ fn visibility_param(visibility: Option<&str>) -> Result<Option<Visibility>, RpcE
 }
 
 /// `getEntries`: a page of the run's entries, filtered.
-pub async fn get_entries(call: Call, p: GetEntriesParams) -> Result<Value, Error> {
+pub async fn get_entries(call: Call, p: GetEntriesParams) -> Result<Vec<Entry>, Error> {
     let state = state_param(p.state.as_deref())?;
     let visibility = visibility_param(p.visibility.as_deref())?;
     let run = call.run(&p.run).await?;
@@ -68,29 +69,44 @@ pub async fn get_entries(call: Call, p: GetEntriesParams) -> Result<Value, Error
     let rows = call
         .read(move |c| entries::list(c, run.id, &filter, limit, offset))
         .await?;
-    let items = rows
-        .iter()
-        .map(|r| {
-            let mut item = json!({
-                "path": r.path, "scheme": r.scheme, "state": r.state, "outcome": r.outcome,
-                "status": http_status(r.state(), r.outcome.as_deref()), "visibility": r.visibility,
-                "turn": r.turn, "tokens": r.tokens, "attributes": r.attributes(),
-            });
-            if p.with_body {
-                item["body"] = Value::from(r.body.clone());
-            }
-            item
+    Ok(rows
+        .into_iter()
+        .map(|r| Entry {
+            status: i64::from(http_status(r.state(), r.outcome.as_deref())),
+            attributes: r.attribute_map(),
+            path: r.path,
+            scheme: r.scheme,
+            state: r.state,
+            outcome: r.outcome,
+            visibility: r.visibility,
+            turn: i64::from(r.turn),
+            tokens: i64::from(r.tokens),
+            body: p.with_body.then_some(r.body),
         })
-        .collect();
-    Ok(Value::Array(items))
+        .collect())
+}
+
+/// What `set` answers, by what it did: a run's `{ok, alias}`, an entry's `{ok, path}`, a
+/// pattern's `{ok, count}` or a proposal's resolution.
+#[derive(Serialize)]
+#[serde(untagged)]
+pub enum SetAnswer {
+    /// On `run://`.
+    Run(RunAck),
+    /// One entry written.
+    Path(PathAck),
+    /// Every match of a pattern.
+    Count(CountAck),
+    /// A pending proposal resolved.
+    Resolution(Resolution),
 }
 
 /// `set`: on `run://` a run's start, continuation, configuration or cancel; otherwise an entry.
-pub async fn set(call: Call, p: SetParams) -> Result<Value, Error> {
+pub async fn set(call: Call, p: SetParams) -> Result<SetAnswer, Error> {
     match p.path.strip_prefix("run://") {
         Some(alias) => {
             let alias = alias.to_owned();
-            runs::set_run(call, p, &alias).await
+            Ok(SetAnswer::Run(runs::set_run(call, p, &alias).await?))
         }
         None => set_entry(call, p).await,
     }
@@ -98,7 +114,7 @@ pub async fn set(call: Call, p: SetParams) -> Result<Value, Error> {
 
 /// `set` on an entry: write, append, body-less state/visibility/attribute change, or the same
 /// on every pattern match.
-async fn set_entry(call: Call, p: SetParams) -> Result<Value, Error> {
+async fn set_entry(call: Call, p: SetParams) -> Result<SetAnswer, Error> {
     let alias = p
         .run
         .clone()
@@ -110,7 +126,7 @@ async fn set_entry(call: Call, p: SetParams) -> Result<Value, Error> {
         if let Some(answer) =
             resolve_if_proposed(&call, &alias, rr, &p.path, state, p.body.clone()).await?
         {
-            return Ok(answer);
+            return Ok(SetAnswer::Resolution(answer));
         }
     }
     let visibility = visibility_param(p.visibility.as_deref())?;
@@ -146,7 +162,10 @@ async fn set_entry(call: Call, p: SetParams) -> Result<Value, Error> {
                 Ok(rows.len())
             })
             .await?;
-        return Ok(json!({ "ok": true, "count": count }));
+        return Ok(SetAnswer::Count(CountAck {
+            ok: true,
+            count: i64::try_from(count).unwrap_or(i64::MAX),
+        }));
     }
     let path = match p.body {
         Some(body) => {
@@ -179,7 +198,7 @@ async fn set_entry(call: Call, p: SetParams) -> Result<Value, Error> {
             .await?
         }
     };
-    Ok(json!({ "ok": true, "path": path }))
+    Ok(SetAnswer::Path(PathAck { ok: true, path }))
 }
 
 /// `set {state}` on a pending proposal resolves it: resolved = accept, cancelled = reject,
@@ -191,7 +210,7 @@ async fn resolve_if_proposed(
     path: &str,
     state: State,
     body: Option<String>,
-) -> Result<Option<Value>, Error> {
+) -> Result<Option<Resolution>, Error> {
     let path = normalize(path).map_err(|e| RpcError::invalid_param("path", e))?;
     let lookup = path.clone();
     let row = call
@@ -232,50 +251,51 @@ async fn resolve_if_proposed(
         .registry
         .send(ResolveProposal { run, resolve })
         .await??;
-    let mut answer = json!({
-        "ok": true,
-        "path": path,
-        "state": resolved.state.as_str(),
-        "outcome": resolved.outcome,
-    });
     // An accepted sh/env: who runs it (a client told `client` runs it and streams it back).
-    if crate::proposals::awaits_output(&resolved) {
-        answer["runner"] = json!(call.svc().config.commands.runner.as_str());
-        answer["channels"] = json!([format!("{path}_1"), format!("{path}_2")]);
-    }
-    Ok(Some(answer))
+    let command = crate::proposals::awaits_output(&resolved);
+    Ok(Some(Resolution {
+        ok: true,
+        runner: command.then(|| call.svc().config.commands.runner.as_str().to_owned()),
+        channels: command.then(|| vec![format!("{path}_1"), format!("{path}_2")]),
+        path,
+        state: resolved.state.as_str().to_owned(),
+        outcome: resolved.outcome,
+    }))
 }
 
 /// `get`: promotes the matching entries (to visible, or the visibility given).
-pub async fn get(call: Call, p: GetParams) -> Result<Value, Error> {
+pub async fn get(call: Call, p: GetParams) -> Result<CountAck, Error> {
     let visibility = visibility_param(p.visibility.as_deref())?;
     let op = call.op(call.run(&p.run).await?.run_ref());
     let count = call
         .write(move |c| ops::get(c, &op, &p.path, p.body_filter.as_deref(), visibility))
         .await?;
-    Ok(json!({ "ok": true, "count": count }))
+    Ok(CountAck {
+        ok: true,
+        count: i64::try_from(count).unwrap_or(i64::MAX),
+    })
 }
 
 /// `rm`: removes the run's view of every matching entry.
-pub async fn rm(call: Call, p: RmParams) -> Result<Value, Error> {
+pub async fn rm(call: Call, p: RmParams) -> Result<PathsAck, Error> {
     let op = call.op(call.run(&p.run).await?.run_ref());
     let paths = call
         .write(move |c| ops::rm(c, &op, &p.path, p.body_filter.as_deref()))
         .await?;
-    Ok(json!({ "ok": true, "paths": paths }))
+    Ok(PathsAck { ok: true, paths })
 }
 
 /// `cp`: copies an entry (runs are copied with a fork, not here).
-pub async fn cp(call: Call, p: MoveParams) -> Result<Value, Error> {
+pub async fn cp(call: Call, p: MoveParams) -> Result<PathAck, Error> {
     copy_or_move(call, p, false).await
 }
 
 /// `mv`: moves an entry, or renames a run (`run://old` → `run://new`).
-pub async fn mv(call: Call, p: MoveParams) -> Result<Value, Error> {
+pub async fn mv(call: Call, p: MoveParams) -> Result<PathAck, Error> {
     copy_or_move(call, p, true).await
 }
 
-async fn copy_or_move(call: Call, p: MoveParams, moving: bool) -> Result<Value, Error> {
+async fn copy_or_move(call: Call, p: MoveParams, moving: bool) -> Result<PathAck, Error> {
     if let (Some(old), Some(new)) = (p.from.strip_prefix("run://"), p.to.strip_prefix("run://")) {
         if !moving {
             return Err(RpcError::invalid_param(
@@ -297,11 +317,11 @@ async fn copy_or_move(call: Call, p: MoveParams, moving: bool) -> Result<Value, 
             }
         })
         .await?;
-    Ok(json!({ "ok": true, "path": path }))
+    Ok(PathAck { ok: true, path })
 }
 
 /// `update`: writes a status report.
-pub async fn update(call: Call, p: UpdateParams) -> Result<Value, Error> {
+pub async fn update(call: Call, p: UpdateParams) -> Result<PathAck, Error> {
     let status = p.status.unwrap_or(102);
     if ![102, 200, 204, 422].contains(&status) {
         return Err(RpcError::invalid_param("status", "expected 102, 200, 204 or 422").into());
@@ -310,5 +330,5 @@ pub async fn update(call: Call, p: UpdateParams) -> Result<Value, Error> {
     let path = call
         .write(move |c| ops::update(c, &op, &p.body, status, p.attributes.as_ref()))
         .await?;
-    Ok(json!({ "ok": true, "path": path }))
+    Ok(PathAck { ok: true, path })
 }

@@ -16,6 +16,7 @@ mod tokens;
 use super::call::{Call, IntoOutcome, Outcome};
 use crate::errors::Error;
 use futures_util::future::LocalBoxFuture;
+use rummy_core::wire::catalogue::Catalogue;
 use rummy_core::wire::jsonrpc;
 use rummy_core::wire::methods::{self, MethodSpec};
 use rummy_core::wire::params::{
@@ -25,9 +26,10 @@ use rummy_core::wire::params::{
     StreamCancelParams, StreamCompletedParams, StreamParams, TokenCreateParams, TokenRevokeParams,
     UpdateParams,
 };
+use rummy_core::wire::results::Pong;
 use rummy_core::wire::RpcError;
 use serde::de::DeserializeOwned;
-use serde_json::{json, Value};
+use serde_json::Value;
 use std::future::Future;
 
 /// A call under way: its outcome, or the client's error.
@@ -143,18 +145,18 @@ pub fn find(method: &str) -> Option<&'static Route> {
 }
 
 /// The `discover` answer.
-pub fn catalogue() -> Value {
+pub fn catalogue() -> Catalogue {
     let specs: Vec<&MethodSpec> = ROUTES.iter().map(|r| r.spec).collect();
     methods::catalogue(&specs)
 }
 
 /// `ping`: `{}`.
-async fn ping(_: Call, _: NoParams) -> Result<Value, Error> {
-    Ok(json!({}))
+async fn ping(_: Call, _: NoParams) -> Result<Pong, Error> {
+    Ok(Pong {})
 }
 
 /// `discover`: the catalogue of what this table serves.
-async fn discover(_: Call, _: NoParams) -> Result<Value, Error> {
+async fn discover(_: Call, _: NoParams) -> Result<Catalogue, Error> {
     Ok(catalogue())
 }
 

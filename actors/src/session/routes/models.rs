@@ -7,18 +7,22 @@ use crate::session::call::Call;
 use rummy_core::config::ModelSeed;
 use rummy_core::store::models;
 use rummy_core::wire::params::{AddModelParams, AliasParams, Page};
+use rummy_core::wire::results::{AddedModel, Done, Model};
 use rummy_core::wire::RpcError;
-use serde_json::{json, Value};
 
 /// `getModels`: a page of the aliases.
-pub async fn get_models(call: Call, page: Page) -> Result<Value, Error> {
+pub async fn get_models(call: Call, page: Page) -> Result<Vec<Model>, Error> {
     let (limit, offset) = page.bounds();
     let list = call.read(move |c| models::list(c, limit, offset)).await?;
-    Ok(Value::Array(
-        list.iter()
-            .map(|m| json!({ "alias": m.alias, "actual": m.actual, "contextLength": m.context_length, "fallback": m.fallback }))
-            .collect(),
-    ))
+    Ok(list
+        .into_iter()
+        .map(|m| Model {
+            alias: m.alias,
+            actual: m.actual,
+            context_length: m.context_length.map(i64::from),
+            fallback: m.fallback,
+        })
+        .collect())
 }
 
 /// Whether a client may name a model so: 1-128 characters of `[A-Za-z0-9_.-]`.
@@ -30,7 +34,7 @@ fn valid_model_alias(alias: &str) -> bool {
 }
 
 /// `addModel`: adds or re-points an alias.
-pub async fn add_model(call: Call, p: AddModelParams) -> Result<Value, Error> {
+pub async fn add_model(call: Call, p: AddModelParams) -> Result<AddedModel, Error> {
     // Models are the server's, shared by every project: once tokens exist, only an admin may
     // re-point one (a member could otherwise redirect every project's runs).
     auth::require_admin(&auth::caller(&call, None).await?, "addModel")?;
@@ -51,12 +55,15 @@ pub async fn add_model(call: Call, p: AddModelParams) -> Result<Value, Error> {
         fallback: p.fallback,
     };
     let model = call.write(move |c| models::upsert(c, &seed, now())).await?;
-    Ok(json!({ "id": model.id, "alias": model.alias }))
+    Ok(AddedModel {
+        id: i64::from(model.id),
+        alias: model.alias,
+    })
 }
 
 /// `removeModel`: removes an alias.
-pub async fn remove_model(call: Call, p: AliasParams) -> Result<Value, Error> {
+pub async fn remove_model(call: Call, p: AliasParams) -> Result<Done, Error> {
     auth::require_admin(&auth::caller(&call, None).await?, "removeModel")?;
     call.write(move |c| models::remove(c, &p.alias)).await?;
-    Ok(json!({ "ok": true }))
+    Ok(Done::OK)
 }

@@ -10,19 +10,19 @@ use rummy_core::access::principal::Caller;
 use rummy_core::access::roots::RootRefusal;
 use rummy_core::fair::period::CostPeriod;
 use rummy_core::store::constraints::{self, ConstraintKind};
-use rummy_core::store::projects::{self, Project};
+use rummy_core::store::projects::{self, Project as Stored};
 use rummy_core::store::StoreError;
 use rummy_core::time::Millis;
 use rummy_core::wire::jsonrpc::PROTOCOL_VERSION;
 use rummy_core::wire::params::{
     ConstraintParams, DropParams, HelloParams, NoParams, Page, ProjectSetParams, ProjectsParams,
 };
+use rummy_core::wire::results::{Constraint, Hello, PatternAck, Project};
 use rummy_core::wire::{ErrorKind, RpcError};
-use serde_json::{json, Value};
 
 /// `getProjects`: the projects the caller may open (all of them for the owner and admins, the
 /// granted ones for a member token).
-pub async fn get_projects(call: Call, p: ProjectsParams) -> Result<Value, Error> {
+pub async fn get_projects(call: Call, p: ProjectsParams) -> Result<Vec<Project>, Error> {
     let caller = auth::caller(&call, p.token.as_deref()).await?;
     let (limit, offset) = Page {
         limit: p.limit,
@@ -35,11 +35,11 @@ pub async fn get_projects(call: Call, p: ProjectsParams) -> Result<Value, Error>
             let list = projects::list(c, limit, offset)?;
             list.into_iter()
                 .filter(|p| caller.may_open(&p.name))
-                .map(|p| project_json(c, &p, at))
+                .map(|p| shown(c, p, at))
                 .collect::<Result<Vec<_>, StoreError>>()
         })
         .await?;
-    Ok(Value::Array(list))
+    Ok(list)
 }
 
 /// `rummy/hello`: binds the session to a project — opened by name, or created at
@@ -74,13 +74,13 @@ pub async fn hello(call: Call, p: HelloParams) -> Result<Outcome, Error> {
     if let Err(e) = crate::files::refresh(call.svc(), project.id, &project.project_root).await {
         tracing::warn!(project = %project.name, error = %e, "project scan failed");
     }
-    let result = json!({
-        "rummyVersion": env!("CARGO_PKG_VERSION"),
-        "protocolVersion": PROTOCOL_VERSION,
-        "projectId": project.id,
-        "projectRoot": project.project_root,
-        "maxTurns": call.svc().config.limits.max_turns,
-    });
+    let result = serde_json::to_value(Hello {
+        rummy_version: env!("CARGO_PKG_VERSION").to_owned(),
+        protocol_version: PROTOCOL_VERSION.to_owned(),
+        project_id: i64::from(project.id),
+        project_root: project.project_root.clone(),
+        max_turns: i64::from(call.svc().config.limits.max_turns),
+    })?;
     let binding = Binding {
         project_id: project.id,
         name: project.name,
@@ -97,7 +97,7 @@ async fn create_or_open(
     caller: &Caller,
     p: &HelloParams,
     requested: String,
-) -> Result<Project, Error> {
+) -> Result<Stored, Error> {
     if !caller.is_admin() {
         let name = p.name.clone();
         let exists = call
@@ -130,7 +130,7 @@ async fn create_or_open(
 
 /// `rummy/hello {name}`: an existing project the connection may open (-32004 otherwise), whose
 /// root is still an existing directory inside the bound (the bound may have narrowed since).
-async fn open_named(call: &Call, name: &str) -> Result<Project, Error> {
+async fn open_named(call: &Call, name: &str) -> Result<Stored, Error> {
     let lookup = name.to_owned();
     let project = call
         .read(move |c| projects::by_name(c, &lookup))
@@ -169,30 +169,26 @@ fn root_refused(refusal: RootRefusal) -> RpcError {
 
 /// A project as `getProjects` lists it: with its cost ceiling (`null`: none), the period, when
 /// the current period began and what its turns begun since then cost (USD).
-fn project_json(
-    c: &mut SqliteConnection,
-    project: &Project,
-    at: Millis,
-) -> Result<Value, StoreError> {
+fn shown(c: &mut SqliteConnection, project: Stored, at: Millis) -> Result<Project, StoreError> {
     let period = project.period();
     let start = period.start(at);
     let spent = projects::spent_since(c, project.id, start)?;
-    Ok(json!({
-        "name": project.name,
-        "projectId": project.id,
-        "projectRoot": project.project_root,
-        "createdAt": Millis(project.created_at).to_rfc3339(),
-        "costCeiling": project.cost_ceiling,
-        "period": period.as_str(),
-        "periodStart": start.to_rfc3339(),
-        "spent": spent,
-    }))
+    Ok(Project {
+        created_at: Some(Millis(project.created_at).to_rfc3339()),
+        name: project.name,
+        project_id: i64::from(project.id),
+        project_root: project.project_root,
+        cost_ceiling: project.cost_ceiling,
+        period: period.as_str().to_owned(),
+        period_start: start.to_rfc3339(),
+        spent,
+    })
 }
 
 /// `project/set {name, costCeiling, period}` (admin): sets (a number), removes (`null`) or
 /// keeps (absent) the ceiling, and the period; admission looks at the project's waiting runs
 /// again at once. Answers the project as `getProjects` lists it.
-pub async fn project_set(call: Call, p: ProjectSetParams) -> Result<Value, Error> {
+pub async fn project_set(call: Call, p: ProjectSetParams) -> Result<Project, Error> {
     auth::require_admin(&auth::caller(&call, None).await?, "project/set")?;
     let period = p
         .period
@@ -226,11 +222,11 @@ pub async fn project_set(call: Call, p: ProjectSetParams) -> Result<Value, Error
         .set_ceiling(project.id, project.ceiling());
     // Summing the spending is a read: the single writer does not wait on it.
     let at = now();
-    call.read(move |c| project_json(c, &project, at)).await
+    call.read(move |c| shown(c, project, at)).await
 }
 
 /// `file/constraint`: sets how the project's files matching a pattern are treated.
-pub async fn file_constraint(call: Call, p: ConstraintParams) -> Result<Value, Error> {
+pub async fn file_constraint(call: Call, p: ConstraintParams) -> Result<PatternAck, Error> {
     let project_id = call.project()?.project_id;
     let kind = p
         .visibility
@@ -242,25 +238,27 @@ pub async fn file_constraint(call: Call, p: ConstraintParams) -> Result<Value, E
     let pattern = call
         .write(move |c| constraints::set(c, project_id, &p.pattern, kind, now()))
         .await?;
-    Ok(json!({ "ok": true, "pattern": pattern }))
+    Ok(PatternAck { ok: true, pattern })
 }
 
 /// `file/drop`: removes a constraint.
-pub async fn file_drop(call: Call, p: DropParams) -> Result<Value, Error> {
+pub async fn file_drop(call: Call, p: DropParams) -> Result<PatternAck, Error> {
     let project_id = call.project()?.project_id;
     let pattern = call
         .write(move |c| constraints::drop(c, project_id, &p.pattern))
         .await?;
-    Ok(json!({ "ok": true, "pattern": pattern }))
+    Ok(PatternAck { ok: true, pattern })
 }
 
 /// `getConstraints`: the project's constraints.
-pub async fn get_constraints(call: Call, _: NoParams) -> Result<Value, Error> {
+pub async fn get_constraints(call: Call, _: NoParams) -> Result<Vec<Constraint>, Error> {
     let project_id = call.project()?.project_id;
     let list = call.read(move |c| constraints::list(c, project_id)).await?;
-    Ok(Value::Array(
-        list.iter()
-            .map(|c| json!({ "pattern": c.pattern, "visibility": c.kind.as_str() }))
-            .collect(),
-    ))
+    Ok(list
+        .into_iter()
+        .map(|c| Constraint {
+            visibility: c.kind.as_str().to_owned(),
+            pattern: c.pattern,
+        })
+        .collect())
 }

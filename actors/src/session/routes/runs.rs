@@ -5,18 +5,19 @@ use crate::errors::Error;
 use crate::registry::{
     validate_settings, CancelRun, ConfigureRun, ContinueRun, InjectRun, RenameRun, StartRun,
 };
-use crate::session::call::Call;
+use crate::session::call::{Call, Json};
 use rummy_core::run::RunStatus;
-use rummy_core::store::{entries, notifications, runs, turns};
+use rummy_core::store::{entries, runs, turns};
 use rummy_core::time::Millis;
 use rummy_core::turn::state::snapshot;
 use rummy_core::wire::jsonrpc::params_at;
 use rummy_core::wire::params::{GetRunParams, Page, RunAttributes, SetParams};
+use rummy_core::wire::results::{PathAck, RunAck, RunSummary};
 use rummy_core::wire::{ErrorKind, RpcError};
-use serde_json::{json, Value};
+use serde_json::Value;
 
 /// `getRuns`: a page of the project's runs, newest first.
-pub async fn get_runs(call: Call, page: Page) -> Result<Value, Error> {
+pub async fn get_runs(call: Call, page: Page) -> Result<Vec<RunSummary>, Error> {
     let project_id = call.project()?.project_id;
     let (limit, offset) = page.bounds();
     let list = call
@@ -31,19 +32,23 @@ pub async fn get_runs(call: Call, page: Page) -> Result<Value, Error> {
                 .collect::<Result<Vec<_>, _>>()
         })
         .await?;
-    let items = list
+    Ok(list
         .into_iter()
-        .map(|(summary, totals, r)| {
-            json!({ "run": r.alias, "status": r.status, "turn": r.last_turn(), "model": r.model,
-                    "summary": summary, "created": Millis(r.created_at).to_rfc3339(),
-                    "tokens": totals.total_tokens, "cost": totals.cost })
+        .map(|(summary, totals, r)| RunSummary {
+            turn: i64::from(r.last_turn()),
+            created: Some(Millis(r.created_at).to_rfc3339()),
+            run: r.alias,
+            status: i64::from(r.status),
+            summary: Some(summary),
+            model: Some(r.model),
+            tokens: i64::from(totals.total_tokens),
+            cost: totals.cost,
         })
-        .collect();
-    Ok(Value::Array(items))
+        .collect())
 }
 
 /// `getRun`: the run's whole state; with `sinceSeq`, the pushes it made after that seq.
-pub async fn get_run(call: Call, p: GetRunParams) -> Result<Value, Error> {
+pub async fn get_run(call: Call, p: GetRunParams) -> Result<Json, Error> {
     let run = call.run(&p.run).await?;
     // A run at 100 may wait for a place: admission knows why and where (TEAM.md §4).
     let admission = &call.svc().admission;
@@ -53,34 +58,14 @@ pub async fn get_run(call: Call, p: GetRunParams) -> Result<Value, Error> {
         None
     };
     let since = p.since_seq;
-    let mut state = call
-        .read(move |c| {
-            let mut state = snapshot(c, &run)?;
-            if let Some(seq) = since {
-                let missed = notifications::since(c, run.id, seq, 1000)?;
-                let missed: Vec<Value> = missed
-                    .into_iter()
-                    .map(|n| json!({ "method": n.method, "params": serde_json::from_str::<Value>(&n.params).unwrap_or(Value::Null) }))
-                    .collect();
-                state["missed"] = Value::Array(missed);
-            }
-            Ok(state)
-        })
-        .await?;
-    if since.is_none() {
-        if let Some(map) = state.as_object_mut() {
-            map.remove("missed");
-        }
-    }
-    if let Some(queued) = held {
-        state["queued"] = serde_json::to_value(queued).unwrap_or(Value::Null);
-    }
-    Ok(state)
+    Ok(Json(
+        call.read(move |c| snapshot(c, &run, held, since)).await?,
+    ))
 }
 
 /// `set` on `run://<alias>` (`run://` alone: the server names it): start, continue (with
 /// attributes: configure first), inject, configure or cancel the run.
-pub async fn set_run(call: Call, p: SetParams, alias: &str) -> Result<Value, Error> {
+pub async fn set_run(call: Call, p: SetParams, alias: &str) -> Result<RunAck, Error> {
     let project_id = call.project()?.project_id;
     refuse_entry_fields(&p, alias)?;
     let attributes: RunAttributes = match &p.attributes {
@@ -98,7 +83,7 @@ pub async fn set_run(call: Call, p: SetParams, alias: &str) -> Result<Value, Err
             let run = existing
                 .ok_or_else(|| RpcError::invalid_param("path", "name the run to cancel"))??;
             registry.send(CancelRun { run }).await??;
-            Ok(json!({ "ok": true, "alias": alias }))
+            Ok(ack(alias, None))
         }
         (Some(other), _) => Err(RpcError::invalid_param(
             "state",
@@ -124,7 +109,7 @@ pub async fn set_run(call: Call, p: SetParams, alias: &str) -> Result<Value, Err
                         ).into());
                     }
                     let injected = registry.send(InjectRun { run, prompt: body }).await??;
-                    return Ok(json!({ "ok": true, "alias": alias, "injected": injected }));
+                    return Ok(ack(&alias, Some(injected)));
                 }
                 // A continuation runs in the run's mode and settings; one that names some
                 // configures the run first, so they stay for the loops after it (PROTOCOL.md).
@@ -135,7 +120,7 @@ pub async fn set_run(call: Call, p: SetParams, alias: &str) -> Result<Value, Err
                     registry.send(ConfigureRun { run, attributes }).await??
                 };
                 registry.send(ContinueRun { run, prompt: body }).await??;
-                Ok(json!({ "ok": true, "alias": alias }))
+                Ok(ack(&alias, None))
             }
             Some(Err(Error::Rpc(e))) if e.kind == ErrorKind::NotFound => {
                 start(&call, project_id, alias, body, attributes).await
@@ -148,7 +133,7 @@ pub async fn set_run(call: Call, p: SetParams, alias: &str) -> Result<Value, Err
                 .ok_or_else(|| RpcError::invalid_param("path", "name the run to configure"))??;
             let alias = run.alias.clone();
             registry.send(ConfigureRun { run, attributes }).await??;
-            Ok(json!({ "ok": true, "alias": alias }))
+            Ok(ack(&alias, None))
         }
         (None, None) => Err(RpcError::invalid_param(
             "body",
@@ -165,7 +150,7 @@ async fn start(
     alias: &str,
     prompt: String,
     attributes: RunAttributes,
-) -> Result<Value, Error> {
+) -> Result<RunAck, Error> {
     let start = StartRun {
         project_id,
         alias: (!alias.is_empty()).then(|| alias.to_owned()),
@@ -174,11 +159,20 @@ async fn start(
         user: call.user(),
     };
     let alias = call.deps.registry.send(start).await??;
-    Ok(json!({ "ok": true, "alias": alias }))
+    Ok(ack(&alias, None))
+}
+
+/// `set` on `run://`'s answer.
+fn ack(alias: &str, injected: Option<bool>) -> RunAck {
+    RunAck {
+        ok: true,
+        alias: alias.to_owned(),
+        injected,
+    }
 }
 
 /// `mv run://<old> run://<new>`: renames the run.
-pub async fn rename(call: &Call, old: &str, new: &str) -> Result<Value, Error> {
+pub async fn rename(call: &Call, old: &str, new: &str) -> Result<PathAck, Error> {
     let run = call.run(old).await?;
     let alias = new.to_owned();
     call.deps
@@ -188,7 +182,10 @@ pub async fn rename(call: &Call, old: &str, new: &str) -> Result<Value, Error> {
             alias: alias.clone(),
         })
         .await??;
-    Ok(json!({ "ok": true, "path": format!("run://{alias}") }))
+    Ok(PathAck {
+        ok: true,
+        path: format!("run://{alias}"),
+    })
 }
 
 /// The run settings a `set` on `run://` names: its attributes other than `inject`.

@@ -6,8 +6,8 @@ use crate::errors::Error;
 use crate::session::call::Call;
 use rummy_core::store::skills;
 use rummy_core::wire::params::{NoParams, PersonaParams, RunParams, SkillParams};
+use rummy_core::wire::results::{Done, NamedFile, RunSkill, SkillAck};
 use rummy_core::wire::{ErrorKind, RpcError};
-use serde_json::{json, Value};
 use std::path::PathBuf;
 
 /// Reads `<dir>/<name>.md`; a missing file is -32004.
@@ -24,57 +24,59 @@ async fn read_named(dir: PathBuf, kind: &'static str, name: String) -> Result<St
 }
 
 /// The `.md` files of `dir`: `[{name, path}]`.
-async fn list_named(dir: PathBuf) -> Result<Value, Error> {
+async fn list_named(dir: PathBuf) -> Result<Vec<NamedFile>, Error> {
     let list = actix_rt::task::spawn_blocking(move || skills::list_dir(&dir)).await?;
-    Ok(Value::Array(
-        list.into_iter()
-            .map(|(name, path)| json!({ "name": name, "path": path }))
-            .collect(),
-    ))
+    Ok(list
+        .into_iter()
+        .map(|(name, path)| NamedFile { name, path })
+        .collect())
 }
 
 /// `skill/add`: the skill's file, added to the run as `skill://<name>`.
-pub async fn skill_add(call: Call, p: SkillParams) -> Result<Value, Error> {
+pub async fn skill_add(call: Call, p: SkillParams) -> Result<SkillAck, Error> {
     let run = call.run(&p.run).await?;
     let body = read_named(call.home("skills"), "skill", p.name.clone()).await?;
     let (rr, divisor, name) = (run.run_ref(), call.divisor(), p.name.clone());
     let path = call
         .write(move |c| skills::add(c, rr, &name, &body, divisor, now()))
         .await?;
-    Ok(json!({ "ok": true, "skill": p.name, "path": path }))
+    Ok(SkillAck {
+        ok: true,
+        skill: p.name,
+        path,
+    })
 }
 
 /// `skill/remove`: takes the skill out of the run.
-pub async fn skill_remove(call: Call, p: SkillParams) -> Result<Value, Error> {
+pub async fn skill_remove(call: Call, p: SkillParams) -> Result<Done, Error> {
     let run = call.run(&p.run).await?;
     call.write(move |c| skills::remove(c, run.id, &p.name))
         .await?;
-    Ok(json!({ "ok": true }))
+    Ok(Done::OK)
 }
 
 /// `getSkills`: the run's skills and their states.
-pub async fn get_skills(call: Call, p: RunParams) -> Result<Value, Error> {
+pub async fn get_skills(call: Call, p: RunParams) -> Result<Vec<RunSkill>, Error> {
     let run = call.run(&p.run).await?;
     let list = call.read(move |c| skills::of_run(c, run.id)).await?;
-    Ok(Value::Array(
-        list.into_iter()
-            .map(|(name, state)| json!({ "name": name, "state": state }))
-            .collect(),
-    ))
+    Ok(list
+        .into_iter()
+        .map(|(name, state)| RunSkill { name, state })
+        .collect())
 }
 
 /// `listSkills`: the skills the server's home holds.
-pub async fn list_skills(call: Call, _: NoParams) -> Result<Value, Error> {
+pub async fn list_skills(call: Call, _: NoParams) -> Result<Vec<NamedFile>, Error> {
     list_named(call.home("skills")).await
 }
 
 /// `listPersonas`: the personas the server's home holds.
-pub async fn list_personas(call: Call, _: NoParams) -> Result<Value, Error> {
+pub async fn list_personas(call: Call, _: NoParams) -> Result<Vec<NamedFile>, Error> {
     list_named(call.home("personas")).await
 }
 
 /// `persona/set`: the run's persona from a file or as text; neither clears it.
-pub async fn persona_set(call: Call, p: PersonaParams) -> Result<Value, Error> {
+pub async fn persona_set(call: Call, p: PersonaParams) -> Result<Done, Error> {
     let run = call.run(&p.run).await?;
     let persona = match (p.name, p.text) {
         (Some(_), Some(_)) => {
@@ -88,5 +90,5 @@ pub async fn persona_set(call: Call, p: PersonaParams) -> Result<Value, Error> {
     };
     call.write(move |c| skills::set_persona(c, run.id, persona.as_deref(), now()))
         .await?;
-    Ok(json!({ "ok": true }))
+    Ok(Done::OK)
 }

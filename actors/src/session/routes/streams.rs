@@ -7,13 +7,15 @@ use crate::session::call::Call;
 use rummy_core::store::runs;
 use rummy_core::turn::state::push;
 use rummy_core::turn::streams::{self, StreamEnd, StreamWrite};
+use rummy_core::wire::notifications::StreamCancelled;
 use rummy_core::wire::params::{
     StreamAbortedParams, StreamCancelParams, StreamCompletedParams, StreamParams,
 };
-use serde_json::{json, Value};
+use rummy_core::wire::results::{ChannelsAck, Done};
+use serde_json::Value;
 
 /// `stream`: appends a chunk to channel `<path>_<channel>`.
-pub async fn stream(call: Call, p: StreamParams) -> Result<Value, Error> {
+pub async fn stream(call: Call, p: StreamParams) -> Result<Done, Error> {
     let (run, divisor) = (call.run(&p.run).await?.run_ref(), call.divisor());
     call.write(move |c| {
         let at = StreamWrite {
@@ -24,7 +26,7 @@ pub async fn stream(call: Call, p: StreamParams) -> Result<Value, Error> {
         streams::append(c, at, &p.path, p.channel, &p.chunk)
     })
     .await?;
-    Ok(json!({ "ok": true }))
+    Ok(Done::OK)
 }
 
 /// Settles the channels of the stream at `path` of `run` with `end`, and pushes the run's state.
@@ -67,39 +69,39 @@ async fn settle(
 }
 
 /// `stream/completed`: the command exited; its channels are settled by its exit code.
-pub async fn stream_completed(call: Call, p: StreamCompletedParams) -> Result<Value, Error> {
+pub async fn stream_completed(call: Call, p: StreamCompletedParams) -> Result<ChannelsAck, Error> {
     let end = StreamEnd::Completed {
         exit_code: p.exit_code.unwrap_or(0),
         duration: p.duration,
     };
     let channels = settle(&call, &p.run, &p.path, end).await?;
-    Ok(json!({ "ok": true, "channels": channels }))
+    Ok(ChannelsAck { ok: true, channels })
 }
 
 /// `stream/aborted`: the producer stopped; the channels are cancelled.
-pub async fn stream_aborted(call: Call, p: StreamAbortedParams) -> Result<Value, Error> {
+pub async fn stream_aborted(call: Call, p: StreamAbortedParams) -> Result<ChannelsAck, Error> {
     let end = StreamEnd::Aborted {
         reason: p.reason,
         duration: p.duration,
     };
     let channels = settle(&call, &p.run, &p.path, end).await?;
-    Ok(json!({ "ok": true, "channels": channels }))
+    Ok(ChannelsAck { ok: true, channels })
 }
 
 /// `stream/cancel`: a client cancels the stream; every client of the project hears
 /// `stream/cancelled`, so whoever runs the command stops it.
-pub async fn stream_cancel(call: Call, p: StreamCancelParams) -> Result<Value, Error> {
+pub async fn stream_cancel(call: Call, p: StreamCancelParams) -> Result<ChannelsAck, Error> {
     let project_id = call.project()?.project_id;
     let end = StreamEnd::Cancelled {
         reason: p.reason.clone(),
     };
     let channels = settle(&call, &p.run, &p.path, end).await?;
     let reason = p.reason.unwrap_or_else(|| "cancelled".to_owned());
-    call.svc().publish(
-        project_id,
-        &p.run,
-        "stream/cancelled",
-        json!({ "run": p.run, "path": p.path, "reason": reason }),
-    );
-    Ok(json!({ "ok": true, "channels": channels }))
+    let cancelled = StreamCancelled {
+        path: p.path,
+        reason: Some(reason),
+        run: p.run,
+    };
+    call.svc().push(project_id, &cancelled.run, &cancelled);
+    Ok(ChannelsAck { ok: true, channels })
 }

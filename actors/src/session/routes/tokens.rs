@@ -8,10 +8,10 @@ use crate::tokens::Sweep;
 use rummy_core::store::tokens::{self, NewToken};
 use rummy_core::time::Millis;
 use rummy_core::wire::params::{NoParams, TokenCreateParams, TokenRevokeParams};
-use serde_json::Value;
+use rummy_core::wire::results::{MadeToken, TokenInfo};
 
 /// `token/create`: a new token, whose text is answered this once.
-pub async fn token_create(call: Call, p: TokenCreateParams) -> Result<Value, Error> {
+pub async fn token_create(call: Call, p: TokenCreateParams) -> Result<MadeToken, Error> {
     require_admin(&caller(&call, None).await?, "token/create")?;
     let at = now();
     let new = NewToken {
@@ -27,27 +27,42 @@ pub async fn token_create(call: Call, p: TokenCreateParams) -> Result<Value, Err
         .write(move |c| tokens::create(c, &new, &secret, at))
         .await?;
     tracing::info!(user = %made.user, token = %made.prefix, admin = made.admin, "token created");
-    let mut answer = serde_json::to_value(&made)?;
-    answer["token"] = Value::from(text);
-    Ok(answer)
+    Ok(MadeToken {
+        token: text,
+        info: shown(made),
+    })
 }
 
 /// `token/list`: every token, without its text.
-pub async fn token_list(call: Call, _: NoParams) -> Result<Value, Error> {
+pub async fn token_list(call: Call, _: NoParams) -> Result<Vec<TokenInfo>, Error> {
     require_admin(&caller(&call, None).await?, "token/list")?;
     let list = call.read(tokens::list).await?;
-    Ok(serde_json::to_value(list)?)
+    Ok(list.into_iter().map(shown).collect())
 }
 
 /// `token/revoke`: revokes a token and closes the connections it opened.
-pub async fn token_revoke(call: Call, p: TokenRevokeParams) -> Result<Value, Error> {
+pub async fn token_revoke(call: Call, p: TokenRevokeParams) -> Result<TokenInfo, Error> {
     require_admin(&caller(&call, None).await?, "token/revoke")?;
     let revoked = call
         .write(move |c| tokens::revoke(c, &p.token, now()))
         .await?;
     tracing::info!(user = %revoked.user, token = %revoked.prefix, "token revoked");
     call.deps.tokens.do_send(Sweep);
-    Ok(serde_json::to_value(revoked)?)
+    Ok(shown(revoked))
+}
+
+/// A stored token as listings show it.
+fn shown(token: tokens::TokenInfo) -> TokenInfo {
+    TokenInfo {
+        id: i64::from(token.id),
+        user: token.user,
+        prefix: token.prefix,
+        admin: token.admin,
+        projects: token.projects,
+        created_at: token.created_at,
+        expires_at: token.expires_at,
+        revoked_at: token.revoked_at,
+    }
 }
 
 /// 256 random bits for a new token; the server's failure when the system has none to give.

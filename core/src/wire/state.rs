@@ -1,0 +1,154 @@
+//! `run/state` and `getRun` as the server writes them: borrowed from the store's rows, so a push
+//! copies no path, body or attributes on its way to text — the stored attributes go out as the
+//! JSON text they are. Their fields are those of the protocol's `RunState` and `RunSnapshot`
+//! (a test keeps them so); `turn::state` fills them.
+
+use crate::entry::http_status;
+use crate::fair::admission::Queued;
+use crate::provider::routing::Routed;
+use crate::store::entries::ViewRow;
+use crate::provider::Usage;
+use rummy_protocol::results::MissedNotification;
+use serde::Serialize;
+use serde_json::value::RawValue;
+use serde_json::Value;
+
+/// One history item as clients see it (the protocol's `HistoryItem`), serialised straight from
+/// the row.
+#[derive(Serialize)]
+pub struct HistoryItem<'a> {
+    path: &'a str,
+    tool: &'a str,
+    state: &'a str,
+    outcome: Option<&'a str>,
+    status: i32,
+    visibility: &'a str,
+    turn: i32,
+    tokens: i32,
+    /// The stored JSON as it is (it is only checked, not rebuilt).
+    attributes: Attributes<'a>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    body: Option<&'a str>,
+}
+
+/// Stored attributes: the stored JSON text, or `{}` when the text is not JSON.
+enum Attributes<'a> {
+    Stored(&'a RawValue),
+    Unreadable,
+}
+
+impl Serialize for Attributes<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Attributes::Stored(raw) => raw.serialize(s),
+            Attributes::Unreadable => serde_json::Map::new().serialize(s),
+        }
+    }
+}
+
+impl<'a> HistoryItem<'a> {
+    /// The row as a history item, with its body.
+    pub fn of(row: &'a ViewRow) -> Self {
+        let attributes = serde_json::from_str::<&RawValue>(&row.attributes)
+            .map_or(Attributes::Unreadable, Attributes::Stored);
+        HistoryItem {
+            path: &row.path,
+            tool: row.tag(),
+            state: &row.state,
+            outcome: row.outcome.as_deref(),
+            status: http_status(row.state(), row.outcome.as_deref()),
+            visibility: &row.visibility,
+            turn: row.turn,
+            tokens: row.tokens,
+            attributes,
+            body: Some(row.body.as_str()),
+        }
+    }
+}
+
+/// An open question as clients see it (the protocol's `Unknown`).
+#[derive(Serialize)]
+pub struct UnknownItem<'a> {
+    path: &'a str,
+    body: &'a str,
+}
+
+impl<'a> UnknownItem<'a> {
+    /// The `unknown://` row as an open question.
+    pub fn of(row: &'a ViewRow) -> Self {
+        UnknownItem {
+            path: &row.path,
+            body: &row.body,
+        }
+    }
+}
+
+/// A `run/state` push (the protocol's `RunState`); `seq` is added when it is recorded.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StatePush<'a> {
+    /// The run's alias.
+    pub run: &'a str,
+    /// The turn.
+    pub turn: i32,
+    /// The run's status.
+    pub status: i32,
+    /// The latest status report.
+    pub summary: &'a str,
+    /// The entries changed since the previous push.
+    pub history: Vec<HistoryItem<'a>>,
+    /// The open questions.
+    pub unknowns: Vec<UnknownItem<'a>>,
+    /// The turn's telemetry at its end; `null` mid-turn.
+    pub telemetry: &'a Value,
+    /// The current loop's routing decision.
+    pub route: Option<Routed>,
+    /// Why the last loop ended; `null` while one is under way.
+    pub stop_reason: Option<&'a str>,
+    /// Left out unless a loop waits: every push carries it otherwise, and clients parse each.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub queued: Option<Queued>,
+}
+
+/// `getRun`'s answer (the protocol's `RunSnapshot`).
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Snapshot<'a> {
+    /// The run's alias.
+    pub run: &'a str,
+    /// Its status.
+    pub status: i32,
+    /// Why its last loop ended; `null` while one is under way.
+    pub stop_reason: Option<&'a str>,
+    /// Why a loop waits; `null` when none does.
+    pub queued: Option<Queued>,
+    /// Its mode.
+    pub mode: &'a str,
+    /// Its last turn.
+    pub turn: i32,
+    /// Its model alias.
+    pub model: &'a str,
+    /// The current loop's routing decision.
+    pub route: Option<Routed>,
+    /// Its temperature.
+    pub temperature: Option<f64>,
+    /// Its persona.
+    pub persona: Option<&'a str>,
+    /// Its context limit.
+    pub context_limit: Option<i32>,
+    /// The latest status report.
+    pub summary: &'a str,
+    /// Every history entry.
+    pub history: Vec<HistoryItem<'a>>,
+    /// The open questions.
+    pub unknowns: Vec<UnknownItem<'a>>,
+    /// Tokens and cost of the whole run.
+    pub telemetry: Usage,
+    /// The seq of its last push.
+    pub last_seq: i32,
+    /// When it was created (RFC 3339).
+    pub created: String,
+    /// With `sinceSeq`: the pushes after it; left out without.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub missed: Option<Vec<MissedNotification>>,
+}

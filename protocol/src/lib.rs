@@ -1,0 +1,16 @@
+//! rummy's wire types: what the server answers ([`results`]), what it pushes
+//! ([`notifications`]) and how it describes itself ([`catalogue`], the `discover` answer).
+//!
+//! The server builds its answers from these types and its clients (`rummy-client`, and through
+//! it the CLI, the testkit and the benchmarks) read them back into the same types, so the two
+//! halves of the wire cannot drift apart. This crate holds data only — no behaviour, and no
+//! dependency beyond serde — so a client does not pull in the server's store.
+//!
+//! Reading is tolerant: a field an older server does not send is `None`, empty or zero
+//! (`#[serde(default)]`), and a field a newer server adds is ignored. Writing is exact: what
+//! the server sends is what these types serialise to (`null` where a value is absent, unless a
+//! field says it is left out).
+
+pub mod catalogue;
+pub mod notifications;
+pub mod results;
