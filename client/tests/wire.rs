@@ -305,7 +305,7 @@ fn constraints_skills_and_personas_read_back() {
     });
     assert_eq!(
         (constraint.pattern, constraint.visibility),
-        ("*.lock".to_owned(), Some("ignore".to_owned()))
+        ("*.lock".to_owned(), "ignore".to_owned())
     );
     let skill: server::SkillParams = read_back(&client::SkillParams {
         run: "r".into(),

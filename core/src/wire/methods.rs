@@ -750,6 +750,31 @@ mod tests {
         assert_eq!(PERIODS, periods.as_slice());
     }
 
+    /// Each notification's payload lists exactly the fields of its protocol type, which the
+    /// server writes and clients read.
+    #[test]
+    fn notification_payloads_are_the_protocol_types() {
+        use crate::wire::notifications::{
+            Push, RunProgress, RunProposal, RunState, StreamCancelled, UiRender,
+        };
+        fn check<'de, T: Push + serde::Deserialize<'de>>() {
+            let spec = NOTIFICATIONS.iter().find(|n| n.name == T::METHOD);
+            let mut listed: Vec<&str> = spec
+                .map(|n| n.payload.iter().map(|p| p.name).collect())
+                .unwrap_or_default();
+            let mut read = crate::wire::shape::fields_of::<T>().to_vec();
+            listed.sort_unstable();
+            read.sort_unstable();
+            assert_eq!(listed, read, "{}", T::METHOD);
+        }
+        check::<RunState>();
+        check::<RunProgress>();
+        check::<RunProposal>();
+        check::<UiRender>();
+        check::<StreamCancelled>();
+        assert_eq!(NOTIFICATIONS.len(), 5);
+    }
+
     /// The run statuses `run/state` lists are the engine's.
     #[test]
     fn run_state_statuses_are_the_engines() {

@@ -5,6 +5,7 @@
 pub mod jsonrpc;
 pub mod methods;
 pub mod params;
+pub mod shape;
 pub mod state;
 
 pub use rummy_protocol::{catalogue, notifications, results};

@@ -2,8 +2,8 @@
 //!
 //! Every params type refuses a field it does not know (`deny_unknown_fields`): a misspelled
 //! field is answered -32602 naming it, never read as absent. The only free-form objects are
-//! the `attributes` of ordinary entries. `discover` lists each method's params from these
-//! types' field lists ([`fields_of`]), checked against the catalogue by a test.
+//! the `attributes` of ordinary entries. `discover` lists each method's params as these types
+//! read them (names, aliases, types, required-ness: [`super::shape`]), checked by a test.
 
 use serde::Deserialize;
 use serde_json::Value;
@@ -244,7 +244,7 @@ pub struct ConstraintParams {
     /// Path or glob; absolute paths under the root are made relative.
     pub pattern: String,
     /// `active`, `readonly` or `ignore`.
-    pub visibility: Option<String>,
+    pub visibility: String,
 }
 
 /// `file/drop`.
@@ -405,73 +405,4 @@ pub struct StreamCancelParams {
 #[serde(deny_unknown_fields)]
 pub struct NoParams {}
 
-/// The wire names a params type accepts, aliases included, in declaration order: read from
-/// the type's own `Deserialize` (the field list serde hands to `deserialize_struct`), so the
-/// catalogue can be checked against what is really accepted.
-pub fn fields_of<'de, T: Deserialize<'de>>() -> &'static [&'static str] {
-    let mut probe = FieldProbe(&[]);
-    // The probe fails every deserialisation once it has the field list; the error is expected.
-    let _ = T::deserialize(&mut probe);
-    probe.0
-}
-
-/// A deserializer that only records the field list of the struct asked of it.
-struct FieldProbe(&'static [&'static str]);
-
-/// What the probe answers every request with.
-#[derive(Debug)]
-struct Probed;
-
-impl std::fmt::Display for Probed {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("field list probed")
-    }
-}
-
-impl std::error::Error for Probed {}
-
-impl serde::de::Error for Probed {
-    fn custom<T: std::fmt::Display>(_: T) -> Self {
-        Probed
-    }
-}
-
-impl<'de> serde::Deserializer<'de> for &mut FieldProbe {
-    type Error = Probed;
-
-    fn deserialize_any<V: serde::de::Visitor<'de>>(self, _: V) -> Result<V::Value, Probed> {
-        Err(Probed)
-    }
-
-    fn deserialize_struct<V: serde::de::Visitor<'de>>(
-        self,
-        _: &'static str,
-        fields: &'static [&'static str],
-        _: V,
-    ) -> Result<V::Value, Probed> {
-        self.0 = fields;
-        Err(Probed)
-    }
-
-    serde::forward_to_deserialize_any! {
-        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes byte_buf
-        option unit unit_struct newtype_struct seq tuple tuple_struct map enum identifier
-        ignored_any
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use pretty_assertions::assert_eq;
-
-    /// The field list of a params type is its wire names, aliases included.
-    #[test]
-    fn fields_are_read_from_the_type() {
-        assert_eq!(
-            fields_of::<StreamCompletedParams>(),
-            ["run", "path", "exitCode", "exit_code", "duration"]
-        );
-        assert_eq!(fields_of::<NoParams>(), [] as [&str; 0]);
-    }
-}
+pub use super::shape::fields_of;

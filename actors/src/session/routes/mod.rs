@@ -41,10 +41,10 @@ pub struct Route {
     pub spec: &'static MethodSpec,
     /// Reads the params and runs the handler.
     pub handler: fn(Call, Value) -> Answer,
-    /// The wire names its params type accepts (aliases included): what `discover` must list,
-    /// checked by a test.
+    /// What its params type accepts — names, aliases, types, required-ness: what `discover`
+    /// must list, checked by a test.
     #[cfg(test)]
-    pub fields: fn() -> &'static [&'static str],
+    pub shape: fn() -> Vec<rummy_core::wire::shape::FieldShape>,
 }
 
 /// Reads `params` as `P`, runs `handler`, and turns what it answers (or its error) into the
@@ -73,7 +73,7 @@ macro_rules! route {
             spec: &$spec,
             handler: |call, params| Box::pin(serve::<$params, _, _>(call, params, $handler)),
             #[cfg(test)]
-            fields: rummy_core::wire::params::fields_of::<$params>,
+            shape: rummy_core::wire::shape::shape_of::<$params>,
         }
     };
 }
@@ -165,21 +165,28 @@ mod tests {
     use super::*;
     use pretty_assertions::assert_eq;
     use rummy_core::wire::params::RunAttributes;
+    use rummy_core::wire::shape::FieldShape;
 
-    /// `discover` lists exactly the params each method's params type accepts, aliases included:
-    /// a field added to a params struct and not to the catalogue (or the reverse) fails here.
+    /// `discover` lists exactly the params each method's params type reads — each with its
+    /// aliases, its JSON type and whether the call is refused without it: a field added to a
+    /// params struct and not to the catalogue, or typed or required differently, fails here.
     #[test]
     fn the_catalogue_lists_what_each_params_type_accepts() {
         for route in ROUTES {
-            let mut listed: Vec<&str> = route
+            let mut listed: Vec<FieldShape> = route
                 .spec
                 .params
                 .iter()
-                .flat_map(|p| p.spellings())
+                .map(|p| FieldShape {
+                    name: p.name,
+                    aliases: p.aliases.to_vec(),
+                    ty: p.ty,
+                    required: p.required,
+                })
                 .collect();
-            let mut accepted = (route.fields)().to_vec();
-            listed.sort_unstable();
-            accepted.sort_unstable();
+            let mut accepted = (route.shape)();
+            listed.sort_unstable_by_key(|f| f.name);
+            accepted.sort_unstable_by_key(|f| f.name);
             assert_eq!(listed, accepted, "{}", route.spec.name);
         }
     }

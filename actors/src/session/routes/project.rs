@@ -228,13 +228,9 @@ pub async fn project_set(call: Call, p: ProjectSetParams) -> Result<Project, Err
 /// `file/constraint`: sets how the project's files matching a pattern are treated.
 pub async fn file_constraint(call: Call, p: ConstraintParams) -> Result<PatternAck, Error> {
     let project_id = call.project()?.project_id;
-    let kind = p
-        .visibility
-        .as_deref()
-        .and_then(ConstraintKind::parse)
-        .ok_or_else(|| {
-            RpcError::invalid_param("visibility", "expected active, readonly or ignore")
-        })?;
+    let kind = ConstraintKind::parse(&p.visibility).ok_or_else(|| {
+        RpcError::invalid_param("visibility", "expected active, readonly or ignore")
+    })?;
     let pattern = call
         .write(move |c| constraints::set(c, project_id, &p.pattern, kind, now()))
         .await?;
