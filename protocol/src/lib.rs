@@ -11,6 +11,7 @@
 //! the server sends is what these types serialise to (`null` where a value is absent, unless a
 //! field says it is left out).
 
+pub mod acks;
 pub mod catalogue;
 pub mod notifications;
 pub mod results;

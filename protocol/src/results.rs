@@ -1,8 +1,9 @@
-//! What each method answers.
-//!
-//! The answers of the writing methods are `{ok: true, …}` with fields that depend on the method;
-//! each has its type here (what the server sends), and [`Ack`] reads any of them.
+//! What each method answers. The `{ok: true, …}` answers of the writing methods are in
+//! [`crate::acks`], re-exported here.
 
+pub use crate::acks::{
+    Ack, ChannelsAck, CountAck, Done, PathAck, PathsAck, PatternAck, Resolution, RunAck, SkillAck,
+};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
@@ -77,154 +78,6 @@ pub struct AddedModel {
     pub id: i64,
     /// Its alias.
     pub alias: String,
-}
-
-/// `{ok: true}`: `removeModel`, `skill/remove`, `persona/set`, `stream`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Done {
-    /// Always true.
-    pub ok: bool,
-}
-
-impl Done {
-    /// The answer.
-    pub const OK: Done = Done { ok: true };
-}
-
-/// `set` on `run://`: the run started, continued, injected into, configured or cancelled.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct RunAck {
-    /// Always true.
-    pub ok: bool,
-    /// The run's alias (the one the server chose for `run://`).
-    pub alias: String,
-    /// With `attributes.inject`: whether the prompt was folded into the running loop (else it
-    /// was queued as a loop of its own). Left out otherwise.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub injected: Option<bool>,
-}
-
-/// `{ok, path}`: the entry written by `set`, `cp`, `mv` or `update` (`mv` of a run: its new
-/// `run://` path).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct PathAck {
-    /// Always true.
-    pub ok: bool,
-    /// The path written.
-    pub path: String,
-}
-
-/// `{ok, count}`: how many entries `get`, or a pattern `set`, matched.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct CountAck {
-    /// Always true.
-    pub ok: bool,
-    /// How many matched.
-    pub count: i64,
-}
-
-/// `rm`'s answer: the entries removed from the run's view.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct PathsAck {
-    /// Always true.
-    pub ok: bool,
-    /// Their paths.
-    pub paths: Vec<String>,
-}
-
-/// `file/constraint` and `file/drop`: the pattern as stored.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct PatternAck {
-    /// Always true.
-    pub ok: bool,
-    /// The pattern.
-    pub pattern: String,
-}
-
-/// `skill/add`'s answer.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct SkillAck {
-    /// Always true.
-    pub ok: bool,
-    /// The skill's name.
-    pub skill: String,
-    /// Its entry (`skill://<name>`).
-    pub path: String,
-}
-
-/// `stream/completed`, `stream/aborted`, `stream/cancel`: the channels settled.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ChannelsAck {
-    /// Always true.
-    pub ok: bool,
-    /// Their paths.
-    pub channels: Vec<String>,
-}
-
-/// `set {state}` on a pending proposal's path: how it was resolved.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Resolution {
-    /// Always true.
-    pub ok: bool,
-    /// The proposal's path.
-    pub path: String,
-    /// `resolved`, `cancelled` or `failed`.
-    pub state: String,
-    /// Why it failed or was refused (`permission`, `conflict`, …); `None` when accepted.
-    #[serde(default)]
-    pub outcome: Option<String>,
-    /// An accepted `sh`/`env`: who runs it, `server` or `client` (a client told `client` runs
-    /// it and streams its output back). Left out otherwise.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub runner: Option<String>,
-    /// An accepted `sh`/`env`: its output channels (`<path>_1` stdout, `<path>_2` stderr).
-    /// Left out otherwise.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub channels: Option<Vec<String>>,
-}
-
-/// Any `{ok, …}` answer of the writing methods, read whole: which fields are set depends on
-/// the method (see [`RunAck`], [`PathAck`], [`CountAck`], [`PathsAck`], [`PatternAck`],
-/// [`SkillAck`], [`ChannelsAck`], [`Resolution`], [`Done`]).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Ack {
-    /// Always true on success.
-    #[serde(default)]
-    pub ok: bool,
-    /// The run (`set` on `run://`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub alias: Option<String>,
-    /// The entry written (`set`, `cp`, `mv`, `update`, `skill/add`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub path: Option<String>,
-    /// How many entries matched (`get`, pattern `set`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub count: Option<i64>,
-    /// The entries removed (`rm`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub paths: Option<Vec<String>>,
-    /// The pattern stored (`file/constraint`, `file/drop`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub pattern: Option<String>,
-    /// The skill added (`skill/add`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub skill: Option<String>,
-    /// The channels settled (`stream/completed`, `stream/aborted`, `stream/cancel`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub channels: Option<Vec<String>>,
-    /// A resolved proposal's state (`resolved`, `cancelled`, `failed`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub state: Option<String>,
-    /// A resolved proposal's outcome (`permission`, `conflict`, …).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub outcome: Option<String>,
-    /// Whether an inject was folded into the running loop.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub injected: Option<bool>,
-    /// Who runs an accepted `sh`/`env`: `server` or `client`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub runner: Option<String>,
 }
 
 /// One run of `getRuns`.
