@@ -6,8 +6,8 @@
 use crate::entry::http_status;
 use crate::fair::admission::Queued;
 use crate::provider::routing::Routed;
-use crate::store::entries::ViewRow;
 use crate::provider::Usage;
+use crate::store::entries::ViewRow;
 use rummy_protocol::results::MissedNotification;
 use serde::Serialize;
 use serde_json::value::RawValue;
