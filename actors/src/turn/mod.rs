@@ -14,7 +14,6 @@ use actix::prelude::*;
 use rummy_core::run::Mode;
 use rummy_core::store::context::KeptContext;
 use rummy_core::store::entries::RunRef;
-use rummy_core::turn::dispatch::UpdateSignal;
 use rummy_core::turn::healer::Healer;
 use std::sync::{Arc, Mutex};
 use tracing::Instrument;
@@ -149,13 +148,6 @@ pub enum TurnFailure {
     /// cancelled.
     #[error("{0}")]
     Blocking(#[from] actix_rt::task::JoinError),
-}
-
-/// What a turn knew about its update when it paused (restored from the reply after a restart).
-#[derive(Debug, Clone, Default)]
-pub struct Carry {
-    /// The last update dispatched before the pause.
-    pub update: Option<UpdateSignal>,
 }
 
 /// Runs the turn.

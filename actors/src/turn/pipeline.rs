@@ -19,7 +19,7 @@ use rummy_core::tools;
 use rummy_core::turn::assemble::{assemble, AssemblyInput, Messages};
 use rummy_core::turn::budget::{self, Budget};
 use rummy_core::turn::dispatch::{
-    dispatch, DispatchCtx, DispatchLimits, Dispatched, LoopFlags, UpdateSignal, UPDATE_STATUSES,
+    dispatch, DispatchCtx, DispatchLimits, Dispatched, LoopFlags, UpdateSignal,
 };
 use rummy_core::turn::healer::{warnings as healer_warnings, TurnFacts, Verdict};
 use rummy_core::turn::streams::{self, StreamWrite};
@@ -546,19 +546,6 @@ async fn resume(
     .await
 }
 
-/// The update signal of an `update` command, as dispatch computes it.
-fn update_signal(call: &ToolCall) -> UpdateSignal {
-    let given = call
-        .attr("status")
-        .and_then(|s| s.trim().parse::<i32>().ok())
-        .filter(|s| UPDATE_STATUSES.contains(s));
-    UpdateSignal {
-        status: given.unwrap_or(102),
-        status_given: given.is_some(),
-        body: call.body.trim().to_owned(),
-    }
-}
-
 /// What ending a turn needs inside a store write: the facts the healer judges and what the
 /// turn-end push carries (the turn is `ctx.t`).
 #[derive(Clone)]
@@ -754,7 +741,7 @@ async fn dispatch_from(
     let mut update = commands[..start.min(commands.len())]
         .iter()
         .rfind(|c| c.name == "update")
-        .map(update_signal);
+        .map(UpdateSignal::of);
     let mut failed_tool = aborted_by;
     let commands = Arc::new(commands);
     let end = EndInput {
@@ -793,7 +780,6 @@ async fn dispatch_from(
                     push_pending(c, t, &mut out, unpushed)?;
                     let done = dispatch(c, &ctx_at(index), call, failed.as_deref(), now())?;
                     unpushed = if done.state == State::Proposed {
-                        mark_proposal(c, t, &done.path, index)?;
                         runs::set_status(c, t.run.run_id, RunStatus::Proposed, now())?;
                         RunStatus::Proposed
                     } else {
@@ -930,40 +916,6 @@ fn published_end(svc: &Services, job: &TurnJob, t: TurnRef, ended: Ended) -> Tur
         healer: ended.healer,
         next: ended.next,
     }
-}
-
-/// Records where in the turn the proposal stands, so the turn can resume after it — also after a restart.
-fn mark_proposal(
-    c: &mut diesel::SqliteConnection,
-    t: TurnRef,
-    path: &str,
-    index: usize,
-) -> Result<(), StoreError> {
-    use rummy_core::store::ops::{change_view, Op, ViewChange};
-    let Some(row) = entries::by_path(c, t.run.run_id, path)? else {
-        return Ok(());
-    };
-    if row.attributes().get("commandIndex").is_some() {
-        return Ok(());
-    }
-    let mut merge = serde_json::Map::new();
-    merge.insert("commandIndex".into(), Value::from(index));
-    let op = Op {
-        run: t.run,
-        writer: rummy_core::entry::Writer::System,
-        divisor: 2,
-        max_entry_tokens: u32::MAX,
-        now: now(),
-    };
-    change_view(
-        c,
-        &op,
-        &row,
-        &ViewChange {
-            merge: Some(merge),
-            ..ViewChange::default()
-        },
-    )
 }
 
 /// Sends `run/proposal` with what a client needs to decide.

@@ -38,6 +38,22 @@ pub struct UpdateSignal {
     pub body: String,
 }
 
+impl UpdateSignal {
+    /// The signal an `update` command gives: its `status` when it is one of
+    /// [`UPDATE_STATUSES`], else 102.
+    pub fn of(call: &ToolCall) -> UpdateSignal {
+        let given = call
+            .attr("status")
+            .and_then(|s| s.trim().parse::<i32>().ok())
+            .filter(|s| UPDATE_STATUSES.contains(s));
+        UpdateSignal {
+            status: given.unwrap_or(102),
+            status_given: given.is_some(),
+            body: call.body.trim().to_owned(),
+        }
+    }
+}
+
 /// What one dispatched command did.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Dispatched {
@@ -51,8 +67,6 @@ pub struct Dispatched {
     pub outcome: Option<String>,
     /// Set for `update` commands.
     pub update: Option<UpdateSignal>,
-    /// Whether the result is a proposal waiting for a client (`state == Proposed`).
-    pub proposal: bool,
 }
 
 impl Dispatched {
@@ -60,11 +74,6 @@ impl Dispatched {
     pub fn failed(&self) -> bool {
         self.state == State::Failed
     }
-}
-
-/// The command's target: what its result path and target attribute name.
-pub fn target_of(call: &ToolCall) -> String {
-    tools::handler::target_of(call)
 }
 
 /// Dispatches one command. `aborted_by` names an earlier failed action: then
@@ -84,13 +93,12 @@ pub fn dispatch(
             state: State::Resolved,
             outcome: None,
             update: None,
-            proposal: false,
         });
     }
     if tool == "update" {
         return update(conn, ctx, call, now);
     }
-    let target = target_of(call);
+    let target = tools::handler::target_of(call);
     let outcome = if let Some(previous) = aborted_by {
         Outcome::failed(&target, "aborted", tools::messages::aborted(previous))
     } else if !tools::TOOL_ORDER.contains(&tool) {
@@ -177,7 +185,6 @@ fn record(
         state: outcome.state,
         outcome: outcome.outcome,
         update: None,
-        proposal: outcome.state == State::Proposed,
     })
 }
 
@@ -188,18 +195,9 @@ fn update(
     call: &ToolCall,
     now: Millis,
 ) -> Result<Dispatched, StoreError> {
-    let given = call
-        .attr("status")
-        .and_then(|s| s.trim().parse::<i32>().ok())
-        .filter(|s| UPDATE_STATUSES.contains(s));
-    let status = given.unwrap_or(102);
-    let body = call.body.trim().to_owned();
-    let outcome = Outcome::resolved("", body.clone()).with("status", status);
+    let signal = UpdateSignal::of(call);
+    let outcome = Outcome::resolved("", signal.body.clone()).with("status", signal.status);
     let mut result = record(conn, ctx, "update", outcome, now)?;
-    result.update = Some(UpdateSignal {
-        status,
-        status_given: given.is_some(),
-        body,
-    });
+    result.update = Some(signal);
     Ok(result)
 }

@@ -134,7 +134,6 @@ fn abort_after_failure_and_lifecycle() {
             state: Resolved,
             outcome: None,
             update: None,
-            proposal: false
         }
     );
 }

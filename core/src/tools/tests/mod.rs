@@ -246,7 +246,6 @@ impl Fixture {
             (row.state(), row.outcome.clone()),
             (d.state, d.outcome.clone())
         );
-        assert_eq!(d.proposal, d.state == State::Proposed);
         Seen {
             path: d.path.clone(),
             state: d.state,
