@@ -14,13 +14,12 @@ use rummy_core::run::RunStatus;
 use rummy_core::store::context::{context_since, KeptContext};
 use rummy_core::store::entries;
 use rummy_core::store::notifications::Recorded;
-use rummy_core::store::{constraints, projects, runs, turns, StoreError};
+use rummy_core::store::{constraints, projects, turns, StoreError};
 use rummy_core::tools;
 use rummy_core::turn::assemble::{assemble, AssemblyInput, Messages};
+use rummy_core::turn::batch::Commands;
 use rummy_core::turn::budget::{self, Budget};
-use rummy_core::turn::dispatch::{
-    dispatch, DispatchCtx, DispatchLimits, Dispatched, LoopFlags, UpdateSignal,
-};
+use rummy_core::turn::dispatch::{dispatch, DispatchCtx, DispatchLimits, LoopFlags};
 use rummy_core::turn::healer::{warnings as healer_warnings, TurnFacts, Verdict};
 use rummy_core::turn::streams::{self, StreamWrite};
 use rummy_core::turn::{record, state, TurnRef};
@@ -333,8 +332,7 @@ async fn fresh(
         t,
         turn_id,
         &parsed,
-        0,
-        None,
+        Commands::new(&parsed.commands),
         telemetry,
         Some(assembled),
         Some(recorded),
@@ -540,8 +538,9 @@ async fn resume(
             streams::stop_awaiting(c, at, &path)
         })
     });
+    let commands = Commands::resume_at(&parsed.commands, next_index, aborted_by);
     dispatch_from(
-        &svc, &job, t, turn_id, &parsed, next_index, aborted_by, telemetry, None, prelude,
+        &svc, &job, t, turn_id, &parsed, commands, telemetry, None, prelude,
     )
     .await
 }
@@ -579,9 +578,7 @@ struct Ended {
 fn end_turn(
     c: &mut diesel::SqliteConnection,
     input: EndInput,
-    commands: &[ToolCall],
-    any_failed: bool,
-    update: Option<&UpdateSignal>,
+    dispatched: &Commands,
 ) -> Result<Ended, StoreError> {
     let EndInput {
         turn_id,
@@ -593,10 +590,11 @@ fn end_turn(
         context: slot,
     } = input;
     let t = ctx.t;
+    let commands = dispatched.calls();
     let verdict = healer.assess(TurnFacts {
         commands,
-        any_failed,
-        update,
+        any_failed: dispatched.any_failed(),
+        update: dispatched.update(),
         prose: &prose,
     });
     let now = now();
@@ -708,119 +706,66 @@ async fn dispatch_from(
     t: TurnRef,
     turn_id: i32,
     parsed: &ParsedReply,
-    start: usize,
-    aborted_by: Option<String>,
+    mut commands: Commands,
     telemetry: Value,
     assembled: Option<Assembled>,
     mut prelude: Option<Prelude>,
 ) -> Result<TurnEnd, TurnFailure> {
     let limits = svc.config.limits.clone();
     let divisor = limits.token_divisor;
-    let dispatch_limits = DispatchLimits {
-        token_divisor: divisor,
-        max_entry_tokens: limits.max_entry_tokens,
-    };
-    let commands: Vec<ToolCall> = parsed
-        .commands
-        .iter()
-        .filter(|c| c.name != "think")
-        .cloned()
-        .collect();
-    let (mode, flags) = (job.mode, loop_flags(job));
-    let search_enabled = svc.search.is_some();
-    let runner = svc.config.commands.runner;
-    let ctx_at = move |command_index| DispatchCtx {
+    let ctx = DispatchCtx {
         t,
-        limits: dispatch_limits,
-        mode,
-        flags,
-        command_index,
-        search_enabled,
-        runner,
+        limits: DispatchLimits {
+            token_divisor: divisor,
+            max_entry_tokens: limits.max_entry_tokens,
+        },
+        mode: job.mode,
+        flags: loop_flags(job),
+        command_index: 0,
+        search_enabled: svc.search.is_some(),
+        runner: svc.config.commands.runner,
     };
-    let mut update = commands[..start.min(commands.len())]
-        .iter()
-        .rfind(|c| c.name == "update")
-        .map(UpdateSignal::of);
-    let mut failed_tool = aborted_by;
-    let commands = Arc::new(commands);
     let end = EndInput {
         turn_id,
         healer: job.healer.clone(),
         prose: parsed.unparsed.clone(),
         telemetry,
-        ctx: ctx_at(0),
+        ctx,
         next_allowed: job.next_allowed,
         context: Arc::clone(&job.context),
     };
     let (context_size, ceiling) = (job.context_size, limits.budget_ceiling);
-    let mut next = start;
-    while next < commands.len() || prelude.is_some() {
+    while commands.pending() || prelude.is_some() {
         // Commands are dispatched in one transaction up to the first that must wait (a
         // proposal, or a search whose answer comes from the network): one commit instead of
         // one per command. Each still gets its own run/state, published after the commit.
-        let (batch, from, aborted) = (Arc::clone(&commands), next, failed_tool.clone());
-        let (first, end_input, update_before) = (prelude.take(), end.clone(), update.clone());
-        let (results, ended) = svc
+        let (first, end_input) = (prelude.take(), end.clone());
+        let (back, batch, ended) = svc
             .store
             .write(move |c| {
                 if let Some(first) = first {
                     first(c)?;
                 }
-                let mut failed = aborted;
-                let mut update = update_before;
-                let mut out = Vec::new();
-                let mut waited = false;
-                // Clients see each command's outcome (PROTOCOL.md: `run/state` after each
-                // dispatched command and at turn end). The last command's push waits until it
-                // is known whether the turn ends in this write: if it does, the turn-end push
-                // (nothing is written between the two) is that command's push too.
-                let mut unpushed = RunStatus::Running;
-                for (index, call) in batch.iter().enumerate().skip(from) {
-                    push_pending(c, t, &mut out, unpushed)?;
-                    let done = dispatch(c, &ctx_at(index), call, failed.as_deref(), now())?;
-                    unpushed = if done.state == State::Proposed {
-                        runs::set_status(c, t.run.run_id, RunStatus::Proposed, now())?;
-                        RunStatus::Proposed
-                    } else {
-                        RunStatus::Running
-                    };
-                    if done.failed() && done.update.is_none() && failed.is_none() {
-                        failed = Some(done.tool.clone());
-                    }
-                    if done.update.is_some() {
-                        update = done.update.clone();
-                    }
-                    waited = done.state == State::Proposed
-                        || (done.tool == "search" && done.state == State::Streaming);
-                    out.push((done, None));
-                    if waited {
-                        break;
-                    }
-                }
+                let now = now();
+                let mut batch = commands.dispatch_batch(c, &ctx, now)?;
                 // Nothing left to wait for: end the turn here when the context surely fits.
-                let ended = match (waited, assembled) {
+                let ended = match (batch.waits(), assembled) {
                     (false, Some(a)) if fits_after_dispatch(c, t, a, context_size, ceiling)? => {
-                        let any_failed = failed.is_some();
-                        Some(end_turn(c, end_input, &batch, any_failed, update.as_ref())?)
+                        Some(end_turn(c, end_input, &commands)?)
                     }
                     _ => None,
                 };
                 if ended.is_none() {
-                    push_pending(c, t, &mut out, unpushed)?;
+                    batch.push_last(c, t, now)?;
                 }
-                Ok((out, ended))
+                Ok((commands, batch, ended))
             })
             .await
             .map_err(failure)?;
-        next += results.len();
-        for (done, params) in results {
+        commands = back;
+        for (done, params) in batch.dispatched {
             if let Some(params) = &params {
                 svc.publish_state(t.run.project_id, &job.alias, params);
-            }
-            let done = super::search::answer(svc, job, t, done).await?;
-            if done.update.is_some() {
-                update = done.update.clone();
             }
             if done.state == State::Proposed {
                 announce_proposal(svc, job, t, &done.path).await?;
@@ -831,8 +776,10 @@ async fn dispatch_from(
                     next: None,
                 });
             }
-            if done.failed() && done.update.is_none() && failed_tool.is_none() {
-                failed_tool = Some(done.tool.clone());
+            if done.waits() {
+                // A search: answered before the turn goes on; a failed one aborts the rest.
+                let answered = super::search::answer(svc, job, t, done).await?;
+                commands.note(&answered);
             }
         }
         if let Some(ended) = ended {
@@ -874,29 +821,12 @@ async fn dispatch_from(
     }
 
     // 9. Judge the turn, record its warnings, and push the turn-end state with telemetry.
-    let any_failed = failed_tool.is_some();
     let ended = svc
         .store
-        .write(move |c| end_turn(c, end, &commands, any_failed, update.as_ref()))
+        .write(move |c| end_turn(c, end, &commands))
         .await
         .map_err(failure)?;
     Ok(published_end(svc, job, t, ended))
-}
-
-/// Pushes the `run/state` of the last dispatched command if it has none yet.
-fn push_pending(
-    c: &mut diesel::SqliteConnection,
-    t: TurnRef,
-    dispatched: &mut [(Dispatched, Option<Recorded>)],
-    status: RunStatus,
-) -> Result<(), StoreError> {
-    if let Some((_, params)) = dispatched.last_mut() {
-        if params.is_none() {
-            let pushed = state::push(c, t.run.run_id, t.turn, status.code(), Value::Null, now())?;
-            *params = Some(pushed);
-        }
-    }
-    Ok(())
 }
 
 /// Publishes the turn-end `run/state` of a committed end and tells the run what follows.

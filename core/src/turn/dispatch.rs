@@ -74,6 +74,12 @@ impl Dispatched {
     pub fn failed(&self) -> bool {
         self.state == State::Failed
     }
+
+    /// Whether the turn waits on this command before going on: a proposal waits for a client,
+    /// a search for its backend's answer.
+    pub fn waits(&self) -> bool {
+        self.state == State::Proposed || (self.tool == "search" && self.state == State::Streaming)
+    }
 }
 
 /// Dispatches one command. `aborted_by` names an earlier failed action: then

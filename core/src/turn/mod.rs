@@ -1,9 +1,10 @@
-//! One turn's pure steps: assembling the messages, recording the reply, dispatching commands, healing the turn, and the run/state payloads.
+//! One turn's pure steps: assembling the messages, recording the reply, dispatching commands (in batches), healing the turn, and the run/state payloads.
 //!
 //! The `TurnExecutor` actor drives these in order (ENGINE.md §3); each write
 //! step is a function over the writing connection, run by the `StoreActor`.
 
 pub mod assemble;
+pub mod batch;
 pub mod budget;
 pub mod dispatch;
 pub mod healer;

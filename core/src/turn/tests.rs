@@ -446,3 +446,151 @@ fn pushes_and_snapshots_have_the_protocol_fields() {
     let plain = state::snapshot(&mut f.conn, &run, None, None).unwrap();
     assert_eq!(keys(&plain), fields::<RunSnapshot>(&["missed"]));
 }
+
+/// Each dispatched command of a batch as (result path, state, the status and history paths of
+/// its `run/state`, if it was pushed).
+type BatchSeen = Vec<(String, State, Option<(i64, Vec<String>)>)>;
+
+fn batch_seen(batch: &super::batch::Batch) -> BatchSeen {
+    batch
+        .dispatched
+        .iter()
+        .map(|(d, pushed)| {
+            let pushed = pushed.as_ref().map(|p| {
+                let v = p.value();
+                let paths = history_paths(&v).into_iter().map(str::to_owned).collect();
+                (v["status"].as_i64().unwrap(), paths)
+            });
+            (d.path.clone(), d.state, pushed)
+        })
+        .collect()
+}
+
+/// A batch dispatches in order up to the first proposal, which makes the run `proposed`; each
+/// command has its own `run/state` but the last, left for the caller; the turn resumed after
+/// the proposal dispatches the rest.
+#[test]
+fn a_batch_stops_at_the_first_proposal_and_the_resumed_turn_goes_on_after_it() {
+    use super::batch::Commands;
+    use crate::run::RunStatus;
+    let mut f = fixture();
+    runs::set_status(&mut f.conn, f.run.run_id, RunStatus::Running, NOW).unwrap();
+    let t = f.turn();
+    let reply = "<think>plan</think><set path=\"known://a\">1</set>\
+        <set path=\"src/new.js\">export {};\n</set><set path=\"known://b\">2</set>";
+    let parsed = parse_reply(reply, 15);
+    let mut commands = Commands::new(&parsed.commands);
+    let mut batch = commands.dispatch_batch(&mut f.conn, &ctx(t), NOW).unwrap();
+    assert!(batch.waits());
+    assert!(commands.pending());
+    let first = "set://turn_1/known%3A%2F%2Fa".to_owned();
+    let proposal = "set://turn_1/src%2Fnew.js".to_owned();
+    assert_eq!(
+        batch_seen(&batch),
+        vec![
+            (
+                first.clone(),
+                State::Resolved,
+                Some((102, vec!["known://a".to_owned(), first.clone()]))
+            ),
+            (proposal.clone(), State::Proposed, None),
+        ]
+    );
+    assert_eq!(
+        runs::by_id(&mut f.conn, f.run.run_id).unwrap().run_status(),
+        RunStatus::Proposed
+    );
+    batch.push_last(&mut f.conn, t, NOW).unwrap();
+    assert_eq!(
+        batch_seen(&batch)[1],
+        (
+            proposal.clone(),
+            State::Proposed,
+            Some((202, vec![proposal.clone()]))
+        )
+    );
+
+    let mut resumed = Commands::resume_at(&parsed.commands, 2, None);
+    let rest = resumed.dispatch_batch(&mut f.conn, &ctx(t), NOW).unwrap();
+    assert!(!rest.waits());
+    assert!(!resumed.pending());
+    assert_eq!(
+        batch_seen(&rest),
+        vec![(
+            "set://turn_1/known%3A%2F%2Fb".to_owned(),
+            State::Resolved,
+            None
+        )]
+    );
+}
+
+/// The first failed action aborts the rest of the turn, across batches and through a resume;
+/// an `update` still applies and is the turn's latest.
+#[test]
+fn the_first_failed_action_aborts_the_rest_and_the_update_still_applies() {
+    use super::batch::Commands;
+    let mut f = fixture();
+    let t = f.turn();
+    let reply = r#"<set path="known://a">1</set><set path="prompt://9">x</set><set path="known://b">2</set><update status="200">done</update>"#;
+    let parsed = parse_reply(reply, 15);
+    let mut commands = Commands::new(&parsed.commands);
+    let batch = commands.dispatch_batch(&mut f.conn, &ctx(t), NOW).unwrap();
+    let states: Vec<(State, Option<String>)> = batch
+        .dispatched
+        .iter()
+        .map(|(d, _)| (d.state, d.outcome.clone()))
+        .collect();
+    assert_eq!(
+        states,
+        vec![
+            (State::Resolved, None),
+            (State::Failed, Some("permission".to_owned())),
+            (State::Failed, Some("aborted".to_owned())),
+            (State::Resolved, None),
+        ]
+    );
+    assert!(commands.any_failed());
+    let done = super::dispatch::UpdateSignal {
+        status: 200,
+        status_given: true,
+        body: "done".to_owned(),
+    };
+    assert_eq!(commands.update(), Some(&done));
+
+    // A turn resumed at the update after a failed proposal knows both.
+    let resumed = Commands::resume_at(&parsed.commands, 4, Some("set".to_owned()));
+    assert_eq!(
+        (resumed.any_failed(), resumed.update()),
+        (true, Some(&done))
+    );
+}
+
+/// A search waits for its backend: the batch stops at it, and once its answer failed it, the
+/// actions after it are aborted.
+#[test]
+fn a_search_ends_its_batch_and_its_failure_aborts_the_rest() {
+    use super::batch::Commands;
+    let mut f = fixture();
+    let t = f.turn();
+    let ctx = DispatchCtx {
+        search_enabled: true,
+        ..ctx(t)
+    };
+    let reply = r#"<search>rust actors</search><set path="known://a">1</set>"#;
+    let mut commands = Commands::new(&parse_reply(reply, 15).commands);
+    let batch = commands.dispatch_batch(&mut f.conn, &ctx, NOW).unwrap();
+    let (searched, _) = batch.dispatched.last().unwrap();
+    assert_eq!((searched.state, batch.waits()), (State::Streaming, true));
+    assert!(!commands.any_failed());
+
+    let mut failed = searched.clone();
+    failed.state = State::Failed;
+    commands.note(&failed);
+    let rest = commands.dispatch_batch(&mut f.conn, &ctx, NOW).unwrap();
+    let outcomes: Vec<(State, Option<String>)> = rest
+        .dispatched
+        .iter()
+        .map(|(d, _)| (d.state, d.outcome.clone()))
+        .collect();
+    assert_eq!(outcomes, vec![(State::Failed, Some("aborted".to_owned()))]);
+}
