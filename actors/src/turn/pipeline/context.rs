@@ -1,0 +1,257 @@
+//! Context: the turn's prompt materialised from the run's context rows, assembled into the two messages, and fitted to the budget (History Demotion, then Prompt Demotion; 413 only when nothing fits).
+//!
+//! The rows a loop read last are kept in its slot ([`TurnJob::context`]) between turns, so a
+//! read fetches only the views written since ([`take_kept`]); and the write that begins a turn
+//! reads them ahead, on the writer's warm cache ([`read_ahead`]).
+
+use super::begin::Begun;
+use super::end::Full;
+use super::{failure, loop_flags};
+use crate::clock::now;
+use crate::services::Services;
+use crate::turn::events::distribution;
+use crate::turn::{ContextRead, TurnFailure, TurnJob};
+use rummy_core::run::Mode;
+use rummy_core::store::context::{context_since, KeptContext};
+use rummy_core::tools;
+use rummy_core::turn::assemble::{assemble, AssemblyInput, Messages};
+use rummy_core::turn::budget::{self, Budget};
+use serde_json::Value;
+use std::sync::{Arc, Mutex};
+
+/// A turn's prompt as assembled, with what telemetry and the budget checks need of it.
+pub(super) struct Prompt {
+    /// The context's distribution by category (telemetry).
+    pub spread: Value,
+    /// The system and user messages.
+    pub messages: Messages,
+    /// The revision views written after this assembly get (see [`budget::growth_since`]).
+    pub rev: i32,
+    /// The run's budget, when its context size is known.
+    pub budget: Option<Budget>,
+}
+
+impl Prompt {
+    /// What the post-dispatch budget check needs to know of this assembly.
+    pub fn assembled(&self) -> Assembled {
+        Assembled {
+            tokens: self.messages.tokens,
+            rev: self.rev,
+        }
+    }
+}
+
+/// What the context cost when this turn's prompt was assembled, and from which view revision
+/// later writes count: with it, the post-dispatch budget check can often skip reassembly.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Assembled {
+    /// The estimated tokens of the two messages.
+    pub tokens: i32,
+    /// The first revision written after assembly.
+    pub rev: i32,
+}
+
+/// The turn's prompt, fitted to the budget: over it, History Demotion (earlier loops'
+/// entries summarized, then archived, oldest first) and, last, Prompt Demotion make room, and
+/// the prompt is assembled again. `Err` when nothing can make it fit: the turn then ends 413
+/// without calling the model.
+pub(super) async fn fit(
+    svc: &Services,
+    job: &TurnJob,
+    begun: Begun,
+) -> Result<Result<Prompt, Full>, TurnFailure> {
+    let mut prompt = materialise(svc, job, begun.read).await?;
+    let Some(b) = prompt.budget else {
+        return Ok(Ok(prompt));
+    };
+    let mut over = b.overflow(b.calibrate(prompt.messages.tokens));
+    if over > 0 {
+        if let Some(demotion) = plan_demotion(svc, job, b).await? {
+            tracing::info!(
+                summarized = demotion.summarize.len(),
+                archived = demotion.archive.len(),
+                prompt = demotion.prompt,
+                "demoted to fit the context"
+            );
+            let (t, divisor) = (begun.t, svc.config.limits.token_divisor);
+            svc.store
+                .write(move |c| {
+                    budget::demote(c, t.run.run_id, &demotion, now())?;
+                    budget::record_demotion(c, t, &demotion, divisor, now())
+                })
+                .await
+                .map_err(failure)?;
+            prompt = materialise(svc, job, None).await?;
+            over = b.overflow(b.calibrate(prompt.messages.tokens));
+        }
+    }
+    if over > 0 {
+        let message = format!("Context full: {over} tokens over the budget ceiling of {} before the model could be called.", b.ceiling);
+        return Ok(Err(Full {
+            message,
+            ceiling: Some((over, b)),
+        }));
+    }
+    Ok(Ok(prompt))
+}
+
+/// Materialises the turn's context from one read. With `read`, the write that allocated the
+/// turn (the loop's first, or the previous turn's last: see [`read_ahead`]) already read it,
+/// and the rows are in the loop's slot: nothing is read again and the messages are assembled
+/// here. Otherwise the read and the assembly run on the blocking pool, so many runs' prompts
+/// are built in parallel rather than on the arbiter thread every actor shares.
+pub(super) async fn materialise(
+    svc: &Services,
+    job: &TurnJob,
+    read: Option<ContextRead>,
+) -> Result<Prompt, TurnFailure> {
+    let run_id = job.run.run_id;
+    let limits = &svc.config.limits;
+    let (mode, divisor) = (job.mode, limits.token_divisor);
+    let (context_size, ceiling) = (job.context_size, limits.budget_ceiling);
+    let instructions = instructions_of(svc, job);
+    let slot = Arc::clone(&job.context);
+    if let Some(read) = read {
+        if let Some(context) = take_kept(&slot) {
+            let budget = Budget::new(context_size, None, ceiling, read.ratio);
+            let prompt = assembled(&context, &instructions, mode, budget, divisor);
+            put_kept(&slot, context);
+            return Ok(prompt);
+        }
+    }
+    svc.store
+        .read(move |c| {
+            let budget = Budget::new(context_size, None, ceiling, budget::last_ratio(c, run_id)?);
+            let context = context_since(c, run_id, take_kept(&slot))?;
+            let prompt = assembled(&context, &instructions, mode, budget, divisor);
+            put_kept(&slot, context);
+            Ok(prompt)
+        })
+        .await
+        .map_err(failure)
+}
+
+/// The instructions that open the loop's system message: the preamble with the tools its mode
+/// and flags offer, and the persona.
+fn instructions_of(svc: &Services, job: &TurnJob) -> String {
+    let active = tools::active_tools(job.mode, loop_flags(job), svc.search.is_some());
+    tools::instructions(
+        &active,
+        svc.config.limits.max_commands,
+        job.persona.as_deref(),
+    )
+}
+
+/// The prompt of a turn from its context rows.
+fn assembled(
+    context: &KeptContext,
+    instructions: &str,
+    mode: Mode,
+    budget: Option<Budget>,
+    divisor: u32,
+) -> Prompt {
+    let messages = assemble(AssemblyInput {
+        rows: context.rows(),
+        instructions,
+        mode,
+        budget,
+        divisor,
+    });
+    Prompt {
+        spread: distribution(context.rows()),
+        messages,
+        rev: context.next_rev(),
+        budget,
+    }
+}
+
+/// The run's budget as the store's calibration stands now (`None` when the context size is
+/// not known).
+pub(super) async fn budget_for(
+    svc: &Services,
+    job: &TurnJob,
+) -> Result<Option<Budget>, TurnFailure> {
+    let run_id = job.run.run_id;
+    let ratio = svc
+        .store
+        .read(move |c| budget::last_ratio(c, run_id))
+        .await
+        .map_err(failure)?;
+    Ok(Budget::new(
+        job.context_size,
+        None,
+        svc.config.limits.budget_ceiling,
+        ratio,
+    ))
+}
+
+/// The least demotion that makes the turn's context fit beside the note that tells
+/// the model of it (`budget::plan_demotion`), planned on the blocking pool over the loop's
+/// kept rows; `None` when nothing would make it fit.
+async fn plan_demotion(
+    svc: &Services,
+    job: &TurnJob,
+    b: Budget,
+) -> Result<Option<budget::Demotion>, TurnFailure> {
+    let Some(kept) = take_kept(&job.context) else {
+        return Ok(None);
+    };
+    let (mode, divisor) = (job.mode, svc.config.limits.token_divisor);
+    let instructions = instructions_of(svc, job);
+    let reserve = budget::demotion_note_reserve(divisor);
+    let (kept, plan) = actix_rt::task::spawn_blocking(move || {
+        let plan = budget::plan_demotion(kept.rows(), |rows| {
+            let messages = assemble(AssemblyInput {
+                rows,
+                instructions: &instructions,
+                mode,
+                budget: Some(b),
+                divisor,
+            });
+            b.overflow(b.calibrate(messages.tokens + reserve)) == 0
+        });
+        (kept, plan)
+    })
+    .await
+    .map_err(failure)?;
+    put_kept(&job.context, kept);
+    Ok(plan)
+}
+
+/// Kept context rows: takes the run's rows out of the loop's slot, for a read to bring up to
+/// date (`store::context::context_since` rereads only the views with a revision above the one
+/// they were read at, unless a change without a revision makes it read everything). `None`
+/// when the slot is empty — the loop's start, a turn after a proposal — or its lock was
+/// poisoned: the rows are then read whole. Turns of a run never overlap, so the lock is never
+/// waited on.
+pub(super) fn take_kept(slot: &Mutex<Option<KeptContext>>) -> Option<KeptContext> {
+    slot.lock().ok().and_then(|mut kept| kept.take())
+}
+
+/// Keeps a read's context rows in the loop's slot for its next read (only once the write that
+/// read them committed).
+pub(super) fn put_kept(slot: &Mutex<Option<KeptContext>>, context: KeptContext) {
+    if let Ok(mut kept) = slot.lock() {
+        *kept = Some(context);
+    }
+}
+
+/// Reads ahead: the run's context rows and the budget's calibration, read inside the write
+/// before a turn — the loop's first (`begin`), or the previous turn's last (`end::end_turn`) —
+/// for that turn. A reader's page cache starts cold after every commit (SQLite drops it when
+/// the log changed), the writer's is warm, and the rows then include all that write did; the
+/// turn starts by assembling its messages without a read of its own. A change another writer
+/// commits before the turn's model call reaches the turn after it, as one committed a moment
+/// later would. A failure only costs the turn a read of its own, so it fails nothing.
+pub(super) fn read_ahead(
+    c: &mut diesel::SqliteConnection,
+    run_id: i32,
+    kept: Option<KeptContext>,
+) -> Option<(KeptContext, ContextRead)> {
+    let read = context_since(c, run_id, kept).and_then(|context| {
+        let ratio = budget::last_ratio(c, run_id)?;
+        Ok((context, ContextRead { ratio }))
+    });
+    read.inspect_err(|e| tracing::warn!(error = %e, "reading a turn's context ahead failed; the turn reads its own"))
+        .ok()
+}

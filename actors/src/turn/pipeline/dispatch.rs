@@ -1,0 +1,205 @@
+//! Dispatch: the reply's commands run in order, in batches — one transaction up to the first that waits (a proposal pauses the turn; a search waits for its backend) — each command with its `run/state`, published after the batch committed.
+//!
+//! The batches are core's ([`rummy_core::turn::batch`]); this phase moves where dispatch stands
+//! into each batch's write and back, publishes, answers a search, announces a proposal, and
+//! ends the turn in the last batch's write when nothing waited and the context surely still
+//! fits ([`end::fits_after_dispatch`](super::end::fits_after_dispatch)).
+
+use rummy_core::wire::notifications::{Proposed, RunProposal};
+use super::context::Assembled;
+use super::end::{self, EndInput};
+use super::{failure, loop_flags};
+use crate::clock::now;
+use crate::services::Services;
+use crate::turn::{Decision, TurnEnd, TurnFailure, TurnJob};
+use rummy_core::entry::State;
+use rummy_core::parse::parse_reply;
+use rummy_core::store::{entries, turns, StoreError};
+use rummy_core::turn::batch::Commands;
+use rummy_core::turn::dispatch::{DispatchCtx, DispatchLimits};
+use rummy_core::turn::streams::{self, StreamWrite};
+use rummy_core::turn::TurnRef;
+use serde_json::{json, Value};
+
+/// Store work that must commit with the first dispatched commands.
+pub(super) type Prelude =
+    Box<dyn FnOnce(&mut diesel::SqliteConnection) -> Result<(), StoreError> + Send>;
+
+/// A reply on its way through dispatch: what the batches and the turn's end need.
+pub(super) struct Dispatching {
+    /// The turn.
+    pub t: TurnRef,
+    /// Its row.
+    pub turn_id: i32,
+    /// The reply's commands and where their dispatch stands.
+    pub commands: Commands,
+    /// The reply's text outside commands (the healer reads it).
+    pub prose: String,
+    /// What the turn-end `run/state` carries.
+    pub telemetry: Value,
+    /// The prompt as assembled for this turn's call (`None` for a resumed turn).
+    pub assembled: Option<Assembled>,
+    /// Writes that commit with the first batch (the reply's record, or a resumed turn's
+    /// command no longer awaited).
+    pub prelude: Option<Prelude>,
+}
+
+/// Dispatches the pending commands, pausing at a proposal; then the turn's end.
+pub(super) async fn dispatch(
+    svc: &Services,
+    job: &TurnJob,
+    dispatching: Dispatching,
+) -> Result<TurnEnd, TurnFailure> {
+    let Dispatching {
+        t,
+        turn_id,
+        mut commands,
+        prose,
+        telemetry,
+        assembled,
+        mut prelude,
+    } = dispatching;
+    let limits = &svc.config.limits;
+    let ctx = DispatchCtx {
+        t,
+        limits: DispatchLimits {
+            token_divisor: limits.token_divisor,
+            max_entry_tokens: limits.max_entry_tokens,
+        },
+        mode: job.mode,
+        flags: loop_flags(job),
+        command_index: 0,
+        search_enabled: svc.search.is_some(),
+        runner: svc.config.commands.runner,
+    };
+    let end = EndInput::new(job, turn_id, prose, telemetry, ctx);
+    let (context_size, ceiling) = (job.context_size, limits.budget_ceiling);
+    while commands.pending() || prelude.is_some() {
+        let (first, end_input) = (prelude.take(), end.clone());
+        let (back, batch, ended) = svc
+            .store
+            .write(move |c| {
+                if let Some(first) = first {
+                    first(c)?;
+                }
+                let now = now();
+                let mut batch = commands.dispatch_batch(c, &ctx, now)?;
+                // Nothing left to wait for: end the turn here when the context surely fits.
+                let ended = match (batch.waits(), assembled) {
+                    (false, Some(a))
+                        if end::fits_after_dispatch(c, t, a, context_size, ceiling)? =>
+                    {
+                        Some(end::end_turn(c, end_input, &commands)?)
+                    }
+                    _ => None,
+                };
+                if ended.is_none() {
+                    batch.push_last(c, t, now)?;
+                }
+                Ok((commands, batch, ended))
+            })
+            .await
+            .map_err(failure)?;
+        commands = back;
+        for (done, params) in batch.dispatched {
+            if let Some(params) = &params {
+                svc.publish_state(t.run.project_id, &job.alias, params);
+            }
+            if done.state == State::Proposed {
+                announce_proposal(svc, job, t, &done.path).await?;
+                return Ok(TurnEnd {
+                    turn: t.turn,
+                    decision: Decision::Paused { path: done.path },
+                    healer: job.healer.clone(),
+                    next: None,
+                });
+            }
+            if done.waits() {
+                // A search: answered before the turn goes on; a failed one aborts the rest.
+                let answered = crate::turn::search::answer(svc, job, t, done).await?;
+                commands.note(&answered);
+            }
+        }
+        if let Some(ended) = ended {
+            return Ok(end::published_end(svc, job, t, ended));
+        }
+    }
+    end::after_dispatch(svc, job, t, end, commands, assembled).await
+}
+
+/// A paused turn going on: its reply read back from `assistant://<turn>`, to dispatch from
+/// `next_index`. The command it `awaited`, if any, stops being awaited in the first write.
+pub(super) async fn resumed(
+    svc: &Services,
+    job: &TurnJob,
+    turn: i32,
+    next_index: usize,
+    aborted_by: Option<String>,
+    awaited: Option<String>,
+) -> Result<Dispatching, TurnFailure> {
+    let run = job.run;
+    let (turn_id, reply, usage) = svc
+        .store
+        .read(move |c| {
+            let tokens = turns::tokens_of(c, run.run_id, turn)?;
+            let reply = entries::by_path(c, run.run_id, &format!("assistant://{turn}"))?.map(|r| r.body).unwrap_or_default();
+            let usage = json!({ "promptTokens": tokens.prompt, "completionTokens": tokens.completion, "totalTokens": tokens.total });
+            Ok((tokens.id, reply, usage))
+        })
+        .await
+        .map_err(failure)?;
+    let parsed = parse_reply(&reply, svc.config.limits.max_commands);
+    let divisor = svc.config.limits.token_divisor;
+    let prelude = awaited.map(|path| -> Prelude {
+        Box::new(move |c| {
+            let at = StreamWrite {
+                run,
+                divisor,
+                now: now(),
+            };
+            streams::stop_awaiting(c, at, &path)
+        })
+    });
+    Ok(Dispatching {
+        t: TurnRef {
+            run,
+            loop_id: job.loop_id,
+            turn,
+        },
+        turn_id,
+        commands: Commands::resume_at(&parsed.commands, next_index, aborted_by),
+        prose: parsed.unparsed,
+        telemetry: json!({ "model": job.model_alias, "usage": usage, "resumed": true }),
+        assembled: None,
+        prelude,
+    })
+}
+
+/// Sends `run/proposal` with what a client needs to decide.
+async fn announce_proposal(
+    svc: &Services,
+    job: &TurnJob,
+    t: TurnRef,
+    path: &str,
+) -> Result<(), TurnFailure> {
+    let (run_id, lookup) = (t.run.run_id, path.to_owned());
+    let row = svc
+        .store
+        .read(move |c| entries::by_path(c, run_id, &lookup))
+        .await
+        .map_err(failure)?;
+    if let Some(row) = row {
+        let proposed = Proposed {
+            attributes: row.attribute_map(),
+            turn: i64::from(row.turn),
+            path: row.path,
+            body: row.body,
+        };
+        let proposal = RunProposal {
+            proposed: vec![proposed],
+            run: job.alias.to_string(),
+        };
+        svc.push(t.run.project_id, &job.alias, &proposal);
+    }
+    Ok(())
+}

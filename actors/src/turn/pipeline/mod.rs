@@ -1,0 +1,69 @@
+//! The turn's steps in order, one phase per module; each write step is one store transaction.
+//!
+//! A new turn goes [`begin`] (its row allocated; on a loop's first turn the project scanned,
+//! the prompt recorded and the files attached) → [`context`] (the prompt materialised and
+//! assembled, fitted to the budget by demotion) → [`call`] (the model called; its reply and the
+//! prompt's audit recorded with the first commands) → [`dispatch`] (the commands, in batches up
+//! to the first that waits) → [`end`] (post-dispatch budget, the healer, the turn's end and the
+//! next turn allocated ahead). A turn resumed after its proposal starts at dispatch.
+//!
+//! Three pieces of performance work cross the phases, each explained where it lives: the loop
+//! keeps its context rows between turns so a read fetches only what changed
+//! ([`context::take_kept`]); the write before a turn — the loop's first, or the previous
+//! turn's last — reads the turn's context on the writer's warm cache ([`context::read_ahead`]);
+//! and a continuing turn allocates the next turn in its last write ([`end::end_turn`]).
+
+mod begin;
+mod call;
+mod context;
+mod dispatch;
+mod end;
+
+use super::{Allocated, Start, TurnEnd, TurnFailure, TurnJob};
+use crate::services::Services;
+use rummy_core::turn::dispatch::LoopFlags;
+
+/// Runs a turn from its start.
+pub async fn execute(svc: Services, job: TurnJob, start: Start) -> Result<TurnEnd, TurnFailure> {
+    match start {
+        Start::Fresh => fresh(svc, job, None).await,
+        Start::Allocated(next) => fresh(svc, job, Some(next)).await,
+        Start::Resume {
+            turn,
+            next_index,
+            aborted_by,
+            awaited,
+        } => {
+            let resumed = dispatch::resumed(&svc, &job, turn, next_index, aborted_by, awaited);
+            dispatch::dispatch(&svc, &job, resumed.await?).await
+        }
+    }
+}
+
+/// A new turn, from its allocation (or the one the previous turn made) to its end.
+async fn fresh(
+    svc: Services,
+    job: TurnJob,
+    allocated: Option<Allocated>,
+) -> Result<TurnEnd, TurnFailure> {
+    let begun = begin::begin(&svc, &job, allocated).await?;
+    let prompt = match context::fit(&svc, &job, begun).await? {
+        Ok(prompt) => prompt,
+        Err(full) => return end::overflowed(&svc, job, begun, full).await,
+    };
+    let replied = match call::call(&svc, &job, begun, prompt).await? {
+        Ok(replied) => replied,
+        Err(full) => return end::overflowed(&svc, job, begun, full).await,
+    };
+    dispatch::dispatch(&svc, &job, replied).await
+}
+
+/// The loop's flags as dispatch reads them.
+fn loop_flags(job: &TurnJob) -> LoopFlags {
+    serde_json::from_value(job.flags.clone()).unwrap_or_default()
+}
+
+/// A store or task error as the turn's failure.
+fn failure(e: impl Into<TurnFailure>) -> TurnFailure {
+    e.into()
+}
