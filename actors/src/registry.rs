@@ -4,6 +4,7 @@ use crate::admission::Acquire;
 use crate::clock::now;
 use crate::errors::{from_store, internal};
 use crate::loop_queue::{self, Claimed};
+use crate::provider::undefined_model;
 use crate::run::{
     AwaitPlace, Begin, Cancel, Inject, Paused, QueueLoop, Resolve, Restore, RunActor, Wake,
 };
@@ -131,11 +132,6 @@ pub fn flags_of(a: &RunAttributes) -> serde_json::Map<String, serde_json::Value>
         }
     }
     flags
-}
-
-/// What a client or the model reads about a model alias nobody defined.
-pub fn undefined_model(alias: &str) -> String {
-    format!("model \"{alias}\" is not defined: addModel it or set RUMMY_MODEL_{alias}=<provider>/<model>")
 }
 
 /// The model alias, checked to exist and to have a configured provider.

@@ -169,15 +169,8 @@ fn lints_are_silenced_with_a_reason() {
     assert!(offenders.is_empty(), "#[allow] in {offenders:?}");
 }
 
-/// Cycles known and not yet broken: (crate, the modules of the cycle). Each is to be removed.
-const KNOWN_CYCLES: &[(&str, &[&str])] = &[
-    // issue 28 item 4: left for later (another change is reworking both modules).
-    ("rummy-actors", &["registry", "run"]),
-];
-
 /// No two top-level modules of a crate depend on each other, directly or through others: the
-/// `crate::`/`super::` paths of every non-test file form no cycle (beyond the known ones, which
-/// must still exist — remove one from the list once it is broken).
+/// `crate::`/`super::` paths of every non-test file form no cycle.
 #[test]
 fn modules_form_no_cycles() {
     let mut found = Vec::new();
@@ -198,11 +191,7 @@ fn modules_form_no_cycles() {
             found.push((name, cycle));
         }
     }
-    let known: Vec<(&str, Vec<String>)> = KNOWN_CYCLES
-        .iter()
-        .map(|(name, modules)| (*name, modules.iter().map(|m| (*m).to_owned()).collect()))
-        .collect();
-    assert_eq!(found, known, "module cycles:\n{report}");
+    assert_eq!(found, Vec::new(), "module cycles:\n{report}");
 }
 
 /// What builds or runs SQL: the diesel schema, the query DSL, raw SQL.

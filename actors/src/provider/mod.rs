@@ -201,6 +201,11 @@ pub struct Route {
     pub fallback: Option<String>,
 }
 
+/// What a client or the model reads about a model alias nobody defined.
+pub fn undefined_model(alias: &str) -> String {
+    format!("model \"{alias}\" is not defined: addModel it or set RUMMY_MODEL_{alias}=<provider>/<model>")
+}
+
 /// The configured providers, by name, and the store where discovered context lengths are cached.
 #[derive(Clone)]
 pub struct Providers {

@@ -24,7 +24,7 @@ use crate::commands::CommandJob;
 
 mod output;
 use crate::loop_queue::{self, ClaimNext, Claimed, Enqueue, Finish, LoopQueue};
-use crate::registry::undefined_model;
+use crate::provider::undefined_model;
 use crate::services::Services;
 use crate::turn::{
     Decision, ExecuteTurn, Start, StopTurn, TurnEnd, TurnExecutor, TurnFailure, TurnJob,
