@@ -16,7 +16,7 @@ use rummy_actors::admission::Admission;
 use rummy_actors::errors::HttpClientError;
 use rummy_actors::hub::{CloseAll, NotificationHub};
 use rummy_actors::provider::Providers;
-use rummy_actors::registry::{Recover, RunRegistry};
+use rummy_actors::registry::{CountRunActors, Recover, RunRegistry};
 use rummy_actors::search::SearchClient;
 use rummy_actors::services::commands::Commands;
 use rummy_actors::services::Services;
@@ -95,6 +95,7 @@ pub struct ServerHandle {
     seats: Seats,
     tls: bool,
     commands: Commands,
+    registry: Addr<RunRegistry>,
     done: actix_rt::task::JoinHandle<std::io::Result<()>>,
 }
 
@@ -115,6 +116,12 @@ impl ServerHandle {
             ip => ip.to_string(),
         };
         format!("{scheme}://{host}:{}/", self.addr.port())
+    }
+
+    /// How many runs have an actor now: a run has one only while it has something to do (a
+    /// loop claimed, running, waiting or finishing), and an idle one retires.
+    pub async fn run_actors(&self) -> usize {
+        self.registry.send(CountRunActors).await.unwrap_or(0)
     }
 
     /// Stops accepting, kills the commands it runs, closes sessions (1001), lets in-flight
@@ -276,7 +283,7 @@ pub async fn serve(
     let commands = svc.commands.clone();
     let deps = SessionDeps {
         svc,
-        registry,
+        registry: registry.clone(),
         seats: seats.clone(),
         tokens,
     };
@@ -341,6 +348,7 @@ pub async fn serve(
         seats,
         tls: with_tls,
         commands,
+        registry,
         done,
     })
 }

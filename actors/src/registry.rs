@@ -1,4 +1,9 @@
-//! `RunRegistry`: finds or starts the `RunActor` of a (project, alias), starts runs, and recovers runs a crash left mid-loop.
+//! `RunRegistry`: finds or starts the `RunActor` of a run, retires it when it is idle, starts runs, and recovers runs a crash left mid-loop.
+//!
+//! A run has an actor only while it has something to do: every message for a run goes through
+//! [`RunRegistry::send`] or [`RunRegistry::do_send`], which start an actor when the run has
+//! none and count what each actor is sent, so that an actor reporting [`Idle`] is retired only
+//! when no message is on its way to it (the protocol: `run/retire.rs`).
 
 use crate::admission::Acquire;
 use crate::clock::now;
@@ -6,7 +11,8 @@ use crate::errors::{from_store, internal};
 use crate::loop_queue::{self, Claimed};
 use crate::provider::undefined_model;
 use crate::run::{
-    AwaitPlace, Begin, Cancel, Inject, Paused, QueueLoop, Resolve, Restore, RunActor, Wake,
+    AwaitPlace, Begin, Cancel, Idle, Inject, Keeper, Paused, QueueLoop, Rename, Resolve, Restore,
+    Retire, RunActor, Wake,
 };
 use crate::services::Services;
 use actix::prelude::*;
@@ -63,10 +69,28 @@ pub struct CancelRun {
 #[rtype(result = "Result<usize, StoreError>")]
 pub struct Recover;
 
-/// Keeps one `RunActor` per run.
+/// How many runs have an actor now: the busy ones (a loop claimed, running, waiting on a
+/// proposal, a command's output or a place, or finishing) and those whose actor has not yet
+/// reported idle. For tests and diagnostics.
+#[derive(Message)]
+#[rtype(result = "usize")]
+pub struct CountRunActors;
+
+/// A run's actor as the registry keeps it.
+struct Kept {
+    addr: Addr<RunActor>,
+    /// The number this actor is known by ([`Keeper::id`]).
+    id: u64,
+    /// How many messages the registry has sent it.
+    sent: u64,
+}
+
+/// Keeps one `RunActor` per run that has something to do.
 pub struct RunRegistry {
     svc: Services,
-    runs: HashMap<i32, Addr<RunActor>>,
+    runs: HashMap<i32, Kept>,
+    /// The number the next actor is known by.
+    next_id: u64,
 }
 
 impl RunRegistry {
@@ -75,15 +99,98 @@ impl RunRegistry {
         RunRegistry {
             svc,
             runs: HashMap::new(),
+            next_id: 0,
         }
     }
 
-    fn actor(&mut self, run_id: i32, project_id: i32, alias: &str) -> Addr<RunActor> {
-        let svc = self.svc.clone();
-        self.runs
-            .entry(run_id)
-            .or_insert_with(|| RunActor::new(svc, RunRef { run_id, project_id }, alias).start())
-            .clone()
+    /// The run's actor, started when it has none (it was never started, it retired, or it
+    /// stopped): a fresh actor reads what it needs from the database.
+    fn kept(&mut self, run: RunRef, alias: &str, ctx: &mut Context<Self>) -> &mut Kept {
+        if self
+            .runs
+            .get(&run.run_id)
+            .is_some_and(|kept| !kept.addr.connected())
+        {
+            tracing::warn!(run = alias, "a run actor had stopped; starting another");
+            self.runs.remove(&run.run_id);
+        }
+        let (svc, next_id) = (&self.svc, &mut self.next_id);
+        self.runs.entry(run.run_id).or_insert_with(|| {
+            *next_id += 1;
+            let keeper = Keeper {
+                idle: ctx.address().recipient(),
+                id: *next_id,
+            };
+            Kept {
+                addr: RunActor::new(svc.clone(), run, alias, keeper).start(),
+                id: *next_id,
+                sent: 0,
+            }
+        })
+    }
+
+    /// Sends the run's actor `msg` (starting one if need be), counted for its retirement.
+    fn send<M>(
+        &mut self,
+        run: RunRef,
+        alias: &str,
+        msg: M,
+        ctx: &mut Context<Self>,
+    ) -> Request<RunActor, M>
+    where
+        RunActor: Handler<M>,
+        M: Message + Send + 'static,
+        M::Result: Send,
+    {
+        let kept = self.kept(run, alias, ctx);
+        kept.sent += 1;
+        kept.addr.send(msg)
+    }
+
+    /// [`RunRegistry::send`] without waiting for the answer.
+    fn do_send<M>(&mut self, run: RunRef, alias: &str, msg: M, ctx: &mut Context<Self>)
+    where
+        RunActor: Handler<M>,
+        M: Message + Send + 'static,
+        M::Result: Send,
+    {
+        let kept = self.kept(run, alias, ctx);
+        kept.sent += 1;
+        kept.addr.do_send(msg);
+    }
+}
+
+/// The run a stored run's actor serves.
+fn run_ref(run: &Run) -> RunRef {
+    RunRef {
+        run_id: run.id,
+        project_id: run.project_id,
+    }
+}
+
+impl Handler<Idle> for RunRegistry {
+    type Result = ();
+
+    /// Retires the actor if it is still the run's and has been sent nothing since it counted:
+    /// out of the map first, so any later message for the run starts a fresh actor, then told.
+    fn handle(&mut self, msg: Idle, _: &mut Context<Self>) {
+        let current = self
+            .runs
+            .get(&msg.run_id)
+            .is_some_and(|kept| kept.id == msg.id && kept.sent == msg.handled);
+        if current {
+            if let Some(kept) = self.runs.remove(&msg.run_id) {
+                kept.addr.do_send(Retire);
+            }
+        }
+    }
+}
+
+impl Handler<CountRunActors> for RunRegistry {
+    type Result = usize;
+
+    fn handle(&mut self, _: CountRunActors, _: &mut Context<Self>) -> usize {
+        self.runs.len()
     }
 }
 
@@ -267,13 +374,12 @@ impl Handler<StartRun> for RunRegistry {
                 .await
                 .map_err(from_store)
         };
-        Box::pin(started.into_actor(self).map(|res, act, _| {
+        Box::pin(started.into_actor(self).map(|res, act, ctx| {
             let (run, claimed) = res?;
             tracing::info!(run = %run.alias, project = run.project_id, "run started");
-            let actor = act.actor(run.id, run.project_id, &run.alias);
             match claimed {
-                Some(claimed) => actor.do_send(Begin { claimed }),
-                None => actor.do_send(Wake),
+                Some(claimed) => act.do_send(run_ref(&run), &run.alias, Begin { claimed }, ctx),
+                None => act.do_send(run_ref(&run), &run.alias, Wake, ctx),
             }
             Ok(run.alias)
         }))
@@ -332,31 +438,24 @@ pub struct InjectRun {
 impl Handler<InjectRun> for RunRegistry {
     type Result = ResponseFuture<Result<bool, RpcError>>;
 
-    fn handle(&mut self, msg: InjectRun, _: &mut Context<Self>) -> Self::Result {
-        let actor = self.actor(msg.run.id, msg.run.project_id, &msg.run.alias);
+    fn handle(&mut self, msg: InjectRun, ctx: &mut Context<Self>) -> Self::Result {
         let inject = Inject {
             prompt: msg.prompt,
             mode: msg.run.mode(),
             model: msg.run.model.clone(),
             flags: msg.run.flags(),
         };
-        Box::pin(async move {
-            actor
-                .send(inject)
-                .await
-                .map_err(|e| internal(&e))?
-                .map_err(from_store)
-        })
+        let sent = self.send(run_ref(&msg.run), &msg.run.alias, inject, ctx);
+        Box::pin(async move { sent.await.map_err(|e| internal(&e))?.map_err(from_store) })
     }
 }
 
 impl Handler<ContinueRun> for RunRegistry {
-    type Result = ResponseFuture<Result<(), RpcError>>;
+    type Result = ResponseActFuture<Self, Result<(), RpcError>>;
 
     /// The loop runs in the run's mode: a continuation that names another configures the run
     /// first (see the `set` route), so the mode stays for the loops after it too.
     fn handle(&mut self, msg: ContinueRun, _: &mut Context<Self>) -> Self::Result {
-        let actor = self.actor(msg.run.id, msg.run.project_id, &msg.run.alias);
         let queue = QueueLoop {
             mode: msg.run.mode(),
             model: msg.run.model.clone(),
@@ -364,26 +463,30 @@ impl Handler<ContinueRun> for RunRegistry {
             config: msg.run.flags(),
         };
         let svc = self.svc.clone();
-        Box::pin(async move {
+        let checked = async move {
             checked_route(&svc, &queue.config, &queue.prompt, &queue.model).await?;
-            actor
-                .send(queue)
-                .await
-                .map_err(|e| internal(&e))?
-                .map_err(from_store)
-        })
+            Ok::<_, RpcError>(queue)
+        };
+        let run = msg.run;
+        // Sent from the registry once the route is checked: the run's actor then is whichever
+        // the registry keeps at that moment.
+        Box::pin(checked.into_actor(self).then(move |checked, act, ctx| {
+            let sent = checked.map(|queue| act.send(run_ref(&run), &run.alias, queue, ctx));
+            async move { sent?.await.map_err(|e| internal(&e))?.map_err(from_store) }
+                .into_actor(act)
+        }))
     }
 }
 
 impl Handler<CancelRun> for RunRegistry {
     type Result = ResponseFuture<Result<(), RpcError>>;
 
-    fn handle(&mut self, msg: CancelRun, _: &mut Context<Self>) -> Self::Result {
-        let actor = self.runs.get(&msg.run.id).cloned();
+    /// Goes to the run's actor even when it has none: an idle run's cancel still stops the
+    /// server's commands a finished loop left running.
+    fn handle(&mut self, msg: CancelRun, ctx: &mut Context<Self>) -> Self::Result {
+        let sent = self.send(run_ref(&msg.run), &msg.run.alias, Cancel, ctx);
         Box::pin(async move {
-            if let Some(actor) = actor {
-                actor.send(Cancel).await.map_err(|e| internal(&e))?;
-            }
+            sent.await.map_err(|e| internal(&e))?;
             Ok(())
         })
     }
@@ -442,7 +545,7 @@ impl Handler<Recover> for RunRegistry {
                 .await?;
             Ok::<_, StoreError>((report, waiting))
         };
-        Box::pin(recovered.into_actor(self).map(|res, act, _| {
+        Box::pin(recovered.into_actor(self).map(|res, act, ctx| {
             let (report, waiting) = res?;
             for (project_id, alias, params) in &report.pushed {
                 act.svc.publish_state(*project_id, alias, params);
@@ -457,10 +560,10 @@ impl Handler<Recover> for RunRegistry {
             let at = now();
             let mut seeded = Vec::new();
             for run in &report.to_wake {
-                let actor = act.actor(run.id, run.project_id, &run.alias);
                 match waiting.get(&run.id) {
                     Some((loop_id, since)) => {
-                        actor.do_send(AwaitPlace);
+                        act.do_send(run_ref(run), &run.alias, AwaitPlace, ctx);
+                        let actor = act.kept(run_ref(run), &run.alias, ctx).addr.clone();
                         seeded.push(Acquire {
                             ask: Ask {
                                 run_id: run.id,
@@ -472,7 +575,7 @@ impl Handler<Recover> for RunRegistry {
                             wake: actor.recipient(),
                         });
                     }
-                    None => actor.do_send(Wake),
+                    None => act.do_send(run_ref(run), &run.alias, Wake, ctx),
                 }
             }
             act.svc.admission.seed(seeded);
@@ -482,11 +585,8 @@ impl Handler<Recover> for RunRegistry {
                     run: run.clone(),
                     model,
                 };
-                act.actor(run.id, run.project_id, &run.alias)
-                    .do_send(Restore {
-                        claimed,
-                        paused: Paused::Proposal(proposal),
-                    });
+                let paused = Paused::Proposal(proposal);
+                act.do_send(run_ref(&run), &run.alias, Restore { claimed, paused }, ctx);
             }
             for (run, loop_row, model, awaited) in report.to_resume {
                 let claimed = Claimed {
@@ -494,18 +594,16 @@ impl Handler<Recover> for RunRegistry {
                     run: run.clone(),
                     model,
                 };
-                act.actor(run.id, run.project_id, &run.alias)
-                    .do_send(Restore {
-                        claimed,
-                        paused: Paused::Output(awaited),
-                    });
+                let paused = Paused::Output(awaited);
+                act.do_send(run_ref(&run), &run.alias, Restore { claimed, paused }, ctx);
             }
             Ok(report.interrupted)
         }))
     }
 }
 
-/// Renames a run (`mv run://old run://new`); its actor keeps running under the new alias.
+/// Renames a run (`mv run://old run://new`); its actor, if it has one, goes on under the new
+/// alias (a later one reads it).
 #[derive(Message)]
 #[rtype(result = "Result<(), RpcError>")]
 pub struct RenameRun {
@@ -527,10 +625,11 @@ impl Handler<RenameRun> for RunRegistry {
                 .await
                 .map_err(from_store)
         };
-        Box::pin(renamed.into_actor(self).map(move |res, act, _| {
+        Box::pin(renamed.into_actor(self).map(move |res, act, ctx| {
             let run = res?;
-            if let Some(actor) = act.runs.get(&run.id) {
-                actor.do_send(crate::run::Rename(run.alias));
+            if act.runs.contains_key(&run.id) {
+                let rename = Rename(run.alias.clone());
+                act.do_send(run_ref(&run), &run.alias, rename, ctx);
             }
             Ok(())
         }))
@@ -550,8 +649,8 @@ pub struct ResolveProposal {
 impl Handler<ResolveProposal> for RunRegistry {
     type Result = ResponseFuture<Result<rummy_core::turn::proposals::Resolved, RpcError>>;
 
-    fn handle(&mut self, msg: ResolveProposal, _: &mut Context<Self>) -> Self::Result {
-        let actor = self.actor(msg.run.id, msg.run.project_id, &msg.run.alias);
-        Box::pin(async move { actor.send(msg.resolve).await.map_err(|e| internal(&e))? })
+    fn handle(&mut self, msg: ResolveProposal, ctx: &mut Context<Self>) -> Self::Result {
+        let sent = self.send(run_ref(&msg.run), &msg.run.alias, msg.resolve, ctx);
+        Box::pin(async move { sent.await.map_err(|e| internal(&e))? })
     }
 }

@@ -23,6 +23,7 @@ mod pipeline;
 mod project;
 mod protocol;
 mod providers;
+mod registry;
 mod restart;
 mod runs;
 mod search;

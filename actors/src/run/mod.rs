@@ -17,12 +17,16 @@
 //! the loop; otherwise it waits (status 100, `queued` in `run/state`) until it is sent
 //! [`Admitted`]. Its place frees when the loop ends or pauses on a proposal, and is taken
 //! again when the person's answer resumes it.
+//!
+//! An actor lives only while its run has something to do: idle, it tells its registry and is
+//! retired (`retire`); the run's next message starts a fresh one from the database.
 
 use crate::admission::{Acquire, Admit, Admitted};
 use crate::clock::now;
-use crate::commands::CommandJob;
 
 mod output;
+mod resolve;
+mod retire;
 use crate::loop_queue::{self, ClaimNext, Claimed, Enqueue, Finish, LoopQueue};
 use crate::provider::undefined_model;
 use crate::services::Services;
@@ -30,7 +34,7 @@ use crate::turn::{
     Decision, ExecuteTurn, Start, StopTurn, TurnEnd, TurnExecutor, TurnFailure, TurnJob,
 };
 use actix::prelude::*;
-use rummy_core::config::CommandRunner;
+pub use retire::{Idle, Keeper, Retire};
 use rummy_core::fair::admission::Ask;
 use rummy_core::run::{Mode, RunStatus, StopReason};
 use rummy_core::store::entries::RunRef;
@@ -39,7 +43,7 @@ use rummy_core::store::{runs, StoreError};
 use rummy_core::turn::healer::{Healer, HealerLimits};
 use rummy_core::turn::proposals::{Decision as ProposalDecision, Resolved};
 use rummy_core::turn::streams::Awaited;
-use rummy_core::wire::{ErrorKind, RpcError};
+use rummy_core::wire::RpcError;
 use serde_json::Value;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -191,11 +195,19 @@ pub struct RunActor {
     /// Who started the run (its runs in flight are counted under this user), once a loop of
     /// it was claimed.
     user: Option<String>,
+    /// The registry that keeps the actor, told when it is idle (see `retire`).
+    keeper: Keeper,
+    /// How many of the registry's messages the actor has handled.
+    handled: u64,
+    /// Handlers whose work is still in flight on the actor's context.
+    busy: u32,
+    /// The count of handled messages the registry was last told the actor was idle at.
+    told: Option<u64>,
 }
 
 impl RunActor {
-    /// An actor for a stored run.
-    pub fn new(svc: Services, run: RunRef, alias: &str) -> Self {
+    /// An actor for a stored run, kept by `keeper`.
+    pub fn new(svc: Services, run: RunRef, alias: &str, keeper: Keeper) -> Self {
         let queue = LoopQueue::new(
             run,
             svc.store.clone(),
@@ -213,6 +225,10 @@ impl RunActor {
             wake_again: false,
             admitted_early: false,
             user: None,
+            keeper,
+            handled: 0,
+            busy: 0,
+            told: None,
         }
     }
 
@@ -267,7 +283,8 @@ impl RunActor {
                         act.give_back(admitted);
                         act.phase = Phase::Idle;
                     }
-                });
+                })
+                .map(|(), act, _| act.report_idle());
         ctx.spawn(claim);
     }
 
@@ -337,6 +354,7 @@ impl RunActor {
                     act.phase = Phase::Idle;
                 }
             }
+            act.report_idle();
         });
         ctx.spawn(answered);
     }
@@ -376,6 +394,8 @@ impl RunActor {
             model,
         } = claimed;
         self.user.clone_from(&run.user);
+        // As the claim read it: an actor started just before a rename committed takes it here.
+        self.rename(&run.alias);
         let routed = loop_row.routed();
         tracing::info!(
             run = %self.alias,
@@ -558,6 +578,7 @@ impl RunActor {
             }
             act.phase = Phase::Idle;
             act.wake(ctx);
+            act.report_idle();
         });
         ctx.spawn(done);
     }
@@ -571,7 +592,9 @@ impl Handler<Wake> for RunActor {
     type Result = ();
 
     fn handle(&mut self, _: Wake, ctx: &mut Context<Self>) {
+        self.took();
         self.wake(ctx);
+        self.report_idle();
     }
 }
 
@@ -580,11 +603,13 @@ impl Handler<Admitted> for RunActor {
 
     fn handle(&mut self, _: Admitted, ctx: &mut Context<Self>) {
         match self.phase {
-            Phase::Waiting | Phase::Idle => self.claim(true, ctx),
+            Phase::Waiting => self.claim(true, ctx),
             Phase::Asking => self.admitted_early = true,
             // Claiming, running or finishing: the place admission counted is already the run's
-            // (its claim holds it; its end gives it back).
-            Phase::Claiming | Phase::Running(_) | Phase::Finishing => {}
+            // (its claim holds it; its end gives it back). Idle: the run no longer waits (its
+            // waiting loop was cancelled, and admission gave the place back on that
+            // withdrawal), so this is stale — and an idle actor may be retiring (see `retire`).
+            Phase::Claiming | Phase::Running(_) | Phase::Finishing | Phase::Idle => {}
         }
     }
 }
@@ -593,10 +618,13 @@ impl Handler<AwaitPlace> for RunActor {
     type Result = ();
 
     fn handle(&mut self, _: AwaitPlace, _: &mut Context<Self>) {
-        // Admitted may have come first: the run is then claiming already.
+        self.took();
+        // Admission learns of the waiter only after this was sent (`admission::Seed`), so no
+        // `Admitted` comes before it; a run busy already keeps what it does.
         if matches!(self.phase, Phase::Idle) {
             self.phase = Phase::Waiting;
         }
+        self.report_idle();
     }
 }
 
@@ -604,6 +632,7 @@ impl Handler<Begin> for RunActor {
     type Result = ();
 
     fn handle(&mut self, msg: Begin, ctx: &mut Context<Self>) {
+        self.took();
         if matches!(self.phase, Phase::Idle) {
             self.phase = Phase::Claiming;
             self.prepare_loop(msg.claimed, ctx);
@@ -612,6 +641,7 @@ impl Handler<Begin> for RunActor {
             // running in the store, where recovery finds it should this ever happen.
             tracing::error!(run = %self.alias, "a claimed loop arrived while another is active");
         }
+        self.report_idle();
     }
 }
 
@@ -619,6 +649,7 @@ impl Handler<Restore> for RunActor {
     type Result = ();
 
     fn handle(&mut self, msg: Restore, ctx: &mut Context<Self>) {
+        self.took();
         if matches!(self.phase, Phase::Idle) {
             // No discovery here: the loop ran before the restart, so any context length its
             // provider gave was cached then, and the pending proposal must be resolvable at once.
@@ -633,6 +664,7 @@ impl Handler<Restore> for RunActor {
             }
             self.start_loop(msg.claimed, model_context, Some(msg.paused), ctx);
         }
+        self.report_idle();
     }
 }
 
@@ -640,22 +672,23 @@ impl Handler<QueueLoop> for RunActor {
     type Result = ResponseActFuture<Self, Result<(), StoreError>>;
 
     fn handle(&mut self, msg: QueueLoop, _: &mut Context<Self>) -> Self::Result {
+        self.took();
         let enqueue = Enqueue {
             mode: msg.mode,
             model: msg.model,
             prompt: msg.prompt,
             config: msg.config,
         };
-        Box::pin(
-            self.queue
-                .send(enqueue)
-                .into_actor(self)
-                .map(|res, act, ctx| {
-                    res.map_err(|_| StoreError::Stopped("the loop queue"))??;
-                    act.wake(ctx);
-                    Ok(())
-                }),
-        )
+        let queued = self
+            .queue
+            .send(enqueue)
+            .into_actor(self)
+            .map(|res, act, ctx| {
+                res.map_err(|_| StoreError::Stopped("the loop queue"))??;
+                act.wake(ctx);
+                Ok(())
+            });
+        self.in_flight(queued)
     }
 }
 
@@ -663,6 +696,7 @@ impl Handler<Inject> for RunActor {
     type Result = ResponseActFuture<Self, Result<bool, StoreError>>;
 
     fn handle(&mut self, msg: Inject, _: &mut Context<Self>) -> Self::Result {
+        self.took();
         // What the prompt becomes when it cannot be folded in: a loop of its own.
         let queued = Enqueue {
             mode: msg.mode,
@@ -671,16 +705,16 @@ impl Handler<Inject> for RunActor {
             config: msg.flags,
         };
         let Phase::Running(active) = &self.phase else {
-            return Box::pin(
-                self.queue
-                    .send(queued)
-                    .into_actor(self)
-                    .map(|res, act, ctx| {
-                        res.map_err(|_| StoreError::Stopped("the loop queue"))??;
-                        act.wake(ctx);
-                        Ok(false)
-                    }),
-            );
+            let queued = self
+                .queue
+                .send(queued)
+                .into_actor(self)
+                .map(|res, act, ctx| {
+                    res.map_err(|_| StoreError::Stopped("the loop queue"))??;
+                    act.wake(ctx);
+                    Ok(false)
+                });
+            return self.in_flight(queued);
         };
         let (run, loop_id, mode) = (self.run, active.loop_row.id, active.job.mode);
         let divisor = self.svc.config.limits.token_divisor;
@@ -691,12 +725,25 @@ impl Handler<Inject> for RunActor {
                 .await
         };
         // Not folded in: it became a loop of its own, which the run claims once it is idle.
-        Box::pin(write.into_actor(self).map(|res, act, ctx| {
+        let injected = write.into_actor(self).map(|res, act, ctx| {
             if let Ok(false) = res {
                 act.wake(ctx);
             }
             res
-        }))
+        });
+        self.in_flight(injected)
+    }
+}
+
+impl RunActor {
+    /// Notifications carry `alias` from now on.
+    fn rename(&mut self, alias: &str) {
+        if *self.alias != *alias {
+            self.alias = Arc::from(alias);
+            if let Phase::Running(active) = &mut self.phase {
+                active.job.alias = Arc::clone(&self.alias);
+            }
+        }
     }
 }
 
@@ -704,98 +751,9 @@ impl Handler<Rename> for RunActor {
     type Result = ();
 
     fn handle(&mut self, msg: Rename, _: &mut Context<Self>) {
-        self.alias = Arc::from(msg.0.as_str());
-        if let Phase::Running(active) = &mut self.phase {
-            active.job.alias = Arc::clone(&self.alias);
-        }
-    }
-}
-
-impl Handler<Resolve> for RunActor {
-    type Result = ResponseActFuture<Self, Result<Resolved, RpcError>>;
-
-    fn handle(&mut self, msg: Resolve, _: &mut Context<Self>) -> Self::Result {
-        let waiting = matches!(
-            &self.phase,
-            Phase::Running(active) if active.waiting.as_deref() == Some(msg.path.as_str())
-        );
-        if !waiting {
-            let err = RpcError::new(
-                ErrorKind::Conflict,
-                format!(
-                    "{} is not a pending proposal of this run (already resolved?)",
-                    msg.path
-                ),
-            );
-            return Box::pin(actix::fut::ready(Err(err)));
-        }
-        let (run, svc) = (self.run, self.svc.clone());
-        // Taken before the resolution opens any channel: a client that completes an accepted
-        // command at once cannot settle it unseen.
-        let waiter = self.svc.commands.waiter(run.run_id, &msg.path);
-        let (root, asked) = (msg.root.clone(), msg.path.clone());
-        let resolve = async move {
-            crate::proposals::resolve(&svc, run, msg.path, msg.decision, msg.root, msg.by).await
-        };
-        Box::pin(resolve.into_actor(self).map(move |res, act, ctx| {
-            let done = res.inspect_err(|_| act.svc.commands.forget_waiter(run.run_id, &asked))?;
-            let resolved = done.resolved;
-            act.svc
-                .publish_state(act.run.project_id, &act.alias, &done.push);
-            let output = crate::proposals::awaits_output(&resolved);
-            if !output {
-                act.svc.commands.forget_waiter(run.run_id, &resolved.path);
-            }
-            // The disk work took a while: resume only the loop still waiting on this proposal
-            // (a cancel meanwhile has ended it).
-            match &mut act.phase {
-                Phase::Running(active) if active.waiting.as_deref() == Some(&resolved.path) => {
-                    active.waiting = None;
-                    // The loop goes on: it takes its place back, even over a limit (it is
-                    // no new loop).
-                    act.svc
-                        .admission
-                        .hold(act.run.run_id, act.run.project_id, act.user.clone());
-                }
-                _ => {
-                    act.svc.commands.forget_waiter(run.run_id, &resolved.path);
-                    // The loop ended (a cancel) while the acceptance was written: the command
-                    // is not run, and its channels do not stay open.
-                    if output {
-                        act.cancel_output(resolved.path.clone());
-                    }
-                    return Ok(resolved);
-                }
-            }
-            if output {
-                let awaited = Awaited {
-                    path: resolved.path.clone(),
-                    tool: resolved.tool.clone(),
-                    turn: resolved.turn,
-                    command_index: resolved.command_index,
-                };
-                let job = match (act.svc.config.commands.runner, done.command) {
-                    (CommandRunner::Server, Some(command)) => Some(CommandJob {
-                        run,
-                        path: resolved.path.clone(),
-                        command,
-                        root,
-                    }),
-                    _ => None,
-                };
-                act.await_output(awaited, waiter, job, ctx);
-                return Ok(resolved);
-            }
-            let aborted_by = resolved.aborts_rest.then(|| resolved.tool.clone());
-            let start = Start::Resume {
-                turn: resolved.turn,
-                next_index: resolved.command_index + 1,
-                aborted_by,
-                awaited: None,
-            };
-            act.run_turn(start, ctx);
-            Ok(resolved)
-        }))
+        self.took();
+        self.rename(&msg.0);
+        self.report_idle();
     }
 }
 
@@ -803,6 +761,16 @@ impl Handler<Cancel> for RunActor {
     type Result = bool;
 
     fn handle(&mut self, _: Cancel, ctx: &mut Context<Self>) -> bool {
+        self.took();
+        let cancelled = self.cancel(ctx);
+        self.report_idle();
+        cancelled
+    }
+}
+
+impl RunActor {
+    /// Stops the active loop (499) and the run's commands; answers whether a loop was stopped.
+    fn cancel(&mut self, ctx: &mut Context<Self>) -> bool {
         self.stop_commands();
         match &mut self.phase {
             Phase::Running(active) => {
