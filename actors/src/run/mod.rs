@@ -529,7 +529,7 @@ impl RunActor {
                     }
                     Decision::Conclude(status) => LoopEnd::Concluded(status),
                     Decision::Abandon(reason) => LoopEnd::Abandoned(reason),
-                    Decision::Overflow(_) => LoopEnd::Overflow,
+                    Decision::Overflow => LoopEnd::Overflow,
                 }
             }
             Ok(Err(failure)) => LoopEnd::Failed(failure.to_string()),

@@ -108,8 +108,9 @@ pub enum Decision {
     Conclude(i32),
     /// The healer gave up on the loop (508), for this reason.
     Abandon(String),
-    /// The context does not fit even after demotion: the loop ends 413 without a model call.
-    Overflow(String),
+    /// The context does not fit even after demotion: the loop ends 413 without a model call
+    /// (the turn recorded why, for the model to read).
+    Overflow,
     /// A proposal waits for a client; the turn resumes after it is resolved (and, for an
     /// accepted `sh`/`env`, after its output).
     Paused {
@@ -121,8 +122,6 @@ pub enum Decision {
 /// A finished (or paused) turn.
 #[derive(Debug, Clone)]
 pub struct TurnEnd {
-    /// The turn number.
-    pub turn: i32,
     /// What comes next.
     pub decision: Decision,
     /// The healer after judging this turn, for the next one.

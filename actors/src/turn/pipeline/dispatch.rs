@@ -108,7 +108,6 @@ pub(super) async fn dispatch(
             if done.state == State::Proposed {
                 announce_proposal(svc, job, t, &done.path).await?;
                 return Ok(TurnEnd {
-                    turn: t.turn,
                     decision: Decision::Paused { path: done.path },
                     healer: job.healer.clone(),
                     next: None,

@@ -245,7 +245,6 @@ pub(super) fn published_end(svc: &Services, job: &TurnJob, t: TurnRef, ended: En
         Verdict::Abandon { reason, .. } => Decision::Abandon(reason),
     };
     TurnEnd {
-        turn: t.turn,
         decision,
         healer: ended.healer,
         next: ended.next,
@@ -263,20 +262,18 @@ pub(super) async fn overflowed(
     let (t, turn_id) = (begun.t, begun.turn_id);
     let divisor = svc.config.limits.token_divisor;
     let Full { message, ceiling } = full;
-    let text = message.clone();
     svc.store
         .write(move |c| {
             if let Some((over, b)) = ceiling {
                 budget::record_overflow(c, t, over, &b, (0, 0), divisor, now())?;
             }
-            record::warning(c, t, &text, divisor, now())?;
+            record::warning(c, t, &message, divisor, now())?;
             turns::finish(c, turn_id, 413, now())
         })
         .await
         .map_err(failure)?;
     Ok(TurnEnd {
-        turn: t.turn,
-        decision: Decision::Overflow(message),
+        decision: Decision::Overflow,
         healer: job.healer,
         next: None,
     })
