@@ -27,11 +27,11 @@ use crate::clock::now;
 mod output;
 mod resolve;
 mod retire;
-use crate::loop_queue::{self, ClaimNext, Claimed, Enqueue, Finish, LoopQueue};
+use crate::loop_queue::{ClaimNext, Claimed, Enqueue, Finish, InjectPrompt, LoopQueue};
 use crate::provider::undefined_model;
 use crate::services::Services;
 use crate::turn::{
-    Decision, ExecuteTurn, Start, StopTurn, TurnEnd, TurnExecutor, TurnFailure, TurnJob,
+    Decision, Start, StopTurn, TurnDone, TurnEnd, TurnExecutor, TurnFailure, TurnJob,
 };
 use actix::prelude::*;
 pub use retire::{Idle, Keeper, Retire};
@@ -160,12 +160,32 @@ struct Active {
     loop_row: Loop,
     job: TurnJob,
     turns_done: u32,
-    executor: Option<Addr<TurnExecutor>>,
-    handle: Option<SpawnHandle>,
+    /// What the loop does now, which a cancel stops in one step.
+    doing: Option<Doing>,
     /// The proposal the loop waits on, if any.
     waiting: Option<String>,
     /// The accepted command whose output the loop waits for, if any.
     output: Option<Awaited>,
+}
+
+/// What a running loop is doing between its messages.
+enum Doing {
+    /// A turn: its executor, and the run's number for it (see [`TurnDone`]).
+    Turn(Addr<TurnExecutor>, u64),
+    /// The wait for an accepted command's output, a future on the run's own context.
+    Output(SpawnHandle),
+}
+
+impl Doing {
+    /// Stops it: the turn's executor, or the wait.
+    fn stop(self, ctx: &mut Context<RunActor>) {
+        match self {
+            Doing::Turn(executor, _) => executor.do_send(StopTurn),
+            Doing::Output(wait) => {
+                ctx.cancel_future(wait);
+            }
+        }
+    }
 }
 
 enum LoopEnd {
@@ -203,6 +223,8 @@ pub struct RunActor {
     busy: u32,
     /// The count of handled messages the registry was last told the actor was idle at.
     told: Option<u64>,
+    /// How many turns the actor has started: each turn's number, which its end carries.
+    turns_started: u64,
 }
 
 impl RunActor {
@@ -227,6 +249,7 @@ impl RunActor {
             user: None,
             keeper,
             handled: 0,
+            turns_started: 0,
             busy: 0,
             told: None,
         }
@@ -251,40 +274,40 @@ impl RunActor {
     /// for it, which the loop holds (or gives back when there is nothing to claim).
     fn claim(&mut self, admitted: bool, ctx: &mut Context<Self>) {
         self.phase = Phase::Claiming;
-        let claim =
-            self.queue
-                .send(ClaimNext)
-                .into_actor(self)
-                .map(move |res, act, ctx| match res {
-                    Ok(Ok(Some(claimed))) => {
-                        if admitted {
-                            act.svc.admission.hold(
-                                act.run.run_id,
-                                act.run.project_id,
-                                claimed.run.user.clone(),
-                            );
-                        }
-                        act.prepare_loop(claimed, ctx)
+        let claim = self
+            .queue
+            .send(ClaimNext)
+            .into_actor(self)
+            .map(move |res, act, ctx| match res {
+                Ok(Ok(Some(claimed))) => {
+                    if admitted {
+                        act.svc.admission.hold(
+                            act.run.run_id,
+                            act.run.project_id,
+                            claimed.run.user.clone(),
+                        );
                     }
-                    Ok(Ok(None)) => {
-                        act.give_back(admitted);
-                        act.phase = Phase::Idle;
-                        if act.wake_again {
-                            act.wake(ctx);
-                        }
+                    act.prepare_loop(claimed, ctx)
+                }
+                Ok(Ok(None)) => {
+                    act.give_back(admitted);
+                    act.phase = Phase::Idle;
+                    if act.wake_again {
+                        act.wake(ctx);
                     }
-                    Ok(Err(e)) => {
-                        tracing::error!(run = %act.alias, error = %e, "cannot claim the next loop");
-                        act.give_back(admitted);
-                        act.phase = Phase::Idle;
-                    }
-                    Err(e) => {
-                        tracing::error!(run = %act.alias, error = %e, "loop queue unavailable");
-                        act.give_back(admitted);
-                        act.phase = Phase::Idle;
-                    }
-                })
-                .map(|(), act, _| act.report_idle());
+                }
+                Ok(Err(e)) => {
+                    tracing::error!(run = %act.alias, error = %e, "cannot claim the next loop");
+                    act.give_back(admitted);
+                    act.phase = Phase::Idle;
+                }
+                Err(e) => {
+                    tracing::error!(run = %act.alias, error = %e, "loop queue unavailable");
+                    act.give_back(admitted);
+                    act.phase = Phase::Idle;
+                }
+            })
+            .map(|(), act, _| act.report_idle());
         ctx.spawn(claim);
     }
 
@@ -459,8 +482,7 @@ impl RunActor {
             loop_row,
             job,
             turns_done: u32::from(restored),
-            executor: None,
-            handle: None,
+            doing: None,
             waiting,
             output: None,
         }));
@@ -487,30 +509,23 @@ impl RunActor {
         let mut job = active.job.clone();
         job.first_in_loop = active.turns_done == 0;
         job.next_allowed = active.turns_done + 1 < max_turns;
-        let executor = TurnExecutor::new(self.svc.clone(), job).start();
-        let request = executor.send(ExecuteTurn(start));
-        let turn = actix::fut::wrap_future::<_, Self>(request)
-            .map(|res, act, ctx| act.turn_done(res, ctx));
-        let handle = ctx.spawn(turn);
+        self.turns_started += 1;
+        let seq = self.turns_started;
+        let executor =
+            TurnExecutor::start(self.svc.clone(), job, seq, start, ctx.address().recipient());
         if let Phase::Running(active) = &mut self.phase {
-            active.executor = Some(executor);
-            active.handle = Some(handle);
+            active.doing = Some(Doing::Turn(executor, seq));
         }
     }
 
-    fn turn_done(
-        &mut self,
-        res: Result<Result<TurnEnd, TurnFailure>, MailboxError>,
-        ctx: &mut Context<Self>,
-    ) {
+    fn turn_done(&mut self, res: Result<TurnEnd, TurnFailure>, ctx: &mut Context<Self>) {
         let Phase::Running(active) = &mut self.phase else {
             return;
         };
-        active.executor = None;
-        active.handle = None;
+        active.doing = None;
         let loop_row = active.loop_row.clone();
         let end = match res {
-            Ok(Ok(end)) => {
+            Ok(end) => {
                 active.job.healer = end.healer;
                 match end.decision {
                     Decision::Paused { path } => {
@@ -532,10 +547,7 @@ impl RunActor {
                     Decision::Overflow => LoopEnd::Overflow,
                 }
             }
-            Ok(Err(failure)) => LoopEnd::Failed(failure.to_string()),
-            Err(_) => LoopEnd::Failed(
-                "the turn stopped unexpectedly (internal error); the loop was ended".to_owned(),
-            ),
+            Err(failure) => LoopEnd::Failed(failure.to_string()),
         };
         self.finish(loop_row, end, ctx);
     }
@@ -716,21 +728,23 @@ impl Handler<Inject> for RunActor {
                 });
             return self.in_flight(queued);
         };
-        let (run, loop_id, mode) = (self.run, active.loop_row.id, active.job.mode);
-        let divisor = self.svc.config.limits.token_divisor;
-        let store = self.svc.store.clone();
-        let write = async move {
-            store
-                .write(move |c| loop_queue::inject(c, run, loop_id, mode, &queued, divisor))
-                .await
+        let inject = InjectPrompt {
+            loop_id: active.loop_row.id,
+            mode: active.job.mode,
+            queued,
         };
         // Not folded in: it became a loop of its own, which the run claims once it is idle.
-        let injected = write.into_actor(self).map(|res, act, ctx| {
-            if let Ok(false) = res {
-                act.wake(ctx);
-            }
-            res
-        });
+        let injected = self
+            .queue
+            .send(inject)
+            .into_actor(self)
+            .map(|res, act, ctx| {
+                let res = res.map_err(|_| StoreError::Stopped("the loop queue"))?;
+                if let Ok(false) = res {
+                    act.wake(ctx);
+                }
+                res
+            });
         self.in_flight(injected)
     }
 }
@@ -757,6 +771,21 @@ impl Handler<Rename> for RunActor {
     }
 }
 
+impl Handler<TurnDone> for RunActor {
+    type Result = ();
+
+    /// The end of the loop's current turn; one that was stopped, or belongs to a loop already
+    /// ended, is stale and dropped.
+    fn handle(&mut self, msg: TurnDone, ctx: &mut Context<Self>) {
+        let current = matches!(&self.phase, Phase::Running(active)
+            if matches!(active.doing, Some(Doing::Turn(_, seq)) if seq == msg.seq));
+        if current {
+            self.turn_done(msg.result, ctx);
+        }
+        self.report_idle();
+    }
+}
+
 impl Handler<Cancel> for RunActor {
     type Result = bool;
 
@@ -774,11 +803,8 @@ impl RunActor {
         self.stop_commands();
         match &mut self.phase {
             Phase::Running(active) => {
-                if let Some(handle) = active.handle.take() {
-                    ctx.cancel_future(handle);
-                }
-                if let Some(executor) = active.executor.take() {
-                    executor.do_send(StopTurn);
+                if let Some(doing) = active.doing.take() {
+                    doing.stop(ctx);
                 }
                 let loop_row = active.loop_row.clone();
                 self.finish(loop_row, LoopEnd::Cancelled, ctx);

@@ -60,7 +60,7 @@ impl RunActor {
                 }),
         );
         if let Phase::Running(active) = &mut self.phase {
-            active.handle = Some(handle);
+            active.doing = Some(super::Doing::Output(handle));
             active.output = Some(waiting_for);
         }
     }
@@ -77,7 +77,7 @@ impl RunActor {
         match &mut self.phase {
             Phase::Running(active) if active.output.as_ref() == Some(&awaited) => {
                 active.output = None;
-                active.handle = None;
+                active.doing = None;
             }
             _ => return,
         }

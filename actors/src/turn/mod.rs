@@ -147,45 +147,81 @@ pub enum TurnFailure {
     /// cancelled.
     #[error("{0}")]
     Blocking(#[from] actix_rt::task::JoinError),
+    /// The turn's pipeline stopped without an end (it panicked): an internal error.
+    #[error("the turn stopped unexpectedly (internal error); the loop was ended")]
+    Vanished,
 }
 
-/// Runs the turn.
+/// A turn's end, sent to the run that started it. `seq` names the turn among the run's, so a
+/// run that cancelled it (and perhaps started another) knows a late one for what it is.
 #[derive(Message)]
-#[rtype(result = "Result<TurnEnd, TurnFailure>")]
-pub struct ExecuteTurn(pub Start);
+#[rtype(result = "()")]
+pub struct TurnDone {
+    /// The run's number for the turn, given at its start.
+    pub seq: u64,
+    /// How it ended.
+    pub result: Result<TurnEnd, TurnFailure>,
+}
 
-/// Stops the turn wherever it is (cancel); nothing more is written.
+/// Stops the turn wherever it is (cancel): its pipeline is dropped at the await it is in, and
+/// nothing more is written (a write already handed to the store commits whole). The one step a
+/// cancel takes; no `TurnDone` follows.
 #[derive(Message)]
 #[rtype(result = "()")]
 pub struct StopTurn;
 
-/// One turn's pipeline.
+/// One turn's pipeline: an actor that runs it from its start and reports its end to the run.
 pub struct TurnExecutor {
     svc: Services,
     job: TurnJob,
+    seq: u64,
+    start: Option<Start>,
+    /// Where the end goes; taken once it is sent, or when the turn is stopped.
+    done: Option<Recipient<TurnDone>>,
 }
 
 impl TurnExecutor {
-    /// An executor for one turn.
-    pub fn new(svc: Services, job: TurnJob) -> Self {
-        TurnExecutor { svc, job }
+    /// Starts the job's turn `seq` from `start`; its end goes to `done`.
+    pub fn start(
+        svc: Services,
+        job: TurnJob,
+        seq: u64,
+        start: Start,
+        done: Recipient<TurnDone>,
+    ) -> Addr<TurnExecutor> {
+        TurnExecutor {
+            svc,
+            job,
+            seq,
+            start: Some(start),
+            done: Some(done),
+        }
+        .start()
+    }
+
+    fn report(&mut self, result: Result<TurnEnd, TurnFailure>) {
+        if let Some(done) = self.done.take() {
+            done.do_send(TurnDone {
+                seq: self.seq,
+                result,
+            });
+        }
     }
 }
 
 impl Actor for TurnExecutor {
     type Context = Context<Self>;
-}
 
-impl Handler<ExecuteTurn> for TurnExecutor {
-    type Result = ResponseActFuture<Self, Result<TurnEnd, TurnFailure>>;
-
-    fn handle(&mut self, msg: ExecuteTurn, _: &mut Context<Self>) -> Self::Result {
+    fn started(&mut self, ctx: &mut Context<Self>) {
+        let Some(start) = self.start.take() else {
+            return;
+        };
         let span = tracing::info_span!("turn", run = %self.job.alias, loop_id = self.job.loop_id);
-        let fut = pipeline::execute(self.svc.clone(), self.job.clone(), msg.0).instrument(span);
-        Box::pin(fut.into_actor(self).map(|result, _, ctx| {
+        let turn = pipeline::execute(self.svc.clone(), self.job.clone(), start).instrument(span);
+        ctx.spawn(turn.into_actor(self).map(|result, act, ctx| {
+            act.report(result);
             ctx.stop();
-            result
-        }))
+        }));
     }
 }
 
@@ -193,6 +229,15 @@ impl Handler<StopTurn> for TurnExecutor {
     type Result = ();
 
     fn handle(&mut self, _: StopTurn, ctx: &mut Context<Self>) {
+        self.done = None;
         ctx.stop();
+    }
+}
+
+impl Drop for TurnExecutor {
+    /// A turn that vanished without an end — its pipeline panicked — still ends its loop: the
+    /// run is told, and stays usable.
+    fn drop(&mut self) {
+        self.report(Err(TurnFailure::Vanished));
     }
 }

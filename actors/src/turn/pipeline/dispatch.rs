@@ -5,7 +5,6 @@
 //! ends the turn in the last batch's write when nothing waited and the context surely still
 //! fits ([`end::fits_after_dispatch`](super::end::fits_after_dispatch)).
 
-use rummy_core::wire::notifications::{Proposed, RunProposal};
 use super::context::Assembled;
 use super::end::{self, EndInput};
 use super::{failure, loop_flags};
@@ -19,6 +18,7 @@ use rummy_core::turn::batch::Commands;
 use rummy_core::turn::dispatch::{DispatchCtx, DispatchLimits};
 use rummy_core::turn::streams::{self, StreamWrite};
 use rummy_core::turn::TurnRef;
+use rummy_core::wire::notifications::{Proposed, RunProposal};
 use serde_json::{json, Value};
 
 /// Store work that must commit with the first dispatched commands.
