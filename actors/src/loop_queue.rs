@@ -32,6 +32,19 @@ pub struct Enqueue {
     pub config: Value,
 }
 
+/// Folds an injected prompt into the run's active loop, or queues it as a loop of its own (see
+/// [`inject`]); answers whether it was folded in.
+#[derive(Message)]
+#[rtype(result = "Result<bool, StoreError>")]
+pub struct InjectPrompt {
+    /// The loop the run has active.
+    pub loop_id: i32,
+    /// The active loop's mode, the folded-in prompt's.
+    pub mode: Mode,
+    /// The loop it becomes when it cannot be folded in.
+    pub queued: Enqueue,
+}
+
 /// Takes the oldest queued loop (routing it, if its run asked) and marks the run running.
 #[derive(Message)]
 #[rtype(result = "Result<Option<Claimed>, StoreError>")]
@@ -121,6 +134,20 @@ fn enqueue(
     Ok(l)
 }
 
+impl Handler<InjectPrompt> for LoopQueue {
+    type Result = ResponseFuture<Result<bool, StoreError>>;
+
+    fn handle(&mut self, msg: InjectPrompt, _: &mut Context<Self>) -> Self::Result {
+        let store = self.store.clone();
+        let (run, divisor) = (self.run, self.token_divisor);
+        Box::pin(async move {
+            store
+                .write(move |c| inject(c, run, msg.loop_id, msg.mode, &msg.queued, divisor))
+                .await
+        })
+    }
+}
+
 /// Folds an injected prompt into the run's active loop `loop_id`: `prompt://<next turn>`, which that
 /// turn reads (joined after a prompt injected before it for the same turn, so neither is lost).
 /// A loop that has ended, or has not begun its first turn (whose own prompt takes that path),
@@ -128,7 +155,7 @@ fn enqueue(
 ///
 /// One write, so it is ordered with the loop's own: a loop whose last turn ends after this wrote
 /// hands the prompt on to a new loop (see [`finish`]).
-pub fn inject(
+fn inject(
     c: &mut diesel::SqliteConnection,
     run: RunRef,
     loop_id: i32,
