@@ -143,3 +143,31 @@ fn the_readme_points_at_the_protocol_reference() {
     assert!(readme.contains("docs/protocol.md"));
     assert!(!readme.contains("shared/design/PROTOCOL.md"));
 }
+
+/// The map of the code stands on its own: it cites no design document or section that lives
+/// only outside the repository, and names every crate of the workspace.
+#[test]
+fn the_architecture_cites_only_what_the_repository_holds() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let map = std::fs::read_to_string(root.join("ARCHITECTURE.md")).expect("ARCHITECTURE.md");
+    assert!(
+        !map.contains("../shared"),
+        "ARCHITECTURE.md cites ../shared"
+    );
+    let cited: Vec<&str> = map.lines().filter(|l| l.contains(".md §")).collect();
+    assert_eq!(cited, Vec::<&str>::new(), "sections of documents outside the repository");
+    let manifest = std::fs::read_to_string(root.join("Cargo.toml")).expect("Cargo.toml");
+    let members = manifest
+        .split_once("members = [")
+        .and_then(|(_, rest)| rest.split_once(']'))
+        .expect("workspace members")
+        .0;
+    for member in members.split(',').map(|m| m.trim().trim_matches('"')) {
+        let heading = if member == "." {
+            "### `src/`".to_owned()
+        } else {
+            format!("### `{member}/`")
+        };
+        assert!(map.contains(&heading), "no section for {member}");
+    }
+}
