@@ -12,22 +12,22 @@
 //! failed (a non-zero exit, a timeout, a cancel) aborts the rest of the turn's
 //! actions, as any failed action does.
 //!
-//! While a fair-use limit applies to the run's project (TEAM.md §4), an idle run with a queued
+//! While a fair-use limit applies to the run's project, an idle run with a queued
 //! loop first asks [`Admission`](crate::admission::Admission) for a place: granted, it claims
 //! the loop; otherwise it waits (status 100, `queued` in `run/state`) until it is sent
-//! [`Admitted`]. Its place frees when the loop ends or pauses on a proposal, and is taken
+//! [`Admitted`](crate::admission::Admitted). Its place frees when the loop ends or pauses on a proposal, and is taken
 //! again when the person's answer resumes it.
 //!
 //! An actor lives only while its run has something to do: idle, it tells its registry and is
 //! retired (`retire`); the run's next message starts a fresh one from the database.
 
-use crate::admission::{Acquire, Admit, Admitted};
-use crate::clock::now;
-
+mod cancel;
+mod claim;
 mod output;
+mod queue;
 mod resolve;
 mod retire;
-use crate::loop_queue::{ClaimNext, Claimed, Enqueue, Finish, InjectPrompt, LoopQueue};
+use crate::loop_queue::{Claimed, Finish, LoopQueue};
 use crate::provider::undefined_model;
 use crate::services::Services;
 use crate::turn::{
@@ -35,11 +35,10 @@ use crate::turn::{
 };
 use actix::prelude::*;
 pub use retire::{Idle, Keeper, Retire};
-use rummy_core::fair::admission::Ask;
 use rummy_core::run::{Mode, RunStatus, StopReason};
 use rummy_core::store::entries::RunRef;
-use rummy_core::store::loops::{self, Loop};
-use rummy_core::store::{runs, StoreError};
+use rummy_core::store::loops::Loop;
+use rummy_core::store::StoreError;
 use rummy_core::turn::healer::{Healer, HealerLimits};
 use rummy_core::turn::proposals::{Decision as ProposalDecision, Resolved};
 use rummy_core::turn::streams::Awaited;
@@ -54,7 +53,7 @@ use std::sync::Arc;
 pub struct Wake;
 
 /// A restart found the run queued for a place and handed it to admission: it waits for
-/// [`Admitted`] (a cancel meanwhile cancels the waiting loop).
+/// [`Admitted`](crate::admission::Admitted) (a cancel meanwhile cancels the waiting loop).
 #[derive(Message)]
 #[rtype(result = "()")]
 pub struct AwaitPlace;
@@ -146,7 +145,7 @@ enum Phase {
     Idle,
     /// Looking for a queued loop and asking admission for a place for it.
     Asking,
-    /// Queued for a place (a runs limit or the project's cost ceiling): [`Admitted`] ends it.
+    /// Queued for a place (a runs limit or the project's cost ceiling): [`Admitted`](crate::admission::Admitted) ends it.
     Waiting,
     /// Asking the queue for the next loop.
     Claiming,
@@ -209,7 +208,7 @@ pub struct RunActor {
     /// A wake that arrived while a claim was in flight: that claim may have looked before the
     /// new loop was stored, so one more claim follows if it finds nothing.
     wake_again: bool,
-    /// [`Admitted`] arrived while the run was still asking for a place: whatever the answer
+    /// [`Admitted`](crate::admission::Admitted) arrived while the run was still asking for a place: whatever the answer
     /// says, the place is its.
     admitted_early: bool,
     /// Who started the run (its runs in flight are counted under this user), once a loop of
@@ -253,133 +252,6 @@ impl RunActor {
             busy: 0,
             told: None,
         }
-    }
-
-    fn wake(&mut self, ctx: &mut Context<Self>) {
-        if matches!(self.phase, Phase::Claiming | Phase::Asking) {
-            self.wake_again = true;
-        }
-        if !matches!(self.phase, Phase::Idle) {
-            return;
-        }
-        self.wake_again = false;
-        if self.svc.admission.applies(self.run.project_id) {
-            self.ask(ctx);
-        } else {
-            self.claim(false, ctx);
-        }
-    }
-
-    /// Claims the next queued loop and starts it. `admitted`: admission gave the run a place
-    /// for it, which the loop holds (or gives back when there is nothing to claim).
-    fn claim(&mut self, admitted: bool, ctx: &mut Context<Self>) {
-        self.phase = Phase::Claiming;
-        let claim = self
-            .queue
-            .send(ClaimNext)
-            .into_actor(self)
-            .map(move |res, act, ctx| match res {
-                Ok(Ok(Some(claimed))) => {
-                    if admitted {
-                        act.svc.admission.hold(
-                            act.run.run_id,
-                            act.run.project_id,
-                            claimed.run.user.clone(),
-                        );
-                    }
-                    act.prepare_loop(claimed, ctx)
-                }
-                Ok(Ok(None)) => {
-                    act.give_back(admitted);
-                    act.phase = Phase::Idle;
-                    if act.wake_again {
-                        act.wake(ctx);
-                    }
-                }
-                Ok(Err(e)) => {
-                    tracing::error!(run = %act.alias, error = %e, "cannot claim the next loop");
-                    act.give_back(admitted);
-                    act.phase = Phase::Idle;
-                }
-                Err(e) => {
-                    tracing::error!(run = %act.alias, error = %e, "loop queue unavailable");
-                    act.give_back(admitted);
-                    act.phase = Phase::Idle;
-                }
-            })
-            .map(|(), act, _| act.report_idle());
-        ctx.spawn(claim);
-    }
-
-    /// A place admission gave for a loop that did not start.
-    fn give_back(&self, admitted: bool) {
-        if admitted {
-            self.svc.admission.release(self.run.run_id);
-        }
-    }
-
-    /// Looks for a queued loop and asks admission for a place for it (TEAM.md §4): granted, the
-    /// loop is claimed; otherwise the run waits for [`Admitted`].
-    fn ask(&mut self, ctx: &mut Context<Self>) {
-        self.phase = Phase::Asking;
-        self.admitted_early = false;
-        let RunRef { run_id, project_id } = self.run;
-        let store = self.svc.store.clone();
-        let admission = self.svc.admission.clone();
-        let wake = ctx.address().recipient();
-        let asked = async move {
-            let next = store
-                .read(move |c| {
-                    let Some((loop_id, since)) = loops::next_queued(c, run_id)? else {
-                        return Ok(None);
-                    };
-                    Ok(Some((loop_id, since, runs::by_id(c, run_id)?.user)))
-                })
-                .await
-                .map_err(|e| e.to_string())?;
-            let Some((loop_id, since, user)) = next else {
-                return Ok(None);
-            };
-            let ask = Ask {
-                run_id,
-                project_id,
-                user,
-                since: since.unwrap_or_else(now),
-            };
-            admission
-                .acquire(Acquire { ask, loop_id, wake })
-                .await
-                .map(Some)
-                .map_err(|e| format!("admission unavailable: {e}"))
-        };
-        let answered = asked.into_actor(self).map(|res, act, ctx| {
-            let early = std::mem::take(&mut act.admitted_early);
-            match res {
-                Ok(None) => {
-                    act.phase = Phase::Idle;
-                    if act.wake_again {
-                        act.wake(ctx);
-                    }
-                }
-                Ok(Some(Admit::Granted)) => act.claim(true, ctx),
-                Ok(Some(Admit::Queued(_))) if early => act.claim(true, ctx),
-                Ok(Some(Admit::Queued(_))) if act.cancel_pending => {
-                    // Cancelled while it asked: the loop is not worth a place; it ends 499.
-                    act.svc.admission.withdraw(act.run.run_id);
-                    act.claim(false, ctx);
-                }
-                Ok(Some(Admit::Queued(queued))) => {
-                    tracing::debug!(run = %act.alias, reason = queued.reason.as_str(), position = queued.position, "waiting for a place");
-                    act.phase = Phase::Waiting;
-                }
-                Err(e) => {
-                    tracing::error!(run = %act.alias, error = %e, "cannot ask for a place");
-                    act.phase = Phase::Idle;
-                }
-            }
-            act.report_idle();
-        });
-        ctx.spawn(answered);
     }
 
     /// Learns the claimed loop's context length — asking the model's provider
@@ -532,7 +404,7 @@ impl RunActor {
                         active.waiting = Some(path);
                         // A person may take hours to answer: the loop does not hold its
                         // context rows meanwhile, and reads them whole when it goes on — nor
-                        // its place among the runs in flight (TEAM.md §4).
+                        // its place among the runs in flight.
                         active.job.context = Arc::default();
                         self.svc.admission.release(self.run.run_id);
                         return;
@@ -600,46 +472,6 @@ impl Actor for RunActor {
     type Context = Context<Self>;
 }
 
-impl Handler<Wake> for RunActor {
-    type Result = ();
-
-    fn handle(&mut self, _: Wake, ctx: &mut Context<Self>) {
-        self.took();
-        self.wake(ctx);
-        self.report_idle();
-    }
-}
-
-impl Handler<Admitted> for RunActor {
-    type Result = ();
-
-    fn handle(&mut self, _: Admitted, ctx: &mut Context<Self>) {
-        match self.phase {
-            Phase::Waiting => self.claim(true, ctx),
-            Phase::Asking => self.admitted_early = true,
-            // Claiming, running or finishing: the place admission counted is already the run's
-            // (its claim holds it; its end gives it back). Idle: the run no longer waits (its
-            // waiting loop was cancelled, and admission gave the place back on that
-            // withdrawal), so this is stale — and an idle actor may be retiring (see `retire`).
-            Phase::Claiming | Phase::Running(_) | Phase::Finishing | Phase::Idle => {}
-        }
-    }
-}
-
-impl Handler<AwaitPlace> for RunActor {
-    type Result = ();
-
-    fn handle(&mut self, _: AwaitPlace, _: &mut Context<Self>) {
-        self.took();
-        // Admission learns of the waiter only after this was sent (`admission::Seed`), so no
-        // `Admitted` comes before it; a run busy already keeps what it does.
-        if matches!(self.phase, Phase::Idle) {
-            self.phase = Phase::Waiting;
-        }
-        self.report_idle();
-    }
-}
-
 impl Handler<Begin> for RunActor {
     type Result = ();
 
@@ -680,75 +512,6 @@ impl Handler<Restore> for RunActor {
     }
 }
 
-impl Handler<QueueLoop> for RunActor {
-    type Result = ResponseActFuture<Self, Result<(), StoreError>>;
-
-    fn handle(&mut self, msg: QueueLoop, _: &mut Context<Self>) -> Self::Result {
-        self.took();
-        let enqueue = Enqueue {
-            mode: msg.mode,
-            model: msg.model,
-            prompt: msg.prompt,
-            config: msg.config,
-        };
-        let queued = self
-            .queue
-            .send(enqueue)
-            .into_actor(self)
-            .map(|res, act, ctx| {
-                res.map_err(|_| StoreError::Stopped("the loop queue"))??;
-                act.wake(ctx);
-                Ok(())
-            });
-        self.in_flight(queued)
-    }
-}
-
-impl Handler<Inject> for RunActor {
-    type Result = ResponseActFuture<Self, Result<bool, StoreError>>;
-
-    fn handle(&mut self, msg: Inject, _: &mut Context<Self>) -> Self::Result {
-        self.took();
-        // What the prompt becomes when it cannot be folded in: a loop of its own.
-        let queued = Enqueue {
-            mode: msg.mode,
-            model: msg.model,
-            prompt: msg.prompt,
-            config: msg.flags,
-        };
-        let Phase::Running(active) = &self.phase else {
-            let queued = self
-                .queue
-                .send(queued)
-                .into_actor(self)
-                .map(|res, act, ctx| {
-                    res.map_err(|_| StoreError::Stopped("the loop queue"))??;
-                    act.wake(ctx);
-                    Ok(false)
-                });
-            return self.in_flight(queued);
-        };
-        let inject = InjectPrompt {
-            loop_id: active.loop_row.id,
-            mode: active.job.mode,
-            queued,
-        };
-        // Not folded in: it became a loop of its own, which the run claims once it is idle.
-        let injected = self
-            .queue
-            .send(inject)
-            .into_actor(self)
-            .map(|res, act, ctx| {
-                let res = res.map_err(|_| StoreError::Stopped("the loop queue"))?;
-                if let Ok(false) = res {
-                    act.wake(ctx);
-                }
-                res
-            });
-        self.in_flight(injected)
-    }
-}
-
 impl RunActor {
     /// Notifications carry `alias` from now on.
     fn rename(&mut self, alias: &str) {
@@ -783,46 +546,5 @@ impl Handler<TurnDone> for RunActor {
             self.turn_done(msg.result, ctx);
         }
         self.report_idle();
-    }
-}
-
-impl Handler<Cancel> for RunActor {
-    type Result = bool;
-
-    fn handle(&mut self, _: Cancel, ctx: &mut Context<Self>) -> bool {
-        self.took();
-        let cancelled = self.cancel(ctx);
-        self.report_idle();
-        cancelled
-    }
-}
-
-impl RunActor {
-    /// Stops the active loop (499) and the run's commands; answers whether a loop was stopped.
-    fn cancel(&mut self, ctx: &mut Context<Self>) -> bool {
-        self.stop_commands();
-        match &mut self.phase {
-            Phase::Running(active) => {
-                if let Some(doing) = active.doing.take() {
-                    doing.stop(ctx);
-                }
-                let loop_row = active.loop_row.clone();
-                self.finish(loop_row, LoopEnd::Cancelled, ctx);
-                true
-            }
-            Phase::Claiming | Phase::Asking => {
-                self.cancel_pending = true;
-                true
-            }
-            Phase::Waiting => {
-                // The loop waiting for a place is the one cancelled: it leaves the line and
-                // ends 499 without running.
-                self.svc.admission.withdraw(self.run.run_id);
-                self.cancel_pending = true;
-                self.claim(false, ctx);
-                true
-            }
-            Phase::Idle | Phase::Finishing => false,
-        }
     }
 }
