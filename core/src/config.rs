@@ -8,6 +8,7 @@ mod commands;
 mod fair;
 mod providers;
 mod sidecar;
+mod summary;
 
 pub use crate::provider::settings::{
     OllamaConfig, OpenAiConfig, OpenRouterConfig, ProviderLimits, Providers, XaiConfig,
@@ -18,6 +19,7 @@ pub use commands::{CommandRunner, CommandSettings};
 pub use fair::FairUse;
 pub use providers::openai_base;
 pub use sidecar::SidecarSettings;
+pub use summary::SummarySettings;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -64,6 +66,8 @@ pub struct Config {
     pub fair: FairUse,
     /// How side tasks (summaries and the like) are called (MEMORY.md §1).
     pub sidecar: SidecarSettings,
+    /// Summarisation on eviction: the server's default and the summary's cap.
+    pub summary: SummarySettings,
 }
 
 /// Limits and tunables with ENGINE.md §9 defaults.
@@ -159,6 +163,7 @@ impl Config {
             commands: CommandSettings::default(),
             fair: FairUse::default(),
             sidecar: SidecarSettings::default(),
+            summary: SummarySettings::default(),
             home,
         }
     }
@@ -201,6 +206,7 @@ impl Config {
         config.commands = CommandSettings::from_vars(vars)?;
         config.fair = FairUse::from_vars(vars)?;
         config.sidecar = SidecarSettings::from_vars(vars)?;
+        config.summary = SummarySettings::from_vars(vars)?;
         Ok(config)
     }
 }
