@@ -230,6 +230,9 @@ pub struct RunAttributes {
     pub no_proposals: Option<bool>,
     /// Route each loop to the model configured for its prompt's class (`RUMMY_ROUTE_<class>`).
     pub route: Option<bool>,
+    /// Summarise on eviction: fold what the budget takes out of the context into the run's
+    /// `summary://run` (default `RUMMY_SUMMARIZE`).
+    pub summarize: Option<bool>,
     /// Parent run to fork from.
     pub fork: Option<String>,
     /// Fold the body into the active loop.
