@@ -225,6 +225,43 @@ pub struct Route {
     pub model: String,
 }
 
+/// One prompt class of `getRoutes`: the model alias routing sends it to.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RouteClass {
+    /// The class (`code`, `reasoning`, `default`).
+    pub class: String,
+    /// The alias it is sent to in runs with `route: true`; `None`: such a run keeps its model.
+    #[serde(default)]
+    pub model: Option<String>,
+    /// The server setting that maps it (`RUMMY_ROUTE_CODE`, …).
+    #[serde(default)]
+    pub variable: String,
+}
+
+/// `route/check`'s answer: what routing would do with a text.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RouteCheck {
+    /// The text's class (`code`, `reasoning`, `default`).
+    pub class: String,
+    /// The alias the class maps to, if any.
+    #[serde(default)]
+    pub mapped: Option<String>,
+    /// The run asked about, if one was named.
+    #[serde(default)]
+    pub run: Option<String>,
+    /// Whether routing is on: the run's `route` setting; without a run, whether the server
+    /// maps any class.
+    #[serde(default)]
+    pub routing: bool,
+    /// The model a loop starting with the text would use; `None` without a run when that is the
+    /// run's own model.
+    #[serde(default)]
+    pub model: Option<String>,
+    /// The decision in words (saying why when routing is off).
+    #[serde(default)]
+    pub reason: String,
+}
+
 /// Why a loop of a run waits (TEAM.md §4).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Queued {

@@ -36,6 +36,7 @@ use crate::turn::{
 use actix::prelude::*;
 pub use retire::{Idle, Keeper, Retire};
 use rummy_core::fair::admission::Ask;
+use rummy_core::provider::routing;
 use rummy_core::run::{Mode, RunStatus, StopReason};
 use rummy_core::store::entries::RunRef;
 use rummy_core::store::loops::{self, Loop};
@@ -437,7 +438,7 @@ impl RunActor {
             }),
             Some(m) => self.svc.providers.route(m),
         };
-        let route = match route {
+        let mut route = match route {
             Ok(route) => route,
             Err(message) => return self.finish(loop_row, LoopEnd::Failed(message), ctx),
         };
@@ -445,6 +446,10 @@ impl RunActor {
             return self.finish(loop_row, LoopEnd::Cancelled, ctx);
         }
         let flags = loop_row.config();
+        // `fallback: false` on the run: its calls fail where they would have gone to the fallback.
+        if !routing::fallback_allowed(&flags) {
+            route.fallback = None;
+        }
         let context_size = match (run.context_limit, model_context) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),

@@ -247,6 +247,25 @@ pub const REMOVE_MODEL: MethodSpec = MethodSpec {
     requires_hello: true,
     long_running: false,
 };
+/// `getRoutes`.
+pub const GET_ROUTES: MethodSpec = MethodSpec {
+    name: "getRoutes",
+    description: "Routing's class → model map as the server is configured: [{class, model, variable}] for code, reasoning and default; model null: a run with route: true keeps its own model for that class.",
+    params: &[],
+    requires_hello: true,
+    long_running: false,
+};
+/// `route/check`.
+pub const ROUTE_CHECK: MethodSpec = MethodSpec {
+    name: "route/check",
+    description: "What routing would do with a text as a loop's prompt: {class, mapped, run, routing, model, reason} — its class, the alias the class maps to, whether routing is on (the run's route setting; without a run, whether any class is mapped), the model the loop would use, and why in words (saying so when routing is off). Classifies only: nothing is called or stored.",
+    params: &[
+        p("text", "string", true, "the text, as a loop's prompt"),
+        p("run", "string", false, "a run alias: its route setting and model decide; absent, a run with route: true"),
+    ],
+    requires_hello: true,
+    long_running: false,
+};
 /// `getRuns`.
 pub const GET_RUNS: MethodSpec = MethodSpec {
     name: "getRuns",
@@ -301,7 +320,7 @@ pub const SET: MethodSpec = MethodSpec {
         p("state", "string", false, "new state (on run:// only cancelled)").one_of(STATES),
         p("outcome", "string", false, "why, with failed or cancelled"),
         p("visibility", "string", false, "new visibility").one_of(VISIBILITIES),
-        p("attributes", "object", false, "entry attributes (replace them with a body, merged without; a null value removes a key); on run://: model, mode (ask | act), persona, temperature (0-2), contextLimit (>= 1024), fork, inject, noRepo, noInteraction, noWeb, noProposals, route, and nothing else"),
+        p("attributes", "object", false, "entry attributes (replace them with a body, merged without; a null value removes a key); on run://: model, mode (ask | act), persona, temperature (0-2), contextLimit (>= 1024), fork, inject, noRepo, noInteraction, noWeb, noProposals, route, fallback (false: no call goes to its model's fallback), and nothing else"),
         p("append", "boolean", false, "append body to the current body"),
         p("pattern", "boolean", false, "treat path as a hedberg pattern"),
         p("bodyFilter", "string", false, "only entries whose body matches this hedberg pattern"),
@@ -556,6 +575,8 @@ pub const METHODS: &[MethodSpec] = &[
     GET_MODELS,
     ADD_MODEL,
     REMOVE_MODEL,
+    GET_ROUTES,
+    ROUTE_CHECK,
     GET_RUNS,
     GET_RUN,
     GET_ENTRIES,
