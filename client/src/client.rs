@@ -28,7 +28,7 @@ use crate::params::{
 };
 use crate::results::{
     Ack, AddedModel, Catalogue, Constraint, Entry, Hello, Model, NamedFile, Project, RouteCheck,
-    RouteClass, RunSkill, RunSnapshot, RunSummary,
+    RouteClass, RunSkill, RunSnapshot, RunSummary, SkillFile,
 };
 
 /// The most notifications one `getRun {sinceSeq}` answer replays; a full page means ask again.
@@ -659,7 +659,7 @@ impl Client {
     }
 
     /// `listSkills`.
-    pub async fn list_skills(&mut self) -> Result<Vec<NamedFile>, CallError> {
+    pub async fn list_skills(&mut self) -> Result<Vec<SkillFile>, CallError> {
         self.call("listSkills", &NoParams {}).await
     }
 

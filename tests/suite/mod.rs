@@ -27,5 +27,6 @@ mod registry;
 mod restart;
 mod runs;
 mod search;
+mod skills;
 mod store;
 mod tokens;

@@ -446,7 +446,7 @@ const RUN_NAME: [ParamSpec; 2] = [
 /// `skill/add`.
 pub const SKILL_ADD: MethodSpec = MethodSpec {
     name: "skill/add",
-    description: "Adds $RUMMY_HOME/skills/<name>.md to the run as skill://<name>.",
+    description: "Adds $RUMMY_HOME/skills/<name>.md to the run as skill://<name>: its frontmatter (description, whenToUse, allowedTools, paths, memoryScope) is checked first — invalid, -32602 naming the field — and the project files its paths match become visible. Answers {ok, skill, path}.",
     params: &RUN_NAME,
     requires_hello: true,
     long_running: false,
@@ -462,7 +462,7 @@ pub const SKILL_REMOVE: MethodSpec = MethodSpec {
 /// `getSkills`.
 pub const GET_SKILLS: MethodSpec = MethodSpec {
     name: "getSkills",
-    description: "The run's skills: [{name, state}].",
+    description: "The run's skills with their frontmatter: [{name, state, active, description, whenToUse, allowedTools, paths, memoryScope}]; active: in the run's view and not archived.",
     params: &[p("run", "string", true, "run alias")],
     requires_hello: true,
     long_running: false,
@@ -470,7 +470,7 @@ pub const GET_SKILLS: MethodSpec = MethodSpec {
 /// `listSkills`.
 pub const LIST_SKILLS: MethodSpec = MethodSpec {
     name: "listSkills",
-    description: "Skills available in $RUMMY_HOME/skills: [{name, path}].",
+    description: "Skills available in $RUMMY_HOME/skills: [{name, path, description, whenToUse, error}]; error: why skill/add would refuse it.",
     params: &[],
     requires_hello: true,
     long_running: false,

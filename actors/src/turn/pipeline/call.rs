@@ -36,7 +36,10 @@ pub(super) async fn call(
     let Begun { t, turn_id, .. } = begun;
     let assembled = prompt.assembled();
     let Prompt {
-        spread, messages, ..
+        spread,
+        messages,
+        flags,
+        ..
     } = prompt;
     let context_tokens = messages.tokens;
     let prompt_audit = (messages.system.clone(), messages.user.clone());
@@ -89,6 +92,7 @@ pub(super) async fn call(
         telemetry,
         assembled: Some(assembled),
         prelude: Some(recorded),
+        flags,
     }))
 }
 
