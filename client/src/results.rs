@@ -6,5 +6,5 @@ pub use rummy_protocol::catalogue::{Catalogue, MethodDoc, NotificationDoc, Param
 pub use rummy_protocol::results::{
     Ack, AddedModel, Bucket, Constraint, Entry, Hello, HistoryItem, MadeToken, MissedNotification,
     Model, NamedFile, Project, Queued, Route, RouteCheck, RouteClass, RunSkill, RunSnapshot,
-    RunSummary, SkillFile, Telemetry, TokenInfo, Unknown, Usage,
+    RunSummary, SidecarCall, SkillFile, Telemetry, TokenInfo, Unknown, Usage,
 };

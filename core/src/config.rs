@@ -7,6 +7,7 @@ mod access;
 mod commands;
 mod fair;
 mod providers;
+mod sidecar;
 
 pub use crate::provider::settings::{
     OllamaConfig, OpenAiConfig, OpenRouterConfig, ProviderLimits, Providers, XaiConfig,
@@ -16,6 +17,7 @@ pub use access::{Access, TlsFiles};
 pub use commands::{CommandRunner, CommandSettings};
 pub use fair::FairUse;
 pub use providers::openai_base;
+pub use sidecar::SidecarSettings;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -60,6 +62,8 @@ pub struct Config {
     pub commands: CommandSettings,
     /// Runs in flight per user and per project, calls per second per connection (TEAM.md §4).
     pub fair: FairUse,
+    /// How side tasks (summaries and the like) are called (MEMORY.md §1).
+    pub sidecar: SidecarSettings,
 }
 
 /// Limits and tunables with ENGINE.md §9 defaults.
@@ -154,6 +158,7 @@ impl Config {
             access: Access::with_home(&home),
             commands: CommandSettings::default(),
             fair: FairUse::default(),
+            sidecar: SidecarSettings::default(),
             home,
         }
     }
@@ -195,6 +200,7 @@ impl Config {
         config.access = Access::from_vars(vars, &config.home)?;
         config.commands = CommandSettings::from_vars(vars)?;
         config.fair = FairUse::from_vars(vars)?;
+        config.sidecar = SidecarSettings::from_vars(vars)?;
         Ok(config)
     }
 }
