@@ -15,10 +15,13 @@ use crate::run::{
     Retire, RunActor, Wake,
 };
 use crate::services::Services;
+use crate::session_state;
 use actix::prelude::*;
 use rummy_core::fair::admission::Ask;
 use rummy_core::provider::routing;
 use rummy_core::run::Mode;
+use rummy_core::session_state::stored::FLAG as SESSION_STATE_FLAG;
+use rummy_core::session_state::Occasion;
 use rummy_core::store::entries::RunRef;
 use rummy_core::store::runs::{self, NewRun, Run, RunSettings};
 use rummy_core::store::{entries, loops, models, rpc_log, StoreError};
@@ -234,6 +237,7 @@ pub fn flags_of(a: &RunAttributes) -> serde_json::Map<String, serde_json::Value>
         ("noProposals", a.no_proposals),
         (routing::ROUTE_FLAG, a.route),
         (routing::FALLBACK_FLAG, a.fallback),
+        (SESSION_STATE_FLAG, a.session_state),
     ] {
         if let Some(value) = value {
             flags.insert(name.to_owned(), serde_json::Value::Bool(value));
@@ -308,6 +312,16 @@ impl Handler<StartRun> for RunRegistry {
                     })?)
                 }
             };
+            // The fork starts from its parent's session state: brought up to date first (a
+            // run that keeps none, or did nothing since, is left as it is).
+            if let Some(p) = &parent {
+                let from = RunRef {
+                    run_id: p.id,
+                    project_id: p.project_id,
+                };
+                let refreshed = session_state::refresh(&svc, from, Occasion::Fork, &p.model).await;
+                tracing::debug!(run = %p.alias, ?refreshed, "session state before a fork");
+            }
             let model_alias = a
                 .model
                 .clone()

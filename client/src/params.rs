@@ -184,6 +184,9 @@ pub struct RunAttributes {
     /// `false`: no call goes to its model's fallback.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fallback: Option<bool>,
+    /// Keep a session state, updated by the sidecar between loops.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub session_state: Option<bool>,
     /// The run to fork from (on a start).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fork: Option<String>,

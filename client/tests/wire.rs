@@ -165,6 +165,7 @@ fn set_and_run_attributes_read_back() {
         no_proposals: Some(true),
         route: Some(true),
         fallback: Some(false),
+        session_state: Some(true),
         fork: Some("parent".into()),
         inject: true,
     };
@@ -236,7 +237,10 @@ fn set_and_run_attributes_read_back() {
             true
         )
     );
-    assert_eq!(read.fallback, Some(false));
+    assert_eq!(
+        (read.fallback, read.session_state),
+        (Some(false), Some(true))
+    );
 }
 
 /// `route/check`, with and without a run.

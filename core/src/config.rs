@@ -7,6 +7,7 @@ mod access;
 mod commands;
 mod fair;
 mod providers;
+mod session_state;
 mod sidecar;
 
 pub use crate::provider::settings::{
@@ -17,6 +18,7 @@ pub use access::{Access, TlsFiles};
 pub use commands::{CommandRunner, CommandSettings};
 pub use fair::FairUse;
 pub use providers::openai_base;
+pub use session_state::{SessionStateSettings, Thresholds};
 pub use sidecar::SidecarSettings;
 
 use std::collections::BTreeMap;
@@ -64,6 +66,8 @@ pub struct Config {
     pub fair: FairUse,
     /// How side tasks (summaries and the like) are called (MEMORY.md §1).
     pub sidecar: SidecarSettings,
+    /// Whether runs keep a session state, and when the sidecar updates it (MEMORY.md §3).
+    pub session_state: SessionStateSettings,
 }
 
 /// Limits and tunables with ENGINE.md §9 defaults.
@@ -159,6 +163,7 @@ impl Config {
             commands: CommandSettings::default(),
             fair: FairUse::default(),
             sidecar: SidecarSettings::default(),
+            session_state: SessionStateSettings::default(),
             home,
         }
     }
@@ -201,6 +206,7 @@ impl Config {
         config.commands = CommandSettings::from_vars(vars)?;
         config.fair = FairUse::from_vars(vars)?;
         config.sidecar = SidecarSettings::from_vars(vars)?;
+        config.session_state = SessionStateSettings::from_vars(vars)?;
         Ok(config)
     }
 }

@@ -34,6 +34,7 @@ pub mod provider;
 pub mod run;
 pub mod schema;
 pub mod schemes;
+pub mod session_state;
 pub mod sidecar;
 pub mod skill;
 pub mod store;

@@ -233,6 +233,9 @@ pub struct RunAttributes {
     /// `false`: a failed call never goes to its model's fallback (on by default where one is
     /// configured).
     pub fallback: Option<bool>,
+    /// Keep a session state (`session://state`), updated by the sidecar between loops
+    /// (`RUMMY_SESSION_STATE` when absent).
+    pub session_state: Option<bool>,
     /// Parent run to fork from.
     pub fork: Option<String>,
     /// Fold the body into the active loop.

@@ -12,6 +12,7 @@ use crate::services::Services;
 use crate::turn::events::distribution;
 use crate::turn::{ContextRead, TurnFailure, TurnJob};
 use rummy_core::run::Mode;
+use rummy_core::session_state::stored;
 use rummy_core::store::context::{context_since, KeptContext};
 use rummy_core::store::entries::ViewRow;
 use rummy_core::tools;
@@ -138,13 +139,15 @@ pub(super) async fn materialise(
 }
 
 /// What a loop offers its model, before the run's active skills narrow the tools: the mode,
-/// the flags, whether `search` has a backend, the command cap and the persona.
+/// the flags, whether `search` has a backend, the command cap, the persona, and whether the
+/// run keeps session state.
 struct Offer {
     mode: Mode,
     flags: LoopFlags,
     search_enabled: bool,
     max_commands: usize,
     persona: Option<String>,
+    session_state: bool,
 }
 
 impl Offer {
@@ -155,6 +158,7 @@ impl Offer {
             search_enabled: svc.search.is_some(),
             max_commands: svc.config.limits.max_commands,
             persona: job.persona.clone(),
+            session_state: stored::enabled(&job.flags, svc.config.session_state.enabled),
         }
     }
 
@@ -181,6 +185,7 @@ fn assembled(context: &KeptContext, offer: &Offer, budget: Option<Budget>, divis
         mode: offer.mode,
         budget,
         divisor,
+        session_state: offer.session_state,
     });
     Prompt {
         spread: distribution(context.rows()),
@@ -224,6 +229,7 @@ async fn plan_demotion(
     };
     let (mode, divisor) = (job.mode, svc.config.limits.token_divisor);
     let offer = Offer::of(svc, job);
+    let session_state = offer.session_state;
     let reserve = budget::demotion_note_reserve(divisor);
     let (kept, plan) = actix_rt::task::spawn_blocking(move || {
         let (instructions, _) = offer.instructions(kept.rows());
@@ -234,6 +240,7 @@ async fn plan_demotion(
                 mode,
                 budget: Some(b),
                 divisor,
+                session_state,
             });
             b.overflow(b.calibrate(messages.tokens + reserve)) == 0
         });
