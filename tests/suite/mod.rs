@@ -30,4 +30,5 @@ mod search;
 mod session_state;
 mod skills;
 mod store;
+mod summaries;
 mod tokens;

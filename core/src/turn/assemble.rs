@@ -2,10 +2,11 @@
 //!
 //! System: instructions, then `<session>` (the run's session state, when it keeps one and its
 //! active skills allow it: what a restarted or forked run reads first), `<knowns>`,
-//! `<previous>`, `<unknowns>`.
+//! `<previous>` (the run's summary first, when it has one), `<unknowns>`.
 //! User: `<performed>`, then `<prompt mode=…>`. Empty sections are left out.
 
 use super::budget::{token_usage, tokens_free, Budget};
+use super::summary::is_summary;
 use super::views::project;
 use crate::entry::{http_status, Category, State};
 use crate::run::Mode;
@@ -58,8 +59,11 @@ pub fn assemble(input: AssemblyInput<'_>) -> Messages {
         .iter()
         .filter(|r| r.turn < loop_start)
         .filter(|r| matches!(category(r), Some(Category::Logging | Category::Prompt)))
+        .filter(|r| !is_summary(r))
         .collect();
     earlier.sort_by_key(|r| (r.turn, category(r) != Some(Category::Prompt)));
+    // The run's summary of what left the context opens `<previous>`, whatever its turn.
+    let summaries = rows.iter().filter(|r| is_summary(r));
 
     let mut system = String::with_capacity(input.instructions.len() + 128 * rows.len());
     system.push_str(input.instructions);
@@ -77,8 +81,14 @@ pub fn assemble(input: AssemblyInput<'_>) -> Messages {
         &mut system,
         "previous",
         "\n\n",
-        earlier.into_iter(),
-        render_log,
+        summaries.chain(earlier),
+        |out, row| {
+            if is_summary(row) {
+                render_summary(out, row);
+            } else {
+                render_log(out, row);
+            }
+        },
     );
     let unknowns = rows
         .iter()
@@ -88,7 +98,8 @@ pub fn assemble(input: AssemblyInput<'_>) -> Messages {
     let mut user = String::new();
     let performed = rows
         .iter()
-        .filter(|r| r.turn >= loop_start && category(r) == Some(Category::Logging));
+        .filter(|r| r.turn >= loop_start && category(r) == Some(Category::Logging))
+        .filter(|r| !is_summary(r));
     push_section(&mut user, "performed", "", performed, render_log);
     if !user.is_empty() {
         user.push('\n');
@@ -294,6 +305,14 @@ fn render_session(out: &mut String, row: &ViewRow) {
     }
     let body = format!("\n{}\n\n{}", session_state::intro(), project(row));
     tag.close("session", &body);
+}
+
+/// The run's summary (`summary://run`): its path and the turn that last wrote it.
+fn render_summary(out: &mut String, row: &ViewRow) {
+    let mut tag = Tag::open(out, "summary");
+    tag.attr("path", &row.path);
+    tag.number("turn", i64::from(row.turn));
+    tag.close("summary", &project(row));
 }
 
 fn render_unknown(out: &mut String, row: &ViewRow) {

@@ -236,6 +236,9 @@ pub struct RunAttributes {
     /// Keep a session state (`session://state`), updated by the sidecar between loops
     /// (`RUMMY_SESSION_STATE` when absent).
     pub session_state: Option<bool>,
+    /// Summarise on eviction: fold what the budget takes out of the context into the run's
+    /// `summary://run` (default `RUMMY_SUMMARIZE`).
+    pub summarize: Option<bool>,
     /// Parent run to fork from.
     pub fork: Option<String>,
     /// Fold the body into the active loop.

@@ -39,6 +39,7 @@ pub(super) async fn call(
         spread,
         messages,
         flags,
+        sidecar,
         ..
     } = prompt;
     let context_tokens = messages.tokens;
@@ -78,12 +79,15 @@ pub(super) async fn call(
         &parsed,
         prompt_audit,
     );
-    let telemetry = json!({
+    let mut telemetry = json!({
         "model": job.model_alias,
         "contextTokens": context_tokens,
         "usage": completion.usage,
         "contextDistribution": spread,
     });
+    if !sidecar.is_empty() {
+        telemetry["sidecar"] = json!(sidecar);
+    }
     Ok(Ok(Dispatching {
         t,
         turn_id,
