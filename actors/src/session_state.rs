@@ -3,8 +3,8 @@
 //! `session://state` and what happened since, and its answer becomes the new state.
 //!
 //! ```text
-//! // the summarisation, before it folds a run's history away:
-//! session_state::refresh(&svc, run, Occasion::Summary, &loop_model).await;
+//! // a summarisation, before it folds a run's history away, within its own time limit:
+//! session_state::before_summary(&svc, &charge, limit_ms).await;
 //! ```
 //!
 //! A refresh never fails what asked for it: a run that keeps no session state, whose active
@@ -48,24 +48,61 @@ struct Before {
     allowed: bool,
 }
 
-/// Refreshes the run's session state for `occasion`, through the sidecar on the model of the
-/// loop that caused it (`model`, unless `RUMMY_SIDECAR_MODEL` names another).
+/// Refreshes the run's session state for `occasion` (a loop's end, a fork), through the
+/// sidecar on the model of the loop that caused it (`model`, unless `RUMMY_SIDECAR_MODEL`
+/// names another), charged to the run's last turn.
 pub async fn refresh(svc: &Services, run: RunRef, occasion: Occasion, model: &str) -> Refreshed {
-    match try_refresh(svc, run, occasion, model).await {
-        Ok(done) => done,
-        Err(e) => {
-            tracing::warn!(run = run.run_id, occasion = occasion.as_str(), error = %e, "cannot refresh the session state; the last one stays");
-            Refreshed::Kept(e.to_string())
-        }
-    }
+    let asked = Asked {
+        run,
+        occasion,
+        model,
+        charge: None,
+        within_ms: None,
+    };
+    logged(asked, try_refresh(svc, asked).await)
 }
 
-async fn try_refresh(
-    svc: &Services,
+/// Refreshes the run's session state before a summarisation folds its history away, charged
+/// to the turn summarising (`charge`: its records join the turn's telemetry) and within
+/// `within_ms`, the summarisation's own time limit: what it leaves is the summary's.
+pub async fn before_summary(svc: &Services, charge: &Charge, within_ms: u64) -> Refreshed {
+    let asked = Asked {
+        run: charge.turn.run,
+        occasion: Occasion::Summary,
+        model: &charge.model,
+        charge: Some(charge),
+        within_ms: Some(within_ms),
+    };
+    logged(asked, try_refresh(svc, asked).await)
+}
+
+/// What a refresh was asked for.
+#[derive(Clone, Copy)]
+struct Asked<'a> {
     run: RunRef,
     occasion: Occasion,
-    model: &str,
-) -> Result<Refreshed, StoreError> {
+    model: &'a str,
+    /// The turn to charge; `None`: the run's last.
+    charge: Option<&'a Charge>,
+    /// A time limit shorter than the sidecar's.
+    within_ms: Option<u64>,
+}
+
+/// The refresh's outcome; a store failure is logged and read as the last state kept.
+fn logged(asked: Asked<'_>, result: Result<Refreshed, StoreError>) -> Refreshed {
+    result.unwrap_or_else(|e| {
+        tracing::warn!(run = asked.run.run_id, occasion = asked.occasion.as_str(), error = %e, "cannot refresh the session state; the last one stays");
+        Refreshed::Kept(e.to_string())
+    })
+}
+
+async fn try_refresh(svc: &Services, asked: Asked<'_>) -> Result<Refreshed, StoreError> {
+    let Asked {
+        run,
+        occasion,
+        model,
+        ..
+    } = asked;
     let default = svc.config.session_state.enabled;
     let before = svc
         .store
@@ -126,17 +163,30 @@ async fn try_refresh(
         // A fork's start is a call the client waits on: the refresh leaves it time to answer.
         task = task.within_ms(svc.config.limits.rpc_timeout_ms / 2);
     }
-    let charge = Charge::new(TurnRef { run, loop_id, turn }, model);
+    if let Some(ms) = asked.within_ms {
+        task = task.within_ms(ms);
+    }
+    let charge = match asked.charge {
+        Some(charge) => charge.clone(),
+        None => Charge::new(TurnRef { run, loop_id, turn }, model),
+    };
+    // Mid-turn (a summary), the turn under way is not covered yet: what it does next is the
+    // next update's.
+    let covered = if occasion == Occasion::Summary {
+        turn - 1
+    } else {
+        turn
+    };
     let divisor = svc.config.limits.token_divisor;
     match sidecar::run(svc, &charge, task).await {
         Ok(next) => {
             svc.store
-                .write(move |c| stored::write(c, run, &next, turn, divisor, now()))
+                .write(move |c| stored::write(c, run, &next, covered, divisor, now()))
                 .await?;
             tracing::info!(
                 run = run.run_id,
                 occasion = occasion.as_str(),
-                turn,
+                covered,
                 "session state updated"
             );
             Ok(Refreshed::Updated)

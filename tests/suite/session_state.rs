@@ -404,3 +404,72 @@ async fn a_skill_can_withhold_session_state() {
     );
     server.stop().await;
 }
+
+/// Before a summarisation folds a run's history away, the session state is refreshed first —
+/// whatever the thresholds — within the summary's time limit: the state side task comes just
+/// before the summary's, and the next turn is shown both the state and the summary.
+#[actix_rt::test]
+async fn the_state_is_refreshed_before_a_summary() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let server = TestServer::start_with(|c| {
+        c.session_state.enabled = true;
+        c.session_state.thresholds.min_turns = 1_000;
+        c.session_state.thresholds.min_commands = 1_000;
+        c.summary.enabled = true;
+    })
+    .await;
+    let long = |n: usize, what: &str| {
+        format!(
+            "{what} {n}: {}",
+            format!("part {n} of the system. ").repeat(50)
+        )
+    };
+    let turns = AtomicUsize::new(0);
+    server.provider.set_responder(move |body| {
+        let system = body["messages"][0]["content"].as_str().unwrap_or_default();
+        if system == update_prompt() {
+            Reply::content(FIRST)
+        } else if !system.contains("Tools available:") {
+            // A summary's side task: its system message is no turn's instructions.
+            Reply::content("Earlier: parts were asked about and answered.")
+        } else {
+            let n = turns.fetch_add(1, Ordering::SeqCst);
+            Reply::content(format!(
+                "<update status=\"200\">{}</update>",
+                long(n, "Answer")
+            ))
+        }
+    });
+    let mut client = server.project_client("c").await;
+    let mut loops = 0;
+    let summary_asked = |server: &TestServer| {
+        requests(server)
+            .iter()
+            .any(|(system, _)| !system.contains("Tools available:") && system != update_prompt())
+    };
+    while !summary_asked(&server) {
+        assert!(loops < 30, "no summary in 30 loops");
+        let attributes = if loops == 0 {
+            json!({ "model": "fast", "contextLimit": 8192 })
+        } else {
+            json!({})
+        };
+        prompt(&mut client, "c", &long(loops, "Question"), attributes).await;
+        loops += 1;
+    }
+    prompt(&mut client, "c", "And now?", json!({})).await;
+
+    let sent = requests(&server);
+    let side: Vec<char> = sent
+        .iter()
+        .filter(|(system, _)| !system.contains("Tools available:"))
+        .map(|(system, _)| if system == update_prompt() { 'S' } else { 'Y' })
+        .collect();
+    assert_eq!(side.first().copied(), Some('S'), "{side:?}");
+    assert_eq!(side.get(1).copied(), Some('Y'), "{side:?}");
+    let last = &sent.last().unwrap().0;
+    assert!(last.contains("<session path=\"session://state\""), "{last}");
+    assert!(last.contains(&state_after(&[FIRST]).render()), "{last}");
+    assert!(last.contains("<summary path=\"summary://run\""), "{last}");
+    server.stop().await;
+}
