@@ -313,16 +313,6 @@ impl Handler<StartRun> for RunRegistry {
                     })?)
                 }
             };
-            // The fork starts from its parent's session state: brought up to date first (a
-            // run that keeps none, or did nothing since, is left as it is).
-            if let Some(p) = &parent {
-                let from = RunRef {
-                    run_id: p.id,
-                    project_id: p.project_id,
-                };
-                let refreshed = session_state::refresh(&svc, from, Occasion::Fork, &p.model).await;
-                tracing::debug!(run = %p.alias, ?refreshed, "session state before a fork");
-            }
             let model_alias = a
                 .model
                 .clone()
@@ -337,6 +327,17 @@ impl Handler<StartRun> for RunRegistry {
                 map.extend(flags_of(&a));
             }
             checked_route(&svc, &flags, &msg.prompt, &model.alias).await?;
+            // The fork starts from its parent's session state, brought up to date once the start
+            // is known to be valid (a run that keeps none, or did nothing since, is left as it
+            // is).
+            if let Some(p) = &parent {
+                let from = RunRef {
+                    run_id: p.id,
+                    project_id: p.project_id,
+                };
+                let refreshed = session_state::refresh(&svc, from, Occasion::Fork, &p.model).await;
+                tracing::debug!(run = %p.alias, ?refreshed, "session state before a fork");
+            }
             // A fork runs in its parent's mode unless the start names one.
             let mode = mode.or(parent.as_ref().map(Run::mode)).unwrap_or_default();
             let new = NewRun {
