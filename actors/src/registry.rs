@@ -15,10 +15,13 @@ use crate::run::{
     Retire, RunActor, Wake,
 };
 use crate::services::Services;
+use crate::session_state;
 use actix::prelude::*;
 use rummy_core::fair::admission::Ask;
 use rummy_core::provider::routing;
 use rummy_core::run::Mode;
+use rummy_core::session_state::stored::FLAG as SESSION_STATE_FLAG;
+use rummy_core::session_state::Occasion;
 use rummy_core::store::entries::RunRef;
 use rummy_core::store::runs::{self, NewRun, Run, RunSettings};
 use rummy_core::store::{entries, loops, models, rpc_log, StoreError};
@@ -233,6 +236,8 @@ pub fn flags_of(a: &RunAttributes) -> serde_json::Map<String, serde_json::Value>
         ("noWeb", a.no_web),
         ("noProposals", a.no_proposals),
         (routing::ROUTE_FLAG, a.route),
+        (routing::FALLBACK_FLAG, a.fallback),
+        (SESSION_STATE_FLAG, a.session_state),
         (summary::FLAG, a.summarize),
     ] {
         if let Some(value) = value {
@@ -322,6 +327,17 @@ impl Handler<StartRun> for RunRegistry {
                 map.extend(flags_of(&a));
             }
             checked_route(&svc, &flags, &msg.prompt, &model.alias).await?;
+            // The fork starts from its parent's session state, brought up to date once the start
+            // is known to be valid (a run that keeps none, or did nothing since, is left as it
+            // is).
+            if let Some(p) = &parent {
+                let from = RunRef {
+                    run_id: p.id,
+                    project_id: p.project_id,
+                };
+                let refreshed = session_state::refresh(&svc, from, Occasion::Fork, &p.model).await;
+                tracing::debug!(run = %p.alias, ?refreshed, "session state before a fork");
+            }
             // A fork runs in its parent's mode unless the start names one.
             let mode = mode.or(parent.as_ref().map(Run::mode)).unwrap_or_default();
             let new = NewRun {

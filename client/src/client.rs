@@ -23,12 +23,12 @@ use crate::error::{CallError, ClientError};
 use crate::notifications::Notification;
 use crate::params::{
     AddModelParams, AliasParams, ConstraintParams, GetEntriesParams, GetParams, GetRunParams,
-    HelloParams, MoveParams, NoParams, Page, PersonaParams, RmParams, RunAttributes, RunParams,
-    SetParams, SkillParams, StreamEndParams, StreamParams, UpdateParams,
+    HelloParams, MoveParams, NoParams, Page, PersonaParams, RmParams, RouteCheckParams,
+    RunAttributes, RunParams, SetParams, SkillParams, StreamEndParams, StreamParams, UpdateParams,
 };
 use crate::results::{
-    Ack, AddedModel, Catalogue, Constraint, Entry, Hello, Model, NamedFile, Project, RunSkill,
-    RunSnapshot, RunSummary,
+    Ack, AddedModel, Catalogue, Constraint, Entry, Hello, Model, NamedFile, Project, RouteCheck,
+    RouteClass, RunSkill, RunSnapshot, RunSummary, SkillFile,
 };
 
 /// The most notifications one `getRun {sinceSeq}` answer replays; a full page means ask again.
@@ -43,6 +43,8 @@ pub const METHODS: &[&str] = &[
     "getModels",
     "addModel",
     "removeModel",
+    "getRoutes",
+    "route/check",
     "getRuns",
     "getRun",
     "getEntries",
@@ -554,6 +556,19 @@ impl Client {
         self.call("removeModel", &params).await
     }
 
+    /// `getRoutes`: routing's class → model map as the server is configured.
+    pub async fn get_routes(&mut self) -> Result<Vec<RouteClass>, CallError> {
+        self.call("getRoutes", &NoParams {}).await
+    }
+
+    /// `route/check`: what routing would do with `text`, for `run` or a run with routing on.
+    pub async fn route_check(
+        &mut self,
+        params: &RouteCheckParams,
+    ) -> Result<RouteCheck, CallError> {
+        self.call("route/check", params).await
+    }
+
     /// `getRuns`: the project's runs, newest first.
     pub async fn get_runs(&mut self, page: Page) -> Result<Vec<RunSummary>, CallError> {
         self.call("getRuns", &page).await
@@ -644,7 +659,7 @@ impl Client {
     }
 
     /// `listSkills`.
-    pub async fn list_skills(&mut self) -> Result<Vec<NamedFile>, CallError> {
+    pub async fn list_skills(&mut self) -> Result<Vec<SkillFile>, CallError> {
         self.call("listSkills", &NoParams {}).await
     }
 

@@ -181,6 +181,12 @@ pub struct RunAttributes {
     /// Route each loop by its prompt's class.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub route: Option<bool>,
+    /// `false`: no call goes to its model's fallback.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fallback: Option<bool>,
+    /// Keep a session state, updated by the sidecar between loops.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub session_state: Option<bool>,
     /// The run to fork from (on a start).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fork: Option<String>,
@@ -197,6 +203,16 @@ impl RunAttributes {
             _ => Map::new(),
         }
     }
+}
+
+/// `route/check`: what routing would do with a text.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct RouteCheckParams {
+    /// The text, as a loop's prompt.
+    pub text: String,
+    /// The run whose settings decide (none: a run with routing on).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub run: Option<String>,
 }
 
 /// `file/constraint` and `file/drop`.

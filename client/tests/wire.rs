@@ -164,6 +164,8 @@ fn set_and_run_attributes_read_back() {
         no_web: Some(false),
         no_proposals: Some(true),
         route: Some(true),
+        fallback: Some(false),
+        session_state: Some(true),
         fork: Some("parent".into()),
         inject: true,
     };
@@ -235,6 +237,30 @@ fn set_and_run_attributes_read_back() {
             true
         )
     );
+    assert_eq!(
+        (read.fallback, read.session_state),
+        (Some(false), Some(true))
+    );
+}
+
+/// `route/check`, with and without a run.
+#[test]
+fn route_check_reads_back() {
+    let with_run: server::RouteCheckParams = read_back(&client::RouteCheckParams {
+        text: "why?".into(),
+        run: Some("r".into()),
+    });
+    assert_eq!(
+        (with_run.text, with_run.run),
+        ("why?".to_owned(), Some("r".to_owned()))
+    );
+    let bare = client::RouteCheckParams {
+        text: "x".into(),
+        run: None,
+    };
+    assert_eq!(serde_json::to_value(&bare).unwrap(), json!({"text": "x"}));
+    let read: server::RouteCheckParams = read_back(&bare);
+    assert_eq!((read.text, read.run), ("x".to_owned(), None));
 }
 
 /// The entry primitives: `get`, `rm`, `cp`/`mv`, `update`.

@@ -7,6 +7,7 @@ mod access;
 mod commands;
 mod fair;
 mod providers;
+mod session_state;
 mod sidecar;
 mod summary;
 
@@ -18,6 +19,7 @@ pub use access::{Access, TlsFiles};
 pub use commands::{CommandRunner, CommandSettings};
 pub use fair::FairUse;
 pub use providers::openai_base;
+pub use session_state::{SessionStateSettings, Thresholds};
 pub use sidecar::SidecarSettings;
 pub use summary::SummarySettings;
 
@@ -66,6 +68,8 @@ pub struct Config {
     pub fair: FairUse,
     /// How side tasks (summaries and the like) are called (MEMORY.md §1).
     pub sidecar: SidecarSettings,
+    /// Whether runs keep a session state, and when the sidecar updates it (MEMORY.md §3).
+    pub session_state: SessionStateSettings,
     /// Summarisation on eviction: the server's default and the summary's cap.
     pub summary: SummarySettings,
 }
@@ -163,6 +167,7 @@ impl Config {
             commands: CommandSettings::default(),
             fair: FairUse::default(),
             sidecar: SidecarSettings::default(),
+            session_state: SessionStateSettings::default(),
             summary: SummarySettings::default(),
             home,
         }
@@ -206,6 +211,7 @@ impl Config {
         config.commands = CommandSettings::from_vars(vars)?;
         config.fair = FairUse::from_vars(vars)?;
         config.sidecar = SidecarSettings::from_vars(vars)?;
+        config.session_state = SessionStateSettings::from_vars(vars)?;
         config.summary = SummarySettings::from_vars(vars)?;
         Ok(config)
     }

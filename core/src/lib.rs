@@ -4,6 +4,7 @@
 //!   queries as plain functions over a connection passed in;
 //! - [`entry`], [`path`], [`schemes`], [`tokens`]: the entry model;
 //! - [`run`]: run statuses and their transitions;
+//! - [`skill`]: skill files' frontmatter, and what a run's active skills allow;
 //! - [`parse`]: reading tool commands out of model replies;
 //! - [`hedberg`]: patterns (glob, regex, sed, xpath, jsonpath) and edit formats;
 //! - [`wire`]: JSON-RPC framing, error codes, the method catalogue and params;
@@ -33,7 +34,9 @@ pub mod provider;
 pub mod run;
 pub mod schema;
 pub mod schemes;
+pub mod session_state;
 pub mod sidecar;
+pub mod skill;
 pub mod store;
 pub mod time;
 pub mod tokens;

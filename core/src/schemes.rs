@@ -68,6 +68,9 @@ pub const SCHEMES: &[SchemeSpec] = &[
     spec("think", false, Logging, Run, Model),
     spec("error", true, Logging, Run, Plugin),
     spec("budget", true, Logging, Run, Plugin),
+    // The run's session state (`session://state`), kept by the sidecar between loops and shown
+    // apart from the knowns, first in the system message (`turn::assemble`).
+    spec("session", true, Data, Run, Plugin),
     spec("summary", true, Logging, Run, Plugin),
     spec("http", true, Data, Run, Model),
     spec("https", true, Data, Run, Model),

@@ -248,6 +248,43 @@ pub struct Route {
     pub model: String,
 }
 
+/// One prompt class of `getRoutes`: the model alias routing sends it to.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RouteClass {
+    /// The class (`code`, `reasoning`, `default`).
+    pub class: String,
+    /// The alias it is sent to in runs with `route: true`; `None`: such a run keeps its model.
+    #[serde(default)]
+    pub model: Option<String>,
+    /// The server setting that maps it (`RUMMY_ROUTE_CODE`, …).
+    #[serde(default)]
+    pub variable: String,
+}
+
+/// `route/check`'s answer: what routing would do with a text.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RouteCheck {
+    /// The text's class (`code`, `reasoning`, `default`).
+    pub class: String,
+    /// The alias the class maps to, if any.
+    #[serde(default)]
+    pub mapped: Option<String>,
+    /// The run asked about, if one was named.
+    #[serde(default)]
+    pub run: Option<String>,
+    /// Whether routing is on: the run's `route` setting; without a run, whether the server
+    /// maps any class.
+    #[serde(default)]
+    pub routing: bool,
+    /// The model a loop starting with the text would use; `None` without a run when that is the
+    /// run's own model.
+    #[serde(default)]
+    pub model: Option<String>,
+    /// The decision in words (saying why when routing is off).
+    #[serde(default)]
+    pub reason: String,
+}
+
 /// Why a loop of a run waits (TEAM.md §4).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Queued {
@@ -369,13 +406,52 @@ pub struct Constraint {
     pub visibility: String,
 }
 
-/// One skill of a run (`getSkills`).
+/// One skill of a run (`getSkills`), with its frontmatter.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct RunSkill {
     /// Its name.
     pub name: String,
     /// Its entry's state.
     pub state: String,
+    /// Whether it is active: in the run's view and not archived (what the model reads).
+    #[serde(default)]
+    pub active: bool,
+    /// What it is for.
+    #[serde(default)]
+    pub description: Option<String>,
+    /// When to add it.
+    #[serde(default)]
+    pub when_to_use: Option<String>,
+    /// The only tools the run is offered while it is active (besides `update` and `think`);
+    /// `None`: no restriction.
+    #[serde(default)]
+    pub allowed_tools: Option<Vec<String>>,
+    /// The project files (paths or globs) made visible when it was added.
+    #[serde(default)]
+    pub paths: Vec<String>,
+    /// `none`, `relevant` or `session`; `None`: no restriction.
+    #[serde(default)]
+    pub memory_scope: Option<String>,
+}
+
+/// A skill file in the server's home (`listSkills`), with what its frontmatter says of it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SkillFile {
+    /// Its name.
+    pub name: String,
+    /// Its file.
+    pub path: String,
+    /// What it is for.
+    #[serde(default)]
+    pub description: Option<String>,
+    /// When to add it.
+    #[serde(default)]
+    pub when_to_use: Option<String>,
+    /// Why `skill/add` would refuse it (its frontmatter is invalid), if it would.
+    #[serde(default)]
+    pub error: Option<String>,
 }
 
 /// A skill or persona file in the server's home (`listSkills`, `listPersonas`).

@@ -124,6 +124,16 @@ here, and new output is shown as it comes. Ends when the run's loop ends.")]
     Fork(ForkArgs),
     /// List the server's models and their providers
     Models(ModelsArgs),
+    /// Show routing's class → model map as the server is configured
+    #[command(long_about = "\
+Shows where routing sends each class of prompt (code, reasoning, default): the model alias the
+server maps it to (RUMMY_ROUTE_CODE, RUMMY_ROUTE_REASONING, RUMMY_ROUTE_DEFAULT), or none, when
+a routed run keeps its own model. Only runs started with --route (attributes.route: true) are
+routed; each of their loops takes the model of its prompt's class, fixed for the loop.")]
+    Routes(RoutesArgs),
+    /// Ask what routing would do with a text
+    #[command(subcommand)]
+    Route(RouteCommand),
     /// Manage the server's users and tokens, straight on its database (admin)
     #[command(
         subcommand,
@@ -135,6 +145,43 @@ token's text is printed once, by `create`; only its hash is stored. Revoking clo
 connections it opened within seconds."
     )]
     Token(TokenCommand),
+}
+
+/// `route`'s subcommands.
+#[derive(Debug, Clone, Subcommand)]
+pub enum RouteCommand {
+    /// Which class a text is and which model a loop starting with it would use
+    #[command(long_about = "\
+Classifies the text as routing classifies a loop's prompt and says which model the loop would
+use: for the run named by --run, by its own settings (routing off: its own model, and why);
+without --run, for a run with routing on. Nothing is sent to a model and nothing is stored.")]
+    Check(RouteCheckArgs),
+}
+
+/// `routes`.
+#[derive(Debug, Clone, Args)]
+pub struct RoutesArgs {
+    /// Print the server's answer (getRoutes) as JSON
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub connect: ConnectArgs,
+}
+
+/// `route check`.
+#[derive(Debug, Clone, Args)]
+pub struct RouteCheckArgs {
+    /// The text, as a prompt (several words are joined)
+    #[arg(required = true, value_name = "TEXT")]
+    pub text: Vec<String>,
+    /// Decide as this run would: its route setting and its model
+    #[arg(long, value_name = "NAME")]
+    pub run: Option<String>,
+    /// Print the server's answer (route/check) as JSON
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub connect: ConnectArgs,
 }
 
 /// `token`'s subcommands.
@@ -228,6 +275,12 @@ pub struct StartArgs {
     /// A skill (from the server's $RUMMY_HOME/skills) to give the run; repeatable
     #[arg(long, value_name = "NAME")]
     pub skill: Vec<String>,
+    /// Route each loop to the model the server maps its prompt's class to (`rummy routes`)
+    #[arg(long)]
+    pub route: bool,
+    /// Never send a failed call to its model's fallback (RUMMY_FALLBACK_<alias>)
+    #[arg(long)]
+    pub no_fallback: bool,
     #[command(flatten)]
     pub follow: FollowArgs,
     #[command(flatten)]

@@ -1,15 +1,15 @@
 //! The client's commands: start or follow a run, list and show runs, steer them, list models.
 
 use super::args::{
-    ApproveArgs, CancelArgs, FollowArgs, ForkArgs, InjectArgs, ModelsArgs, RejectArgs, RunsArgs,
-    ShowArgs, StartArgs, WatchArgs,
+    ApproveArgs, CancelArgs, FollowArgs, ForkArgs, InjectArgs, ModelsArgs, RejectArgs,
+    RouteCheckArgs, RoutesArgs, RunsArgs, ShowArgs, StartArgs, WatchArgs,
 };
 use super::exit::Exit;
 use super::follow::{Follow, Policy};
 use super::render;
 use super::session::{Failure, Intent, Session};
 use super::view::{short_count, View};
-use rummy_client::params::{GetEntriesParams, Page, RunAttributes, SkillParams};
+use rummy_client::params::{GetEntriesParams, Page, RouteCheckParams, RunAttributes, SkillParams};
 use rummy_client::results::{HistoryItem, Model};
 use rummy_client::Decision;
 use serde_json::Value;
@@ -28,6 +28,8 @@ pub async fn start(args: StartArgs, mode: &str) -> Result<Exit, Failure> {
         model: Some(model.clone()),
         mode: Some(mode.to_owned()),
         persona: args.persona.clone(),
+        route: args.route.then_some(true),
+        fallback: args.no_fallback.then_some(false),
         ..RunAttributes::default()
     };
     let prompt = args.prompt.join(" ");
@@ -634,6 +636,78 @@ pub async fn models(args: ModelsArgs) -> Result<Exit, Failure> {
             ));
         }
     }
+    session.close().await;
+    Ok(Exit::Ok)
+}
+
+/// `routes`: routing's class → model map.
+pub async fn routes(args: RoutesArgs) -> Result<Exit, Failure> {
+    let mut session = Session::open(&args.connect, Intent::Open).await?;
+    if args.json {
+        let list: Value = session
+            .client
+            .call("getRoutes", &rummy_client::params::NoParams {})
+            .await
+            .map_err(|e| Failure::call("listing the routes", e))?;
+        print_json(&list);
+        session.close().await;
+        return Ok(Exit::Ok);
+    }
+    let list = session
+        .client
+        .get_routes()
+        .await
+        .map_err(|e| Failure::call("listing the routes", e))?;
+    print(&format!("{:<10} {:<16} SETTING", "CLASS", "MODEL"));
+    for route in &list {
+        print(&format!(
+            "{:<10} {:<16} {}",
+            route.class,
+            route.model.as_deref().unwrap_or("-"),
+            route.variable
+        ));
+    }
+    print(if list.iter().all(|r| r.model.is_none()) {
+        "routing is off on this server: no class is mapped, so every run keeps its own model"
+    } else {
+        "runs started with --route send each loop to its class's model; `-` keeps the run's own"
+    });
+    session.close().await;
+    Ok(Exit::Ok)
+}
+
+/// `route check`: the class of a text and the model a loop starting with it would use.
+pub async fn route_check(args: RouteCheckArgs) -> Result<Exit, Failure> {
+    let mut session = Session::open(&args.connect, Intent::Open).await?;
+    let params = RouteCheckParams {
+        text: args.text.join(" "),
+        run: args.run.clone(),
+    };
+    if args.json {
+        let answer: Value = session
+            .client
+            .call("route/check", &params)
+            .await
+            .map_err(|e| Failure::call("checking the route", e))?;
+        print_json(&answer);
+        session.close().await;
+        return Ok(Exit::Ok);
+    }
+    let check = session
+        .client
+        .route_check(&params)
+        .await
+        .map_err(|e| Failure::call("checking the route", e))?;
+    print(&format!("class    {}", check.class));
+    print(&format!(
+        "model    {}",
+        check.model.as_deref().unwrap_or("the run's own")
+    ));
+    print(&format!(
+        "routing  {}",
+        if check.routing { "on" } else { "off" }
+    ));
+    print(&format!("why      {}", check.reason));
     session.close().await;
     Ok(Exit::Ok)
 }

@@ -22,7 +22,7 @@ mod session;
 mod token;
 mod view;
 
-use args::{Cli, Command};
+use args::{Cli, Command, RouteCommand};
 use clap::Parser;
 use exit::Exit;
 use session::Failure;
@@ -64,6 +64,8 @@ fn client(command: Command) -> Exit {
             Command::Cancel(args) => commands::cancel(args).await,
             Command::Fork(args) => commands::fork(args).await,
             Command::Models(args) => commands::models(args).await,
+            Command::Routes(args) => commands::routes(args).await,
+            Command::Route(RouteCommand::Check(args)) => commands::route_check(args).await,
             Command::Serve | Command::Demo(_) | Command::Token(_) => {
                 Err(Failure::new(Exit::Usage, "not a client"))
             }
@@ -91,6 +93,8 @@ fn local(command: &Command) -> bool {
         Command::Cancel(a) => a.connect.local,
         Command::Fork(a) => a.connect.local,
         Command::Models(a) => a.connect.local,
+        Command::Routes(a) => a.connect.local,
+        Command::Route(RouteCommand::Check(a)) => a.connect.local,
         Command::Serve | Command::Demo(_) | Command::Token(_) => false,
     }
 }

@@ -631,6 +631,8 @@ async fn help_documents_the_exit_codes_and_every_command() {
             "cancel",
             "fork",
             "models",
+            "routes",
+            "route",
             "Exit codes:",
             "130",
         ],
@@ -647,6 +649,8 @@ async fn help_documents_the_exit_codes_and_every_command() {
             "[a]ll",
             "[q]uit",
             "--model",
+            "--route",
+            "--no-fallback",
             "--yes",
             "--no",
             "--json",
@@ -860,5 +864,183 @@ async fn watch_attaches_and_answers_a_pending_proposal() {
         std::fs::read_to_string(dir.path().join("a.txt")).unwrap(),
         "new\n"
     );
+    server.stop().await;
+}
+
+/// Adds `deep` (another model on the fake provider) with code prompts routed to it, and
+/// `backup` (on a second fake provider) as `fast`'s fallback.
+fn routes_and_fallback(config: &mut rummy::config::Config, backup_url: String) {
+    config.models[0].fallback = Some("backup".into());
+    for (alias, actual) in [("deep", "openai/deep-model"), ("backup", "ollama/small")] {
+        config.models.push(rummy::config::ModelSeed {
+            alias: alias.into(),
+            actual: actual.into(),
+            context_length: Some(32_768),
+            fallback: None,
+        });
+    }
+    config.providers.ollama = Some(rummy::config::OllamaConfig {
+        base_url: backup_url,
+    });
+    config.providers.routing.classes.insert(
+        rummy_core::provider::routing::PromptClass::Code,
+        "deep".into(),
+    );
+}
+
+/// `rummy routes` prints the class → model map; `rummy route check` the class, the model and
+/// why, with `--run` as that run decides (routing off, saying so), and `--json` the answer
+/// itself; a run that does not exist is a refused call (4).
+#[actix_rt::test]
+async fn routes_and_route_check_show_the_map_and_the_decision() {
+    let backup = rummy_testkit::FakeProvider::start().unwrap();
+    let backup_url = backup.base_url();
+    let server = TestServer::start_with(move |c| routes_and_fallback(c, backup_url)).await;
+    server.provider.set_fallback(Reply::content(DONE));
+    let dir = project();
+    let url = server.url();
+    let plain = rummy(
+        dir.path(),
+        Some(&url),
+        &["ask", "--model", "fast", "--run", "plain", "hello"],
+        &[],
+        "",
+    )
+    .await;
+
+    let routes = rummy(dir.path(), Some(&url), &["routes"], &[], "").await;
+    let check = rummy(
+        dir.path(),
+        Some(&url),
+        &[
+            "route",
+            "check",
+            "why",
+            "does",
+            "./src/main.rs:42",
+            "panic?",
+        ],
+        &[],
+        "",
+    )
+    .await;
+    let off = rummy(
+        dir.path(),
+        Some(&url),
+        &[
+            "route",
+            "check",
+            "--run",
+            "plain",
+            "--json",
+            "see ./src/main.rs",
+        ],
+        &[],
+        "",
+    )
+    .await;
+    let missing = rummy(
+        dir.path(),
+        Some(&url),
+        &["route", "check", "--run", "nobody", "x"],
+        &[],
+        "",
+    )
+    .await;
+
+    assert_eq!(
+        [&plain, &routes, &check, &off, &missing].map(code),
+        [0, 0, 0, 0, 4],
+        "{}{}{}{}",
+        stderr(&plain),
+        stderr(&routes),
+        stderr(&check),
+        stderr(&off)
+    );
+    assert_eq!(
+        stdout(&routes),
+        "CLASS      MODEL            SETTING\n\
+         code       deep             RUMMY_ROUTE_CODE\n\
+         reasoning  -                RUMMY_ROUTE_REASONING\n\
+         default    -                RUMMY_ROUTE_DEFAULT\n\
+         runs started with --route send each loop to its class's model; `-` keeps the run's own\n"
+    );
+    assert_eq!(
+        stdout(&check),
+        "class    code\n\
+         model    deep\n\
+         routing  on\n\
+         why      a run with route: true sends code prompts to deep: RUMMY_ROUTE_CODE\n"
+    );
+    assert_eq!(
+        serde_json::from_str::<Value>(&stdout(&off)).unwrap(),
+        json!({ "class": "code", "mapped": "deep", "run": "plain", "routing": false, "model": "fast",
+                "reason": "routing is off for run plain (its route setting is not true): its own model fast answers; with route: true it would go to deep (RUMMY_ROUTE_CODE)" })
+    );
+    assert!(
+        stderr(&missing).contains("run \"nobody\" not found"),
+        "{}",
+        stderr(&missing)
+    );
+    assert_eq!(backup.chat_requests().len(), 0);
+    server.stop().await;
+}
+
+/// `ask --route` sends a code prompt to the model its class maps to; `ask --no-fallback` keeps
+/// a failing call off the fallback: the run fails (5) and the backup is never asked.
+#[actix_rt::test]
+async fn ask_route_and_no_fallback_switch_the_run() {
+    let backup = rummy_testkit::FakeProvider::start().unwrap();
+    backup.set_fallback(Reply::content(DONE));
+    let backup_url = backup.base_url();
+    let server = TestServer::start_with(move |c| routes_and_fallback(c, backup_url)).await;
+    server.provider.push(Reply::content(DONE));
+    server.provider.push(Reply::status(
+        404,
+        json!({"error": {"code": "model_not_found", "message": "The model `fake-model` does not exist"}}),
+    ));
+    let dir = project();
+    let url = server.url();
+
+    let routed = rummy(
+        dir.path(),
+        Some(&url),
+        &[
+            "ask",
+            "--model",
+            "fast",
+            "--route",
+            "look",
+            "at",
+            "./src/main.rs",
+        ],
+        &[],
+        "",
+    )
+    .await;
+    let strict = rummy(
+        dir.path(),
+        Some(&url),
+        &["ask", "--model", "fast", "--no-fallback", "hello"],
+        &[],
+        "",
+    )
+    .await;
+
+    assert_eq!(
+        (code(&routed), code(&strict)),
+        (0, 5),
+        "{}{}",
+        stderr(&routed),
+        stdout(&strict)
+    );
+    let models: Vec<Value> = server
+        .provider
+        .chat_requests()
+        .iter()
+        .map(|r| r.body["model"].clone())
+        .collect();
+    assert_eq!(models, vec![json!("deep-model"), json!("fake-model")]);
+    assert_eq!(backup.chat_requests().len(), 0);
     server.stop().await;
 }

@@ -27,6 +27,8 @@ mod registry;
 mod restart;
 mod runs;
 mod search;
+mod session_state;
+mod skills;
 mod store;
 mod summaries;
 mod tokens;

@@ -336,7 +336,8 @@ async fn skills_and_personas() {
             .call("getSkills", json!({ "run": alias }))
             .await
             .unwrap(),
-        json!([{ "name": "rust", "state": "resolved" }])
+        json!([{ "name": "rust", "state": "resolved", "active": true, "description": null,
+                 "whenToUse": null, "allowedTools": null, "paths": [], "memoryScope": null }])
     );
     client
         .call("persona/set", json!({ "run": alias, "name": "terse" }))

@@ -113,6 +113,20 @@ impl TestServer {
         client
     }
 
+    /// Stops the server and starts it again on the same home and fake provider, after
+    /// `adjust` changed the default test configuration: a restart.
+    pub async fn restart_with(&mut self, adjust: impl FnOnce(&mut Config)) {
+        if let Some(handle) = self.handle.take() {
+            handle.stop().await;
+        }
+        let mut config = config(&self.provider, &self._home);
+        adjust(&mut config);
+        let handle = rummy::serve(config, std::future::pending())
+            .await
+            .expect("server restarts");
+        self.handle = Some(handle);
+    }
+
     /// Stops the server.
     pub async fn stop(mut self) {
         if let Some(handle) = self.handle.take() {

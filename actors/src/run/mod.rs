@@ -30,12 +30,16 @@ mod retire;
 use crate::loop_queue::{Claimed, Finish, LoopQueue};
 use crate::provider::undefined_model;
 use crate::services::Services;
+use crate::session_state;
 use crate::turn::{
     Decision, Start, StopTurn, TurnDone, TurnEnd, TurnExecutor, TurnFailure, TurnJob,
 };
 use actix::prelude::*;
 pub use retire::{Idle, Keeper, Retire};
+use rummy_core::provider::routing;
 use rummy_core::run::{Mode, RunStatus, StopReason};
+use rummy_core::session_state::stored;
+use rummy_core::session_state::Occasion;
 use rummy_core::store::entries::RunRef;
 use rummy_core::store::loops::Loop;
 use rummy_core::store::StoreError;
@@ -309,7 +313,7 @@ impl RunActor {
             }),
             Some(m) => self.svc.providers.route(m),
         };
-        let route = match route {
+        let mut route = match route {
             Ok(route) => route,
             Err(message) => return self.finish(loop_row, LoopEnd::Failed(message), ctx),
         };
@@ -317,6 +321,10 @@ impl RunActor {
             return self.finish(loop_row, LoopEnd::Cancelled, ctx);
         }
         let flags = loop_row.config();
+        // `fallback: false` on the run: its calls fail where they would have gone to the fallback.
+        if !routing::fallback_allowed(&flags) {
+            route.fallback = None;
+        }
         let context_size = match (run.context_limit, model_context) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
@@ -427,6 +435,11 @@ impl RunActor {
     fn finish(&mut self, loop_row: Loop, end: LoopEnd, ctx: &mut Context<Self>) {
         self.phase = Phase::Finishing;
         self.svc.admission.release(self.run.run_id);
+        // A loop that did its work (not cancelled, not failed by its model) updates the
+        // session state, when the run keeps one, before its end is recorded: the run's next
+        // loop, and every client told it ended, find the state current.
+        let refresh = !matches!(end, LoopEnd::Cancelled | LoopEnd::Failed(_))
+            && stored::enabled(&loop_row.config(), self.svc.config.session_state.enabled);
         let (loop_status, run_status, stop_reason, error) = match end {
             LoopEnd::Concluded(status) => {
                 (status, RunStatus::Completed, StopReason::Concluded, None)
@@ -450,6 +463,23 @@ impl RunActor {
             stop_reason,
             error,
         };
+        if !refresh {
+            return self.record_end(msg, ctx);
+        }
+        let (svc, run) = (self.svc.clone(), self.run);
+        let refreshed = async move {
+            session_state::refresh(&svc, run, Occasion::LoopEnd, &loop_row.model).await
+        };
+        let then = refreshed.into_actor(self).map(|refreshed, act, ctx| {
+            tracing::debug!(run = %act.alias, ?refreshed, "session state after the loop");
+            act.record_end(msg, ctx);
+        });
+        ctx.spawn(then);
+    }
+
+    /// Records the loop's end (`LoopQueue`'s `Finish`), publishes its `run/state`, and looks
+    /// for the next loop.
+    fn record_end(&mut self, msg: Finish, ctx: &mut Context<Self>) {
         let done = self.queue.send(msg).into_actor(self).map(|res, act, ctx| {
             match res {
                 Ok(Ok(params)) => act

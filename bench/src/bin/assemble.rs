@@ -58,6 +58,7 @@ fn bench(files: usize) -> Result<(), String> {
             mode: Mode::Act,
             budget: None,
             divisor: DIVISOR,
+            session_state: false,
         }));
     });
     let n = rows.len();

@@ -13,6 +13,10 @@
 //! defaults send no prompt to a paid model by surprise (seed 002, N2). And
 //! nothing is routed unless the run asks for it ([`ROUTE_FLAG`]): the run's
 //! own model stays the only switch by default.
+//!
+//! What a client sees of it: [`table`] (the map as configured, `getRoutes`) and [`check`]
+//! (the class of a text and the model a loop would take, `route/check`). The run's other
+//! switch is fallback ([`FALLBACK_FLAG`]): on unless the run says `fallback: false`.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -27,6 +31,19 @@ pub fn requested(flags: &Value) -> bool {
         .get(ROUTE_FLAG)
         .and_then(Value::as_bool)
         .unwrap_or(false)
+}
+
+/// The loop flag (`attributes.fallback: false` on a run) that keeps the run's calls off their
+/// model's fallback.
+pub const FALLBACK_FLAG: &str = "fallback";
+
+/// Whether loop or run flags let a failed call go to the model's fallback: yes unless they
+/// say `fallback: false` (fallback itself is configured per model, and off unless it is).
+pub fn fallback_allowed(flags: &Value) -> bool {
+    flags
+        .get(FALLBACK_FLAG)
+        .and_then(Value::as_bool)
+        .unwrap_or(true)
 }
 
 /// What kind of prompt a loop starts with.
@@ -61,6 +78,13 @@ impl PromptClass {
         .into_iter()
         .find(|c| c.name() == name)
     }
+
+    /// Every class, in configuration order.
+    pub const ALL: [PromptClass; 3] = [
+        PromptClass::Code,
+        PromptClass::Reasoning,
+        PromptClass::Default,
+    ];
 }
 
 /// The class → model alias map (`RUMMY_ROUTE_<class>=<alias>`); an unmapped class keeps the run's model.
@@ -110,6 +134,100 @@ pub fn decide(prompt: &str, own_model: &str, config: &RoutingConfig) -> Routed {
     Routed {
         class,
         model: model.to_owned(),
+    }
+}
+
+/// Every class with the variable that maps it and the alias it maps to (`None`: a loop keeps
+/// its run's model), in class order: the map as `getRoutes` shows it.
+pub fn table(config: &RoutingConfig) -> Vec<(PromptClass, String, Option<String>)> {
+    PromptClass::ALL
+        .into_iter()
+        .map(|class| {
+            let model = config.classes.get(&class).cloned();
+            (class, RoutingConfig::variable(class), model)
+        })
+        .collect()
+}
+
+/// The run a [`check`] is asked about: its own model and whether it routes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CheckedRun {
+    /// Its alias.
+    pub alias: String,
+    /// Its own model.
+    pub model: String,
+    /// Whether it asks for routing (`route: true`).
+    pub routes: bool,
+}
+
+/// What routing would do with a text (`route/check`), routing on or off.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Check {
+    /// The text's class.
+    pub class: PromptClass,
+    /// The alias the class maps to, if any.
+    pub mapped: Option<String>,
+    /// Whether routing is on: the run's `route` setting; without a run, whether the server
+    /// maps any class at all.
+    pub routing: bool,
+    /// The model a loop starting with the text would use; `None` without a run when that is
+    /// the run's own model.
+    pub model: Option<String>,
+    /// The decision in words, saying why when routing is off.
+    pub reason: String,
+}
+
+/// What routing would do with `text` for `run` (or, without one, for a run with routing on).
+pub fn check(text: &str, run: Option<&CheckedRun>, config: &RoutingConfig) -> Check {
+    let class = classify(text);
+    let variable = RoutingConfig::variable(class);
+    let mapped = config.classes.get(&class).cloned();
+    let name = class.name();
+    let (routing, model, reason) = match (run, &mapped) {
+        (Some(run), _) if !run.routes => {
+            let unless = match &mapped {
+                Some(alias) => format!("; with route: true it would go to {alias} ({variable})"),
+                None => String::new(),
+            };
+            let reason = format!(
+                "routing is off for run {} (its route setting is not true): its own model {} answers{unless}",
+                run.alias, run.model
+            );
+            (false, Some(run.model.clone()), reason)
+        }
+        (Some(_), Some(alias)) => {
+            let reason = format!("routing sends {name} prompts to {alias}: {variable}");
+            (true, Some(alias.clone()), reason)
+        }
+        (Some(run), None) => {
+            let reason = format!(
+                "no model is mapped to {name} prompts ({variable} is not set): run {}'s own model {} answers",
+                run.alias, run.model
+            );
+            (true, Some(run.model.clone()), reason)
+        }
+        (None, _) if config.classes.is_empty() => {
+            let reason = "routing is off on this server: no class is mapped (RUMMY_ROUTE_CODE, RUMMY_ROUTE_REASONING, RUMMY_ROUTE_DEFAULT), so every run keeps its own model".to_owned();
+            (false, None, reason)
+        }
+        (None, Some(alias)) => {
+            let reason =
+                format!("a run with route: true sends {name} prompts to {alias}: {variable}");
+            (true, Some(alias.clone()), reason)
+        }
+        (None, None) => {
+            let reason = format!(
+                "no model is mapped to {name} prompts ({variable} is not set): a run keeps its own model"
+            );
+            (true, None, reason)
+        }
+    };
+    Check {
+        class,
+        mapped,
+        routing,
+        model,
+        reason,
     }
 }
 
@@ -286,6 +404,110 @@ mod tests {
             routed.why(),
             "routing sends reasoning prompts to it: RUMMY_ROUTE_REASONING"
         );
+    }
+
+    /// The table lists every class in order, with its variable and its alias or none.
+    #[test]
+    fn the_table_lists_every_class() {
+        let config = RoutingConfig {
+            classes: BTreeMap::from([(Reasoning, "cloud".to_owned())]),
+        };
+        assert_eq!(
+            table(&config),
+            vec![
+                (Code, "RUMMY_ROUTE_CODE".to_owned(), None),
+                (
+                    Reasoning,
+                    "RUMMY_ROUTE_REASONING".to_owned(),
+                    Some("cloud".to_owned())
+                ),
+                (Default, "RUMMY_ROUTE_DEFAULT".to_owned(), None),
+            ]
+        );
+    }
+
+    /// A check says the class and the model a loop would take, for a run routing or not and
+    /// without a run, and says so when routing is off.
+    #[test]
+    fn checks_say_the_class_the_model_and_whether_routing_is_on() {
+        let config = RoutingConfig {
+            classes: BTreeMap::from([(Code, "deep".to_owned())]),
+        };
+        let run = |routes| CheckedRun {
+            alias: "r".to_owned(),
+            model: "fast".to_owned(),
+            routes,
+        };
+        let check_of =
+            |class, mapped: Option<&str>, routing, model: Option<&str>, reason: &str| Check {
+                class,
+                mapped: mapped.map(str::to_owned),
+                routing,
+                model: model.map(str::to_owned),
+                reason: reason.to_owned(),
+            };
+        let cases = [
+            (
+                "```x```",
+                Some(run(true)),
+                &config,
+                check_of(Code, Some("deep"), true, Some("deep"), "routing sends code prompts to deep: RUMMY_ROUTE_CODE"),
+            ),
+            (
+                "why?",
+                Some(run(true)),
+                &config,
+                check_of(Reasoning, None, true, Some("fast"), "no model is mapped to reasoning prompts (RUMMY_ROUTE_REASONING is not set): run r's own model fast answers"),
+            ),
+            (
+                "```x```",
+                Some(run(false)),
+                &config,
+                check_of(Code, Some("deep"), false, Some("fast"), "routing is off for run r (its route setting is not true): its own model fast answers; with route: true it would go to deep (RUMMY_ROUTE_CODE)"),
+            ),
+            (
+                "hello",
+                Some(run(false)),
+                &config,
+                check_of(Default, None, false, Some("fast"), "routing is off for run r (its route setting is not true): its own model fast answers"),
+            ),
+            (
+                "```x```",
+                None,
+                &config,
+                check_of(Code, Some("deep"), true, Some("deep"), "a run with route: true sends code prompts to deep: RUMMY_ROUTE_CODE"),
+            ),
+            (
+                "hello",
+                None,
+                &config,
+                check_of(Default, None, true, None, "no model is mapped to default prompts (RUMMY_ROUTE_DEFAULT is not set): a run keeps its own model"),
+            ),
+            (
+                "```x```",
+                None,
+                &RoutingConfig::default(),
+                check_of(Code, None, false, None, "routing is off on this server: no class is mapped (RUMMY_ROUTE_CODE, RUMMY_ROUTE_REASONING, RUMMY_ROUTE_DEFAULT), so every run keeps its own model"),
+            ),
+        ];
+        for (text, run, config, expected) in cases {
+            assert_eq!(check(text, run.as_ref(), config), expected, "{text}");
+        }
+    }
+
+    /// Fallback is allowed unless the flags say `fallback: false`.
+    #[test]
+    fn only_fallback_false_turns_fallback_off() {
+        let cases = [
+            (serde_json::json!({ "fallback": false }), false),
+            (serde_json::json!({ "fallback": true }), true),
+            (serde_json::json!({ "fallback": "no" }), true),
+            (serde_json::json!({}), true),
+            (Value::Null, true),
+        ];
+        for (flags, expected) in cases {
+            assert_eq!(fallback_allowed(&flags), expected, "{flags}");
+        }
     }
 
     /// Class names round-trip through configuration.

@@ -13,6 +13,7 @@ pub mod projects;
 pub mod rpc_log;
 pub mod runs;
 pub mod schemes;
+pub mod session_state;
 pub mod sidecar_calls;
 pub mod skills;
 pub mod tokens;

@@ -5,7 +5,8 @@
 
 use crate::config::CommandRunner;
 use crate::run::Mode;
-use crate::store::entries::TurnRef;
+use crate::skill;
+use crate::store::entries::{TurnRef, ViewRow};
 
 /// Limits a dispatch enforces.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -16,7 +17,8 @@ pub struct DispatchLimits {
     pub max_entry_tokens: u32,
 }
 
-/// The loop's flags (from its config JSON): each removes tools from the list and refuses them at dispatch.
+/// The loop's flags (from its config JSON), and the tools its run's active skills allow: each
+/// removes tools from the list and refuses them at dispatch.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct LoopFlags {
@@ -28,6 +30,80 @@ pub struct LoopFlags {
     pub no_web: bool,
     /// No `ask_user`, `env`, `sh`.
     pub no_proposals: bool,
+    /// The tools the run's active skills allow (`allowedTools`): read from the context, not
+    /// the config.
+    #[serde(skip)]
+    pub skill_tools: SkillTools,
+}
+
+/// The tools a run's active skills leave its loop (`allowedTools`), as a set over
+/// [`super::TOOL_ORDER`]: every tool unless a skill restricts them, and the lifecycle tools
+/// (`update`, `think`) always — a loop cannot end without `update`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SkillTools {
+    /// Bit `i`: `TOOL_ORDER[i]` is allowed.
+    allowed: u16,
+}
+
+impl Default for SkillTools {
+    fn default() -> Self {
+        SkillTools::ALL
+    }
+}
+
+impl SkillTools {
+    /// No restriction.
+    pub const ALL: SkillTools = SkillTools { allowed: u16::MAX };
+
+    /// The lifecycle tools and `names`.
+    pub fn allowing<S: AsRef<str>>(names: &[S]) -> SkillTools {
+        let allowed = super::TOOL_ORDER
+            .iter()
+            .enumerate()
+            .filter(|(_, tool)| {
+                super::LIFECYCLE.contains(tool) || names.iter().any(|n| n.as_ref() == **tool)
+            })
+            .fold(0u16, |mask, (i, _)| mask | (1 << i));
+        SkillTools { allowed }
+    }
+
+    /// What the active skills among a turn's context rows allow: `skill://` rows the model
+    /// reads (the rows are the context's, archived ones left out).
+    pub fn of_rows(rows: &[ViewRow]) -> SkillTools {
+        let attributes: Vec<serde_json::Value> = rows
+            .iter()
+            .filter(|r| {
+                r.scheme.as_deref() == Some("skill") && r.attributes.contains("allowedTools")
+            })
+            .filter_map(|r| serde_json::from_str(&r.attributes).ok())
+            .collect();
+        SkillTools::of_attributes(&attributes)
+    }
+
+    /// What active skills with these attributes allow.
+    pub fn of_attributes(attributes: &[serde_json::Value]) -> SkillTools {
+        match skill::allowed_tools(attributes) {
+            Some(names) => SkillTools::allowing(&names),
+            None => SkillTools::ALL,
+        }
+    }
+
+    /// Whether `tool` is allowed (a name that is no tool is not this set's to refuse).
+    pub fn allows(self, tool: &str) -> bool {
+        match super::TOOL_ORDER.iter().position(|t| *t == tool) {
+            Some(i) => self.allowed & (1 << i) != 0,
+            None => true,
+        }
+    }
+
+    /// The allowed tools, in advertised order.
+    pub fn names(self) -> Vec<&'static str> {
+        super::TOOL_ORDER
+            .iter()
+            .copied()
+            .filter(|t| self.allows(t))
+            .collect()
+    }
 }
 
 /// Everything a dispatch needs to know about the turn and the loop.

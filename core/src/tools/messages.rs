@@ -50,6 +50,14 @@ pub fn no_proposals(tool: &str) -> String {
     format!("Rejected <{tool}>: this loop takes no proposals (noProposals)")
 }
 
+/// A tool the run's active skills do not allow (`allowedTools`).
+pub fn not_allowed_by_skills(tool: &str, allowed: &[&str]) -> String {
+    format!(
+        "Rejected <{tool}>: the active skills allow only {} (allowedTools)",
+        allowed.join(", ")
+    )
+}
+
 /// A `set` that would change a project file in ask mode.
 pub fn ask_file_edit(path: &str) -> String {
     format!("Rejected file edit to {path} in ask mode")

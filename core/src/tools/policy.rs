@@ -1,7 +1,7 @@
 //! Which tools a loop may use, and which commands are refused before they run: one mechanism for the tool list and for dispatch.
 //!
-//! Mode and flags both remove tools from the advertised list
-//! ([`super::active_tools`]) and refuse them here, so a model that uses a
+//! Mode, flags and the run's active skills (`allowedTools`) all remove tools from the
+//! advertised list ([`super::active_tools`]) and refuse them here, so a model that uses a
 //! tool it was not offered reads why. Ask mode also refuses the file-changing
 //! forms of tools it keeps (`set`, `rm`, `cp`, `mv` still work on scheme
 //! entries such as `known://`).
@@ -47,6 +47,10 @@ pub fn tool_refusal(
             refused("permission", messages::no_proposals(tool))
         }
         "sh" if mode == Mode::Ask => refused("permission", messages::ASK_SH),
+        _ if !flags.skill_tools.allows(tool) => refused(
+            "permission",
+            messages::not_allowed_by_skills(tool, &flags.skill_tools.names()),
+        ),
         _ => None,
     }
 }

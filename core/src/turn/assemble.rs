@@ -1,7 +1,8 @@
 //! Builds the turn's two messages from the run's context rows (ENGINE.md §3): no chat history, ever.
 //!
-//! System: instructions, then `<knowns>`, `<previous>` (the run's summary first, when it has
-//! one), `<unknowns>`.
+//! System: instructions, then `<session>` (the run's session state, when it keeps one and its
+//! active skills allow it: what a restarted or forked run reads first), `<knowns>`,
+//! `<previous>` (the run's summary first, when it has one), `<unknowns>`.
 //! User: `<performed>`, then `<prompt mode=…>`. Empty sections are left out.
 
 use super::budget::{token_usage, tokens_free, Budget};
@@ -9,6 +10,8 @@ use super::summary::is_summary;
 use super::views::project;
 use crate::entry::{http_status, Category, State};
 use crate::run::Mode;
+use crate::session_state;
+use crate::skill;
 use crate::store::entries::ViewRow;
 use crate::tokens::estimate;
 use serde_json::Value;
@@ -37,6 +40,9 @@ pub struct AssemblyInput<'a> {
     pub budget: Option<Budget>,
     /// Characters per estimated token.
     pub divisor: u32,
+    /// Whether the run keeps session state (`RUMMY_SESSION_STATE`, run attribute
+    /// `sessionState`): only then is `session://state` shown.
+    pub session_state: bool,
 }
 
 /// Assembles the system and user messages.
@@ -61,7 +67,15 @@ pub fn assemble(input: AssemblyInput<'_>) -> Messages {
 
     let mut system = String::with_capacity(input.instructions.len() + 128 * rows.len());
     system.push_str(input.instructions);
-    let knowns = rows.iter().filter(|r| category(r) == Some(Category::Data));
+    if input.session_state {
+        if let Some(row) = session_row(rows) {
+            system.push_str("\n\n");
+            render_session(&mut system, row);
+        }
+    }
+    let knowns = rows
+        .iter()
+        .filter(|r| category(r) == Some(Category::Data) && r.tag() != "session");
     push_section(&mut system, "knowns", "\n\n", knowns, render_known);
     push_section(
         &mut system,
@@ -264,6 +278,33 @@ fn render_log(out: &mut String, row: &ViewRow) {
     }
     visibility_and_tokens(&mut tag, row);
     tag.close(row.tag(), &project(row));
+}
+
+/// The run's `session://state` row, unless it is empty to the model or an active skill's
+/// `memoryScope` withholds session state.
+fn session_row(rows: &[ViewRow]) -> Option<&ViewRow> {
+    let row = rows
+        .iter()
+        .find(|r| r.tag() == "session" && r.path == session_state::PATH)?;
+    let scopes: Vec<Value> = rows
+        .iter()
+        .filter(|r| r.tag() == "skill" && r.attributes.contains("memoryScope"))
+        .map(ViewRow::attributes)
+        .collect();
+    let allowed = skill::memory_scope(&scopes).allows_session_state();
+    (allowed && !project(row).is_empty()).then_some(row)
+}
+
+/// `<session path="session://state" turn="N">`, the sentence that says what it is, then the
+/// document.
+fn render_session(out: &mut String, row: &ViewRow) {
+    let mut tag = Tag::open(out, "session");
+    tag.attr("path", &row.path);
+    if row.turn > 0 {
+        tag.number("turn", i64::from(row.turn));
+    }
+    let body = format!("\n{}\n\n{}", session_state::intro(), project(row));
+    tag.close("session", &body);
 }
 
 /// The run's summary (`summary://run`): its path and the turn that last wrote it.

@@ -98,6 +98,11 @@ impl Fixture {
     }
 
     fn messages(&mut self) -> super::assemble::Messages {
+        self.messages_with(false)
+    }
+
+    /// The messages of a run that keeps session state (`session_state`) or not.
+    fn messages_with(&mut self, session_state: bool) -> super::assemble::Messages {
         let rows = context_rows(&mut self.conn, self.run.run_id).unwrap();
         assemble(AssemblyInput {
             rows: &rows,
@@ -109,6 +114,7 @@ impl Fixture {
             mode: Mode::Act,
             budget: None,
             divisor: 2,
+            session_state,
         })
     }
 }
@@ -593,4 +599,46 @@ fn a_search_ends_its_batch_and_its_failure_aborts_the_rest() {
         .map(|(d, _)| (d.state, d.outcome.clone()))
         .collect();
     assert_eq!(outcomes, vec![(State::Failed, Some("aborted".to_owned()))]);
+}
+
+/// A run that keeps session state is shown it first in the system message, right after the
+/// instructions and apart from the knowns; a run that does not, or whose active skill's
+/// `memoryScope` withholds it, is not shown it at all.
+#[test]
+fn session_state_opens_the_system_message() {
+    use crate::session_state::{stored, Section, SessionState};
+    let mut f = fixture();
+    let t = f.turn();
+    f.run_reply(t, TURN_ONE);
+    let mut state = SessionState::empty();
+    state.set(Section::Title, "Find the port");
+    state.set(Section::NextSteps, "- ask for the host");
+    stored::write(&mut f.conn, f.run, &state, 1, 2, NOW).unwrap();
+    let instructions = crate::tools::instructions(
+        &crate::tools::active_tools(Mode::Act, LoopFlags::default(), false),
+        15,
+        None,
+    );
+
+    let kept = f.messages_with(true).system;
+    let off = f.messages_with(false).system;
+    let quiet = crate::skill::parse(
+        "quiet",
+        "---\nmemoryScope: relevant\n---\n",
+        crate::tools::TOOL_ORDER,
+    )
+    .unwrap();
+    crate::store::skills::add(&mut f.conn, f.run, "quiet", &quiet, 2, NOW).unwrap();
+    let withheld = f.messages_with(true).system;
+
+    let expected = format!(
+        "{instructions}\n\n<session path=\"session://state\" turn=\"1\">\n{}\n\n{}</session>\n\n<knowns>",
+        crate::session_state::intro(),
+        state.render()
+    );
+    assert!(kept.starts_with(&expected), "{kept}");
+    assert_eq!(kept.matches("session://state").count(), 1);
+    assert!(!off.contains("session://state"), "{off}");
+    assert!(off.starts_with(&format!("{instructions}\n\n<knowns>")));
+    assert!(!withheld.contains("session://state"), "{withheld}");
 }

@@ -247,6 +247,25 @@ pub const REMOVE_MODEL: MethodSpec = MethodSpec {
     requires_hello: true,
     long_running: false,
 };
+/// `getRoutes`.
+pub const GET_ROUTES: MethodSpec = MethodSpec {
+    name: "getRoutes",
+    description: "Routing's class → model map as the server is configured: [{class, model, variable}] for code, reasoning and default; model null: a run with route: true keeps its own model for that class.",
+    params: &[],
+    requires_hello: true,
+    long_running: false,
+};
+/// `route/check`.
+pub const ROUTE_CHECK: MethodSpec = MethodSpec {
+    name: "route/check",
+    description: "What routing would do with a text as a loop's prompt: {class, mapped, run, routing, model, reason} — its class, the alias the class maps to, whether routing is on (the run's route setting; without a run, whether any class is mapped), the model the loop would use, and why in words (saying so when routing is off). Classifies only: nothing is called or stored.",
+    params: &[
+        p("text", "string", true, "the text, as a loop's prompt"),
+        p("run", "string", false, "a run alias: its route setting and model decide; absent, a run with route: true"),
+    ],
+    requires_hello: true,
+    long_running: false,
+};
 /// `getRuns`.
 pub const GET_RUNS: MethodSpec = MethodSpec {
     name: "getRuns",
@@ -301,7 +320,7 @@ pub const SET: MethodSpec = MethodSpec {
         p("state", "string", false, "new state (on run:// only cancelled)").one_of(STATES),
         p("outcome", "string", false, "why, with failed or cancelled"),
         p("visibility", "string", false, "new visibility").one_of(VISIBILITIES),
-        p("attributes", "object", false, "entry attributes (replace them with a body, merged without; a null value removes a key); on run://: model, mode (ask | act), persona, temperature (0-2), contextLimit (>= 1024), fork, inject, noRepo, noInteraction, noWeb, noProposals, route, summarize, and nothing else"),
+        p("attributes", "object", false, "entry attributes (replace them with a body, merged without; a null value removes a key); on run://: model, mode (ask | act), persona, temperature (0-2), contextLimit (>= 1024), fork, inject, noRepo, noInteraction, noWeb, noProposals, route, summarize, fallback (false: no turn's call goes to its model's fallback), sessionState (keep session://state, updated by the sidecar between loops), and nothing else"),
         p("append", "boolean", false, "append body to the current body"),
         p("pattern", "boolean", false, "treat path as a hedberg pattern"),
         p("bodyFilter", "string", false, "only entries whose body matches this hedberg pattern"),
@@ -427,7 +446,7 @@ const RUN_NAME: [ParamSpec; 2] = [
 /// `skill/add`.
 pub const SKILL_ADD: MethodSpec = MethodSpec {
     name: "skill/add",
-    description: "Adds $RUMMY_HOME/skills/<name>.md to the run as skill://<name>.",
+    description: "Adds $RUMMY_HOME/skills/<name>.md to the run as skill://<name>: its frontmatter (description, whenToUse, allowedTools, paths, memoryScope) is checked first — invalid, -32602 naming the field — and the project files its paths match become visible. Answers {ok, skill, path}.",
     params: &RUN_NAME,
     requires_hello: true,
     long_running: false,
@@ -443,7 +462,7 @@ pub const SKILL_REMOVE: MethodSpec = MethodSpec {
 /// `getSkills`.
 pub const GET_SKILLS: MethodSpec = MethodSpec {
     name: "getSkills",
-    description: "The run's skills: [{name, state}].",
+    description: "The run's skills with their frontmatter: [{name, state, active, description, whenToUse, allowedTools, paths, memoryScope}]; active: in the run's view and not archived.",
     params: &[p("run", "string", true, "run alias")],
     requires_hello: true,
     long_running: false,
@@ -451,7 +470,7 @@ pub const GET_SKILLS: MethodSpec = MethodSpec {
 /// `listSkills`.
 pub const LIST_SKILLS: MethodSpec = MethodSpec {
     name: "listSkills",
-    description: "Skills available in $RUMMY_HOME/skills: [{name, path}].",
+    description: "Skills available in $RUMMY_HOME/skills: [{name, path, description, whenToUse, error}]; error: why skill/add would refuse it.",
     params: &[],
     requires_hello: true,
     long_running: false,
@@ -556,6 +575,8 @@ pub const METHODS: &[MethodSpec] = &[
     GET_MODELS,
     ADD_MODEL,
     REMOVE_MODEL,
+    GET_ROUTES,
+    ROUTE_CHECK,
     GET_RUNS,
     GET_RUN,
     GET_ENTRIES,

@@ -230,6 +230,12 @@ pub struct RunAttributes {
     pub no_proposals: Option<bool>,
     /// Route each loop to the model configured for its prompt's class (`RUMMY_ROUTE_<class>`).
     pub route: Option<bool>,
+    /// `false`: a failed call never goes to its model's fallback (on by default where one is
+    /// configured).
+    pub fallback: Option<bool>,
+    /// Keep a session state (`session://state`), updated by the sidecar between loops
+    /// (`RUMMY_SESSION_STATE` when absent).
+    pub session_state: Option<bool>,
     /// Summarise on eviction: fold what the budget takes out of the context into the run's
     /// `summary://run` (default `RUMMY_SUMMARIZE`).
     pub summarize: Option<bool>,
@@ -238,6 +244,16 @@ pub struct RunAttributes {
     /// Fold the body into the active loop.
     #[serde(default)]
     pub inject: bool,
+}
+
+/// `route/check`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RouteCheckParams {
+    /// The text to classify, as a loop's prompt.
+    pub text: String,
+    /// The run whose settings and model decide (absent: a run with routing on).
+    pub run: Option<String>,
 }
 
 /// `file/constraint`.

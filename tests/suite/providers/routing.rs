@@ -279,3 +279,90 @@ async fn discovered_context_length_bounds_the_budget() {
     assert_eq!(small[0]["contextLength"], json!(1024));
     server.stop().await;
 }
+
+/// `getRoutes` lists every class with the alias it maps to (null: a routed run keeps its own model) and the setting that maps it.
+#[actix_rt::test]
+async fn get_routes_shows_the_configured_map() {
+    let server = routing_server().await;
+    let mut client = server.project_client("demo").await;
+    let routes = client.call("getRoutes", json!({})).await.unwrap();
+    assert_eq!(
+        routes,
+        json!([
+            { "class": "code", "model": "deep", "variable": "RUMMY_ROUTE_CODE" },
+            { "class": "reasoning", "model": null, "variable": "RUMMY_ROUTE_REASONING" },
+            { "class": "default", "model": null, "variable": "RUMMY_ROUTE_DEFAULT" },
+        ])
+    );
+    server.stop().await;
+}
+
+/// `route/check` says a text's class and the model a loop would take: for a run with routing on, for one with it off (saying so), and without a run; a run of another name is -32004; nothing reaches the model.
+#[actix_rt::test]
+async fn route_check_says_the_class_and_the_model_routing_on_or_off() {
+    let server = routing_server().await;
+    let mut client = server.project_client("demo").await;
+    let routed = start(&mut client, "routed", "hello", json!({ "route": true })).await;
+    states_until(&mut client, &routed, 200).await;
+    let plain = start(&mut client, "plain", "hello", json!({})).await;
+    states_until(&mut client, &plain, 200).await;
+    let calls_before = models_called(&server).len();
+
+    let mut answers = Vec::new();
+    for params in [
+        json!({ "text": CODE, "run": "routed" }),
+        json!({ "text": REASONING, "run": "routed" }),
+        json!({ "text": CODE, "run": "plain" }),
+        json!({ "text": CODE }),
+    ] {
+        answers.push(client.call("route/check", params).await.unwrap());
+    }
+    let missing = client
+        .call_err("route/check", json!({ "text": CODE, "run": "nobody" }))
+        .await;
+
+    assert_eq!(
+        answers,
+        vec![
+            json!({ "class": "code", "mapped": "deep", "run": "routed", "routing": true, "model": "deep",
+                    "reason": "routing sends code prompts to deep: RUMMY_ROUTE_CODE" }),
+            json!({ "class": "reasoning", "mapped": null, "run": "routed", "routing": true, "model": "fast",
+                    "reason": "no model is mapped to reasoning prompts (RUMMY_ROUTE_REASONING is not set): run routed's own model fast answers" }),
+            json!({ "class": "code", "mapped": "deep", "run": "plain", "routing": false, "model": "fast",
+                    "reason": "routing is off for run plain (its route setting is not true): its own model fast answers; with route: true it would go to deep (RUMMY_ROUTE_CODE)" }),
+            json!({ "class": "code", "mapped": "deep", "run": null, "routing": true, "model": "deep",
+                    "reason": "a run with route: true sends code prompts to deep: RUMMY_ROUTE_CODE" }),
+        ]
+    );
+    assert_eq!(
+        (missing.code, missing.message.as_str()),
+        (-32004, "run \"nobody\" not found in this project")
+    );
+    assert_eq!(models_called(&server).len(), calls_before);
+    server.stop().await;
+}
+
+/// On a server that maps no class, `route/check` says routing is off and `getRoutes` maps nothing.
+#[actix_rt::test]
+async fn route_check_says_routing_is_off_when_nothing_is_mapped() {
+    let server = TestServer::start().await;
+    let mut client = server.project_client("demo").await;
+    let check = client
+        .call("route/check", json!({ "text": REASONING }))
+        .await
+        .unwrap();
+    let routes = client.call("getRoutes", json!({})).await.unwrap();
+    assert_eq!(
+        check,
+        json!({ "class": "reasoning", "mapped": null, "run": null, "routing": false, "model": null,
+                "reason": "routing is off on this server: no class is mapped (RUMMY_ROUTE_CODE, RUMMY_ROUTE_REASONING, RUMMY_ROUTE_DEFAULT), so every run keeps its own model" })
+    );
+    let mapped: Vec<&Value> = routes
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|r| &r["model"])
+        .collect();
+    assert_eq!(mapped, vec![&Value::Null, &Value::Null, &Value::Null]);
+    server.stop().await;
+}

@@ -128,6 +128,101 @@ async fn clients_see_the_reroute() {
     server.stop().await;
 }
 
+/// A run with `fallback: false` never goes to its model's fallback: the failure that would
+/// have been rerouted ends the loop 500 and the backup is not asked; configured back to
+/// `fallback: true`, the run's next loop is rerouted again.
+#[actix_rt::test]
+async fn fallback_false_keeps_the_run_off_the_fallback() {
+    let backup = FakeProvider::start().unwrap();
+    backup.push(Reply::content(
+        "<update status=\"200\">from the backup</update>",
+    ));
+    let backup_url = backup.base_url();
+    let server = TestServer::start_with(move |c| {
+        c.models[0].fallback = Some("backup".into());
+        c.models.push(ModelSeed {
+            alias: "backup".into(),
+            actual: "ollama/small".into(),
+            context_length: Some(8192),
+            fallback: None,
+        });
+        c.providers.ollama = Some(OllamaConfig {
+            base_url: backup_url,
+        });
+    })
+    .await;
+    let not_found = || {
+        Reply::status(
+            404,
+            json!({"error": {"code": "model_not_found", "message": "The model `fake-model` does not exist"}}),
+        )
+    };
+    server.provider.push(not_found());
+    server.provider.push(not_found());
+    let mut client = server.project_client("demo").await;
+    client
+        .call(
+            "set",
+            json!({"path": "run://strict", "body": "Hello?", "attributes": {"model": "fast", "fallback": false}}),
+        )
+        .await
+        .unwrap();
+    wait_status(&mut client, "strict", 500).await;
+    let failed = client
+        .call("getRun", json!({"run": "strict"}))
+        .await
+        .unwrap();
+    let errors: Vec<&Value> = failed["history"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|h| {
+            h["path"]
+                .as_str()
+                .is_some_and(|p| p.starts_with("error://"))
+        })
+        .map(|h| &h["body"])
+        .collect();
+    assert_eq!(errors.len(), 1, "{failed}");
+    assert!(
+        errors[0].as_str().unwrap_or_default().contains("404"),
+        "{errors:?}"
+    );
+    let rerouted_while_strict = client
+        .drain_notifications()
+        .into_iter()
+        .filter(|n| {
+            n["method"] == json!("run/progress") && n["params"]["status"] == json!("rerouted")
+        })
+        .count();
+    assert_eq!(
+        (rerouted_while_strict, backup.chat_requests().len()),
+        (0, 0)
+    );
+
+    client
+        .call(
+            "set",
+            json!({"path": "run://strict", "body": "Again?", "attributes": {"fallback": true}}),
+        )
+        .await
+        .unwrap();
+    let rerouted = client
+        .wait_for_notification("run/progress", WAIT, |p| p["status"] == json!("rerouted"))
+        .await
+        .unwrap();
+    let done = wait_status(&mut client, "strict", 200).await;
+    assert_eq!(
+        (
+            &rerouted["to"],
+            &done["summary"],
+            backup.chat_requests().len()
+        ),
+        (&json!("backup"), &json!("from the backup"), 1)
+    );
+    server.stop().await;
+}
+
 /// A model on a provider that is not configured, or not known, is refused with a message saying what to set.
 #[actix_rt::test]
 async fn unconfigured_provider_is_a_clear_error() {

@@ -22,9 +22,9 @@ use rummy_core::wire::methods::{self, MethodSpec};
 use rummy_core::wire::params::{
     AddModelParams, AliasParams, ConstraintParams, DropParams, GetEntriesParams, GetParams,
     GetRunParams, HelloParams, MoveParams, NoParams, Page, PersonaParams, ProjectSetParams,
-    ProjectsParams, RmParams, RunParams, SetParams, SkillParams, StreamAbortedParams,
-    StreamCancelParams, StreamCompletedParams, StreamParams, TokenCreateParams, TokenRevokeParams,
-    UpdateParams,
+    ProjectsParams, RmParams, RouteCheckParams, RunParams, SetParams, SkillParams,
+    StreamAbortedParams, StreamCancelParams, StreamCompletedParams, StreamParams,
+    TokenCreateParams, TokenRevokeParams, UpdateParams,
 };
 use rummy_core::wire::results::Pong;
 use rummy_core::wire::RpcError;
@@ -87,6 +87,8 @@ pub(super) static ROUTES: &[Route] = &[
     route!(methods::GET_MODELS, models::get_models, Page),
     route!(methods::ADD_MODEL, models::add_model, AddModelParams),
     route!(methods::REMOVE_MODEL, models::remove_model, AliasParams),
+    route!(methods::GET_ROUTES, models::get_routes, NoParams),
+    route!(methods::ROUTE_CHECK, models::route_check, RouteCheckParams),
     route!(methods::GET_RUNS, runs::get_runs, Page),
     route!(methods::GET_RUN, runs::get_run, GetRunParams),
     route!(methods::GET_ENTRIES, entries::get_entries, GetEntriesParams),

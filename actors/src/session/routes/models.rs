@@ -1,13 +1,15 @@
-//! The server's model aliases: `getModels`, and the admin's `addModel` and `removeModel`.
+//! The server's model aliases: `getModels`, and the admin's `addModel` and `removeModel`; and
+//! how runs are routed among them: `getRoutes` and `route/check`.
 
 use crate::clock::now;
 use crate::errors::Error;
 use crate::session::auth;
 use crate::session::call::Call;
 use rummy_core::config::ModelSeed;
+use rummy_core::provider::routing::{self, CheckedRun};
 use rummy_core::store::models;
-use rummy_core::wire::params::{AddModelParams, AliasParams, Page};
-use rummy_core::wire::results::{AddedModel, Done, Model};
+use rummy_core::wire::params::{AddModelParams, AliasParams, NoParams, Page, RouteCheckParams};
+use rummy_core::wire::results::{AddedModel, Done, Model, RouteCheck, RouteClass};
 use rummy_core::wire::RpcError;
 
 /// `getModels`: a page of the aliases.
@@ -66,4 +68,42 @@ pub async fn remove_model(call: Call, p: AliasParams) -> Result<Done, Error> {
     auth::require_admin(&auth::caller(&call, None).await?, "removeModel")?;
     call.write(move |c| models::remove(c, &p.alias)).await?;
     Ok(Done::OK)
+}
+
+/// `getRoutes`: routing's class → model map as configured.
+pub async fn get_routes(call: Call, _: NoParams) -> Result<Vec<RouteClass>, Error> {
+    let table = routing::table(&call.svc().config.providers.routing);
+    Ok(table
+        .into_iter()
+        .map(|(class, variable, model)| RouteClass {
+            class: class.name().to_owned(),
+            model,
+            variable,
+        })
+        .collect())
+}
+
+/// `route/check`: the class of a text and the model a loop starting with it would use, for the
+/// named run or a run with routing on; nothing is called or stored.
+pub async fn route_check(call: Call, p: RouteCheckParams) -> Result<RouteCheck, Error> {
+    let run = match &p.run {
+        Some(alias) => {
+            let run = call.run(alias).await?;
+            Some(CheckedRun {
+                routes: routing::requested(&run.flags()),
+                alias: run.alias,
+                model: run.model,
+            })
+        }
+        None => None,
+    };
+    let check = routing::check(&p.text, run.as_ref(), &call.svc().config.providers.routing);
+    Ok(RouteCheck {
+        class: check.class.name().to_owned(),
+        mapped: check.mapped,
+        run: run.map(|r| r.alias),
+        routing: check.routing,
+        model: check.model,
+        reason: check.reason,
+    })
 }

@@ -1,12 +1,15 @@
 //! Skills and personas: files under `$RUMMY_HOME/skills` and `/personas` — listed, added to a
-//! run as `skill://<name>` or set as its persona.
+//! run as `skill://<name>` (its frontmatter checked first: invalid, the skill is refused with
+//! the field named) or set as its persona.
 
 use crate::clock::now;
 use crate::errors::Error;
 use crate::session::call::Call;
+use rummy_core::skill::{self, SkillMeta};
 use rummy_core::store::skills;
+use rummy_core::tools::TOOL_ORDER;
 use rummy_core::wire::params::{NoParams, PersonaParams, RunParams, SkillParams};
-use rummy_core::wire::results::{Done, NamedFile, RunSkill, SkillAck};
+use rummy_core::wire::results::{Done, NamedFile, RunSkill, SkillAck, SkillFile};
 use rummy_core::wire::{ErrorKind, RpcError};
 use std::path::PathBuf;
 
@@ -32,13 +35,20 @@ async fn list_named(dir: PathBuf) -> Result<Vec<NamedFile>, Error> {
         .collect())
 }
 
-/// `skill/add`: the skill's file, added to the run as `skill://<name>`.
+/// `skill/add`: the skill's file, its frontmatter checked, added to the run as
+/// `skill://<name>`; the project files its `paths` match become visible.
 pub async fn skill_add(call: Call, p: SkillParams) -> Result<SkillAck, Error> {
     let run = call.run(&p.run).await?;
-    let body = read_named(call.home("skills"), "skill", p.name.clone()).await?;
+    let text = read_named(call.home("skills"), "skill", p.name.clone()).await?;
+    let parsed = skill::parse(&p.name, &text, TOOL_ORDER).map_err(|e| {
+        RpcError::new(
+            ErrorKind::InvalidParams,
+            format!("skill \"{}\": {e}", p.name),
+        )
+    })?;
     let (rr, divisor, name) = (run.run_ref(), call.divisor(), p.name.clone());
-    let path = call
-        .write(move |c| skills::add(c, rr, &name, &body, divisor, now()))
+    let (path, _) = call
+        .write(move |c| skills::add(c, rr, &name, &parsed, divisor, now()))
         .await?;
     Ok(SkillAck {
         ok: true,
@@ -61,13 +71,50 @@ pub async fn get_skills(call: Call, p: RunParams) -> Result<Vec<RunSkill>, Error
     let list = call.read(move |c| skills::of_run(c, run.id)).await?;
     Ok(list
         .into_iter()
-        .map(|(name, state)| RunSkill { name, state })
+        .map(|s| {
+            let meta = SkillMeta::from_attributes(&s.attributes);
+            RunSkill {
+                name: s.name,
+                state: s.state,
+                active: s.active,
+                description: meta.description,
+                when_to_use: meta.when_to_use,
+                allowed_tools: meta.allowed_tools,
+                paths: meta.paths,
+                memory_scope: meta.memory_scope.map(|m| m.name().to_owned()),
+            }
+        })
         .collect())
 }
 
-/// `listSkills`: the skills the server's home holds.
-pub async fn list_skills(call: Call, _: NoParams) -> Result<Vec<NamedFile>, Error> {
-    list_named(call.home("skills")).await
+/// `listSkills`: the skills the server's home holds, with what their frontmatter says of them
+/// (or why it is invalid).
+pub async fn list_skills(call: Call, _: NoParams) -> Result<Vec<SkillFile>, Error> {
+    let dir = call.home("skills");
+    let list = actix_rt::task::spawn_blocking(move || {
+        skills::list_dir(&dir)
+            .into_iter()
+            .map(|(name, path)| {
+                let read = std::fs::read_to_string(&path).map_err(|e| e.to_string());
+                let parsed = read.and_then(|text| {
+                    skill::parse(&name, &text, TOOL_ORDER).map_err(|e| e.to_string())
+                });
+                let (meta, error) = match parsed {
+                    Ok(s) => (s.meta, None),
+                    Err(e) => (SkillMeta::default(), Some(e)),
+                };
+                SkillFile {
+                    name,
+                    path,
+                    description: meta.description,
+                    when_to_use: meta.when_to_use,
+                    error,
+                }
+            })
+            .collect()
+    })
+    .await?;
+    Ok(list)
 }
 
 /// `listPersonas`: the personas the server's home holds.

@@ -1,4 +1,4 @@
-//! Begin: the turn's row allocated — by the write that ended the turn before it, or by a write of its own that, on a loop's first turn, also records the loop's prompt, syncs the project's scan and attaches its files.
+//! Begin: the turn's row allocated — by the write that ended the turn before it, or by a write of its own that, on a loop's first turn, also records the loop's prompt, syncs the project's scan, attaches its files and gives a run that keeps session state and has none the empty one.
 //!
 //! Either write reads the turn's context ahead ([`context::read_ahead`](super::context::read_ahead)).
 
@@ -10,6 +10,7 @@ use crate::services::Services;
 use crate::turn::{Allocated, ContextRead, TurnFailure, TurnJob};
 use rummy_core::files::sync::{self, SyncReport};
 use rummy_core::hedberg;
+use rummy_core::session_state::stored;
 use rummy_core::store::entries::RunRef;
 use rummy_core::store::{constraints, projects, turns, StoreError};
 use rummy_core::turn::{record, TurnRef};
@@ -89,6 +90,7 @@ async fn allocate(
 ) -> Result<(Begun, Option<(SyncReport, ProjectScan)>), TurnFailure> {
     let (run, loop_id, first, mode) = (job.run, job.loop_id, job.first_in_loop, job.mode);
     let (prompt, divisor) = (job.prompt.clone(), svc.config.limits.token_divisor);
+    let session_state = first && stored::enabled(&job.flags, svc.config.session_state.enabled);
     let slot = Arc::clone(&job.context);
     let (t, turn_id, synced, ahead) = svc
         .store
@@ -101,6 +103,11 @@ async fn allocate(
             };
             if first {
                 record::prompt(c, t, &prompt, mode, divisor, now())?;
+            }
+            // A run that keeps session state and has none yet (older than the setting, or new)
+            // gets the empty one at its loop's start, silently.
+            if session_state && stored::allowed(c, run.run_id)? {
+                stored::ensure(c, run, divisor, now())?;
             }
             let synced = match scan {
                 Some(scan) => Some((scan.sync(c, divisor)?, scan)),

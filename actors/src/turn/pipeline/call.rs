@@ -38,6 +38,7 @@ pub(super) async fn call(
     let Prompt {
         spread,
         messages,
+        flags,
         sidecar,
         ..
     } = prompt;
@@ -95,6 +96,7 @@ pub(super) async fn call(
         telemetry,
         assembled: Some(assembled),
         prelude: Some(recorded),
+        flags,
     }))
 }
 

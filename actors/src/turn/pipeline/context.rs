@@ -13,11 +13,15 @@ use crate::sidecar::Charge;
 use crate::turn::events::distribution;
 use crate::turn::{ContextRead, TurnFailure, TurnJob};
 use rummy_core::run::Mode;
+use rummy_core::session_state::stored;
 use rummy_core::sidecar::SidecarRecord;
 use rummy_core::store::context::{context_since, KeptContext};
+use rummy_core::store::entries::ViewRow;
 use rummy_core::tools;
+use rummy_core::tools::context::SkillTools;
 use rummy_core::turn::assemble::{assemble, AssemblyInput, Messages};
 use rummy_core::turn::budget::{self, Budget};
+use rummy_core::turn::dispatch::LoopFlags;
 use rummy_core::turn::summary::{self as summary_store, render_evicted, HistoryPlan};
 use serde_json::Value;
 use std::sync::{Arc, Mutex};
@@ -32,6 +36,9 @@ pub(super) struct Prompt {
     pub rev: i32,
     /// The run's budget, when its context size is known.
     pub budget: Option<Budget>,
+    /// The loop's flags with the tools its run's active skills allow, as the instructions
+    /// offered them: dispatch refuses what they did not offer.
+    pub flags: LoopFlags,
     /// The side tasks fitting the prompt made (a summary of what History Demotion evicted),
     /// for the turn's telemetry.
     pub sidecar: Vec<SidecarRecord>,
@@ -137,14 +144,14 @@ pub(super) async fn materialise(
 ) -> Result<Prompt, TurnFailure> {
     let run_id = job.run.run_id;
     let limits = &svc.config.limits;
-    let (mode, divisor) = (job.mode, limits.token_divisor);
+    let divisor = limits.token_divisor;
     let (context_size, ceiling) = (job.context_size, limits.budget_ceiling);
-    let instructions = instructions_of(svc, job);
+    let offer = Offer::of(svc, job);
     let slot = Arc::clone(&job.context);
     if let Some(read) = read {
         if let Some(context) = take_kept(&slot) {
             let budget = Budget::new(context_size, None, ceiling, read.ratio);
-            let prompt = assembled(&context, &instructions, mode, budget, divisor);
+            let prompt = assembled(&context, &offer, budget, divisor);
             put_kept(&slot, context);
             return Ok(prompt);
         }
@@ -153,7 +160,7 @@ pub(super) async fn materialise(
         .read(move |c| {
             let budget = Budget::new(context_size, None, ceiling, budget::last_ratio(c, run_id)?);
             let context = context_since(c, run_id, take_kept(&slot))?;
-            let prompt = assembled(&context, &instructions, mode, budget, divisor);
+            let prompt = assembled(&context, &offer, budget, divisor);
             put_kept(&slot, context);
             Ok(prompt)
         })
@@ -161,37 +168,61 @@ pub(super) async fn materialise(
         .map_err(failure)
 }
 
-/// The instructions that open the loop's system message: the preamble with the tools its mode
-/// and flags offer, and the persona.
-fn instructions_of(svc: &Services, job: &TurnJob) -> String {
-    let active = tools::active_tools(job.mode, loop_flags(job), svc.search.is_some());
-    tools::instructions(
-        &active,
-        svc.config.limits.max_commands,
-        job.persona.as_deref(),
-    )
+/// What a loop offers its model, before the run's active skills narrow the tools: the mode,
+/// the flags, whether `search` has a backend, the command cap, the persona, and whether the
+/// run keeps session state.
+struct Offer {
+    mode: Mode,
+    flags: LoopFlags,
+    search_enabled: bool,
+    max_commands: usize,
+    persona: Option<String>,
+    session_state: bool,
+}
+
+impl Offer {
+    fn of(svc: &Services, job: &TurnJob) -> Offer {
+        Offer {
+            mode: job.mode,
+            flags: loop_flags(job),
+            search_enabled: svc.search.is_some(),
+            max_commands: svc.config.limits.max_commands,
+            persona: job.persona.clone(),
+            session_state: stored::enabled(&job.flags, svc.config.session_state.enabled),
+        }
+    }
+
+    /// The instructions that open the system message of a turn with these context rows — the
+    /// preamble with the tools the mode, the flags and the active skills (`allowedTools`)
+    /// offer, and the persona — and the flags dispatch then refuses by.
+    fn instructions(&self, rows: &[ViewRow]) -> (String, LoopFlags) {
+        let flags = LoopFlags {
+            skill_tools: SkillTools::of_rows(rows),
+            ..self.flags
+        };
+        let active = tools::active_tools(self.mode, flags, self.search_enabled);
+        let text = tools::instructions(&active, self.max_commands, self.persona.as_deref());
+        (text, flags)
+    }
 }
 
 /// The prompt of a turn from its context rows.
-fn assembled(
-    context: &KeptContext,
-    instructions: &str,
-    mode: Mode,
-    budget: Option<Budget>,
-    divisor: u32,
-) -> Prompt {
+fn assembled(context: &KeptContext, offer: &Offer, budget: Option<Budget>, divisor: u32) -> Prompt {
+    let (instructions, flags) = offer.instructions(context.rows());
     let messages = assemble(AssemblyInput {
         rows: context.rows(),
-        instructions,
-        mode,
+        instructions: &instructions,
+        mode: offer.mode,
         budget,
         divisor,
+        session_state: offer.session_state,
     });
     Prompt {
         spread: distribution(context.rows()),
         messages,
         rev: context.next_rev(),
         budget,
+        flags,
         sidecar: Vec::new(),
     }
 }
@@ -251,10 +282,12 @@ async fn plan_history(
         return Ok(None);
     };
     let (mode, divisor) = (job.mode, svc.config.limits.token_divisor);
-    let instructions = instructions_of(svc, job);
+    let offer = Offer::of(svc, job);
+    let session_state = offer.session_state;
     let reserve = budget::demotion_note_reserve(divisor);
     let summary_reserve = summary_store::reserve(svc.config.summary.max_chars, divisor);
     let (kept, plan) = actix_rt::task::spawn_blocking(move || {
+        let (instructions, _) = offer.instructions(kept.rows());
         let plan = summary_store::plan_history(
             kept.rows(),
             summarizing,
@@ -266,6 +299,7 @@ async fn plan_history(
                     mode,
                     budget: Some(b),
                     divisor,
+                    session_state,
                 });
                 b.overflow(b.calibrate(messages.tokens + reserve + extra)) == 0
             },

@@ -13,9 +13,10 @@ use crate::services::Services;
 use crate::turn::{Decision, TurnEnd, TurnFailure, TurnJob};
 use rummy_core::entry::State;
 use rummy_core::parse::parse_reply;
-use rummy_core::store::{entries, turns, StoreError};
+use rummy_core::store::{entries, skills, turns, StoreError};
+use rummy_core::tools::context::SkillTools;
 use rummy_core::turn::batch::Commands;
-use rummy_core::turn::dispatch::{DispatchCtx, DispatchLimits};
+use rummy_core::turn::dispatch::{DispatchCtx, DispatchLimits, LoopFlags};
 use rummy_core::turn::streams::{self, StreamWrite};
 use rummy_core::turn::TurnRef;
 use rummy_core::wire::notifications::{Proposed, RunProposal};
@@ -42,6 +43,9 @@ pub(super) struct Dispatching {
     /// Writes that commit with the first batch (the reply's record, or a resumed turn's
     /// command no longer awaited).
     pub prelude: Option<Prelude>,
+    /// The loop's flags with the tools the run's active skills allow: those the turn's
+    /// instructions offered (a resumed turn reads its skills again).
+    pub flags: LoopFlags,
 }
 
 /// Dispatches the pending commands, pausing at a proposal; then the turn's end.
@@ -58,6 +62,7 @@ pub(super) async fn dispatch(
         telemetry,
         assembled,
         mut prelude,
+        flags,
     } = dispatching;
     let limits = &svc.config.limits;
     let ctx = DispatchCtx {
@@ -67,7 +72,7 @@ pub(super) async fn dispatch(
             max_entry_tokens: limits.max_entry_tokens,
         },
         mode: job.mode,
-        flags: loop_flags(job),
+        flags,
         command_index: 0,
         search_enabled: svc.search.is_some(),
         runner: svc.config.commands.runner,
@@ -137,13 +142,13 @@ pub(super) async fn resumed(
     awaited: Option<String>,
 ) -> Result<Dispatching, TurnFailure> {
     let run = job.run;
-    let (turn_id, reply, usage) = svc
+    let (turn_id, reply, usage, skills) = svc
         .store
         .read(move |c| {
             let tokens = turns::tokens_of(c, run.run_id, turn)?;
             let reply = entries::by_path(c, run.run_id, &format!("assistant://{turn}"))?.map(|r| r.body).unwrap_or_default();
             let usage = json!({ "promptTokens": tokens.prompt, "completionTokens": tokens.completion, "totalTokens": tokens.total });
-            Ok((tokens.id, reply, usage))
+            Ok((tokens.id, reply, usage, skills::active(c, run.run_id)?))
         })
         .await
         .map_err(failure)?;
@@ -171,6 +176,10 @@ pub(super) async fn resumed(
         telemetry: json!({ "model": job.model_alias, "usage": usage, "resumed": true }),
         assembled: None,
         prelude,
+        flags: LoopFlags {
+            skill_tools: SkillTools::of_attributes(&skills),
+            ..loop_flags(job)
+        },
     })
 }
 

@@ -1,11 +1,13 @@
 //! Summarisation on eviction, the turn's side: the sidecar asked to fold what History Demotion archives or Turn Demotion summarizes into the run's `summary://run`, within one time limit, before the demotion is written.
 //!
 //! The pure parts — which fold, its prompt, the answer's reading, the update flow, the plan that
-//! leaves room for the summary — are `rummy_core::turn::summary`. A fold that fails leaves the
-//! summary as it was, and the demotion goes on plainly: the turn never fails for it.
+//! leaves room for the summary — are `rummy_core::turn::summary`. Before a fold, the run's
+//! session state is refreshed (`session_state::before_summary`) within the fold's time limit.
+//! A fold that fails leaves the summary as it was, and the demotion goes on plainly: the turn never fails for it.
 
 use super::failure;
 use crate::services::Services;
+use crate::session_state;
 use crate::sidecar::{self, Charge};
 use crate::turn::{TurnFailure, TurnJob};
 use rummy_core::sidecar::SidecarFailure;
@@ -32,8 +34,18 @@ pub(super) async fn fold(
 ) -> Option<String> {
     let max_chars = svc.config.summary.max_chars;
     let limit_ms = svc.config.sidecar.timeout_ms;
-    let started = Instant::now();
     let mut fold = Fold::of(prior.as_deref(), evicted.as_deref())?;
+    // What is about to leave the context goes into the session state first (when the run
+    // keeps one), within the same time limit: the turn waits no longer for both. A refresh
+    // that asked nothing (the run keeps no state, or nothing is due) took a read, not a model
+    // call, and leaves the summary its whole limit.
+    let asked = Instant::now();
+    let refreshed = session_state::before_summary(svc, charge, limit_ms).await;
+    tracing::debug!(?refreshed, "session state before a summary");
+    let started = match refreshed {
+        session_state::Refreshed::Skipped(_) => Instant::now(),
+        _ => asked,
+    };
     loop {
         let spent = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
         let answer = match limit_ms.saturating_sub(spent) {

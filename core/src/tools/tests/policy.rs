@@ -14,6 +14,7 @@ const NO_FLAGS: LoopFlags = LoopFlags {
     no_interaction: false,
     no_web: false,
     no_proposals: false,
+    skill_tools: crate::tools::context::SkillTools::ALL,
 };
 
 /// Mode, flags and the search backend decide the advertised tools, always in the same order.
@@ -74,6 +75,53 @@ fn active_tools_per_mode_and_flags() {
                 vec!["get", "think", "set", "cp", "mv", "rm", "update"]
             ),
         ]
+    );
+}
+
+/// Active skills' `allowedTools` narrow the advertised tools to those every restricting skill
+/// lists, lifecycle tools kept, and refuse the others with the list the model may use.
+#[test]
+fn skills_narrow_the_tools() {
+    use crate::tools::context::SkillTools;
+    use crate::tools::policy::{tool_refusal, Refused};
+    let review = json!({"name": "review", "allowedTools": ["get", "env", "sh"]});
+    let narrower = json!({"name": "quiet", "allowedTools": ["get", "env"]});
+    let free = json!({"name": "style"});
+    let flags = |skills: &[serde_json::Value]| LoopFlags {
+        skill_tools: SkillTools::of_attributes(skills),
+        ..NO_FLAGS
+    };
+    assert_eq!(
+        (
+            active_tools(Mode::Act, flags(std::slice::from_ref(&free)), false),
+            active_tools(Mode::Act, flags(&[review.clone(), free]), false),
+            active_tools(Mode::Act, flags(&[review.clone(), narrower]), false),
+            active_tools(Mode::Ask, flags(std::slice::from_ref(&review)), false),
+        ),
+        (
+            active_tools(Mode::Act, NO_FLAGS, false),
+            vec!["get", "env", "think", "sh", "update"],
+            vec!["get", "env", "think", "update"],
+            vec!["get", "env", "think", "update"],
+        )
+    );
+    assert_eq!(
+        (
+            tool_refusal(Mode::Act, flags(std::slice::from_ref(&review)), false, "set"),
+            tool_refusal(Mode::Act, flags(std::slice::from_ref(&review)), false, "update"),
+            tool_refusal(Mode::Ask, flags(&[review]), false, "sh"),
+        ),
+        (
+            Some(Refused {
+                outcome: "permission",
+                reason: "Rejected <set>: the active skills allow only get, env, think, sh, update (allowedTools)".into(),
+            }),
+            None,
+            Some(Refused {
+                outcome: "permission",
+                reason: "Rejected <sh> in ask mode".into(),
+            }),
+        )
     );
 }
 

@@ -14,6 +14,7 @@ const NO_FLAGS: LoopFlags = LoopFlags {
     no_interaction: false,
     no_web: false,
     no_proposals: false,
+    skill_tools: crate::tools::context::SkillTools::ALL,
 };
 
 /// With a backend, search streams; the executor's hits then become summarized page entries and a result list.

@@ -308,6 +308,7 @@ fn the_summary_renders_first_in_previous() {
         mode: Mode::Ask,
         budget: None,
         divisor: 2,
+        session_state: false,
     });
     assert_eq!(
         messages.system,
