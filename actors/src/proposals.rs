@@ -18,6 +18,7 @@ use crate::errors::{from_store, internal};
 use crate::services::locks::LockKey;
 use crate::services::Services;
 use rummy_core::entry::{text_attr, State};
+use rummy_core::parse::ToolName;
 use rummy_core::run::RunStatus;
 use rummy_core::store::entries;
 use rummy_core::store::entries::RunRef;
@@ -43,7 +44,7 @@ pub struct Resolution {
 
 /// Whether a resolution accepted a command whose output its turn waits for.
 pub fn awaits_output(resolved: &Resolved) -> bool {
-    matches!(resolved.tool.as_str(), "sh" | "env") && resolved.state == State::Resolved
+    matches!(resolved.tool, ToolName::Sh | ToolName::Env) && resolved.state == State::Resolved
 }
 
 /// Resolves the proposal at `path` of `run` as decided (`root`: the project root on disk, where

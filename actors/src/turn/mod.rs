@@ -11,6 +11,7 @@ mod search;
 use crate::provider::Route;
 use crate::services::Services;
 use actix::prelude::*;
+use rummy_core::parse::ToolName;
 use rummy_core::run::Mode;
 use rummy_core::store::context::KeptContext;
 use rummy_core::store::entries::RunRef;
@@ -74,7 +75,7 @@ pub enum Start {
         /// The first command still to run.
         next_index: usize,
         /// The tool whose rejected or failed proposal aborts the rest.
-        aborted_by: Option<String>,
+        aborted_by: Option<ToolName>,
         /// The accepted command whose output the turn waited for: no longer awaited from the
         /// first write on (`rummy_core::turn::streams::stop_awaiting`).
         awaited: Option<String>,

@@ -12,6 +12,7 @@ use rummy_core::store::notifications::Recorded;
 use rummy_core::tools::messages::SEARCH_NOT_CONFIGURED;
 use rummy_core::tools::search::backend::SearchFailure;
 use rummy_core::tools::search::{record_failure, record_results, request_of};
+use rummy_core::tools::ToolName;
 use rummy_core::turn::dispatch::Dispatched;
 use rummy_core::turn::{state, TurnRef};
 use serde_json::Value;
@@ -28,7 +29,7 @@ pub async fn answer(
     t: TurnRef,
     mut done: Dispatched,
 ) -> Result<Dispatched, TurnFailure> {
-    if done.tool != "search" || done.state != State::Streaming {
+    if done.tool != ToolName::Search || done.state != State::Streaming {
         return Ok(done);
     }
     let failure = TurnFailure::Store;

@@ -10,7 +10,7 @@ use super::context::DispatchCtx;
 use super::messages;
 use crate::entry::{State, Visibility, Writer};
 use crate::hedberg::{self, PatternKind};
-use crate::parse::ToolCall;
+use crate::parse::{ToolCall, ToolName};
 use crate::path::{normalize, scheme_of};
 use crate::schemes;
 use crate::store::entries::{self, EntryWrite, ViewRow};
@@ -117,12 +117,17 @@ pub fn bases<'a>(files: impl IntoIterator<Item = (&'a str, Option<&'a str>)>) ->
 }
 
 /// The attribute a tool's target is stored under; `update` has none.
-pub fn target_key(tool: &str) -> Option<&'static str> {
+pub fn target_key(tool: ToolName) -> Option<&'static str> {
     match tool {
-        "update" | "think" => None,
-        "sh" | "env" => Some("command"),
-        "ask_user" => Some("question"),
-        _ => Some("path"),
+        ToolName::Update | ToolName::Think => None,
+        ToolName::Sh | ToolName::Env => Some("command"),
+        ToolName::AskUser => Some("question"),
+        ToolName::Get
+        | ToolName::Search
+        | ToolName::Set
+        | ToolName::Cp
+        | ToolName::Mv
+        | ToolName::Rm => Some("path"),
     }
 }
 
@@ -138,11 +143,17 @@ pub fn body(call: &ToolCall) -> Option<&str> {
 
 /// The command's target: the path, command or question it is about.
 pub fn target_of(call: &ToolCall) -> String {
-    let attr_target = match call.name.as_str() {
-        "sh" | "env" => attr(call, "command"),
-        "ask_user" => attr(call, "question"),
-        "search" => attr(call, "path").or_else(|| attr(call, "query")),
-        _ => attr(call, "path"),
+    let attr_target = match call.name {
+        ToolName::Sh | ToolName::Env => attr(call, "command"),
+        ToolName::AskUser => attr(call, "question"),
+        ToolName::Search => attr(call, "path").or_else(|| attr(call, "query")),
+        ToolName::Get
+        | ToolName::Think
+        | ToolName::Set
+        | ToolName::Cp
+        | ToolName::Mv
+        | ToolName::Rm
+        | ToolName::Update => attr(call, "path"),
     };
     attr_target.or_else(|| body(call)).unwrap_or("").to_owned()
 }

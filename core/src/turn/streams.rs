@@ -11,6 +11,7 @@ pub use crate::commands::StreamEnd;
 
 use crate::config::CommandRunner;
 use crate::entry::{strings_attr, text_attr, State, Visibility, Writer};
+use crate::parse::ToolName;
 use crate::store::entries::{self, EntryWrite, RunRef, ViewRow};
 use crate::store::ops::{change_view, Op, ViewChange};
 use crate::store::{views, StoreError};
@@ -276,7 +277,7 @@ pub struct Awaited {
     /// The command's log entry (the accepted proposal).
     pub path: String,
     /// `sh` or `env`.
-    pub tool: String,
+    pub tool: ToolName,
     /// Its turn.
     pub turn: i32,
     /// Its position among the turn's commands.
@@ -284,18 +285,18 @@ pub struct Awaited {
 }
 
 impl Awaited {
-    /// The command whose log entry is `row`.
-    pub fn of(row: &ViewRow) -> Awaited {
-        Awaited {
+    /// The command whose log entry is `row`, if it is a tool's.
+    pub fn of(row: &ViewRow) -> Option<Awaited> {
+        Some(Awaited {
             path: row.path.clone(),
-            tool: row.tag().to_owned(),
+            tool: ToolName::from_scheme(row.tag())?,
             turn: row.turn,
             command_index: row
                 .attributes()
                 .get("commandIndex")
                 .and_then(Value::as_u64)
                 .unwrap_or(0) as usize,
-        }
+        })
     }
 }
 
@@ -308,8 +309,8 @@ pub fn awaited(
     let rows = views::commands_of_turn(conn, run_id, turn)?;
     Ok(rows
         .iter()
-        .find(|r| r.attributes().get(AWAITING) == Some(&Value::Bool(true)))
-        .map(Awaited::of))
+        .filter(|r| r.attributes().get(AWAITING) == Some(&Value::Bool(true)))
+        .find_map(Awaited::of))
 }
 
 /// Fails every channel still streaming, of every run, with `reason` (a restart: nobody

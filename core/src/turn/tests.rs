@@ -85,12 +85,16 @@ impl Fixture {
 
     fn run_reply(&mut self, t: TurnRef, reply: &str) -> Vec<(String, State, Option<String>)> {
         let parsed = parse_reply(reply, 15);
-        let mut failed: Option<String> = None;
+        let mut failed: Option<crate::parse::ToolName> = None;
         let mut out = Vec::new();
-        for call in parsed.commands.iter().filter(|c| c.name != "think") {
-            let d = dispatch(&mut self.conn, &ctx(t), call, failed.as_deref(), NOW).unwrap();
+        for call in parsed
+            .commands
+            .iter()
+            .filter(|c| c.name != crate::parse::ToolName::Think)
+        {
+            let d = dispatch(&mut self.conn, &ctx(t), call, failed, NOW).unwrap();
             if d.failed() && failed.is_none() && d.update.is_none() {
-                failed = Some(d.tool.clone());
+                failed = Some(d.tool);
             }
             out.push((d.path, d.state, d.outcome));
         }
@@ -558,7 +562,7 @@ fn the_first_failed_action_aborts_the_rest_and_the_update_still_applies() {
     assert_eq!(commands.update(), Some(&done));
 
     // A turn resumed at the update after a failed proposal knows both.
-    let resumed = Commands::resume_at(&parsed.commands, 4, Some("set".to_owned()));
+    let resumed = Commands::resume_at(&parsed.commands, 4, Some(crate::parse::ToolName::Set));
     assert_eq!(
         (resumed.any_failed(), resumed.update()),
         (true, Some(&done))

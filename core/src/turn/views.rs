@@ -11,12 +11,13 @@
 //! | ask_user | `# ask_user`, `# Question: Q`, `# Answer: A` | `Q → A` |
 //! | http, https | page body | snippet |
 //!
-//! Archived entries are never shown. Renderers trust the projection: they
+//! A tool's results are projected by the tool (`tools::view`, matched on its
+//! [`ToolName`]); the other schemes here. Archived entries are never shown. Renderers trust the projection: they
 //! do not check visibility again.
 
 use crate::entry::Visibility;
 use crate::store::entries::ViewRow;
-use crate::tools;
+use crate::tools::{self, ToolName};
 
 /// Characters of a summarized prompt the model still sees.
 pub const PROMPT_SUMMARY_CHARS: usize = 500;
@@ -31,14 +32,14 @@ pub fn project(row: &ViewRow) -> String {
         Visibility::Visible => true,
         Visibility::Summarized => false,
     };
-    match (row.tag(), visible) {
+    let tag = row.tag();
+    if let Some(tool) = ToolName::from_scheme(tag) {
+        return tools::view(tool, row, visible);
+    }
+    match (tag, visible) {
         ("prompt", true) => row.body.clone(),
         ("prompt", false) => truncate_prompt(&row.body),
-        ("update", _) => tools::update::view(row),
         ("error" | "budget", _) => row.body.clone(),
-        ("set", true) => tools::set::visible(row),
-        ("ask_user", true) => tools::ask_user::visible(row),
-        ("ask_user", false) => tools::ask_user::summarized(row),
         ("http" | "https", false) => tools::search::page_summary(row),
         (_, true) => row.body.clone(),
         (_, false) => String::new(),

@@ -14,7 +14,7 @@ use crate::provider::{Complete, ProviderError};
 use crate::services::Services;
 use crate::turn::events::{forward_events, progress};
 use crate::turn::{TurnFailure, TurnJob};
-use rummy_core::parse::{looks_like_tool_call, parse_reply, ParsedReply, ToolCall};
+use rummy_core::parse::{looks_like_tool_call, parse_reply, ParsedReply, ToolCall, ToolName};
 use rummy_core::provider::{ChatMessage, Completion};
 use rummy_core::store::turns;
 use rummy_core::turn::assemble::Messages;
@@ -140,7 +140,8 @@ fn record_reply(
     let (mut warnings, unparsed) = (parsed.warnings.clone(), parsed.unparsed.clone());
     // Prose beside real commands that looks like a mangled command: tell the
     // model it did not run (a prose-only reply is the healer's to judge).
-    if parsed.commands.iter().any(|c| c.name != "think") && looks_like_tool_call(&unparsed) {
+    if parsed.commands.iter().any(|c| c.name != ToolName::Think) && looks_like_tool_call(&unparsed)
+    {
         warnings.push(healer_warnings::UNREADABLE_COMMAND.to_owned());
     }
     Box::new(move |c| {
@@ -182,7 +183,7 @@ fn merge_reasoning(completion: &Completion, commands: &[ToolCall]) -> Option<Str
     parts.extend(
         commands
             .iter()
-            .filter(|c| c.name == "think")
+            .filter(|c| c.name == ToolName::Think)
             .map(|c| c.body.trim().to_owned())
             .filter(|b| !b.is_empty()),
     );

@@ -12,7 +12,7 @@ use crate::clock::now;
 use crate::services::Services;
 use crate::turn::{Decision, TurnEnd, TurnFailure, TurnJob};
 use rummy_core::entry::State;
-use rummy_core::parse::parse_reply;
+use rummy_core::parse::{parse_reply, ToolName};
 use rummy_core::store::{entries, turns, StoreError};
 use rummy_core::turn::batch::Commands;
 use rummy_core::turn::dispatch::{DispatchCtx, DispatchLimits};
@@ -133,7 +133,7 @@ pub(super) async fn resumed(
     job: &TurnJob,
     turn: i32,
     next_index: usize,
-    aborted_by: Option<String>,
+    aborted_by: Option<ToolName>,
     awaited: Option<String>,
 ) -> Result<Dispatching, TurnFailure> {
     let run = job.run;

@@ -9,7 +9,7 @@ use super::failure;
 use crate::clock::now;
 use crate::services::Services;
 use crate::turn::{Allocated, Decision, TurnEnd, TurnFailure, TurnJob};
-use rummy_core::parse::ToolCall;
+use rummy_core::parse::{ToolCall, ToolName};
 use rummy_core::run::RunStatus;
 use rummy_core::store::context::KeptContext;
 use rummy_core::store::notifications::Recorded;
@@ -187,7 +187,7 @@ pub(super) fn end_turn(
     } = &verdict
     {
         let call = ToolCall {
-            name: "update".into(),
+            name: ToolName::Update,
             attributes: vec![("status".into(), "200".into())],
             body: answer.clone(),
         };

@@ -18,7 +18,7 @@ pub fn run(h: &mut Handler<'_>, call: &ToolCall) -> Result<Outcome, StoreError> 
     let Some(command) = attr(call, "command").or_else(|| body(call)) else {
         return Ok(Outcome::failed("", "validation", COMMAND_REQUIRED));
     };
-    Ok(Outcome::proposed(command, "", &call.name)
+    Ok(Outcome::proposed(command, "", call.name.as_str())
         .with("summary", command)
         .with("runner", h.ctx.runner.as_str()))
 }

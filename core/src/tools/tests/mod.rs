@@ -206,16 +206,16 @@ impl Fixture {
     /// Parses a reply and dispatches its commands in order, aborting after the first failed action.
     pub fn reply(&mut self, reply: &str) -> Vec<Seen> {
         let parsed = parse_reply(reply, 15);
-        let mut failed: Option<String> = None;
+        let mut failed: Option<crate::parse::ToolName> = None;
         let mut out = Vec::new();
         for (index, call) in parsed.commands.iter().enumerate() {
             let ctx = DispatchCtx {
                 command_index: index,
                 ..self.ctx
             };
-            let d = dispatch(&mut self.conn, &ctx, call, failed.as_deref(), NOW).unwrap();
+            let d = dispatch(&mut self.conn, &ctx, call, failed, NOW).unwrap();
             if d.failed() && failed.is_none() && d.update.is_none() {
-                failed = Some(d.tool.clone());
+                failed = Some(d.tool);
             }
             if d.path.is_empty() {
                 continue;

@@ -4,7 +4,7 @@ use super::{fixture_with, seen, Seen, APP};
 use crate::entry::State::{Failed, Resolved};
 use crate::entry::Visibility;
 use crate::run::Mode;
-use crate::tools::active_tools;
+use crate::tools::{active_tools, ToolName};
 use crate::turn::dispatch::LoopFlags;
 use pretty_assertions::assert_eq;
 use serde_json::json;
@@ -24,21 +24,30 @@ fn active_tools_per_mode_and_flags() {
         f(&mut flags);
         flags
     };
+    let names = |tools: Vec<ToolName>| tools.into_iter().map(ToolName::as_str).collect();
     let cases: Vec<(&str, Vec<&str>)> = vec![
-        ("act", active_tools(Mode::Act, NO_FLAGS, false)),
-        ("act+search", active_tools(Mode::Act, NO_FLAGS, true)),
-        ("ask+search", active_tools(Mode::Ask, NO_FLAGS, true)),
+        ("act", names(active_tools(Mode::Act, NO_FLAGS, false))),
+        ("act+search", names(active_tools(Mode::Act, NO_FLAGS, true))),
+        ("ask+search", names(active_tools(Mode::Ask, NO_FLAGS, true))),
         (
             "noInteraction",
-            active_tools(Mode::Act, flags(|f| f.no_interaction = true), true),
+            names(active_tools(
+                Mode::Act,
+                flags(|f| f.no_interaction = true),
+                true,
+            )),
         ),
         (
             "noWeb",
-            active_tools(Mode::Act, flags(|f| f.no_web = true), true),
+            names(active_tools(Mode::Act, flags(|f| f.no_web = true), true)),
         ),
         (
             "noProposals",
-            active_tools(Mode::Act, flags(|f| f.no_proposals = true), false),
+            names(active_tools(
+                Mode::Act,
+                flags(|f| f.no_proposals = true),
+                false,
+            )),
         ),
     ];
     assert_eq!(

@@ -154,6 +154,7 @@ mod tests {
     fn proposal(kind: &str, attrs: Value) -> Proposal {
         Proposal {
             path: format!("{kind}://1"),
+            tool: crate::parse::ToolName::from_scheme(kind).unwrap_or(crate::parse::ToolName::Set),
             kind: kind.to_owned(),
             attrs,
             readonly: None,

@@ -39,6 +39,7 @@ use super::TurnRef;
 use crate::entry::{strings_attr, text_attr, State, Visibility, Writer};
 use crate::files::ScanLimits;
 use crate::hedberg;
+use crate::parse::ToolName;
 use crate::path::{normalize, scheme_of};
 use crate::store::constraints::{self, ConstraintKind};
 use crate::store::entries::{self as store_entries, EntryWrite, RunRef, ViewRow};
@@ -70,7 +71,7 @@ pub struct Resolved {
     /// Its outcome when failed or cancelled (`readonly`, the reason, `error`).
     pub outcome: Option<String>,
     /// The tool that proposed it.
-    pub tool: String,
+    pub tool: ToolName,
     /// Whether the rest of the turn's actions are aborted.
     pub aborts_rest: bool,
     /// The command's position in the turn, to resume after it.
@@ -98,6 +99,8 @@ pub fn pending(conn: &mut SqliteConnection, run_id: i32) -> Result<Option<ViewRo
 pub struct Proposal {
     /// The proposal's path.
     pub path: String,
+    /// The tool that proposed it.
+    pub tool: ToolName,
     /// What it proposes: `edit`, `cp`, `mv`, `rm`, `sh`, `env`, `ask_user`.
     pub kind: String,
     /// Its attributes as dispatch stored them (paths, new content, `bases`).
@@ -131,10 +134,13 @@ impl Proposal {
     }
 }
 
-/// Reads the proposal at `path` of the run, which must still be pending, with the `readonly`
-/// constraints of the files its acceptance would write or remove.
+/// Reads the proposal at `path` of the run, which must still be pending and a tool's (an
+/// entry a client marked `proposed` is no proposal), with the `readonly` constraints of the
+/// files its acceptance would write or remove.
 pub fn read(conn: &mut SqliteConnection, run: RunRef, path: &str) -> Result<Proposal, StoreError> {
     let row = pending_row(conn, run, path)?;
+    let tool = ToolName::from_scheme(row.tag())
+        .ok_or_else(|| StoreError::Invalid(format!("{path} is not a tool's proposal")))?;
     let attrs = row.attributes();
     let kind = str_attr(&attrs, "kind");
     // The files an acceptance changes, in the order their refusal is reported.
@@ -161,6 +167,7 @@ pub fn read(conn: &mut SqliteConnection, run: RunRef, path: &str) -> Result<Prop
     };
     Ok(Proposal {
         path: row.path.clone(),
+        tool,
         kind,
         attrs,
         readonly,
@@ -366,7 +373,7 @@ pub fn record(
         path: path.to_owned(),
         state,
         outcome,
-        tool: row.tag().to_owned(),
+        tool: proposal.tool,
         aborts_rest: state != State::Resolved,
         command_index: attrs
             .get("commandIndex")
