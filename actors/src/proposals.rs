@@ -17,14 +17,13 @@ use crate::clock::now;
 use crate::errors::{from_store, internal};
 use crate::services::locks::LockKey;
 use crate::services::Services;
-use rummy_core::entry::{text_attr, State};
+use rummy_core::entry::State;
 use rummy_core::parse::ToolName;
 use rummy_core::run::RunStatus;
-use rummy_core::store::entries;
 use rummy_core::store::entries::RunRef;
 use rummy_core::store::notifications::Recorded as Push;
 use rummy_core::store::runs;
-use rummy_core::turn::proposals::{self, Decision, Recorded, Resolved};
+use rummy_core::turn::proposals::{self, Decision, ProposalKind, Recorded, Resolved};
 use rummy_core::turn::state;
 use rummy_core::turn::streams::{self, StreamWrite};
 use rummy_core::wire::{ErrorKind, RpcError};
@@ -102,8 +101,8 @@ pub async fn resolve(
                     now: now(),
                 };
                 streams::await_output(c, at, &resolved.path, runner)?;
-                entries::by_path(c, run.run_id, &resolved.path)?
-                    .map(|row| text_attr(&row.attributes(), "command").to_owned())
+                let kind = proposal.kind.as_ref().ok();
+                kind.and_then(ProposalKind::command).map(str::to_owned)
             } else {
                 None
             };

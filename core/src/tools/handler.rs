@@ -8,6 +8,7 @@
 
 use super::context::DispatchCtx;
 use super::messages;
+use super::proposal::ProposalKind;
 use crate::entry::{State, Visibility, Writer};
 use crate::hedberg::{self, PatternKind};
 use crate::parse::{ToolCall, ToolName};
@@ -69,9 +70,12 @@ impl Outcome {
         Outcome::new(target, State::Resolved, body.into())
     }
 
-    /// A proposal of `kind` (dispatch adds `commandIndex`).
-    pub fn proposed(target: &str, body: impl Into<String>, kind: &str) -> Outcome {
-        Outcome::new(target, State::Proposed, body.into()).with("kind", kind)
+    /// A proposal of `kind`, stored as its attributes (dispatch adds `commandIndex`).
+    pub fn proposed(target: &str, body: impl Into<String>, kind: &ProposalKind) -> Outcome {
+        Outcome {
+            attributes: kind.attributes(),
+            ..Outcome::new(target, State::Proposed, body.into())
+        }
     }
 
     /// A result still being produced outside the core (a web search).

@@ -16,6 +16,7 @@ pub mod handler;
 pub mod messages;
 pub mod mv;
 pub mod policy;
+pub mod proposal;
 pub mod rm;
 pub mod search;
 pub mod set;

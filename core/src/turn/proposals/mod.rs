@@ -36,7 +36,7 @@ mod disk;
 pub use disk::apply;
 
 use super::TurnRef;
-use crate::entry::{strings_attr, text_attr, State, Visibility, Writer};
+use crate::entry::{State, Visibility, Writer};
 use crate::files::ScanLimits;
 use crate::hedberg;
 use crate::parse::ToolName;
@@ -47,6 +47,8 @@ use crate::store::files as store_files;
 use crate::store::views;
 use crate::store::StoreError;
 use crate::time::Millis;
+/// What a proposal proposes (defined with the tools that write it).
+pub use crate::tools::proposal::ProposalKind;
 use diesel::SqliteConnection;
 use serde_json::{json, Value};
 
@@ -101,9 +103,10 @@ pub struct Proposal {
     pub path: String,
     /// The tool that proposed it.
     pub tool: ToolName,
-    /// What it proposes: `edit`, `cp`, `mv`, `rm`, `sh`, `env`, `ask_user`.
-    pub kind: String,
-    /// Its attributes as dispatch stored them (paths, new content, `bases`).
+    /// What it proposes; or, when its stored attributes hold no readable kind (a client
+    /// changed them), why: accepting it then fails with that reason, rejecting it still works.
+    pub kind: Result<ProposalKind, String>,
+    /// Its attributes as dispatch stored them (the kind's data, `bases`).
     attrs: Value,
     /// The first file its acceptance would write or remove that a `readonly` constraint covers.
     readonly: Option<String>,
@@ -113,14 +116,12 @@ impl Proposal {
     /// The project files its acceptance reads, writes or removes (normalised, sorted, once
     /// each): what a caller locks so that two acceptances of one file do not overlap.
     pub fn files(&self) -> Vec<String> {
-        let attrs = &self.attrs;
-        let mut files: Vec<&str> = match self.kind.as_str() {
-            "edit" => vec![text_attr(attrs, "path")],
-            "cp" | "mv" => vec![text_attr(attrs, "from"), text_attr(attrs, "to")],
-            "rm" => strings_attr(attrs, "paths"),
-            _ => Vec::new(),
-        };
-        if let Some(bases) = attrs.get("bases").and_then(Value::as_object) {
+        let mut files: Vec<&str> = self
+            .kind
+            .as_ref()
+            .map(ProposalKind::touched)
+            .unwrap_or_default();
+        if let Some(bases) = self.attrs.get("bases").and_then(Value::as_object) {
             files.extend(bases.keys().map(String::as_str));
         }
         let mut files: Vec<String> = files
@@ -142,15 +143,9 @@ pub fn read(conn: &mut SqliteConnection, run: RunRef, path: &str) -> Result<Prop
     let tool = ToolName::from_scheme(row.tag())
         .ok_or_else(|| StoreError::Invalid(format!("{path} is not a tool's proposal")))?;
     let attrs = row.attributes();
-    let kind = str_attr(&attrs, "kind");
+    let kind = ProposalKind::read(&attrs);
     // The files an acceptance changes, in the order their refusal is reported.
-    let changed: Vec<&str> = match kind.as_str() {
-        "edit" => vec![text_attr(&attrs, "path")],
-        "cp" => vec![text_attr(&attrs, "to")],
-        "mv" => vec![text_attr(&attrs, "to"), text_attr(&attrs, "from")],
-        "rm" => strings_attr(&attrs, "paths"),
-        _ => Vec::new(),
-    };
+    let changed: Vec<&str> = kind.as_ref().map(ProposalKind::changed).unwrap_or_default();
     let readonly = if changed.is_empty() {
         None
     } else {
@@ -300,16 +295,11 @@ pub fn record(
         ),
         Resolution::Accepted { output, applied } => match &applied.verdict {
             Verdict::Done => {
-                let extra = accepted(
-                    conn,
-                    run,
-                    &row,
-                    &proposal.kind,
-                    &attrs,
-                    output,
-                    divisor,
-                    now,
-                )?;
+                let extra = match &proposal.kind {
+                    Ok(kind) => accepted(conn, run, &row, kind, output, divisor, now)?,
+                    // Not applied: an unreadable kind fails in the disk phase.
+                    Err(_) => json!({}),
+                };
                 (State::Resolved, None, output.clone(), extra)
             }
             Verdict::Readonly(p) => (
@@ -411,40 +401,29 @@ pub fn conflict_message(path: &str, change: DiskChange) -> String {
     }
 }
 
-fn str_attr(attrs: &Value, key: &str) -> String {
-    text_attr(attrs, key).to_owned()
-}
-
 /// The store side of an applied proposal (its files are written by then): an entry moved into
 /// a file leaves the run, `sh`/`env` open their channels, `ask_user` keeps the answer. Answers
 /// the attributes the proposal gains.
-#[expect(
-    clippy::too_many_arguments,
-    reason = "what an accepted proposal changes; one write context is issue 28 item 5"
-)]
 fn accepted(
     conn: &mut SqliteConnection,
     run: RunRef,
     row: &ViewRow,
-    kind: &str,
-    attrs: &Value,
+    kind: &ProposalKind,
     output: &Option<String>,
     divisor: u32,
     now: Millis,
 ) -> Result<Value, StoreError> {
     match kind {
-        "mv" => {
-            let from = str_attr(attrs, "from");
+        ProposalKind::Mv { from, .. } => {
             // An entry moved into a file leaves the run, as a move between entries does.
-            if scheme_of(&from).is_some() {
-                if let Some(moved) = store_entries::by_path(conn, run.run_id, &from)? {
+            if scheme_of(from).is_some() {
+                if let Some(moved) = store_entries::by_path(conn, run.run_id, from)? {
                     views::remove(conn, moved.view_id)?;
                 }
             }
             Ok(json!({}))
         }
-        "sh" | "env" => {
-            let command = str_attr(attrs, "command");
+        ProposalKind::Sh { command } | ProposalKind::Env { command } => {
             for channel in [1, 2] {
                 let channel_path = format!("{}_{channel}", row.path);
                 store_entries::write(
@@ -469,8 +448,12 @@ fn accepted(
             }
             Ok(json!({ "channels": [format!("{}_1", row.path), format!("{}_2", row.path)] }))
         }
-        "ask_user" => Ok(json!({ "answer": output.as_deref().unwrap_or_default() })),
-        _ => Ok(json!({})),
+        ProposalKind::AskUser { .. } => {
+            Ok(json!({ "answer": output.as_deref().unwrap_or_default() }))
+        }
+        ProposalKind::Edit { .. } | ProposalKind::Cp { .. } | ProposalKind::Rm { .. } => {
+            Ok(json!({}))
+        }
     }
 }
 
