@@ -46,6 +46,12 @@ impl State {
     }
 }
 
+impl std::fmt::Display for State {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// The HTTP code the model and clients read for a state and its outcome (ENGINE.md §1).
 ///
 /// Every outcome keeps its real code: failures are not collapsed to 500.
@@ -87,6 +93,13 @@ pub enum Visibility {
 }
 
 impl Visibility {
+    /// Every visibility.
+    pub const ALL: [Visibility; 3] = [
+        Visibility::Visible,
+        Visibility::Summarized,
+        Visibility::Archived,
+    ];
+
     /// The database and wire name.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -104,6 +117,17 @@ impl Visibility {
             "archived" | "archive" | "stored" => Some(Visibility::Archived),
             _ => None,
         }
+    }
+
+    /// Parses a stored name: only the current names, which are the only ones ever written.
+    pub fn stored(text: &str) -> Option<Visibility> {
+        Visibility::ALL.into_iter().find(|v| v.as_str() == text)
+    }
+}
+
+impl std::fmt::Display for Visibility {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
     }
 }
 

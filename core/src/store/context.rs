@@ -97,7 +97,7 @@ pub fn context_since(
                     .inner_join(entries::table)
                     .filter(run_views::run_id.eq(run_id))
                     .filter(run_views::rev.gt(kept.marks.rev))
-                    .filter(run_views::visibility.ne(Visibility::Archived.as_str()))
+                    .filter(run_views::visibility.ne(Visibility::Archived))
                     .select(VIEW_COLUMNS)
                     .load(conn)?;
                 let mut rows = kept.rows;

@@ -128,9 +128,9 @@ pub fn write_at(
         Bind::Int(entry_id),
         Bind::OptInt(w.loop_id),
         Bind::Int(w.turn),
-        Bind::Text(w.state.as_str()),
+        Bind::State(w.state),
         Bind::OptText(w.outcome),
-        Bind::Text(w.visibility.as_str()),
+        Bind::Visibility(w.visibility),
         Bind::Int(rev),
         Bind::Big(now.0),
         Bind::Big(now.0),
@@ -253,12 +253,12 @@ pub struct ViewRow {
     pub attributes: String,
     /// What promoting the body costs.
     pub tokens: i32,
-    /// The view's state name.
-    pub state: String,
+    /// The view's state.
+    pub state: State,
     /// The outcome.
     pub outcome: Option<String>,
-    /// The visibility name.
-    pub visibility: String,
+    /// The view's visibility.
+    pub visibility: Visibility,
     /// Turn of the last write.
     pub turn: i32,
     /// Revision of the last write.
@@ -300,16 +300,6 @@ pub const VIEW_COLUMNS: ViewColumns = (
 );
 
 impl ViewRow {
-    /// The parsed state (`resolved` if the stored name is unreadable).
-    pub fn state(&self) -> State {
-        State::parse(&self.state).unwrap_or(State::Resolved)
-    }
-
-    /// The parsed visibility.
-    pub fn visibility(&self) -> Visibility {
-        Visibility::parse(&self.visibility).unwrap_or(Visibility::Archived)
-    }
-
     /// The attributes as a JSON object.
     pub fn attributes(&self) -> Value {
         serde_json::from_str(&self.attributes).unwrap_or_else(|_| Value::Object(Default::default()))
@@ -348,7 +338,7 @@ pub fn context_rows(conn: &mut SqliteConnection, run_id: i32) -> Result<Vec<View
     let mut rows: Vec<ViewRow> = run_views::table
         .inner_join(entries::table)
         .filter(run_views::run_id.eq(run_id))
-        .filter(run_views::visibility.ne(Visibility::Archived.as_str()))
+        .filter(run_views::visibility.ne(Visibility::Archived))
         .select(VIEW_COLUMNS)
         .load(conn)?;
     rows.retain(in_context);
@@ -358,7 +348,7 @@ pub fn context_rows(conn: &mut SqliteConnection, run_id: i32) -> Result<Vec<View
 
 /// Whether the model may see a row: not archived, of a scheme the model sees.
 pub(crate) fn in_context(row: &ViewRow) -> bool {
-    row.visibility() != Visibility::Archived
+    row.visibility != Visibility::Archived
         && schemes::lookup(row.scheme.as_deref()).is_some_and(|s| s.model_visible)
 }
 
@@ -369,7 +359,7 @@ pub(crate) fn in_context_order(rows: &mut [ViewRow]) {
         (
             r.category().map_or(9, Category::rank),
             r.scheme.as_deref() != Some("skill"),
-            r.visibility() != Visibility::Summarized,
+            r.visibility != Visibility::Summarized,
             r.turn,
             r.updated_at,
             r.view_id,
@@ -410,10 +400,10 @@ pub fn list(
         None => {}
     }
     if let Some(state) = filter.state {
-        query = query.filter(run_views::state.eq(state.as_str()));
+        query = query.filter(run_views::state.eq(state));
     }
     if let Some(v) = filter.visibility {
-        query = query.filter(run_views::visibility.eq(v.as_str()));
+        query = query.filter(run_views::visibility.eq(v));
     }
     if let Some(pattern) = &filter.pattern {
         query = query.filter(
@@ -479,7 +469,7 @@ pub fn unknowns(conn: &mut SqliteConnection, run_id: i32) -> Result<Vec<ViewRow>
         // (entries_scope_scheme) instead of every view of the run.
         .filter(entries::scope.eq(Scope::Run(run_id).key()))
         .filter(entries::scheme.eq("unknown"))
-        .filter(run_views::visibility.ne(Visibility::Archived.as_str()))
+        .filter(run_views::visibility.ne(Visibility::Archived))
         .order(entries::id.asc())
         .select(VIEW_COLUMNS)
         .load(conn)?)
@@ -609,9 +599,9 @@ pub fn fork(
         String,
         i32,
         i32,
-        String,
+        State,
         Option<String>,
-        String,
+        Visibility,
     );
     let sources: Vec<Source> = run_views::table
         .inner_join(entries::table)
@@ -672,9 +662,9 @@ pub fn fork(
                 run_views::run_id.eq(child.run_id),
                 run_views::entry_id.eq(target),
                 run_views::turn.eq(turn),
-                run_views::state.eq(&state),
+                run_views::state.eq(state),
                 run_views::outcome.eq(&outcome),
-                run_views::visibility.eq(&visibility),
+                run_views::visibility.eq(visibility),
                 run_views::rev.eq(rev),
                 run_views::created_at.eq(now.0),
                 run_views::updated_at.eq(now.0),

@@ -205,7 +205,7 @@ pub fn attach(
         cached::<AttachView>(&[
             Bind::Int(run.run_id),
             Bind::Int(*id),
-            Bind::Text(visibility.as_str()),
+            Bind::Visibility(*visibility),
             Bind::Int(rev),
             Bind::Big(now.0),
             Bind::Big(now.0),
@@ -252,7 +252,7 @@ pub fn ensure_view(
         .values((
             run_views::run_id.eq(run.run_id),
             run_views::entry_id.eq(entry_id),
-            run_views::visibility.eq(visibility.as_str()),
+            run_views::visibility.eq(visibility),
             run_views::rev.eq(rev),
             run_views::created_at.eq(now.0),
             run_views::updated_at.eq(now.0),
@@ -260,7 +260,7 @@ pub fn ensure_view(
         .on_conflict((run_views::run_id, run_views::entry_id))
         .do_update()
         .set((
-            run_views::visibility.eq(visibility.as_str()),
+            run_views::visibility.eq(visibility),
             run_views::rev.eq(rev),
             run_views::updated_at.eq(now.0),
         ))
@@ -350,7 +350,7 @@ mod tests {
         conn: &mut SqliteConnection,
         run_id: i32,
         path: &str,
-    ) -> (String, String, String, i32, i32) {
+    ) -> (String, Visibility, State, i32, i32) {
         run_views::table
             .inner_join(entries_table::table)
             .filter(run_views::run_id.eq(run_id))
@@ -391,8 +391,8 @@ mod tests {
             before,
             (
                 "one".to_owned(),
-                "summarized".to_owned(),
-                State::Resolved.as_str().to_owned(),
+                Visibility::Summarized,
+                State::Resolved,
                 0,
                 1
             )
@@ -403,7 +403,7 @@ mod tests {
         let (_, _, state, turn, writes) = before;
         assert_eq!(
             seen(&mut conn, r.run_id, "a.txt"),
-            ("two".to_owned(), "visible".to_owned(), state, turn, writes)
+            ("two".to_owned(), Visibility::Visible, state, turn, writes)
         );
     }
 

@@ -16,6 +16,7 @@ pub mod schemes;
 pub mod skills;
 pub mod tokens;
 pub mod turns;
+pub mod types;
 pub mod views;
 
 #[cfg(test)]

@@ -126,17 +126,13 @@ pub fn change_view(
     let now = op.now;
     check_writer(&row.path, op.writer)?;
     let rev = runs::take_rev(conn, op.run.run_id)?;
-    let state = change
-        .state
-        .map_or(row.state.clone(), |s| s.as_str().to_owned());
+    let state = change.state.unwrap_or(row.state);
     let outcome = match change.state {
         Some(State::Failed | State::Cancelled) => change.outcome.clone(),
         Some(_) => None,
         None => row.outcome.clone(),
     };
-    let visibility = change
-        .visibility
-        .map_or(row.visibility.clone(), |v| v.as_str().to_owned());
+    let visibility = change.visibility.unwrap_or(row.visibility);
     diesel::update(v::table.find(row.view_id))
         .set((
             v::state.eq(state),
@@ -209,7 +205,7 @@ pub fn write_content(
     size_gate(op, &path, &body)?;
     let visibility = w
         .visibility
-        .or_else(|| current.as_ref().map(ViewRow::visibility))
+        .or_else(|| current.as_ref().map(|row| row.visibility))
         .unwrap_or(Visibility::Visible);
     let state = w.state.unwrap_or(State::Resolved);
     let outcome = matches!(state, State::Failed | State::Cancelled)

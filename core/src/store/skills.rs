@@ -104,8 +104,8 @@ pub fn remove(conn: &mut SqliteConnection, run_id: i32, name: &str) -> Result<()
 pub fn of_run(
     conn: &mut SqliteConnection,
     run_id: i32,
-) -> Result<Vec<(String, String)>, StoreError> {
-    let rows: Vec<(String, String)> = run_views::table
+) -> Result<Vec<(String, State)>, StoreError> {
+    let rows: Vec<(String, State)> = run_views::table
         .inner_join(entries::table)
         .filter(run_views::run_id.eq(run_id))
         .filter(entries::scheme.eq("skill"))

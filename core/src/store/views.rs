@@ -37,7 +37,7 @@ pub fn set_visibility_each(
         let rev = runs::take_rev(conn, run_id)?;
         diesel::update(run_views::table.find(id))
             .set((
-                run_views::visibility.eq(visibility.as_str()),
+                run_views::visibility.eq(visibility),
                 run_views::rev.eq(rev),
                 run_views::updated_at.eq(now.0),
             ))
@@ -61,7 +61,7 @@ pub fn set_visibility_at(
             .filter(run_views::id.eq_any(view_ids)),
     )
     .set((
-        run_views::visibility.eq(visibility.as_str()),
+        run_views::visibility.eq(visibility),
         run_views::rev.eq(rev),
         run_views::updated_at.eq(now.0),
     ))
@@ -81,11 +81,11 @@ pub fn demotable_in_turn(
         .inner_join(entries::table)
         .filter(run_views::run_id.eq(run_id))
         .filter(run_views::turn.eq(turn))
-        .filter(run_views::visibility.eq(Visibility::Visible.as_str()))
-        .filter(run_views::state.ne(State::Proposed.as_str()))
+        .filter(run_views::visibility.eq(Visibility::Visible))
+        .filter(run_views::state.ne(State::Proposed))
         .filter(
             run_views::state
-                .ne_all([State::Failed.as_str(), State::Cancelled.as_str()])
+                .ne_all([State::Failed, State::Cancelled])
                 // A command's output channel (Turn Demotion is rare: the fragment may be
                 // prepared each time).
                 .or(diesel::dsl::sql::<diesel::sql_types::Bool>(
@@ -106,7 +106,7 @@ pub fn proposed(conn: &mut SqliteConnection, run_id: i32) -> Result<Vec<ViewRow>
     Ok(run_views::table
         .inner_join(entries::table)
         .filter(run_views::run_id.eq(run_id))
-        .filter(run_views::state.eq(State::Proposed.as_str()))
+        .filter(run_views::state.eq(State::Proposed))
         .order(run_views::id.desc())
         .select(VIEW_COLUMNS)
         .load(conn)?)
@@ -137,7 +137,7 @@ pub fn searches_in_flight(
         .filter(run_views::run_id.eq(run_id))
         .filter(entries::scope.eq(Scope::Run(run_id).key()))
         .filter(entries::scheme.eq("search"))
-        .filter(run_views::state.eq(State::Streaming.as_str()))
+        .filter(run_views::state.eq(State::Streaming))
         .select((entries::path, run_views::turn))
         .load(conn)?)
 }
@@ -166,7 +166,7 @@ pub fn streaming_commands(
         .inner_join(entries::table)
         .inner_join(runs::table.on(runs::id.eq(run_views::run_id)))
         .filter(entries::scheme.eq_any(["sh", "env"]))
-        .filter(run_views::state.eq(State::Streaming.as_str()))
+        .filter(run_views::state.eq(State::Streaming))
         .select((run_views::run_id, runs::project_id, entries::path))
         .order(run_views::id)
         .load(conn)?)

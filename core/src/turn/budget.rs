@@ -77,7 +77,7 @@ pub fn growth_since(conn: &mut SqliteConnection, run_id: i32, rev: i32) -> Resul
 /// What promoted content costs: the full-body tokens of visible data and logging rows.
 pub fn token_usage(rows: &[ViewRow]) -> i32 {
     rows.iter()
-        .filter(|r| r.visibility() == Visibility::Visible)
+        .filter(|r| r.visibility == Visibility::Visible)
         .filter(|r| matches!(r.category(), Some(Category::Data | Category::Logging)))
         .map(|r| r.tokens)
         .sum()
@@ -143,7 +143,7 @@ pub fn plan_demotion(rows: &[ViewRow], fits: impl Fn(&[ViewRow]) -> bool) -> Opt
         earlier
             .iter()
             .filter(|r| r.turn == turn)
-            .filter(|r| !visible_only || r.visibility() == Visibility::Visible)
+            .filter(|r| !visible_only || r.visibility == Visibility::Visible)
             .map(|r| r.view_id)
             .collect()
     };
@@ -154,7 +154,7 @@ pub fn plan_demotion(rows: &[ViewRow], fits: impl Fn(&[ViewRow]) -> bool) -> Opt
         .map(Step::Summarize)
         .collect();
     steps.extend(turns.iter().map(|&t| Step::Archive(of_turn(t, false))));
-    if let Some(p) = prompt.filter(|p| p.visibility() == Visibility::Visible) {
+    if let Some(p) = prompt.filter(|p| p.visibility == Visibility::Visible) {
         steps.push(Step::Prompt(p.view_id));
     }
     let applied = |k: usize| -> Vec<ViewRow> {
@@ -174,7 +174,7 @@ pub fn plan_demotion(rows: &[ViewRow], fits: impl Fn(&[ViewRow]) -> bool) -> Opt
             .map(|r| {
                 let mut r = r.clone();
                 if summarized.contains(&r.view_id) {
-                    r.visibility = Visibility::Summarized.as_str().to_owned();
+                    r.visibility = Visibility::Summarized;
                 }
                 r
             })
@@ -369,9 +369,9 @@ mod tests {
             body: String::new(),
             attributes: "{}".into(),
             tokens: 100,
-            state: "resolved".into(),
+            state: crate::entry::State::Resolved,
             outcome: None,
-            visibility: visibility.as_str().into(),
+            visibility,
             turn,
             rev: 1,
             updated_at: 0,
@@ -380,7 +380,7 @@ mod tests {
 
     fn cost(rows: &[ViewRow]) -> i32 {
         rows.iter()
-            .map(|r| match r.visibility() {
+            .map(|r| match r.visibility {
                 Visibility::Visible => r.tokens,
                 _ => 1,
             })

@@ -59,7 +59,7 @@ fn rewrite(
             attributes: &row.attributes(),
             state,
             outcome,
-            visibility: row.visibility(),
+            visibility: row.visibility,
             loop_id: None,
             turn: row.turn,
             writer: Writer::System,
@@ -79,7 +79,7 @@ pub fn append(
     chunk: &str,
 ) -> Result<(), StoreError> {
     let row = channel_row(conn, at.run.run_id, &format!("{path}_{channel}"))?;
-    if row.state() != State::Streaming {
+    if row.state != State::Streaming {
         return Err(StoreError::Conflict(format!(
             "{} is {}, no longer streaming",
             row.path, row.state
@@ -126,7 +126,7 @@ pub fn settle(
     let mut summaries = Vec::new();
     for channel_path in &channel_paths {
         let row = channel_row(conn, at.run.run_id, channel_path)?;
-        if row.state() != State::Streaming {
+        if row.state != State::Streaming {
             return Err(StoreError::Conflict(format!(
                 "{channel_path} is already {}",
                 row.state
@@ -194,7 +194,7 @@ pub fn settle(
             path: &log.path,
             body: &body,
             attributes: &log_attrs,
-            state: log.state(),
+            state: log.state,
             outcome: log.outcome.as_deref(),
             visibility: Visibility::Visible,
             loop_id: None,
@@ -267,7 +267,7 @@ pub fn channel_states(
     let log = channel_row(conn, run_id, path)?;
     strings_attr(&log.attributes(), "channels")
         .into_iter()
-        .map(|channel| Ok(channel_row(conn, run_id, channel)?.state()))
+        .map(|channel| Ok(channel_row(conn, run_id, channel)?.state))
         .collect()
 }
 

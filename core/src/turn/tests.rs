@@ -333,7 +333,7 @@ fn restart_fails_a_search_in_flight() {
         .unwrap()
         .unwrap();
     assert_eq!(
-        (row.state(), row.outcome.as_deref(), row.body.as_str()),
+        (row.state, row.outcome.as_deref(), row.body.as_str()),
         (State::Failed, Some("502"), super::recovery::INTERRUPTED)
     );
 }

@@ -61,7 +61,10 @@ pub async fn get_skills(call: Call, p: RunParams) -> Result<Vec<RunSkill>, Error
     let list = call.read(move |c| skills::of_run(c, run.id)).await?;
     Ok(list
         .into_iter()
-        .map(|(name, state)| RunSkill { name, state })
+        .map(|(name, state)| RunSkill {
+            name,
+            state: state.as_str().to_owned(),
+        })
         .collect())
 }
 

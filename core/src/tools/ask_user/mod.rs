@@ -50,7 +50,7 @@ fn answer(row: &ViewRow, attributes: &Value) -> Option<String> {
     Some(text_attr(attributes, "answer").to_owned())
         .filter(|a| !a.is_empty())
         .or_else(|| {
-            (row.state() == State::Resolved && !row.body.is_empty()).then(|| row.body.clone())
+            (row.state == State::Resolved && !row.body.is_empty()).then(|| row.body.clone())
         })
 }
 

@@ -110,7 +110,7 @@ fn abort_after_failure_and_lifecycle() {
         ]
     );
     assert_eq!(
-        f.entry("src/util.js").unwrap().visibility(),
+        f.entry("src/util.js").unwrap().visibility,
         Visibility::Summarized
     );
     assert_eq!(f.entry("known://db"), None);

@@ -243,7 +243,7 @@ impl Fixture {
     pub fn seen(&mut self, d: &Dispatched) -> Seen {
         let row = self.entry(&d.path).unwrap();
         assert_eq!(
-            (row.state(), row.outcome.clone()),
+            (row.state, row.outcome.clone()),
             (d.state, d.outcome.clone())
         );
         Seen {

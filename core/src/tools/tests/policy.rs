@@ -225,7 +225,7 @@ fn ask_mode_keeps_scheme_writes() {
         .collect();
     assert_eq!(states, vec![(Resolved, None); 5]);
     assert_eq!(
-        f.entry("src/app.js").unwrap().visibility(),
+        f.entry("src/app.js").unwrap().visibility,
         Visibility::Visible
     );
 }

@@ -108,7 +108,7 @@ fn a_proposal_cancelled_meanwhile_keeps_its_state() {
     assert_eq!(
         (
             recorded,
-            f.entry(&path).unwrap().state(),
+            f.entry(&path).unwrap().state,
             f.body("src/app.js")
         ),
         (

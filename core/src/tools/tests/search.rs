@@ -52,7 +52,7 @@ fn search_streams_and_records_results() {
     record_results(&mut f.conn, t, divisor, &result.path, &hits, NOW).unwrap();
     let row = f.entry(&result.path).unwrap();
     assert_eq!(
-        (row.state(), row.body.as_str()),
+        (row.state, row.body.as_str()),
         (
             Resolved,
             "2 results for \"rust wal\"\nhttps://sqlite.org/wal.html\nhttp://a.org/b%20c"
@@ -60,7 +60,7 @@ fn search_streams_and_records_results() {
     );
     let page = f.entry("https://sqlite.org/wal.html").unwrap();
     assert_eq!(
-        (page.body.as_str(), page.visibility(), page.attributes()),
+        (page.body.as_str(), page.visibility, page.attributes()),
         (
             "# Write-Ahead Logging\n\nWAL mode.",
             Visibility::Summarized,
@@ -83,7 +83,7 @@ fn search_streams_and_records_results() {
     let failed = f.entry(&second.path).unwrap();
     assert_eq!(
         (
-            failed.state(),
+            failed.state,
             failed.outcome.as_deref(),
             failed.body.as_str()
         ),

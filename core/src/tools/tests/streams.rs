@@ -36,7 +36,7 @@ fn at(run: RunRef) -> StreamWrite {
 /// (state, outcome, visibility, body) of an entry.
 fn channel(f: &mut Fixture, path: &str) -> (State, Option<String>, Visibility, String) {
     let row = f.entry(path).unwrap();
-    (row.state(), row.outcome.clone(), row.visibility(), row.body)
+    (row.state, row.outcome.clone(), row.visibility, row.body)
 }
 
 /// Accepting opens two visible streaming channels; the log says who runs it and that its turn
@@ -239,7 +239,7 @@ fn turn_demotion_takes_failed_output_but_not_a_rejection() {
 
     crate::turn::budget::demote_turn(&mut f.conn, f.ctx.t, NOW).unwrap();
 
-    let visibility = |f: &mut Fixture, p: &str| f.entry(p).unwrap().visibility();
+    let visibility = |f: &mut Fixture, p: &str| f.entry(p).unwrap().visibility;
     assert_eq!(
         [
             visibility(&mut f, &format!("{path}_1")),

@@ -177,7 +177,7 @@ fn pending_row(
 ) -> Result<ViewRow, StoreError> {
     let row = store_entries::by_path(conn, run.run_id, path)?
         .ok_or_else(|| StoreError::NotFound(format!("{path} not found in this run")))?;
-    if row.state() != State::Proposed {
+    if row.state != State::Proposed {
         return Err(StoreError::Conflict(format!(
             "{path} is not pending (it is {}); it was already resolved",
             row.state
@@ -275,8 +275,8 @@ pub fn record(
             record_effect(conn, run, effect, divisor, now)?;
         }
     }
-    if row.state() != State::Proposed {
-        return Ok(Recorded::Stale(row.state()));
+    if row.state != State::Proposed {
+        return Ok(Recorded::Stale(row.state));
     }
     let attrs = row.attributes();
     let (state, outcome, body, extra) = match resolution {

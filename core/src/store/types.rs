@@ -1,0 +1,171 @@
+//! How the entry model's enums are stored: a `TEXT` column holding the name, written and read through diesel.
+//!
+//! [`State`] and [`Visibility`] are bound, compared and loaded as themselves (`ToSql`,
+//! `AsExpression`, `FromSql` and `Queryable` for `Text`), so the store writes no name by hand
+//! and reads none by hand. A stored name that is not one of theirs is an error of the read
+//! (`StoreError::Db`), never taken for a default: the tables' `CHECK`s keep such a name out,
+//! so meeting one means the database is not what the server wrote.
+
+use crate::entry::{State, Visibility};
+use diesel::deserialize::{self, FromSql, Queryable};
+use diesel::expression::AsExpression;
+use diesel::serialize::{self, IsNull, Output, ToSql};
+use diesel::sql_types::Text;
+use diesel::sqlite::{Sqlite, SqliteValue};
+
+/// The text expression a stored name is bound as.
+type TextExpression = <&'static str as AsExpression<Text>>::Expression;
+
+/// Stores an enum of the entry model as its name in a `TEXT` column.
+macro_rules! stored_as_name {
+    ($ty:ty, $what:literal, $parse:expr) => {
+        impl ToSql<Text, Sqlite> for $ty {
+            fn to_sql<'b>(&'b self, out: &mut Output<'b, '_, Sqlite>) -> serialize::Result {
+                out.set_value(self.as_str());
+                Ok(IsNull::No)
+            }
+        }
+
+        impl FromSql<Text, Sqlite> for $ty {
+            fn from_sql(mut value: SqliteValue<'_, '_, '_>) -> deserialize::Result<Self> {
+                let name = value.read_text();
+                let parse: fn(&str) -> Option<$ty> = $parse;
+                parse(name).ok_or_else(|| format!(concat!("unknown ", $what, " {:?}"), name).into())
+            }
+        }
+
+        impl Queryable<Text, Sqlite> for $ty {
+            type Row = Self;
+
+            fn build(row: Self) -> deserialize::Result<Self> {
+                Ok(row)
+            }
+        }
+
+        impl AsExpression<Text> for $ty {
+            type Expression = TextExpression;
+
+            fn as_expression(self) -> TextExpression {
+                <&'static str as AsExpression<Text>>::as_expression(self.as_str())
+            }
+        }
+
+        impl AsExpression<Text> for &$ty {
+            type Expression = TextExpression;
+
+            fn as_expression(self) -> TextExpression {
+                <&'static str as AsExpression<Text>>::as_expression(self.as_str())
+            }
+        }
+    };
+}
+
+stored_as_name!(State, "state", State::parse);
+stored_as_name!(Visibility, "visibility", Visibility::stored);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::StoreError;
+    use diesel::connection::SimpleConnection;
+    use diesel::prelude::*;
+    use pretty_assertions::assert_eq;
+
+    diesel::table! {
+        t (id) {
+            id -> Integer,
+            state -> Text,
+            visibility -> Text,
+        }
+    }
+
+    /// Both enums are written as their names, read back as themselves, compared as values; a
+    /// name that is none of theirs fails the read, with no default taken.
+    #[test]
+    fn names_round_trip_and_unknown_names_fail() {
+        let mut conn = SqliteConnection::establish(":memory:").unwrap();
+        conn.batch_execute("CREATE TABLE t (id INTEGER PRIMARY KEY, state TEXT, visibility TEXT)")
+            .unwrap();
+        for (id, (state, visibility)) in State::ALL
+            .into_iter()
+            .zip(
+                [
+                    Visibility::Visible,
+                    Visibility::Summarized,
+                    Visibility::Archived,
+                ]
+                .repeat(2),
+            )
+            .enumerate()
+        {
+            diesel::insert_into(t::table)
+                .values((
+                    t::id.eq(i32::try_from(id).unwrap()),
+                    t::state.eq(state),
+                    t::visibility.eq(&visibility),
+                ))
+                .execute(&mut conn)
+                .unwrap();
+        }
+        let stored: Vec<(String, String)> = t::table
+            .select((t::state, t::visibility))
+            .order(t::id)
+            .load::<(String, String)>(&mut conn)
+            .unwrap();
+        assert_eq!(
+            stored,
+            [
+                ("proposed", "visible"),
+                ("streaming", "summarized"),
+                ("resolved", "archived"),
+                ("failed", "visible"),
+                ("cancelled", "summarized"),
+            ]
+            .map(|(s, v)| (s.to_owned(), v.to_owned()))
+        );
+        let failed: Vec<i32> = t::table
+            .filter(t::state.eq(State::Failed))
+            .select(t::id)
+            .load(&mut conn)
+            .unwrap();
+        assert_eq!(failed, vec![3]);
+        let read: Vec<(State, Visibility)> = t::table
+            .select((t::state, t::visibility))
+            .order(t::id)
+            .load(&mut conn)
+            .unwrap();
+        assert_eq!(
+            read,
+            vec![
+                (State::Proposed, Visibility::Visible),
+                (State::Streaming, Visibility::Summarized),
+                (State::Resolved, Visibility::Archived),
+                (State::Failed, Visibility::Visible),
+                (State::Cancelled, Visibility::Summarized),
+            ]
+        );
+        conn.batch_execute("UPDATE t SET visibility = 'full' WHERE id = 1")
+            .unwrap();
+        let unknown = t::table
+            .select((t::state, t::visibility))
+            .load::<(State, Visibility)>(&mut conn)
+            .map_err(StoreError::from)
+            .map_err(|e| {
+                let mut chain = vec![e.to_string()];
+                let mut source = std::error::Error::source(&e);
+                while let Some(cause) = source {
+                    chain.push(cause.to_string());
+                    source = cause.source();
+                }
+                chain
+            });
+        assert_eq!(
+            unknown,
+            Err(vec![
+                "database error: Error deserializing field 'visibility'".to_owned(),
+                "Error deserializing field 'visibility'".to_owned(),
+                "unknown visibility \"full\"".to_owned(),
+            ])
+        );
+    }
+}
