@@ -20,6 +20,7 @@ use crate::services::stamps::{Begin, Ended, ProjectRoot, ScanStamps};
 use crate::services::Services;
 use rummy_core::files::sync::{sync_project, SyncReport};
 use rummy_core::files::{scan_since, Scan, ScanLimits, Stamps};
+use rummy_core::store::entries::WriteCtx;
 use rummy_core::store::StoreError;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -102,7 +103,7 @@ impl ProjectScan {
     async fn synced(self, svc: &Services) -> Result<(SyncReport, Self), StoreError> {
         let divisor = svc.config.limits.token_divisor;
         svc.store
-            .write(move |c| Ok((self.sync(c, divisor)?, self)))
+            .write(move |c| Ok((self.sync(c, crate::clock::write_ctx(divisor))?, self)))
             .await
     }
 
@@ -110,9 +111,9 @@ impl ProjectScan {
     pub fn sync(
         &self,
         conn: &mut diesel::SqliteConnection,
-        divisor: u32,
+        at: WriteCtx,
     ) -> Result<SyncReport, StoreError> {
-        sync_project(conn, self.key.0, &self.scanned, divisor, now())
+        sync_project(conn, self.key.0, &self.scanned, at)
     }
 
     /// After the sync committed: keeps the stamps for the next scan, or — when stamped files

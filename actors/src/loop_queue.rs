@@ -4,12 +4,12 @@
 //! is routed in the claiming transaction (`loops::route`), so the choice is
 //! made once per loop and survives a restart.
 
-use crate::clock::now;
+use crate::clock::{now, write_ctx};
 use crate::store::Store;
 use actix::prelude::*;
 use rummy_core::provider::routing::RoutingConfig;
 use rummy_core::run::{Mode, RunStatus, StopReason};
-use rummy_core::store::entries::RunRef;
+use rummy_core::store::entries::{RunRef, WriteCtx};
 use rummy_core::store::loops::{self, Loop};
 use rummy_core::store::models::{self, Model};
 use rummy_core::store::notifications::Recorded;
@@ -142,7 +142,10 @@ impl Handler<InjectPrompt> for LoopQueue {
         let (run, divisor) = (self.run, self.token_divisor);
         Box::pin(async move {
             store
-                .write(move |c| inject(c, run, msg.loop_id, msg.mode, &msg.queued, divisor))
+                .write(move |c| {
+                    let at = write_ctx(divisor);
+                    inject(c, run, msg.loop_id, msg.mode, &msg.queued, at)
+                })
                 .await
         })
     }
@@ -161,7 +164,7 @@ fn inject(
     loop_id: i32,
     mode: Mode,
     msg: &Enqueue,
-    divisor: u32,
+    at: WriteCtx,
 ) -> Result<bool, StoreError> {
     let run_id = run.run_id;
     let running = loops::active(c, run_id)?.is_some_and(|l| l.id == loop_id);
@@ -175,14 +178,7 @@ fn inject(
         Some(earlier) => format!("{}\n\n{}", earlier.body, msg.prompt),
         None => msg.prompt.clone(),
     };
-    record::prompt(
-        c,
-        TurnRef { run, loop_id, turn },
-        &body,
-        mode,
-        divisor,
-        now(),
-    )?;
+    record::prompt(c, TurnRef { run, loop_id, turn }, &body, mode, at)?;
     Ok(true)
 }
 
@@ -227,7 +223,11 @@ impl Handler<Finish> for LoopQueue {
         let store = self.store.clone();
         let run = self.run;
         let divisor = self.token_divisor;
-        Box::pin(async move { store.write(move |c| finish(c, run, &msg, divisor)).await })
+        Box::pin(async move {
+            store
+                .write(move |c| finish(c, run, &msg, write_ctx(divisor)))
+                .await
+        })
     }
 }
 
@@ -235,9 +235,9 @@ fn finish(
     c: &mut diesel::SqliteConnection,
     run: RunRef,
     msg: &Finish,
-    divisor: u32,
+    at: WriteCtx,
 ) -> Result<Recorded, StoreError> {
-    let now = now();
+    let now = at.now;
     let interrupted = turns::running_in_loop(c, run.run_id, msg.loop_id)?;
     if let Some(turn) = &interrupted {
         let status = if msg.run_status == RunStatus::Cancelled {
@@ -260,7 +260,7 @@ fn finish(
         loop_id: msg.loop_id,
         turn: last_turn.max(1),
     };
-    proposals::cancel_pending(c, t, reason, divisor, now)?;
+    proposals::cancel_pending(c, t, reason, at)?;
     if let Some(message) = &msg.error {
         let turn = interrupted
             .as_ref()
@@ -271,7 +271,7 @@ fn finish(
             loop_id: msg.loop_id,
             turn,
         };
-        record::warning(c, t, message, divisor, now)?;
+        record::warning(c, t, message, at)?;
     }
     let result = json!({
         "status": msg.loop_status,
@@ -356,7 +356,15 @@ mod tests {
     #[test]
     fn an_inject_before_the_first_turn_is_queued_as_a_loop() {
         let (_dir, mut c, run, loop_id) = claimed_run();
-        let folded = inject(&mut c, run, loop_id, Mode::Ask, &injected("More"), DIVISOR).unwrap();
+        let folded = inject(
+            &mut c,
+            run,
+            loop_id,
+            Mode::Ask,
+            &injected("More"),
+            write_ctx(DIVISOR),
+        )
+        .unwrap();
         assert!(!folded);
         assert_eq!(loops::queued(&mut c, run.run_id).unwrap(), 1);
         assert_eq!(
@@ -377,8 +385,16 @@ mod tests {
             stop_reason: StopReason::Concluded,
             error: None,
         };
-        finish(&mut c, run, &end, DIVISOR).unwrap();
-        let folded = inject(&mut c, run, loop_id, Mode::Ask, &injected("More"), DIVISOR).unwrap();
+        finish(&mut c, run, &end, write_ctx(DIVISOR)).unwrap();
+        let folded = inject(
+            &mut c,
+            run,
+            loop_id,
+            Mode::Ask,
+            &injected("More"),
+            write_ctx(DIVISOR),
+        )
+        .unwrap();
         assert!(!folded);
         assert_eq!(loops::queued(&mut c, run.run_id).unwrap(), 1);
         assert_eq!(
@@ -397,7 +413,15 @@ mod tests {
         ] {
             let (_dir, mut c, run, loop_id) = claimed_run();
             turns::begin(&mut c, run.run_id, loop_id, now()).unwrap();
-            assert!(inject(&mut c, run, loop_id, Mode::Act, &injected("More"), DIVISOR).unwrap());
+            assert!(inject(
+                &mut c,
+                run,
+                loop_id,
+                Mode::Act,
+                &injected("More"),
+                write_ctx(DIVISOR)
+            )
+            .unwrap());
             let end = Finish {
                 loop_id,
                 loop_status,
@@ -405,7 +429,7 @@ mod tests {
                 stop_reason: StopReason::Concluded,
                 error: None,
             };
-            finish(&mut c, run, &end, DIVISOR).unwrap();
+            finish(&mut c, run, &end, write_ctx(DIVISOR)).unwrap();
             let next = claim(&mut c, run.run_id, &RoutingConfig::default()).unwrap();
             let prompts: Vec<String> = next.iter().map(|n| n.loop_row.prompt.clone()).collect();
             assert_eq!(prompts, queued, "after a {loop_status}");

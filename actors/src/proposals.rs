@@ -88,8 +88,7 @@ pub async fn resolve(
                 &proposal,
                 &resolution,
                 by.as_deref(),
-                divisor,
-                now(),
+                crate::clock::write_ctx(divisor),
             )? {
                 Recorded::Resolved(resolved) => resolved,
                 Recorded::Stale(state) => return Ok(Err(state)),
@@ -97,8 +96,7 @@ pub async fn resolve(
             let command = if awaits_output(&resolved) {
                 let at = StreamWrite {
                     run,
-                    divisor,
-                    now: now(),
+                    ctx: crate::clock::write_ctx(divisor),
                 };
                 streams::await_output(c, at, &resolved.path, runner)?;
                 let kind = proposal.kind.as_ref().ok();

@@ -502,7 +502,7 @@ impl Handler<Recover> for RunRegistry {
         let recovered = async move {
             let report = svc
                 .store
-                .write(move |c| recovery::recover(c, divisor, now()))
+                .write(move |c| recovery::recover(c, crate::clock::write_ctx(divisor)))
                 .await?;
             // In a write of its own: a purge that fails must not undo the recovery.
             if retention_days > 0 {

@@ -297,8 +297,7 @@ async fn write(
         .write(move |c| {
             let at = StreamWrite {
                 run,
-                divisor,
-                now: now(),
+                ctx: crate::clock::write_ctx(divisor),
             };
             for (channel, text) in &chunks {
                 streams::append(c, at, &path, *channel, text)?;

@@ -133,8 +133,7 @@ impl RunActor {
                 .write(move |c| {
                     let at = StreamWrite {
                         run,
-                        divisor,
-                        now: crate::clock::now(),
+                        ctx: crate::clock::write_ctx(divisor),
                     };
                     let end = StreamEnd::Cancelled {
                         reason: Some(RUN_CANCELLED.to_owned()),

@@ -2,7 +2,6 @@
 //! acts for), the helpers every handler shares (store reads and writes, the run a call names,
 //! a client's write context) and what a handler answers.
 
-use crate::clock::now;
 use crate::errors::Error;
 use crate::registry::RunRegistry;
 use crate::services::Services;
@@ -131,9 +130,8 @@ impl Call {
         Op {
             run,
             writer: Writer::Client,
-            divisor: limits.token_divisor,
             max_entry_tokens: limits.max_entry_tokens,
-            now: now(),
+            at: crate::clock::write_ctx(limits.token_divisor),
         }
     }
 

@@ -3,7 +3,6 @@
 //! The model reads a failed search next turn (outcome 502); the turn itself goes on.
 
 use super::{TurnFailure, TurnJob};
-use crate::clock::now;
 use crate::services::Services;
 use rummy_core::entry::State;
 use rummy_core::run::RunStatus;
@@ -62,10 +61,11 @@ pub async fn answer(
     let params: Recorded = svc
         .store
         .write(move |c| {
-            let now = now();
+            let at = crate::clock::write_ctx(divisor);
+            let now = at.now;
             match &found {
-                Ok(hits) => record_results(c, t, divisor, &path, hits, now)?,
-                Err(reason) => record_failure(c, t, divisor, &path, reason, now)?,
+                Ok(hits) => record_results(c, t, &path, hits, at)?,
+                Err(reason) => record_failure(c, t, &path, reason, at)?,
             }
             state::push(
                 c,

@@ -2,9 +2,9 @@
 
 use super::Scan;
 use crate::entry::Writer;
+use crate::store::entries::WriteCtx;
 use crate::store::files::{self, FileContent, ScanContent};
 use crate::store::StoreError;
-use crate::time::Millis;
 use diesel::SqliteConnection;
 
 pub use crate::store::files::{attach, SyncReport};
@@ -17,8 +17,7 @@ pub fn sync_project(
     conn: &mut SqliteConnection,
     project_id: i32,
     scan: &Scan,
-    token_divisor: u32,
-    now: Millis,
+    at: WriteCtx,
 ) -> Result<SyncReport, StoreError> {
     let read: Vec<FileContent<'_>> = scan
         .files
@@ -35,14 +34,7 @@ pub fn sync_project(
         complete: !scan.truncated,
     };
     // The server's own scan.
-    files::sync(
-        conn,
-        project_id,
-        content,
-        Writer::System,
-        token_divisor,
-        now,
-    )
+    files::sync(conn, project_id, content, Writer::System, at)
 }
 
 #[cfg(test)]
@@ -55,6 +47,7 @@ mod tests {
     use crate::store::constraints::{Constraint, ConstraintKind};
     use crate::store::projects;
     use crate::store::testing::run;
+    use crate::time::Millis;
     use diesel::prelude::*;
     use pretty_assertions::assert_eq;
     use std::time::{Duration, SystemTime};
@@ -100,19 +93,46 @@ mod tests {
         write_old(&dir.path().join("a.txt"), "alpha");
         write_old(&dir.path().join("b.txt"), "beta");
         let first = scan(dir.path(), ScanLimits::default(), now());
-        let report = sync_project(&mut conn, p.id, &first, 4, NOW).unwrap();
+        let report = sync_project(
+            &mut conn,
+            p.id,
+            &first,
+            WriteCtx {
+                divisor: 4,
+                now: NOW,
+            },
+        )
+        .unwrap();
         assert_eq!((report.added, report.missing), (2, 0));
 
         std::fs::remove_file(dir.path().join("b.txt")).unwrap();
         let second = scan_since(dir.path(), ScanLimits::default(), &first.stamps, now());
         assert_eq!((second.files.len(), second.unchanged.len()), (0, 1));
-        let report = sync_project(&mut conn, p.id, &second, 4, NOW).unwrap();
+        let report = sync_project(
+            &mut conn,
+            p.id,
+            &second,
+            WriteCtx {
+                divisor: 4,
+                now: NOW,
+            },
+        )
+        .unwrap();
         assert_eq!((report.removed, report.missing), (1, 0));
         assert_eq!(stored_paths(&mut conn, p.id), vec!["a.txt".to_owned()]);
 
         diesel::delete(entries::table).execute(&mut conn).unwrap();
         let third = scan_since(dir.path(), ScanLimits::default(), &second.stamps, now());
-        let report = sync_project(&mut conn, p.id, &third, 4, NOW).unwrap();
+        let report = sync_project(
+            &mut conn,
+            p.id,
+            &third,
+            WriteCtx {
+                divisor: 4,
+                now: NOW,
+            },
+        )
+        .unwrap();
         assert_eq!(report.missing, 1);
     }
 
@@ -122,8 +142,10 @@ mod tests {
             conn,
             project_id,
             &scan(root, ScanLimits::default(), now()),
-            4,
-            NOW,
+            WriteCtx {
+                divisor: 4,
+                now: NOW,
+            },
         )
         .unwrap();
     }

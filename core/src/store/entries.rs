@@ -38,6 +38,16 @@ pub struct TurnRef {
     pub turn: i32,
 }
 
+/// What every write takes beside what it writes: the token divisor a body's size is estimated
+/// with (`RUMMY_TOKEN_DIVISOR`) and the time it is written at, passed down as one value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WriteCtx {
+    /// Characters per estimated token.
+    pub divisor: u32,
+    /// The write's timestamp.
+    pub now: Millis,
+}
+
 /// One write of an entry's content and of the run's view of it.
 #[derive(Debug, Clone)]
 pub struct EntryWrite<'a> {
@@ -76,10 +86,9 @@ pub struct Written {
 pub fn write(
     conn: &mut SqliteConnection,
     w: &EntryWrite<'_>,
-    token_divisor: u32,
-    now: Millis,
+    at: WriteCtx,
 ) -> Result<Written, StoreError> {
-    write_at(conn, w, token_divisor, now, None)
+    write_at(conn, w, at, None)
 }
 
 /// [`write`], with the view at revision `rev` when given — several writes that form one
@@ -88,10 +97,13 @@ pub fn write(
 pub fn write_at(
     conn: &mut SqliteConnection,
     w: &EntryWrite<'_>,
-    token_divisor: u32,
-    now: Millis,
+    at: WriteCtx,
     rev: Option<i32>,
 ) -> Result<Written, StoreError> {
+    let WriteCtx {
+        divisor: token_divisor,
+        now,
+    } = at;
     let scheme = scheme_of(w.path);
     let spec = admitted(w.path, scheme.as_deref(), w.writer)?;
     if !w.attributes.is_object() {

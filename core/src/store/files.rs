@@ -10,7 +10,7 @@
 
 use super::cached::{cached, Bind, StaticSql};
 use super::constraints::{Constraint, ConstraintKind};
-use super::entries::{self, hex_sha256, RunRef};
+use super::entries::{self, hex_sha256, RunRef, WriteCtx};
 use super::{runs, StoreError};
 use crate::entry::{Scope, Visibility, Writer};
 use crate::schema::{entries as entries_table, run_views};
@@ -69,9 +69,12 @@ pub fn sync(
     project_id: i32,
     scan: ScanContent<'_>,
     writer: Writer,
-    token_divisor: u32,
-    now: Millis,
+    at: WriteCtx,
 ) -> Result<SyncReport, StoreError> {
+    let WriteCtx {
+        divisor: token_divisor,
+        now,
+    } = at;
     admit(writer)?;
     let scope = Scope::Project(project_id).key();
     let stored: HashMap<String, (i32, String)> = entries_table::table
@@ -276,9 +279,9 @@ pub fn write_file(
     path: &str,
     content: &str,
     writer: Writer,
-    divisor: u32,
-    now: Millis,
+    at: WriteCtx,
 ) -> Result<(), StoreError> {
+    let WriteCtx { divisor, now } = at;
     admit(writer)?;
     let scope = Scope::Project(run.project_id).key();
     let id: i32 = diesel::insert_into(entries_table::table)
@@ -384,7 +387,17 @@ mod tests {
             unchanged: &[],
             complete: true,
         };
-        sync(&mut conn, p.id, scan, Writer::System, 2, NOW).unwrap();
+        sync(
+            &mut conn,
+            p.id,
+            scan,
+            Writer::System,
+            WriteCtx {
+                divisor: 2,
+                now: NOW,
+            },
+        )
+        .unwrap();
         assert_eq!(attach(&mut conn, r, &[], |_, _| false, NOW).unwrap(), 1);
         let before = seen(&mut conn, r.run_id, "a.txt");
         assert_eq!(
@@ -398,7 +411,18 @@ mod tests {
             )
         );
 
-        write_file(&mut conn, r, "a.txt", "two", Writer::System, 2, NOW).unwrap();
+        write_file(
+            &mut conn,
+            r,
+            "a.txt",
+            "two",
+            Writer::System,
+            WriteCtx {
+                divisor: 2,
+                now: NOW,
+            },
+        )
+        .unwrap();
 
         let (_, _, state, turn, writes) = before;
         assert_eq!(
@@ -424,7 +448,17 @@ mod tests {
             unchanged: &[],
             complete: true,
         };
-        let added = sync(&mut conn, p.id, all, Writer::System, 2, NOW).unwrap();
+        let added = sync(
+            &mut conn,
+            p.id,
+            all,
+            Writer::System,
+            WriteCtx {
+                divisor: 2,
+                now: NOW,
+            },
+        )
+        .unwrap();
         assert_eq!((added.added, added.removed), (2, 0));
 
         let only_a = [file("a.txt")];
@@ -433,7 +467,17 @@ mod tests {
             unchanged: &["c.txt".to_owned()],
             complete: false,
         };
-        let partial = sync(&mut conn, p.id, cut_short, Writer::System, 2, NOW).unwrap();
+        let partial = sync(
+            &mut conn,
+            p.id,
+            cut_short,
+            Writer::System,
+            WriteCtx {
+                divisor: 2,
+                now: NOW,
+            },
+        )
+        .unwrap();
         assert_eq!(
             partial,
             SyncReport {
@@ -448,7 +492,17 @@ mod tests {
             unchanged: &[],
             ..cut_short
         };
-        let removed = sync(&mut conn, p.id, full, Writer::System, 2, NOW).unwrap();
+        let removed = sync(
+            &mut conn,
+            p.id,
+            full,
+            Writer::System,
+            WriteCtx {
+                divisor: 2,
+                now: NOW,
+            },
+        )
+        .unwrap();
         assert_eq!(removed.removed, 1);
         assert_eq!(body(&mut conn, p.id, "b.txt").unwrap(), None);
         assert_eq!(

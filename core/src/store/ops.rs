@@ -6,12 +6,11 @@
 //! Patterns and body filters are hedberg patterns evaluated in SQL
 //! (`hedmatch`, `hedsearch`, registered on every connection).
 
-use super::entries::{self, EntryWrite, RunRef, ViewRow};
+use super::entries::{self, EntryWrite, RunRef, ViewRow, WriteCtx};
 use super::{runs, StoreError};
 use crate::entry::{State, Visibility, Writer};
 use crate::path::{normalize, result_path, scheme_of};
 use crate::schema::{entries as e, run_views as v};
-use crate::time::Millis;
 use diesel::dsl::sql;
 use diesel::prelude::*;
 use diesel::sql_types::{Bool, Text};
@@ -24,13 +23,11 @@ pub struct Op {
     pub run: RunRef,
     /// The writer tier, checked against each entry's scheme.
     pub writer: Writer,
-    /// Characters per estimated token.
-    pub divisor: u32,
     /// The largest `known://` body a content write may leave, in tokens
     /// (`RUMMY_MAX_ENTRY_TOKENS`): the gate the model's writes pass, for every writer.
     pub max_entry_tokens: u32,
-    /// The time of the operation.
-    pub now: Millis,
+    /// The token divisor and the time of the operation.
+    pub at: WriteCtx,
 }
 
 /// The `known://` size gate (ENGINE.md §4): a body over `RUMMY_MAX_ENTRY_TOKENS` is refused
@@ -39,7 +36,7 @@ pub fn size_gate(op: &Op, path: &str, body: &str) -> Result<(), StoreError> {
     if scheme_of(path).as_deref() != Some("known") {
         return Ok(());
     }
-    let tokens = crate::tokens::estimate(body, op.divisor);
+    let tokens = crate::tokens::estimate(body, op.at.divisor);
     let limit = i32::try_from(op.max_entry_tokens).unwrap_or(i32::MAX);
     if tokens <= limit {
         return Ok(());
@@ -123,7 +120,7 @@ pub fn change_view(
     row: &ViewRow,
     change: &ViewChange,
 ) -> Result<(), StoreError> {
-    let now = op.now;
+    let now = op.at.now;
     check_writer(&row.path, op.writer)?;
     let rev = runs::take_rev(conn, op.run.run_id)?;
     let state = change.state.unwrap_or(row.state);
@@ -190,7 +187,7 @@ pub fn write_content(
     w: &ContentWrite,
     turn: i32,
 ) -> Result<String, StoreError> {
-    let (run, writer, divisor, now) = (op.run, op.writer, op.divisor, op.now);
+    let (run, writer, at) = (op.run, op.writer, op.at);
     let path = clean(&w.path)?;
     let current = entries::by_path(conn, run.run_id, &path)?;
     let body = match (&current, w.append) {
@@ -225,8 +222,7 @@ pub fn write_content(
             turn,
             writer,
         },
-        divisor,
-        now,
+        at,
     )?;
     Ok(path)
 }

@@ -3,7 +3,7 @@
 use super::StoreError;
 use crate::entry::{Scope, State, Visibility, Writer};
 use crate::schema::{entries, run_views};
-use crate::store::entries::{self as store_entries, EntryWrite, RunRef};
+use crate::store::entries::{self as store_entries, EntryWrite, RunRef, WriteCtx};
 use crate::time::Millis;
 use diesel::prelude::*;
 use serde_json::json;
@@ -50,8 +50,7 @@ pub fn add(
     run: RunRef,
     name: &str,
     body: &str,
-    divisor: u32,
-    now: Millis,
+    at: WriteCtx,
 ) -> Result<String, StoreError> {
     let path = format!("skill://{name}");
     store_entries::write(
@@ -68,8 +67,7 @@ pub fn add(
             turn: 0,
             writer: Writer::Plugin,
         },
-        divisor,
-        now,
+        at,
     )?;
     Ok(path)
 }

@@ -1,7 +1,7 @@
 //! Test support shared by the store's and its callers' unit tests: a migrated in-memory store,
 //! runs and entry writes with everything but what a test varies left at its plain value.
 
-use super::entries::{self, EntryWrite, RunRef, Written};
+use super::entries::{self, EntryWrite, RunRef, WriteCtx, Written};
 use super::{projects, runs, schemes, StoreError};
 use crate::db::run_migrations;
 use crate::entry::{State, Visibility, Writer};
@@ -63,5 +63,12 @@ pub fn write(
         turn: 1,
         writer,
     };
-    entries::write(conn, &w, 2, NOW)
+    entries::write(
+        conn,
+        &w,
+        WriteCtx {
+            divisor: 2,
+            now: NOW,
+        },
+    )
 }

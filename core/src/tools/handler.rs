@@ -14,7 +14,7 @@ use crate::hedberg::{self, PatternKind};
 use crate::parse::{ToolCall, ToolName};
 use crate::path::{normalize, scheme_of};
 use crate::schemes;
-use crate::store::entries::{self, EntryWrite, ViewRow};
+use crate::store::entries::{self, EntryWrite, ViewRow, WriteCtx};
 use crate::store::files;
 use crate::store::ops::{self, check_writer, Op, ViewChange};
 use crate::store::{views, StoreError};
@@ -235,14 +235,21 @@ impl Handler<'_> {
         self.ctx.limits.token_divisor
     }
 
+    /// The token divisor and the time of this dispatch's writes.
+    pub fn at(&self) -> WriteCtx {
+        WriteCtx {
+            divisor: self.divisor(),
+            now: self.now,
+        }
+    }
+
     /// A store operation by `writer` for this run.
     pub fn op(&self, writer: Writer) -> Op {
         Op {
             run: self.ctx.t.run,
             writer,
-            divisor: self.divisor(),
             max_entry_tokens: self.ctx.limits.max_entry_tokens,
-            now: self.now,
+            at: self.at(),
         }
     }
 
@@ -300,8 +307,7 @@ impl Handler<'_> {
                 turn: t.turn,
                 writer: Writer::Model,
             },
-            self.divisor(),
-            self.now,
+            self.at(),
         )
         .map(|_| ())
     }

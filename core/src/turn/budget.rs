@@ -9,7 +9,7 @@
 use super::TurnRef;
 use crate::entry::{Category, State, Visibility, Writer};
 use crate::schemes;
-use crate::store::entries::{self as store_entries, EntryWrite, ViewRow};
+use crate::store::entries::{self as store_entries, EntryWrite, ViewRow, WriteCtx};
 use crate::store::{runs, turns, views, StoreError};
 use crate::time::Millis;
 use diesel::SqliteConnection;
@@ -261,8 +261,7 @@ pub fn record_demotion(
     conn: &mut SqliteConnection,
     t: TurnRef,
     demotion: &Demotion,
-    divisor: u32,
-    now: Millis,
+    at: WriteCtx,
 ) -> Result<String, StoreError> {
     let path = format!("budget://{}/{}/history", t.loop_id, t.turn);
     store_entries::write(
@@ -283,8 +282,7 @@ pub fn record_demotion(
             turn: t.turn,
             writer: Writer::Plugin,
         },
-        divisor,
-        now,
+        at,
     )?;
     Ok(path)
 }
@@ -310,8 +308,7 @@ pub fn record_overflow(
     overflow: i32,
     budget: &Budget,
     demoted: (usize, i32),
-    divisor: u32,
-    now: Millis,
+    at: WriteCtx,
 ) -> Result<String, StoreError> {
     let path = format!("budget://{}/{}", t.loop_id, t.turn);
     let done = match demoted {
@@ -338,8 +335,7 @@ pub fn record_overflow(
             turn: t.turn,
             writer: Writer::Plugin,
         },
-        divisor,
-        now,
+        at,
     )?;
     Ok(path)
 }

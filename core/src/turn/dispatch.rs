@@ -13,7 +13,7 @@
 use crate::entry::{State, Visibility, Writer};
 use crate::parse::ToolCall;
 use crate::path::result_path;
-use crate::store::entries::{self, EntryWrite};
+use crate::store::entries::{self, EntryWrite, WriteCtx};
 use crate::store::StoreError;
 use crate::time::Millis;
 use crate::tools::{self, handler::Outcome, policy, ToolName};
@@ -171,8 +171,10 @@ fn record(
             turn: t.turn,
             writer: Writer::Model,
         },
-        ctx.limits.token_divisor,
-        now,
+        WriteCtx {
+            divisor: ctx.limits.token_divisor,
+            now,
+        },
     )?;
     Ok(Dispatched {
         tool,

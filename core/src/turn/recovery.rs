@@ -11,13 +11,12 @@
 use super::streams::{self, Awaited};
 use super::{proposals, record, state, TurnRef};
 use crate::run::{RunStatus, StopReason};
-use crate::store::entries::RunRef;
+use crate::store::entries::{RunRef, WriteCtx};
 use crate::store::loops::Loop;
 use crate::store::models::{self, Model};
 use crate::store::notifications::Recorded;
 use crate::store::runs::{self, Run};
 use crate::store::{loops, turns, views, StoreError};
-use crate::time::Millis;
 use crate::tools::search;
 use diesel::SqliteConnection;
 use serde_json::{json, Value};
@@ -42,13 +41,10 @@ pub struct Recovery {
 }
 
 /// Ends interrupted loops and lists the runs that have loops waiting.
-pub fn recover(
-    conn: &mut SqliteConnection,
-    divisor: u32,
-    now: Millis,
-) -> Result<Recovery, StoreError> {
+pub fn recover(conn: &mut SqliteConnection, at: WriteCtx) -> Result<Recovery, StoreError> {
+    let now = at.now;
     let mut report = Recovery::default();
-    let streams_failed = streams::fail_all_streaming(conn, INTERRUPTED, divisor, now)?;
+    let streams_failed = streams::fail_all_streaming(conn, INTERRUPTED, at)?;
     for run in runs::unfinished(conn)? {
         let rr = RunRef {
             run_id: run.id,
@@ -84,12 +80,12 @@ pub fn recover(
                 loop_id: active.id,
                 turn,
             };
-            record::warning(conn, t, INTERRUPTED, divisor, now)?;
+            record::warning(conn, t, INTERRUPTED, at)?;
             // A search the server was asking when it stopped will never be answered: it fails
             // (502, like an unreachable backend) instead of streaming forever.
-            for (path, at) in views::searches_in_flight(conn, run.id)? {
-                let t = TurnRef { turn: at, ..t };
-                search::record_failure(conn, t, divisor, &path, INTERRUPTED, now)?;
+            for (path, turn) in views::searches_in_flight(conn, run.id)? {
+                let t = TurnRef { turn, ..t };
+                search::record_failure(conn, t, &path, INTERRUPTED, at)?;
             }
             loops::finish(
                 conn,

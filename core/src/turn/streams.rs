@@ -12,10 +12,9 @@ pub use crate::commands::StreamEnd;
 use crate::config::CommandRunner;
 use crate::entry::{strings_attr, text_attr, State, Visibility, Writer};
 use crate::parse::ToolName;
-use crate::store::entries::{self, EntryWrite, RunRef, ViewRow};
+use crate::store::entries::{self, EntryWrite, RunRef, ViewRow, WriteCtx};
 use crate::store::ops::{change_view, Op, ViewChange};
 use crate::store::{views, StoreError};
-use crate::time::Millis;
 use diesel::SqliteConnection;
 use serde_json::{Map, Value};
 
@@ -31,15 +30,13 @@ fn channel_row(
         .ok_or_else(|| StoreError::NotFound(format!("no stream channel {path} in this run")))
 }
 
-/// Where and when a stream write lands: the run, the token divisor and the clock.
+/// Where and when a stream write lands: the run, and the token divisor and time of the write.
 #[derive(Debug, Clone, Copy)]
 pub struct StreamWrite {
     /// The run owning the stream.
     pub run: RunRef,
-    /// Characters per token, for the entry's token count.
-    pub divisor: u32,
-    /// The write's timestamp.
-    pub now: Millis,
+    /// The token divisor and the write's time.
+    pub ctx: WriteCtx,
 }
 
 fn rewrite(
@@ -64,8 +61,7 @@ fn rewrite(
             turn: row.turn,
             writer: Writer::System,
         },
-        at.divisor,
-        at.now,
+        at.ctx,
     )
     .map(|_| ())
 }
@@ -201,8 +197,7 @@ pub fn settle(
             turn: log.turn,
             writer: Writer::System,
         },
-        at.divisor,
-        at.now,
+        at.ctx,
     )?;
     Ok(channel_paths)
 }
@@ -217,10 +212,9 @@ fn merge_attributes(
     let op = Op {
         run: at.run,
         writer: Writer::System,
-        divisor: at.divisor,
         // Only attributes change: no body passes the size gate here.
         max_entry_tokens: u32::MAX,
-        now: at.now,
+        at: at.ctx,
     };
     let change = ViewChange {
         merge: Some(merge),
@@ -318,8 +312,7 @@ pub fn awaited(
 pub fn fail_all_streaming(
     conn: &mut SqliteConnection,
     reason: &str,
-    divisor: u32,
-    now: Millis,
+    ctx: WriteCtx,
 ) -> Result<Vec<(RunRef, String)>, StoreError> {
     let channels = views::streaming_commands(conn)?;
     let mut settled: Vec<(RunRef, String)> = Vec::new();
@@ -343,7 +336,7 @@ pub fn fail_all_streaming(
             );
             continue;
         }
-        let at = StreamWrite { run, divisor, now };
+        let at = StreamWrite { run, ctx };
         let end = StreamEnd::Failed {
             reason: reason.to_owned(),
             duration: None,

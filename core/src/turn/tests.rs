@@ -7,7 +7,7 @@ use crate::db::run_migrations;
 use crate::entry::State;
 use crate::parse::parse_reply;
 use crate::run::Mode;
-use crate::store::entries::{context_rows, RunRef};
+use crate::store::entries::{context_rows, RunRef, WriteCtx};
 use crate::store::{loops, projects, runs, schemes, turns};
 use crate::time::Millis;
 use diesel::connection::SimpleConnection;
@@ -142,7 +142,17 @@ const TURN_ONE: &str = r#"<set path="known://port" summary="port,config">8080</s
 fn first_turn_of_first_loop() {
     let mut f = fixture();
     let t = f.turn();
-    record::prompt(&mut f.conn, t, "What port?", Mode::Act, 2, NOW).unwrap();
+    record::prompt(
+        &mut f.conn,
+        t,
+        "What port?",
+        Mode::Act,
+        WriteCtx {
+            divisor: 2,
+            now: NOW,
+        },
+    )
+    .unwrap();
     insta::assert_snapshot!(snapshot(&f.messages()));
 }
 
@@ -151,7 +161,17 @@ fn first_turn_of_first_loop() {
 fn continuation_turn() {
     let mut f = fixture();
     let t = f.turn();
-    record::prompt(&mut f.conn, t, "What port?", Mode::Act, 2, NOW).unwrap();
+    record::prompt(
+        &mut f.conn,
+        t,
+        "What port?",
+        Mode::Act,
+        WriteCtx {
+            divisor: 2,
+            now: NOW,
+        },
+    )
+    .unwrap();
     let results = f.run_reply(t, TURN_ONE);
     assert_eq!(
         results.iter().map(|r| r.1).collect::<Vec<_>>(),
@@ -172,13 +192,33 @@ fn continuation_turn() {
 fn first_turn_of_second_loop() {
     let mut f = fixture();
     let t = f.turn();
-    record::prompt(&mut f.conn, t, "What port?", Mode::Act, 2, NOW).unwrap();
+    record::prompt(
+        &mut f.conn,
+        t,
+        "What port?",
+        Mode::Act,
+        WriteCtx {
+            divisor: 2,
+            now: NOW,
+        },
+    )
+    .unwrap();
     f.run_reply(
         t,
         r#"<set path="known://port">8080</set><update status="200">8080</update>"#,
     );
     let t2 = f.turn();
-    record::prompt(&mut f.conn, t2, "And the host?", Mode::Ask, 2, NOW).unwrap();
+    record::prompt(
+        &mut f.conn,
+        t2,
+        "And the host?",
+        Mode::Ask,
+        WriteCtx {
+            divisor: 2,
+            now: NOW,
+        },
+    )
+    .unwrap();
     insta::assert_snapshot!(snapshot(&f.messages()));
 }
 
@@ -187,11 +227,32 @@ fn first_turn_of_second_loop() {
 fn turn_after_demotion() {
     let mut f = fixture();
     let t = f.turn();
-    record::prompt(&mut f.conn, t, "What port?", Mode::Act, 2, NOW).unwrap();
+    record::prompt(
+        &mut f.conn,
+        t,
+        "What port?",
+        Mode::Act,
+        WriteCtx {
+            divisor: 2,
+            now: NOW,
+        },
+    )
+    .unwrap();
     f.run_reply(t, TURN_ONE);
     let budget = super::budget::Budget::new(Some(2048), None, 0.9, None).unwrap();
     let demoted = super::budget::demote_turn(&mut f.conn, t, NOW).unwrap();
-    super::budget::record_overflow(&mut f.conn, t, 120, &budget, demoted, 2, NOW).unwrap();
+    super::budget::record_overflow(
+        &mut f.conn,
+        t,
+        120,
+        &budget,
+        demoted,
+        WriteCtx {
+            divisor: 2,
+            now: NOW,
+        },
+    )
+    .unwrap();
     f.turn();
     insta::assert_snapshot!(snapshot(&f.messages()));
 }
@@ -293,7 +354,16 @@ fn attached_files_are_not_history_until_a_turn_touches_them() {
         ..Default::default()
     };
     let project_id = f.run.project_id;
-    crate::files::sync::sync_project(&mut f.conn, project_id, &scan, 2, NOW).unwrap();
+    crate::files::sync::sync_project(
+        &mut f.conn,
+        project_id,
+        &scan,
+        WriteCtx {
+            divisor: 2,
+            now: NOW,
+        },
+    )
+    .unwrap();
     let attached = crate::files::sync::attach(&mut f.conn, f.run, &[], |_, _| false, NOW).unwrap();
     assert_eq!(attached, 2);
     let first = state::push(&mut f.conn, f.run.run_id, 1, 102, json!(null), NOW)
@@ -327,7 +397,14 @@ fn restart_fails_a_search_in_flight() {
     let done = dispatch(&mut f.conn, &ctx, &call, None, NOW).unwrap();
     assert_eq!(done.state, State::Streaming);
 
-    let recovered = super::recovery::recover(&mut f.conn, 2, NOW).unwrap();
+    let recovered = super::recovery::recover(
+        &mut f.conn,
+        WriteCtx {
+            divisor: 2,
+            now: NOW,
+        },
+    )
+    .unwrap();
     assert_eq!(recovered.interrupted, 1);
     let row = crate::store::entries::by_path(&mut f.conn, f.run.run_id, &done.path)
         .unwrap()
@@ -361,7 +438,16 @@ fn the_summary_is_the_latest_concluding_update_and_audit_is_not_history() {
     let t = f.turn();
     f.run_reply(t, r#"<update status="200">first answer</update>"#);
     let sent = [("system", "the system prompt"), ("user", "the user prompt")];
-    record::audit_all(&mut f.conn, t, &sent, 2, NOW).unwrap();
+    record::audit_all(
+        &mut f.conn,
+        t,
+        &sent,
+        WriteCtx {
+            divisor: 2,
+            now: NOW,
+        },
+    )
+    .unwrap();
     f.run_reply(t, r#"<update status="102">still going</update>"#);
     let pushed = state::push(&mut f.conn, f.run.run_id, 1, 102, json!(null), NOW)
         .unwrap()

@@ -38,7 +38,7 @@ pub async fn skill_add(call: Call, p: SkillParams) -> Result<SkillAck, Error> {
     let body = read_named(call.home("skills"), "skill", p.name.clone()).await?;
     let (rr, divisor, name) = (run.run_ref(), call.divisor(), p.name.clone());
     let path = call
-        .write(move |c| skills::add(c, rr, &name, &body, divisor, now()))
+        .write(move |c| skills::add(c, rr, &name, &body, crate::clock::write_ctx(divisor)))
         .await?;
     Ok(SkillAck {
         ok: true,

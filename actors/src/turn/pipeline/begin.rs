@@ -100,10 +100,10 @@ async fn allocate(
                 turn: turn.sequence,
             };
             if first {
-                record::prompt(c, t, &prompt, mode, divisor, now())?;
+                record::prompt(c, t, &prompt, mode, crate::clock::write_ctx(divisor))?;
             }
             let synced = match scan {
-                Some(scan) => Some((scan.sync(c, divisor)?, scan)),
+                Some(scan) => Some((scan.sync(c, crate::clock::write_ctx(divisor))?, scan)),
                 None => None,
             };
             if attach {

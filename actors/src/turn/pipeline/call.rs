@@ -16,6 +16,7 @@ use crate::turn::events::{forward_events, progress};
 use crate::turn::{TurnFailure, TurnJob};
 use rummy_core::parse::{looks_like_tool_call, parse_reply, ParsedReply, ToolCall, ToolName};
 use rummy_core::provider::{ChatMessage, Completion};
+use rummy_core::store::entries::WriteCtx;
 use rummy_core::store::turns;
 use rummy_core::turn::assemble::Messages;
 use rummy_core::turn::batch::Commands;
@@ -49,7 +50,7 @@ pub(super) async fn call(
             svc.store
                 .write(move |c| {
                     let sent = [("system", system.as_str()), ("user", user.as_str())];
-                    record::audit_all(c, t, &sent, divisor, now())
+                    record::audit_all(c, t, &sent, crate::clock::write_ctx(divisor))
                 })
                 .await
                 .map_err(failure)?;
@@ -161,7 +162,7 @@ fn record_reply(
         }
         trail.push(("model", &diagnostics));
         // One change: the turn's whole audit trail at one view revision.
-        record::audit_all(c, t, &trail, divisor, now)?;
+        record::audit_all(c, t, &trail, WriteCtx { divisor, now })?;
         turns::record_usage(
             c,
             turn_id,
@@ -171,7 +172,7 @@ fn record_reply(
             now,
         )?;
         for w in &warnings {
-            record::warning(c, t, w, divisor, now)?;
+            record::warning(c, t, w, WriteCtx { divisor, now })?;
         }
         Ok(())
     })

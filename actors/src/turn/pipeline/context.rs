@@ -77,7 +77,7 @@ pub(super) async fn fit(
             svc.store
                 .write(move |c| {
                     budget::demote(c, t.run.run_id, &demotion, now())?;
-                    budget::record_demotion(c, t, &demotion, divisor, now())
+                    budget::record_demotion(c, t, &demotion, crate::clock::write_ctx(divisor))
                 })
                 .await
                 .map_err(failure)?;

@@ -153,8 +153,7 @@ pub(super) async fn resumed(
         Box::new(move |c| {
             let at = StreamWrite {
                 run,
-                divisor,
-                now: now(),
+                ctx: crate::clock::write_ctx(divisor),
             };
             streams::stop_awaiting(c, at, &path)
         })

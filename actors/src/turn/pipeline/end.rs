@@ -12,6 +12,7 @@ use crate::turn::{Allocated, Decision, TurnEnd, TurnFailure, TurnJob};
 use rummy_core::parse::{ToolCall, ToolName};
 use rummy_core::run::RunStatus;
 use rummy_core::store::context::KeptContext;
+use rummy_core::store::entries::WriteCtx;
 use rummy_core::store::notifications::Recorded;
 use rummy_core::store::{turns, StoreError};
 use rummy_core::turn::batch::Commands;
@@ -116,7 +117,14 @@ pub(super) async fn after_dispatch(
             svc.store
                 .write(move |c| {
                     let demoted = budget::demote_turn(c, t, now())?;
-                    budget::record_overflow(c, t, over, &b, demoted, divisor, now())
+                    budget::record_overflow(
+                        c,
+                        t,
+                        over,
+                        &b,
+                        demoted,
+                        crate::clock::write_ctx(divisor),
+                    )
                 })
                 .await
                 .map_err(failure)?;
@@ -179,7 +187,15 @@ pub(super) fn end_turn(
     });
     let now = now();
     for w in verdict.warnings() {
-        record::warning(c, t, w, ctx.limits.token_divisor, now)?;
+        record::warning(
+            c,
+            t,
+            w,
+            WriteCtx {
+                divisor: ctx.limits.token_divisor,
+                now,
+            },
+        )?;
     }
     if let Verdict::Conclude {
         prose_answer: Some(answer),
@@ -265,9 +281,9 @@ pub(super) async fn overflowed(
     svc.store
         .write(move |c| {
             if let Some((over, b)) = ceiling {
-                budget::record_overflow(c, t, over, &b, (0, 0), divisor, now())?;
+                budget::record_overflow(c, t, over, &b, (0, 0), crate::clock::write_ctx(divisor))?;
             }
-            record::warning(c, t, &message, divisor, now())?;
+            record::warning(c, t, &message, crate::clock::write_ctx(divisor))?;
             turns::finish(c, turn_id, 413, now())
         })
         .await

@@ -16,7 +16,7 @@ use crate::db::run_migrations;
 use crate::entry::{State, Visibility, Writer};
 use crate::parse::{parse_reply, ToolCall};
 use crate::run::Mode;
-use crate::store::entries::{self as store, EntryWrite, RunRef, ViewRow};
+use crate::store::entries::{self as store, EntryWrite, RunRef, ViewRow, WriteCtx};
 use crate::store::{loops, projects, runs, schemes, turns};
 use crate::time::Millis;
 use crate::turn::dispatch::{dispatch, DispatchCtx, DispatchLimits, Dispatched, LoopFlags};
@@ -180,8 +180,10 @@ impl Fixture {
                 turn: 0,
                 writer,
             },
-            2,
-            NOW,
+            WriteCtx {
+                divisor: 2,
+                now: NOW,
+            },
         )
         .unwrap();
     }

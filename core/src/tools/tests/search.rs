@@ -4,6 +4,7 @@ use super::{fixture_with, seen, NOW};
 use crate::entry::State::{Failed, Resolved, Streaming};
 use crate::entry::Visibility;
 use crate::run::Mode;
+use crate::store::entries::WriteCtx;
 use crate::tools::search::{record_failure, record_results, request_of, SearchHit};
 use crate::turn::dispatch::LoopFlags;
 use pretty_assertions::assert_eq;
@@ -48,8 +49,12 @@ fn search_streams_and_records_results() {
     ];
     let streaming = f.entry(&result.path).unwrap();
     assert_eq!(request_of(&streaming), ("rust wal".to_owned(), 5));
-    let (t, divisor) = (f.ctx.t, f.ctx.limits.token_divisor);
-    record_results(&mut f.conn, t, divisor, &result.path, &hits, NOW).unwrap();
+    let t = f.ctx.t;
+    let at = WriteCtx {
+        divisor: f.ctx.limits.token_divisor,
+        now: NOW,
+    };
+    record_results(&mut f.conn, t, &result.path, &hits, at).unwrap();
     let row = f.entry(&result.path).unwrap();
     assert_eq!(
         (row.state, row.body.as_str()),
@@ -71,15 +76,7 @@ fn search_streams_and_records_results() {
     let second = f.one("<search>down</search>");
     let asked = f.entry(&second.path).unwrap();
     assert_eq!(request_of(&asked), ("down".to_owned(), 12));
-    record_failure(
-        &mut f.conn,
-        t,
-        divisor,
-        &second.path,
-        "backend unreachable",
-        NOW,
-    )
-    .unwrap();
+    record_failure(&mut f.conn, t, &second.path, "backend unreachable", at).unwrap();
     let failed = f.entry(&second.path).unwrap();
     assert_eq!(
         (

@@ -4,7 +4,7 @@ use super::{fixture, Fixture, NOW};
 use crate::config::CommandRunner;
 use crate::entry::{State, Visibility};
 use crate::run::RunStatus;
-use crate::store::entries::RunRef;
+use crate::store::entries::{RunRef, WriteCtx};
 use crate::store::runs;
 use crate::turn::proposals::{self, Decision, Recorded};
 use crate::turn::recovery::{recover, INTERRUPTED};
@@ -18,8 +18,18 @@ fn accepted(f: &mut Fixture) -> String {
     let run = f.ctx.t.run;
     let proposal = proposals::read(&mut f.conn, run, &path).unwrap();
     let resolution = proposals::apply(&proposal, Decision::Accept(None), std::path::Path::new("/"));
-    let recorded =
-        proposals::record(&mut f.conn, run, &proposal, &resolution, None, 2, NOW).unwrap();
+    let recorded = proposals::record(
+        &mut f.conn,
+        run,
+        &proposal,
+        &resolution,
+        None,
+        WriteCtx {
+            divisor: 2,
+            now: NOW,
+        },
+    )
+    .unwrap();
     assert!(matches!(recorded, Recorded::Resolved(_)), "{recorded:?}");
     streams::await_output(&mut f.conn, at(f.ctx.t.run), &path, CommandRunner::Server).unwrap();
     path
@@ -28,8 +38,10 @@ fn accepted(f: &mut Fixture) -> String {
 fn at(run: RunRef) -> StreamWrite {
     StreamWrite {
         run,
-        divisor: 2,
-        now: NOW,
+        ctx: WriteCtx {
+            divisor: 2,
+            now: NOW,
+        },
     }
 }
 
@@ -161,7 +173,14 @@ fn a_restart_fails_the_channels_and_the_turn_goes_on() {
     runs::set_status(&mut f.conn, run_id, RunStatus::Running, NOW).unwrap();
     streams::append(&mut f.conn, at(f.ctx.t.run), &path, 1, "partial").unwrap();
 
-    let report = recover(&mut f.conn, 2, NOW).unwrap();
+    let report = recover(
+        &mut f.conn,
+        WriteCtx {
+            divisor: 2,
+            now: NOW,
+        },
+    )
+    .unwrap();
 
     let resumed: Vec<(i32, Awaited)> = report
         .to_resume
@@ -203,7 +222,14 @@ fn a_restart_fails_the_channels_and_the_turn_goes_on() {
     );
 
     // A second restart before the turn went on finds nothing streaming, and still resumes it.
-    let again = recover(&mut f.conn, 2, NOW).unwrap();
+    let again = recover(
+        &mut f.conn,
+        WriteCtx {
+            divisor: 2,
+            now: NOW,
+        },
+    )
+    .unwrap();
     assert_eq!((again.to_resume.len(), again.pushed.len()), (1, 0));
 }
 
@@ -232,8 +258,10 @@ fn turn_demotion_takes_failed_output_but_not_a_rejection() {
         &proposal,
         &resolution,
         None,
-        2,
-        NOW,
+        WriteCtx {
+            divisor: 2,
+            now: NOW,
+        },
     )
     .unwrap();
 

@@ -42,11 +42,10 @@ use crate::hedberg;
 use crate::parse::ToolName;
 use crate::path::{normalize, scheme_of};
 use crate::store::constraints::{self, ConstraintKind};
-use crate::store::entries::{self as store_entries, EntryWrite, RunRef, ViewRow};
+use crate::store::entries::{self as store_entries, EntryWrite, RunRef, ViewRow, WriteCtx};
 use crate::store::files as store_files;
 use crate::store::views;
 use crate::store::StoreError;
-use crate::time::Millis;
 /// What a proposal proposes (defined with the tools that write it).
 pub use crate::tools::proposal::ProposalKind;
 use diesel::SqliteConnection;
@@ -264,15 +263,15 @@ pub fn record(
     proposal: &Proposal,
     resolution: &Resolution,
     by: Option<&str>,
-    divisor: u32,
-    now: Millis,
+    at: WriteCtx,
 ) -> Result<Recorded, StoreError> {
+    let now = at.now;
     let path = proposal.path.as_str();
     let row = store_entries::by_path(conn, run.run_id, path)?
         .ok_or_else(|| StoreError::NotFound(format!("{path} not found in this run")))?;
     if let Resolution::Accepted { applied, .. } = resolution {
         for effect in &applied.effects {
-            record_effect(conn, run, effect, divisor, now)?;
+            record_effect(conn, run, effect, at)?;
         }
     }
     if row.state != State::Proposed {
@@ -296,7 +295,7 @@ pub fn record(
         Resolution::Accepted { output, applied } => match &applied.verdict {
             Verdict::Done => {
                 let extra = match &proposal.kind {
-                    Ok(kind) => accepted(conn, run, &row, kind, output, divisor, now)?,
+                    Ok(kind) => accepted(conn, run, &row, kind, output, at)?,
                     // Not applied: an unreadable kind fails in the disk phase.
                     Err(_) => json!({}),
                 };
@@ -356,8 +355,7 @@ pub fn record(
             turn,
             writer: Writer::System,
         },
-        divisor,
-        now,
+        at,
     )?;
     Ok(Recorded::Resolved(Resolved {
         path: path.to_owned(),
@@ -410,8 +408,7 @@ fn accepted(
     row: &ViewRow,
     kind: &ProposalKind,
     output: &Option<String>,
-    divisor: u32,
-    now: Millis,
+    at: WriteCtx,
 ) -> Result<Value, StoreError> {
     match kind {
         ProposalKind::Mv { from, .. } => {
@@ -442,8 +439,7 @@ fn accepted(
                         turn: row.turn,
                         writer: Writer::System,
                     },
-                    divisor,
-                    now,
+                    at,
                 )?;
             }
             Ok(json!({ "channels": [format!("{}_1", row.path), format!("{}_2", row.path)] }))
@@ -462,16 +458,16 @@ fn record_effect(
     conn: &mut SqliteConnection,
     run: RunRef,
     effect: &Effect,
-    divisor: u32,
-    now: Millis,
+    at: WriteCtx,
 ) -> Result<(), StoreError> {
+    let now = at.now;
     match effect {
         Effect::Wrote {
             path,
             content,
             created,
         } => {
-            store_files::write_file(conn, run, path, content, Writer::System, divisor, now)?;
+            store_files::write_file(conn, run, path, content, Writer::System, at)?;
             if *created {
                 constraints::set(conn, run.project_id, path, ConstraintKind::Active, now)?;
             }
@@ -481,7 +477,7 @@ fn record_effect(
             store_files::forget_file(conn, run.project_id, path, Writer::System)
         }
         Effect::Refresh(path, text) => {
-            store_files::write_file(conn, run, path, text, Writer::System, divisor, now)
+            store_files::write_file(conn, run, path, text, Writer::System, at)
         }
     }
 }
@@ -496,8 +492,7 @@ pub fn cancel_pending(
     conn: &mut SqliteConnection,
     t: TurnRef,
     reason: &str,
-    divisor: u32,
-    now: Millis,
+    at: WriteCtx,
 ) -> Result<Option<String>, StoreError> {
     let Some(row) = pending(conn, t.run.run_id)? else {
         return Ok(None);
@@ -516,8 +511,7 @@ pub fn cancel_pending(
             turn: row.turn,
             writer: Writer::System,
         },
-        divisor,
-        now,
+        at,
     )?;
     Ok(Some(row.path))
 }
