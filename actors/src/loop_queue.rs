@@ -7,6 +7,7 @@
 use crate::clock::{now, write_ctx};
 use crate::store::Store;
 use actix::prelude::*;
+use rummy_core::ids::{LoopId, RunId};
 use rummy_core::provider::routing::RoutingConfig;
 use rummy_core::run::{Mode, RunStatus, StopReason};
 use rummy_core::store::entries::{RunRef, WriteCtx};
@@ -38,7 +39,7 @@ pub struct Enqueue {
 #[rtype(result = "Result<bool, StoreError>")]
 pub struct InjectPrompt {
     /// The loop the run has active.
-    pub loop_id: i32,
+    pub loop_id: LoopId,
     /// The active loop's mode, the folded-in prompt's.
     pub mode: Mode,
     /// The loop it becomes when it cannot be folded in.
@@ -66,7 +67,7 @@ pub struct Claimed {
 #[rtype(result = "Result<Recorded, StoreError>")]
 pub struct Finish {
     /// The loop.
-    pub loop_id: i32,
+    pub loop_id: LoopId,
     /// The loop's result status.
     pub loop_status: i32,
     /// The run's status afterwards.
@@ -115,7 +116,7 @@ impl Handler<Enqueue> for LoopQueue {
 /// Appends a loop to the run's queue; a run that is not running becomes queued.
 fn enqueue(
     c: &mut diesel::SqliteConnection,
-    run_id: i32,
+    run_id: RunId,
     msg: &Enqueue,
 ) -> Result<Loop, StoreError> {
     let now = now();
@@ -161,7 +162,7 @@ impl Handler<InjectPrompt> for LoopQueue {
 fn inject(
     c: &mut diesel::SqliteConnection,
     run: RunRef,
-    loop_id: i32,
+    loop_id: LoopId,
     mode: Mode,
     msg: &Enqueue,
     at: WriteCtx,
@@ -198,7 +199,7 @@ impl Handler<ClaimNext> for LoopQueue {
 /// the same write.
 pub fn claim(
     c: &mut diesel::SqliteConnection,
-    run_id: i32,
+    run_id: RunId,
     routing: &RoutingConfig,
 ) -> Result<Option<Claimed>, StoreError> {
     let now = now();
@@ -313,7 +314,7 @@ mod tests {
     const DIVISOR: u32 = 4;
 
     /// A store with a run `r` whose first loop is claimed (active, no turn begun yet).
-    fn claimed_run() -> (tempfile::TempDir, diesel::SqliteConnection, RunRef, i32) {
+    fn claimed_run() -> (tempfile::TempDir, diesel::SqliteConnection, RunRef, LoopId) {
         let dir = tempfile::TempDir::new().unwrap();
         let mut c = rummy_core::db::open_writer(&dir.path().join("rummy.db")).unwrap();
         schemes::seed(&mut c).unwrap();

@@ -1,5 +1,6 @@
 //! The entry model: states, outcomes and their HTTP codes, visibility, writer tiers and scopes.
 
+use crate::ids::{ProjectId, RunId};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -202,9 +203,9 @@ pub enum Scope {
     /// Shared by the whole server (skills).
     Global,
     /// Shared by every run of a project (files).
-    Project(i32),
+    Project(ProjectId),
     /// One run's own (facts, questions, results, audit).
-    Run(i32),
+    Run(RunId),
 }
 
 impl Scope {
@@ -240,7 +241,7 @@ impl ScopeKind {
     }
 
     /// The concrete scope for a run of a project.
-    pub fn scope(self, project_id: i32, run_id: i32) -> Scope {
+    pub fn scope(self, project_id: ProjectId, run_id: RunId) -> Scope {
         match self {
             ScopeKind::Run => Scope::Run(run_id),
             ScopeKind::Project => Scope::Project(project_id),

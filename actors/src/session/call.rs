@@ -10,6 +10,7 @@ use actix::Addr;
 use diesel::SqliteConnection;
 use rummy_core::access::principal::Caller;
 use rummy_core::entry::Writer;
+use rummy_core::ids::ProjectId;
 use rummy_core::store::entries::RunRef;
 use rummy_core::store::ops::Op;
 use rummy_core::store::runs::{self, Run};
@@ -36,7 +37,7 @@ pub struct SessionDeps {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Binding {
     /// Project id.
-    pub project_id: i32,
+    pub project_id: ProjectId,
     /// Project name.
     pub name: String,
     /// Project root.

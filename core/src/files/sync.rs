@@ -2,6 +2,7 @@
 
 use super::Scan;
 use crate::entry::Writer;
+use crate::ids::ProjectId;
 use crate::store::entries::WriteCtx;
 use crate::store::files::{self, FileContent, ScanContent};
 use crate::store::StoreError;
@@ -15,7 +16,7 @@ pub use crate::store::files::{attach, SyncReport};
 /// without one is counted as `missing`.
 pub fn sync_project(
     conn: &mut SqliteConnection,
-    project_id: i32,
+    project_id: ProjectId,
     scan: &Scan,
     at: WriteCtx,
 ) -> Result<SyncReport, StoreError> {
@@ -43,6 +44,7 @@ mod tests {
     use crate::db::run_migrations;
     use crate::entry::Scope;
     use crate::files::{scan, scan_since, ScanLimits};
+    use crate::ids::RunId;
     use crate::schema::{entries, run_views};
     use crate::store::constraints::{Constraint, ConstraintKind};
     use crate::store::projects;
@@ -66,7 +68,7 @@ mod tests {
             .unwrap();
     }
 
-    fn stored_paths(conn: &mut SqliteConnection, project_id: i32) -> Vec<String> {
+    fn stored_paths(conn: &mut SqliteConnection, project_id: ProjectId) -> Vec<String> {
         entries::table
             .filter(entries::scope.eq(Scope::Project(project_id).key()))
             .select(entries::path)
@@ -137,7 +139,7 @@ mod tests {
     }
 
     /// Scans `root` afresh and syncs the project's entries with it.
-    fn rescan(conn: &mut SqliteConnection, project_id: i32, root: &std::path::Path) {
+    fn rescan(conn: &mut SqliteConnection, project_id: ProjectId, root: &std::path::Path) {
         sync_project(
             conn,
             project_id,
@@ -151,7 +153,7 @@ mod tests {
     }
 
     /// The views of a run: (entry path, visibility, revision), by entry.
-    fn views(conn: &mut SqliteConnection, run_id: i32) -> Vec<(String, String, i32)> {
+    fn views(conn: &mut SqliteConnection, run_id: RunId) -> Vec<(String, String, i32)> {
         run_views::table
             .inner_join(entries::table)
             .filter(run_views::run_id.eq(run_id))

@@ -7,6 +7,7 @@
 use super::cached::{cached, Bind, StaticSql};
 use super::{runs, StoreError};
 use crate::entry::{Category, Scope, State, Visibility, Writer};
+use crate::ids::{LoopId, ProjectId, RunId};
 use crate::path::scheme_of;
 use crate::schema::{entries, run_views};
 use crate::schemes;
@@ -22,9 +23,9 @@ use sha2::{Digest, Sha256};
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RunRef {
     /// The run's id.
-    pub run_id: i32,
+    pub run_id: RunId,
     /// Its project's id (for project-scoped file entries).
-    pub project_id: i32,
+    pub project_id: ProjectId,
 }
 
 /// Where a turn writes: its run, loop and number.
@@ -33,7 +34,7 @@ pub struct TurnRef {
     /// The run and its project.
     pub run: RunRef,
     /// The active loop.
-    pub loop_id: i32,
+    pub loop_id: LoopId,
     /// The turn number (per run).
     pub turn: i32,
 }
@@ -66,7 +67,7 @@ pub struct EntryWrite<'a> {
     /// How much of it the model sees.
     pub visibility: Visibility,
     /// The loop it was written in.
-    pub loop_id: Option<i32>,
+    pub loop_id: Option<LoopId>,
     /// The turn it was written in (0 outside turns).
     pub turn: i32,
     /// Who writes; checked against the scheme's tiers.
@@ -136,9 +137,9 @@ pub fn write_at(
         None => runs::take_rev(conn, w.run.run_id)?,
     };
     cached::<UpsertView>(&[
-        Bind::Int(w.run.run_id),
+        Bind::Int(w.run.run_id.0),
         Bind::Int(entry_id),
-        Bind::OptInt(w.loop_id),
+        Bind::OptInt(w.loop_id.map(|l| l.0)),
         Bind::Int(w.turn),
         Bind::State(w.state),
         Bind::OptText(w.outcome),
@@ -346,7 +347,10 @@ impl ViewRow {
 
 /// The rows the model may see this turn, in context order: category, skills
 /// first, summarized before visible, then by turn and age.
-pub fn context_rows(conn: &mut SqliteConnection, run_id: i32) -> Result<Vec<ViewRow>, StoreError> {
+pub fn context_rows(
+    conn: &mut SqliteConnection,
+    run_id: RunId,
+) -> Result<Vec<ViewRow>, StoreError> {
     let mut rows: Vec<ViewRow> = run_views::table
         .inner_join(entries::table)
         .filter(run_views::run_id.eq(run_id))
@@ -397,7 +401,7 @@ pub struct EntryFilter {
 /// A page of the run's entries in the order they were first seen.
 pub fn list(
     conn: &mut SqliteConnection,
-    run_id: i32,
+    run_id: RunId,
     filter: &EntryFilter,
     limit: i64,
     offset: i64,
@@ -443,7 +447,7 @@ pub fn list(
 /// turn has touched left out.
 pub fn changed_since(
     conn: &mut SqliteConnection,
-    run_id: i32,
+    run_id: RunId,
     rev: i32,
 ) -> Result<Vec<ViewRow>, StoreError> {
     let mut rows: Vec<ViewRow> = run_views::table
@@ -464,7 +468,7 @@ pub fn changed_since(
 }
 
 /// Every history row of the run (what `getRun` returns), oldest first.
-pub fn history(conn: &mut SqliteConnection, run_id: i32) -> Result<Vec<ViewRow>, StoreError> {
+pub fn history(conn: &mut SqliteConnection, run_id: RunId) -> Result<Vec<ViewRow>, StoreError> {
     changed_since(conn, run_id, -1)
 }
 
@@ -473,7 +477,7 @@ fn is_history(row: &ViewRow) -> bool {
 }
 
 /// The run's open questions: `unknown://` entries not archived.
-pub fn unknowns(conn: &mut SqliteConnection, run_id: i32) -> Result<Vec<ViewRow>, StoreError> {
+pub fn unknowns(conn: &mut SqliteConnection, run_id: RunId) -> Result<Vec<ViewRow>, StoreError> {
     Ok(run_views::table
         .inner_join(entries::table)
         .filter(run_views::run_id.eq(run_id))
@@ -536,7 +540,7 @@ fn not_history() -> _ {
 }
 
 /// The body of the run's latest concluding update (status 200, 204 or 422), or "".
-pub fn latest_summary(conn: &mut SqliteConnection, run_id: i32) -> Result<String, StoreError> {
+pub fn latest_summary(conn: &mut SqliteConnection, run_id: RunId) -> Result<String, StoreError> {
     let body: Option<String> = run_views::table
         .inner_join(entries::table)
         .filter(run_views::run_id.eq(run_id))
@@ -564,14 +568,14 @@ pub fn latest_summary(conn: &mut SqliteConnection, run_id: i32) -> Result<String
 /// run's views, which for a large project are thousands.
 pub fn by_path(
     conn: &mut SqliteConnection,
-    run_id: i32,
+    run_id: RunId,
     path: &str,
 ) -> Result<Option<ViewRow>, StoreError> {
     use crate::schema::runs as runs_table;
     let Some(project_id) = runs_table::table
         .find(run_id)
         .select(runs_table::project_id)
-        .first::<i32>(conn)
+        .first::<ProjectId>(conn)
         .optional()?
     else {
         return Ok(None);

@@ -13,6 +13,7 @@ use super::constraints::{Constraint, ConstraintKind};
 use super::entries::{self, hex_sha256, RunRef, WriteCtx};
 use super::{runs, StoreError};
 use crate::entry::{Scope, Visibility, Writer};
+use crate::ids::ProjectId;
 use crate::schema::{entries as entries_table, run_views};
 use crate::time::Millis;
 use crate::tokens;
@@ -66,7 +67,7 @@ pub struct ScanContent<'a> {
 /// counted as `missing`.
 pub fn sync(
     conn: &mut SqliteConnection,
-    project_id: i32,
+    project_id: ProjectId,
     scan: ScanContent<'_>,
     writer: Writer,
     at: WriteCtx,
@@ -157,8 +158,8 @@ pub fn attach(
     if constraints.is_empty() {
         // No constraint to match paths against: every new file is summarized, in one statement.
         let attached = cached::<AttachAll>(&[
-            Bind::Int(run.run_id),
-            Bind::Int(run.run_id),
+            Bind::Int(run.run_id.0),
+            Bind::Int(run.run_id.0),
             Bind::Big(now.0),
             Bind::Big(now.0),
             Bind::Text(&scope),
@@ -206,7 +207,7 @@ pub fn attach(
     let rev = runs::take_rev(conn, run.run_id)?;
     for (id, visibility) in &new_views {
         cached::<AttachView>(&[
-            Bind::Int(run.run_id),
+            Bind::Int(run.run_id.0),
             Bind::Int(*id),
             Bind::Visibility(*visibility),
             Bind::Int(rev),
@@ -311,7 +312,7 @@ pub fn write_file(
 /// of it goes with it).
 pub fn forget_file(
     conn: &mut SqliteConnection,
-    project_id: i32,
+    project_id: ProjectId,
     path: &str,
     writer: Writer,
 ) -> Result<(), StoreError> {
@@ -329,7 +330,7 @@ pub fn forget_file(
 /// The stored content of the project's file at `path`, whether or not a run sees it.
 pub fn body(
     conn: &mut SqliteConnection,
-    project_id: i32,
+    project_id: ProjectId,
     path: &str,
 ) -> Result<Option<String>, StoreError> {
     let scope = Scope::Project(project_id).key();
@@ -345,13 +346,14 @@ pub fn body(
 mod tests {
     use super::*;
     use crate::entry::State;
+    use crate::ids::RunId;
     use crate::store::testing::{memory, project, run, NOW};
     use pretty_assertions::assert_eq;
 
     /// One project file as the run `run_id` sees it: (body, visibility, state, turn, writes).
     fn seen(
         conn: &mut SqliteConnection,
-        run_id: i32,
+        run_id: RunId,
         path: &str,
     ) -> (String, Visibility, State, i32, i32) {
         run_views::table

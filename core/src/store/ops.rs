@@ -9,6 +9,7 @@
 use super::entries::{self, EntryWrite, RunRef, ViewRow, WriteCtx};
 use super::{runs, StoreError};
 use crate::entry::{State, Visibility, Writer};
+use crate::ids::RunId;
 use crate::path::{normalize, result_path, scheme_of};
 use crate::schema::{entries as e, run_views as v};
 use diesel::dsl::sql;
@@ -68,7 +69,7 @@ fn clean(path: &str) -> Result<String, StoreError> {
 /// The run's entries whose path matches `pattern` (and whose body contains `body_filter`), oldest view first.
 pub fn matching(
     conn: &mut SqliteConnection,
-    run_id: i32,
+    run_id: RunId,
     pattern: &str,
     body_filter: Option<&str>,
 ) -> Result<Vec<ViewRow>, StoreError> {
@@ -95,7 +96,11 @@ pub fn matching(
 }
 
 /// One exact entry of the run, or `NotFound`.
-pub fn exact(conn: &mut SqliteConnection, run_id: i32, path: &str) -> Result<ViewRow, StoreError> {
+pub fn exact(
+    conn: &mut SqliteConnection,
+    run_id: RunId,
+    path: &str,
+) -> Result<ViewRow, StoreError> {
     entries::by_path(conn, run_id, path)?
         .ok_or_else(|| StoreError::NotFound(format!("{path} not found in this run")))
 }

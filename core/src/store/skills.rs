@@ -2,6 +2,7 @@
 
 use super::StoreError;
 use crate::entry::{Scope, State, Visibility, Writer};
+use crate::ids::RunId;
 use crate::schema::{entries, run_views};
 use crate::store::entries::{self as store_entries, EntryWrite, RunRef, WriteCtx};
 use crate::time::Millis;
@@ -73,7 +74,7 @@ pub fn add(
 }
 
 /// Removes a skill from the run's view; a skill the run does not have is `NotFound`.
-pub fn remove(conn: &mut SqliteConnection, run_id: i32, name: &str) -> Result<(), StoreError> {
+pub fn remove(conn: &mut SqliteConnection, run_id: RunId, name: &str) -> Result<(), StoreError> {
     let path = format!("skill://{name}");
     let entry: Option<i32> = entries::table
         .filter(entries::scope.eq(Scope::Global.key()))
@@ -101,7 +102,7 @@ pub fn remove(conn: &mut SqliteConnection, run_id: i32, name: &str) -> Result<()
 /// The skills in the run's view, with their view state.
 pub fn of_run(
     conn: &mut SqliteConnection,
-    run_id: i32,
+    run_id: RunId,
 ) -> Result<Vec<(String, State)>, StoreError> {
     let rows: Vec<(String, State)> = run_views::table
         .inner_join(entries::table)
@@ -119,7 +120,7 @@ pub fn of_run(
 /// Sets or clears the run's persona text.
 pub fn set_persona(
     conn: &mut SqliteConnection,
-    run_id: i32,
+    run_id: RunId,
     persona: Option<&str>,
     now: Millis,
 ) -> Result<(), StoreError> {

@@ -7,6 +7,7 @@
 use super::entries::{ViewRow, VIEW_COLUMNS};
 use super::{runs, StoreError};
 use crate::entry::{Scope, State, Visibility};
+use crate::ids::{LoopId, ProjectId, RunId};
 use crate::schema::{entries, run_views};
 use crate::time::Millis;
 use diesel::prelude::*;
@@ -14,7 +15,7 @@ use diesel::prelude::*;
 /// The scheme and token count of every view of the run written at revision `rev` or later.
 pub fn tokens_since(
     conn: &mut SqliteConnection,
-    run_id: i32,
+    run_id: RunId,
     rev: i32,
 ) -> Result<Vec<(Option<String>, i32)>, StoreError> {
     Ok(run_views::table
@@ -28,7 +29,7 @@ pub fn tokens_since(
 /// Makes each of the views `view_ids` of the run `visibility`, each at a revision of its own.
 pub fn set_visibility_each(
     conn: &mut SqliteConnection,
-    run_id: i32,
+    run_id: RunId,
     view_ids: &[i32],
     visibility: Visibility,
     now: Millis,
@@ -49,7 +50,7 @@ pub fn set_visibility_each(
 /// Makes the views `view_ids` of the run `visibility`, all at revision `rev` (one change).
 pub fn set_visibility_at(
     conn: &mut SqliteConnection,
-    run_id: i32,
+    run_id: RunId,
     view_ids: &[i32],
     visibility: Visibility,
     rev: i32,
@@ -74,7 +75,7 @@ pub fn set_visibility_at(
 /// output channels, whatever their state), and not updates, errors, budget notes or prompts.
 pub fn demotable_in_turn(
     conn: &mut SqliteConnection,
-    run_id: i32,
+    run_id: RunId,
     turn: i32,
 ) -> Result<Vec<(i32, i32)>, StoreError> {
     Ok(run_views::table
@@ -102,7 +103,7 @@ pub fn demotable_in_turn(
 }
 
 /// The run's views in state `proposed`, newest first.
-pub fn proposed(conn: &mut SqliteConnection, run_id: i32) -> Result<Vec<ViewRow>, StoreError> {
+pub fn proposed(conn: &mut SqliteConnection, run_id: RunId) -> Result<Vec<ViewRow>, StoreError> {
     Ok(run_views::table
         .inner_join(entries::table)
         .filter(run_views::run_id.eq(run_id))
@@ -114,7 +115,7 @@ pub fn proposed(conn: &mut SqliteConnection, run_id: i32) -> Result<Vec<ViewRow>
 
 /// The loop the view `view_id` was last written in (`None` outside loops); an error if there
 /// is no such view.
-pub fn loop_of(conn: &mut SqliteConnection, view_id: i32) -> Result<Option<i32>, StoreError> {
+pub fn loop_of(conn: &mut SqliteConnection, view_id: i32) -> Result<Option<LoopId>, StoreError> {
     Ok(run_views::table
         .find(view_id)
         .select(run_views::loop_id)
@@ -130,7 +131,7 @@ pub fn remove(conn: &mut SqliteConnection, view_id: i32) -> Result<(), StoreErro
 /// The run's `search://` results still waiting for their backend: (path, turn).
 pub fn searches_in_flight(
     conn: &mut SqliteConnection,
-    run_id: i32,
+    run_id: RunId,
 ) -> Result<Vec<(String, i32)>, StoreError> {
     Ok(run_views::table
         .inner_join(entries::table)
@@ -145,7 +146,7 @@ pub fn searches_in_flight(
 /// The `sh`/`env` entries turn `turn` of the run wrote (the commands it proposed).
 pub fn commands_of_turn(
     conn: &mut SqliteConnection,
-    run_id: i32,
+    run_id: RunId,
     turn: i32,
 ) -> Result<Vec<ViewRow>, StoreError> {
     Ok(run_views::table
@@ -160,7 +161,7 @@ pub fn commands_of_turn(
 /// Every `sh`/`env` view still streaming, of every run: (run, project, path), oldest first.
 pub fn streaming_commands(
     conn: &mut SqliteConnection,
-) -> Result<Vec<(i32, i32, String)>, StoreError> {
+) -> Result<Vec<(RunId, ProjectId, String)>, StoreError> {
     use crate::schema::runs;
     Ok(run_views::table
         .inner_join(entries::table)

@@ -11,6 +11,7 @@ use super::messages;
 use super::proposal::ProposalKind;
 use crate::entry::{State, Visibility, Writer};
 use crate::hedberg::{self, PatternKind};
+use crate::ids::RunId;
 use crate::parse::{ToolCall, ToolName};
 use crate::path::{normalize, scheme_of};
 use crate::schemes;
@@ -226,7 +227,7 @@ fn model_visible(row: &ViewRow) -> bool {
 
 impl Handler<'_> {
     /// The run's id.
-    pub fn run_id(&self) -> i32 {
+    pub fn run_id(&self) -> RunId {
         self.ctx.t.run.run_id
     }
 

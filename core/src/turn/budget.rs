@@ -8,6 +8,7 @@
 
 use super::TurnRef;
 use crate::entry::{Category, State, Visibility, Writer};
+use crate::ids::RunId;
 use crate::schemes;
 use crate::store::entries::{self as store_entries, EntryWrite, ViewRow, WriteCtx};
 use crate::store::{runs, turns, views, StoreError};
@@ -65,7 +66,11 @@ pub const TAG_TOKENS: i32 = 64;
 /// At most how many tokens the views written since revision `rev` add to the run's context:
 /// each such view counted in full with its tag, whatever it was before. An upper bound, so a
 /// context that fits with it fits for certain and need not be assembled again to know.
-pub fn growth_since(conn: &mut SqliteConnection, run_id: i32, rev: i32) -> Result<i32, StoreError> {
+pub fn growth_since(
+    conn: &mut SqliteConnection,
+    run_id: RunId,
+    rev: i32,
+) -> Result<i32, StoreError> {
     let rows = views::tokens_since(conn, run_id, rev)?;
     Ok(rows
         .iter()
@@ -89,7 +94,7 @@ pub fn tokens_free(budget: &Budget, calibrated_total: i32, usage: i32) -> i32 {
 }
 
 /// The last turn's measured ÷ estimated ratio, if a turn reported its prompt tokens.
-pub fn last_ratio(conn: &mut SqliteConnection, run_id: i32) -> Result<Option<f64>, StoreError> {
+pub fn last_ratio(conn: &mut SqliteConnection, run_id: RunId) -> Result<Option<f64>, StoreError> {
     let last = turns::last_measured(conn, run_id)?;
     Ok(last.map(|(measured, estimated)| f64::from(measured) / f64::from(estimated)))
 }
@@ -213,7 +218,7 @@ pub fn plan_demotion(rows: &[ViewRow], fits: impl Fn(&[ViewRow]) -> bool) -> Opt
 /// Applies a [`Demotion`] as one change of the run's views (they share one revision).
 pub fn demote(
     conn: &mut SqliteConnection,
-    run_id: i32,
+    run_id: RunId,
     demotion: &Demotion,
     now: Millis,
 ) -> Result<(), StoreError> {

@@ -10,6 +10,7 @@
 
 use super::streams::{self, Awaited};
 use super::{proposals, record, state, TurnRef};
+use crate::ids::{ProjectId, RunId};
 use crate::run::{RunStatus, StopReason};
 use crate::store::entries::{RunRef, WriteCtx};
 use crate::store::loops::Loop;
@@ -30,7 +31,7 @@ pub struct Recovery {
     /// Loops that were ended as interrupted.
     pub interrupted: usize,
     /// `run/state` pushes to publish: (project, run alias, params).
-    pub pushed: Vec<(i32, String, Recorded)>,
+    pub pushed: Vec<(ProjectId, String, Recorded)>,
     /// Runs with queued loops to run.
     pub to_wake: Vec<Run>,
     /// Runs waiting on a proposal, to restore: the run, its active loop, its model and the proposal's path.
@@ -119,7 +120,7 @@ pub fn recover(conn: &mut SqliteConnection, at: WriteCtx) -> Result<Recovery, St
         }
     }
     // Clients learn of the failed channels of runs recovery pushed nothing else for.
-    let mut failed_runs: Vec<i32> = streams_failed.iter().map(|(r, _)| r.run_id).collect();
+    let mut failed_runs: Vec<RunId> = streams_failed.iter().map(|(r, _)| r.run_id).collect();
     failed_runs.dedup();
     for run_id in failed_runs {
         let run = runs::by_id(conn, run_id)?;
@@ -139,7 +140,7 @@ pub fn recover(conn: &mut SqliteConnection, at: WriteCtx) -> Result<Recovery, St
 /// The run's active loop and the command its running turn waits for, if it waits for one.
 fn awaiting_output(
     conn: &mut SqliteConnection,
-    run_id: i32,
+    run_id: RunId,
 ) -> Result<Option<(Loop, Awaited)>, StoreError> {
     let Some(active) = loops::active(conn, run_id)? else {
         return Ok(None);

@@ -11,6 +11,7 @@ pub use crate::commands::StreamEnd;
 
 use crate::config::CommandRunner;
 use crate::entry::{strings_attr, text_attr, State, Visibility, Writer};
+use crate::ids::RunId;
 use crate::parse::ToolName;
 use crate::store::entries::{self, EntryWrite, RunRef, ViewRow, WriteCtx};
 use crate::store::ops::{change_view, Op, ViewChange};
@@ -23,7 +24,7 @@ pub const AWAITING: &str = "awaiting";
 
 fn channel_row(
     conn: &mut SqliteConnection,
-    run_id: i32,
+    run_id: RunId,
     path: &str,
 ) -> Result<ViewRow, StoreError> {
     entries::by_path(conn, run_id, path)?
@@ -255,7 +256,7 @@ pub fn stop_awaiting(
 /// The states of the channels of the command at `path`, in channel order.
 pub fn channel_states(
     conn: &mut SqliteConnection,
-    run_id: i32,
+    run_id: RunId,
     path: &str,
 ) -> Result<Vec<State>, StoreError> {
     let log = channel_row(conn, run_id, path)?;
@@ -297,7 +298,7 @@ impl Awaited {
 /// The accepted command turn `turn` of the run waits for, if any.
 pub fn awaited(
     conn: &mut SqliteConnection,
-    run_id: i32,
+    run_id: RunId,
     turn: i32,
 ) -> Result<Option<Awaited>, StoreError> {
     let rows = views::commands_of_turn(conn, run_id, turn)?;
@@ -330,7 +331,7 @@ pub fn fail_all_streaming(
         });
         if !listed {
             tracing::warn!(
-                run_id,
+                run_id = run_id.0,
                 channel,
                 "a streaming channel without its command's entry"
             );

@@ -5,6 +5,7 @@ use super::dispatch::{dispatch, DispatchCtx, DispatchLimits, LoopFlags};
 use super::{record, state, TurnRef};
 use crate::db::run_migrations;
 use crate::entry::State;
+use crate::ids::LoopId;
 use crate::parse::parse_reply;
 use crate::run::Mode;
 use crate::store::entries::{context_rows, RunRef, WriteCtx};
@@ -36,7 +37,7 @@ fn ctx(t: TurnRef) -> DispatchCtx {
 struct Fixture {
     conn: SqliteConnection,
     run: RunRef,
-    loop_id: i32,
+    loop_id: LoopId,
 }
 
 fn fixture() -> Fixture {

@@ -14,6 +14,7 @@ use crate::provider::{Complete, ProviderError};
 use crate::services::Services;
 use crate::turn::events::{forward_events, progress};
 use crate::turn::{TurnFailure, TurnJob};
+use rummy_core::ids::TurnId;
 use rummy_core::parse::{looks_like_tool_call, parse_reply, ParsedReply, ToolCall, ToolName};
 use rummy_core::provider::{ChatMessage, Completion};
 use rummy_core::store::entries::WriteCtx;
@@ -129,7 +130,7 @@ async fn call_model(
 fn record_reply(
     svc: &Services,
     t: TurnRef,
-    turn_id: i32,
+    turn_id: TurnId,
     context_tokens: i32,
     completion: &Completion,
     parsed: &ParsedReply,

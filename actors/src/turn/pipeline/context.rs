@@ -11,6 +11,7 @@ use crate::clock::now;
 use crate::services::Services;
 use crate::turn::events::distribution;
 use crate::turn::{ContextRead, TurnFailure, TurnJob};
+use rummy_core::ids::RunId;
 use rummy_core::run::Mode;
 use rummy_core::store::context::{context_since, KeptContext};
 use rummy_core::tools;
@@ -245,7 +246,7 @@ pub(super) fn put_kept(slot: &Mutex<Option<KeptContext>>, context: KeptContext) 
 /// later would. A failure only costs the turn a read of its own, so it fails nothing.
 pub(super) fn read_ahead(
     c: &mut diesel::SqliteConnection,
-    run_id: i32,
+    run_id: RunId,
     kept: Option<KeptContext>,
 ) -> Option<(KeptContext, ContextRead)> {
     let read = context_since(c, run_id, kept).and_then(|context| {

@@ -12,6 +12,7 @@ use crate::clock::now;
 use crate::services::Services;
 use crate::turn::{Decision, TurnEnd, TurnFailure, TurnJob};
 use rummy_core::entry::State;
+use rummy_core::ids::TurnId;
 use rummy_core::parse::{parse_reply, ToolName};
 use rummy_core::store::{entries, turns, StoreError};
 use rummy_core::turn::batch::Commands;
@@ -30,7 +31,7 @@ pub(super) struct Dispatching {
     /// The turn.
     pub t: TurnRef,
     /// Its row.
-    pub turn_id: i32,
+    pub turn_id: TurnId,
     /// The reply's commands and where their dispatch stands.
     pub commands: Commands,
     /// The reply's text outside commands (the healer reads it).

@@ -9,6 +9,7 @@ use super::failure;
 use crate::clock::now;
 use crate::services::Services;
 use crate::turn::{Allocated, Decision, TurnEnd, TurnFailure, TurnJob};
+use rummy_core::ids::TurnId;
 use rummy_core::parse::{ToolCall, ToolName};
 use rummy_core::run::RunStatus;
 use rummy_core::store::context::KeptContext;
@@ -35,7 +36,7 @@ pub(super) struct Full {
 /// turn-end push carries (the turn is `ctx.t`).
 #[derive(Clone)]
 pub(super) struct EndInput {
-    turn_id: i32,
+    turn_id: TurnId,
     healer: Healer,
     prose: String,
     telemetry: Value,
@@ -52,7 +53,7 @@ impl EndInput {
     /// outside commands, `telemetry` what the turn-end push carries.
     pub fn new(
         job: &TurnJob,
-        turn_id: i32,
+        turn_id: TurnId,
         prose: String,
         telemetry: Value,
         ctx: DispatchCtx,

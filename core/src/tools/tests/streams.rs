@@ -3,6 +3,7 @@
 use super::{fixture, Fixture, NOW};
 use crate::config::CommandRunner;
 use crate::entry::{State, Visibility};
+use crate::ids::RunId;
 use crate::run::RunStatus;
 use crate::store::entries::{RunRef, WriteCtx};
 use crate::store::runs;
@@ -182,7 +183,7 @@ fn a_restart_fails_the_channels_and_the_turn_goes_on() {
     )
     .unwrap();
 
-    let resumed: Vec<(i32, Awaited)> = report
+    let resumed: Vec<(RunId, Awaited)> = report
         .to_resume
         .iter()
         .map(|(run, _, _, awaited)| (run.id, awaited.clone()))

@@ -39,6 +39,7 @@ use super::TurnRef;
 use crate::entry::{State, Visibility, Writer};
 use crate::files::ScanLimits;
 use crate::hedberg;
+use crate::ids::RunId;
 use crate::parse::ToolName;
 use crate::path::{normalize, scheme_of};
 use crate::store::constraints::{self, ConstraintKind};
@@ -87,7 +88,7 @@ pub fn readonly_message(path: &str) -> String {
 }
 
 /// The pending proposal of a run, if any: the proposed entry with a command index.
-pub fn pending(conn: &mut SqliteConnection, run_id: i32) -> Result<Option<ViewRow>, StoreError> {
+pub fn pending(conn: &mut SqliteConnection, run_id: RunId) -> Result<Option<ViewRow>, StoreError> {
     let rows = views::proposed(conn, run_id)?;
     Ok(rows
         .into_iter()
