@@ -23,6 +23,7 @@ use crate::hub::NotificationHub;
 use crate::store::Store;
 use actix::prelude::*;
 use rummy_core::fair::admission::{Ask, Book, Queued, RunLimits};
+use rummy_core::ids::{LoopId, ProjectId, RunId};
 use rummy_core::store::projects::{self, Ceiling};
 use rummy_core::time::Millis;
 use rummy_core::turn::state;
@@ -54,7 +55,7 @@ pub struct Acquire {
     /// The run, its project and user, and when it began waiting.
     pub ask: Ask,
     /// The queued loop it would claim.
-    pub loop_id: i32,
+    pub loop_id: LoopId,
     /// Where [`Admitted`] goes if it has to wait.
     pub wake: Recipient<Admitted>,
 }
@@ -63,21 +64,21 @@ pub struct Acquire {
 #[derive(Message)]
 #[rtype(result = "()")]
 struct Hold {
-    run_id: i32,
-    project_id: i32,
+    run_id: RunId,
+    project_id: ProjectId,
     user: Option<String>,
 }
 
 /// A run's loop no longer runs (it ended, or waits on a person): its place frees.
 #[derive(Message)]
 #[rtype(result = "()")]
-struct Release(i32);
+struct Release(RunId);
 
 /// A waiting run no longer waits (its loop was cancelled): it leaves the line, or gives back the
 /// place it was just given.
 #[derive(Message)]
 #[rtype(result = "()")]
-struct Withdraw(i32);
+struct Withdraw(RunId);
 
 /// Runs a restart found queued, to wait again in the order they began waiting.
 #[derive(Message)]
@@ -88,21 +89,21 @@ struct Seed(Vec<Acquire>);
 #[derive(Message)]
 #[rtype(result = "()")]
 struct SetCeiling {
-    project_id: i32,
+    project_id: ProjectId,
     ceiling: Option<Ceiling>,
 }
 
 /// Why a run waits, and where, if it does.
 #[derive(Message)]
 #[rtype(result = "Option<Queued>")]
-struct QueuedOf(i32);
+struct QueuedOf(RunId);
 
 /// What [`Admission::applies`] reads without a message: whether runs are counted, and which
 /// projects have a ceiling.
 #[derive(Debug)]
 struct Gate {
     counts_runs: bool,
-    ceilings: RwLock<HashSet<i32>>,
+    ceilings: RwLock<HashSet<ProjectId>>,
 }
 
 /// The handle runs and sessions use (in `Services`). One `Arc`: `Services` is cloned many
@@ -119,7 +120,7 @@ impl Admission {
     /// Starts admission under the configured runs limits, with the projects' stored ceilings.
     pub fn start(
         limits: RunLimits,
-        ceilings: Vec<(i32, Ceiling)>,
+        ceilings: Vec<(ProjectId, Ceiling)>,
         store: Store,
         hub: Addr<NotificationHub>,
     ) -> Admission {
@@ -141,7 +142,7 @@ impl Admission {
 
     /// Whether a loop of `project_id` must ask for a place: a runs limit is set, or the project
     /// has a cost ceiling. When not, a run claims its loops at once, as without fair use.
-    pub fn applies(&self, project_id: i32) -> bool {
+    pub fn applies(&self, project_id: ProjectId) -> bool {
         self.0.gate.counts_runs
             || self
                 .0
@@ -163,7 +164,7 @@ impl Admission {
     }
 
     /// The run's loop runs: it holds a place (even over a limit). Only when runs are counted.
-    pub fn hold(&self, run_id: i32, project_id: i32, user: Option<String>) {
+    pub fn hold(&self, run_id: RunId, project_id: ProjectId, user: Option<String>) {
         if self.0.gate.counts_runs {
             self.0.addr.do_send(Hold {
                 run_id,
@@ -174,14 +175,14 @@ impl Admission {
     }
 
     /// The run's loop ended or waits on a person: its place frees. Only when runs are counted.
-    pub fn release(&self, run_id: i32) {
+    pub fn release(&self, run_id: RunId) {
         if self.0.gate.counts_runs {
             self.0.addr.do_send(Release(run_id));
         }
     }
 
     /// The run's waiting loop was cancelled: it leaves the line.
-    pub fn withdraw(&self, run_id: i32) {
+    pub fn withdraw(&self, run_id: RunId) {
         self.0.addr.do_send(Withdraw(run_id));
     }
 
@@ -193,13 +194,13 @@ impl Admission {
     }
 
     /// Why the run waits for a place, and its place in that line, if it does.
-    pub async fn queued(&self, run_id: i32) -> Option<Queued> {
+    pub async fn queued(&self, run_id: RunId) -> Option<Queued> {
         self.0.addr.send(QueuedOf(run_id)).await.ok().flatten()
     }
 
     /// A project's ceiling was set (`None`: removed): its new loops ask for a place from now on
     /// (or no longer), and its waiters are looked at again.
-    pub fn set_ceiling(&self, project_id: i32, ceiling: Option<Ceiling>) {
+    pub fn set_ceiling(&self, project_id: ProjectId, ceiling: Option<Ceiling>) {
         {
             let mut with = self
                 .0
@@ -222,7 +223,7 @@ impl Admission {
 
 /// What admission keeps of a waiting run besides its place in the book.
 struct Waiting {
-    loop_id: i32,
+    loop_id: LoopId,
     since: Millis,
     wake: Recipient<Admitted>,
 }
@@ -230,8 +231,8 @@ struct Waiting {
 /// Keeps the [`Book`] and talks to the store for it.
 struct AdmissionActor {
     book: Book,
-    ceilings: HashMap<i32, Ceiling>,
-    waiters: HashMap<i32, Waiting>,
+    ceilings: HashMap<ProjectId, Ceiling>,
+    waiters: HashMap<RunId, Waiting>,
     store: Store,
     hub: Addr<NotificationHub>,
     /// The next look at waiters held by a cost ceiling.
@@ -259,9 +260,9 @@ impl AdmissionActor {
     /// that wait anew or for another reason get their `run/state`. Answers whether `asking` got
     /// its place. The actor takes no other message meanwhile (run under `ctx.wait` or as an
     /// atomic response), so the book does not change under the read.
-    fn pass(&mut self, asking: Option<i32>) -> impl ActorFuture<Self, Output = bool> {
+    fn pass(&mut self, asking: Option<RunId>) -> impl ActorFuture<Self, Output = bool> {
         let at = now();
-        let ceilings: Vec<(i32, Ceiling)> = self
+        let ceilings: Vec<(ProjectId, Ceiling)> = self
             .book
             .waiting_projects()
             .into_iter()
@@ -324,7 +325,7 @@ impl AdmissionActor {
 
     /// Marks the run queued and pushes its `run/state` with `queued` (off the actor: nothing
     /// here waits for the write).
-    fn announce(&self, run_id: i32, loop_id: i32, since: Millis, queued: Queued) {
+    fn announce(&self, run_id: RunId, loop_id: LoopId, since: Millis, queued: Queued) {
         let (store, hub) = (self.store.clone(), self.hub.clone());
         actix_rt::spawn(async move {
             let written = store
@@ -336,7 +337,9 @@ impl AdmissionActor {
                     publish_state(&hub, run.project_id, &run.alias, &pushed);
                 }
                 Ok(None) => {}
-                Err(e) => tracing::error!(run_id, error = %e, "cannot record a queued run"),
+                Err(e) => {
+                    tracing::error!(run_id = run_id.0, error = %e, "cannot record a queued run")
+                }
             }
         });
     }

@@ -20,6 +20,8 @@ use crate::services::stamps::{Begin, Ended, ProjectRoot, ScanStamps};
 use crate::services::Services;
 use rummy_core::files::sync::{sync_project, SyncReport};
 use rummy_core::files::{scan_since, Scan, ScanLimits, Stamps};
+use rummy_core::ids::ProjectId;
+use rummy_core::store::entries::WriteCtx;
 use rummy_core::store::StoreError;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -28,7 +30,7 @@ use std::sync::Arc;
 /// the project unchanged since its last committed scan).
 pub async fn refresh(
     svc: &Services,
-    project_id: i32,
+    project_id: ProjectId,
     root: &str,
 ) -> Result<SyncReport, StoreError> {
     let Some(scan) = ProjectScan::run(svc, project_id, root).await? else {
@@ -55,7 +57,7 @@ impl ProjectScan {
     /// committed scan; `None` when the project's watch shows nothing changed since then.
     pub async fn run(
         svc: &Services,
-        project_id: i32,
+        project_id: ProjectId,
         root: &str,
     ) -> Result<Option<Self>, StoreError> {
         let key = (project_id, root.to_owned());
@@ -63,7 +65,7 @@ impl ProjectScan {
         match svc.scan_stamps.begin(&key, watching) {
             Begin::Unchanged => {
                 tracing::debug!(
-                    project_id,
+                    project_id = project_id.0,
                     "project unchanged since its last scan; not walked"
                 );
                 Ok(None)
@@ -102,7 +104,7 @@ impl ProjectScan {
     async fn synced(self, svc: &Services) -> Result<(SyncReport, Self), StoreError> {
         let divisor = svc.config.limits.token_divisor;
         svc.store
-            .write(move |c| Ok((self.sync(c, divisor)?, self)))
+            .write(move |c| Ok((self.sync(c, crate::clock::write_ctx(divisor))?, self)))
             .await
     }
 
@@ -110,9 +112,9 @@ impl ProjectScan {
     pub fn sync(
         &self,
         conn: &mut diesel::SqliteConnection,
-        divisor: u32,
+        at: WriteCtx,
     ) -> Result<SyncReport, StoreError> {
-        sync_project(conn, self.key.0, &self.scanned, divisor, now())
+        sync_project(conn, self.key.0, &self.scanned, at)
     }
 
     /// After the sync committed: keeps the stamps for the next scan, or — when stamped files
@@ -128,7 +130,7 @@ impl ProjectScan {
             report
         } else {
             tracing::warn!(
-                project_id,
+                project_id = project_id.0,
                 missing = report.missing,
                 "stamped files had no entry; scanning everything again"
             );
@@ -144,7 +146,7 @@ impl ProjectScan {
         };
         if report.added + report.changed + report.removed > 0 {
             tracing::info!(
-                project_id,
+                project_id = project_id.0,
                 added = report.added,
                 changed = report.changed,
                 removed = report.removed,

@@ -9,6 +9,7 @@
 //! notification, however large.
 
 use actix::prelude::*;
+use rummy_core::ids::ProjectId;
 use rummy_core::store::notifications::Recorded;
 use rummy_core::wire::jsonrpc::notification_text;
 use std::collections::HashMap;
@@ -84,7 +85,7 @@ pub struct Subscribe {
     /// The session's id.
     pub session: u64,
     /// The project it is bound to.
-    pub project_id: i32,
+    pub project_id: ProjectId,
 }
 
 /// Closes every session (server shutdown); answers once all were told.
@@ -105,7 +106,7 @@ pub struct Unsubscribe {
 #[rtype(result = "()")]
 pub struct Publish {
     /// The project.
-    pub project_id: i32,
+    pub project_id: ProjectId,
     /// The notification.
     pub notify: Notify,
 }
@@ -115,7 +116,7 @@ struct Member {
     close: Recipient<GoingAway>,
     behind: Recipient<FellBehind>,
     backlog: Backlog,
-    project: Option<i32>,
+    project: Option<ProjectId>,
 }
 
 /// How long a run's push waits for the ones numbered before it: past it, a push that was
@@ -150,13 +151,13 @@ pub struct NotificationHub {
     /// Every connected session.
     sessions: HashMap<u64, Member>,
     /// project → its sessions
-    projects: HashMap<i32, Vec<u64>>,
+    projects: HashMap<ProjectId, Vec<u64>>,
     /// Most bytes a session may leave unwritten before it gets nothing more.
     max_backlog: usize,
     /// (project, run) → its push sequence. Pushes are numbered in their writes, which commit
     /// in order, but published by the writers' tasks, which may run in another: the hub puts
     /// them back in order.
-    sequences: HashMap<(i32, Arc<str>), Sequence>,
+    sequences: HashMap<(ProjectId, Arc<str>), Sequence>,
 }
 
 impl Actor for NotificationHub {
@@ -241,13 +242,13 @@ impl Handler<Unsubscribe> for NotificationHub {
 #[derive(Message)]
 #[rtype(result = "()")]
 struct FlushEarly {
-    key: (i32, Arc<str>),
+    key: (ProjectId, Arc<str>),
 }
 
 impl NotificationHub {
     /// Sends `notify` in its run's order: at once when it is the next (and then whatever waited
     /// behind it), later when one before it has not been published yet.
-    fn publish_in_order(&mut self, project_id: i32, notify: Notify, ctx: &mut Context<Self>) {
+    fn publish_in_order(&mut self, project_id: ProjectId, notify: Notify, ctx: &mut Context<Self>) {
         let Some(seq) = notify.seq else {
             return self.deliver(project_id, &notify);
         };
@@ -274,7 +275,7 @@ impl NotificationHub {
         }
     }
 
-    fn deliver(&mut self, project_id: i32, notify: &Notify) {
+    fn deliver(&mut self, project_id: ProjectId, notify: &Notify) {
         let Some(members) = self.projects.get(&project_id) else {
             return;
         };
@@ -345,7 +346,12 @@ impl Handler<CloseAll> for NotificationHub {
 
 /// Sends a recorded `run/state` push through `hub` to every session of the project, as it was
 /// stored, in its run's order (for actors that hold the hub but not the services).
-pub fn publish_state(hub: &Addr<NotificationHub>, project_id: i32, run: &str, state: &Recorded) {
+pub fn publish_state(
+    hub: &Addr<NotificationHub>,
+    project_id: ProjectId,
+    run: &str,
+    state: &Recorded,
+) {
     send(
         hub,
         project_id,
@@ -359,7 +365,7 @@ pub fn publish_state(hub: &Addr<NotificationHub>, project_id: i32, run: &str, st
 /// in the run's sequence, for `run/state`).
 pub fn send(
     hub: &Addr<NotificationHub>,
-    project_id: i32,
+    project_id: ProjectId,
     run: &str,
     text: String,
     seq: Option<i32>,
@@ -405,7 +411,7 @@ mod tests {
 
     fn push(run: &str, seq: Option<i32>) -> Publish {
         Publish {
-            project_id: 1,
+            project_id: ProjectId(1),
             notify: Notify {
                 run: Arc::from(run),
                 text: Arc::from("{}"),
@@ -430,7 +436,7 @@ mod tests {
         });
         hub.do_send(Subscribe {
             session: 1,
-            project_id: 1,
+            project_id: ProjectId(1),
         });
         for (run, seq) in [("a", 1), ("a", 3), ("b", 7), ("a", 2), ("a", 5)] {
             hub.do_send(push(run, Some(seq)));

@@ -4,12 +4,13 @@
 //! is routed in the claiming transaction (`loops::route`), so the choice is
 //! made once per loop and survives a restart.
 
-use crate::clock::now;
+use crate::clock::{now, write_ctx};
 use crate::store::Store;
 use actix::prelude::*;
+use rummy_core::ids::{LoopId, RunId};
 use rummy_core::provider::routing::RoutingConfig;
 use rummy_core::run::{Mode, RunStatus, StopReason};
-use rummy_core::store::entries::RunRef;
+use rummy_core::store::entries::{RunRef, WriteCtx};
 use rummy_core::store::loops::{self, Loop};
 use rummy_core::store::models::{self, Model};
 use rummy_core::store::notifications::Recorded;
@@ -38,7 +39,7 @@ pub struct Enqueue {
 #[rtype(result = "Result<bool, StoreError>")]
 pub struct InjectPrompt {
     /// The loop the run has active.
-    pub loop_id: i32,
+    pub loop_id: LoopId,
     /// The active loop's mode, the folded-in prompt's.
     pub mode: Mode,
     /// The loop it becomes when it cannot be folded in.
@@ -66,7 +67,7 @@ pub struct Claimed {
 #[rtype(result = "Result<Recorded, StoreError>")]
 pub struct Finish {
     /// The loop.
-    pub loop_id: i32,
+    pub loop_id: LoopId,
     /// The loop's result status.
     pub loop_status: i32,
     /// The run's status afterwards.
@@ -115,7 +116,7 @@ impl Handler<Enqueue> for LoopQueue {
 /// Appends a loop to the run's queue; a run that is not running becomes queued.
 fn enqueue(
     c: &mut diesel::SqliteConnection,
-    run_id: i32,
+    run_id: RunId,
     msg: &Enqueue,
 ) -> Result<Loop, StoreError> {
     let now = now();
@@ -142,7 +143,10 @@ impl Handler<InjectPrompt> for LoopQueue {
         let (run, divisor) = (self.run, self.token_divisor);
         Box::pin(async move {
             store
-                .write(move |c| inject(c, run, msg.loop_id, msg.mode, &msg.queued, divisor))
+                .write(move |c| {
+                    let at = write_ctx(divisor);
+                    inject(c, run, msg.loop_id, msg.mode, &msg.queued, at)
+                })
                 .await
         })
     }
@@ -158,10 +162,10 @@ impl Handler<InjectPrompt> for LoopQueue {
 fn inject(
     c: &mut diesel::SqliteConnection,
     run: RunRef,
-    loop_id: i32,
+    loop_id: LoopId,
     mode: Mode,
     msg: &Enqueue,
-    divisor: u32,
+    at: WriteCtx,
 ) -> Result<bool, StoreError> {
     let run_id = run.run_id;
     let running = loops::active(c, run_id)?.is_some_and(|l| l.id == loop_id);
@@ -175,14 +179,7 @@ fn inject(
         Some(earlier) => format!("{}\n\n{}", earlier.body, msg.prompt),
         None => msg.prompt.clone(),
     };
-    record::prompt(
-        c,
-        TurnRef { run, loop_id, turn },
-        &body,
-        mode,
-        divisor,
-        now(),
-    )?;
+    record::prompt(c, TurnRef { run, loop_id, turn }, &body, mode, at)?;
     Ok(true)
 }
 
@@ -202,7 +199,7 @@ impl Handler<ClaimNext> for LoopQueue {
 /// the same write.
 pub fn claim(
     c: &mut diesel::SqliteConnection,
-    run_id: i32,
+    run_id: RunId,
     routing: &RoutingConfig,
 ) -> Result<Option<Claimed>, StoreError> {
     let now = now();
@@ -227,7 +224,11 @@ impl Handler<Finish> for LoopQueue {
         let store = self.store.clone();
         let run = self.run;
         let divisor = self.token_divisor;
-        Box::pin(async move { store.write(move |c| finish(c, run, &msg, divisor)).await })
+        Box::pin(async move {
+            store
+                .write(move |c| finish(c, run, &msg, write_ctx(divisor)))
+                .await
+        })
     }
 }
 
@@ -235,9 +236,9 @@ fn finish(
     c: &mut diesel::SqliteConnection,
     run: RunRef,
     msg: &Finish,
-    divisor: u32,
+    at: WriteCtx,
 ) -> Result<Recorded, StoreError> {
-    let now = now();
+    let now = at.now;
     let interrupted = turns::running_in_loop(c, run.run_id, msg.loop_id)?;
     if let Some(turn) = &interrupted {
         let status = if msg.run_status == RunStatus::Cancelled {
@@ -260,7 +261,7 @@ fn finish(
         loop_id: msg.loop_id,
         turn: last_turn.max(1),
     };
-    proposals::cancel_pending(c, t, reason, divisor, now)?;
+    proposals::cancel_pending(c, t, reason, at)?;
     if let Some(message) = &msg.error {
         let turn = interrupted
             .as_ref()
@@ -271,7 +272,7 @@ fn finish(
             loop_id: msg.loop_id,
             turn,
         };
-        record::warning(c, t, message, divisor, now)?;
+        record::warning(c, t, message, at)?;
     }
     let result = json!({
         "status": msg.loop_status,
@@ -313,7 +314,7 @@ mod tests {
     const DIVISOR: u32 = 4;
 
     /// A store with a run `r` whose first loop is claimed (active, no turn begun yet).
-    fn claimed_run() -> (tempfile::TempDir, diesel::SqliteConnection, RunRef, i32) {
+    fn claimed_run() -> (tempfile::TempDir, diesel::SqliteConnection, RunRef, LoopId) {
         let dir = tempfile::TempDir::new().unwrap();
         let mut c = rummy_core::db::open_writer(&dir.path().join("rummy.db")).unwrap();
         schemes::seed(&mut c).unwrap();
@@ -356,7 +357,15 @@ mod tests {
     #[test]
     fn an_inject_before_the_first_turn_is_queued_as_a_loop() {
         let (_dir, mut c, run, loop_id) = claimed_run();
-        let folded = inject(&mut c, run, loop_id, Mode::Ask, &injected("More"), DIVISOR).unwrap();
+        let folded = inject(
+            &mut c,
+            run,
+            loop_id,
+            Mode::Ask,
+            &injected("More"),
+            write_ctx(DIVISOR),
+        )
+        .unwrap();
         assert!(!folded);
         assert_eq!(loops::queued(&mut c, run.run_id).unwrap(), 1);
         assert_eq!(
@@ -377,8 +386,16 @@ mod tests {
             stop_reason: StopReason::Concluded,
             error: None,
         };
-        finish(&mut c, run, &end, DIVISOR).unwrap();
-        let folded = inject(&mut c, run, loop_id, Mode::Ask, &injected("More"), DIVISOR).unwrap();
+        finish(&mut c, run, &end, write_ctx(DIVISOR)).unwrap();
+        let folded = inject(
+            &mut c,
+            run,
+            loop_id,
+            Mode::Ask,
+            &injected("More"),
+            write_ctx(DIVISOR),
+        )
+        .unwrap();
         assert!(!folded);
         assert_eq!(loops::queued(&mut c, run.run_id).unwrap(), 1);
         assert_eq!(
@@ -397,7 +414,15 @@ mod tests {
         ] {
             let (_dir, mut c, run, loop_id) = claimed_run();
             turns::begin(&mut c, run.run_id, loop_id, now()).unwrap();
-            assert!(inject(&mut c, run, loop_id, Mode::Act, &injected("More"), DIVISOR).unwrap());
+            assert!(inject(
+                &mut c,
+                run,
+                loop_id,
+                Mode::Act,
+                &injected("More"),
+                write_ctx(DIVISOR)
+            )
+            .unwrap());
             let end = Finish {
                 loop_id,
                 loop_status,
@@ -405,7 +430,7 @@ mod tests {
                 stop_reason: StopReason::Concluded,
                 error: None,
             };
-            finish(&mut c, run, &end, DIVISOR).unwrap();
+            finish(&mut c, run, &end, write_ctx(DIVISOR)).unwrap();
             let next = claim(&mut c, run.run_id, &RoutingConfig::default()).unwrap();
             let prompts: Vec<String> = next.iter().map(|n| n.loop_row.prompt.clone()).collect();
             assert_eq!(prompts, queued, "after a {loop_status}");

@@ -17,13 +17,13 @@ use crate::clock::now;
 use crate::errors::{from_store, internal};
 use crate::services::locks::LockKey;
 use crate::services::Services;
-use rummy_core::entry::{text_attr, State};
+use rummy_core::entry::State;
+use rummy_core::parse::ToolName;
 use rummy_core::run::RunStatus;
-use rummy_core::store::entries;
 use rummy_core::store::entries::RunRef;
 use rummy_core::store::notifications::Recorded as Push;
 use rummy_core::store::runs;
-use rummy_core::turn::proposals::{self, Decision, Recorded, Resolved};
+use rummy_core::turn::proposals::{self, Decision, ProposalKind, Recorded, Resolved};
 use rummy_core::turn::state;
 use rummy_core::turn::streams::{self, StreamWrite};
 use rummy_core::wire::{ErrorKind, RpcError};
@@ -43,7 +43,7 @@ pub struct Resolution {
 
 /// Whether a resolution accepted a command whose output its turn waits for.
 pub fn awaits_output(resolved: &Resolved) -> bool {
-    matches!(resolved.tool.as_str(), "sh" | "env") && resolved.state == State::Resolved
+    matches!(resolved.tool, ToolName::Sh | ToolName::Env) && resolved.state == State::Resolved
 }
 
 /// Resolves the proposal at `path` of `run` as decided (`root`: the project root on disk, where
@@ -88,8 +88,7 @@ pub async fn resolve(
                 &proposal,
                 &resolution,
                 by.as_deref(),
-                divisor,
-                now(),
+                crate::clock::write_ctx(divisor),
             )? {
                 Recorded::Resolved(resolved) => resolved,
                 Recorded::Stale(state) => return Ok(Err(state)),
@@ -97,12 +96,11 @@ pub async fn resolve(
             let command = if awaits_output(&resolved) {
                 let at = StreamWrite {
                     run,
-                    divisor,
-                    now: now(),
+                    ctx: crate::clock::write_ctx(divisor),
                 };
                 streams::await_output(c, at, &resolved.path, runner)?;
-                entries::by_path(c, run.run_id, &resolved.path)?
-                    .map(|row| text_attr(&row.attributes(), "command").to_owned())
+                let kind = proposal.kind.as_ref().ok();
+                kind.and_then(ProposalKind::command).map(str::to_owned)
             } else {
                 None
             };

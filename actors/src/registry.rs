@@ -18,6 +18,7 @@ use crate::services::Services;
 use crate::session_state;
 use actix::prelude::*;
 use rummy_core::fair::admission::Ask;
+use rummy_core::ids::{ProjectId, RunId};
 use rummy_core::provider::routing;
 use rummy_core::run::Mode;
 use rummy_core::session_state::stored::FLAG as SESSION_STATE_FLAG;
@@ -36,7 +37,7 @@ use std::collections::HashMap;
 #[rtype(result = "Result<String, RpcError>")]
 pub struct StartRun {
     /// The project.
-    pub project_id: i32,
+    pub project_id: ProjectId,
     /// The requested alias, or `None` for a server-made one.
     pub alias: Option<String>,
     /// The first prompt.
@@ -91,7 +92,7 @@ struct Kept {
 /// Keeps one `RunActor` per run that has something to do.
 pub struct RunRegistry {
     svc: Services,
-    runs: HashMap<i32, Kept>,
+    runs: HashMap<RunId, Kept>,
     /// The number the next actor is known by.
     next_id: u64,
 }
@@ -393,7 +394,7 @@ impl Handler<StartRun> for RunRegistry {
         };
         Box::pin(started.into_actor(self).map(|res, act, ctx| {
             let (run, claimed) = res?;
-            tracing::info!(run = %run.alias, project = run.project_id, "run started");
+            tracing::info!(run = %run.alias, project = run.project_id.0, "run started");
             match claimed {
                 Some(claimed) => act.do_send(run_ref(&run), &run.alias, Begin { claimed }, ctx),
                 None => act.do_send(run_ref(&run), &run.alias, Wake, ctx),
@@ -519,7 +520,7 @@ impl Handler<Recover> for RunRegistry {
         let recovered = async move {
             let report = svc
                 .store
-                .write(move |c| recovery::recover(c, divisor, now()))
+                .write(move |c| recovery::recover(c, crate::clock::write_ctx(divisor)))
                 .await?;
             // In a write of its own: a purge that fails must not undo the recovery.
             if retention_days > 0 {
@@ -542,7 +543,7 @@ impl Handler<Recover> for RunRegistry {
             // Runs under a fair-use limit wait for a place again, in the order they began
             // waiting (what their next loop recorded), the others' first.
             let admission = svc.admission.clone();
-            let gated: Vec<i32> = report
+            let gated: Vec<RunId> = report
                 .to_wake
                 .iter()
                 .filter(|r| admission.applies(r.project_id))

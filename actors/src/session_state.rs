@@ -13,7 +13,6 @@
 //! (and a run that had none gets the empty one, so it has one from then on). Its call is
 //! charged to the run's last turn, like any side task.
 
-use crate::clock::now;
 use crate::services::Services;
 use crate::sidecar::{self, Charge};
 use rummy_core::session_state::stored::{self, Stored};
@@ -43,7 +42,7 @@ struct Before {
     stored: Option<Stored>,
     progress: Progress,
     events: Vec<state::Event>,
-    last: Option<(i32, i32)>,
+    last: Option<(rummy_core::ids::LoopId, i32)>,
     enabled: bool,
     allowed: bool,
 }
@@ -91,7 +90,7 @@ struct Asked<'a> {
 /// The refresh's outcome; a store failure is logged and read as the last state kept.
 fn logged(asked: Asked<'_>, result: Result<Refreshed, StoreError>) -> Refreshed {
     result.unwrap_or_else(|e| {
-        tracing::warn!(run = asked.run.run_id, occasion = asked.occasion.as_str(), error = %e, "cannot refresh the session state; the last one stays");
+        tracing::warn!(run = asked.run.run_id.0, occasion = asked.occasion.as_str(), error = %e, "cannot refresh the session state; the last one stays");
         Refreshed::Kept(e.to_string())
     })
 }
@@ -181,10 +180,12 @@ async fn try_refresh(svc: &Services, asked: Asked<'_>) -> Result<Refreshed, Stor
     match sidecar::run(svc, &charge, task).await {
         Ok(next) => {
             svc.store
-                .write(move |c| stored::write(c, run, &next, covered, divisor, now()))
+                .write(move |c| {
+                    stored::write(c, run, &next, covered, crate::clock::write_ctx(divisor))
+                })
                 .await?;
             tracing::info!(
-                run = run.run_id,
+                run = run.run_id.0,
                 occasion = occasion.as_str(),
                 covered,
                 "session state updated"
@@ -195,7 +196,9 @@ async fn try_refresh(svc: &Services, asked: Asked<'_>) -> Result<Refreshed, Stor
             if !had_state {
                 // The run has a state from now on, if only the empty one.
                 svc.store
-                    .write(move |c| stored::ensure(c, run, divisor, now()).map(drop))
+                    .write(move |c| {
+                        stored::ensure(c, run, crate::clock::write_ctx(divisor)).map(drop)
+                    })
                     .await?;
             }
             Ok(Refreshed::Kept(failure.to_string()))

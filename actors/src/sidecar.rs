@@ -95,7 +95,7 @@ pub async fn run<T>(
     let record = SidecarRecord::of(task.name, &alias, &result, usage, elapsed_ms);
     if let Err(failure) = &result {
         tracing::warn!(
-            run = charge.turn.run.run_id,
+            run = charge.turn.run.run_id.0,
             turn = charge.turn.turn,
             task = task.name,
             model = %alias,
@@ -110,7 +110,7 @@ pub async fn run<T>(
         .write(move |c| sidecar_calls::record(c, &row.row(run_id, turn), now()))
         .await;
     if let Err(e) = stored {
-        tracing::warn!(run = run_id, turn, task = task.name, error = %e, "cannot record a side task's call");
+        tracing::warn!(run = run_id.0, turn, task = task.name, error = %e, "cannot record a side task's call");
     }
     charge.keep(record);
     result

@@ -1,5 +1,6 @@
 //! The entry model: states, outcomes and their HTTP codes, visibility, writer tiers and scopes.
 
+use crate::ids::{ProjectId, RunId};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -46,6 +47,12 @@ impl State {
     }
 }
 
+impl std::fmt::Display for State {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// The HTTP code the model and clients read for a state and its outcome (ENGINE.md §1).
 ///
 /// Every outcome keeps its real code: failures are not collapsed to 500.
@@ -87,6 +94,13 @@ pub enum Visibility {
 }
 
 impl Visibility {
+    /// Every visibility.
+    pub const ALL: [Visibility; 3] = [
+        Visibility::Visible,
+        Visibility::Summarized,
+        Visibility::Archived,
+    ];
+
     /// The database and wire name.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -104,6 +118,17 @@ impl Visibility {
             "archived" | "archive" | "stored" => Some(Visibility::Archived),
             _ => None,
         }
+    }
+
+    /// Parses a stored name: only the current names, which are the only ones ever written.
+    pub fn stored(text: &str) -> Option<Visibility> {
+        Visibility::ALL.into_iter().find(|v| v.as_str() == text)
+    }
+}
+
+impl std::fmt::Display for Visibility {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
     }
 }
 
@@ -178,9 +203,9 @@ pub enum Scope {
     /// Shared by the whole server (skills).
     Global,
     /// Shared by every run of a project (files).
-    Project(i32),
+    Project(ProjectId),
     /// One run's own (facts, questions, results, audit).
-    Run(i32),
+    Run(RunId),
 }
 
 impl Scope {
@@ -216,7 +241,7 @@ impl ScopeKind {
     }
 
     /// The concrete scope for a run of a project.
-    pub fn scope(self, project_id: i32, run_id: i32) -> Scope {
+    pub fn scope(self, project_id: ProjectId, run_id: RunId) -> Scope {
         match self {
             ScopeKind::Run => Scope::Run(run_id),
             ScopeKind::Project => Scope::Project(project_id),

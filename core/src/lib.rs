@@ -3,6 +3,7 @@
 //! - [`store`] and [`schema`]: the diesel schema, migrations ([`db`]) and store
 //!   queries as plain functions over a connection passed in;
 //! - [`entry`], [`path`], [`schemes`], [`tokens`]: the entry model;
+//! - [`ids`]: row ids as types (project, run, loop, turn);
 //! - [`run`]: run statuses and their transitions;
 //! - [`skill`]: skill files' frontmatter, and what a run's active skills allow;
 //! - [`parse`]: reading tool commands out of model replies;
@@ -28,6 +29,7 @@ pub mod entry;
 pub mod fair;
 pub mod files;
 pub mod hedberg;
+pub mod ids;
 pub mod parse;
 pub mod path;
 pub mod provider;

@@ -30,6 +30,7 @@
 //! without `update`. The run's memory scope is the narrowest `memoryScope` of its active skills
 //! ([`memory_scope`]; [`MemoryScope::Session`], everything, when none sets one).
 
+use crate::parse::ToolName;
 use serde_json::{json, Map, Value};
 use std::fmt;
 
@@ -206,7 +207,7 @@ enum Raw {
 
 /// Reads skill `name`'s file: its frontmatter, checked (`tools` are the tool names
 /// `allowedTools` may list), and its body.
-pub fn parse(name: &str, text: &str, tools: &[&str]) -> Result<Skill, FrontmatterError> {
+pub fn parse(name: &str, text: &str, tools: &[ToolName]) -> Result<Skill, FrontmatterError> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let Some((block, body)) = split(text)? else {
         return Ok(Skill {
@@ -580,15 +581,16 @@ fn list_of(key: &str, raw: Raw) -> Result<Vec<String>, FrontmatterError> {
     Ok(items)
 }
 
-fn tool_list(key: &str, raw: Raw, tools: &[&str]) -> Result<Vec<String>, FrontmatterError> {
+fn tool_list(key: &str, raw: Raw, tools: &[ToolName]) -> Result<Vec<String>, FrontmatterError> {
     let mut listed: Vec<String> = Vec::new();
     for tool in list_of(key, raw)? {
-        if !tools.contains(&tool.as_str()) {
+        if !tools.iter().any(|t| t.as_str() == tool) {
+            let names: Vec<&str> = tools.iter().map(|t| t.as_str()).collect();
             return Err(error(
                 key,
                 format!(
                     "\"{tool}\" is not a tool (the tools are {})",
-                    tools.join(", ")
+                    names.join(", ")
                 ),
             ));
         }

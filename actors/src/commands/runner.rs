@@ -16,6 +16,7 @@ use crate::services::Services;
 use rummy_core::commands::env::command_env;
 use rummy_core::commands::output::{ChannelText, Pending};
 use rummy_core::commands::{end_of, Finish};
+use rummy_core::ids::RunId;
 use rummy_core::store::entries::RunRef;
 use rummy_core::store::notifications::Recorded;
 use rummy_core::store::{runs, StoreError};
@@ -96,7 +97,7 @@ pub(super) async fn run(
     let key: Key = (job.run.run_id, job.path.clone());
     let settings = svc.config.commands.clone();
     let started = Instant::now();
-    tracing::info!(run_id = job.run.run_id, path = %job.path, "command started");
+    tracing::info!(run_id = job.run.run_id.0, path = %job.path, "command started");
     let spawned = tokio::process::Command::new("sh")
         .arg("-c")
         .arg(&job.command)
@@ -274,7 +275,7 @@ async fn settle(
 }
 
 /// The run's alias now (it may have been renamed while the command ran).
-async fn alias_of(svc: &Services, run_id: i32) -> String {
+async fn alias_of(svc: &Services, run_id: RunId) -> String {
     svc.store
         .read(move |c| runs::by_id(c, run_id))
         .await
@@ -297,8 +298,7 @@ async fn write(
         .write(move |c| {
             let at = StreamWrite {
                 run,
-                divisor,
-                now: now(),
+                ctx: crate::clock::write_ctx(divisor),
             };
             for (channel, text) in &chunks {
                 streams::append(c, at, &path, *channel, text)?;

@@ -94,7 +94,7 @@ impl RunActor {
         let start = Start::Resume {
             turn: awaited.turn,
             next_index: awaited.command_index + 1,
-            aborted_by: failed.then(|| awaited.tool.clone()),
+            aborted_by: failed.then_some(awaited.tool),
             awaited: Some(awaited.path),
         };
         self.run_turn(start, ctx);
@@ -133,8 +133,7 @@ impl RunActor {
                 .write(move |c| {
                     let at = StreamWrite {
                         run,
-                        divisor,
-                        now: crate::clock::now(),
+                        ctx: crate::clock::write_ctx(divisor),
                     };
                     let end = StreamEnd::Cancelled {
                         reason: Some(RUN_CANCELLED.to_owned()),

@@ -70,7 +70,7 @@ impl Handler<Resolve> for RunActor {
             if output {
                 let awaited = Awaited {
                     path: resolved.path.clone(),
-                    tool: resolved.tool.clone(),
+                    tool: resolved.tool,
                     turn: resolved.turn,
                     command_index: resolved.command_index,
                 };
@@ -86,7 +86,7 @@ impl Handler<Resolve> for RunActor {
                 act.await_output(awaited, waiter, job, ctx);
                 return Ok(resolved);
             }
-            let aborted_by = resolved.aborts_rest.then(|| resolved.tool.clone());
+            let aborted_by = resolved.aborts_rest.then_some(resolved.tool);
             let start = Start::Resume {
                 turn: resolved.turn,
                 next_index: resolved.command_index + 1,

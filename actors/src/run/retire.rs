@@ -28,6 +28,7 @@
 
 use super::{Phase, RunActor};
 use actix::prelude::*;
+use rummy_core::ids::RunId;
 
 /// The registry that keeps a `RunActor`: where it reports [`Idle`], and the number it knows this
 /// actor by (a run's later actor has another, so a late report of an earlier one is not taken
@@ -45,7 +46,7 @@ pub struct Keeper {
 #[rtype(result = "()")]
 pub struct Idle {
     /// The run.
-    pub run_id: i32,
+    pub run_id: RunId,
     /// The number the registry knows the actor by ([`Keeper::id`]).
     pub id: u64,
     /// How many of the registry's messages it has handled.

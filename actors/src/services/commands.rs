@@ -6,12 +6,13 @@
 //! `Services` this registry is part of); the runner reports here as the command starts and
 //! ends.
 
+use rummy_core::ids::RunId;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 use tokio::sync::{oneshot, Notify};
 
 /// A command: its run and its log entry's path.
-pub(crate) type Key = (i32, String);
+pub(crate) type Key = (RunId, String);
 
 /// Why a running command is stopped.
 #[derive(Debug)]
@@ -67,7 +68,7 @@ impl Commands {
 
     /// What a turn waiting for the command at `path` of `run_id` waits on: notified once its
     /// channels are settled. Taken before the channels exist, so no settling is missed.
-    pub fn waiter(&self, run_id: i32, path: &str) -> Arc<Notify> {
+    pub fn waiter(&self, run_id: RunId, path: &str) -> Arc<Notify> {
         Arc::clone(
             self.registry()
                 .waits
@@ -77,13 +78,13 @@ impl Commands {
     }
 
     /// Nobody waits for the command at `path` any more.
-    pub fn forget_waiter(&self, run_id: i32, path: &str) {
+    pub fn forget_waiter(&self, run_id: RunId, path: &str) {
         self.registry().waits.remove(&(run_id, path.to_owned()));
     }
 
     /// The channels of the command at `path` were settled (by a client or the runner): the
     /// waiting turn goes on, and a command still running is killed.
-    pub fn settled(&self, run_id: i32, path: &str) {
+    pub fn settled(&self, run_id: RunId, path: &str) {
         let key = (run_id, path.to_owned());
         let mut registry = self.registry();
         if let Some(waiter) = registry.waits.remove(&key) {
@@ -96,7 +97,7 @@ impl Commands {
 
     /// Stops every command the server runs for `run_id`, their channels cancelled with
     /// `reason`; answers how many.
-    pub fn stop_run(&self, run_id: i32, reason: &str) -> usize {
+    pub fn stop_run(&self, run_id: RunId, reason: &str) -> usize {
         let mut registry = self.registry();
         let mut stopped = 0;
         for (_, running) in registry.running.iter_mut().filter(|(k, _)| k.0 == run_id) {

@@ -3,6 +3,7 @@
 //! Shared through `Services`; `proposals::resolve` takes a run's lock, then its files' locks
 //! sorted, for the whole of a resolution.
 
+use rummy_core::ids::RunId;
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -13,7 +14,7 @@ use tokio::sync::OwnedMutexGuard;
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub(crate) enum LockKey {
     /// One run's resolutions.
-    Run(i32),
+    Run(RunId),
     /// One file (normalised path) under one project root.
     File(PathBuf, String),
 }
@@ -81,7 +82,7 @@ mod tests {
         let locks = ResolutionLocks::default();
         let file = || LockKey::File(PathBuf::from("/p"), "a.txt".to_owned());
         let first = locks.lock(file()).await;
-        let other = locks.lock(LockKey::Run(1)).await;
+        let other = locks.lock(LockKey::Run(RunId(1))).await;
         let waiting = locks.clone();
         let second = actix_rt::spawn(async move {
             let _held = waiting.lock(file()).await;

@@ -17,6 +17,7 @@ use actix::Addr;
 use commands::Commands;
 use locks::ResolutionLocks;
 use rummy_core::config::Config;
+use rummy_core::ids::ProjectId;
 use rummy_core::store::notifications::Recorded;
 use rummy_core::wire::jsonrpc::notification_text;
 use rummy_core::wire::notifications::Push;
@@ -49,7 +50,7 @@ pub struct Services {
 
 impl Services {
     /// Sends a notification to every session of the project, serialised once.
-    pub fn push<N: Push>(&self, project_id: i32, run: &str, params: &N) {
+    pub fn push<N: Push>(&self, project_id: ProjectId, run: &str, params: &N) {
         match serde_json::to_string(params) {
             Ok(json) => self.send(project_id, run, notification_text(N::METHOD, &json)),
             Err(e) => {
@@ -59,11 +60,11 @@ impl Services {
     }
 
     /// Sends a recorded `run/state` push to every session of the project, as it was stored.
-    pub fn publish_state(&self, project_id: i32, run: &str, state: &Recorded) {
+    pub fn publish_state(&self, project_id: ProjectId, run: &str, state: &Recorded) {
         publish_state(&self.hub, project_id, run, state);
     }
 
-    fn send(&self, project_id: i32, run: &str, text: String) {
+    fn send(&self, project_id: ProjectId, run: &str, text: String) {
         send(&self.hub, project_id, run, text, None);
     }
 }

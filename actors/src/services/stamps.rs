@@ -9,13 +9,14 @@
 mod watch;
 
 use rummy_core::files::{Scan, Stamps};
+use rummy_core::ids::ProjectId;
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 use watch::Watch;
 
 /// A project and its root as scanned.
-pub(crate) type ProjectRoot = (i32, String);
+pub(crate) type ProjectRoot = (ProjectId, String);
 
 /// What is known of each project root's files on disk: the stamps of the last committed scan,
 /// and whether the disk may have changed since.
@@ -209,7 +210,7 @@ impl Shared {
                 }
                 Ok(None) => all_watched = false,
                 Err(e) => {
-                    tracing::warn!(project_id = key.0, root = %key.1, error = %e,
+                    tracing::warn!(project_id = key.0 .0, root = %key.1, error = %e,
                         "cannot watch the project's directories; every loop start scans it");
                     known.unwatchable = true;
                     return false;
@@ -244,7 +245,7 @@ mod tests {
 
     fn project() -> std::io::Result<(tempfile::TempDir, ProjectRoot)> {
         let dir = tempfile::TempDir::new()?;
-        let key = (1, dir.path().display().to_string());
+        let key = (ProjectId(1), dir.path().display().to_string());
         Ok((dir, key))
     }
 
@@ -275,7 +276,7 @@ mod tests {
     fn projects_share_one_queue_and_only_a_changed_one_is_walked() {
         let (a_dir, a) = project().unwrap();
         let (b_dir, b) = project().unwrap();
-        let b = (2, b.1);
+        let b = (ProjectId(2), b.1);
         let known = ScanStamps::default();
         for _ in 0..2 {
             scan_once(&known, &a, &walked(a_dir.path()));
@@ -304,7 +305,7 @@ mod tests {
         let (dir, outer) = project().unwrap();
         let sub = dir.path().join("sub");
         std::fs::create_dir(&sub).unwrap();
-        let inner = (2, sub.display().to_string());
+        let inner = (ProjectId(2), sub.display().to_string());
         let known = ScanStamps::default();
         let outer_scan = Scan {
             dirs: vec![dir.path().to_path_buf(), sub.clone()],

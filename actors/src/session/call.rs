@@ -2,7 +2,6 @@
 //! acts for), the helpers every handler shares (store reads and writes, the run a call names,
 //! a client's write context) and what a handler answers.
 
-use crate::clock::now;
 use crate::errors::Error;
 use crate::registry::RunRegistry;
 use crate::services::Services;
@@ -11,6 +10,7 @@ use actix::Addr;
 use diesel::SqliteConnection;
 use rummy_core::access::principal::Caller;
 use rummy_core::entry::Writer;
+use rummy_core::ids::ProjectId;
 use rummy_core::store::entries::RunRef;
 use rummy_core::store::ops::Op;
 use rummy_core::store::runs::{self, Run};
@@ -37,7 +37,7 @@ pub struct SessionDeps {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Binding {
     /// Project id.
-    pub project_id: i32,
+    pub project_id: ProjectId,
     /// Project name.
     pub name: String,
     /// Project root.
@@ -131,9 +131,8 @@ impl Call {
         Op {
             run,
             writer: Writer::Client,
-            divisor: limits.token_divisor,
             max_entry_tokens: limits.max_entry_tokens,
-            now: now(),
+            at: crate::clock::write_ctx(limits.token_divisor),
         }
     }
 

@@ -4,6 +4,7 @@
 use super::call::Outcome;
 use crate::clock::now;
 use crate::store::Store;
+use rummy_core::ids::ProjectId;
 use rummy_core::store::rpc_log;
 use rummy_core::wire::RpcError;
 use serde_json::Value;
@@ -13,7 +14,7 @@ pub struct CallLog {
     /// The store.
     pub store: Store,
     /// The session's project at call time.
-    pub project_id: Option<i32>,
+    pub project_id: Option<ProjectId>,
     /// The method.
     pub method: &'static str,
     /// The request id as JSON text.

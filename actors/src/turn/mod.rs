@@ -11,6 +11,8 @@ mod search;
 use crate::provider::Route;
 use crate::services::Services;
 use actix::prelude::*;
+use rummy_core::ids::{LoopId, TurnId};
+use rummy_core::parse::ToolName;
 use rummy_core::run::Mode;
 use rummy_core::store::context::KeptContext;
 use rummy_core::store::entries::RunRef;
@@ -28,7 +30,7 @@ pub struct TurnJob {
     /// The run's alias (for notifications).
     pub alias: Arc<str>,
     /// The active loop.
-    pub loop_id: i32,
+    pub loop_id: LoopId,
     /// The loop's prompt, recorded on its first turn.
     pub prompt: String,
     /// The loop's mode.
@@ -74,7 +76,7 @@ pub enum Start {
         /// The first command still to run.
         next_index: usize,
         /// The tool whose rejected or failed proposal aborts the rest.
-        aborted_by: Option<String>,
+        aborted_by: Option<ToolName>,
         /// The accepted command whose output the turn waited for: no longer awaited from the
         /// first write on (`rummy_core::turn::streams::stop_awaiting`).
         awaited: Option<String>,
@@ -87,7 +89,7 @@ pub struct Allocated {
     /// The turn number.
     pub turn: i32,
     /// The turn's row.
-    pub turn_id: i32,
+    pub turn_id: TurnId,
     /// Set when that write also read the turn's context (into the loop's kept rows).
     pub read: Option<ContextRead>,
 }
@@ -216,7 +218,7 @@ impl Actor for TurnExecutor {
         let Some(start) = self.start.take() else {
             return;
         };
-        let span = tracing::info_span!("turn", run = %self.job.alias, loop_id = self.job.loop_id);
+        let span = tracing::info_span!("turn", run = %self.job.alias, loop_id = self.job.loop_id.0);
         let turn = pipeline::execute(self.svc.clone(), self.job.clone(), start).instrument(span);
         ctx.spawn(turn.into_actor(self).map(|result, act, ctx| {
             act.report(result);

@@ -3,7 +3,6 @@
 //! The model reads a failed search next turn (outcome 502); the turn itself goes on.
 
 use super::{TurnFailure, TurnJob};
-use crate::clock::now;
 use crate::services::Services;
 use rummy_core::entry::State;
 use rummy_core::run::RunStatus;
@@ -12,6 +11,7 @@ use rummy_core::store::notifications::Recorded;
 use rummy_core::tools::messages::SEARCH_NOT_CONFIGURED;
 use rummy_core::tools::search::backend::SearchFailure;
 use rummy_core::tools::search::{record_failure, record_results, request_of};
+use rummy_core::tools::ToolName;
 use rummy_core::turn::dispatch::Dispatched;
 use rummy_core::turn::{state, TurnRef};
 use serde_json::Value;
@@ -28,7 +28,7 @@ pub async fn answer(
     t: TurnRef,
     mut done: Dispatched,
 ) -> Result<Dispatched, TurnFailure> {
-    if done.tool != "search" || done.state != State::Streaming {
+    if done.tool != ToolName::Search || done.state != State::Streaming {
         return Ok(done);
     }
     let failure = TurnFailure::Store;
@@ -61,10 +61,11 @@ pub async fn answer(
     let params: Recorded = svc
         .store
         .write(move |c| {
-            let now = now();
+            let at = crate::clock::write_ctx(divisor);
+            let now = at.now;
             match &found {
-                Ok(hits) => record_results(c, t, divisor, &path, hits, now)?,
-                Err(reason) => record_failure(c, t, divisor, &path, reason, now)?,
+                Ok(hits) => record_results(c, t, &path, hits, at)?,
+                Err(reason) => record_failure(c, t, &path, reason, at)?,
             }
             state::push(
                 c,

@@ -12,7 +12,7 @@ use rummy_core::files::sync::{attach, sync_project};
 use rummy_core::files::{scan, ScanLimits};
 use rummy_core::hedberg;
 use rummy_core::run::Mode;
-use rummy_core::store::entries::{context_rows, RunRef};
+use rummy_core::store::entries::{context_rows, RunRef, WriteCtx};
 use rummy_core::store::{loops, projects, runs, schemes, turns, StoreError};
 use rummy_core::time::Millis;
 use rummy_core::tools;
@@ -77,8 +77,10 @@ fn seed(conn: &mut diesel::SqliteConnection, root: &std::path::Path) -> Result<R
         conn,
         p.id,
         &scan(root, ScanLimits::default(), NOW),
-        DIVISOR,
-        NOW,
+        WriteCtx {
+            divisor: DIVISOR,
+            now: NOW,
+        },
     )?;
     let new = runs::NewRun {
         project_id: p.id,

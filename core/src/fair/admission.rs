@@ -7,6 +7,7 @@
 //! allow. Each limit — a project's runs, a user's runs, a project's cost ceiling — has its own
 //! line: a waiter's `position` is its place among the runs waiting for the same limit.
 
+use crate::ids::{ProjectId, RunId};
 use crate::time::Millis;
 use serde::Serialize;
 use std::collections::{HashMap, HashSet};
@@ -72,9 +73,9 @@ impl RunLimits {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Ask {
     /// The run.
-    pub run_id: i32,
+    pub run_id: RunId,
     /// Its project.
-    pub project_id: i32,
+    pub project_id: ProjectId,
     /// Who started it, when a token named them.
     pub user: Option<String>,
     /// When it began waiting (now for a new ask; what was stored, after a restart).
@@ -84,8 +85,8 @@ pub struct Ask {
 /// One limit, with its own line of waiters.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 enum Limit {
-    Cost(i32),
-    Project(i32),
+    Cost(ProjectId),
+    Project(ProjectId),
     User(String),
 }
 
@@ -109,10 +110,10 @@ struct Waiter {
 #[derive(Debug, Default, PartialEq, Eq)]
 pub struct Pass {
     /// Runs that got a place, in the order they got it.
-    pub admitted: Vec<i32>,
+    pub admitted: Vec<RunId>,
     /// Runs that wait for the first time or for another reason than before, with their
     /// `queued` (a place that only moved up is not announced).
-    pub announce: Vec<(i32, Queued)>,
+    pub announce: Vec<(RunId, Queued)>,
 }
 
 /// The places taken and the runs waiting for one.
@@ -120,8 +121,8 @@ pub struct Pass {
 pub struct Book {
     limits: RunLimits,
     /// Runs in flight: their project and user (counted only when a runs limit is set).
-    holders: HashMap<i32, (i32, Option<String>)>,
-    per_project: HashMap<i32, u32>,
+    holders: HashMap<RunId, (ProjectId, Option<String>)>,
+    per_project: HashMap<ProjectId, u32>,
     per_user: HashMap<String, u32>,
     /// In the order they began waiting.
     waiting: Vec<Waiter>,
@@ -138,14 +139,14 @@ impl Book {
     }
 
     /// Whether `run_id` holds a place.
-    pub fn holds(&self, run_id: i32) -> bool {
+    pub fn holds(&self, run_id: RunId) -> bool {
         self.holders.contains_key(&run_id)
     }
 
     /// Counts `run_id` as in flight — a loop that starts, or goes on after a person answered it
     /// — even over a limit: only new loops wait. Nothing to count without a runs limit; a run
     /// already counted stays counted once.
-    pub fn hold(&mut self, run_id: i32, project_id: i32, user: Option<String>) {
+    pub fn hold(&mut self, run_id: RunId, project_id: ProjectId, user: Option<String>) {
         if !self.limits.any() || self.holders.contains_key(&run_id) {
             return;
         }
@@ -158,7 +159,7 @@ impl Book {
 
     /// `run_id`'s loop no longer runs (it ended, or waits on a person): its place frees.
     /// Answers whether it held one.
-    pub fn release(&mut self, run_id: i32) -> bool {
+    pub fn release(&mut self, run_id: RunId) -> bool {
         let Some((project_id, user)) = self.holders.remove(&run_id) else {
             return false;
         };
@@ -192,7 +193,7 @@ impl Book {
     }
 
     /// Takes `run_id` out of the line (its loop was cancelled); answers whether it waited.
-    pub fn withdraw(&mut self, run_id: i32) -> bool {
+    pub fn withdraw(&mut self, run_id: RunId) -> bool {
         let before = self.waiting.len();
         self.waiting.retain(|w| w.ask.run_id != run_id);
         self.waiting.len() != before
@@ -201,7 +202,7 @@ impl Book {
     /// Admits the waiters, in order, whose limits allow; the others get their place in the line
     /// of the limit that holds them (a cost ceiling first, then the project's runs, then the
     /// user's). `over` are the projects at or over their cost ceiling.
-    pub fn pass(&mut self, over: &HashSet<i32>) -> Pass {
+    pub fn pass(&mut self, over: &HashSet<ProjectId>) -> Pass {
         let mut pass = Pass::default();
         let mut lines: HashMap<Limit, u32> = HashMap::new();
         let mut kept = Vec::with_capacity(self.waiting.len());
@@ -234,7 +235,7 @@ impl Book {
     }
 
     /// The limit that keeps `ask` waiting, if any.
-    fn blocker(&self, ask: &Ask, over: &HashSet<i32>) -> Option<Limit> {
+    fn blocker(&self, ask: &Ask, over: &HashSet<ProjectId>) -> Option<Limit> {
         if over.contains(&ask.project_id) {
             return Some(Limit::Cost(ask.project_id));
         }
@@ -253,7 +254,7 @@ impl Book {
     }
 
     /// Why `run_id` waits and where, if it waits (as of the last pass).
-    pub fn queued(&self, run_id: i32) -> Option<Queued> {
+    pub fn queued(&self, run_id: RunId) -> Option<Queued> {
         self.waiting
             .iter()
             .find(|w| w.ask.run_id == run_id)
@@ -261,17 +262,17 @@ impl Book {
     }
 
     /// Whether `run_id` waits for a place.
-    pub fn is_waiting(&self, run_id: i32) -> bool {
+    pub fn is_waiting(&self, run_id: RunId) -> bool {
         self.waiting.iter().any(|w| w.ask.run_id == run_id)
     }
 
     /// The projects of the waiting runs (whose cost ceilings a pass must know).
-    pub fn waiting_projects(&self) -> HashSet<i32> {
+    pub fn waiting_projects(&self) -> HashSet<ProjectId> {
         self.waiting.iter().map(|w| w.ask.project_id).collect()
     }
 
     /// The projects whose waiters are held by their cost ceiling (as of the last pass).
-    pub fn held_by_cost(&self) -> HashSet<i32> {
+    pub fn held_by_cost(&self) -> HashSet<ProjectId> {
         self.waiting
             .iter()
             .filter(|w| {
@@ -299,8 +300,8 @@ mod tests {
 
     fn ask(run_id: i32, project_id: i32, user: Option<&str>, since: i64) -> Ask {
         Ask {
-            run_id,
-            project_id,
+            run_id: RunId(run_id),
+            project_id: ProjectId(project_id),
             user: user.map(str::to_owned),
             since: Millis(since),
         }
@@ -313,8 +314,16 @@ mod tests {
     const RUNS: QueueReason = QueueReason::RunsLimit;
     const COST: QueueReason = QueueReason::CostCeiling;
 
-    fn none() -> HashSet<i32> {
+    fn none() -> HashSet<ProjectId> {
         HashSet::new()
+    }
+
+    fn runs(ids: &[i32]) -> Vec<RunId> {
+        ids.iter().copied().map(RunId).collect()
+    }
+
+    fn projects(ids: &[i32]) -> HashSet<ProjectId> {
+        ids.iter().copied().map(ProjectId).collect()
     }
 
     /// Under a project limit of 1, later runs wait in line, each told its place once; the
@@ -329,7 +338,7 @@ mod tests {
         assert_eq!(
             book.pass(&none()),
             Pass {
-                admitted: vec![1],
+                admitted: runs(&[1]),
                 announce: vec![]
             }
         );
@@ -339,20 +348,20 @@ mod tests {
         assert_eq!(
             book.pass(&none()),
             Pass {
-                admitted: vec![4],
-                announce: vec![(2, queued(RUNS, 1)), (3, queued(RUNS, 2))],
+                admitted: runs(&[4]),
+                announce: vec![(RunId(2), queued(RUNS, 1)), (RunId(3), queued(RUNS, 2))],
             }
         );
-        assert!(book.release(1));
+        assert!(book.release(RunId(1)));
         assert_eq!(
             book.pass(&none()),
             Pass {
-                admitted: vec![2],
+                admitted: runs(&[2]),
                 announce: vec![]
             }
         );
-        assert_eq!(book.queued(3), Some(queued(RUNS, 1)));
-        assert!(!book.release(1), "a place is freed once");
+        assert_eq!(book.queued(RunId(3)), Some(queued(RUNS, 1)));
+        assert!(!book.release(RunId(1)), "a place is freed once");
     }
 
     /// A run waiting on a person frees its place; when the person answers it counts again,
@@ -363,17 +372,17 @@ mod tests {
             per_project: Some(1),
             per_user: None,
         });
-        book.hold(1, 7, None);
-        book.release(1); // waits at 202
+        book.hold(RunId(1), ProjectId(7), None);
+        book.release(RunId(1)); // waits at 202
         book.wait(ask(2, 7, None, 5));
-        assert_eq!(book.pass(&none()).admitted, vec![2]);
-        book.hold(1, 7, None); // the proposal was accepted: over the limit
+        assert_eq!(book.pass(&none()).admitted, runs(&[2]));
+        book.hold(RunId(1), ProjectId(7), None); // the proposal was accepted: over the limit
         book.wait(ask(3, 7, None, 6));
-        book.release(2);
-        assert_eq!(book.pass(&none()).admitted, Vec::<i32>::new());
-        assert_eq!(book.queued(3), Some(queued(RUNS, 1)));
-        book.release(1);
-        assert_eq!(book.pass(&none()).admitted, vec![3]);
+        book.release(RunId(2));
+        assert_eq!(book.pass(&none()).admitted, runs(&[]));
+        assert_eq!(book.queued(RunId(3)), Some(queued(RUNS, 1)));
+        book.release(RunId(1));
+        assert_eq!(book.pass(&none()).admitted, runs(&[3]));
     }
 
     /// A user's limit holds only that user's runs: another user's run (or one without a
@@ -384,7 +393,7 @@ mod tests {
             per_user: Some(1),
             per_project: None,
         });
-        book.hold(1, 7, Some("alice".into()));
+        book.hold(RunId(1), ProjectId(7), Some("alice".into()));
         book.wait(ask(2, 7, Some("alice"), 1));
         book.wait(ask(3, 7, Some("bob"), 2));
         book.wait(ask(4, 8, Some("alice"), 3));
@@ -392,12 +401,12 @@ mod tests {
         assert_eq!(
             book.pass(&none()),
             Pass {
-                admitted: vec![3, 5],
-                announce: vec![(2, queued(RUNS, 1)), (4, queued(RUNS, 2))],
+                admitted: runs(&[3, 5]),
+                announce: vec![(RunId(2), queued(RUNS, 1)), (RunId(4), queued(RUNS, 2))],
             }
         );
-        book.release(1);
-        assert_eq!(book.pass(&none()).admitted, vec![2]);
+        book.release(RunId(1));
+        assert_eq!(book.pass(&none()).admitted, runs(&[2]));
     }
 
     /// A waiter that leaves the line (its loop cancelled) lets the next move up; it is no
@@ -408,17 +417,17 @@ mod tests {
             per_project: Some(1),
             per_user: None,
         });
-        book.hold(1, 7, None);
+        book.hold(RunId(1), ProjectId(7), None);
         book.wait(ask(2, 7, None, 1));
         book.wait(ask(3, 7, None, 2));
         book.pass(&none());
-        assert!(book.withdraw(2));
-        assert!(!book.withdraw(2));
+        assert!(book.withdraw(RunId(2)));
+        assert!(!book.withdraw(RunId(2)));
         book.pass(&none());
-        assert_eq!(book.queued(3), Some(queued(RUNS, 1)));
-        assert!(!book.is_waiting(2));
-        book.release(1);
-        assert_eq!(book.pass(&none()).admitted, vec![3]);
+        assert_eq!(book.queued(RunId(3)), Some(queued(RUNS, 1)));
+        assert!(!book.is_waiting(RunId(2)));
+        book.release(RunId(1));
+        assert_eq!(book.pass(&none()).admitted, runs(&[3]));
     }
 
     /// Waiters restored after a restart keep the order they began waiting in, ahead of runs
@@ -429,14 +438,14 @@ mod tests {
             per_project: Some(1),
             per_user: None,
         });
-        book.hold(9, 7, None);
+        book.hold(RunId(9), ProjectId(7), None);
         book.wait(ask(3, 7, None, 300));
         book.wait(ask(1, 7, None, 100));
         book.wait(ask(2, 7, None, 100));
         book.wait(ask(1, 7, None, 50)); // already waiting: keeps its place
         book.pass(&none());
         let places: Vec<_> = [1, 2, 3]
-            .map(|r| book.queued(r).map(|q| q.position))
+            .map(|r| book.queued(RunId(r)).map(|q| q.position))
             .to_vec();
         assert_eq!(places, vec![Some(1), Some(2), Some(3)]);
     }
@@ -449,20 +458,20 @@ mod tests {
             per_project: Some(1),
             per_user: None,
         });
-        book.hold(1, 7, None);
+        book.hold(RunId(1), ProjectId(7), None);
         book.wait(ask(2, 7, None, 1));
         book.wait(ask(3, 8, None, 2));
-        let over: HashSet<i32> = [7, 8].into();
+        let over = projects(&[7, 8]);
         assert_eq!(
             book.pass(&over).announce,
-            vec![(2, queued(COST, 1)), (3, queued(COST, 1))]
+            vec![(RunId(2), queued(COST, 1)), (RunId(3), queued(COST, 1))]
         );
-        assert_eq!(book.held_by_cost(), [7, 8].into());
+        assert_eq!(book.held_by_cost(), projects(&[7, 8]));
         assert_eq!(
             book.pass(&HashSet::new()),
             Pass {
-                admitted: vec![3],
-                announce: vec![(2, queued(RUNS, 1))],
+                admitted: runs(&[3]),
+                announce: vec![(RunId(2), queued(RUNS, 1))],
             }
         );
     }
@@ -472,18 +481,18 @@ mod tests {
     #[test]
     fn without_runs_limits_only_a_ceiling_holds() {
         let mut book = Book::new(RunLimits::default());
-        book.hold(1, 7, Some("alice".into()));
-        assert!(!book.holds(1));
+        book.hold(RunId(1), ProjectId(7), Some("alice".into()));
+        assert!(!book.holds(RunId(1)));
         book.wait(ask(2, 7, Some("alice"), 1));
         book.wait(ask(3, 8, None, 2));
         assert_eq!(
-            book.pass(&[8].into()),
+            book.pass(&projects(&[8])),
             Pass {
-                admitted: vec![2],
-                announce: vec![(3, queued(COST, 1))],
+                admitted: runs(&[2]),
+                announce: vec![(RunId(3), queued(COST, 1))],
             }
         );
-        assert!(!book.release(2));
-        assert_eq!(book.waiting_projects(), [8].into());
+        assert!(!book.release(RunId(2)));
+        assert_eq!(book.waiting_projects(), projects(&[8]));
     }
 }

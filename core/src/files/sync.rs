@@ -2,9 +2,10 @@
 
 use super::Scan;
 use crate::entry::Writer;
+use crate::ids::ProjectId;
+use crate::store::entries::WriteCtx;
 use crate::store::files::{self, FileContent, ScanContent};
 use crate::store::StoreError;
-use crate::time::Millis;
 use diesel::SqliteConnection;
 
 pub use crate::store::files::{attach, SyncReport};
@@ -15,10 +16,9 @@ pub use crate::store::files::{attach, SyncReport};
 /// without one is counted as `missing`.
 pub fn sync_project(
     conn: &mut SqliteConnection,
-    project_id: i32,
+    project_id: ProjectId,
     scan: &Scan,
-    token_divisor: u32,
-    now: Millis,
+    at: WriteCtx,
 ) -> Result<SyncReport, StoreError> {
     let read: Vec<FileContent<'_>> = scan
         .files
@@ -35,14 +35,7 @@ pub fn sync_project(
         complete: !scan.truncated,
     };
     // The server's own scan.
-    files::sync(
-        conn,
-        project_id,
-        content,
-        Writer::System,
-        token_divisor,
-        now,
-    )
+    files::sync(conn, project_id, content, Writer::System, at)
 }
 
 #[cfg(test)]
@@ -51,10 +44,12 @@ mod tests {
     use crate::db::run_migrations;
     use crate::entry::Scope;
     use crate::files::{scan, scan_since, ScanLimits};
+    use crate::ids::RunId;
     use crate::schema::{entries, run_views};
     use crate::store::constraints::{Constraint, ConstraintKind};
     use crate::store::projects;
     use crate::store::testing::run;
+    use crate::time::Millis;
     use diesel::prelude::*;
     use pretty_assertions::assert_eq;
     use std::time::{Duration, SystemTime};
@@ -73,7 +68,7 @@ mod tests {
             .unwrap();
     }
 
-    fn stored_paths(conn: &mut SqliteConnection, project_id: i32) -> Vec<String> {
+    fn stored_paths(conn: &mut SqliteConnection, project_id: ProjectId) -> Vec<String> {
         entries::table
             .filter(entries::scope.eq(Scope::Project(project_id).key()))
             .select(entries::path)
@@ -100,36 +95,65 @@ mod tests {
         write_old(&dir.path().join("a.txt"), "alpha");
         write_old(&dir.path().join("b.txt"), "beta");
         let first = scan(dir.path(), ScanLimits::default(), now());
-        let report = sync_project(&mut conn, p.id, &first, 4, NOW).unwrap();
+        let report = sync_project(
+            &mut conn,
+            p.id,
+            &first,
+            WriteCtx {
+                divisor: 4,
+                now: NOW,
+            },
+        )
+        .unwrap();
         assert_eq!((report.added, report.missing), (2, 0));
 
         std::fs::remove_file(dir.path().join("b.txt")).unwrap();
         let second = scan_since(dir.path(), ScanLimits::default(), &first.stamps, now());
         assert_eq!((second.files.len(), second.unchanged.len()), (0, 1));
-        let report = sync_project(&mut conn, p.id, &second, 4, NOW).unwrap();
+        let report = sync_project(
+            &mut conn,
+            p.id,
+            &second,
+            WriteCtx {
+                divisor: 4,
+                now: NOW,
+            },
+        )
+        .unwrap();
         assert_eq!((report.removed, report.missing), (1, 0));
         assert_eq!(stored_paths(&mut conn, p.id), vec!["a.txt".to_owned()]);
 
         diesel::delete(entries::table).execute(&mut conn).unwrap();
         let third = scan_since(dir.path(), ScanLimits::default(), &second.stamps, now());
-        let report = sync_project(&mut conn, p.id, &third, 4, NOW).unwrap();
+        let report = sync_project(
+            &mut conn,
+            p.id,
+            &third,
+            WriteCtx {
+                divisor: 4,
+                now: NOW,
+            },
+        )
+        .unwrap();
         assert_eq!(report.missing, 1);
     }
 
     /// Scans `root` afresh and syncs the project's entries with it.
-    fn rescan(conn: &mut SqliteConnection, project_id: i32, root: &std::path::Path) {
+    fn rescan(conn: &mut SqliteConnection, project_id: ProjectId, root: &std::path::Path) {
         sync_project(
             conn,
             project_id,
             &scan(root, ScanLimits::default(), now()),
-            4,
-            NOW,
+            WriteCtx {
+                divisor: 4,
+                now: NOW,
+            },
         )
         .unwrap();
     }
 
     /// The views of a run: (entry path, visibility, revision), by entry.
-    fn views(conn: &mut SqliteConnection, run_id: i32) -> Vec<(String, String, i32)> {
+    fn views(conn: &mut SqliteConnection, run_id: RunId) -> Vec<(String, String, i32)> {
         run_views::table
             .inner_join(entries::table)
             .filter(run_views::run_id.eq(run_id))

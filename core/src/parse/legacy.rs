@@ -5,7 +5,7 @@
 //! `update` with status 200. `fidelity=` (with its level names) is today's
 //! `visibility=`. No warning is added (see `warnings`).
 
-use super::ToolCall;
+use super::{Legacy, Tag, TaggedCall, ToolCall, ToolName};
 use crate::path::scheme_of;
 
 /// Longest slug made from a summary or body for a path-less `<known>`.
@@ -22,11 +22,15 @@ const VISIBILITY: &str = "visibility";
 
 /// Today's form of `call`: legacy tags become their commands, and
 /// `fidelity` becomes `visibility` with the old level names mapped.
-pub(crate) fn heal(call: ToolCall) -> ToolCall {
-    let mut call = match call.name.as_str() {
-        "known" | "unknown" => entry_write(call),
-        "summarize" => summarize(call),
-        _ => call,
+pub(crate) fn heal(call: TaggedCall) -> ToolCall {
+    let mut call = match call.tag {
+        Tag::Tool(name) => ToolCall {
+            name,
+            attributes: call.attributes,
+            body: call.body,
+        },
+        Tag::Legacy(legacy @ (Legacy::Known | Legacy::Unknown)) => entry_write(legacy, call),
+        Tag::Legacy(Legacy::Summarize) => summarize(call),
     };
     rename_fidelity(&mut call.attributes);
     call
@@ -36,8 +40,8 @@ pub(crate) fn heal(call: ToolCall) -> ToolCall {
 ///
 /// The path is the `path` attribute when it has a scheme, else
 /// `<tag>://<path>`, else a slug of the summary or the body.
-fn entry_write(call: ToolCall) -> ToolCall {
-    let scheme = call.name.clone();
+fn entry_write(legacy: Legacy, call: TaggedCall) -> ToolCall {
+    let scheme = legacy.as_str();
     let given = call
         .attr("path")
         .map(str::trim)
@@ -56,14 +60,14 @@ fn entry_write(call: ToolCall) -> ToolCall {
     let mut attributes = vec![("path".to_owned(), path)];
     attributes.extend(call.attributes.into_iter().filter(|(key, _)| key != "path"));
     ToolCall {
-        name: "set".to_owned(),
+        name: ToolName::Set,
         attributes,
         body: call.body,
     }
 }
 
 /// `<summarize>answer</summarize>` → `update` with status 200.
-fn summarize(call: ToolCall) -> ToolCall {
+fn summarize(call: TaggedCall) -> ToolCall {
     let mut attributes = vec![("status".to_owned(), "200".to_owned())];
     attributes.extend(
         call.attributes
@@ -71,7 +75,7 @@ fn summarize(call: ToolCall) -> ToolCall {
             .filter(|(key, _)| key != "status"),
     );
     ToolCall {
-        name: "update".to_owned(),
+        name: ToolName::Update,
         attributes,
         body: call.body,
     }

@@ -11,9 +11,9 @@ use std::ops::Range;
 
 use xmlparser::{ElementEnd, StrSpan, Token as XmlToken, Tokenizer};
 
-use super::command_tag;
 use super::entities::decode;
 use super::tag::{scan_close_tag, scan_open_tag};
+use super::{command_tag, Tag};
 
 /// What kind of non-tool markup a [`Token::Markup`] is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -47,8 +47,8 @@ pub(crate) enum Token {
     },
     /// An open or self-closing tool (or legacy) tag.
     Open {
-        /// The canonical tool or legacy tag name.
-        tool: &'static str,
+        /// The tool or legacy tag.
+        tool: Tag,
         /// Lower-cased names and decoded values, in source order.
         attributes: Vec<(String, String)>,
         /// Whether the tag ended with `/>`.
@@ -60,8 +60,8 @@ pub(crate) enum Token {
     },
     /// A tool (or legacy) close tag.
     Close {
-        /// The canonical tool or legacy tag name.
-        tool: &'static str,
+        /// The tool or legacy tag.
+        tool: Tag,
         /// The whole tag.
         span: Range<usize>,
     },
@@ -166,7 +166,7 @@ impl<'a> Lexer<'a> {
 
     /// Reads the rest of an open tag that starts at `start` and whose name
     /// ends at `name_end`; `tool` is set when the name is a tool's.
-    fn element(&mut self, start: usize, name_end: usize, tool: Option<&'static str>) -> Token {
+    fn element(&mut self, start: usize, name_end: usize, tool: Option<Tag>) -> Token {
         let mut attributes = Vec::new();
         loop {
             match self.inner.next() {

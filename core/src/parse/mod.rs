@@ -29,6 +29,7 @@ mod markdown;
 mod reply;
 mod suspect;
 mod tag;
+mod tool_name;
 pub mod warnings;
 
 #[cfg(test)]
@@ -36,37 +37,68 @@ mod tests;
 
 use serde::Serialize;
 
-/// The tags that are tool commands; any other tag (but a [`LEGACY_TAGS`] one) is prose or body text.
-pub const TOOL_NAMES: &[&str] = &[
-    "think", "get", "set", "env", "sh", "rm", "cp", "mv", "ask_user", "update", "search",
-];
+pub use tool_name::ToolName;
 
-/// Retired tags that are still read and healed into today's commands.
-pub const LEGACY_TAGS: &[&str] = &["known", "unknown", "summarize"];
-
-/// The canonical (lower-case) tool name for a tag name in any case, if it is a tool.
-pub fn tool_name(name: &str) -> Option<&'static str> {
-    TOOL_NAMES
-        .iter()
-        .copied()
-        .find(|tool| tool.eq_ignore_ascii_case(name))
+/// A retired tag that is still read and healed into today's command (`legacy`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Legacy {
+    /// `<known>`: today `set` on `known://…`.
+    Known,
+    /// `<unknown>`: today `set` on `unknown://…`.
+    Unknown,
+    /// `<summarize>`: today `update` with status 200.
+    Summarize,
 }
 
-/// The canonical name of a tag the parser reads as a command: a tool or a legacy tag.
-pub(crate) fn command_tag(name: &str) -> Option<&'static str> {
-    tool_name(name).or_else(|| {
-        LEGACY_TAGS
-            .iter()
-            .copied()
-            .find(|tag| tag.eq_ignore_ascii_case(name))
+impl Legacy {
+    /// Every retired tag.
+    const ALL: [Legacy; 3] = [Legacy::Known, Legacy::Unknown, Legacy::Summarize];
+
+    /// The tag's name.
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            Legacy::Known => "known",
+            Legacy::Unknown => "unknown",
+            Legacy::Summarize => "summarize",
+        }
+    }
+}
+
+/// A tag the parser reads as a command: a tool's, or a retired one; any other tag is prose or
+/// body text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Tag {
+    /// A tool's tag.
+    Tool(ToolName),
+    /// A retired tag, healed into a tool's command.
+    Legacy(Legacy),
+}
+
+impl Tag {
+    /// The tag's canonical (lower-case) name.
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            Tag::Tool(tool) => tool.as_str(),
+            Tag::Legacy(legacy) => legacy.as_str(),
+        }
+    }
+}
+
+/// The tag a tag name in any case is, if the parser reads it as a command.
+pub(crate) fn command_tag(name: &str) -> Option<Tag> {
+    ToolName::parse(name).map(Tag::Tool).or_else(|| {
+        Legacy::ALL
+            .into_iter()
+            .find(|tag| tag.as_str().eq_ignore_ascii_case(name))
+            .map(Tag::Legacy)
     })
 }
 
 /// One tool command extracted from a model reply, in emission order.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct ToolCall {
-    /// The lower-cased tool name, one of [`TOOL_NAMES`].
-    pub name: String,
+    /// The tool.
+    pub name: ToolName,
     /// Lower-cased names and decoded values in source order; a bare attribute has value "".
     /// A native call's arguments land here too, under the names the tags use.
     pub attributes: Vec<(String, String)>,
@@ -78,11 +110,34 @@ pub struct ToolCall {
 impl ToolCall {
     /// The value of the first attribute called `name` (compared case-insensitively).
     pub fn attr(&self, name: &str) -> Option<&str> {
-        self.attributes
-            .iter()
-            .find(|(key, _)| key.eq_ignore_ascii_case(name))
-            .map(|(_, value)| value.as_str())
+        find_attr(&self.attributes, name)
     }
+}
+
+/// A command as read, before `legacy` heals a retired tag into a tool's command.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct TaggedCall {
+    /// The tag it was written with.
+    pub tag: Tag,
+    /// As [`ToolCall::attributes`].
+    pub attributes: Vec<(String, String)>,
+    /// As [`ToolCall::body`].
+    pub body: String,
+}
+
+impl TaggedCall {
+    /// The value of the first attribute called `name` (compared case-insensitively).
+    pub(crate) fn attr(&self, name: &str) -> Option<&str> {
+        find_attr(&self.attributes, name)
+    }
+}
+
+/// The value of the first attribute called `name` (compared case-insensitively).
+fn find_attr<'a>(attributes: &'a [(String, String)], name: &str) -> Option<&'a str> {
+    attributes
+        .iter()
+        .find(|(key, _)| key.eq_ignore_ascii_case(name))
+        .map(|(_, value)| value.as_str())
 }
 
 /// Everything extracted from one model reply.

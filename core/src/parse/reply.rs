@@ -18,18 +18,18 @@ use super::legacy;
 use super::lexer::{Lexer, MarkupKind, Token};
 use super::markdown::{classify, inline_span, run_length, Backticks};
 use super::warnings;
-use super::{ParsedReply, ToolCall, LEGACY_TAGS};
+use super::{ParsedReply, Tag, TaggedCall};
 
 /// Whether `</tool>` inside `open` is a retired tag's close that a body
 /// may well contain as text, which must not end a real tool early.
-fn stray_legacy_close(tool: &str, open: &str) -> bool {
-    LEGACY_TAGS.contains(&tool) && !LEGACY_TAGS.contains(&open)
+fn stray_legacy_close(tool: Tag, open: Tag) -> bool {
+    matches!(tool, Tag::Legacy(_)) && !matches!(open, Tag::Legacy(_))
 }
 
 /// A tool tag whose body is still being read.
 struct OpenTool {
-    /// The canonical tool or legacy tag name.
-    name: &'static str,
+    /// The tool or legacy tag.
+    name: Tag,
     /// The tag's attributes, already decoded.
     attributes: Vec<(String, String)>,
     /// Where the body starts (just after the open tag's `>`).
@@ -37,7 +37,7 @@ struct OpenTool {
     /// CDATA sections in the body: whole span and content.
     cdata: Vec<(Range<usize>, Range<usize>)>,
     /// Tool tags opened inside the body and not yet closed.
-    nested: Vec<&'static str>,
+    nested: Vec<Tag>,
     /// Whether the body so far is only whitespace (and stray close tags).
     blank: bool,
     /// Over the command cap: read to find its end, then thrown away.
@@ -100,7 +100,7 @@ impl<'a> Parser<'a> {
                 None => {
                     let end = self.lexer.limit();
                     if let Some(open) = self.open.take() {
-                        let warning = warnings::unclosed_tag(open.name);
+                        let warning = warnings::unclosed_tag(open.name.as_str());
                         let body = open.body_start..end;
                         self.finish(open, body, Some(warning));
                     }
@@ -275,7 +275,7 @@ impl<'a> Parser<'a> {
             } => {
                 if open.blank && open.nested.is_empty() {
                     // `<get path="a">` then `<update>`: the slash was forgotten.
-                    let warning = warnings::unclosed_before(open.name, tool);
+                    let warning = warnings::unclosed_before(open.name.as_str(), tool.as_str());
                     let body = open.body_start..open.body_start;
                     self.finish(open, body, Some(warning));
                     self.top_level(token);
@@ -294,7 +294,7 @@ impl<'a> Parser<'a> {
                     self.finish(open, body, None);
                     return;
                 } else if open.nested.is_empty() && !stray_legacy_close(tool, open.name) {
-                    let warning = warnings::mismatched_close(tool, open.name);
+                    let warning = warnings::mismatched_close(tool.as_str(), open.name.as_str());
                     let body = open.body_start..span.start;
                     self.finish(open, body, Some(warning));
                     return;
@@ -344,8 +344,8 @@ impl<'a> Parser<'a> {
             cursor = span.end;
         }
         decode_into(&mut text, &self.text[cursor..body.end]);
-        self.reply.commands.push(legacy::heal(ToolCall {
-            name: open.name.to_owned(),
+        self.reply.commands.push(legacy::heal(TaggedCall {
+            tag: open.name,
             attributes: open.attributes,
             body: text,
         }));

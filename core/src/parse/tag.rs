@@ -4,8 +4,8 @@
 //! closing quote. xmlparser stops at the first such error; for tool tags we
 //! then re-read the tag here, byte by byte, and always come back with an end.
 
-use super::command_tag;
 use super::entities::decode;
+use super::{command_tag, Tag};
 
 /// One open tool tag as recovered by [`scan_open_tag`].
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -187,11 +187,7 @@ fn finish_repaired(
 
 /// Recognises a tool close tag the tokenizer rejected (`</set` with no `>`,
 /// `</set foo>`): the tool and the end of what counts as the tag.
-pub(crate) fn scan_close_tag(
-    text: &str,
-    start: usize,
-    limit: usize,
-) -> Option<(&'static str, usize)> {
+pub(crate) fn scan_close_tag(text: &str, start: usize, limit: usize) -> Option<(Tag, usize)> {
     let bytes = &text.as_bytes()[..limit];
     let name_start = start + 2;
     if bytes.get(start..name_start) != Some(b"</") {

@@ -3,9 +3,10 @@
 
 use super::{Event, Progress, SessionState, PATH};
 use crate::entry::{State, Visibility, Writer};
+use crate::ids::{LoopId, RunId};
+use crate::store::entries::WriteCtx;
 use crate::store::entries::{self, EntryWrite, RunRef, ViewRow};
 use crate::store::{session_state as queries, skills, StoreError};
-use crate::time::Millis;
 use serde_json::{json, Value};
 
 /// The run flag (`attributes.sessionState`) that turns session state on or off for a run;
@@ -32,7 +33,7 @@ pub struct Stored {
 /// The run's session state, if it has one.
 pub fn current(
     conn: &mut diesel::SqliteConnection,
-    run_id: i32,
+    run_id: RunId,
 ) -> Result<Option<Stored>, StoreError> {
     Ok(entries::by_path(conn, run_id, PATH)?.map(|row| Stored {
         state: SessionState::read(&row.body),
@@ -46,7 +47,7 @@ pub fn current(
 }
 
 /// Whether the run's active skills leave it session state (`memoryScope: session`, or none).
-pub fn allowed(conn: &mut diesel::SqliteConnection, run_id: i32) -> Result<bool, StoreError> {
+pub fn allowed(conn: &mut diesel::SqliteConnection, run_id: RunId) -> Result<bool, StoreError> {
     Ok(skills::memory_scope(conn, run_id)?.allows_session_state())
 }
 
@@ -56,13 +57,12 @@ pub fn allowed(conn: &mut diesel::SqliteConnection, run_id: i32) -> Result<bool,
 pub fn ensure(
     conn: &mut diesel::SqliteConnection,
     run: RunRef,
-    divisor: u32,
-    now: Millis,
+    at: WriteCtx,
 ) -> Result<bool, StoreError> {
     if entries::by_path(conn, run.run_id, PATH)?.is_some() {
         return Ok(false);
     }
-    write(conn, run, &SessionState::empty(), 0, divisor, now)?;
+    write(conn, run, &SessionState::empty(), 0, at)?;
     Ok(true)
 }
 
@@ -72,8 +72,7 @@ pub fn write(
     run: RunRef,
     state: &SessionState,
     covered: i32,
-    divisor: u32,
-    now: Millis,
+    at: WriteCtx,
 ) -> Result<(), StoreError> {
     let body = state.render();
     entries::write(
@@ -90,8 +89,7 @@ pub fn write(
             turn: covered,
             writer: Writer::Plugin,
         },
-        divisor,
-        now,
+        at,
     )?;
     Ok(())
 }
@@ -100,7 +98,7 @@ pub fn write(
 /// result each; a command's output channels are not commands of their own).
 pub fn progress(
     conn: &mut diesel::SqliteConnection,
-    run_id: i32,
+    run_id: RunId,
     since: i32,
 ) -> Result<(Progress, Vec<ViewRow>), StoreError> {
     let turns = queries::turns_since(conn, run_id, since)?;
@@ -116,8 +114,8 @@ pub fn progress(
 /// The run's last turn (its loop and number), if it has begun one.
 pub fn last_turn(
     conn: &mut diesel::SqliteConnection,
-    run_id: i32,
-) -> Result<Option<(i32, i32)>, StoreError> {
+    run_id: RunId,
+) -> Result<Option<(LoopId, i32)>, StoreError> {
     queries::last_turn(conn, run_id)
 }
 
@@ -147,7 +145,7 @@ pub fn events(rows: &[ViewRow]) -> Vec<Event> {
                 .to_owned();
             let state = match &row.outcome {
                 Some(outcome) => format!("{} {outcome}", row.state),
-                None => row.state.clone(),
+                None => row.state.as_str().to_owned(),
             };
             Event::Result {
                 turn: row.turn,

@@ -3,6 +3,7 @@
 
 use super::stored::{self, Stored};
 use super::*;
+use crate::store::entries::WriteCtx;
 use crate::store::testing::{memory, project, run, write, NOW};
 use pretty_assertions::assert_eq;
 
@@ -206,12 +207,38 @@ fn the_state_in_the_store() {
     let p = project(&mut conn, "p");
     let r = run(&mut conn, p.id, "r");
     let none = stored::current(&mut conn, r.run_id).unwrap();
-    let created = stored::ensure(&mut conn, r, 2, NOW).unwrap();
-    let again = stored::ensure(&mut conn, r, 2, NOW).unwrap();
+    let created = stored::ensure(
+        &mut conn,
+        r,
+        WriteCtx {
+            divisor: 2,
+            now: NOW,
+        },
+    )
+    .unwrap();
+    let again = stored::ensure(
+        &mut conn,
+        r,
+        WriteCtx {
+            divisor: 2,
+            now: NOW,
+        },
+    )
+    .unwrap();
     let fresh = stored::current(&mut conn, r.run_id).unwrap();
     let mut state = SessionState::empty();
     state.set(Section::Title, "T");
-    stored::write(&mut conn, r, &state, 4, 2, NOW).unwrap();
+    stored::write(
+        &mut conn,
+        r,
+        &state,
+        4,
+        WriteCtx {
+            divisor: 2,
+            now: NOW,
+        },
+    )
+    .unwrap();
     use crate::entry::{Visibility, Writer};
     write(
         &mut conn,

@@ -7,6 +7,7 @@
 //! the run's totals and its project's spending) and answers the parsed value or a
 //! [`SidecarFailure`]. A side task never fails a turn: the caller takes its fallback.
 
+use crate::ids::RunId;
 use crate::provider::{ChatMessage, Usage};
 use crate::store::sidecar_calls::SidecarCall;
 use serde::Serialize;
@@ -204,7 +205,7 @@ impl SidecarRecord {
     }
 
     /// The row stored for the record, on turn `turn` of run `run_id`.
-    pub fn row(&self, run_id: i32, turn: i32) -> SidecarCall<'_> {
+    pub fn row(&self, run_id: RunId, turn: i32) -> SidecarCall<'_> {
         SidecarCall {
             run_id,
             turn,
@@ -298,10 +299,10 @@ mod tests {
                 Some("sidecar call timed out after 500 ms")
             )
         );
-        let row = timed_out.row(7, 3);
+        let row = timed_out.row(RunId(7), 3);
         assert_eq!(
             (row.run_id, row.turn, row.outcome, row.elapsed_ms),
-            (7, 3, "timeout", 500)
+            (RunId(7), 3, "timeout", 500)
         );
     }
 

@@ -4,7 +4,14 @@
 use super::*;
 use pretty_assertions::assert_eq;
 
-const TOOLS: &[&str] = &["get", "env", "think", "set", "sh", "update"];
+const TOOLS: &[ToolName] = &[
+    ToolName::Get,
+    ToolName::Env,
+    ToolName::Think,
+    ToolName::Set,
+    ToolName::Sh,
+    ToolName::Update,
+];
 
 fn meta(text: &str) -> Result<SkillMeta, FrontmatterError> {
     parse("review", text, TOOLS).map(|s| s.meta)

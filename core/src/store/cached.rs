@@ -8,6 +8,7 @@
 //!
 //! The SQL is fixed text with one `?` per bind, in order; it must hold no other `?`.
 
+use crate::entry::{State, Visibility};
 use diesel::query_builder::{AstPass, Query, QueryFragment, QueryId};
 use diesel::sql_types::{BigInt, Double, Integer, Nullable, Text, Untyped};
 use diesel::sqlite::Sqlite;
@@ -35,6 +36,10 @@ pub enum Bind<'a> {
     OptText(Option<&'a str>),
     /// A `DOUBLE`.
     Double(f64),
+    /// An entry's state, stored as its name (`TEXT`).
+    State(State),
+    /// An entry's visibility, stored as its name (`TEXT`).
+    Visibility(Visibility),
 }
 
 /// A statement of fixed SQL `S` with its binds, run through diesel and cached by it.
@@ -75,6 +80,8 @@ impl<S: StaticSql> QueryFragment<Sqlite> for Cached<'_, S> {
                 Bind::Text(v) => out.push_bind_param::<Text, _>(*v)?,
                 Bind::OptText(v) => out.push_bind_param::<Nullable<Text>, _>(v)?,
                 Bind::Double(v) => out.push_bind_param::<Double, _>(v)?,
+                Bind::State(v) => out.push_bind_param::<Text, _>(v)?,
+                Bind::Visibility(v) => out.push_bind_param::<Text, _>(v)?,
             }
             out.push_sql(part);
         }

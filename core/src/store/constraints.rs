@@ -1,6 +1,7 @@
 //! File constraints: project configuration that makes files start visible (`active`), refuses edits (`readonly`) or keeps them out (`ignore`).
 
 use super::{projects, StoreError};
+use crate::ids::ProjectId;
 use crate::path::normalize;
 use crate::schema::file_constraints;
 use crate::time::Millis;
@@ -67,7 +68,7 @@ pub fn relative_pattern(root: &str, pattern: &str) -> Result<String, StoreError>
 /// Sets (or replaces) the constraint for a pattern; answers the stored pattern.
 pub fn set(
     conn: &mut SqliteConnection,
-    project_id: i32,
+    project_id: ProjectId,
     pattern: &str,
     kind: ConstraintKind,
     now: Millis,
@@ -91,7 +92,7 @@ pub fn set(
 /// Removes the constraint for a pattern; an unknown pattern is `NotFound`.
 pub fn drop(
     conn: &mut SqliteConnection,
-    project_id: i32,
+    project_id: ProjectId,
     pattern: &str,
 ) -> Result<String, StoreError> {
     let root = projects::by_id(conn, project_id)?.project_root;
@@ -109,7 +110,10 @@ pub fn drop(
 }
 
 /// The project's constraints in the order they were made (later ones win).
-pub fn list(conn: &mut SqliteConnection, project_id: i32) -> Result<Vec<Constraint>, StoreError> {
+pub fn list(
+    conn: &mut SqliteConnection,
+    project_id: ProjectId,
+) -> Result<Vec<Constraint>, StoreError> {
     let rows: Vec<(String, String)> = file_constraints::table
         .filter(file_constraints::project_id.eq(project_id))
         .order(file_constraints::id.asc())

@@ -14,6 +14,7 @@ use super::cached::{cached, Bind, StaticSql};
 use super::entries::{context_rows, in_context, in_context_order, ViewRow, VIEW_COLUMNS};
 use super::StoreError;
 use crate::entry::Visibility;
+use crate::ids::RunId;
 use crate::schema::{entries, run_views};
 use diesel::prelude::*;
 use diesel::sql_types::{BigInt, Integer};
@@ -22,7 +23,7 @@ use diesel::sql_types::{BigInt, Integer};
 /// still current.
 #[derive(Debug, Clone, PartialEq)]
 pub struct KeptContext {
-    run_id: i32,
+    run_id: RunId,
     rows: Vec<ViewRow>,
     marks: Marks,
 }
@@ -71,11 +72,11 @@ impl StaticSql for ReadMarks {
 /// the signals that date them are one snapshot.
 pub fn context_since(
     conn: &mut SqliteConnection,
-    run_id: i32,
+    run_id: RunId,
     kept: Option<KeptContext>,
 ) -> Result<KeptContext, StoreError> {
     conn.transaction(|conn| {
-        let marks = cached::<ReadMarks>(&[Bind::Int(run_id)])
+        let marks = cached::<ReadMarks>(&[Bind::Int(run_id.0)])
             .get_result::<Marks>(conn)
             .optional()?
             .ok_or_else(|| StoreError::NotFound(format!("run {run_id} not found")))?;
@@ -97,7 +98,7 @@ pub fn context_since(
                     .inner_join(entries::table)
                     .filter(run_views::run_id.eq(run_id))
                     .filter(run_views::rev.gt(kept.marks.rev))
-                    .filter(run_views::visibility.ne(Visibility::Archived.as_str()))
+                    .filter(run_views::visibility.ne(Visibility::Archived))
                     .select(VIEW_COLUMNS)
                     .load(conn)?;
                 let mut rows = kept.rows;

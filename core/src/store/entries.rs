@@ -7,6 +7,7 @@
 use super::cached::{cached, Bind, StaticSql};
 use super::{runs, StoreError};
 use crate::entry::{Category, Scope, State, Visibility, Writer};
+use crate::ids::{LoopId, ProjectId, RunId};
 use crate::path::scheme_of;
 use crate::schema::{entries, run_views};
 use crate::schemes;
@@ -22,9 +23,9 @@ use sha2::{Digest, Sha256};
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RunRef {
     /// The run's id.
-    pub run_id: i32,
+    pub run_id: RunId,
     /// Its project's id (for project-scoped file entries).
-    pub project_id: i32,
+    pub project_id: ProjectId,
 }
 
 /// Where a turn writes: its run, loop and number.
@@ -33,9 +34,19 @@ pub struct TurnRef {
     /// The run and its project.
     pub run: RunRef,
     /// The active loop.
-    pub loop_id: i32,
+    pub loop_id: LoopId,
     /// The turn number (per run).
     pub turn: i32,
+}
+
+/// What every write takes beside what it writes: the token divisor a body's size is estimated
+/// with (`RUMMY_TOKEN_DIVISOR`) and the time it is written at, passed down as one value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WriteCtx {
+    /// Characters per estimated token.
+    pub divisor: u32,
+    /// The write's timestamp.
+    pub now: Millis,
 }
 
 /// One write of an entry's content and of the run's view of it.
@@ -56,7 +67,7 @@ pub struct EntryWrite<'a> {
     /// How much of it the model sees.
     pub visibility: Visibility,
     /// The loop it was written in.
-    pub loop_id: Option<i32>,
+    pub loop_id: Option<LoopId>,
     /// The turn it was written in (0 outside turns).
     pub turn: i32,
     /// Who writes; checked against the scheme's tiers.
@@ -76,10 +87,9 @@ pub struct Written {
 pub fn write(
     conn: &mut SqliteConnection,
     w: &EntryWrite<'_>,
-    token_divisor: u32,
-    now: Millis,
+    at: WriteCtx,
 ) -> Result<Written, StoreError> {
-    write_at(conn, w, token_divisor, now, None)
+    write_at(conn, w, at, None)
 }
 
 /// [`write`], with the view at revision `rev` when given — several writes that form one
@@ -88,10 +98,13 @@ pub fn write(
 pub fn write_at(
     conn: &mut SqliteConnection,
     w: &EntryWrite<'_>,
-    token_divisor: u32,
-    now: Millis,
+    at: WriteCtx,
     rev: Option<i32>,
 ) -> Result<Written, StoreError> {
+    let WriteCtx {
+        divisor: token_divisor,
+        now,
+    } = at;
     let scheme = scheme_of(w.path);
     let spec = admitted(w.path, scheme.as_deref(), w.writer)?;
     if !w.attributes.is_object() {
@@ -124,13 +137,13 @@ pub fn write_at(
         None => runs::take_rev(conn, w.run.run_id)?,
     };
     cached::<UpsertView>(&[
-        Bind::Int(w.run.run_id),
+        Bind::Int(w.run.run_id.0),
         Bind::Int(entry_id),
-        Bind::OptInt(w.loop_id),
+        Bind::OptInt(w.loop_id.map(|l| l.0)),
         Bind::Int(w.turn),
-        Bind::Text(w.state.as_str()),
+        Bind::State(w.state),
         Bind::OptText(w.outcome),
-        Bind::Text(w.visibility.as_str()),
+        Bind::Visibility(w.visibility),
         Bind::Int(rev),
         Bind::Big(now.0),
         Bind::Big(now.0),
@@ -253,12 +266,12 @@ pub struct ViewRow {
     pub attributes: String,
     /// What promoting the body costs.
     pub tokens: i32,
-    /// The view's state name.
-    pub state: String,
+    /// The view's state.
+    pub state: State,
     /// The outcome.
     pub outcome: Option<String>,
-    /// The visibility name.
-    pub visibility: String,
+    /// The view's visibility.
+    pub visibility: Visibility,
     /// Turn of the last write.
     pub turn: i32,
     /// Revision of the last write.
@@ -300,16 +313,6 @@ pub const VIEW_COLUMNS: ViewColumns = (
 );
 
 impl ViewRow {
-    /// The parsed state (`resolved` if the stored name is unreadable).
-    pub fn state(&self) -> State {
-        State::parse(&self.state).unwrap_or(State::Resolved)
-    }
-
-    /// The parsed visibility.
-    pub fn visibility(&self) -> Visibility {
-        Visibility::parse(&self.visibility).unwrap_or(Visibility::Archived)
-    }
-
     /// The attributes as a JSON object.
     pub fn attributes(&self) -> Value {
         serde_json::from_str(&self.attributes).unwrap_or_else(|_| Value::Object(Default::default()))
@@ -344,11 +347,14 @@ impl ViewRow {
 
 /// The rows the model may see this turn, in context order: category, skills
 /// first, summarized before visible, then by turn and age.
-pub fn context_rows(conn: &mut SqliteConnection, run_id: i32) -> Result<Vec<ViewRow>, StoreError> {
+pub fn context_rows(
+    conn: &mut SqliteConnection,
+    run_id: RunId,
+) -> Result<Vec<ViewRow>, StoreError> {
     let mut rows: Vec<ViewRow> = run_views::table
         .inner_join(entries::table)
         .filter(run_views::run_id.eq(run_id))
-        .filter(run_views::visibility.ne(Visibility::Archived.as_str()))
+        .filter(run_views::visibility.ne(Visibility::Archived))
         .select(VIEW_COLUMNS)
         .load(conn)?;
     rows.retain(in_context);
@@ -358,7 +364,7 @@ pub fn context_rows(conn: &mut SqliteConnection, run_id: i32) -> Result<Vec<View
 
 /// Whether the model may see a row: not archived, of a scheme the model sees.
 pub(crate) fn in_context(row: &ViewRow) -> bool {
-    row.visibility() != Visibility::Archived
+    row.visibility != Visibility::Archived
         && schemes::lookup(row.scheme.as_deref()).is_some_and(|s| s.model_visible)
 }
 
@@ -369,7 +375,7 @@ pub(crate) fn in_context_order(rows: &mut [ViewRow]) {
         (
             r.category().map_or(9, Category::rank),
             r.scheme.as_deref() != Some("skill"),
-            r.visibility() != Visibility::Summarized,
+            r.visibility != Visibility::Summarized,
             r.turn,
             r.updated_at,
             r.view_id,
@@ -395,7 +401,7 @@ pub struct EntryFilter {
 /// A page of the run's entries in the order they were first seen.
 pub fn list(
     conn: &mut SqliteConnection,
-    run_id: i32,
+    run_id: RunId,
     filter: &EntryFilter,
     limit: i64,
     offset: i64,
@@ -410,10 +416,10 @@ pub fn list(
         None => {}
     }
     if let Some(state) = filter.state {
-        query = query.filter(run_views::state.eq(state.as_str()));
+        query = query.filter(run_views::state.eq(state));
     }
     if let Some(v) = filter.visibility {
-        query = query.filter(run_views::visibility.eq(v.as_str()));
+        query = query.filter(run_views::visibility.eq(v));
     }
     if let Some(pattern) = &filter.pattern {
         query = query.filter(
@@ -441,7 +447,7 @@ pub fn list(
 /// turn has touched left out.
 pub fn changed_since(
     conn: &mut SqliteConnection,
-    run_id: i32,
+    run_id: RunId,
     rev: i32,
 ) -> Result<Vec<ViewRow>, StoreError> {
     let mut rows: Vec<ViewRow> = run_views::table
@@ -462,7 +468,7 @@ pub fn changed_since(
 }
 
 /// Every history row of the run (what `getRun` returns), oldest first.
-pub fn history(conn: &mut SqliteConnection, run_id: i32) -> Result<Vec<ViewRow>, StoreError> {
+pub fn history(conn: &mut SqliteConnection, run_id: RunId) -> Result<Vec<ViewRow>, StoreError> {
     changed_since(conn, run_id, -1)
 }
 
@@ -471,7 +477,7 @@ fn is_history(row: &ViewRow) -> bool {
 }
 
 /// The run's open questions: `unknown://` entries not archived.
-pub fn unknowns(conn: &mut SqliteConnection, run_id: i32) -> Result<Vec<ViewRow>, StoreError> {
+pub fn unknowns(conn: &mut SqliteConnection, run_id: RunId) -> Result<Vec<ViewRow>, StoreError> {
     Ok(run_views::table
         .inner_join(entries::table)
         .filter(run_views::run_id.eq(run_id))
@@ -479,7 +485,7 @@ pub fn unknowns(conn: &mut SqliteConnection, run_id: i32) -> Result<Vec<ViewRow>
         // (entries_scope_scheme) instead of every view of the run.
         .filter(entries::scope.eq(Scope::Run(run_id).key()))
         .filter(entries::scheme.eq("unknown"))
-        .filter(run_views::visibility.ne(Visibility::Archived.as_str()))
+        .filter(run_views::visibility.ne(Visibility::Archived))
         .order(entries::id.asc())
         .select(VIEW_COLUMNS)
         .load(conn)?)
@@ -534,7 +540,7 @@ fn not_history() -> _ {
 }
 
 /// The body of the run's latest concluding update (status 200, 204 or 422), or "".
-pub fn latest_summary(conn: &mut SqliteConnection, run_id: i32) -> Result<String, StoreError> {
+pub fn latest_summary(conn: &mut SqliteConnection, run_id: RunId) -> Result<String, StoreError> {
     let body: Option<String> = run_views::table
         .inner_join(entries::table)
         .filter(run_views::run_id.eq(run_id))
@@ -562,14 +568,14 @@ pub fn latest_summary(conn: &mut SqliteConnection, run_id: i32) -> Result<String
 /// run's views, which for a large project are thousands.
 pub fn by_path(
     conn: &mut SqliteConnection,
-    run_id: i32,
+    run_id: RunId,
     path: &str,
 ) -> Result<Option<ViewRow>, StoreError> {
     use crate::schema::runs as runs_table;
     let Some(project_id) = runs_table::table
         .find(run_id)
         .select(runs_table::project_id)
-        .first::<i32>(conn)
+        .first::<ProjectId>(conn)
         .optional()?
     else {
         return Ok(None);
@@ -609,9 +615,9 @@ pub fn fork(
         String,
         i32,
         i32,
-        String,
+        State,
         Option<String>,
-        String,
+        Visibility,
     );
     let sources: Vec<Source> = run_views::table
         .inner_join(entries::table)
@@ -672,9 +678,9 @@ pub fn fork(
                 run_views::run_id.eq(child.run_id),
                 run_views::entry_id.eq(target),
                 run_views::turn.eq(turn),
-                run_views::state.eq(&state),
+                run_views::state.eq(state),
                 run_views::outcome.eq(&outcome),
-                run_views::visibility.eq(&visibility),
+                run_views::visibility.eq(visibility),
                 run_views::rev.eq(rev),
                 run_views::created_at.eq(now.0),
                 run_views::updated_at.eq(now.0),

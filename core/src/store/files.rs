@@ -10,9 +10,10 @@
 
 use super::cached::{cached, Bind, StaticSql};
 use super::constraints::{Constraint, ConstraintKind};
-use super::entries::{self, hex_sha256, RunRef};
+use super::entries::{self, hex_sha256, RunRef, WriteCtx};
 use super::{runs, StoreError};
 use crate::entry::{Scope, Visibility, Writer};
+use crate::ids::ProjectId;
 use crate::schema::{entries as entries_table, run_views};
 use crate::time::Millis;
 use crate::tokens;
@@ -66,12 +67,15 @@ pub struct ScanContent<'a> {
 /// counted as `missing`.
 pub fn sync(
     conn: &mut SqliteConnection,
-    project_id: i32,
+    project_id: ProjectId,
     scan: ScanContent<'_>,
     writer: Writer,
-    token_divisor: u32,
-    now: Millis,
+    at: WriteCtx,
 ) -> Result<SyncReport, StoreError> {
+    let WriteCtx {
+        divisor: token_divisor,
+        now,
+    } = at;
     admit(writer)?;
     let scope = Scope::Project(project_id).key();
     let stored: HashMap<String, (i32, String)> = entries_table::table
@@ -154,8 +158,8 @@ pub fn attach(
     if constraints.is_empty() {
         // No constraint to match paths against: every new file is summarized, in one statement.
         let attached = cached::<AttachAll>(&[
-            Bind::Int(run.run_id),
-            Bind::Int(run.run_id),
+            Bind::Int(run.run_id.0),
+            Bind::Int(run.run_id.0),
             Bind::Big(now.0),
             Bind::Big(now.0),
             Bind::Text(&scope),
@@ -203,9 +207,9 @@ pub fn attach(
     let rev = runs::take_rev(conn, run.run_id)?;
     for (id, visibility) in &new_views {
         cached::<AttachView>(&[
-            Bind::Int(run.run_id),
+            Bind::Int(run.run_id.0),
             Bind::Int(*id),
-            Bind::Text(visibility.as_str()),
+            Bind::Visibility(*visibility),
             Bind::Int(rev),
             Bind::Big(now.0),
             Bind::Big(now.0),
@@ -252,7 +256,7 @@ pub fn ensure_view(
         .values((
             run_views::run_id.eq(run.run_id),
             run_views::entry_id.eq(entry_id),
-            run_views::visibility.eq(visibility.as_str()),
+            run_views::visibility.eq(visibility),
             run_views::rev.eq(rev),
             run_views::created_at.eq(now.0),
             run_views::updated_at.eq(now.0),
@@ -260,7 +264,7 @@ pub fn ensure_view(
         .on_conflict((run_views::run_id, run_views::entry_id))
         .do_update()
         .set((
-            run_views::visibility.eq(visibility.as_str()),
+            run_views::visibility.eq(visibility),
             run_views::rev.eq(rev),
             run_views::updated_at.eq(now.0),
         ))
@@ -276,9 +280,9 @@ pub fn write_file(
     path: &str,
     content: &str,
     writer: Writer,
-    divisor: u32,
-    now: Millis,
+    at: WriteCtx,
 ) -> Result<(), StoreError> {
+    let WriteCtx { divisor, now } = at;
     admit(writer)?;
     let scope = Scope::Project(run.project_id).key();
     let id: i32 = diesel::insert_into(entries_table::table)
@@ -308,7 +312,7 @@ pub fn write_file(
 /// of it goes with it).
 pub fn forget_file(
     conn: &mut SqliteConnection,
-    project_id: i32,
+    project_id: ProjectId,
     path: &str,
     writer: Writer,
 ) -> Result<(), StoreError> {
@@ -326,7 +330,7 @@ pub fn forget_file(
 /// The stored content of the project's file at `path`, whether or not a run sees it.
 pub fn body(
     conn: &mut SqliteConnection,
-    project_id: i32,
+    project_id: ProjectId,
     path: &str,
 ) -> Result<Option<String>, StoreError> {
     let scope = Scope::Project(project_id).key();
@@ -342,15 +346,16 @@ pub fn body(
 mod tests {
     use super::*;
     use crate::entry::State;
+    use crate::ids::RunId;
     use crate::store::testing::{memory, project, run, NOW};
     use pretty_assertions::assert_eq;
 
     /// One project file as the run `run_id` sees it: (body, visibility, state, turn, writes).
     fn seen(
         conn: &mut SqliteConnection,
-        run_id: i32,
+        run_id: RunId,
         path: &str,
-    ) -> (String, String, String, i32, i32) {
+    ) -> (String, Visibility, State, i32, i32) {
         run_views::table
             .inner_join(entries_table::table)
             .filter(run_views::run_id.eq(run_id))
@@ -384,26 +389,47 @@ mod tests {
             unchanged: &[],
             complete: true,
         };
-        sync(&mut conn, p.id, scan, Writer::System, 2, NOW).unwrap();
+        sync(
+            &mut conn,
+            p.id,
+            scan,
+            Writer::System,
+            WriteCtx {
+                divisor: 2,
+                now: NOW,
+            },
+        )
+        .unwrap();
         assert_eq!(attach(&mut conn, r, &[], |_, _| false, NOW).unwrap(), 1);
         let before = seen(&mut conn, r.run_id, "a.txt");
         assert_eq!(
             before,
             (
                 "one".to_owned(),
-                "summarized".to_owned(),
-                State::Resolved.as_str().to_owned(),
+                Visibility::Summarized,
+                State::Resolved,
                 0,
                 1
             )
         );
 
-        write_file(&mut conn, r, "a.txt", "two", Writer::System, 2, NOW).unwrap();
+        write_file(
+            &mut conn,
+            r,
+            "a.txt",
+            "two",
+            Writer::System,
+            WriteCtx {
+                divisor: 2,
+                now: NOW,
+            },
+        )
+        .unwrap();
 
         let (_, _, state, turn, writes) = before;
         assert_eq!(
             seen(&mut conn, r.run_id, "a.txt"),
-            ("two".to_owned(), "visible".to_owned(), state, turn, writes)
+            ("two".to_owned(), Visibility::Visible, state, turn, writes)
         );
     }
 
@@ -424,7 +450,17 @@ mod tests {
             unchanged: &[],
             complete: true,
         };
-        let added = sync(&mut conn, p.id, all, Writer::System, 2, NOW).unwrap();
+        let added = sync(
+            &mut conn,
+            p.id,
+            all,
+            Writer::System,
+            WriteCtx {
+                divisor: 2,
+                now: NOW,
+            },
+        )
+        .unwrap();
         assert_eq!((added.added, added.removed), (2, 0));
 
         let only_a = [file("a.txt")];
@@ -433,7 +469,17 @@ mod tests {
             unchanged: &["c.txt".to_owned()],
             complete: false,
         };
-        let partial = sync(&mut conn, p.id, cut_short, Writer::System, 2, NOW).unwrap();
+        let partial = sync(
+            &mut conn,
+            p.id,
+            cut_short,
+            Writer::System,
+            WriteCtx {
+                divisor: 2,
+                now: NOW,
+            },
+        )
+        .unwrap();
         assert_eq!(
             partial,
             SyncReport {
@@ -448,7 +494,17 @@ mod tests {
             unchanged: &[],
             ..cut_short
         };
-        let removed = sync(&mut conn, p.id, full, Writer::System, 2, NOW).unwrap();
+        let removed = sync(
+            &mut conn,
+            p.id,
+            full,
+            Writer::System,
+            WriteCtx {
+                divisor: 2,
+                now: NOW,
+            },
+        )
+        .unwrap();
         assert_eq!(removed.removed, 1);
         assert_eq!(body(&mut conn, p.id, "b.txt").unwrap(), None);
         assert_eq!(

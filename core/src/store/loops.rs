@@ -4,6 +4,7 @@ use super::cached::{cached, Bind, StaticSql};
 use super::entries::{ViewRow, VIEW_COLUMNS};
 use super::{runs, StoreError};
 use crate::entry::Scope;
+use crate::ids::{LoopId, RunId};
 use crate::provider::routing::{self, Routed, RoutingConfig};
 use crate::run::Mode;
 use crate::schema::{entries, loops, run_views};
@@ -21,9 +22,9 @@ pub const ACTIVE: i32 = 102;
 #[diesel(table_name = loops, check_for_backend(diesel::sqlite::Sqlite))]
 pub struct Loop {
     /// Primary key.
-    pub id: i32,
+    pub id: LoopId,
     /// Owning run.
-    pub run_id: i32,
+    pub run_id: RunId,
     /// Position in the run's queue.
     pub sequence: i32,
     /// `ask` or `act`.
@@ -71,7 +72,7 @@ pub const STOP_REASON: &str = "stopReason";
 /// Appends a loop to the end of the run's queue.
 pub fn enqueue(
     conn: &mut SqliteConnection,
-    run_id: i32,
+    run_id: RunId,
     mode: Mode,
     model: &str,
     prompt: &str,
@@ -98,14 +99,14 @@ pub fn enqueue(
 /// Marks the oldest queued loop active and returns it; `None` when the queue is empty.
 pub fn claim_next(
     conn: &mut SqliteConnection,
-    run_id: i32,
+    run_id: RunId,
     now: Millis,
 ) -> Result<Option<Loop>, StoreError> {
-    let next = cached::<NextQueued>(&[Bind::Int(run_id)])
+    let next = cached::<NextQueued>(&[Bind::Int(run_id.0)])
         .get_result::<Loop>(conn)
         .optional()?;
     let Some(next) = next else { return Ok(None) };
-    cached::<Claim>(&[Bind::Int(ACTIVE), Bind::Big(now.0), Bind::Int(next.id)]).execute(conn)?;
+    cached::<Claim>(&[Bind::Int(ACTIVE), Bind::Big(now.0), Bind::Int(next.id.0)]).execute(conn)?;
     Ok(Some(Loop {
         status: ACTIVE,
         updated_at: now.0,
@@ -168,7 +169,7 @@ pub fn route(
 }
 
 /// The run's active loop, if any.
-pub fn active(conn: &mut SqliteConnection, run_id: i32) -> Result<Option<Loop>, StoreError> {
+pub fn active(conn: &mut SqliteConnection, run_id: RunId) -> Result<Option<Loop>, StoreError> {
     Ok(loops::table
         .filter(loops::run_id.eq(run_id))
         .filter(loops::status.eq(ACTIVE))
@@ -181,8 +182,8 @@ pub fn active(conn: &mut SqliteConnection, run_id: i32) -> Result<Option<Loop>, 
 /// `prompt://<turn>` entry, when the loop's views hold one.
 pub fn injected_for(
     conn: &mut SqliteConnection,
-    run_id: i32,
-    loop_id: i32,
+    run_id: RunId,
+    loop_id: LoopId,
     turn: i32,
 ) -> Result<Option<ViewRow>, StoreError> {
     Ok(run_views::table
@@ -200,9 +201,9 @@ pub fn injected_for(
 /// waited), if a loop is queued: what a run asks admission with.
 pub fn next_queued(
     conn: &mut SqliteConnection,
-    run_id: i32,
-) -> Result<Option<(i32, Option<Millis>)>, StoreError> {
-    let next: Option<(i32, Option<i64>)> = loops::table
+    run_id: RunId,
+) -> Result<Option<(LoopId, Option<Millis>)>, StoreError> {
+    let next: Option<(LoopId, Option<i64>)> = loops::table
         .filter(loops::run_id.eq(run_id))
         .filter(loops::status.eq(QUEUED))
         .order(loops::sequence.asc())
@@ -216,7 +217,7 @@ pub fn next_queued(
 /// answers whether the loop is still queued.
 pub fn mark_waiting(
     conn: &mut SqliteConnection,
-    loop_id: i32,
+    loop_id: LoopId,
     since: Millis,
 ) -> Result<bool, StoreError> {
     diesel::update(
@@ -234,7 +235,7 @@ pub fn mark_waiting(
 }
 
 /// How many loops wait in the run's queue.
-pub fn queued(conn: &mut SqliteConnection, run_id: i32) -> Result<i64, StoreError> {
+pub fn queued(conn: &mut SqliteConnection, run_id: RunId) -> Result<i64, StoreError> {
     Ok(loops::table
         .filter(loops::run_id.eq(run_id))
         .filter(loops::status.eq(QUEUED))
@@ -245,7 +246,7 @@ pub fn queued(conn: &mut SqliteConnection, run_id: i32) -> Result<i64, StoreErro
 /// Ends a loop with its final status and result.
 pub fn finish(
     conn: &mut SqliteConnection,
-    loop_id: i32,
+    loop_id: LoopId,
     status: i32,
     result: &Value,
     now: Millis,
@@ -255,7 +256,7 @@ pub fn finish(
         Bind::Int(status),
         Bind::Text(&result),
         Bind::Big(now.0),
-        Bind::Int(loop_id),
+        Bind::Int(loop_id.0),
     ])
     .execute(conn)?;
     Ok(())

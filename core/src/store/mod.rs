@@ -18,6 +18,7 @@ pub mod sidecar_calls;
 pub mod skills;
 pub mod tokens;
 pub mod turns;
+pub mod types;
 pub mod views;
 
 #[cfg(test)]

@@ -2,6 +2,7 @@
 
 use super::cached::{cached, Bind, StaticSql};
 use super::StoreError;
+use crate::ids::RunId;
 use crate::schema::notifications;
 use crate::time::Millis;
 use diesel::prelude::*;
@@ -12,7 +13,7 @@ use serde::Serialize;
 #[diesel(table_name = notifications, check_for_backend(diesel::sqlite::Sqlite))]
 pub struct StoredNotification {
     /// The run it belongs to.
-    pub run_id: i32,
+    pub run_id: RunId,
     /// Its per-run sequence number.
     pub seq: i32,
     /// The JSON-RPC method (`run/state`).
@@ -59,7 +60,7 @@ impl StaticSql for Insert {
 /// `params` must serialise as a JSON object.
 pub fn record<P: Serialize>(
     conn: &mut SqliteConnection,
-    run_id: i32,
+    run_id: RunId,
     seq: i32,
     method: &str,
     params: &P,
@@ -74,7 +75,7 @@ pub fn record<P: Serialize>(
     }
     let text = serde_json::to_string(&Numbered { params, seq })?;
     cached::<Insert>(&[
-        Bind::Int(run_id),
+        Bind::Int(run_id.0),
         Bind::Int(seq),
         Bind::Text(method),
         Bind::Text(&text),
@@ -87,7 +88,7 @@ pub fn record<P: Serialize>(
 /// The run's notifications after `seq`, oldest first, at most `limit`.
 pub fn since(
     conn: &mut SqliteConnection,
-    run_id: i32,
+    run_id: RunId,
     seq: i32,
     limit: i64,
 ) -> Result<Vec<StoredNotification>, StoreError> {

@@ -6,12 +6,12 @@
 //! Patterns and body filters are hedberg patterns evaluated in SQL
 //! (`hedmatch`, `hedsearch`, registered on every connection).
 
-use super::entries::{self, EntryWrite, RunRef, ViewRow};
+use super::entries::{self, EntryWrite, RunRef, ViewRow, WriteCtx};
 use super::{runs, StoreError};
 use crate::entry::{State, Visibility, Writer};
+use crate::ids::RunId;
 use crate::path::{normalize, result_path, scheme_of};
 use crate::schema::{entries as e, run_views as v};
-use crate::time::Millis;
 use diesel::dsl::sql;
 use diesel::prelude::*;
 use diesel::sql_types::{Bool, Text};
@@ -24,13 +24,11 @@ pub struct Op {
     pub run: RunRef,
     /// The writer tier, checked against each entry's scheme.
     pub writer: Writer,
-    /// Characters per estimated token.
-    pub divisor: u32,
     /// The largest `known://` body a content write may leave, in tokens
     /// (`RUMMY_MAX_ENTRY_TOKENS`): the gate the model's writes pass, for every writer.
     pub max_entry_tokens: u32,
-    /// The time of the operation.
-    pub now: Millis,
+    /// The token divisor and the time of the operation.
+    pub at: WriteCtx,
 }
 
 /// The `known://` size gate (ENGINE.md §4): a body over `RUMMY_MAX_ENTRY_TOKENS` is refused
@@ -39,7 +37,7 @@ pub fn size_gate(op: &Op, path: &str, body: &str) -> Result<(), StoreError> {
     if scheme_of(path).as_deref() != Some("known") {
         return Ok(());
     }
-    let tokens = crate::tokens::estimate(body, op.divisor);
+    let tokens = crate::tokens::estimate(body, op.at.divisor);
     let limit = i32::try_from(op.max_entry_tokens).unwrap_or(i32::MAX);
     if tokens <= limit {
         return Ok(());
@@ -71,7 +69,7 @@ fn clean(path: &str) -> Result<String, StoreError> {
 /// The run's entries whose path matches `pattern` (and whose body contains `body_filter`), oldest view first.
 pub fn matching(
     conn: &mut SqliteConnection,
-    run_id: i32,
+    run_id: RunId,
     pattern: &str,
     body_filter: Option<&str>,
 ) -> Result<Vec<ViewRow>, StoreError> {
@@ -98,7 +96,11 @@ pub fn matching(
 }
 
 /// One exact entry of the run, or `NotFound`.
-pub fn exact(conn: &mut SqliteConnection, run_id: i32, path: &str) -> Result<ViewRow, StoreError> {
+pub fn exact(
+    conn: &mut SqliteConnection,
+    run_id: RunId,
+    path: &str,
+) -> Result<ViewRow, StoreError> {
     entries::by_path(conn, run_id, path)?
         .ok_or_else(|| StoreError::NotFound(format!("{path} not found in this run")))
 }
@@ -123,20 +125,16 @@ pub fn change_view(
     row: &ViewRow,
     change: &ViewChange,
 ) -> Result<(), StoreError> {
-    let now = op.now;
+    let now = op.at.now;
     check_writer(&row.path, op.writer)?;
     let rev = runs::take_rev(conn, op.run.run_id)?;
-    let state = change
-        .state
-        .map_or(row.state.clone(), |s| s.as_str().to_owned());
+    let state = change.state.unwrap_or(row.state);
     let outcome = match change.state {
         Some(State::Failed | State::Cancelled) => change.outcome.clone(),
         Some(_) => None,
         None => row.outcome.clone(),
     };
-    let visibility = change
-        .visibility
-        .map_or(row.visibility.clone(), |v| v.as_str().to_owned());
+    let visibility = change.visibility.unwrap_or(row.visibility);
     diesel::update(v::table.find(row.view_id))
         .set((
             v::state.eq(state),
@@ -194,7 +192,7 @@ pub fn write_content(
     w: &ContentWrite,
     turn: i32,
 ) -> Result<String, StoreError> {
-    let (run, writer, divisor, now) = (op.run, op.writer, op.divisor, op.now);
+    let (run, writer, at) = (op.run, op.writer, op.at);
     let path = clean(&w.path)?;
     let current = entries::by_path(conn, run.run_id, &path)?;
     let body = match (&current, w.append) {
@@ -209,7 +207,7 @@ pub fn write_content(
     size_gate(op, &path, &body)?;
     let visibility = w
         .visibility
-        .or_else(|| current.as_ref().map(ViewRow::visibility))
+        .or_else(|| current.as_ref().map(|row| row.visibility))
         .unwrap_or(Visibility::Visible);
     let state = w.state.unwrap_or(State::Resolved);
     let outcome = matches!(state, State::Failed | State::Cancelled)
@@ -229,8 +227,7 @@ pub fn write_content(
             turn,
             writer,
         },
-        divisor,
-        now,
+        at,
     )?;
     Ok(path)
 }

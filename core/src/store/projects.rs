@@ -2,6 +2,7 @@
 
 use super::StoreError;
 use crate::fair::period::CostPeriod;
+use crate::ids::ProjectId;
 use crate::schema::{projects, runs, turns};
 use crate::time::Millis;
 use diesel::dsl::sum;
@@ -12,7 +13,7 @@ use diesel::prelude::*;
 #[diesel(table_name = projects, check_for_backend(diesel::sqlite::Sqlite))]
 pub struct Project {
     /// Primary key.
-    pub id: i32,
+    pub id: ProjectId,
     /// The name clients identify it by.
     pub name: String,
     /// Absolute path of the project on the server's disk.
@@ -81,7 +82,7 @@ pub fn hello(
 }
 
 /// The project with that id.
-pub fn by_id(conn: &mut SqliteConnection, project_id: i32) -> Result<Project, StoreError> {
+pub fn by_id(conn: &mut SqliteConnection, project_id: ProjectId) -> Result<Project, StoreError> {
     projects::table
         .find(project_id)
         .select(Project::as_select())
@@ -142,7 +143,7 @@ pub fn set_ceiling(
 }
 
 /// Every project with a cost ceiling, with it.
-pub fn ceilings(conn: &mut SqliteConnection) -> Result<Vec<(i32, Ceiling)>, StoreError> {
+pub fn ceilings(conn: &mut SqliteConnection) -> Result<Vec<(ProjectId, Ceiling)>, StoreError> {
     let list: Vec<Project> = projects::table
         .filter(projects::cost_ceiling.is_not_null())
         .select(Project::as_select())
@@ -158,7 +159,7 @@ pub fn ceilings(conn: &mut SqliteConnection) -> Result<Vec<(i32, Ceiling)>, Stor
 /// sidecar's calls count toward the ceiling like turns).
 pub fn spent_since(
     conn: &mut SqliteConnection,
-    project_id: i32,
+    project_id: ProjectId,
     since: Millis,
 ) -> Result<f64, StoreError> {
     let spent: Option<f64> = turns::table

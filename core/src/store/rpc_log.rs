@@ -1,6 +1,7 @@
 //! The RPC log: every call with its params and result or error, truncated, with secrets redacted.
 
 use super::StoreError;
+use crate::ids::ProjectId;
 use crate::schema::rpc_log;
 use crate::time::Millis;
 use diesel::prelude::*;
@@ -60,7 +61,7 @@ fn truncated(value: &Value) -> String {
 #[derive(Debug, Clone, PartialEq)]
 pub struct LoggedCall<'a> {
     /// The session's project, if bound.
-    pub project_id: Option<i32>,
+    pub project_id: Option<ProjectId>,
     /// The user the call acted for, when a token names one.
     pub user: Option<&'a str>,
     /// Method name.

@@ -3,6 +3,7 @@
 use super::cached::{cached, Bind, StaticSql};
 use super::entries::RunRef;
 use super::{is_unique_violation, StoreError};
+use crate::ids::{ProjectId, RunId};
 use crate::run::{alias_stem, valid_alias, Mode, RunStatus};
 use crate::schema::runs;
 use crate::time::Millis;
@@ -13,11 +14,11 @@ use diesel::prelude::*;
 #[diesel(table_name = runs, check_for_backend(diesel::sqlite::Sqlite))]
 pub struct Run {
     /// Primary key.
-    pub id: i32,
+    pub id: RunId,
     /// Owning project.
-    pub project_id: i32,
+    pub project_id: ProjectId,
     /// The run it was forked from.
-    pub parent_run_id: Option<i32>,
+    pub parent_run_id: Option<RunId>,
     /// Alias, unique in the project.
     pub alias: String,
     /// Model alias.
@@ -87,7 +88,7 @@ impl Run {
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct NewRun {
     /// Owning project.
-    pub project_id: i32,
+    pub project_id: ProjectId,
     /// The requested alias; `None` lets the server choose one.
     pub alias: Option<String>,
     /// Model alias.
@@ -101,7 +102,7 @@ pub struct NewRun {
     /// Loop flags as a JSON object.
     pub flags: serde_json::Value,
     /// The run it is forked from.
-    pub parent_run_id: Option<i32>,
+    pub parent_run_id: Option<RunId>,
     /// The mode its loops run in unless a continuation names another.
     pub mode: Mode,
     /// Who starts it, when a token names them.
@@ -153,7 +154,7 @@ pub fn create(conn: &mut SqliteConnection, new: &NewRun, now: Millis) -> Result<
 
 fn free_alias(
     conn: &mut SqliteConnection,
-    project_id: i32,
+    project_id: ProjectId,
     stem: &str,
 ) -> Result<String, StoreError> {
     let taken: i64 = runs::table
@@ -173,7 +174,7 @@ fn free_alias(
 /// The run with that alias in the project.
 pub fn by_alias(
     conn: &mut SqliteConnection,
-    project_id: i32,
+    project_id: ProjectId,
     alias: &str,
 ) -> Result<Option<Run>, StoreError> {
     Ok(runs::table
@@ -185,7 +186,7 @@ pub fn by_alias(
 }
 
 /// The run with that id.
-pub fn by_id(conn: &mut SqliteConnection, run_id: i32) -> Result<Run, StoreError> {
+pub fn by_id(conn: &mut SqliteConnection, run_id: RunId) -> Result<Run, StoreError> {
     runs::table
         .find(run_id)
         .select(Run::as_select())
@@ -221,11 +222,15 @@ pub struct PushMarks {
 /// The run's alias, revision marks, current routing, stop reason and queued loops (a push runs
 /// this after every command, so it reads what it needs through one prepared statement rather
 /// than the run's and the loop's whole rows).
-pub fn push_marks(conn: &mut SqliteConnection, run_id: i32) -> Result<PushMarks, StoreError> {
-    cached::<ReadPushMarks>(&[Bind::Int(run_id), Bind::Int(run_id), Bind::Int(run_id)])
-        .get_result::<PushMarks>(conn)
-        .optional()?
-        .ok_or_else(|| StoreError::NotFound(format!("run {run_id} not found")))
+pub fn push_marks(conn: &mut SqliteConnection, run_id: RunId) -> Result<PushMarks, StoreError> {
+    cached::<ReadPushMarks>(&[
+        Bind::Int(run_id.0),
+        Bind::Int(run_id.0),
+        Bind::Int(run_id.0),
+    ])
+    .get_result::<PushMarks>(conn)
+    .optional()?
+    .ok_or_else(|| StoreError::NotFound(format!("run {run_id} not found")))
 }
 
 struct ReadPushMarks;
@@ -243,7 +248,7 @@ impl StaticSql for ReadPushMarks {
 /// A page of the project's runs, newest first.
 pub fn list(
     conn: &mut SqliteConnection,
-    project_id: i32,
+    project_id: ProjectId,
     limit: i64,
     offset: i64,
 ) -> Result<Vec<Run>, StoreError> {
@@ -268,41 +273,41 @@ pub fn unfinished(conn: &mut SqliteConnection) -> Result<Vec<Run>, StoreError> {
 /// Moves the run to `status`; the database refuses transitions ENGINE.md §2 does not allow.
 pub fn set_status(
     conn: &mut SqliteConnection,
-    run_id: i32,
+    run_id: RunId,
     status: RunStatus,
     now: Millis,
 ) -> Result<(), StoreError> {
     cached::<SetStatus>(&[
         Bind::Int(status.code()),
         Bind::Big(now.0),
-        Bind::Int(run_id),
+        Bind::Int(run_id.0),
     ])
     .execute(conn)?;
     Ok(())
 }
 
 /// Takes the run's next turn number.
-pub fn take_turn_number(conn: &mut SqliteConnection, run_id: i32) -> Result<i32, StoreError> {
+pub fn take_turn_number(conn: &mut SqliteConnection, run_id: RunId) -> Result<i32, StoreError> {
     take::<TurnCounter>(conn, run_id)
 }
 
 /// Takes the run's next loop sequence number.
-pub fn take_loop_number(conn: &mut SqliteConnection, run_id: i32) -> Result<i32, StoreError> {
+pub fn take_loop_number(conn: &mut SqliteConnection, run_id: RunId) -> Result<i32, StoreError> {
     take::<LoopCounter>(conn, run_id)
 }
 
 /// Takes the run's next view revision.
-pub fn take_rev(conn: &mut SqliteConnection, run_id: i32) -> Result<i32, StoreError> {
+pub fn take_rev(conn: &mut SqliteConnection, run_id: RunId) -> Result<i32, StoreError> {
     take::<RevCounter>(conn, run_id)
 }
 
 /// Records that views up to `rev` were pushed and takes the run's next notification sequence
 /// number for that push: both in one bump of the run's row.
-pub fn take_push(conn: &mut SqliteConnection, run_id: i32, rev: i32) -> Result<i32, StoreError> {
-    if cached::<BumpPush>(&[Bind::Int(rev), Bind::Int(run_id)]).execute(conn)? == 0 {
+pub fn take_push(conn: &mut SqliteConnection, run_id: RunId, rev: i32) -> Result<i32, StoreError> {
+    if cached::<BumpPush>(&[Bind::Int(rev), Bind::Int(run_id.0)]).execute(conn)? == 0 {
         return Err(diesel::result::Error::NotFound.into());
     }
-    Ok(cached::<ReadSeq>(&[Bind::Int(run_id)])
+    Ok(cached::<ReadSeq>(&[Bind::Int(run_id.0)])
         .get_result::<Rev>(conn)?
         .rev)
 }
@@ -332,11 +337,11 @@ trait Counter {
 }
 
 /// Bumps counter `C` of the run and returns the value it had.
-fn take<C: Counter>(conn: &mut SqliteConnection, run_id: i32) -> Result<i32, StoreError> {
-    if cached::<C::Bump>(&[Bind::Int(run_id)]).execute(conn)? == 0 {
+fn take<C: Counter>(conn: &mut SqliteConnection, run_id: RunId) -> Result<i32, StoreError> {
+    if cached::<C::Bump>(&[Bind::Int(run_id.0)]).execute(conn)? == 0 {
         return Err(diesel::result::Error::NotFound.into());
     }
-    Ok(cached::<C::Read>(&[Bind::Int(run_id)])
+    Ok(cached::<C::Read>(&[Bind::Int(run_id.0)])
         .get_result::<Rev>(conn)?
         .rev)
 }
@@ -378,7 +383,7 @@ counter!(RevCounter, BumpRev, ReadRev, "next_rev");
 pub fn purge_finished_before(
     conn: &mut SqliteConnection,
     cutoff: Millis,
-) -> Result<Vec<i32>, StoreError> {
+) -> Result<Vec<RunId>, StoreError> {
     use crate::schema::{entries, loops};
     let finished: Vec<i32> = RunStatus::ALL
         .into_iter()
@@ -386,7 +391,7 @@ pub fn purge_finished_before(
         .map(RunStatus::code)
         .collect();
     let live = [RunStatus::Queued.code(), RunStatus::Running.code()];
-    let ids: Vec<i32> = runs::table
+    let ids: Vec<RunId> = runs::table
         .filter(runs::status.eq_any(&finished))
         .filter(runs::updated_at.lt(cutoff.0))
         .filter(diesel::dsl::not(diesel::dsl::exists(
@@ -431,7 +436,7 @@ pub struct RunSettings {
 /// Changes a run's settings; later loops use them.
 pub fn configure(
     conn: &mut SqliteConnection,
-    run_id: i32,
+    run_id: RunId,
     settings: &RunSettings,
     now: Millis,
 ) -> Result<Run, StoreError> {
@@ -464,7 +469,7 @@ pub fn configure(
 /// Renames a run within its project; the new alias must be valid and free.
 pub fn rename(
     conn: &mut SqliteConnection,
-    run_id: i32,
+    run_id: RunId,
     alias: &str,
     now: Millis,
 ) -> Result<Run, StoreError> {
@@ -488,7 +493,7 @@ pub fn rename(
 /// Starts the child's turn numbering where the parent's is, so copied entries keep their turns.
 pub fn continue_numbering(
     conn: &mut SqliteConnection,
-    child_id: i32,
+    child_id: RunId,
     parent: &Run,
 ) -> Result<(), StoreError> {
     diesel::update(runs::table.find(child_id))

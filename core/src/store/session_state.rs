@@ -3,6 +3,7 @@
 
 use super::entries::{ViewRow, VIEW_COLUMNS};
 use super::StoreError;
+use crate::ids::{LoopId, RunId};
 use crate::schema::{entries, run_views, turns};
 use diesel::dsl::count_star;
 use diesel::prelude::*;
@@ -17,8 +18,8 @@ pub const ACTIVITY_SCHEMES: &[&str] = &[
 /// The run's last turn: its loop and number; `None` before its first turn.
 pub fn last_turn(
     conn: &mut SqliteConnection,
-    run_id: i32,
-) -> Result<Option<(i32, i32)>, StoreError> {
+    run_id: RunId,
+) -> Result<Option<(LoopId, i32)>, StoreError> {
     Ok(turns::table
         .filter(turns::run_id.eq(run_id))
         .order(turns::sequence.desc())
@@ -30,7 +31,7 @@ pub fn last_turn(
 /// How many turns the run began after turn `since`.
 pub fn turns_since(
     conn: &mut SqliteConnection,
-    run_id: i32,
+    run_id: RunId,
     since: i32,
 ) -> Result<u32, StoreError> {
     let n: i64 = turns::table
@@ -45,7 +46,7 @@ pub fn turns_since(
 /// written.
 pub fn activity_since(
     conn: &mut SqliteConnection,
-    run_id: i32,
+    run_id: RunId,
     since: i32,
 ) -> Result<Vec<ViewRow>, StoreError> {
     Ok(run_views::table

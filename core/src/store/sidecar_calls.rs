@@ -5,6 +5,7 @@
 //! these rows' figures to its turns'.
 
 use super::StoreError;
+use crate::ids::{ProjectId, RunId};
 use crate::provider::Usage;
 use crate::schema::{runs, sidecar_calls};
 use crate::time::Millis;
@@ -15,7 +16,7 @@ use diesel::prelude::*;
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct SidecarCall<'a> {
     /// The run charged.
-    pub run_id: i32,
+    pub run_id: RunId,
     /// The turn (its number in the run) that caused the call.
     pub turn: i32,
     /// The task's name.
@@ -80,7 +81,7 @@ pub struct StoredCall {
 }
 
 /// The run's side-task calls, oldest first.
-pub fn of_run(conn: &mut SqliteConnection, run_id: i32) -> Result<Vec<StoredCall>, StoreError> {
+pub fn of_run(conn: &mut SqliteConnection, run_id: RunId) -> Result<Vec<StoredCall>, StoreError> {
     Ok(sidecar_calls::table
         .filter(sidecar_calls::run_id.eq(run_id))
         .order(sidecar_calls::id)
@@ -97,7 +98,7 @@ pub fn of_run(conn: &mut SqliteConnection, run_id: i32) -> Result<Vec<StoredCall
 }
 
 /// The run's side-task usage summed over all its calls.
-pub fn totals(conn: &mut SqliteConnection, run_id: i32) -> Result<Usage, StoreError> {
+pub fn totals(conn: &mut SqliteConnection, run_id: RunId) -> Result<Usage, StoreError> {
     type Sums = (
         Option<i64>,
         Option<i64>,
@@ -131,7 +132,7 @@ pub fn totals(conn: &mut SqliteConnection, run_id: i32) -> Result<Usage, StoreEr
 /// What the project's side tasks made at or after `since` cost, in US dollars.
 pub fn spent_since(
     conn: &mut SqliteConnection,
-    project_id: i32,
+    project_id: ProjectId,
     since: Millis,
 ) -> Result<f64, StoreError> {
     let spent: Option<f64> = sidecar_calls::table
@@ -162,7 +163,7 @@ mod tests {
         }
     }
 
-    fn call<'a>(run_id: i32, turn: i32, outcome: &'a str, usage: Usage) -> SidecarCall<'a> {
+    fn call<'a>(run_id: RunId, turn: i32, outcome: &'a str, usage: Usage) -> SidecarCall<'a> {
         SidecarCall {
             run_id,
             turn,

@@ -6,10 +6,11 @@
 
 use super::StoreError;
 use crate::entry::{Scope, State, Visibility, Writer};
+use crate::ids::RunId;
 use crate::schema::{entries, run_views};
 use crate::skill::{self, MemoryScope, Skill};
 use crate::store::constraints::{self, ConstraintKind};
-use crate::store::entries::{self as store_entries, EntryWrite, RunRef};
+use crate::store::entries::{self as store_entries, EntryWrite, RunRef, WriteCtx};
 use crate::store::files;
 use crate::time::Millis;
 use diesel::prelude::*;
@@ -59,8 +60,7 @@ pub fn add(
     run: RunRef,
     name: &str,
     skill: &Skill,
-    divisor: u32,
-    now: Millis,
+    at: WriteCtx,
 ) -> Result<(String, Vec<String>), StoreError> {
     let path = format!("skill://{name}");
     let attributes = skill.meta.to_attributes(name);
@@ -78,10 +78,9 @@ pub fn add(
             turn: 0,
             writer: Writer::Plugin,
         },
-        divisor,
-        now,
+        at,
     )?;
-    let files = activate_paths(conn, run, &skill.meta.paths, now)?;
+    let files = activate_paths(conn, run, &skill.meta.paths, at.now)?;
     Ok((path, files))
 }
 
@@ -124,7 +123,7 @@ fn activate_paths(
 }
 
 /// Removes a skill from the run's view; a skill the run does not have is `NotFound`.
-pub fn remove(conn: &mut SqliteConnection, run_id: i32, name: &str) -> Result<(), StoreError> {
+pub fn remove(conn: &mut SqliteConnection, run_id: RunId, name: &str) -> Result<(), StoreError> {
     let path = format!("skill://{name}");
     let entry: Option<i32> = entries::table
         .filter(entries::scope.eq(Scope::Global.key()))
@@ -155,7 +154,7 @@ pub struct RunSkill {
     /// Its name.
     pub name: String,
     /// The view's state.
-    pub state: String,
+    pub state: State,
     /// Whether it is active (its view not archived).
     pub active: bool,
     /// Its entry's attributes: its name and frontmatter.
@@ -163,8 +162,8 @@ pub struct RunSkill {
 }
 
 /// The skills in the run's view, by name, with their view state and frontmatter.
-pub fn of_run(conn: &mut SqliteConnection, run_id: i32) -> Result<Vec<RunSkill>, StoreError> {
-    let rows: Vec<(String, String, String, String)> = run_views::table
+pub fn of_run(conn: &mut SqliteConnection, run_id: RunId) -> Result<Vec<RunSkill>, StoreError> {
+    let rows: Vec<(String, State, Visibility, String)> = run_views::table
         .inner_join(entries::table)
         .filter(run_views::run_id.eq(run_id))
         .filter(entries::scheme.eq("skill"))
@@ -181,14 +180,14 @@ pub fn of_run(conn: &mut SqliteConnection, run_id: i32) -> Result<Vec<RunSkill>,
         .map(|(path, state, visibility, attributes)| RunSkill {
             name: path.trim_start_matches("skill://").to_owned(),
             state,
-            active: visibility != Visibility::Archived.as_str(),
+            active: visibility != Visibility::Archived,
             attributes: serde_json::from_str(&attributes).unwrap_or(Value::Null),
         })
         .collect())
 }
 
 /// The attributes (name and frontmatter) of the run's active skills, by name.
-pub fn active(conn: &mut SqliteConnection, run_id: i32) -> Result<Vec<Value>, StoreError> {
+pub fn active(conn: &mut SqliteConnection, run_id: RunId) -> Result<Vec<Value>, StoreError> {
     Ok(of_run(conn, run_id)?
         .into_iter()
         .filter(|s| s.active)
@@ -200,14 +199,14 @@ pub fn active(conn: &mut SqliteConnection, run_id: i32) -> Result<Vec<Value>, St
 /// of them sets, [`MemoryScope::Session`] (everything) when none does. Recall runs only when
 /// [`MemoryScope::allows_recall`], session state only when
 /// [`MemoryScope::allows_session_state`].
-pub fn memory_scope(conn: &mut SqliteConnection, run_id: i32) -> Result<MemoryScope, StoreError> {
+pub fn memory_scope(conn: &mut SqliteConnection, run_id: RunId) -> Result<MemoryScope, StoreError> {
     Ok(skill::memory_scope(&active(conn, run_id)?))
 }
 
 /// Sets or clears the run's persona text.
 pub fn set_persona(
     conn: &mut SqliteConnection,
-    run_id: i32,
+    run_id: RunId,
     persona: Option<&str>,
     now: Millis,
 ) -> Result<(), StoreError> {
@@ -242,16 +241,26 @@ mod tests {
             unchanged: &[],
             complete: true,
         };
-        sync(conn, p.id, scan, Writer::System, 2, NOW).unwrap();
+        sync(
+            conn,
+            p.id,
+            scan,
+            Writer::System,
+            WriteCtx {
+                divisor: 2,
+                now: NOW,
+            },
+        )
+        .unwrap();
         run(conn, p.id, "r")
     }
 
     fn skill(text: &str) -> Skill {
-        crate::skill::parse("review", text, crate::tools::TOOL_ORDER).unwrap()
+        crate::skill::parse("review", text, &crate::tools::TOOL_ORDER).unwrap()
     }
 
     /// The visible files of the run, by path.
-    fn visible(conn: &mut SqliteConnection, run_id: i32) -> Vec<String> {
+    fn visible(conn: &mut SqliteConnection, run_id: RunId) -> Vec<String> {
         run_views::table
             .inner_join(entries::table)
             .filter(run_views::run_id.eq(run_id))
@@ -279,7 +288,17 @@ mod tests {
         .unwrap();
         let text = "---\ndescription: Reviews\npaths: [src/*.rs, secret.env]\nmemoryScope: relevant\n---\nRead it.\n";
 
-        let (path, files) = add(&mut conn, r, "review", &skill(text), 2, NOW).unwrap();
+        let (path, files) = add(
+            &mut conn,
+            r,
+            "review",
+            &skill(text),
+            WriteCtx {
+                divisor: 2,
+                now: NOW,
+            },
+        )
+        .unwrap();
 
         assert_eq!(
             (path.as_str(), files),
@@ -293,7 +312,7 @@ mod tests {
             of_run(&mut conn, r.run_id).unwrap(),
             vec![RunSkill {
                 name: "review".into(),
-                state: "resolved".into(),
+                state: State::Resolved,
                 active: true,
                 attributes: serde_json::json!({"name": "review", "description": "Reviews", "paths": ["src/*.rs", "secret.env"], "memoryScope": "relevant"}),
             }]
@@ -320,8 +339,10 @@ mod tests {
             r,
             "quiet",
             &skill("---\nmemoryScope: none\n---\n"),
-            2,
-            NOW,
+            WriteCtx {
+                divisor: 2,
+                now: NOW,
+            },
         )
         .unwrap();
         let with_quiet = scope(&mut conn);

@@ -1,10 +1,11 @@
 //! Test support shared by the store's and its callers' unit tests: a migrated in-memory store,
 //! runs and entry writes with everything but what a test varies left at its plain value.
 
-use super::entries::{self, EntryWrite, RunRef, Written};
+use super::entries::{self, EntryWrite, RunRef, WriteCtx, Written};
 use super::{projects, runs, schemes, StoreError};
 use crate::db::run_migrations;
 use crate::entry::{State, Visibility, Writer};
+use crate::ids::ProjectId;
 use crate::time::Millis;
 use diesel::connection::SimpleConnection;
 use diesel::{Connection, SqliteConnection};
@@ -28,7 +29,7 @@ pub fn project(conn: &mut SqliteConnection, name: &str) -> projects::Project {
 }
 
 /// A new run `alias` of the project, on model `m`.
-pub fn run(conn: &mut SqliteConnection, project_id: i32, alias: &str) -> RunRef {
+pub fn run(conn: &mut SqliteConnection, project_id: ProjectId, alias: &str) -> RunRef {
     let new = runs::NewRun {
         project_id,
         alias: Some(alias.into()),
@@ -63,5 +64,12 @@ pub fn write(
         turn: 1,
         writer,
     };
-    entries::write(conn, &w, 2, NOW)
+    entries::write(
+        conn,
+        &w,
+        WriteCtx {
+            divisor: 2,
+            now: NOW,
+        },
+    )
 }

@@ -4,6 +4,7 @@ use super::testing::memory;
 use super::*;
 use crate::db::{run_migrations, MIGRATIONS};
 use crate::entry::{Visibility, Writer};
+use crate::ids::{ProjectId, RunId};
 use crate::run::{Mode, RunStatus};
 use crate::schema as t;
 use crate::time::Millis;
@@ -174,7 +175,7 @@ fn project(conn: &mut SqliteConnection) -> projects::Project {
     projects::hello(conn, "demo", "/srv/demo", None, NOW).unwrap()
 }
 
-fn run(conn: &mut SqliteConnection, project_id: i32, alias: Option<&str>) -> runs::Run {
+fn run(conn: &mut SqliteConnection, project_id: ProjectId, alias: Option<&str>) -> runs::Run {
     let new = runs::NewRun {
         project_id,
         alias: alias.map(str::to_owned),
@@ -207,7 +208,7 @@ fn run_status_trigger_agrees_with_code() {
     }
 }
 
-fn current_status(conn: &mut SqliteConnection, id: i32) -> i32 {
+fn current_status(conn: &mut SqliteConnection, id: RunId) -> i32 {
     diesel::sql_query("SELECT status FROM runs WHERE id = ?")
         .bind::<Integer, _>(id)
         .get_result::<StatusRow>(conn)
@@ -216,7 +217,7 @@ fn current_status(conn: &mut SqliteConnection, id: i32) -> i32 {
 }
 
 /// Sets a status bypassing the transition trigger (test set-up only).
-fn force_status(conn: &mut SqliteConnection, id: i32, to: RunStatus) -> QueryResult<()> {
+fn force_status(conn: &mut SqliteConnection, id: RunId, to: RunStatus) -> QueryResult<()> {
     conn.transaction(|c| {
         let trigger: String = diesel::sql_query(
             "SELECT sql AS name FROM sqlite_master WHERE name = 'runs_status_transition'",
@@ -299,7 +300,7 @@ fn loops_are_a_fifo_with_one_active() {
 }
 
 /// The run's current loop: the active one, else the one that ran last.
-fn current(conn: &mut SqliteConnection, run_id: i32) -> Option<loops::Loop> {
+fn current(conn: &mut SqliteConnection, run_id: RunId) -> Option<loops::Loop> {
     t::loops::table
         .filter(t::loops::run_id.eq(run_id))
         .filter(t::loops::status.ne(loops::QUEUED))
@@ -502,7 +503,7 @@ fn notifications_are_numbered_per_run() {
     let p = project(&mut conn);
     let r1 = run(&mut conn, p.id, Some("r1"));
     let r2 = run(&mut conn, p.id, Some("r2"));
-    let mut push = |run_id: i32, pushed_rev: i32, params: serde_json::Value| {
+    let mut push = |run_id: RunId, pushed_rev: i32, params: serde_json::Value| {
         let seq = runs::take_push(&mut conn, run_id, pushed_rev).unwrap();
         notifications::record(&mut conn, run_id, seq, "run/state", &params, NOW)
             .unwrap()
@@ -517,11 +518,11 @@ fn notifications_are_numbered_per_run() {
     );
     assert_eq!(n2, json!({"a": 2, "seq": 2}));
     let marks =
-        |conn: &mut SqliteConnection, id: i32| runs::push_marks(conn, id).unwrap().pushed_rev;
+        |conn: &mut SqliteConnection, id: RunId| runs::push_marks(conn, id).unwrap().pushed_rev;
     assert_eq!((marks(&mut conn, r1.id), marks(&mut conn, r2.id)), (5, 1));
     let missed = notifications::since(&mut conn, r1.id, 1, 100).unwrap();
     assert_eq!(missed.iter().map(|n| n.seq).collect::<Vec<_>>(), vec![2]);
-    assert!(runs::take_push(&mut conn, 999, 0).is_err());
+    assert!(runs::take_push(&mut conn, RunId(999), 0).is_err());
 }
 
 /// Hashes are lower-case hex SHA-256, as `sha256sum` prints them.

@@ -2,6 +2,7 @@
 
 use super::cached::{cached, Bind, StaticSql};
 use super::{runs, StoreError};
+use crate::ids::{LoopId, RunId, TurnId};
 use crate::provider::Usage;
 use crate::schema::turns;
 use crate::time::Millis;
@@ -20,11 +21,11 @@ pub const FAILED: i32 = 500;
 #[diesel(table_name = turns, check_for_backend(diesel::sqlite::Sqlite))]
 pub struct Turn {
     /// Primary key.
-    pub id: i32,
+    pub id: TurnId,
     /// Owning run.
-    pub run_id: i32,
+    pub run_id: RunId,
     /// Owning loop.
-    pub loop_id: i32,
+    pub loop_id: LoopId,
     /// Turn number in the run.
     pub sequence: i32,
     /// 102 running, 200 done, 500 failed.
@@ -54,21 +55,21 @@ pub struct Turn {
 /// Starts the next turn of the run inside `loop_id`.
 pub fn begin(
     conn: &mut SqliteConnection,
-    run_id: i32,
-    loop_id: i32,
+    run_id: RunId,
+    loop_id: LoopId,
     now: Millis,
 ) -> Result<Turn, StoreError> {
     let sequence = runs::take_turn_number(conn, run_id)?;
     cached::<InsertTurn>(&[
-        Bind::Int(run_id),
-        Bind::Int(loop_id),
+        Bind::Int(run_id.0),
+        Bind::Int(loop_id.0),
         Bind::Int(sequence),
         Bind::Int(RUNNING),
         Bind::Big(now.0),
         Bind::Big(now.0),
     ])
     .execute(conn)?;
-    let id = cached::<LastId>(&[]).get_result::<Id>(conn)?.id;
+    let id = TurnId(cached::<LastId>(&[]).get_result::<Id>(conn)?.id);
     Ok(Turn {
         id,
         run_id,
@@ -123,7 +124,7 @@ struct Id {
 /// Stores the provider's usage and the reasoning text for a turn.
 pub fn record_usage(
     conn: &mut SqliteConnection,
-    turn_id: i32,
+    turn_id: TurnId,
     context_tokens: i32,
     usage: &Usage,
     reasoning: Option<&str>,
@@ -139,7 +140,7 @@ pub fn record_usage(
         Bind::Double(usage.cost.max(0.0)),
         Bind::OptText(reasoning),
         Bind::Big(now.0),
-        Bind::Int(turn_id),
+        Bind::Int(turn_id.0),
     ])
     .execute(conn)?;
     Ok(())
@@ -148,11 +149,11 @@ pub fn record_usage(
 /// Sets a turn's final status.
 pub fn finish(
     conn: &mut SqliteConnection,
-    turn_id: i32,
+    turn_id: TurnId,
     status: i32,
     now: Millis,
 ) -> Result<(), StoreError> {
-    cached::<Finish>(&[Bind::Int(status), Bind::Big(now.0), Bind::Int(turn_id)]).execute(conn)?;
+    cached::<Finish>(&[Bind::Int(status), Bind::Big(now.0), Bind::Int(turn_id.0)]).execute(conn)?;
     Ok(())
 }
 
@@ -160,8 +161,8 @@ pub fn finish(
 /// to its own turns (the `(run_id, sequence)` key); `loop_id` alone has no index.
 pub fn running_in_loop(
     conn: &mut SqliteConnection,
-    run_id: i32,
-    loop_id: i32,
+    run_id: RunId,
+    loop_id: LoopId,
 ) -> Result<Option<Turn>, StoreError> {
     Ok(turns::table
         .filter(turns::run_id.eq(run_id))
@@ -176,8 +177,8 @@ pub fn running_in_loop(
 /// Whether the loop has begun a turn (its first turn records the loop's prompt).
 pub fn any_in_loop(
     conn: &mut SqliteConnection,
-    run_id: i32,
-    loop_id: i32,
+    run_id: RunId,
+    loop_id: LoopId,
 ) -> Result<bool, StoreError> {
     Ok(diesel::select(diesel::dsl::exists(
         turns::table
@@ -189,7 +190,7 @@ pub fn any_in_loop(
 
 /// The run's usage summed over all its turns and the side tasks they made (the sidecar's
 /// calls count in the run's tokens and cost like its turns').
-pub fn totals(conn: &mut SqliteConnection, run_id: i32) -> Result<Usage, StoreError> {
+pub fn totals(conn: &mut SqliteConnection, run_id: RunId) -> Result<Usage, StoreError> {
     let turns = turn_totals(conn, run_id)?;
     let side = super::sidecar_calls::totals(conn, run_id)?;
     Ok(Usage {
@@ -205,7 +206,7 @@ pub fn totals(conn: &mut SqliteConnection, run_id: i32) -> Result<Usage, StoreEr
 }
 
 /// The run's usage summed over its turns' own calls.
-fn turn_totals(conn: &mut SqliteConnection, run_id: i32) -> Result<Usage, StoreError> {
+fn turn_totals(conn: &mut SqliteConnection, run_id: RunId) -> Result<Usage, StoreError> {
     type Sums = (
         Option<i64>,
         Option<i64>,
@@ -240,7 +241,7 @@ fn turn_totals(conn: &mut SqliteConnection, run_id: i32) -> Result<Usage, StoreE
 /// the tokens estimated of what was sent).
 pub fn last_measured(
     conn: &mut SqliteConnection,
-    run_id: i32,
+    run_id: RunId,
 ) -> Result<Option<(i32, i32)>, StoreError> {
     Ok(turns::table
         .filter(turns::run_id.eq(run_id))
@@ -256,7 +257,7 @@ pub fn last_measured(
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct TurnTokens {
     /// The turn's id.
-    pub id: i32,
+    pub id: TurnId,
     /// Prompt tokens.
     pub prompt: i32,
     /// Completion tokens.
@@ -268,7 +269,7 @@ pub struct TurnTokens {
 /// The id and reported token counts of turn `sequence` of the run; an error if there is none.
 pub fn tokens_of(
     conn: &mut SqliteConnection,
-    run_id: i32,
+    run_id: RunId,
     sequence: i32,
 ) -> Result<TurnTokens, StoreError> {
     let (id, prompt, completion, total) = turns::table

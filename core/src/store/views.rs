@@ -7,6 +7,7 @@
 use super::entries::{ViewRow, VIEW_COLUMNS};
 use super::{runs, StoreError};
 use crate::entry::{Scope, State, Visibility};
+use crate::ids::{LoopId, ProjectId, RunId};
 use crate::schema::{entries, run_views};
 use crate::time::Millis;
 use diesel::prelude::*;
@@ -14,7 +15,7 @@ use diesel::prelude::*;
 /// The scheme and token count of every view of the run written at revision `rev` or later.
 pub fn tokens_since(
     conn: &mut SqliteConnection,
-    run_id: i32,
+    run_id: RunId,
     rev: i32,
 ) -> Result<Vec<(Option<String>, i32)>, StoreError> {
     Ok(run_views::table
@@ -28,7 +29,7 @@ pub fn tokens_since(
 /// Makes each of the views `view_ids` of the run `visibility`, each at a revision of its own.
 pub fn set_visibility_each(
     conn: &mut SqliteConnection,
-    run_id: i32,
+    run_id: RunId,
     view_ids: &[i32],
     visibility: Visibility,
     now: Millis,
@@ -37,7 +38,7 @@ pub fn set_visibility_each(
         let rev = runs::take_rev(conn, run_id)?;
         diesel::update(run_views::table.find(id))
             .set((
-                run_views::visibility.eq(visibility.as_str()),
+                run_views::visibility.eq(visibility),
                 run_views::rev.eq(rev),
                 run_views::updated_at.eq(now.0),
             ))
@@ -49,7 +50,7 @@ pub fn set_visibility_each(
 /// Makes the views `view_ids` of the run `visibility`, all at revision `rev` (one change).
 pub fn set_visibility_at(
     conn: &mut SqliteConnection,
-    run_id: i32,
+    run_id: RunId,
     view_ids: &[i32],
     visibility: Visibility,
     rev: i32,
@@ -61,7 +62,7 @@ pub fn set_visibility_at(
             .filter(run_views::id.eq_any(view_ids)),
     )
     .set((
-        run_views::visibility.eq(visibility.as_str()),
+        run_views::visibility.eq(visibility),
         run_views::rev.eq(rev),
         run_views::updated_at.eq(now.0),
     ))
@@ -78,17 +79,17 @@ type Demotable = diesel::helper_types::IntoBoxed<
     diesel::sqlite::Sqlite,
 >;
 
-fn demotable(run_id: i32, turn: i32) -> Demotable {
+fn demotable(run_id: RunId, turn: i32) -> Demotable {
     run_views::table
         .inner_join(entries::table)
         .into_boxed()
         .filter(run_views::run_id.eq(run_id))
         .filter(run_views::turn.eq(turn))
-        .filter(run_views::visibility.eq(Visibility::Visible.as_str()))
-        .filter(run_views::state.ne(State::Proposed.as_str()))
+        .filter(run_views::visibility.eq(Visibility::Visible))
+        .filter(run_views::state.ne(State::Proposed))
         .filter(
             run_views::state
-                .ne_all([State::Failed.as_str(), State::Cancelled.as_str()])
+                .ne_all([State::Failed, State::Cancelled])
                 // A command's output channel (Turn Demotion is rare: the fragment may be
                 // prepared each time).
                 .or(diesel::dsl::sql::<diesel::sql_types::Bool>(
@@ -106,7 +107,7 @@ fn demotable(run_id: i32, turn: i32) -> Demotable {
 /// full tokens).
 pub fn demotable_in_turn(
     conn: &mut SqliteConnection,
-    run_id: i32,
+    run_id: RunId,
     turn: i32,
 ) -> Result<Vec<(i32, i32)>, StoreError> {
     Ok(demotable(run_id, turn)
@@ -118,18 +119,18 @@ pub fn demotable_in_turn(
 /// summarisation folds into the run's summary before they leave the model's view.
 pub fn demotable_rows_in_turn(
     conn: &mut SqliteConnection,
-    run_id: i32,
+    run_id: RunId,
     turn: i32,
 ) -> Result<Vec<ViewRow>, StoreError> {
     Ok(demotable(run_id, turn).select(VIEW_COLUMNS).load(conn)?)
 }
 
 /// The run's views in state `proposed`, newest first.
-pub fn proposed(conn: &mut SqliteConnection, run_id: i32) -> Result<Vec<ViewRow>, StoreError> {
+pub fn proposed(conn: &mut SqliteConnection, run_id: RunId) -> Result<Vec<ViewRow>, StoreError> {
     Ok(run_views::table
         .inner_join(entries::table)
         .filter(run_views::run_id.eq(run_id))
-        .filter(run_views::state.eq(State::Proposed.as_str()))
+        .filter(run_views::state.eq(State::Proposed))
         .order(run_views::id.desc())
         .select(VIEW_COLUMNS)
         .load(conn)?)
@@ -137,7 +138,7 @@ pub fn proposed(conn: &mut SqliteConnection, run_id: i32) -> Result<Vec<ViewRow>
 
 /// The loop the view `view_id` was last written in (`None` outside loops); an error if there
 /// is no such view.
-pub fn loop_of(conn: &mut SqliteConnection, view_id: i32) -> Result<Option<i32>, StoreError> {
+pub fn loop_of(conn: &mut SqliteConnection, view_id: i32) -> Result<Option<LoopId>, StoreError> {
     Ok(run_views::table
         .find(view_id)
         .select(run_views::loop_id)
@@ -153,14 +154,14 @@ pub fn remove(conn: &mut SqliteConnection, view_id: i32) -> Result<(), StoreErro
 /// The run's `search://` results still waiting for their backend: (path, turn).
 pub fn searches_in_flight(
     conn: &mut SqliteConnection,
-    run_id: i32,
+    run_id: RunId,
 ) -> Result<Vec<(String, i32)>, StoreError> {
     Ok(run_views::table
         .inner_join(entries::table)
         .filter(run_views::run_id.eq(run_id))
         .filter(entries::scope.eq(Scope::Run(run_id).key()))
         .filter(entries::scheme.eq("search"))
-        .filter(run_views::state.eq(State::Streaming.as_str()))
+        .filter(run_views::state.eq(State::Streaming))
         .select((entries::path, run_views::turn))
         .load(conn)?)
 }
@@ -168,7 +169,7 @@ pub fn searches_in_flight(
 /// The `sh`/`env` entries turn `turn` of the run wrote (the commands it proposed).
 pub fn commands_of_turn(
     conn: &mut SqliteConnection,
-    run_id: i32,
+    run_id: RunId,
     turn: i32,
 ) -> Result<Vec<ViewRow>, StoreError> {
     Ok(run_views::table
@@ -183,13 +184,13 @@ pub fn commands_of_turn(
 /// Every `sh`/`env` view still streaming, of every run: (run, project, path), oldest first.
 pub fn streaming_commands(
     conn: &mut SqliteConnection,
-) -> Result<Vec<(i32, i32, String)>, StoreError> {
+) -> Result<Vec<(RunId, ProjectId, String)>, StoreError> {
     use crate::schema::runs;
     Ok(run_views::table
         .inner_join(entries::table)
         .inner_join(runs::table.on(runs::id.eq(run_views::run_id)))
         .filter(entries::scheme.eq_any(["sh", "env"]))
-        .filter(run_views::state.eq(State::Streaming.as_str()))
+        .filter(run_views::state.eq(State::Streaming))
         .select((run_views::run_id, runs::project_id, entries::path))
         .order(run_views::id)
         .load(conn)?)

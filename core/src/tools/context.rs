@@ -4,6 +4,7 @@
 //! here, below both, because the handlers and the policy read it.
 
 use crate::config::CommandRunner;
+use crate::parse::ToolName;
 use crate::run::Mode;
 use crate::skill;
 use crate::store::entries::{TurnRef, ViewRow};
@@ -61,7 +62,7 @@ impl SkillTools {
             .iter()
             .enumerate()
             .filter(|(_, tool)| {
-                super::LIFECYCLE.contains(tool) || names.iter().any(|n| n.as_ref() == **tool)
+                super::LIFECYCLE.contains(tool) || names.iter().any(|n| n.as_ref() == tool.as_str())
             })
             .fold(0u16, |mask, (i, _)| mask | (1 << i));
         SkillTools { allowed }
@@ -88,12 +89,12 @@ impl SkillTools {
         }
     }
 
-    /// Whether `tool` is allowed (a name that is no tool is not this set's to refuse).
-    pub fn allows(self, tool: &str) -> bool {
-        match super::TOOL_ORDER.iter().position(|t| *t == tool) {
-            Some(i) => self.allowed & (1 << i) != 0,
-            None => true,
-        }
+    /// Whether `tool` is allowed.
+    pub fn allows(self, tool: ToolName) -> bool {
+        super::TOOL_ORDER
+            .iter()
+            .position(|t| *t == tool)
+            .is_some_and(|i| self.allowed & (1 << i) != 0)
     }
 
     /// The allowed tools, in advertised order.
@@ -101,7 +102,8 @@ impl SkillTools {
         super::TOOL_ORDER
             .iter()
             .copied()
-            .filter(|t| self.allows(t))
+            .filter(|t| self.allows(*t))
+            .map(ToolName::as_str)
             .collect()
     }
 }

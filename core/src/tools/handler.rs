@@ -8,12 +8,14 @@
 
 use super::context::DispatchCtx;
 use super::messages;
+use super::proposal::ProposalKind;
 use crate::entry::{State, Visibility, Writer};
 use crate::hedberg::{self, PatternKind};
-use crate::parse::ToolCall;
+use crate::ids::RunId;
+use crate::parse::{ToolCall, ToolName};
 use crate::path::{normalize, scheme_of};
 use crate::schemes;
-use crate::store::entries::{self, EntryWrite, ViewRow};
+use crate::store::entries::{self, EntryWrite, ViewRow, WriteCtx};
 use crate::store::files;
 use crate::store::ops::{self, check_writer, Op, ViewChange};
 use crate::store::{views, StoreError};
@@ -69,9 +71,12 @@ impl Outcome {
         Outcome::new(target, State::Resolved, body.into())
     }
 
-    /// A proposal of `kind` (dispatch adds `commandIndex`).
-    pub fn proposed(target: &str, body: impl Into<String>, kind: &str) -> Outcome {
-        Outcome::new(target, State::Proposed, body.into()).with("kind", kind)
+    /// A proposal of `kind`, stored as its attributes (dispatch adds `commandIndex`).
+    pub fn proposed(target: &str, body: impl Into<String>, kind: &ProposalKind) -> Outcome {
+        Outcome {
+            attributes: kind.attributes(),
+            ..Outcome::new(target, State::Proposed, body.into())
+        }
     }
 
     /// A result still being produced outside the core (a web search).
@@ -117,12 +122,17 @@ pub fn bases<'a>(files: impl IntoIterator<Item = (&'a str, Option<&'a str>)>) ->
 }
 
 /// The attribute a tool's target is stored under; `update` has none.
-pub fn target_key(tool: &str) -> Option<&'static str> {
+pub fn target_key(tool: ToolName) -> Option<&'static str> {
     match tool {
-        "update" | "think" => None,
-        "sh" | "env" => Some("command"),
-        "ask_user" => Some("question"),
-        _ => Some("path"),
+        ToolName::Update | ToolName::Think => None,
+        ToolName::Sh | ToolName::Env => Some("command"),
+        ToolName::AskUser => Some("question"),
+        ToolName::Get
+        | ToolName::Search
+        | ToolName::Set
+        | ToolName::Cp
+        | ToolName::Mv
+        | ToolName::Rm => Some("path"),
     }
 }
 
@@ -138,11 +148,17 @@ pub fn body(call: &ToolCall) -> Option<&str> {
 
 /// The command's target: the path, command or question it is about.
 pub fn target_of(call: &ToolCall) -> String {
-    let attr_target = match call.name.as_str() {
-        "sh" | "env" => attr(call, "command"),
-        "ask_user" => attr(call, "question"),
-        "search" => attr(call, "path").or_else(|| attr(call, "query")),
-        _ => attr(call, "path"),
+    let attr_target = match call.name {
+        ToolName::Sh | ToolName::Env => attr(call, "command"),
+        ToolName::AskUser => attr(call, "question"),
+        ToolName::Search => attr(call, "path").or_else(|| attr(call, "query")),
+        ToolName::Get
+        | ToolName::Think
+        | ToolName::Set
+        | ToolName::Cp
+        | ToolName::Mv
+        | ToolName::Rm
+        | ToolName::Update => attr(call, "path"),
     };
     attr_target.or_else(|| body(call)).unwrap_or("").to_owned()
 }
@@ -211,7 +227,7 @@ fn model_visible(row: &ViewRow) -> bool {
 
 impl Handler<'_> {
     /// The run's id.
-    pub fn run_id(&self) -> i32 {
+    pub fn run_id(&self) -> RunId {
         self.ctx.t.run.run_id
     }
 
@@ -220,14 +236,21 @@ impl Handler<'_> {
         self.ctx.limits.token_divisor
     }
 
+    /// The token divisor and the time of this dispatch's writes.
+    pub fn at(&self) -> WriteCtx {
+        WriteCtx {
+            divisor: self.divisor(),
+            now: self.now,
+        }
+    }
+
     /// A store operation by `writer` for this run.
     pub fn op(&self, writer: Writer) -> Op {
         Op {
             run: self.ctx.t.run,
             writer,
-            divisor: self.divisor(),
             max_entry_tokens: self.ctx.limits.max_entry_tokens,
-            now: self.now,
+            at: self.at(),
         }
     }
 
@@ -285,8 +308,7 @@ impl Handler<'_> {
                 turn: t.turn,
                 writer: Writer::Model,
             },
-            self.divisor(),
-            self.now,
+            self.at(),
         )
         .map(|_| ())
     }

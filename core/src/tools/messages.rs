@@ -35,11 +35,6 @@ pub fn aborted(previous: &str) -> String {
     format!("Aborted — preceding {previous} failed.")
 }
 
-/// A tag the parser read as a tool that this server does not have.
-pub fn not_a_tool(tool: &str) -> String {
-    format!("{tool} is not a tool on this server.")
-}
-
 /// Nothing matched the target.
 pub fn not_found(target: &str) -> String {
     format!("{target} not found")

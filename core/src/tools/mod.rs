@@ -16,6 +16,7 @@ pub mod handler;
 pub mod messages;
 pub mod mv;
 pub mod policy;
+pub mod proposal;
 pub mod rm;
 pub mod search;
 pub mod set;
@@ -26,67 +27,90 @@ pub mod update;
 #[cfg(test)]
 mod tests;
 
+pub use crate::parse::ToolName;
+
 use crate::parse::ToolCall;
 use crate::run::Mode;
+use crate::store::entries::ViewRow;
 use crate::store::StoreError;
 use context::LoopFlags;
 use handler::{Handler, Outcome};
 use std::sync::LazyLock;
 
-/// Every tool name the parser recognises, in the order tools are advertised (gather → reason → act → communicate).
-pub const TOOL_ORDER: &[&str] = &[
-    "get", "search", "env", "think", "set", "cp", "mv", "rm", "sh", "update", "ask_user",
-];
+/// Every tool, in the order tools are advertised (gather → reason → act → communicate).
+pub const TOOL_ORDER: [ToolName; 11] = ToolName::ALL;
 
 /// Lifecycle tools: always applied, never aborted by an earlier failure.
-pub const LIFECYCLE: &[&str] = &["update", "think"];
+pub const LIFECYCLE: [ToolName; 2] = [ToolName::Update, ToolName::Think];
 
 const PREAMBLE: &str = include_str!("preamble.md");
 
 /// The model-facing doc of a tool, rationale comments included.
-pub fn doc(tool: &str) -> Option<&'static str> {
+pub fn doc(tool: ToolName) -> &'static str {
     match tool {
-        "get" => Some(get::DOC),
-        "search" => Some(search::DOC),
-        "env" => Some(env::DOC),
-        "think" => Some(think::DOC),
-        "set" => Some(set::DOC),
-        "cp" => Some(cp::DOC),
-        "mv" => Some(mv::DOC),
-        "rm" => Some(rm::DOC),
-        "sh" => Some(sh::DOC),
-        "update" => Some(update::DOC),
-        "ask_user" => Some(ask_user::DOC),
-        _ => None,
+        ToolName::Get => get::DOC,
+        ToolName::Search => search::DOC,
+        ToolName::Env => env::DOC,
+        ToolName::Think => think::DOC,
+        ToolName::Set => set::DOC,
+        ToolName::Cp => cp::DOC,
+        ToolName::Mv => mv::DOC,
+        ToolName::Rm => rm::DOC,
+        ToolName::Sh => sh::DOC,
+        ToolName::Update => update::DOC,
+        ToolName::AskUser => ask_user::DOC,
     }
 }
 
 /// The tools offered to a loop, in advertised order: mode and flags remove
 /// tools (see [`policy::tool_refusal`]), and `search` needs a backend.
-pub fn active_tools(mode: Mode, flags: LoopFlags, search_enabled: bool) -> Vec<&'static str> {
+pub fn active_tools(mode: Mode, flags: LoopFlags, search_enabled: bool) -> Vec<ToolName> {
     TOOL_ORDER
-        .iter()
-        .copied()
-        .filter(|t| policy::tool_refusal(mode, flags, search_enabled, t).is_none())
+        .into_iter()
+        .filter(|&t| policy::tool_refusal(mode, flags, search_enabled, t).is_none())
         .collect()
 }
 
-/// Runs the handler of a command that passed dispatch's checks.
+/// Runs the handler of a command that passed dispatch's checks. The lifecycle tools' outcomes
+/// are what dispatch records of them (`think` is never recorded).
 pub fn handle(h: &mut Handler<'_>, call: &ToolCall) -> Result<Outcome, StoreError> {
-    match call.name.as_str() {
-        "get" => get::run(h, call),
-        "set" => set::run(h, call),
-        "rm" => rm::run(h, call),
-        "cp" => cp::run(h, call, cp::Kind::Cp),
-        "mv" => cp::run(h, call, cp::Kind::Mv),
-        "sh" | "env" => sh::run(h, call),
-        "ask_user" => ask_user::run(h, call),
-        "search" => search::run(h, call),
-        tool => Ok(Outcome::failed(
-            &handler::target_of(call),
-            "501",
-            messages::not_a_tool(tool),
-        )),
+    match call.name {
+        ToolName::Get => get::run(h, call),
+        ToolName::Set => set::run(h, call),
+        ToolName::Rm => rm::run(h, call),
+        ToolName::Cp => cp::run(h, call, cp::Kind::Cp),
+        ToolName::Mv => cp::run(h, call, cp::Kind::Mv),
+        ToolName::Sh | ToolName::Env => sh::run(h, call),
+        ToolName::AskUser => ask_user::run(h, call),
+        ToolName::Search => search::run(h, call),
+        ToolName::Update => Ok(update::outcome(&update::UpdateSignal::of(call))),
+        ToolName::Think => Ok(Outcome::resolved("", call.body.trim())),
+    }
+}
+
+/// What the model sees of a tool's result entry, visible or summarized (`turn::views` has the
+/// table of every scheme).
+pub fn view(tool: ToolName, row: &ViewRow, visible: bool) -> String {
+    match tool {
+        ToolName::Update => update::view(row),
+        ToolName::Set if visible => set::visible(row),
+        ToolName::AskUser if visible => ask_user::visible(row),
+        ToolName::AskUser => ask_user::summarized(row),
+        ToolName::Get
+        | ToolName::Search
+        | ToolName::Env
+        | ToolName::Think
+        | ToolName::Set
+        | ToolName::Cp
+        | ToolName::Mv
+        | ToolName::Rm
+        | ToolName::Sh => {
+            if visible {
+                row.body.clone()
+            } else {
+                String::new()
+            }
+        }
     }
 }
 
@@ -126,10 +150,10 @@ pub fn strip_rationale(text: &str) -> String {
 
 /// Every tool's doc in advertised order with its rationale stripped, stripped once: the
 /// instructions are built for every turn.
-static STRIPPED_DOCS: LazyLock<Vec<(&'static str, String)>> = LazyLock::new(|| {
+static STRIPPED_DOCS: LazyLock<Vec<(ToolName, String)>> = LazyLock::new(|| {
     TOOL_ORDER
-        .iter()
-        .filter_map(|tool| doc(tool).map(|d| (*tool, strip_rationale(d))))
+        .into_iter()
+        .map(|tool| (tool, strip_rationale(doc(tool))))
         .collect()
 });
 
@@ -137,12 +161,12 @@ static STRIPPED_DOCS: LazyLock<Vec<(&'static str, String)>> = LazyLock::new(|| {
 static STRIPPED_PREAMBLE: LazyLock<String> = LazyLock::new(|| strip_rationale(PREAMBLE));
 
 /// The instructions that open the system message: preamble, tool list and the docs of the active tools in advertised order.
-pub fn instructions(tools: &[&str], max_commands: usize, persona: Option<&str>) -> String {
-    let ordered: Vec<&str> = TOOL_ORDER
-        .iter()
-        .copied()
+pub fn instructions(tools: &[ToolName], max_commands: usize, persona: Option<&str>) -> String {
+    let ordered: Vec<ToolName> = TOOL_ORDER
+        .into_iter()
         .filter(|t| tools.contains(t))
         .collect();
+    let names: Vec<&str> = ordered.iter().map(|t| t.as_str()).collect();
     let docs: Vec<&str> = STRIPPED_DOCS
         .iter()
         .filter(|(tool, _)| ordered.contains(tool))
@@ -150,7 +174,7 @@ pub fn instructions(tools: &[&str], max_commands: usize, persona: Option<&str>) 
         .collect();
     let mut text = STRIPPED_PREAMBLE
         .replace("[%MAX%]", &max_commands.to_string())
-        .replace("[%TOOLS%]", &ordered.join(", "))
+        .replace("[%TOOLS%]", &names.join(", "))
         .replace("[%TOOLDOCS%]", &docs.join("\n\n"));
     if let Some(persona) = persona.map(str::trim).filter(|p| !p.is_empty()) {
         text.push_str("\n\n## Persona\n\n");

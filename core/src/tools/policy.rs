@@ -9,7 +9,7 @@
 use super::context::{DispatchCtx, LoopFlags};
 use super::handler::{attr, body, path_and_filter};
 use super::messages;
-use crate::parse::ToolCall;
+use crate::parse::{ToolCall, ToolName};
 use crate::path::scheme_of;
 use crate::run::Mode;
 
@@ -37,27 +37,39 @@ pub fn tool_refusal(
     mode: Mode,
     flags: LoopFlags,
     search_enabled: bool,
-    tool: &str,
+    tool: ToolName,
 ) -> Option<Refused> {
     match tool {
-        "search" if flags.no_web => refused("permission", messages::NO_WEB),
-        "search" if !search_enabled => refused("501", messages::SEARCH_NOT_CONFIGURED),
-        "ask_user" if flags.no_interaction => refused("permission", messages::NO_INTERACTION),
-        "ask_user" | "env" | "sh" if flags.no_proposals => {
-            refused("permission", messages::no_proposals(tool))
+        ToolName::Search if flags.no_web => refused("permission", messages::NO_WEB),
+        ToolName::Search if !search_enabled => refused("501", messages::SEARCH_NOT_CONFIGURED),
+        ToolName::AskUser if flags.no_interaction => {
+            refused("permission", messages::NO_INTERACTION)
         }
-        "sh" if mode == Mode::Ask => refused("permission", messages::ASK_SH),
+        ToolName::AskUser | ToolName::Env | ToolName::Sh if flags.no_proposals => {
+            refused("permission", messages::no_proposals(tool.as_str()))
+        }
+        ToolName::Sh if mode == Mode::Ask => refused("permission", messages::ASK_SH),
         _ if !flags.skill_tools.allows(tool) => refused(
             "permission",
-            messages::not_allowed_by_skills(tool, &flags.skill_tools.names()),
+            messages::not_allowed_by_skills(tool.as_str(), &flags.skill_tools.names()),
         ),
-        _ => None,
+        ToolName::Get
+        | ToolName::Search
+        | ToolName::Env
+        | ToolName::Think
+        | ToolName::Set
+        | ToolName::Cp
+        | ToolName::Mv
+        | ToolName::Rm
+        | ToolName::Sh
+        | ToolName::Update
+        | ToolName::AskUser => None,
     }
 }
 
 /// Why this command may not run in this loop, if it may not.
 pub fn refusal(ctx: &DispatchCtx, call: &ToolCall) -> Option<Refused> {
-    let tool = call.name.as_str();
+    let tool = call.name;
     if let Some(refused) = tool_refusal(ctx.mode, ctx.flags, ctx.search_enabled, tool) {
         return Some(refused);
     }
@@ -66,7 +78,7 @@ pub fn refusal(ctx: &DispatchCtx, call: &ToolCall) -> Option<Refused> {
     }
     let bare = |p: &str| scheme_of(p).is_none();
     match tool {
-        "set" => {
+        ToolName::Set => {
             let path = attr(call, "path")?;
             let writes = body(call).is_some()
                 || attr(call, "body").is_some()
@@ -76,25 +88,31 @@ pub fn refusal(ctx: &DispatchCtx, call: &ToolCall) -> Option<Refused> {
                 reason: messages::ask_file_edit(path),
             })
         }
-        "rm" => {
+        ToolName::Rm => {
             let path = path_and_filter(call).0?;
             bare(path).then(|| Refused {
                 outcome: "permission",
                 reason: messages::ask_file_rm(path),
             })
         }
-        "cp" | "mv" => {
+        ToolName::Cp | ToolName::Mv => {
             let to = attr(call, "to").or_else(|| body(call))?;
             if bare(to) {
-                return refused("permission", messages::ask_copy_to_file(tool, to));
+                return refused("permission", messages::ask_copy_to_file(tool.as_str(), to));
             }
             let from = attr(call, "path")?;
-            (tool == "mv" && bare(from)).then(|| Refused {
+            (tool == ToolName::Mv && bare(from)).then(|| Refused {
                 outcome: "permission",
                 reason: messages::ask_file_mv(from),
             })
         }
-        _ => None,
+        ToolName::Get
+        | ToolName::Search
+        | ToolName::Env
+        | ToolName::Think
+        | ToolName::Sh
+        | ToolName::Update
+        | ToolName::AskUser => None,
     }
 }
 
@@ -113,17 +131,37 @@ pub fn invalid_target(call: &ToolCall) -> bool {
         .iter()
         .filter_map(|name| call.attr(name))
         .any(|v| unusable(v.trim(), false));
-    let command = match call.name.as_str() {
-        "sh" | "env" => attr(call, "command")
+    let command = match call.name {
+        ToolName::Sh | ToolName::Env => attr(call, "command")
             .or_else(|| body(call))
             .is_some_and(|c| unusable(c, true)),
-        _ => false,
+        ToolName::Get
+        | ToolName::Search
+        | ToolName::Think
+        | ToolName::Set
+        | ToolName::Cp
+        | ToolName::Mv
+        | ToolName::Rm
+        | ToolName::Update
+        | ToolName::AskUser => false,
     };
-    let body_target = match call.name.as_str() {
-        "get" | "rm" if call.attr("path").is_none() => body(call),
-        "search" if call.attr("path").is_none() && call.attr("query").is_none() => body(call),
-        "cp" | "mv" if call.attr("to").is_none() => body(call),
-        _ => None,
+    let body_target = match call.name {
+        ToolName::Get | ToolName::Rm if call.attr("path").is_none() => body(call),
+        ToolName::Search if call.attr("path").is_none() && call.attr("query").is_none() => {
+            body(call)
+        }
+        ToolName::Cp | ToolName::Mv if call.attr("to").is_none() => body(call),
+        ToolName::Get
+        | ToolName::Search
+        | ToolName::Env
+        | ToolName::Think
+        | ToolName::Set
+        | ToolName::Cp
+        | ToolName::Mv
+        | ToolName::Rm
+        | ToolName::Sh
+        | ToolName::Update
+        | ToolName::AskUser => None,
     };
     strict || command || body_target.is_some_and(|b| unusable(b, false))
 }

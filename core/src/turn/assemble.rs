@@ -218,13 +218,13 @@ fn status_of(row: &ViewRow, attributes: &Value) -> i64 {
     attributes
         .get("status")
         .and_then(Value::as_i64)
-        .unwrap_or_else(|| i64::from(http_status(row.state(), row.outcome.as_deref())))
+        .unwrap_or_else(|| i64::from(http_status(row.state, row.outcome.as_deref())))
 }
 
 fn state_attrs(tag: &mut Tag<'_>, row: &ViewRow, attributes: &Value) {
     tag.number("status", status_of(row, attributes));
-    if row.state() != State::Resolved {
-        tag.attr("state", &row.state);
+    if row.state != State::Resolved {
+        tag.attr("state", row.state.as_str());
     }
     if let Some(outcome) = &row.outcome {
         tag.attr("outcome", outcome);
@@ -239,7 +239,7 @@ fn summary_of(attributes: &Value) -> Option<String> {
 }
 
 fn visibility_and_tokens(tag: &mut Tag<'_>, row: &ViewRow) {
-    tag.attr("visibility", &row.visibility);
+    tag.attr("visibility", row.visibility.as_str());
     if row.tokens > 0 {
         tag.number("tokens", i64::from(row.tokens));
     }

@@ -8,7 +8,7 @@
 //! restart) starts from its stored position ([`Commands::resume_at`]).
 
 use crate::entry::State;
-use crate::parse::ToolCall;
+use crate::parse::{ToolCall, ToolName};
 use crate::run::RunStatus;
 use crate::store::notifications::Recorded;
 use crate::store::{runs, StoreError};
@@ -25,7 +25,7 @@ use std::sync::Arc;
 pub struct Commands {
     calls: Arc<[ToolCall]>,
     next: usize,
-    failed: Option<String>,
+    failed: Option<ToolName>,
     update: Option<UpdateSignal>,
 }
 
@@ -38,15 +38,15 @@ impl Commands {
     /// A reply's commands with those before `next` dispatched already (a turn resumed after
     /// its proposal): `aborted_by` is the tool whose failure aborts the rest, and the turn's
     /// update is the last `update` before `next`.
-    pub fn resume_at(commands: &[ToolCall], next: usize, aborted_by: Option<String>) -> Commands {
+    pub fn resume_at(commands: &[ToolCall], next: usize, aborted_by: Option<ToolName>) -> Commands {
         let calls: Arc<[ToolCall]> = commands
             .iter()
-            .filter(|c| c.name != "think")
+            .filter(|c| c.name != ToolName::Think)
             .cloned()
             .collect();
         let update = calls[..next.min(calls.len())]
             .iter()
-            .rfind(|c| c.name == "update")
+            .rfind(|c| c.name == ToolName::Update)
             .map(UpdateSignal::of);
         Commands {
             calls,
@@ -97,7 +97,7 @@ impl Commands {
                 command_index: self.next,
                 ..*ctx
             };
-            let done = dispatch(c, &at, call, self.failed.as_deref(), now)?;
+            let done = dispatch(c, &at, call, self.failed, now)?;
             self.next += 1;
             batch.status = if done.state == State::Proposed {
                 runs::set_status(c, ctx.t.run.run_id, RunStatus::Proposed, now)?;
@@ -121,7 +121,7 @@ impl Commands {
     /// (a search answered or failed).
     pub fn note(&mut self, done: &Dispatched) {
         if done.failed() && done.update.is_none() && self.failed.is_none() {
-            self.failed = Some(done.tool.clone());
+            self.failed = Some(done.tool);
         }
         if done.update.is_some() {
             self.update.clone_from(&done.update);

@@ -8,8 +8,9 @@
 
 use super::TurnRef;
 use crate::entry::{Category, State, Visibility, Writer};
+use crate::ids::RunId;
 use crate::schemes;
-use crate::store::entries::{self as store_entries, EntryWrite, ViewRow};
+use crate::store::entries::{self as store_entries, EntryWrite, ViewRow, WriteCtx};
 use crate::store::{runs, turns, views, StoreError};
 use crate::time::Millis;
 use diesel::SqliteConnection;
@@ -65,7 +66,11 @@ pub const TAG_TOKENS: i32 = 64;
 /// At most how many tokens the views written since revision `rev` add to the run's context:
 /// each such view counted in full with its tag, whatever it was before. An upper bound, so a
 /// context that fits with it fits for certain and need not be assembled again to know.
-pub fn growth_since(conn: &mut SqliteConnection, run_id: i32, rev: i32) -> Result<i32, StoreError> {
+pub fn growth_since(
+    conn: &mut SqliteConnection,
+    run_id: RunId,
+    rev: i32,
+) -> Result<i32, StoreError> {
     let rows = views::tokens_since(conn, run_id, rev)?;
     Ok(rows
         .iter()
@@ -77,7 +82,7 @@ pub fn growth_since(conn: &mut SqliteConnection, run_id: i32, rev: i32) -> Resul
 /// What promoted content costs: the full-body tokens of visible data and logging rows.
 pub fn token_usage(rows: &[ViewRow]) -> i32 {
     rows.iter()
-        .filter(|r| r.visibility() == Visibility::Visible)
+        .filter(|r| r.visibility == Visibility::Visible)
         .filter(|r| matches!(r.category(), Some(Category::Data | Category::Logging)))
         .map(|r| r.tokens)
         .sum()
@@ -89,7 +94,7 @@ pub fn tokens_free(budget: &Budget, calibrated_total: i32, usage: i32) -> i32 {
 }
 
 /// The last turn's measured ÷ estimated ratio, if a turn reported its prompt tokens.
-pub fn last_ratio(conn: &mut SqliteConnection, run_id: i32) -> Result<Option<f64>, StoreError> {
+pub fn last_ratio(conn: &mut SqliteConnection, run_id: RunId) -> Result<Option<f64>, StoreError> {
     let last = turns::last_measured(conn, run_id)?;
     Ok(last.map(|(measured, estimated)| f64::from(measured) / f64::from(estimated)))
 }
@@ -145,7 +150,7 @@ pub fn plan_demotion(rows: &[ViewRow], fits: impl Fn(&[ViewRow]) -> bool) -> Opt
         earlier
             .iter()
             .filter(|r| r.turn == turn)
-            .filter(|r| !visible_only || r.visibility() == Visibility::Visible)
+            .filter(|r| !visible_only || r.visibility == Visibility::Visible)
             .map(|r| r.view_id)
             .collect()
     };
@@ -156,7 +161,7 @@ pub fn plan_demotion(rows: &[ViewRow], fits: impl Fn(&[ViewRow]) -> bool) -> Opt
         .map(Step::Summarize)
         .collect();
     steps.extend(turns.iter().map(|&t| Step::Archive(of_turn(t, false))));
-    if let Some(p) = prompt.filter(|p| p.visibility() == Visibility::Visible) {
+    if let Some(p) = prompt.filter(|p| p.visibility == Visibility::Visible) {
         steps.push(Step::Prompt(p.view_id));
     }
     let applied = |k: usize| -> Vec<ViewRow> {
@@ -176,7 +181,7 @@ pub fn plan_demotion(rows: &[ViewRow], fits: impl Fn(&[ViewRow]) -> bool) -> Opt
             .map(|r| {
                 let mut r = r.clone();
                 if summarized.contains(&r.view_id) {
-                    r.visibility = Visibility::Summarized.as_str().to_owned();
+                    r.visibility = Visibility::Summarized;
                 }
                 r
             })
@@ -215,7 +220,7 @@ pub fn plan_demotion(rows: &[ViewRow], fits: impl Fn(&[ViewRow]) -> bool) -> Opt
 /// Applies a [`Demotion`] as one change of the run's views (they share one revision).
 pub fn demote(
     conn: &mut SqliteConnection,
-    run_id: i32,
+    run_id: RunId,
     demotion: &Demotion,
     now: Millis,
 ) -> Result<(), StoreError> {
@@ -263,8 +268,7 @@ pub fn record_demotion(
     conn: &mut SqliteConnection,
     t: TurnRef,
     demotion: &Demotion,
-    divisor: u32,
-    now: Millis,
+    at: WriteCtx,
 ) -> Result<String, StoreError> {
     let path = format!("budget://{}/{}/history", t.loop_id, t.turn);
     store_entries::write(
@@ -285,8 +289,7 @@ pub fn record_demotion(
             turn: t.turn,
             writer: Writer::Plugin,
         },
-        divisor,
-        now,
+        at,
     )?;
     Ok(path)
 }
@@ -312,8 +315,7 @@ pub fn record_overflow(
     overflow: i32,
     budget: &Budget,
     demoted: (usize, i32),
-    divisor: u32,
-    now: Millis,
+    at: WriteCtx,
 ) -> Result<String, StoreError> {
     let path = format!("budget://{}/{}", t.loop_id, t.turn);
     let done = match demoted {
@@ -340,8 +342,7 @@ pub fn record_overflow(
             turn: t.turn,
             writer: Writer::Plugin,
         },
-        divisor,
-        now,
+        at,
     )?;
     Ok(path)
 }
@@ -371,9 +372,9 @@ mod tests {
             body: String::new(),
             attributes: "{}".into(),
             tokens: 100,
-            state: "resolved".into(),
+            state: crate::entry::State::Resolved,
             outcome: None,
-            visibility: visibility.as_str().into(),
+            visibility,
             turn,
             rev: 1,
             updated_at: 0,
@@ -382,7 +383,7 @@ mod tests {
 
     fn cost(rows: &[ViewRow]) -> i32 {
         rows.iter()
-            .map(|r| match r.visibility() {
+            .map(|r| match r.visibility {
                 Visibility::Visible => r.tokens,
                 _ => 1,
             })

@@ -5,60 +5,35 @@
 //! action everything else is recorded as aborted and not run; an invalid
 //! target, or a tool the loop's mode or flags remove, is refused with a
 //! visible reason and not run; only then does the tool's handler (in
-//! `crate::tools`) run. A store error the model caused (writer tier, bad
+//! `crate::tools`) run. Every tool is a [`ToolName`] by now: a tag that names
+//! no tool stayed prose in the parser, and a native call naming an unknown
+//! tool left a warning there. A store error the model caused (writer tier, bad
 //! path) becomes a failed result the model reads next turn, never a crash.
 
 use crate::entry::{State, Visibility, Writer};
 use crate::parse::ToolCall;
 use crate::path::result_path;
-use crate::store::entries::{self, EntryWrite};
+use crate::store::entries::{self, EntryWrite, WriteCtx};
 use crate::store::StoreError;
 use crate::time::Millis;
-use crate::tools::{self, handler::Outcome, policy};
+use crate::tools::{self, handler::Outcome, policy, ToolName};
 use diesel::SqliteConnection;
 use serde_json::Value;
 
 /// What a dispatch is given (defined with the tools, whose handlers read it).
 pub use crate::tools::context::{DispatchCtx, DispatchLimits, LoopFlags};
 
-/// Update statuses: 102 continues, the others conclude the loop.
-pub const UPDATE_STATUSES: [i32; 4] = [102, 200, 204, 422];
+/// The update tool's signal (defined with the tool).
+pub use crate::tools::update::{UpdateSignal, UPDATE_STATUSES};
 
 /// Characters of a command's target that go into its result path.
 const PATH_TARGET_CHARS: usize = 200;
 
-/// The `<update>` a turn sent.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct UpdateSignal {
-    /// Its status (102 when absent or unreadable).
-    pub status: i32,
-    /// Whether the model gave a valid status itself.
-    pub status_given: bool,
-    /// Its text.
-    pub body: String,
-}
-
-impl UpdateSignal {
-    /// The signal an `update` command gives: its `status` when it is one of
-    /// [`UPDATE_STATUSES`], else 102.
-    pub fn of(call: &ToolCall) -> UpdateSignal {
-        let given = call
-            .attr("status")
-            .and_then(|s| s.trim().parse::<i32>().ok())
-            .filter(|s| UPDATE_STATUSES.contains(s));
-        UpdateSignal {
-            status: given.unwrap_or(102),
-            status_given: given.is_some(),
-            body: call.body.trim().to_owned(),
-        }
-    }
-}
-
 /// What one dispatched command did.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Dispatched {
-    /// The tool name.
-    pub tool: String,
+    /// The tool.
+    pub tool: ToolName,
     /// The result entry's path ("" for `think`, which is never recorded).
     pub path: String,
     /// The result's state.
@@ -78,7 +53,8 @@ impl Dispatched {
     /// Whether the turn waits on this command before going on: a proposal waits for a client,
     /// a search for its backend's answer.
     pub fn waits(&self) -> bool {
-        self.state == State::Proposed || (self.tool == "search" && self.state == State::Streaming)
+        self.state == State::Proposed
+            || (self.tool == ToolName::Search && self.state == State::Streaming)
     }
 }
 
@@ -88,31 +64,48 @@ pub fn dispatch(
     conn: &mut SqliteConnection,
     ctx: &DispatchCtx,
     call: &ToolCall,
-    aborted_by: Option<&str>,
+    aborted_by: Option<ToolName>,
     now: Millis,
 ) -> Result<Dispatched, StoreError> {
-    let tool = call.name.as_str();
-    if tool == "think" {
-        return Ok(Dispatched {
-            tool: tool.to_owned(),
+    match call.name {
+        // Private reasoning: never recorded (the executor merges it into the turn's reasoning).
+        ToolName::Think => Ok(Dispatched {
+            tool: ToolName::Think,
             path: String::new(),
             state: State::Resolved,
             outcome: None,
             update: None,
-        });
+        }),
+        // A lifecycle signal: applied whatever failed before it.
+        ToolName::Update => update(conn, ctx, call, now),
+        ToolName::Get
+        | ToolName::Search
+        | ToolName::Env
+        | ToolName::Set
+        | ToolName::Cp
+        | ToolName::Mv
+        | ToolName::Rm
+        | ToolName::Sh
+        | ToolName::AskUser => act(conn, ctx, call, aborted_by, now),
     }
-    if tool == "update" {
-        return update(conn, ctx, call, now);
-    }
+}
+
+/// Dispatches an action: aborted after a failed one, refused when its target is unusable or
+/// the loop does not offer it, else run by its handler.
+fn act(
+    conn: &mut SqliteConnection,
+    ctx: &DispatchCtx,
+    call: &ToolCall,
+    aborted_by: Option<ToolName>,
+    now: Millis,
+) -> Result<Dispatched, StoreError> {
     let target = tools::handler::target_of(call);
     let outcome = if let Some(previous) = aborted_by {
-        Outcome::failed(&target, "aborted", tools::messages::aborted(previous))
-    } else if !tools::TOOL_ORDER.contains(&tool) {
-        // No scheme of its own to record under: the refusal is an `error://` notice.
-        let outcome = Outcome::failed(tool, "501", tools::messages::not_a_tool(tool)).bare();
-        let mut result = record(conn, ctx, "error", outcome, now)?;
-        result.tool = tool.to_owned();
-        return Ok(result);
+        Outcome::failed(
+            &target,
+            "aborted",
+            tools::messages::aborted(previous.as_str()),
+        )
     } else if policy::invalid_target(call) {
         Outcome::failed("invalid", "validation", tools::messages::INVALID_TARGET).bare()
     } else if let Some(refused) = policy::refusal(ctx, call) {
@@ -127,7 +120,7 @@ pub fn dispatch(
             },
         }
     };
-    record(conn, ctx, tool, outcome, now)
+    record(conn, ctx, call.name, outcome, now)
 }
 
 /// A store error the model caused, as a failed outcome and its reason; other errors stay errors.
@@ -141,18 +134,18 @@ fn refusal_of(e: StoreError) -> Result<(&'static str, String), StoreError> {
     }
 }
 
-/// Writes the command's result entry at a per-run unique `<tool>://turn_N/<target>` path
-/// (as the model, except `error://` notices, which are the server's).
+/// Writes the command's result entry, as the model, at a per-run unique
+/// `<tool>://turn_N/<target>` path.
 fn record(
     conn: &mut SqliteConnection,
     ctx: &DispatchCtx,
-    tool: &str,
+    tool: ToolName,
     outcome: Outcome,
     now: Millis,
 ) -> Result<Dispatched, StoreError> {
     let t = ctx.t;
     let short: String = outcome.target.chars().take(PATH_TARGET_CHARS).collect();
-    let path = entries::unique_path(conn, t.run, &result_path(tool, t.turn, &short))?;
+    let path = entries::unique_path(conn, t.run, &result_path(tool.as_str(), t.turn, &short))?;
     let mut attributes = outcome.attributes;
     if outcome.keep_target && !outcome.target.is_empty() {
         if let Some(key) = tools::handler::target_key(tool) {
@@ -176,17 +169,15 @@ fn record(
             visibility: Visibility::Visible,
             loop_id: Some(t.loop_id),
             turn: t.turn,
-            writer: if tool == "error" {
-                Writer::Plugin
-            } else {
-                Writer::Model
-            },
+            writer: Writer::Model,
         },
-        ctx.limits.token_divisor,
-        now,
+        WriteCtx {
+            divisor: ctx.limits.token_divisor,
+            now,
+        },
     )?;
     Ok(Dispatched {
-        tool: tool.to_owned(),
+        tool,
         path,
         state: outcome.state,
         outcome: outcome.outcome,
@@ -202,8 +193,8 @@ fn update(
     now: Millis,
 ) -> Result<Dispatched, StoreError> {
     let signal = UpdateSignal::of(call);
-    let outcome = Outcome::resolved("", signal.body.clone()).with("status", signal.status);
-    let mut result = record(conn, ctx, "update", outcome, now)?;
+    let outcome = tools::update::outcome(&signal);
+    let mut result = record(conn, ctx, ToolName::Update, outcome, now)?;
     result.update = Some(signal);
     Ok(result)
 }

@@ -4,9 +4,8 @@ use super::TurnRef;
 use crate::entry::{State, Visibility, Writer};
 use crate::path::result_path;
 use crate::run::Mode;
-use crate::store::entries::{self, EntryWrite};
+use crate::store::entries::{self, EntryWrite, WriteCtx};
 use crate::store::StoreError;
-use crate::time::Millis;
 use diesel::SqliteConnection;
 use serde_json::{json, Value};
 
@@ -19,24 +18,11 @@ pub fn prompt(
     t: TurnRef,
     body: &str,
     mode: Mode,
-    divisor: u32,
-    now: Millis,
+    at: WriteCtx,
 ) -> Result<(), StoreError> {
     let path = format!("prompt://{}", t.turn);
     let attributes = json!({ "mode": mode.as_str() });
-    write(
-        conn,
-        t,
-        &path,
-        body,
-        &attributes,
-        State::Resolved,
-        None,
-        Visibility::Visible,
-        Writer::Plugin,
-        divisor,
-        now,
-    )
+    entries::write(conn, &plugin_write(t, &path, body, &attributes), at).map(|_| ())
 }
 
 /// Writes a turn's audit entries (`(scheme, body)` pairs, e.g. `system://N`, `assistant://N`)
@@ -45,8 +31,7 @@ pub fn audit_all(
     conn: &mut SqliteConnection,
     t: TurnRef,
     entries: &[(&str, &str)],
-    divisor: u32,
-    now: Millis,
+    at: WriteCtx,
 ) -> Result<(), StoreError> {
     if entries.is_empty() {
         return Ok(());
@@ -69,8 +54,7 @@ pub fn audit_all(
                 turn: t.turn,
                 writer: Writer::System,
             },
-            divisor,
-            now,
+            at,
             Some(rev),
         )?;
     }
@@ -82,61 +66,37 @@ pub fn warning(
     conn: &mut SqliteConnection,
     t: TurnRef,
     message: &str,
-    divisor: u32,
-    now: Millis,
+    at: WriteCtx,
 ) -> Result<String, StoreError> {
     let short: String = message.chars().take(ERROR_PATH_CHARS).collect();
     let path = entries::unique_path(conn, t.run, &result_path("error", t.turn, &short))?;
-    write(
-        conn,
-        t,
-        &path,
-        message,
-        &json!({}),
-        State::Failed,
-        Some("validation"),
-        Visibility::Visible,
-        Writer::Plugin,
-        divisor,
-        now,
-    )?;
+    let attributes = json!({});
+    let warning = EntryWrite {
+        state: State::Failed,
+        outcome: Some("validation"),
+        ..plugin_write(t, &path, message, &attributes)
+    };
+    entries::write(conn, &warning, at)?;
     Ok(path)
 }
 
-/// One entry write on behalf of a turn.
-#[expect(
-    clippy::too_many_arguments,
-    reason = "every field of an entry write; one write context is issue 28 item 5"
-)]
-fn write(
-    conn: &mut SqliteConnection,
+/// A visible entry the server writes as a plugin in turn `t` (resolved unless changed).
+fn plugin_write<'a>(
     t: TurnRef,
-    path: &str,
-    body: &str,
-    attributes: &Value,
-    state: State,
-    outcome: Option<&str>,
-    visibility: Visibility,
-    writer: Writer,
-    divisor: u32,
-    now: Millis,
-) -> Result<(), StoreError> {
-    entries::write(
-        conn,
-        &EntryWrite {
-            run: t.run,
-            path,
-            body,
-            attributes,
-            state,
-            outcome,
-            visibility,
-            loop_id: Some(t.loop_id),
-            turn: t.turn,
-            writer,
-        },
-        divisor,
-        now,
-    )
-    .map(|_| ())
+    path: &'a str,
+    body: &'a str,
+    attributes: &'a Value,
+) -> EntryWrite<'a> {
+    EntryWrite {
+        run: t.run,
+        path,
+        body,
+        attributes,
+        state: State::Resolved,
+        outcome: None,
+        visibility: Visibility::Visible,
+        loop_id: Some(t.loop_id),
+        turn: t.turn,
+        writer: Writer::Plugin,
+    }
 }

@@ -10,14 +10,14 @@
 
 use super::streams::{self, Awaited};
 use super::{proposals, record, state, TurnRef};
+use crate::ids::{ProjectId, RunId};
 use crate::run::{RunStatus, StopReason};
-use crate::store::entries::RunRef;
+use crate::store::entries::{RunRef, WriteCtx};
 use crate::store::loops::Loop;
 use crate::store::models::{self, Model};
 use crate::store::notifications::Recorded;
 use crate::store::runs::{self, Run};
 use crate::store::{loops, turns, views, StoreError};
-use crate::time::Millis;
 use crate::tools::search;
 use diesel::SqliteConnection;
 use serde_json::{json, Value};
@@ -31,7 +31,7 @@ pub struct Recovery {
     /// Loops that were ended as interrupted.
     pub interrupted: usize,
     /// `run/state` pushes to publish: (project, run alias, params).
-    pub pushed: Vec<(i32, String, Recorded)>,
+    pub pushed: Vec<(ProjectId, String, Recorded)>,
     /// Runs with queued loops to run.
     pub to_wake: Vec<Run>,
     /// Runs waiting on a proposal, to restore: the run, its active loop, its model and the proposal's path.
@@ -42,13 +42,10 @@ pub struct Recovery {
 }
 
 /// Ends interrupted loops and lists the runs that have loops waiting.
-pub fn recover(
-    conn: &mut SqliteConnection,
-    divisor: u32,
-    now: Millis,
-) -> Result<Recovery, StoreError> {
+pub fn recover(conn: &mut SqliteConnection, at: WriteCtx) -> Result<Recovery, StoreError> {
+    let now = at.now;
     let mut report = Recovery::default();
-    let streams_failed = streams::fail_all_streaming(conn, INTERRUPTED, divisor, now)?;
+    let streams_failed = streams::fail_all_streaming(conn, INTERRUPTED, at)?;
     for run in runs::unfinished(conn)? {
         let rr = RunRef {
             run_id: run.id,
@@ -84,12 +81,12 @@ pub fn recover(
                 loop_id: active.id,
                 turn,
             };
-            record::warning(conn, t, INTERRUPTED, divisor, now)?;
+            record::warning(conn, t, INTERRUPTED, at)?;
             // A search the server was asking when it stopped will never be answered: it fails
             // (502, like an unreachable backend) instead of streaming forever.
-            for (path, at) in views::searches_in_flight(conn, run.id)? {
-                let t = TurnRef { turn: at, ..t };
-                search::record_failure(conn, t, divisor, &path, INTERRUPTED, now)?;
+            for (path, turn) in views::searches_in_flight(conn, run.id)? {
+                let t = TurnRef { turn, ..t };
+                search::record_failure(conn, t, &path, INTERRUPTED, at)?;
             }
             loops::finish(
                 conn,
@@ -123,7 +120,7 @@ pub fn recover(
         }
     }
     // Clients learn of the failed channels of runs recovery pushed nothing else for.
-    let mut failed_runs: Vec<i32> = streams_failed.iter().map(|(r, _)| r.run_id).collect();
+    let mut failed_runs: Vec<RunId> = streams_failed.iter().map(|(r, _)| r.run_id).collect();
     failed_runs.dedup();
     for run_id in failed_runs {
         let run = runs::by_id(conn, run_id)?;
@@ -143,7 +140,7 @@ pub fn recover(
 /// The run's active loop and the command its running turn waits for, if it waits for one.
 fn awaiting_output(
     conn: &mut SqliteConnection,
-    run_id: i32,
+    run_id: RunId,
 ) -> Result<Option<(Loop, Awaited)>, StoreError> {
     let Some(active) = loops::active(conn, run_id)? else {
         return Ok(None);

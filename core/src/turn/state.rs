@@ -10,6 +10,7 @@
 //! `run/state`.
 
 use crate::fair::admission::{QueueReason, Queued};
+use crate::ids::{LoopId, RunId};
 use crate::provider::routing::Routed;
 use crate::run::RunStatus;
 use crate::store::entries;
@@ -52,7 +53,7 @@ fn behind_own_loop(status: i32, queued_loops: i64) -> Option<Queued> {
 /// `status` is the run's wire status; `telemetry` is `null` mid-turn.
 pub fn push(
     conn: &mut SqliteConnection,
-    run_id: i32,
+    run_id: RunId,
     turn: i32,
     status: i32,
     telemetry: Value,
@@ -67,8 +68,8 @@ pub fn push(
 /// (it was claimed meanwhile), in which case nothing is written.
 pub fn push_queued(
     conn: &mut SqliteConnection,
-    run_id: i32,
-    loop_id: i32,
+    run_id: RunId,
+    loop_id: LoopId,
     since: Millis,
     queued: Queued,
     now: Millis,
@@ -94,7 +95,7 @@ pub fn push_queued(
 /// wait behind the run's own.
 fn push_with(
     conn: &mut SqliteConnection,
-    run_id: i32,
+    run_id: RunId,
     turn: i32,
     status: i32,
     telemetry: Value,

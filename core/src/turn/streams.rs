@@ -11,10 +11,11 @@ pub use crate::commands::StreamEnd;
 
 use crate::config::CommandRunner;
 use crate::entry::{strings_attr, text_attr, State, Visibility, Writer};
-use crate::store::entries::{self, EntryWrite, RunRef, ViewRow};
+use crate::ids::RunId;
+use crate::parse::ToolName;
+use crate::store::entries::{self, EntryWrite, RunRef, ViewRow, WriteCtx};
 use crate::store::ops::{change_view, Op, ViewChange};
 use crate::store::{views, StoreError};
-use crate::time::Millis;
 use diesel::SqliteConnection;
 use serde_json::{Map, Value};
 
@@ -23,22 +24,20 @@ pub const AWAITING: &str = "awaiting";
 
 fn channel_row(
     conn: &mut SqliteConnection,
-    run_id: i32,
+    run_id: RunId,
     path: &str,
 ) -> Result<ViewRow, StoreError> {
     entries::by_path(conn, run_id, path)?
         .ok_or_else(|| StoreError::NotFound(format!("no stream channel {path} in this run")))
 }
 
-/// Where and when a stream write lands: the run, the token divisor and the clock.
+/// Where and when a stream write lands: the run, and the token divisor and time of the write.
 #[derive(Debug, Clone, Copy)]
 pub struct StreamWrite {
     /// The run owning the stream.
     pub run: RunRef,
-    /// Characters per token, for the entry's token count.
-    pub divisor: u32,
-    /// The write's timestamp.
-    pub now: Millis,
+    /// The token divisor and the write's time.
+    pub ctx: WriteCtx,
 }
 
 fn rewrite(
@@ -58,13 +57,12 @@ fn rewrite(
             attributes: &row.attributes(),
             state,
             outcome,
-            visibility: row.visibility(),
+            visibility: row.visibility,
             loop_id: None,
             turn: row.turn,
             writer: Writer::System,
         },
-        at.divisor,
-        at.now,
+        at.ctx,
     )
     .map(|_| ())
 }
@@ -78,7 +76,7 @@ pub fn append(
     chunk: &str,
 ) -> Result<(), StoreError> {
     let row = channel_row(conn, at.run.run_id, &format!("{path}_{channel}"))?;
-    if row.state() != State::Streaming {
+    if row.state != State::Streaming {
         return Err(StoreError::Conflict(format!(
             "{} is {}, no longer streaming",
             row.path, row.state
@@ -125,7 +123,7 @@ pub fn settle(
     let mut summaries = Vec::new();
     for channel_path in &channel_paths {
         let row = channel_row(conn, at.run.run_id, channel_path)?;
-        if row.state() != State::Streaming {
+        if row.state != State::Streaming {
             return Err(StoreError::Conflict(format!(
                 "{channel_path} is already {}",
                 row.state
@@ -193,15 +191,14 @@ pub fn settle(
             path: &log.path,
             body: &body,
             attributes: &log_attrs,
-            state: log.state(),
+            state: log.state,
             outcome: log.outcome.as_deref(),
             visibility: Visibility::Visible,
             loop_id: None,
             turn: log.turn,
             writer: Writer::System,
         },
-        at.divisor,
-        at.now,
+        at.ctx,
     )?;
     Ok(channel_paths)
 }
@@ -216,10 +213,9 @@ fn merge_attributes(
     let op = Op {
         run: at.run,
         writer: Writer::System,
-        divisor: at.divisor,
         // Only attributes change: no body passes the size gate here.
         max_entry_tokens: u32::MAX,
-        now: at.now,
+        at: at.ctx,
     };
     let change = ViewChange {
         merge: Some(merge),
@@ -260,13 +256,13 @@ pub fn stop_awaiting(
 /// The states of the channels of the command at `path`, in channel order.
 pub fn channel_states(
     conn: &mut SqliteConnection,
-    run_id: i32,
+    run_id: RunId,
     path: &str,
 ) -> Result<Vec<State>, StoreError> {
     let log = channel_row(conn, run_id, path)?;
     strings_attr(&log.attributes(), "channels")
         .into_iter()
-        .map(|channel| Ok(channel_row(conn, run_id, channel)?.state()))
+        .map(|channel| Ok(channel_row(conn, run_id, channel)?.state))
         .collect()
 }
 
@@ -276,7 +272,7 @@ pub struct Awaited {
     /// The command's log entry (the accepted proposal).
     pub path: String,
     /// `sh` or `env`.
-    pub tool: String,
+    pub tool: ToolName,
     /// Its turn.
     pub turn: i32,
     /// Its position among the turn's commands.
@@ -284,32 +280,32 @@ pub struct Awaited {
 }
 
 impl Awaited {
-    /// The command whose log entry is `row`.
-    pub fn of(row: &ViewRow) -> Awaited {
-        Awaited {
+    /// The command whose log entry is `row`, if it is a tool's.
+    pub fn of(row: &ViewRow) -> Option<Awaited> {
+        Some(Awaited {
             path: row.path.clone(),
-            tool: row.tag().to_owned(),
+            tool: ToolName::from_scheme(row.tag())?,
             turn: row.turn,
             command_index: row
                 .attributes()
                 .get("commandIndex")
                 .and_then(Value::as_u64)
                 .unwrap_or(0) as usize,
-        }
+        })
     }
 }
 
 /// The accepted command turn `turn` of the run waits for, if any.
 pub fn awaited(
     conn: &mut SqliteConnection,
-    run_id: i32,
+    run_id: RunId,
     turn: i32,
 ) -> Result<Option<Awaited>, StoreError> {
     let rows = views::commands_of_turn(conn, run_id, turn)?;
     Ok(rows
         .iter()
-        .find(|r| r.attributes().get(AWAITING) == Some(&Value::Bool(true)))
-        .map(Awaited::of))
+        .filter(|r| r.attributes().get(AWAITING) == Some(&Value::Bool(true)))
+        .find_map(Awaited::of))
 }
 
 /// Fails every channel still streaming, of every run, with `reason` (a restart: nobody
@@ -317,8 +313,7 @@ pub fn awaited(
 pub fn fail_all_streaming(
     conn: &mut SqliteConnection,
     reason: &str,
-    divisor: u32,
-    now: Millis,
+    ctx: WriteCtx,
 ) -> Result<Vec<(RunRef, String)>, StoreError> {
     let channels = views::streaming_commands(conn)?;
     let mut settled: Vec<(RunRef, String)> = Vec::new();
@@ -336,13 +331,13 @@ pub fn fail_all_streaming(
         });
         if !listed {
             tracing::warn!(
-                run_id,
+                run_id = run_id.0,
                 channel,
                 "a streaming channel without its command's entry"
             );
             continue;
         }
-        let at = StreamWrite { run, divisor, now };
+        let at = StreamWrite { run, ctx };
         let end = StreamEnd::Failed {
             reason: reason.to_owned(),
             duration: None,

@@ -5,9 +5,10 @@ use super::dispatch::{dispatch, DispatchCtx, DispatchLimits, LoopFlags};
 use super::{record, state, TurnRef};
 use crate::db::run_migrations;
 use crate::entry::State;
+use crate::ids::LoopId;
 use crate::parse::parse_reply;
 use crate::run::Mode;
-use crate::store::entries::{context_rows, RunRef};
+use crate::store::entries::{context_rows, RunRef, WriteCtx};
 use crate::store::{loops, projects, runs, schemes, turns};
 use crate::time::Millis;
 use diesel::connection::SimpleConnection;
@@ -36,7 +37,7 @@ fn ctx(t: TurnRef) -> DispatchCtx {
 struct Fixture {
     conn: SqliteConnection,
     run: RunRef,
-    loop_id: i32,
+    loop_id: LoopId,
 }
 
 fn fixture() -> Fixture {
@@ -85,12 +86,16 @@ impl Fixture {
 
     fn run_reply(&mut self, t: TurnRef, reply: &str) -> Vec<(String, State, Option<String>)> {
         let parsed = parse_reply(reply, 15);
-        let mut failed: Option<String> = None;
+        let mut failed: Option<crate::parse::ToolName> = None;
         let mut out = Vec::new();
-        for call in parsed.commands.iter().filter(|c| c.name != "think") {
-            let d = dispatch(&mut self.conn, &ctx(t), call, failed.as_deref(), NOW).unwrap();
+        for call in parsed
+            .commands
+            .iter()
+            .filter(|c| c.name != crate::parse::ToolName::Think)
+        {
+            let d = dispatch(&mut self.conn, &ctx(t), call, failed, NOW).unwrap();
             if d.failed() && failed.is_none() && d.update.is_none() {
-                failed = Some(d.tool.clone());
+                failed = Some(d.tool);
             }
             out.push((d.path, d.state, d.outcome));
         }
@@ -144,7 +149,17 @@ const TURN_ONE: &str = r#"<set path="known://port" summary="port,config">8080</s
 fn first_turn_of_first_loop() {
     let mut f = fixture();
     let t = f.turn();
-    record::prompt(&mut f.conn, t, "What port?", Mode::Act, 2, NOW).unwrap();
+    record::prompt(
+        &mut f.conn,
+        t,
+        "What port?",
+        Mode::Act,
+        WriteCtx {
+            divisor: 2,
+            now: NOW,
+        },
+    )
+    .unwrap();
     insta::assert_snapshot!(snapshot(&f.messages()));
 }
 
@@ -153,7 +168,17 @@ fn first_turn_of_first_loop() {
 fn continuation_turn() {
     let mut f = fixture();
     let t = f.turn();
-    record::prompt(&mut f.conn, t, "What port?", Mode::Act, 2, NOW).unwrap();
+    record::prompt(
+        &mut f.conn,
+        t,
+        "What port?",
+        Mode::Act,
+        WriteCtx {
+            divisor: 2,
+            now: NOW,
+        },
+    )
+    .unwrap();
     let results = f.run_reply(t, TURN_ONE);
     assert_eq!(
         results.iter().map(|r| r.1).collect::<Vec<_>>(),
@@ -174,13 +199,33 @@ fn continuation_turn() {
 fn first_turn_of_second_loop() {
     let mut f = fixture();
     let t = f.turn();
-    record::prompt(&mut f.conn, t, "What port?", Mode::Act, 2, NOW).unwrap();
+    record::prompt(
+        &mut f.conn,
+        t,
+        "What port?",
+        Mode::Act,
+        WriteCtx {
+            divisor: 2,
+            now: NOW,
+        },
+    )
+    .unwrap();
     f.run_reply(
         t,
         r#"<set path="known://port">8080</set><update status="200">8080</update>"#,
     );
     let t2 = f.turn();
-    record::prompt(&mut f.conn, t2, "And the host?", Mode::Ask, 2, NOW).unwrap();
+    record::prompt(
+        &mut f.conn,
+        t2,
+        "And the host?",
+        Mode::Ask,
+        WriteCtx {
+            divisor: 2,
+            now: NOW,
+        },
+    )
+    .unwrap();
     insta::assert_snapshot!(snapshot(&f.messages()));
 }
 
@@ -189,11 +234,32 @@ fn first_turn_of_second_loop() {
 fn turn_after_demotion() {
     let mut f = fixture();
     let t = f.turn();
-    record::prompt(&mut f.conn, t, "What port?", Mode::Act, 2, NOW).unwrap();
+    record::prompt(
+        &mut f.conn,
+        t,
+        "What port?",
+        Mode::Act,
+        WriteCtx {
+            divisor: 2,
+            now: NOW,
+        },
+    )
+    .unwrap();
     f.run_reply(t, TURN_ONE);
     let budget = super::budget::Budget::new(Some(2048), None, 0.9, None).unwrap();
     let demoted = super::budget::demote_turn(&mut f.conn, t, NOW).unwrap();
-    super::budget::record_overflow(&mut f.conn, t, 120, &budget, demoted, 2, NOW).unwrap();
+    super::budget::record_overflow(
+        &mut f.conn,
+        t,
+        120,
+        &budget,
+        demoted,
+        WriteCtx {
+            divisor: 2,
+            now: NOW,
+        },
+    )
+    .unwrap();
     f.turn();
     insta::assert_snapshot!(snapshot(&f.messages()));
 }
@@ -295,7 +361,16 @@ fn attached_files_are_not_history_until_a_turn_touches_them() {
         ..Default::default()
     };
     let project_id = f.run.project_id;
-    crate::files::sync::sync_project(&mut f.conn, project_id, &scan, 2, NOW).unwrap();
+    crate::files::sync::sync_project(
+        &mut f.conn,
+        project_id,
+        &scan,
+        WriteCtx {
+            divisor: 2,
+            now: NOW,
+        },
+    )
+    .unwrap();
     let attached = crate::files::sync::attach(&mut f.conn, f.run, &[], |_, _| false, NOW).unwrap();
     assert_eq!(attached, 2);
     let first = state::push(&mut f.conn, f.run.run_id, 1, 102, json!(null), NOW)
@@ -329,13 +404,20 @@ fn restart_fails_a_search_in_flight() {
     let done = dispatch(&mut f.conn, &ctx, &call, None, NOW).unwrap();
     assert_eq!(done.state, State::Streaming);
 
-    let recovered = super::recovery::recover(&mut f.conn, 2, NOW).unwrap();
+    let recovered = super::recovery::recover(
+        &mut f.conn,
+        WriteCtx {
+            divisor: 2,
+            now: NOW,
+        },
+    )
+    .unwrap();
     assert_eq!(recovered.interrupted, 1);
     let row = crate::store::entries::by_path(&mut f.conn, f.run.run_id, &done.path)
         .unwrap()
         .unwrap();
     assert_eq!(
-        (row.state(), row.outcome.as_deref(), row.body.as_str()),
+        (row.state, row.outcome.as_deref(), row.body.as_str()),
         (State::Failed, Some("502"), super::recovery::INTERRUPTED)
     );
 }
@@ -363,7 +445,16 @@ fn the_summary_is_the_latest_concluding_update_and_audit_is_not_history() {
     let t = f.turn();
     f.run_reply(t, r#"<update status="200">first answer</update>"#);
     let sent = [("system", "the system prompt"), ("user", "the user prompt")];
-    record::audit_all(&mut f.conn, t, &sent, 2, NOW).unwrap();
+    record::audit_all(
+        &mut f.conn,
+        t,
+        &sent,
+        WriteCtx {
+            divisor: 2,
+            now: NOW,
+        },
+    )
+    .unwrap();
     f.run_reply(t, r#"<update status="102">still going</update>"#);
     let pushed = state::push(&mut f.conn, f.run.run_id, 1, 102, json!(null), NOW)
         .unwrap()
@@ -564,7 +655,7 @@ fn the_first_failed_action_aborts_the_rest_and_the_update_still_applies() {
     assert_eq!(commands.update(), Some(&done));
 
     // A turn resumed at the update after a failed proposal knows both.
-    let resumed = Commands::resume_at(&parsed.commands, 4, Some("set".to_owned()));
+    let resumed = Commands::resume_at(&parsed.commands, 4, Some(crate::parse::ToolName::Set));
     assert_eq!(
         (resumed.any_failed(), resumed.update()),
         (true, Some(&done))
@@ -613,7 +704,17 @@ fn session_state_opens_the_system_message() {
     let mut state = SessionState::empty();
     state.set(Section::Title, "Find the port");
     state.set(Section::NextSteps, "- ask for the host");
-    stored::write(&mut f.conn, f.run, &state, 1, 2, NOW).unwrap();
+    stored::write(
+        &mut f.conn,
+        f.run,
+        &state,
+        1,
+        WriteCtx {
+            divisor: 2,
+            now: NOW,
+        },
+    )
+    .unwrap();
     let instructions = crate::tools::instructions(
         &crate::tools::active_tools(Mode::Act, LoopFlags::default(), false),
         15,
@@ -625,10 +726,20 @@ fn session_state_opens_the_system_message() {
     let quiet = crate::skill::parse(
         "quiet",
         "---\nmemoryScope: relevant\n---\n",
-        crate::tools::TOOL_ORDER,
+        &crate::tools::TOOL_ORDER,
     )
     .unwrap();
-    crate::store::skills::add(&mut f.conn, f.run, "quiet", &quiet, 2, NOW).unwrap();
+    crate::store::skills::add(
+        &mut f.conn,
+        f.run,
+        "quiet",
+        &quiet,
+        WriteCtx {
+            divisor: 2,
+            now: NOW,
+        },
+    )
+    .unwrap();
     let withheld = f.messages_with(true).system;
 
     let expected = format!(

@@ -11,12 +11,13 @@
 //! | ask_user | `# ask_user`, `# Question: Q`, `# Answer: A` | `Q → A` |
 //! | http, https | page body | snippet |
 //!
-//! Archived entries are never shown. Renderers trust the projection: they
+//! A tool's results are projected by the tool (`tools::view`, matched on its
+//! [`ToolName`]); the other schemes here. Archived entries are never shown. Renderers trust the projection: they
 //! do not check visibility again.
 
 use crate::entry::Visibility;
 use crate::store::entries::ViewRow;
-use crate::tools;
+use crate::tools::{self, ToolName};
 
 /// Characters of a summarized prompt the model still sees.
 pub const PROMPT_SUMMARY_CHARS: usize = 500;
@@ -26,19 +27,19 @@ pub const PROMPT_TRUNCATED: &str = "\n[truncated — promote to see the complete
 
 /// Projects a row's body for the model, by scheme and visibility.
 pub fn project(row: &ViewRow) -> String {
-    let visible = match row.visibility() {
+    let visible = match row.visibility {
         Visibility::Archived => return String::new(),
         Visibility::Visible => true,
         Visibility::Summarized => false,
     };
-    match (row.tag(), visible) {
+    let tag = row.tag();
+    if let Some(tool) = ToolName::from_scheme(tag) {
+        return tools::view(tool, row, visible);
+    }
+    match (tag, visible) {
         ("prompt", true) => row.body.clone(),
         ("prompt", false) => truncate_prompt(&row.body),
-        ("update", _) => tools::update::view(row),
         ("error" | "budget", _) => row.body.clone(),
-        ("set", true) => tools::set::visible(row),
-        ("ask_user", true) => tools::ask_user::visible(row),
-        ("ask_user", false) => tools::ask_user::summarized(row),
         ("http" | "https", false) => tools::search::page_summary(row),
         (_, true) => row.body.clone(),
         (_, false) => String::new(),
@@ -55,10 +56,17 @@ fn truncate_prompt(body: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::entry::State;
     use pretty_assertions::assert_eq;
     use serde_json::json;
 
-    fn row(path: &str, body: &str, visibility: &str, state: &str, attributes: &str) -> ViewRow {
+    fn row(
+        path: &str,
+        body: &str,
+        visibility: Visibility,
+        state: State,
+        attributes: &str,
+    ) -> ViewRow {
         ViewRow {
             view_id: 1,
             path: path.into(),
@@ -66,9 +74,9 @@ mod tests {
             body: body.into(),
             attributes: attributes.into(),
             tokens: 1,
-            state: state.into(),
+            state,
             outcome: None,
-            visibility: visibility.into(),
+            visibility,
             turn: 1,
             rev: 1,
             updated_at: 0,
@@ -89,22 +97,80 @@ mod tests {
             json!({"question": "Which DB?", "options": ["PG"], "answer": "PG"}).to_string();
         let page = json!({"title": "T", "snippet": "S"}).to_string();
         let cases: Vec<(ViewRow, &str, &str)> = vec![
-            (row("known://a", "fact", "", "resolved", "{}"), "fact", ""),
-            (row("unknown://q", "why?", "", "resolved", "{}"), "why?", ""),
-            (row("src/a.rs", "fn a", "", "resolved", "{}"), "fn a", ""),
-            (row("skill://s", "skill", "", "resolved", "{}"), "skill", ""),
             (
-                row("update://turn_1", "done", "", "resolved", "{}"),
+                row(
+                    "known://a",
+                    "fact",
+                    Visibility::Visible,
+                    State::Resolved,
+                    "{}",
+                ),
+                "fact",
+                "",
+            ),
+            (
+                row(
+                    "unknown://q",
+                    "why?",
+                    Visibility::Visible,
+                    State::Resolved,
+                    "{}",
+                ),
+                "why?",
+                "",
+            ),
+            (
+                row(
+                    "src/a.rs",
+                    "fn a",
+                    Visibility::Visible,
+                    State::Resolved,
+                    "{}",
+                ),
+                "fn a",
+                "",
+            ),
+            (
+                row(
+                    "skill://s",
+                    "skill",
+                    Visibility::Visible,
+                    State::Resolved,
+                    "{}",
+                ),
+                "skill",
+                "",
+            ),
+            (
+                row(
+                    "update://turn_1",
+                    "done",
+                    Visibility::Visible,
+                    State::Resolved,
+                    "{}",
+                ),
                 "# update\ndone",
                 "# update\ndone",
             ),
             (
-                row("error://turn_1/x", "oops", "", "failed", "{}"),
+                row(
+                    "error://turn_1/x",
+                    "oops",
+                    Visibility::Visible,
+                    State::Failed,
+                    "{}",
+                ),
                 "oops",
                 "oops",
             ),
             (
-                row("budget://1/2", "over", "", "failed", "{}"),
+                row(
+                    "budget://1/2",
+                    "over",
+                    Visibility::Visible,
+                    State::Failed,
+                    "{}",
+                ),
                 "over",
                 "over",
             ),
@@ -112,78 +178,160 @@ mod tests {
                 row(
                     "get://turn_1/a",
                     "a promoted (3 tokens)",
-                    "",
-                    "resolved",
+                    Visibility::Visible,
+                    State::Resolved,
                     "{}",
                 ),
                 "a promoted (3 tokens)",
                 "",
             ),
             (
-                row("rm://turn_1/a", "known://a", "", "resolved", "{}"),
+                row(
+                    "rm://turn_1/a",
+                    "known://a",
+                    Visibility::Visible,
+                    State::Resolved,
+                    "{}",
+                ),
                 "known://a",
                 "",
             ),
             (
-                row("cp://turn_1/a", "a copied", "", "resolved", "{}"),
+                row(
+                    "cp://turn_1/a",
+                    "a copied",
+                    Visibility::Visible,
+                    State::Resolved,
+                    "{}",
+                ),
                 "a copied",
                 "",
             ),
             (
-                row("mv://turn_1/a", "a moved", "", "resolved", "{}"),
+                row(
+                    "mv://turn_1/a",
+                    "a moved",
+                    Visibility::Visible,
+                    State::Resolved,
+                    "{}",
+                ),
                 "a moved",
                 "",
             ),
-            (row("sh://turn_1/ls", "", "", "proposed", "{}"), "", ""),
             (
-                row("env://turn_1/ls", "out", "", "resolved", "{}"),
+                row(
+                    "sh://turn_1/ls",
+                    "",
+                    Visibility::Visible,
+                    State::Proposed,
+                    "{}",
+                ),
+                "",
+                "",
+            ),
+            (
+                row(
+                    "env://turn_1/ls",
+                    "out",
+                    Visibility::Visible,
+                    State::Resolved,
+                    "{}",
+                ),
                 "out",
                 "",
             ),
             (
-                row("search://turn_1/q", "2 results", "", "resolved", "{}"),
+                row(
+                    "search://turn_1/q",
+                    "2 results",
+                    Visibility::Visible,
+                    State::Resolved,
+                    "{}",
+                ),
                 "2 results",
                 "",
             ),
             (
-                row("set://turn_1/a", "P", "", "resolved", &set),
+                row(
+                    "set://turn_1/a",
+                    "P",
+                    Visibility::Visible,
+                    State::Resolved,
+                    &set,
+                ),
                 "# set known://a 2→5 tokens\nW\nP",
                 "",
             ),
             (
-                row("set://turn_1/b", "No change was made.", "", "failed", &set),
+                row(
+                    "set://turn_1/b",
+                    "No change was made.",
+                    Visibility::Visible,
+                    State::Failed,
+                    &set,
+                ),
                 "No change was made.",
                 "",
             ),
             (
-                row("set://turn_1/c", "a → summarized", "", "resolved", "{}"),
+                row(
+                    "set://turn_1/c",
+                    "a → summarized",
+                    Visibility::Visible,
+                    State::Resolved,
+                    "{}",
+                ),
                 "a → summarized",
                 "",
             ),
             (
-                row("ask_user://turn_1/q", "", "", "proposed", &asked),
+                row(
+                    "ask_user://turn_1/q",
+                    "",
+                    Visibility::Visible,
+                    State::Proposed,
+                    &asked,
+                ),
                 "# ask_user\n# Question: Which DB?\n# Options: PG; SQLite",
                 "Which DB?",
             ),
             (
-                row("ask_user://turn_1/q", "PG", "", "resolved", &answered),
+                row(
+                    "ask_user://turn_1/q",
+                    "PG",
+                    Visibility::Visible,
+                    State::Resolved,
+                    &answered,
+                ),
                 "# ask_user\n# Question: Which DB?\n# Answer: PG",
                 "Which DB? → PG",
             ),
             (
-                row("https://x.org/a", "# T\n\nS", "", "resolved", &page),
+                row(
+                    "https://x.org/a",
+                    "# T\n\nS",
+                    Visibility::Visible,
+                    State::Resolved,
+                    &page,
+                ),
                 "# T\n\nS",
                 "S",
             ),
             (
-                row("prompt://1", &long, "", "resolved", "{}"),
+                row(
+                    "prompt://1",
+                    &long,
+                    Visibility::Visible,
+                    State::Resolved,
+                    "{}",
+                ),
                 long.as_str(),
                 "",
             ),
         ];
-        let project_at = |r: &ViewRow, v: &str| {
+        let project_at = |r: &ViewRow, v: Visibility| {
             project(&ViewRow {
-                visibility: v.into(),
+                visibility: v,
                 ..r.clone()
             })
         };
@@ -192,8 +340,8 @@ mod tests {
             .map(|(r, _, _)| {
                 (
                     r.path.clone(),
-                    project_at(r, "visible"),
-                    project_at(r, "summarized"),
+                    project_at(r, Visibility::Visible),
+                    project_at(r, Visibility::Summarized),
                 )
             })
             .collect();
@@ -217,7 +365,13 @@ mod tests {
     fn archived_is_empty() {
         for path in ["known://a", "update://turn_1", "error://x", "prompt://1"] {
             assert_eq!(
-                project(&row(path, "body", "archived", "resolved", "{}")),
+                project(&row(
+                    path,
+                    "body",
+                    Visibility::Archived,
+                    State::Resolved,
+                    "{}"
+                )),
                 ""
             );
         }

@@ -54,10 +54,10 @@ impl<'a> HistoryItem<'a> {
         HistoryItem {
             path: &row.path,
             tool: row.tag(),
-            state: &row.state,
+            state: row.state.as_str(),
             outcome: row.outcome.as_deref(),
-            status: http_status(row.state(), row.outcome.as_deref()),
-            visibility: &row.visibility,
+            status: http_status(row.state, row.outcome.as_deref()),
+            visibility: row.visibility.as_str(),
             turn: row.turn,
             tokens: row.tokens,
             attributes,

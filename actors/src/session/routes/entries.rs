@@ -72,13 +72,13 @@ pub async fn get_entries(call: Call, p: GetEntriesParams) -> Result<Vec<Entry>, 
     Ok(rows
         .into_iter()
         .map(|r| Entry {
-            status: i64::from(http_status(r.state(), r.outcome.as_deref())),
+            status: i64::from(http_status(r.state, r.outcome.as_deref())),
             attributes: r.attribute_map(),
             path: r.path,
             scheme: r.scheme,
-            state: r.state,
+            state: r.state.as_str().to_owned(),
             outcome: r.outcome,
-            visibility: r.visibility,
+            visibility: r.visibility.as_str().to_owned(),
             turn: i64::from(r.turn),
             tokens: i64::from(r.tokens),
             body: p.with_body.then_some(r.body),
@@ -218,7 +218,7 @@ async fn resolve_if_proposed(
         .await?;
     let Some(row) = row else { return Ok(None) };
     let was_proposal = row.attributes().get("commandIndex").is_some();
-    if row.state() != State::Proposed {
+    if row.state != State::Proposed {
         if was_proposal {
             return Err(RpcError::new(
                 ErrorKind::Conflict,

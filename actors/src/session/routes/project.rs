@@ -77,7 +77,7 @@ pub async fn hello(call: Call, p: HelloParams) -> Result<Outcome, Error> {
     let result = serde_json::to_value(Hello {
         rummy_version: env!("CARGO_PKG_VERSION").to_owned(),
         protocol_version: PROTOCOL_VERSION.to_owned(),
-        project_id: i64::from(project.id),
+        project_id: i64::from(project.id.0),
         project_root: project.project_root.clone(),
         max_turns: i64::from(call.svc().config.limits.max_turns),
     })?;
@@ -176,7 +176,7 @@ fn shown(c: &mut SqliteConnection, project: Stored, at: Millis) -> Result<Projec
     Ok(Project {
         created_at: Some(Millis(project.created_at).to_rfc3339()),
         name: project.name,
-        project_id: i64::from(project.id),
+        project_id: i64::from(project.id.0),
         project_root: project.project_root,
         cost_ceiling: project.cost_ceiling,
         period: period.as_str().to_owned(),

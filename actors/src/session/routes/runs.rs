@@ -6,6 +6,7 @@ use crate::registry::{
     validate_settings, CancelRun, ConfigureRun, ContinueRun, InjectRun, RenameRun, StartRun,
 };
 use crate::session::call::{Call, Json};
+use rummy_core::ids::ProjectId;
 use rummy_core::run::RunStatus;
 use rummy_core::store::{entries, runs, turns};
 use rummy_core::time::Millis;
@@ -146,7 +147,7 @@ pub async fn set_run(call: Call, p: SetParams, alias: &str) -> Result<RunAck, Er
 /// Starts a run named `alias` (the server names it when empty) with its first prompt.
 async fn start(
     call: &Call,
-    project_id: i32,
+    project_id: ProjectId,
     alias: &str,
     prompt: String,
     attributes: RunAttributes,

@@ -40,7 +40,7 @@ async fn list_named(dir: PathBuf) -> Result<Vec<NamedFile>, Error> {
 pub async fn skill_add(call: Call, p: SkillParams) -> Result<SkillAck, Error> {
     let run = call.run(&p.run).await?;
     let text = read_named(call.home("skills"), "skill", p.name.clone()).await?;
-    let parsed = skill::parse(&p.name, &text, TOOL_ORDER).map_err(|e| {
+    let parsed = skill::parse(&p.name, &text, &TOOL_ORDER).map_err(|e| {
         RpcError::new(
             ErrorKind::InvalidParams,
             format!("skill \"{}\": {e}", p.name),
@@ -48,7 +48,7 @@ pub async fn skill_add(call: Call, p: SkillParams) -> Result<SkillAck, Error> {
     })?;
     let (rr, divisor, name) = (run.run_ref(), call.divisor(), p.name.clone());
     let (path, _) = call
-        .write(move |c| skills::add(c, rr, &name, &parsed, divisor, now()))
+        .write(move |c| skills::add(c, rr, &name, &parsed, crate::clock::write_ctx(divisor)))
         .await?;
     Ok(SkillAck {
         ok: true,
@@ -75,7 +75,7 @@ pub async fn get_skills(call: Call, p: RunParams) -> Result<Vec<RunSkill>, Error
             let meta = SkillMeta::from_attributes(&s.attributes);
             RunSkill {
                 name: s.name,
-                state: s.state,
+                state: s.state.as_str().to_owned(),
                 active: s.active,
                 description: meta.description,
                 when_to_use: meta.when_to_use,
@@ -97,7 +97,7 @@ pub async fn list_skills(call: Call, _: NoParams) -> Result<Vec<SkillFile>, Erro
             .map(|(name, path)| {
                 let read = std::fs::read_to_string(&path).map_err(|e| e.to_string());
                 let parsed = read.and_then(|text| {
-                    skill::parse(&name, &text, TOOL_ORDER).map_err(|e| e.to_string())
+                    skill::parse(&name, &text, &TOOL_ORDER).map_err(|e| e.to_string())
                 });
                 let (meta, error) = match parsed {
                     Ok(s) => (s.meta, None),

@@ -20,8 +20,7 @@ pub async fn stream(call: Call, p: StreamParams) -> Result<Done, Error> {
     call.write(move |c| {
         let at = StreamWrite {
             run,
-            divisor,
-            now: now(),
+            ctx: crate::clock::write_ctx(divisor),
         };
         streams::append(c, at, &p.path, p.channel, &p.chunk)
     })
@@ -44,8 +43,7 @@ async fn settle(
         .write(move |c| {
             let at = StreamWrite {
                 run: rr,
-                divisor,
-                now: now(),
+                ctx: crate::clock::write_ctx(divisor),
             };
             let channels = streams::settle(c, at, &path, &end)?;
             // The run's status as of this write: read before it, a loop that ended meanwhile

@@ -10,6 +10,7 @@ use crate::services::Services;
 use crate::turn::{Allocated, ContextRead, TurnFailure, TurnJob};
 use rummy_core::files::sync::{self, SyncReport};
 use rummy_core::hedberg;
+use rummy_core::ids::{ProjectId, TurnId};
 use rummy_core::session_state::stored;
 use rummy_core::store::entries::RunRef;
 use rummy_core::store::{constraints, projects, turns, StoreError};
@@ -23,7 +24,7 @@ pub(super) struct Begun {
     /// The turn.
     pub t: TurnRef,
     /// Its row.
-    pub turn_id: i32,
+    pub turn_id: TurnId,
     /// What the write before it read besides the rows, when it read them.
     pub read: Option<ContextRead>,
 }
@@ -102,15 +103,15 @@ async fn allocate(
                 turn: turn.sequence,
             };
             if first {
-                record::prompt(c, t, &prompt, mode, divisor, now())?;
+                record::prompt(c, t, &prompt, mode, crate::clock::write_ctx(divisor))?;
             }
             // A run that keeps session state and has none yet (older than the setting, or new)
             // gets the empty one at its loop's start, silently.
             if session_state && stored::allowed(c, run.run_id)? {
-                stored::ensure(c, run, divisor, now())?;
+                stored::ensure(c, run, crate::clock::write_ctx(divisor))?;
             }
             let synced = match scan {
-                Some(scan) => Some((scan.sync(c, divisor)?, scan)),
+                Some(scan) => Some((scan.sync(c, crate::clock::write_ctx(divisor))?, scan)),
                 None => None,
             };
             if attach {
@@ -130,7 +131,7 @@ async fn allocate(
 
 /// Scans the run's project: `None` when its watch shows nothing changed since the last
 /// committed scan, or when the scan fails (the run then works with the files already stored).
-async fn scan_project(svc: &Services, project_id: i32) -> Option<ProjectScan> {
+async fn scan_project(svc: &Services, project_id: ProjectId) -> Option<ProjectScan> {
     let project = svc
         .store
         .read(move |c| projects::by_id(c, project_id))
@@ -140,7 +141,7 @@ async fn scan_project(svc: &Services, project_id: i32) -> Option<ProjectScan> {
         Err(e) => Err(e),
     };
     scanned
-        .inspect_err(|e| tracing::warn!(project_id, error = %e, "project scan failed; using the files already stored"))
+        .inspect_err(|e| tracing::warn!(project_id = project_id.0, error = %e, "project scan failed; using the files already stored"))
         .ok()
         .flatten()
 }

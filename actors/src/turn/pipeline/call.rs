@@ -14,8 +14,10 @@ use crate::provider::{Complete, ProviderError};
 use crate::services::Services;
 use crate::turn::events::{forward_events, progress};
 use crate::turn::{TurnFailure, TurnJob};
-use rummy_core::parse::{looks_like_tool_call, parse_reply, ParsedReply, ToolCall};
+use rummy_core::ids::TurnId;
+use rummy_core::parse::{looks_like_tool_call, parse_reply, ParsedReply, ToolCall, ToolName};
 use rummy_core::provider::{ChatMessage, Completion};
+use rummy_core::store::entries::WriteCtx;
 use rummy_core::store::turns;
 use rummy_core::turn::assemble::Messages;
 use rummy_core::turn::batch::Commands;
@@ -53,7 +55,7 @@ pub(super) async fn call(
             svc.store
                 .write(move |c| {
                     let sent = [("system", system.as_str()), ("user", user.as_str())];
-                    record::audit_all(c, t, &sent, divisor, now())
+                    record::audit_all(c, t, &sent, crate::clock::write_ctx(divisor))
                 })
                 .await
                 .map_err(failure)?;
@@ -137,7 +139,7 @@ async fn call_model(
 fn record_reply(
     svc: &Services,
     t: TurnRef,
-    turn_id: i32,
+    turn_id: TurnId,
     context_tokens: i32,
     completion: &Completion,
     parsed: &ParsedReply,
@@ -149,7 +151,8 @@ fn record_reply(
     let (mut warnings, unparsed) = (parsed.warnings.clone(), parsed.unparsed.clone());
     // Prose beside real commands that looks like a mangled command: tell the
     // model it did not run (a prose-only reply is the healer's to judge).
-    if parsed.commands.iter().any(|c| c.name != "think") && looks_like_tool_call(&unparsed) {
+    if parsed.commands.iter().any(|c| c.name != ToolName::Think) && looks_like_tool_call(&unparsed)
+    {
         warnings.push(healer_warnings::UNREADABLE_COMMAND.to_owned());
     }
     Box::new(move |c| {
@@ -169,7 +172,7 @@ fn record_reply(
         }
         trail.push(("model", &diagnostics));
         // One change: the turn's whole audit trail at one view revision.
-        record::audit_all(c, t, &trail, divisor, now)?;
+        record::audit_all(c, t, &trail, WriteCtx { divisor, now })?;
         turns::record_usage(
             c,
             turn_id,
@@ -179,7 +182,7 @@ fn record_reply(
             now,
         )?;
         for w in &warnings {
-            record::warning(c, t, w, divisor, now)?;
+            record::warning(c, t, w, WriteCtx { divisor, now })?;
         }
         Ok(())
     })
@@ -191,7 +194,7 @@ fn merge_reasoning(completion: &Completion, commands: &[ToolCall]) -> Option<Str
     parts.extend(
         commands
             .iter()
-            .filter(|c| c.name == "think")
+            .filter(|c| c.name == ToolName::Think)
             .map(|c| c.body.trim().to_owned())
             .filter(|b| !b.is_empty()),
     );

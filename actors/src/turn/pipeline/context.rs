@@ -12,6 +12,7 @@ use crate::services::Services;
 use crate::sidecar::Charge;
 use crate::turn::events::distribution;
 use crate::turn::{ContextRead, TurnFailure, TurnJob};
+use rummy_core::ids::RunId;
 use rummy_core::run::Mode;
 use rummy_core::session_state::stored;
 use rummy_core::sidecar::SidecarRecord;
@@ -109,11 +110,13 @@ pub(super) async fn fit(
                     match &change {
                         SummaryChange::None => {}
                         SummaryChange::Store(text) => {
-                            summary_store::store(c, t, text, divisor, now())?;
+                            summary_store::store(c, t, text, crate::clock::write_ctx(divisor))?;
                         }
-                        SummaryChange::Drop => summary_store::leave_context(c, t, divisor, now())?,
+                        SummaryChange::Drop => {
+                            summary_store::leave_context(c, t, crate::clock::write_ctx(divisor))?
+                        }
                     }
-                    budget::record_demotion(c, t, &demotion, divisor, now())
+                    budget::record_demotion(c, t, &demotion, crate::clock::write_ctx(divisor))
                 })
                 .await
                 .map_err(failure)?;
@@ -344,7 +347,7 @@ pub(super) fn put_kept(slot: &Mutex<Option<KeptContext>>, context: KeptContext) 
 /// later would. A failure only costs the turn a read of its own, so it fails nothing.
 pub(super) fn read_ahead(
     c: &mut diesel::SqliteConnection,
-    run_id: i32,
+    run_id: RunId,
     kept: Option<KeptContext>,
 ) -> Option<(KeptContext, ContextRead)> {
     let read = context_since(c, run_id, kept).and_then(|context| {

@@ -12,7 +12,8 @@ use crate::clock::now;
 use crate::services::Services;
 use crate::turn::{Decision, TurnEnd, TurnFailure, TurnJob};
 use rummy_core::entry::State;
-use rummy_core::parse::parse_reply;
+use rummy_core::ids::TurnId;
+use rummy_core::parse::{parse_reply, ToolName};
 use rummy_core::store::{entries, skills, turns, StoreError};
 use rummy_core::tools::context::SkillTools;
 use rummy_core::turn::batch::Commands;
@@ -31,7 +32,7 @@ pub(super) struct Dispatching {
     /// The turn.
     pub t: TurnRef,
     /// Its row.
-    pub turn_id: i32,
+    pub turn_id: TurnId,
     /// The reply's commands and where their dispatch stands.
     pub commands: Commands,
     /// The reply's text outside commands (the healer reads it).
@@ -138,7 +139,7 @@ pub(super) async fn resumed(
     job: &TurnJob,
     turn: i32,
     next_index: usize,
-    aborted_by: Option<String>,
+    aborted_by: Option<ToolName>,
     awaited: Option<String>,
 ) -> Result<Dispatching, TurnFailure> {
     let run = job.run;
@@ -158,8 +159,7 @@ pub(super) async fn resumed(
         Box::new(move |c| {
             let at = StreamWrite {
                 run,
-                divisor,
-                now: now(),
+                ctx: crate::clock::write_ctx(divisor),
             };
             streams::stop_awaiting(c, at, &path)
         })

@@ -9,9 +9,11 @@ use super::{failure, summary};
 use crate::clock::now;
 use crate::services::Services;
 use crate::turn::{Allocated, Decision, TurnEnd, TurnFailure, TurnJob};
-use rummy_core::parse::ToolCall;
+use rummy_core::ids::TurnId;
+use rummy_core::parse::{ToolCall, ToolName};
 use rummy_core::run::RunStatus;
 use rummy_core::store::context::KeptContext;
+use rummy_core::store::entries::WriteCtx;
 use rummy_core::store::notifications::Recorded;
 use rummy_core::store::{turns, StoreError};
 use rummy_core::turn::batch::Commands;
@@ -35,7 +37,7 @@ pub(super) struct Full {
 /// turn-end push carries (the turn is `ctx.t`).
 #[derive(Clone)]
 pub(super) struct EndInput {
-    turn_id: i32,
+    turn_id: TurnId,
     healer: Healer,
     prose: String,
     telemetry: Value,
@@ -52,7 +54,7 @@ impl EndInput {
     /// outside commands, `telemetry` what the turn-end push carries.
     pub fn new(
         job: &TurnJob,
-        turn_id: i32,
+        turn_id: TurnId,
         prose: String,
         telemetry: Value,
         ctx: DispatchCtx,
@@ -128,10 +130,17 @@ pub(super) async fn after_dispatch(
             svc.store
                 .write(move |c| {
                     if let Some(text) = &folded {
-                        summary_store::store(c, t, text, divisor, now())?;
+                        summary_store::store(c, t, text, crate::clock::write_ctx(divisor))?;
                     }
                     let demoted = budget::demote_turn(c, t, now())?;
-                    budget::record_overflow(c, t, over, &b, demoted, divisor, now())
+                    budget::record_overflow(
+                        c,
+                        t,
+                        over,
+                        &b,
+                        demoted,
+                        crate::clock::write_ctx(divisor),
+                    )
                 })
                 .await
                 .map_err(failure)?;
@@ -194,7 +203,15 @@ pub(super) fn end_turn(
     });
     let now = now();
     for w in verdict.warnings() {
-        record::warning(c, t, w, ctx.limits.token_divisor, now)?;
+        record::warning(
+            c,
+            t,
+            w,
+            WriteCtx {
+                divisor: ctx.limits.token_divisor,
+                now,
+            },
+        )?;
     }
     if let Verdict::Conclude {
         prose_answer: Some(answer),
@@ -202,7 +219,7 @@ pub(super) fn end_turn(
     } = &verdict
     {
         let call = ToolCall {
-            name: "update".into(),
+            name: ToolName::Update,
             attributes: vec![("status".into(), "200".into())],
             body: answer.clone(),
         };
@@ -280,9 +297,9 @@ pub(super) async fn overflowed(
     svc.store
         .write(move |c| {
             if let Some((over, b)) = ceiling {
-                budget::record_overflow(c, t, over, &b, (0, 0), divisor, now())?;
+                budget::record_overflow(c, t, over, &b, (0, 0), crate::clock::write_ctx(divisor))?;
             }
-            record::warning(c, t, &message, divisor, now())?;
+            record::warning(c, t, &message, crate::clock::write_ctx(divisor))?;
             turns::finish(c, turn_id, 413, now())
         })
         .await

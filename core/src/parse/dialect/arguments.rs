@@ -7,7 +7,7 @@
 //! attribute under its own name, so nothing the model said is lost.
 
 use super::json::Json;
-use crate::parse::ToolCall;
+use crate::parse::{Tag, TaggedCall, ToolName};
 
 /// One argument of a native call, in the order the model wrote it.
 #[derive(Debug, Clone, PartialEq)]
@@ -43,9 +43,9 @@ enum Target {
 /// argument whose canonical attribute is already set, keeps its own name.
 /// The first positional argument is the body too (`<get>a.js</get>` is how
 /// the XML form says it); further ones are `arg2`, `arg3`, …
-pub(crate) fn build(tool: &'static str, args: Vec<Argument>) -> ToolCall {
-    let mut call = ToolCall {
-        name: tool.to_owned(),
+pub(crate) fn build(tool: Tag, args: Vec<Argument>) -> TaggedCall {
+    let mut call = TaggedCall {
+        tag: tool,
         attributes: Vec::new(),
         body: String::new(),
     };
@@ -85,27 +85,39 @@ fn normalize_key(key: &str) -> String {
 }
 
 /// Where the argument `key` of `tool` goes.
-fn target(tool: &str, key: &str) -> Target {
-    use Target::{Attr, Body, Own};
+fn target(tool: Tag, key: &str) -> Target {
+    use Target::{Attr, Body};
+    use ToolName::{AskUser, Cp, Env, Get, Mv, Rm, Search, Set, Sh, Think, Update};
+    let Tag::Tool(tool) = tool else {
+        return generic_target(key);
+    };
     match (tool, key) {
         (_, "body" | "content" | "contents" | "text") => Body,
-        ("update", "message" | "answer" | "summary" | "result") => Body,
-        ("think", "thought" | "thoughts" | "thinking" | "reasoning") => Body,
+        (Update, "message" | "answer" | "summary" | "result") => Body,
+        (Think, "thought" | "thoughts" | "thinking" | "reasoning") => Body,
         // The body of get and rm is their content filter.
-        ("get" | "rm", "filter") => Body,
-        ("search", "query" | "q" | "search_query" | "search_term" | "term") => Attr("path"),
-        ("search", "max_results" | "num_results" | "count" | "limit") => Attr("results"),
-        ("sh" | "env", "cmd" | "script" | "shell_command") => Attr("command"),
-        ("ask_user", "prompt" | "query") => Attr("question"),
-        ("ask_user", "choices") => Attr("options"),
-        ("cp" | "mv", "from" | "source" | "src" | "source_path" | "old_path") => Attr("path"),
-        ("cp" | "mv", "destination" | "dest" | "target" | "new_path" | "target_path") => Attr("to"),
-        ("set", "old_string" | "old_text" | "find") => Attr("search"),
-        ("set", "new_string" | "new_text" | "replacement") => Attr("replace"),
-        ("get", "offset" | "start_line" | "line_number") => Attr("line"),
-        ("get", "lines" | "max_lines" | "line_count") => Attr("limit"),
-        (_, "file" | "file_path" | "filepath" | "filename" | "uri" | "url") => Attr("path"),
-        _ => Own,
+        (Get | Rm, "filter") => Body,
+        (Search, "query" | "q" | "search_query" | "search_term" | "term") => Attr("path"),
+        (Search, "max_results" | "num_results" | "count" | "limit") => Attr("results"),
+        (Sh | Env, "cmd" | "script" | "shell_command") => Attr("command"),
+        (AskUser, "prompt" | "query") => Attr("question"),
+        (AskUser, "choices") => Attr("options"),
+        (Cp | Mv, "from" | "source" | "src" | "source_path" | "old_path") => Attr("path"),
+        (Cp | Mv, "destination" | "dest" | "target" | "new_path" | "target_path") => Attr("to"),
+        (Set, "old_string" | "old_text" | "find") => Attr("search"),
+        (Set, "new_string" | "new_text" | "replacement") => Attr("replace"),
+        (Get, "offset" | "start_line" | "line_number") => Attr("line"),
+        (Get, "lines" | "max_lines" | "line_count") => Attr("limit"),
+        _ => generic_target(key),
+    }
+}
+
+/// Where the argument `key` goes whatever the tool (a retired tag's too).
+fn generic_target(key: &str) -> Target {
+    match key {
+        "body" | "content" | "contents" | "text" => Target::Body,
+        "file" | "file_path" | "filepath" | "filename" | "uri" | "url" => Target::Attr("path"),
+        _ => Target::Own,
     }
 }
 

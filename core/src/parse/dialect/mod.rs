@@ -18,7 +18,7 @@ mod python;
 
 use std::ops::Range;
 
-use super::{command_tag, ToolCall};
+use super::{command_tag, Tag, TaggedCall};
 
 pub(crate) use python::read_fence;
 
@@ -28,7 +28,7 @@ pub(crate) struct DialectRead {
     /// Where the prose continues after the call.
     pub end: usize,
     /// The commands read, in order.
-    pub calls: Vec<ToolCall>,
+    pub calls: Vec<TaggedCall>,
     /// Warnings about calls that were not read.
     pub warnings: Vec<String>,
 }
@@ -67,7 +67,7 @@ impl DialectRead {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Found {
     /// A known tool, with its arguments mapped.
-    Call(ToolCall),
+    Call(TaggedCall),
     /// A call of a tool that does not exist, by the name the model used.
     Unknown(String),
     /// Something that is not a call after all.
@@ -99,7 +99,7 @@ pub(crate) fn read_markup(text: &str, tag: Range<usize>, limit: usize) -> Option
 
 /// The tool a native call's name refers to: its trailing word, so that
 /// namespaced names (`rummy.nvim/get`, `functions.get`) work too.
-pub(crate) fn tool_of(name: &str) -> Option<&'static str> {
+pub(crate) fn tool_of(name: &str) -> Option<Tag> {
     let word = name
         .rsplit(|c: char| !(c.is_alphanumeric() || c == '_'))
         .find(|word| !word.is_empty())?;

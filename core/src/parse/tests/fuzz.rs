@@ -2,7 +2,7 @@
 
 use pretty_assertions::assert_eq;
 
-use crate::parse::{parse_reply, TOOL_NAMES};
+use crate::parse::parse_reply;
 
 /// A tiny xorshift generator, so the fuzz inputs are the same on every run.
 struct XorShift(u64);
@@ -84,13 +84,6 @@ fn fuzz_never_panics() {
             .collect();
         let cap = rng.below(8);
         let parsed = parse_reply(&reply, cap);
-        let bad: Vec<&str> = parsed
-            .commands
-            .iter()
-            .map(|command| command.name.as_str())
-            .filter(|name| !TOOL_NAMES.contains(name))
-            .collect();
-        assert_eq!((reply.as_str(), bad), (reply.as_str(), vec![]));
         assert!(parsed.commands.len() <= cap, "{reply:?}");
         assert_eq!(parsed.unparsed.trim(), parsed.unparsed, "{reply:?}");
     }

@@ -8,7 +8,7 @@ mod props;
 mod reference;
 mod syntax;
 
-use super::{parse_reply, ToolCall};
+use super::{parse_reply, ToolCall, ToolName};
 
 /// The cap used where a test is not about the cap.
 const NO_CAP: usize = 99;
@@ -16,7 +16,7 @@ const NO_CAP: usize = 99;
 /// An expected command.
 fn call(name: &str, attributes: &[(&str, &str)], body: &str) -> ToolCall {
     ToolCall {
-        name: name.to_owned(),
+        name: ToolName::parse(name).unwrap_or_else(|| panic!("{name} is no tool")),
         attributes: attributes
             .iter()
             .map(|(key, value)| ((*key).to_owned(), (*value).to_owned()))

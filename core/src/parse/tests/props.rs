@@ -3,7 +3,7 @@
 use pretty_assertions::assert_eq;
 use proptest::prelude::*;
 
-use crate::parse::{looks_like_tool_call, parse_reply, ToolCall, TOOL_NAMES};
+use crate::parse::{looks_like_tool_call, parse_reply, ToolCall, ToolName};
 
 /// Pieces that make tag soup, native-call soup and JSON soup likely.
 const SOUP: &[&str] = &[
@@ -127,7 +127,7 @@ fn prose() -> impl Strategy<Value = String> {
 fn command() -> impl Strategy<Value = (ToolCall, String)> {
     let attributes = prop::collection::btree_map(prop::sample::select(ATTRIBUTES), VALUE, 0..4);
     (
-        prop::sample::select(TOOL_NAMES),
+        prop::sample::select(ToolName::ALL.to_vec()),
         attributes,
         "[^<&`]{0,40}",
         any::<bool>(),
@@ -143,7 +143,7 @@ fn command() -> impl Strategy<Value = (ToolCall, String)> {
                 format!("<{name}{written}>{body}</{name}>")
             };
             let call = ToolCall {
-                name: name.to_owned(),
+                name,
                 attributes: attributes
                     .into_iter()
                     .map(|(key, value)| (key.to_owned(), value))
@@ -155,12 +155,11 @@ fn command() -> impl Strategy<Value = (ToolCall, String)> {
 }
 
 proptest! {
-    /// Any reply parses without panicking into known tools within the cap, and the spotter never panics.
+    /// Any reply parses without panicking into commands within the cap, and the spotter never panics.
     #[test]
     fn never_panics(reply in soup(), cap in 0usize..6) {
         let parsed = parse_reply(&reply, cap);
         prop_assert!(parsed.commands.len() <= cap);
-        prop_assert!(parsed.commands.iter().all(|c| TOOL_NAMES.contains(&c.name.as_str())));
         prop_assert_eq!(parsed.unparsed.trim(), parsed.unparsed.as_str());
         let _ = looks_like_tool_call(&reply);
     }

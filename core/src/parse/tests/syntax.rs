@@ -3,7 +3,7 @@
 use pretty_assertions::assert_eq;
 
 use super::{call, check, clean, warned, NO_CAP};
-use crate::parse::{parse_reply, tool_name, warnings};
+use crate::parse::{parse_reply, warnings, ToolName};
 
 /// Entities, CDATA, case, quoting styles and broken quotes are all read the way the model meant.
 #[test]
@@ -181,7 +181,7 @@ fn unparsed_prose() {
     }
 }
 
-/// `attr` finds the first attribute by name, `tool_name` canonicalises tag names.
+/// `attr` finds the first attribute by name, `ToolName::parse` reads tag names in any case.
 #[test]
 fn lookups() {
     let parsed = parse_reply(r#"<get path="a" PATH="b" preview/>"#, NO_CAP);
@@ -191,7 +191,11 @@ fn lookups() {
         (Some("a"), Some(""), None)
     );
     assert_eq!(
-        (tool_name("ASK_USER"), tool_name("thinking"), tool_name("")),
-        (Some("ask_user"), None, None)
+        (
+            ToolName::parse("ASK_USER"),
+            ToolName::parse("thinking"),
+            ToolName::parse("")
+        ),
+        (Some(ToolName::AskUser), None, None)
     );
 }

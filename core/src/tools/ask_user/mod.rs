@@ -4,6 +4,7 @@
 //! options while unanswered); summarized `Q → A` (or just `Q`).
 
 use super::handler::{attr, body, Handler, Outcome};
+use super::proposal::ProposalKind;
 use crate::entry::{strings_attr, text_attr, State};
 use crate::parse::ToolCall;
 use crate::store::entries::ViewRow;
@@ -37,7 +38,11 @@ pub fn run(_h: &mut Handler<'_>, call: &ToolCall) -> Result<Outcome, StoreError>
         return Ok(Outcome::failed("", "validation", QUESTION_REQUIRED));
     }
     let options = list.map(options).unwrap_or_default();
-    Ok(Outcome::proposed(question, "", "ask_user").with("options", options))
+    let kind = ProposalKind::AskUser {
+        question: question.to_owned(),
+        options,
+    };
+    Ok(Outcome::proposed(question, "", &kind))
 }
 
 /// The answer: the `answer` attribute, or the body once resolved.
@@ -45,7 +50,7 @@ fn answer(row: &ViewRow, attributes: &Value) -> Option<String> {
     Some(text_attr(attributes, "answer").to_owned())
         .filter(|a| !a.is_empty())
         .or_else(|| {
-            (row.state() == State::Resolved && !row.body.is_empty()).then(|| row.body.clone())
+            (row.state == State::Resolved && !row.body.is_empty()).then(|| row.body.clone())
         })
 }
 

@@ -13,6 +13,7 @@ use super::handler::{
     attr, bases, body, is_file, read_target, summary_of, visibility_of, Handler, Outcome, Target,
 };
 use super::messages::{self, listing, not_found};
+use super::proposal::ProposalKind;
 use crate::entry::Visibility;
 use crate::hedberg::{self, PatternKind};
 use crate::parse::ToolCall;
@@ -133,11 +134,20 @@ impl Copy {
                 seen.push((from, Some(row.body.as_str())));
             }
             let seen = bases(seen);
-            return Ok(Outcome::proposed(from, body, self.kind.name())
-                .with("from", from)
-                .with("to", to.as_str())
-                .with("content", row.body)
-                .with("bases", seen));
+            let (source, to, content) = (from.to_owned(), to.clone(), row.body);
+            let kind = match self.kind {
+                Kind::Cp => ProposalKind::Cp {
+                    from: source,
+                    to,
+                    content,
+                },
+                Kind::Mv => ProposalKind::Mv {
+                    from: source,
+                    to,
+                    content,
+                },
+            };
+            return Ok(Outcome::proposed(from, body, &kind).with("bases", seen));
         }
         h.check_all([to.as_str()])?;
         if self.kind == Kind::Mv {

@@ -10,6 +10,7 @@
 
 use super::handler::{bases, is_file, path_and_filter, read_target, Handler, Outcome};
 use super::messages::{self, listing, not_found};
+use super::proposal::ProposalKind;
 use crate::parse::ToolCall;
 use crate::run::Mode;
 use crate::store::entries::ViewRow;
@@ -60,13 +61,13 @@ pub fn run(h: &mut Handler<'_>, call: &ToolCall) -> Result<Outcome, StoreError> 
     if !entries.is_empty() {
         body.push_str(&format!("\n{REMOVED_NOW}\n{removed}"));
     }
-    let paths: Vec<&str> = files.iter().map(|r| r.path.as_str()).collect();
+    let kind = ProposalKind::Rm {
+        paths: files.iter().map(|r| r.path.clone()).collect(),
+    };
     let seen = bases(
         files
             .iter()
             .map(|r| (r.path.as_str(), Some(r.body.as_str()))),
     );
-    Ok(Outcome::proposed(&target_text, body, "rm")
-        .with("paths", paths)
-        .with("bases", seen))
+    Ok(Outcome::proposed(&target_text, body, &kind).with("bases", seen))
 }

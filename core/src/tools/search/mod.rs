@@ -17,9 +17,8 @@ use super::messages::listing;
 use crate::entry::{State, Visibility, Writer};
 use crate::parse::ToolCall;
 use crate::path::{normalize, scheme_of};
-use crate::store::entries::{self, EntryWrite, TurnRef, ViewRow};
+use crate::store::entries::{self, EntryWrite, TurnRef, ViewRow, WriteCtx};
 use crate::store::StoreError;
-use crate::time::Millis;
 use diesel::SqliteConnection;
 use serde_json::{json, Value};
 
@@ -96,10 +95,9 @@ pub fn request_of(row: &ViewRow) -> (String, usize) {
 pub fn record_results(
     conn: &mut SqliteConnection,
     t: TurnRef,
-    divisor: u32,
     path: &str,
     results: &[SearchHit],
-    now: Millis,
+    at: WriteCtx,
 ) -> Result<(), StoreError> {
     let result = entries::by_path(conn, t.run.run_id, path)?
         .ok_or_else(|| StoreError::NotFound(format!("{path} not found in this run")))?;
@@ -127,8 +125,7 @@ pub fn record_results(
                 t,
                 (&url, &body, &page),
                 (State::Resolved, None, Visibility::Summarized),
-                divisor,
-                now,
+                at,
             )?;
         }
         urls.push(url);
@@ -139,8 +136,7 @@ pub fn record_results(
         t,
         (path, &body, &attributes),
         (State::Resolved, None, Visibility::Visible),
-        divisor,
-        now,
+        at,
     )
 }
 
@@ -148,10 +144,9 @@ pub fn record_results(
 pub fn record_failure(
     conn: &mut SqliteConnection,
     t: TurnRef,
-    divisor: u32,
     path: &str,
     reason: &str,
-    now: Millis,
+    at: WriteCtx,
 ) -> Result<(), StoreError> {
     let result = entries::by_path(conn, t.run.run_id, path)?
         .ok_or_else(|| StoreError::NotFound(format!("{path} not found in this run")))?;
@@ -161,8 +156,7 @@ pub fn record_failure(
         t,
         (path, reason, &attributes),
         (State::Failed, Some("502"), Visibility::Visible),
-        divisor,
-        now,
+        at,
     )
 }
 
@@ -172,8 +166,7 @@ fn plugin_write(
     t: TurnRef,
     (path, body, attributes): (&str, &str, &Value),
     (state, outcome, visibility): (State, Option<&str>, Visibility),
-    divisor: u32,
-    now: Millis,
+    at: WriteCtx,
 ) -> Result<(), StoreError> {
     entries::write(
         conn,
@@ -189,8 +182,7 @@ fn plugin_write(
             turn: t.turn,
             writer: Writer::Plugin,
         },
-        divisor,
-        now,
+        at,
     )
     .map(|_| ())
 }

@@ -10,6 +10,7 @@ use super::{described, edit_needs_existing, needs_existing, NO_CHANGE};
 use crate::hedberg::{self, Edit};
 use crate::store::StoreError;
 use crate::tools::handler::{bases, Handler, Outcome};
+use crate::tools::proposal::ProposalKind;
 
 /// Proposes the edit of the project file at `path` (a new file when it does not exist).
 pub fn propose(h: &mut Handler<'_>, path: &str, edit: &Edit) -> Result<Outcome, StoreError> {
@@ -31,8 +32,11 @@ pub fn propose(h: &mut Handler<'_>, path: &str, edit: &Edit) -> Result<Outcome, 
     if !created && applied.content == old {
         return Ok(Outcome::resolved(path, NO_CHANGE));
     }
-    let proposal = Outcome::proposed(path, applied.patch.clone(), "edit")
-        .with("content", applied.content.clone())
+    let kind = ProposalKind::Edit {
+        path: path.to_owned(),
+        content: applied.content.clone(),
+    };
+    let proposal = Outcome::proposed(path, applied.patch.clone(), &kind)
         .with("created", created)
         .with("bases", base);
     Ok(described(proposal, &applied))

@@ -191,7 +191,7 @@ pub fn visible(row: &ViewRow) -> String {
     let (Some(before), Some(after)) = tokens else {
         return row.body.clone();
     };
-    if row.state() == State::Failed {
+    if row.state == State::Failed {
         return row.body.clone();
     }
     let path = a.get("path").and_then(Value::as_str).unwrap_or_default();

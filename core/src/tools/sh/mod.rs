@@ -3,7 +3,8 @@
 //! Views: the result body when visible, nothing when summarized.
 
 use super::handler::{attr, body, Handler, Outcome};
-use crate::parse::ToolCall;
+use super::proposal::ProposalKind;
+use crate::parse::{ToolCall, ToolName};
 use crate::store::StoreError;
 
 /// The model-facing doc of `sh`.
@@ -18,7 +19,17 @@ pub fn run(h: &mut Handler<'_>, call: &ToolCall) -> Result<Outcome, StoreError> 
     let Some(command) = attr(call, "command").or_else(|| body(call)) else {
         return Ok(Outcome::failed("", "validation", COMMAND_REQUIRED));
     };
-    Ok(Outcome::proposed(command, "", &call.name)
+    let command_text = command.to_owned();
+    let kind = if call.name == ToolName::Env {
+        ProposalKind::Env {
+            command: command_text,
+        }
+    } else {
+        ProposalKind::Sh {
+            command: command_text,
+        }
+    };
+    Ok(Outcome::proposed(command, "", &kind)
         .with("summary", command)
         .with("runner", h.ctx.runner.as_str()))
 }

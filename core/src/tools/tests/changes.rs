@@ -187,7 +187,7 @@ fn visibility_and_summary_changes() {
         let result = f.one(reply);
         let visibilities: Vec<(&str, Visibility)> = after
             .iter()
-            .map(|(p, _)| (*p, f.entry(p).unwrap().visibility()))
+            .map(|(p, _)| (*p, f.entry(p).unwrap().visibility))
             .collect();
         got.push((reply, result, visibilities));
         want.push((reply, expected, after));

@@ -1,7 +1,7 @@
 //! The model-facing docs: the tool-doc discipline (seed 000 §7), rationale kept in source and never shown, only active tools documented.
 
 use crate::run::Mode;
-use crate::tools::{active_tools, doc, instructions, strip_rationale, TOOL_ORDER};
+use crate::tools::{active_tools, doc, instructions, strip_rationale, ToolName, TOOL_ORDER};
 use crate::turn::dispatch::LoopFlags;
 use pretty_assertions::assert_eq;
 
@@ -10,7 +10,7 @@ const RFC_2119: [&str; 3] = ["MUST", "SHOULD", "MAY"];
 /// How one doc measures against the discipline.
 #[derive(Debug, PartialEq, Eq)]
 struct Shape {
-    tool: &'static str,
+    tool: ToolName,
     syntax_line: bool,
     examples_at_least_two: bool,
     rule_bullets_at_least_two: bool,
@@ -37,7 +37,7 @@ fn every_doc_follows_the_discipline() {
     let got: Vec<Shape> = TOOL_ORDER
         .iter()
         .map(|&tool| {
-            let source = doc(tool).unwrap_or_default();
+            let source = doc(tool);
             let text = strip_rationale(source);
             let lines: Vec<&str> = text.lines().collect();
             let examples = lines.iter().filter(|l| l.starts_with("Example:")).count();
@@ -75,8 +75,9 @@ fn every_doc_follows_the_discipline() {
 /// The instructions show the active tools' docs in advertised order, without rationale, with the limits filled in.
 #[test]
 fn instructions_show_only_active_docs() {
-    let all = active_tools(Mode::Act, LoopFlags::default(), true);
-    let text = instructions(&all, 15, None);
+    let tools = active_tools(Mode::Act, LoopFlags::default(), true);
+    let text = instructions(&tools, 15, None);
+    let all: Vec<&str> = tools.iter().map(|t| t.as_str()).collect();
     assert!(
         !text.contains("<!--") && !text.contains("-->") && !text.contains("why:"),
         "{text}"
@@ -110,7 +111,7 @@ fn instructions_show_only_active_docs() {
 /// Docs follow advertised order even when the caller lists tools in another; a persona is appended.
 #[test]
 fn order_and_persona() {
-    let text = instructions(&["update", "get"], 15, Some("  Be terse. "));
+    let text = instructions(&[ToolName::Update, ToolName::Get], 15, Some("  Be terse. "));
     assert!(text.contains("Tools available: get, update"));
     let get = text.find("## <get").unwrap_or(usize::MAX);
     let update = text.find("## <update").unwrap_or(0);
@@ -121,7 +122,7 @@ fn order_and_persona() {
 /// The preamble teaches the workflow, not the old limit to known:// and unknown:// paths.
 #[test]
 fn preamble_teaches_the_workflow() {
-    let text = instructions(&["update"], 15, None);
+    let text = instructions(&[ToolName::Update], 15, None);
     assert!(!text.contains("only `known://` and `unknown://`"));
     let steps: Vec<&str> = text
         .lines()

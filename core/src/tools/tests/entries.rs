@@ -161,7 +161,7 @@ fn copies_keep_attributes() {
     f.one(r#"<cp path="known://port" to="known://port_copy" visibility="summarized"/>"#);
     let copy = f.entry("known://port_copy").unwrap();
     assert_eq!(
-        (copy.body.as_str(), copy.attributes(), copy.visibility()),
+        (copy.body.as_str(), copy.attributes(), copy.visibility),
         (PORT, json!({"summary": "port"}), Visibility::Summarized)
     );
 }
@@ -246,7 +246,7 @@ fn mv_changes_visibility_in_place() {
         )
     );
     assert_eq!(
-        f.entry("known://port").unwrap().visibility(),
+        f.entry("known://port").unwrap().visibility,
         Visibility::Summarized
     );
 }

@@ -166,7 +166,7 @@ fn promotion_and_what_does_not_promote() {
     f.reply(r#"<get path="src/app.js" line="1"/><get path="src/*.js" preview/>"#);
     let state = |f: &mut super::Fixture, p: &str| {
         let row = f.entry(p).unwrap();
-        (row.visibility(), row.turn)
+        (row.visibility, row.turn)
     };
     assert_eq!(state(&mut f, "src/app.js"), (Visibility::Summarized, 0));
     f.reply(r#"<get path="src/*.js"/>"#);
@@ -192,7 +192,7 @@ fn promotion_reads_any_visible_scheme() {
     let promoted = f.one(r#"<get path="prompt://1"/>"#);
     assert_eq!(promoted.body, "prompt://1 promoted (5 tokens)");
     assert_eq!(
-        f.entry("prompt://1").unwrap().visibility(),
+        f.entry("prompt://1").unwrap().visibility,
         Visibility::Visible
     );
     let demoted = f.one(r#"<get path="prompt://1" visibility="summarized"/>"#);

@@ -1,9 +1,9 @@
-//! Dispatch rules every tool shares: target validation, aborts after a failure, lifecycle signals, refusal of non-tools.
+//! Dispatch rules every tool shares: target validation, aborts after a failure, lifecycle signals, names that are no tool.
 
 use super::{fixture, seen, Seen};
 use crate::entry::State::{Failed, Proposed, Resolved};
 use crate::entry::Visibility;
-use crate::parse::ToolCall;
+use crate::parse::{parse_reply, warnings, ToolCall, ToolName};
 use crate::turn::dispatch::{Dispatched, UpdateSignal};
 use pretty_assertions::assert_eq;
 
@@ -19,8 +19,8 @@ fn target_validation() {
             "Invalid path: too long or contains non-printing characters",
         )
     };
-    let call = |name: &str, attributes: &[(&str, &str)], body: &str| ToolCall {
-        name: name.into(),
+    let call = |name: ToolName, attributes: &[(&str, &str)], body: &str| ToolCall {
+        name,
         attributes: attributes
             .iter()
             .map(|(k, v)| ((*k).into(), (*v).into()))
@@ -28,26 +28,33 @@ fn target_validation() {
         body: body.into(),
     };
     let cases: Vec<(ToolCall, Seen)> = vec![
-        (call("get", &[("path", &long)], ""), invalid("get")),
+        (call(ToolName::Get, &[("path", &long)], ""), invalid("get")),
         (
-            call("set", &[("path", "known://a\u{7}")], "x"),
+            call(ToolName::Set, &[("path", "known://a\u{7}")], "x"),
             invalid("set"),
         ),
-        (call("get", &[], "src/a.js\nsrc/b.js"), invalid("get")),
         (
-            call("mv", &[("path", "known://a"), ("to", "known://b\tc")], ""),
+            call(ToolName::Get, &[], "src/a.js\nsrc/b.js"),
+            invalid("get"),
+        ),
+        (
+            call(
+                ToolName::Mv,
+                &[("path", "known://a"), ("to", "known://b\tc")],
+                "",
+            ),
             invalid("mv"),
         ),
         (
-            call("ask_user", &[("question", "Which\none?")], ""),
+            call(ToolName::AskUser, &[("question", "Which\none?")], ""),
             invalid("ask_user"),
         ),
         (
-            call("sh", &[("command", &"x".repeat(600))], ""),
+            call(ToolName::Sh, &[("command", &"x".repeat(600))], ""),
             invalid("sh"),
         ),
         (
-            call("sh", &[], "cat <<EOF\nhello\nEOF"),
+            call(ToolName::Sh, &[], "cat <<EOF\nhello\nEOF"),
             seen(
                 "sh://turn_1/cat%20%3C%3CEOF%0Ahello%0AEOF",
                 Proposed,
@@ -103,12 +110,12 @@ fn abort_after_failure_and_lifecycle() {
         ]
     );
     assert_eq!(
-        f.entry("src/util.js").unwrap().visibility(),
+        f.entry("src/util.js").unwrap().visibility,
         Visibility::Summarized
     );
     assert_eq!(f.entry("known://db"), None);
     let update = f.call(&ToolCall {
-        name: "update".into(),
+        name: ToolName::Update,
         attributes: vec![("status".into(), "999".into())],
         body: " going on ".into(),
     });
@@ -122,14 +129,14 @@ fn abort_after_failure_and_lifecycle() {
     );
     assert_eq!(f.view(&update.path), "# update\ngoing on");
     let think = f.call(&ToolCall {
-        name: "think".into(),
+        name: ToolName::Think,
         attributes: vec![],
         body: "x".into(),
     });
     assert_eq!(
         think,
         Dispatched {
-            tool: "think".into(),
+            tool: ToolName::Think,
             path: String::new(),
             state: Resolved,
             outcome: None,
@@ -138,22 +145,22 @@ fn abort_after_failure_and_lifecycle() {
     );
 }
 
-/// A tag that is no tool is refused (501), never silently ignored.
+/// A name that is no tool never reaches dispatch: as a tag it is markup that is no command, as
+/// a native call it leaves a warning and stays in the prose (which the healer judges); nothing
+/// is run or recorded.
 #[test]
-fn unknown_tools_are_refused() {
+fn unknown_tools_are_never_dispatched() {
     let mut f = fixture();
-    let d = f.call(&ToolCall {
-        name: "fly".into(),
-        attributes: vec![("path".into(), "x".into())],
-        body: String::new(),
-    });
+    let call = r#"{"name": "fly", "arguments": {"path": "x"}}"#;
+    let reply = format!(r#"<fly path="x"/> {call}"#);
+    let parsed = parse_reply(&reply, 15);
     assert_eq!(
-        f.seen(&d),
-        seen(
-            "error://turn_1/fly",
-            Failed,
-            Some("501"),
-            "fly is not a tool on this server."
+        (parsed.commands, parsed.warnings, parsed.unparsed),
+        (
+            vec![],
+            vec![warnings::unknown_tool("fly", warnings::FORMAT_JSON)],
+            call.to_owned()
         )
     );
+    assert_eq!(f.reply(&reply), vec![]);
 }

@@ -16,7 +16,7 @@ use crate::db::run_migrations;
 use crate::entry::{State, Visibility, Writer};
 use crate::parse::{parse_reply, ToolCall};
 use crate::run::Mode;
-use crate::store::entries::{self as store, EntryWrite, RunRef, ViewRow};
+use crate::store::entries::{self as store, EntryWrite, RunRef, ViewRow, WriteCtx};
 use crate::store::{loops, projects, runs, schemes, turns};
 use crate::time::Millis;
 use crate::turn::dispatch::{dispatch, DispatchCtx, DispatchLimits, Dispatched, LoopFlags};
@@ -180,8 +180,10 @@ impl Fixture {
                 turn: 0,
                 writer,
             },
-            2,
-            NOW,
+            WriteCtx {
+                divisor: 2,
+                now: NOW,
+            },
         )
         .unwrap();
     }
@@ -206,16 +208,16 @@ impl Fixture {
     /// Parses a reply and dispatches its commands in order, aborting after the first failed action.
     pub fn reply(&mut self, reply: &str) -> Vec<Seen> {
         let parsed = parse_reply(reply, 15);
-        let mut failed: Option<String> = None;
+        let mut failed: Option<crate::parse::ToolName> = None;
         let mut out = Vec::new();
         for (index, call) in parsed.commands.iter().enumerate() {
             let ctx = DispatchCtx {
                 command_index: index,
                 ..self.ctx
             };
-            let d = dispatch(&mut self.conn, &ctx, call, failed.as_deref(), NOW).unwrap();
+            let d = dispatch(&mut self.conn, &ctx, call, failed, NOW).unwrap();
             if d.failed() && failed.is_none() && d.update.is_none() {
-                failed = Some(d.tool.clone());
+                failed = Some(d.tool);
             }
             if d.path.is_empty() {
                 continue;
@@ -243,7 +245,7 @@ impl Fixture {
     pub fn seen(&mut self, d: &Dispatched) -> Seen {
         let row = self.entry(&d.path).unwrap();
         assert_eq!(
-            (row.state(), row.outcome.clone()),
+            (row.state, row.outcome.clone()),
             (d.state, d.outcome.clone())
         );
         Seen {

@@ -4,7 +4,7 @@ use super::{fixture_with, seen, Seen, APP};
 use crate::entry::State::{Failed, Resolved};
 use crate::entry::Visibility;
 use crate::run::Mode;
-use crate::tools::active_tools;
+use crate::tools::{active_tools, ToolName};
 use crate::turn::dispatch::LoopFlags;
 use pretty_assertions::assert_eq;
 use serde_json::json;
@@ -25,21 +25,30 @@ fn active_tools_per_mode_and_flags() {
         f(&mut flags);
         flags
     };
+    let names = |tools: Vec<ToolName>| tools.into_iter().map(ToolName::as_str).collect();
     let cases: Vec<(&str, Vec<&str>)> = vec![
-        ("act", active_tools(Mode::Act, NO_FLAGS, false)),
-        ("act+search", active_tools(Mode::Act, NO_FLAGS, true)),
-        ("ask+search", active_tools(Mode::Ask, NO_FLAGS, true)),
+        ("act", names(active_tools(Mode::Act, NO_FLAGS, false))),
+        ("act+search", names(active_tools(Mode::Act, NO_FLAGS, true))),
+        ("ask+search", names(active_tools(Mode::Ask, NO_FLAGS, true))),
         (
             "noInteraction",
-            active_tools(Mode::Act, flags(|f| f.no_interaction = true), true),
+            names(active_tools(
+                Mode::Act,
+                flags(|f| f.no_interaction = true),
+                true,
+            )),
         ),
         (
             "noWeb",
-            active_tools(Mode::Act, flags(|f| f.no_web = true), true),
+            names(active_tools(Mode::Act, flags(|f| f.no_web = true), true)),
         ),
         (
             "noProposals",
-            active_tools(Mode::Act, flags(|f| f.no_proposals = true), false),
+            names(active_tools(
+                Mode::Act,
+                flags(|f| f.no_proposals = true),
+                false,
+            )),
         ),
     ];
     assert_eq!(
@@ -100,16 +109,32 @@ fn skills_narrow_the_tools() {
         ),
         (
             active_tools(Mode::Act, NO_FLAGS, false),
-            vec!["get", "env", "think", "sh", "update"],
-            vec!["get", "env", "think", "update"],
-            vec!["get", "env", "think", "update"],
+            vec![
+                ToolName::Get,
+                ToolName::Env,
+                ToolName::Think,
+                ToolName::Sh,
+                ToolName::Update
+            ],
+            vec![
+                ToolName::Get,
+                ToolName::Env,
+                ToolName::Think,
+                ToolName::Update
+            ],
+            vec![
+                ToolName::Get,
+                ToolName::Env,
+                ToolName::Think,
+                ToolName::Update
+            ],
         )
     );
     assert_eq!(
         (
-            tool_refusal(Mode::Act, flags(std::slice::from_ref(&review)), false, "set"),
-            tool_refusal(Mode::Act, flags(std::slice::from_ref(&review)), false, "update"),
-            tool_refusal(Mode::Ask, flags(&[review]), false, "sh"),
+            tool_refusal(Mode::Act, flags(std::slice::from_ref(&review)), false, ToolName::Set),
+            tool_refusal(Mode::Act, flags(std::slice::from_ref(&review)), false, ToolName::Update),
+            tool_refusal(Mode::Ask, flags(&[review]), false, ToolName::Sh),
         ),
         (
             Some(Refused {
@@ -264,7 +289,7 @@ fn ask_mode_keeps_scheme_writes() {
         .collect();
     assert_eq!(states, vec![(Resolved, None); 5]);
     assert_eq!(
-        f.entry("src/app.js").unwrap().visibility(),
+        f.entry("src/app.js").unwrap().visibility,
         Visibility::Visible
     );
 }

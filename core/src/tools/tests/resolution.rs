@@ -2,6 +2,7 @@
 
 use super::{fixture, Fixture, APP, NOW};
 use crate::entry::State;
+use crate::store::entries::WriteCtx;
 use crate::store::StoreError;
 use crate::turn::proposals::{self, Decision, Recorded, Resolution};
 use pretty_assertions::assert_eq;
@@ -26,7 +27,18 @@ fn accept(f: &mut Fixture, dir: &TempDir, path: &str) -> Recorded {
     let run = f.ctx.t.run;
     let proposal = proposals::read(&mut f.conn, run, path).unwrap();
     let resolution = proposals::apply(&proposal, Decision::Accept(None), dir.path());
-    proposals::record(&mut f.conn, run, &proposal, &resolution, None, 2, NOW).unwrap()
+    proposals::record(
+        &mut f.conn,
+        run,
+        &proposal,
+        &resolution,
+        None,
+        WriteCtx {
+            divisor: 2,
+            now: NOW,
+        },
+    )
+    .unwrap()
 }
 
 /// An accepted edit is written to disk and recorded resolved, and its file's entry follows;
@@ -100,15 +112,34 @@ fn a_proposal_cancelled_meanwhile_keeps_its_state() {
     let proposal = proposals::read(&mut f.conn, run, &path).unwrap();
     let resolution = proposals::apply(&proposal, Decision::Accept(None), dir.path());
     assert!(matches!(resolution, Resolution::Accepted { .. }));
-    proposals::cancel_pending(&mut f.conn, f.ctx.t, "cancelled", 2, NOW).unwrap();
+    proposals::cancel_pending(
+        &mut f.conn,
+        f.ctx.t,
+        "cancelled",
+        WriteCtx {
+            divisor: 2,
+            now: NOW,
+        },
+    )
+    .unwrap();
 
-    let recorded =
-        proposals::record(&mut f.conn, run, &proposal, &resolution, None, 2, NOW).unwrap();
+    let recorded = proposals::record(
+        &mut f.conn,
+        run,
+        &proposal,
+        &resolution,
+        None,
+        WriteCtx {
+            divisor: 2,
+            now: NOW,
+        },
+    )
+    .unwrap();
 
     assert_eq!(
         (
             recorded,
-            f.entry(&path).unwrap().state(),
+            f.entry(&path).unwrap().state,
             f.body("src/app.js")
         ),
         (

@@ -4,6 +4,7 @@ use super::{fixture_with, seen, NOW};
 use crate::entry::State::{Failed, Resolved, Streaming};
 use crate::entry::Visibility;
 use crate::run::Mode;
+use crate::store::entries::WriteCtx;
 use crate::tools::search::{record_failure, record_results, request_of, SearchHit};
 use crate::turn::dispatch::LoopFlags;
 use pretty_assertions::assert_eq;
@@ -49,11 +50,15 @@ fn search_streams_and_records_results() {
     ];
     let streaming = f.entry(&result.path).unwrap();
     assert_eq!(request_of(&streaming), ("rust wal".to_owned(), 5));
-    let (t, divisor) = (f.ctx.t, f.ctx.limits.token_divisor);
-    record_results(&mut f.conn, t, divisor, &result.path, &hits, NOW).unwrap();
+    let t = f.ctx.t;
+    let at = WriteCtx {
+        divisor: f.ctx.limits.token_divisor,
+        now: NOW,
+    };
+    record_results(&mut f.conn, t, &result.path, &hits, at).unwrap();
     let row = f.entry(&result.path).unwrap();
     assert_eq!(
-        (row.state(), row.body.as_str()),
+        (row.state, row.body.as_str()),
         (
             Resolved,
             "2 results for \"rust wal\"\nhttps://sqlite.org/wal.html\nhttp://a.org/b%20c"
@@ -61,7 +66,7 @@ fn search_streams_and_records_results() {
     );
     let page = f.entry("https://sqlite.org/wal.html").unwrap();
     assert_eq!(
-        (page.body.as_str(), page.visibility(), page.attributes()),
+        (page.body.as_str(), page.visibility, page.attributes()),
         (
             "# Write-Ahead Logging\n\nWAL mode.",
             Visibility::Summarized,
@@ -72,19 +77,11 @@ fn search_streams_and_records_results() {
     let second = f.one("<search>down</search>");
     let asked = f.entry(&second.path).unwrap();
     assert_eq!(request_of(&asked), ("down".to_owned(), 12));
-    record_failure(
-        &mut f.conn,
-        t,
-        divisor,
-        &second.path,
-        "backend unreachable",
-        NOW,
-    )
-    .unwrap();
+    record_failure(&mut f.conn, t, &second.path, "backend unreachable", at).unwrap();
     let failed = f.entry(&second.path).unwrap();
     assert_eq!(
         (
-            failed.state(),
+            failed.state,
             failed.outcome.as_deref(),
             failed.body.as_str()
         ),

@@ -30,7 +30,7 @@ fn writes_a_new_entry() {
         (
             row.body.as_str(),
             row.attributes(),
-            row.visibility(),
+            row.visibility,
             row.turn
         ),
         (
@@ -266,7 +266,7 @@ fn preview_shows_the_change_without_making_it() {
         )
     );
     assert_eq!(
-        f.entry("known://port").map(|r| r.visibility()),
+        f.entry("known://port").map(|r| r.visibility),
         Some(Visibility::Visible)
     );
     let conflict = f.one(r#"<set path="known://port" search="9999" replace="1" preview/>"#);

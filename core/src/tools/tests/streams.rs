@@ -3,8 +3,9 @@
 use super::{fixture, Fixture, NOW};
 use crate::config::CommandRunner;
 use crate::entry::{State, Visibility};
+use crate::ids::RunId;
 use crate::run::RunStatus;
-use crate::store::entries::RunRef;
+use crate::store::entries::{RunRef, WriteCtx};
 use crate::store::runs;
 use crate::turn::proposals::{self, Decision, Recorded};
 use crate::turn::recovery::{recover, INTERRUPTED};
@@ -18,8 +19,18 @@ fn accepted(f: &mut Fixture) -> String {
     let run = f.ctx.t.run;
     let proposal = proposals::read(&mut f.conn, run, &path).unwrap();
     let resolution = proposals::apply(&proposal, Decision::Accept(None), std::path::Path::new("/"));
-    let recorded =
-        proposals::record(&mut f.conn, run, &proposal, &resolution, None, 2, NOW).unwrap();
+    let recorded = proposals::record(
+        &mut f.conn,
+        run,
+        &proposal,
+        &resolution,
+        None,
+        WriteCtx {
+            divisor: 2,
+            now: NOW,
+        },
+    )
+    .unwrap();
     assert!(matches!(recorded, Recorded::Resolved(_)), "{recorded:?}");
     streams::await_output(&mut f.conn, at(f.ctx.t.run), &path, CommandRunner::Server).unwrap();
     path
@@ -28,15 +39,17 @@ fn accepted(f: &mut Fixture) -> String {
 fn at(run: RunRef) -> StreamWrite {
     StreamWrite {
         run,
-        divisor: 2,
-        now: NOW,
+        ctx: WriteCtx {
+            divisor: 2,
+            now: NOW,
+        },
     }
 }
 
 /// (state, outcome, visibility, body) of an entry.
 fn channel(f: &mut Fixture, path: &str) -> (State, Option<String>, Visibility, String) {
     let row = f.entry(path).unwrap();
-    (row.state(), row.outcome.clone(), row.visibility(), row.body)
+    (row.state, row.outcome.clone(), row.visibility, row.body)
 }
 
 /// Accepting opens two visible streaming channels; the log says who runs it and that its turn
@@ -71,7 +84,7 @@ fn an_accepted_command_opens_visible_channels_and_is_awaited() {
         (
             Some(Awaited {
                 path: path.clone(),
-                tool: "sh".to_owned(),
+                tool: crate::parse::ToolName::Sh,
                 turn,
                 command_index: 0
             }),
@@ -161,9 +174,16 @@ fn a_restart_fails_the_channels_and_the_turn_goes_on() {
     runs::set_status(&mut f.conn, run_id, RunStatus::Running, NOW).unwrap();
     streams::append(&mut f.conn, at(f.ctx.t.run), &path, 1, "partial").unwrap();
 
-    let report = recover(&mut f.conn, 2, NOW).unwrap();
+    let report = recover(
+        &mut f.conn,
+        WriteCtx {
+            divisor: 2,
+            now: NOW,
+        },
+    )
+    .unwrap();
 
-    let resumed: Vec<(i32, Awaited)> = report
+    let resumed: Vec<(RunId, Awaited)> = report
         .to_resume
         .iter()
         .map(|(run, _, _, awaited)| (run.id, awaited.clone()))
@@ -176,7 +196,7 @@ fn a_restart_fails_the_channels_and_the_turn_goes_on() {
                 run_id,
                 Awaited {
                     path: path.clone(),
-                    tool: "sh".to_owned(),
+                    tool: crate::parse::ToolName::Sh,
                     turn: f.ctx.t.turn,
                     command_index: 0
                 }
@@ -203,7 +223,14 @@ fn a_restart_fails_the_channels_and_the_turn_goes_on() {
     );
 
     // A second restart before the turn went on finds nothing streaming, and still resumes it.
-    let again = recover(&mut f.conn, 2, NOW).unwrap();
+    let again = recover(
+        &mut f.conn,
+        WriteCtx {
+            divisor: 2,
+            now: NOW,
+        },
+    )
+    .unwrap();
     assert_eq!((again.to_resume.len(), again.pushed.len()), (1, 0));
 }
 
@@ -232,14 +259,16 @@ fn turn_demotion_takes_failed_output_but_not_a_rejection() {
         &proposal,
         &resolution,
         None,
-        2,
-        NOW,
+        WriteCtx {
+            divisor: 2,
+            now: NOW,
+        },
     )
     .unwrap();
 
     crate::turn::budget::demote_turn(&mut f.conn, f.ctx.t, NOW).unwrap();
 
-    let visibility = |f: &mut Fixture, p: &str| f.entry(p).unwrap().visibility();
+    let visibility = |f: &mut Fixture, p: &str| f.entry(p).unwrap().visibility;
     assert_eq!(
         [
             visibility(&mut f, &format!("{path}_1")),

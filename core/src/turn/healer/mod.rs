@@ -28,7 +28,7 @@ use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
 
 use super::dispatch::UpdateSignal;
-use crate::parse::{looks_like_tool_call, ToolCall};
+use crate::parse::{looks_like_tool_call, ToolCall, ToolName};
 
 /// Update statuses that conclude a loop.
 pub const TERMINAL_STATUSES: [i32; 3] = [200, 204, 422];
@@ -212,7 +212,9 @@ impl Healer {
     /// command beside it; remembers its text either way.
     fn repeats_update(&mut self, update: &UpdateSignal, commands: &[ToolCall]) -> bool {
         let text = update.body.trim();
-        let progress = commands.iter().any(|command| command.name != "update");
+        let progress = commands
+            .iter()
+            .any(|command| command.name != ToolName::Update);
         let repeated = !progress && self.last_update.as_deref() == Some(text);
         self.last_update = Some(text.to_owned());
         repeated
@@ -242,11 +244,11 @@ impl Healer {
 }
 
 /// The distinct tool names of `commands`, in order of first use.
-fn tool_names(commands: &[ToolCall]) -> Vec<&str> {
-    let mut names: Vec<&str> = Vec::new();
+fn tool_names(commands: &[ToolCall]) -> Vec<&'static str> {
+    let mut names: Vec<&'static str> = Vec::new();
     for command in commands {
         if !names.contains(&command.name.as_str()) {
-            names.push(&command.name);
+            names.push(command.name.as_str());
         }
     }
     names

@@ -4,7 +4,7 @@ use pretty_assertions::assert_eq;
 
 use super::warnings::{self as w, cycle_warning, missing_update, strike};
 use super::{Healer, HealerLimits, TurnFacts, Verdict};
-use crate::parse::{looks_like_tool_call, parse_reply, ToolCall};
+use crate::parse::{looks_like_tool_call, parse_reply, ToolCall, ToolName};
 use crate::turn::dispatch::UpdateSignal;
 
 /// The configured defaults: 3 strikes, 3 repetitions, period up to 4.
@@ -32,7 +32,7 @@ struct Turn {
 /// A command with a path.
 fn cmd(name: &str, path: &str) -> ToolCall {
     ToolCall {
-        name: name.to_owned(),
+        name: ToolName::parse(name).unwrap_or_else(|| panic!("{name} is no tool")),
         attributes: vec![("path".to_owned(), path.to_owned())],
         body: String::new(),
     }
@@ -42,7 +42,7 @@ fn cmd(name: &str, path: &str) -> ToolCall {
 fn with_update(mut commands: Vec<ToolCall>, status: Option<i32>, body: &str) -> Turn {
     let written = status.map_or_else(|| "soon".to_owned(), |s| s.to_string());
     commands.push(ToolCall {
-        name: "update".to_owned(),
+        name: ToolName::Update,
         attributes: vec![("status".to_owned(), written)],
         body: body.to_owned(),
     });

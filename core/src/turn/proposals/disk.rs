@@ -1,7 +1,9 @@
 //! The disk phase of a resolution: checking the files against what the model saw, then writing and removing them — no connection, so it never runs on the store's writer.
 
-use super::{max_file_bytes, Applied, Decision, DiskChange, Effect, Proposal, Resolution, Verdict};
-use crate::entry::{strings_attr, text_attr};
+use super::{
+    max_file_bytes, Applied, Decision, DiskChange, Effect, Proposal, ProposalKind, Resolution,
+    Verdict,
+};
 use crate::files::root::{Root, RootError};
 use crate::files::scan::{classify, Outcome};
 use crate::path::{normalize, scheme_of};
@@ -33,35 +35,37 @@ fn accept(proposal: &Proposal, root: &Path, effects: &mut Vec<Effect>) -> Result
     if let Some(path) = &proposal.readonly {
         return Err(Verdict::Readonly(path.clone()));
     }
-    let attrs = &proposal.attrs;
-    match proposal.kind.as_str() {
-        "edit" | "cp" | "mv" | "rm" => {}
+    let kind = proposal
+        .kind
+        .as_ref()
+        .map_err(|e| Verdict::Failed(e.clone()))?;
+    match kind {
+        ProposalKind::Edit { .. }
+        | ProposalKind::Cp { .. }
+        | ProposalKind::Mv { .. }
+        | ProposalKind::Rm { .. } => {}
         // Nothing on disk: the record phase opens the channels or keeps the answer.
-        "sh" | "env" | "ask_user" => return Ok(()),
-        other => {
-            return Err(Verdict::Failed(format!(
-                "cannot apply a proposal of kind \"{other}\""
-            )))
+        ProposalKind::Sh { .. } | ProposalKind::Env { .. } | ProposalKind::AskUser { .. } => {
+            return Ok(())
         }
     }
     let root = Root::open(root).map_err(verdict)?;
-    unchanged_on_disk(&root, proposal, effects)?;
-    let content = text_attr(attrs, "content");
-    match proposal.kind.as_str() {
-        "edit" => write(&root, text_attr(attrs, "path"), content, effects),
-        "cp" => write(&root, text_attr(attrs, "to"), content, effects),
-        "mv" => {
-            write(&root, text_attr(attrs, "to"), content, effects)?;
-            let from = text_attr(attrs, "from");
+    unchanged_on_disk(&root, proposal, kind, effects)?;
+    match kind {
+        ProposalKind::Edit { path, content } => write(&root, path, content, effects),
+        ProposalKind::Cp { to, content, .. } => write(&root, to, content, effects),
+        ProposalKind::Mv { from, to, content } => {
+            write(&root, to, content, effects)?;
             // An entry moved into a file leaves the run in the record phase.
             if scheme_of(from).is_none() {
                 remove(&root, from, effects)?;
             }
             Ok(())
         }
-        _ => strings_attr(attrs, "paths")
-            .into_iter()
+        ProposalKind::Rm { paths } => paths
+            .iter()
             .try_for_each(|path| remove(&root, path, effects)),
+        ProposalKind::Sh { .. } | ProposalKind::Env { .. } | ProposalKind::AskUser { .. } => Ok(()),
     }
 }
 
@@ -72,19 +76,22 @@ fn accept(proposal: &Proposal, root: &Path, effects: &mut Vec<Effect>) -> Result
 fn unchanged_on_disk(
     root: &Root,
     proposal: &Proposal,
+    kind: &ProposalKind,
     effects: &mut Vec<Effect>,
 ) -> Result<(), Verdict> {
-    let attrs = &proposal.attrs;
-    let Some(bases) = attrs.get("bases").and_then(Value::as_object) else {
+    let Some(bases) = proposal.attrs.get("bases").and_then(Value::as_object) else {
         return Ok(());
     };
-    let written = match proposal.kind.as_str() {
-        "edit" => attrs.get("path"),
-        "cp" | "mv" => attrs.get("to"),
-        _ => None,
-    }
-    .and_then(Value::as_str);
-    let proposed = attrs.get("content").and_then(Value::as_str);
+    let written = kind.written();
+    let proposed = match kind {
+        ProposalKind::Edit { content, .. }
+        | ProposalKind::Cp { content, .. }
+        | ProposalKind::Mv { content, .. } => Some(content.as_str()),
+        ProposalKind::Rm { .. }
+        | ProposalKind::Sh { .. }
+        | ProposalKind::Env { .. }
+        | ProposalKind::AskUser { .. } => None,
+    };
     for (path, base) in bases {
         // No entry is larger than a scan takes, so the capped read tells every difference.
         let disk = root.read(path, max_file_bytes()).map_err(verdict)?;
@@ -154,7 +161,8 @@ mod tests {
     fn proposal(kind: &str, attrs: Value) -> Proposal {
         Proposal {
             path: format!("{kind}://1"),
-            kind: kind.to_owned(),
+            tool: crate::parse::ToolName::from_scheme(kind).unwrap_or(crate::parse::ToolName::Set),
+            kind: ProposalKind::read(&attrs),
             attrs,
             readonly: None,
         }

@@ -36,16 +36,19 @@ mod disk;
 pub use disk::apply;
 
 use super::TurnRef;
-use crate::entry::{strings_attr, text_attr, State, Visibility, Writer};
+use crate::entry::{State, Visibility, Writer};
 use crate::files::ScanLimits;
 use crate::hedberg;
+use crate::ids::RunId;
+use crate::parse::ToolName;
 use crate::path::{normalize, scheme_of};
 use crate::store::constraints::{self, ConstraintKind};
-use crate::store::entries::{self as store_entries, EntryWrite, RunRef, ViewRow};
+use crate::store::entries::{self as store_entries, EntryWrite, RunRef, ViewRow, WriteCtx};
 use crate::store::files as store_files;
 use crate::store::views;
 use crate::store::StoreError;
-use crate::time::Millis;
+/// What a proposal proposes (defined with the tools that write it).
+pub use crate::tools::proposal::ProposalKind;
 use diesel::SqliteConnection;
 use serde_json::{json, Value};
 
@@ -70,7 +73,7 @@ pub struct Resolved {
     /// Its outcome when failed or cancelled (`readonly`, the reason, `error`).
     pub outcome: Option<String>,
     /// The tool that proposed it.
-    pub tool: String,
+    pub tool: ToolName,
     /// Whether the rest of the turn's actions are aborted.
     pub aborts_rest: bool,
     /// The command's position in the turn, to resume after it.
@@ -85,7 +88,7 @@ pub fn readonly_message(path: &str) -> String {
 }
 
 /// The pending proposal of a run, if any: the proposed entry with a command index.
-pub fn pending(conn: &mut SqliteConnection, run_id: i32) -> Result<Option<ViewRow>, StoreError> {
+pub fn pending(conn: &mut SqliteConnection, run_id: RunId) -> Result<Option<ViewRow>, StoreError> {
     let rows = views::proposed(conn, run_id)?;
     Ok(rows
         .into_iter()
@@ -98,9 +101,12 @@ pub fn pending(conn: &mut SqliteConnection, run_id: i32) -> Result<Option<ViewRo
 pub struct Proposal {
     /// The proposal's path.
     pub path: String,
-    /// What it proposes: `edit`, `cp`, `mv`, `rm`, `sh`, `env`, `ask_user`.
-    pub kind: String,
-    /// Its attributes as dispatch stored them (paths, new content, `bases`).
+    /// The tool that proposed it.
+    pub tool: ToolName,
+    /// What it proposes; or, when its stored attributes hold no readable kind (a client
+    /// changed them), why: accepting it then fails with that reason, rejecting it still works.
+    pub kind: Result<ProposalKind, String>,
+    /// Its attributes as dispatch stored them (the kind's data, `bases`).
     attrs: Value,
     /// The first file its acceptance would write or remove that a `readonly` constraint covers.
     readonly: Option<String>,
@@ -110,14 +116,12 @@ impl Proposal {
     /// The project files its acceptance reads, writes or removes (normalised, sorted, once
     /// each): what a caller locks so that two acceptances of one file do not overlap.
     pub fn files(&self) -> Vec<String> {
-        let attrs = &self.attrs;
-        let mut files: Vec<&str> = match self.kind.as_str() {
-            "edit" => vec![text_attr(attrs, "path")],
-            "cp" | "mv" => vec![text_attr(attrs, "from"), text_attr(attrs, "to")],
-            "rm" => strings_attr(attrs, "paths"),
-            _ => Vec::new(),
-        };
-        if let Some(bases) = attrs.get("bases").and_then(Value::as_object) {
+        let mut files: Vec<&str> = self
+            .kind
+            .as_ref()
+            .map(ProposalKind::touched)
+            .unwrap_or_default();
+        if let Some(bases) = self.attrs.get("bases").and_then(Value::as_object) {
             files.extend(bases.keys().map(String::as_str));
         }
         let mut files: Vec<String> = files
@@ -131,20 +135,17 @@ impl Proposal {
     }
 }
 
-/// Reads the proposal at `path` of the run, which must still be pending, with the `readonly`
-/// constraints of the files its acceptance would write or remove.
+/// Reads the proposal at `path` of the run, which must still be pending and a tool's (an
+/// entry a client marked `proposed` is no proposal), with the `readonly` constraints of the
+/// files its acceptance would write or remove.
 pub fn read(conn: &mut SqliteConnection, run: RunRef, path: &str) -> Result<Proposal, StoreError> {
     let row = pending_row(conn, run, path)?;
+    let tool = ToolName::from_scheme(row.tag())
+        .ok_or_else(|| StoreError::Invalid(format!("{path} is not a tool's proposal")))?;
     let attrs = row.attributes();
-    let kind = str_attr(&attrs, "kind");
+    let kind = ProposalKind::read(&attrs);
     // The files an acceptance changes, in the order their refusal is reported.
-    let changed: Vec<&str> = match kind.as_str() {
-        "edit" => vec![text_attr(&attrs, "path")],
-        "cp" => vec![text_attr(&attrs, "to")],
-        "mv" => vec![text_attr(&attrs, "to"), text_attr(&attrs, "from")],
-        "rm" => strings_attr(&attrs, "paths"),
-        _ => Vec::new(),
-    };
+    let changed: Vec<&str> = kind.as_ref().map(ProposalKind::changed).unwrap_or_default();
     let readonly = if changed.is_empty() {
         None
     } else {
@@ -161,6 +162,7 @@ pub fn read(conn: &mut SqliteConnection, run: RunRef, path: &str) -> Result<Prop
     };
     Ok(Proposal {
         path: row.path.clone(),
+        tool,
         kind,
         attrs,
         readonly,
@@ -175,7 +177,7 @@ fn pending_row(
 ) -> Result<ViewRow, StoreError> {
     let row = store_entries::by_path(conn, run.run_id, path)?
         .ok_or_else(|| StoreError::NotFound(format!("{path} not found in this run")))?;
-    if row.state() != State::Proposed {
+    if row.state != State::Proposed {
         return Err(StoreError::Conflict(format!(
             "{path} is not pending (it is {}); it was already resolved",
             row.state
@@ -262,19 +264,19 @@ pub fn record(
     proposal: &Proposal,
     resolution: &Resolution,
     by: Option<&str>,
-    divisor: u32,
-    now: Millis,
+    at: WriteCtx,
 ) -> Result<Recorded, StoreError> {
+    let now = at.now;
     let path = proposal.path.as_str();
     let row = store_entries::by_path(conn, run.run_id, path)?
         .ok_or_else(|| StoreError::NotFound(format!("{path} not found in this run")))?;
     if let Resolution::Accepted { applied, .. } = resolution {
         for effect in &applied.effects {
-            record_effect(conn, run, effect, divisor, now)?;
+            record_effect(conn, run, effect, at)?;
         }
     }
-    if row.state() != State::Proposed {
-        return Ok(Recorded::Stale(row.state()));
+    if row.state != State::Proposed {
+        return Ok(Recorded::Stale(row.state));
     }
     let attrs = row.attributes();
     let (state, outcome, body, extra) = match resolution {
@@ -293,16 +295,11 @@ pub fn record(
         ),
         Resolution::Accepted { output, applied } => match &applied.verdict {
             Verdict::Done => {
-                let extra = accepted(
-                    conn,
-                    run,
-                    &row,
-                    &proposal.kind,
-                    &attrs,
-                    output,
-                    divisor,
-                    now,
-                )?;
+                let extra = match &proposal.kind {
+                    Ok(kind) => accepted(conn, run, &row, kind, output, at)?,
+                    // Not applied: an unreadable kind fails in the disk phase.
+                    Err(_) => json!({}),
+                };
                 (State::Resolved, None, output.clone(), extra)
             }
             Verdict::Readonly(p) => (
@@ -359,14 +356,13 @@ pub fn record(
             turn,
             writer: Writer::System,
         },
-        divisor,
-        now,
+        at,
     )?;
     Ok(Recorded::Resolved(Resolved {
         path: path.to_owned(),
         state,
         outcome,
-        tool: row.tag().to_owned(),
+        tool: proposal.tool,
         aborts_rest: state != State::Resolved,
         command_index: attrs
             .get("commandIndex")
@@ -404,40 +400,28 @@ pub fn conflict_message(path: &str, change: DiskChange) -> String {
     }
 }
 
-fn str_attr(attrs: &Value, key: &str) -> String {
-    text_attr(attrs, key).to_owned()
-}
-
 /// The store side of an applied proposal (its files are written by then): an entry moved into
 /// a file leaves the run, `sh`/`env` open their channels, `ask_user` keeps the answer. Answers
 /// the attributes the proposal gains.
-#[expect(
-    clippy::too_many_arguments,
-    reason = "what an accepted proposal changes; one write context is issue 28 item 5"
-)]
 fn accepted(
     conn: &mut SqliteConnection,
     run: RunRef,
     row: &ViewRow,
-    kind: &str,
-    attrs: &Value,
+    kind: &ProposalKind,
     output: &Option<String>,
-    divisor: u32,
-    now: Millis,
+    at: WriteCtx,
 ) -> Result<Value, StoreError> {
     match kind {
-        "mv" => {
-            let from = str_attr(attrs, "from");
+        ProposalKind::Mv { from, .. } => {
             // An entry moved into a file leaves the run, as a move between entries does.
-            if scheme_of(&from).is_some() {
-                if let Some(moved) = store_entries::by_path(conn, run.run_id, &from)? {
+            if scheme_of(from).is_some() {
+                if let Some(moved) = store_entries::by_path(conn, run.run_id, from)? {
                     views::remove(conn, moved.view_id)?;
                 }
             }
             Ok(json!({}))
         }
-        "sh" | "env" => {
-            let command = str_attr(attrs, "command");
+        ProposalKind::Sh { command } | ProposalKind::Env { command } => {
             for channel in [1, 2] {
                 let channel_path = format!("{}_{channel}", row.path);
                 store_entries::write(
@@ -456,14 +440,17 @@ fn accepted(
                         turn: row.turn,
                         writer: Writer::System,
                     },
-                    divisor,
-                    now,
+                    at,
                 )?;
             }
             Ok(json!({ "channels": [format!("{}_1", row.path), format!("{}_2", row.path)] }))
         }
-        "ask_user" => Ok(json!({ "answer": output.as_deref().unwrap_or_default() })),
-        _ => Ok(json!({})),
+        ProposalKind::AskUser { .. } => {
+            Ok(json!({ "answer": output.as_deref().unwrap_or_default() }))
+        }
+        ProposalKind::Edit { .. } | ProposalKind::Cp { .. } | ProposalKind::Rm { .. } => {
+            Ok(json!({}))
+        }
     }
 }
 
@@ -472,16 +459,16 @@ fn record_effect(
     conn: &mut SqliteConnection,
     run: RunRef,
     effect: &Effect,
-    divisor: u32,
-    now: Millis,
+    at: WriteCtx,
 ) -> Result<(), StoreError> {
+    let now = at.now;
     match effect {
         Effect::Wrote {
             path,
             content,
             created,
         } => {
-            store_files::write_file(conn, run, path, content, Writer::System, divisor, now)?;
+            store_files::write_file(conn, run, path, content, Writer::System, at)?;
             if *created {
                 constraints::set(conn, run.project_id, path, ConstraintKind::Active, now)?;
             }
@@ -491,7 +478,7 @@ fn record_effect(
             store_files::forget_file(conn, run.project_id, path, Writer::System)
         }
         Effect::Refresh(path, text) => {
-            store_files::write_file(conn, run, path, text, Writer::System, divisor, now)
+            store_files::write_file(conn, run, path, text, Writer::System, at)
         }
     }
 }
@@ -506,8 +493,7 @@ pub fn cancel_pending(
     conn: &mut SqliteConnection,
     t: TurnRef,
     reason: &str,
-    divisor: u32,
-    now: Millis,
+    at: WriteCtx,
 ) -> Result<Option<String>, StoreError> {
     let Some(row) = pending(conn, t.run.run_id)? else {
         return Ok(None);
@@ -526,8 +512,7 @@ pub fn cancel_pending(
             turn: row.turn,
             writer: Writer::System,
         },
-        divisor,
-        now,
+        at,
     )?;
     Ok(Some(row.path))
 }

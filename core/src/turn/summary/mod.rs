@@ -17,10 +17,11 @@
 use super::budget::{plan_demotion, Demotion};
 use super::TurnRef;
 use crate::entry::{State, Visibility, Writer};
+use crate::ids::RunId;
 use crate::sidecar::{SideTask, SidecarFailure};
+use crate::store::entries::WriteCtx;
 use crate::store::entries::{self as store_entries, EntryWrite, ViewRow};
 use crate::store::StoreError;
-use crate::time::Millis;
 use crate::tools::strip_rationale;
 use diesel::SqliteConnection;
 use serde_json::{json, Value};
@@ -355,9 +356,9 @@ pub fn plan_history(
 }
 
 /// The run's summary text, if it has one in view.
-pub fn current(conn: &mut SqliteConnection, run_id: i32) -> Result<Option<String>, StoreError> {
+pub fn current(conn: &mut SqliteConnection, run_id: RunId) -> Result<Option<String>, StoreError> {
     Ok(store_entries::by_path(conn, run_id, PATH)?
-        .filter(|r| r.visibility() == Visibility::Visible)
+        .filter(|r| r.visibility == Visibility::Visible)
         .map(|r| r.body)
         .filter(|b| !b.trim().is_empty()))
 }
@@ -368,10 +369,9 @@ pub fn store(
     conn: &mut SqliteConnection,
     t: TurnRef,
     text: &str,
-    divisor: u32,
-    now: Millis,
+    at: WriteCtx,
 ) -> Result<i64, StoreError> {
-    let version = keep_prior(conn, t, divisor, now)?;
+    let version = keep_prior(conn, t, at)?;
     write(
         conn,
         t,
@@ -379,8 +379,7 @@ pub fn store(
         text,
         json!({ "version": version, "chars": text.chars().count() }),
         Visibility::Visible,
-        divisor,
-        now,
+        at,
     )?;
     Ok(version)
 }
@@ -391,13 +390,12 @@ pub fn store(
 pub fn leave_context(
     conn: &mut SqliteConnection,
     t: TurnRef,
-    divisor: u32,
-    now: Millis,
+    at: WriteCtx,
 ) -> Result<(), StoreError> {
     let Some(prior) = store_entries::by_path(conn, t.run.run_id, PATH)? else {
         return Ok(());
     };
-    let version = keep_prior(conn, t, divisor, now)?;
+    let version = keep_prior(conn, t, at)?;
     write(
         conn,
         t,
@@ -405,19 +403,13 @@ pub fn leave_context(
         &prior.body,
         json!({ "version": version - 1, "dropped": true }),
         Visibility::Archived,
-        divisor,
-        now,
+        at,
     )
 }
 
 /// Keeps the current summary's text as the archived `summary://run/<n>`; answers the version
 /// the next text takes (1 for the first).
-fn keep_prior(
-    conn: &mut SqliteConnection,
-    t: TurnRef,
-    divisor: u32,
-    now: Millis,
-) -> Result<i64, StoreError> {
+fn keep_prior(conn: &mut SqliteConnection, t: TurnRef, at: WriteCtx) -> Result<i64, StoreError> {
     let Some(prior) = store_entries::by_path(conn, t.run.run_id, PATH)? else {
         return Ok(1);
     };
@@ -437,14 +429,12 @@ fn keep_prior(
             &prior.body,
             attributes,
             Visibility::Archived,
-            divisor,
-            now,
+            at,
         )?;
     }
     Ok(version + 1)
 }
 
-#[expect(clippy::too_many_arguments, reason = "one entry write, spelled out")]
 fn write(
     conn: &mut SqliteConnection,
     t: TurnRef,
@@ -452,8 +442,7 @@ fn write(
     body: &str,
     attributes: Value,
     visibility: Visibility,
-    divisor: u32,
-    now: Millis,
+    at: WriteCtx,
 ) -> Result<(), StoreError> {
     store_entries::write(
         conn,
@@ -469,8 +458,7 @@ fn write(
             turn: t.turn,
             writer: Writer::Plugin,
         },
-        divisor,
-        now,
+        at,
     )?;
     Ok(())
 }

@@ -18,9 +18,9 @@ fn row(view_id: i32, path: &str, turn: i32, visibility: Visibility, body: &str) 
         body: body.into(),
         attributes: "{}".into(),
         tokens: 100,
-        state: "resolved".into(),
+        state: State::Resolved,
         outcome: None,
-        visibility: visibility.as_str().into(),
+        visibility,
         turn,
         rev: 1,
         updated_at: 0,
@@ -328,7 +328,7 @@ fn the_summary_renders_first_in_previous() {
 /// `limit` with `extra` tokens more.
 fn cost(rows: &[ViewRow]) -> i32 {
     rows.iter()
-        .map(|r| match r.visibility() {
+        .map(|r| match r.visibility {
             Visibility::Visible => r.tokens,
             _ => 1,
         })
@@ -468,9 +468,33 @@ fn stored_summaries_and_their_earlier_texts() {
     };
     assert_eq!(current(&mut conn, r.run_id).unwrap(), None);
     let t1 = turn(&mut conn);
-    assert_eq!(store(&mut conn, t1, "First.", 2, NOW).unwrap(), 1);
+    assert_eq!(
+        store(
+            &mut conn,
+            t1,
+            "First.",
+            WriteCtx {
+                divisor: 2,
+                now: NOW
+            }
+        )
+        .unwrap(),
+        1
+    );
     let t2 = turn(&mut conn);
-    assert_eq!(store(&mut conn, t2, "First. Second.", 2, NOW).unwrap(), 2);
+    assert_eq!(
+        store(
+            &mut conn,
+            t2,
+            "First. Second.",
+            WriteCtx {
+                divisor: 2,
+                now: NOW
+            }
+        )
+        .unwrap(),
+        2
+    );
     assert_eq!(
         current(&mut conn, r.run_id).unwrap().as_deref(),
         Some("First. Second.")
@@ -489,12 +513,20 @@ fn stored_summaries_and_their_earlier_texts() {
         .unwrap()
         .unwrap();
     assert_eq!(
-        (kept.body.as_str(), kept.visibility()),
+        (kept.body.as_str(), kept.visibility),
         ("First.", Visibility::Archived)
     );
 
     let t3 = turn(&mut conn);
-    leave_context(&mut conn, t3, 2, NOW).unwrap();
+    leave_context(
+        &mut conn,
+        t3,
+        WriteCtx {
+            divisor: 2,
+            now: NOW,
+        },
+    )
+    .unwrap();
     assert_eq!(current(&mut conn, r.run_id).unwrap(), None);
     assert!(!context_rows(&mut conn, r.run_id)
         .unwrap()
@@ -506,7 +538,19 @@ fn stored_summaries_and_their_earlier_texts() {
     assert_eq!(kept.body, "First. Second.");
 
     let t4 = turn(&mut conn);
-    assert_eq!(store(&mut conn, t4, "Afresh.", 2, NOW).unwrap(), 3);
+    assert_eq!(
+        store(
+            &mut conn,
+            t4,
+            "Afresh.",
+            WriteCtx {
+                divisor: 2,
+                now: NOW
+            }
+        )
+        .unwrap(),
+        3
+    );
     assert_eq!(
         current(&mut conn, r.run_id).unwrap().as_deref(),
         Some("Afresh.")

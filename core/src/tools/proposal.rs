@@ -1,0 +1,259 @@
+//! What a proposal asks a client to accept: one tagged type that the proposing tools write and a resolution reads back.
+//!
+//! A proposal is an entry in state `proposed`; its attributes hold `kind` and the data of that
+//! kind (with `bases`, the content the model saw of each file, beside it). The tools build a
+//! [`ProposalKind`] and store it as those attributes ([`ProposalKind::attributes`]);
+//! `turn::proposals` reads it back ([`ProposalKind::read`]) and matches on it, so what a kind
+//! writes, removes and needs on acceptance is said once per variant.
+
+use serde::Deserialize;
+use serde_json::{Map, Value};
+
+/// What a proposal proposes, with what accepting it needs.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum ProposalKind {
+    /// `set` on a project file: the file's new content.
+    Edit {
+        /// The file.
+        path: String,
+        /// Its content once accepted.
+        content: String,
+    },
+    /// `cp` into a project file.
+    Cp {
+        /// The entry or file copied.
+        from: String,
+        /// The file written.
+        to: String,
+        /// What is written.
+        content: String,
+    },
+    /// `mv` into a project file: the source goes (a file is removed, an entry leaves the run).
+    Mv {
+        /// The entry or file moved.
+        from: String,
+        /// The file written.
+        to: String,
+        /// What is written.
+        content: String,
+    },
+    /// `rm` of project files.
+    Rm {
+        /// The files removed.
+        paths: Vec<String>,
+    },
+    /// `sh`: a shell command, whose output streams into the proposal's channels.
+    Sh {
+        /// The command.
+        command: String,
+    },
+    /// `env`: a command that inspects the environment, run as `sh` is.
+    Env {
+        /// The command.
+        command: String,
+    },
+    /// `ask_user`: a question, answered by the accepting client.
+    AskUser {
+        /// The question.
+        question: String,
+        /// The answers offered, if any.
+        #[serde(default)]
+        options: Vec<String>,
+    },
+}
+
+impl ProposalKind {
+    /// The stored name of the kind (the `kind` attribute).
+    pub fn name(&self) -> &'static str {
+        match self {
+            ProposalKind::Edit { .. } => "edit",
+            ProposalKind::Cp { .. } => "cp",
+            ProposalKind::Mv { .. } => "mv",
+            ProposalKind::Rm { .. } => "rm",
+            ProposalKind::Sh { .. } => "sh",
+            ProposalKind::Env { .. } => "env",
+            ProposalKind::AskUser { .. } => "ask_user",
+        }
+    }
+
+    /// The attributes that store it: `kind` and the variant's data.
+    pub fn attributes(&self) -> Map<String, Value> {
+        let mut map = Map::new();
+        map.insert("kind".to_owned(), Value::from(self.name()));
+        let mut put = |key: &str, value: Value| {
+            map.insert(key.to_owned(), value);
+        };
+        match self {
+            ProposalKind::Edit { path, content } => {
+                put("path", Value::from(path.as_str()));
+                put("content", Value::from(content.as_str()));
+            }
+            ProposalKind::Cp { from, to, content } | ProposalKind::Mv { from, to, content } => {
+                put("from", Value::from(from.as_str()));
+                put("to", Value::from(to.as_str()));
+                put("content", Value::from(content.as_str()));
+            }
+            ProposalKind::Rm { paths } => put("paths", Value::from(paths.clone())),
+            ProposalKind::Sh { command } | ProposalKind::Env { command } => {
+                put("command", Value::from(command.as_str()));
+            }
+            ProposalKind::AskUser { question, options } => {
+                put("question", Value::from(question.as_str()));
+                put("options", Value::from(options.clone()));
+            }
+        }
+        map
+    }
+
+    /// Reads the kind a proposal's attributes store; the reason when they hold none that is
+    /// readable (an unknown `kind`, or a field missing or of the wrong type).
+    pub fn read(attributes: &Value) -> Result<ProposalKind, String> {
+        ProposalKind::deserialize(attributes).map_err(|e| {
+            let kind = attributes.get("kind").and_then(Value::as_str).unwrap_or("");
+            format!("cannot apply a proposal of kind \"{kind}\": {e}")
+        })
+    }
+
+    /// The project file (or entry) its acceptance writes, if it writes one.
+    pub fn written(&self) -> Option<&str> {
+        match self {
+            ProposalKind::Edit { path, .. } => Some(path),
+            ProposalKind::Cp { to, .. } | ProposalKind::Mv { to, .. } => Some(to),
+            ProposalKind::Rm { .. }
+            | ProposalKind::Sh { .. }
+            | ProposalKind::Env { .. }
+            | ProposalKind::AskUser { .. } => None,
+        }
+    }
+
+    /// The paths its acceptance changes (written, moved away or removed), in the order a
+    /// refusal reports them.
+    pub fn changed(&self) -> Vec<&str> {
+        match self {
+            ProposalKind::Edit { path, .. } => vec![path],
+            ProposalKind::Cp { to, .. } => vec![to],
+            ProposalKind::Mv { from, to, .. } => vec![to, from],
+            ProposalKind::Rm { paths } => paths.iter().map(String::as_str).collect(),
+            ProposalKind::Sh { .. } | ProposalKind::Env { .. } | ProposalKind::AskUser { .. } => {
+                Vec::new()
+            }
+        }
+    }
+
+    /// The paths its acceptance reads, writes or removes.
+    pub fn touched(&self) -> Vec<&str> {
+        match self {
+            ProposalKind::Cp { from, to, .. } | ProposalKind::Mv { from, to, .. } => {
+                vec![from, to]
+            }
+            ProposalKind::Edit { .. }
+            | ProposalKind::Rm { .. }
+            | ProposalKind::Sh { .. }
+            | ProposalKind::Env { .. }
+            | ProposalKind::AskUser { .. } => self.changed(),
+        }
+    }
+
+    /// The command an accepted `sh`/`env` runs, whose output its turn waits for.
+    pub fn command(&self) -> Option<&str> {
+        match self {
+            ProposalKind::Sh { command } | ProposalKind::Env { command } => Some(command),
+            ProposalKind::Edit { .. }
+            | ProposalKind::Cp { .. }
+            | ProposalKind::Mv { .. }
+            | ProposalKind::Rm { .. }
+            | ProposalKind::AskUser { .. } => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+    use serde_json::json;
+
+    /// Every kind reads back from the attributes it is stored as, which keep their stored shape.
+    #[test]
+    fn kinds_round_trip_through_their_attributes() {
+        let text = |s: &str| s.to_owned();
+        let kinds = vec![
+            ProposalKind::Edit {
+                path: text("a.txt"),
+                content: text("new"),
+            },
+            ProposalKind::Cp {
+                from: text("known://a"),
+                to: text("a.txt"),
+                content: text("x"),
+            },
+            ProposalKind::Mv {
+                from: text("b.txt"),
+                to: text("c.txt"),
+                content: text("y"),
+            },
+            ProposalKind::Rm {
+                paths: vec![text("a.txt"), text("b.txt")],
+            },
+            ProposalKind::Sh {
+                command: text("ls"),
+            },
+            ProposalKind::Env {
+                command: text("env"),
+            },
+            ProposalKind::AskUser {
+                question: text("Which?"),
+                options: vec![text("A"), text("B")],
+            },
+        ];
+        let stored: Vec<Value> = kinds
+            .iter()
+            .map(|k| Value::Object(k.attributes()))
+            .collect();
+        assert_eq!(
+            stored,
+            vec![
+                json!({"kind": "edit", "path": "a.txt", "content": "new"}),
+                json!({"kind": "cp", "from": "known://a", "to": "a.txt", "content": "x"}),
+                json!({"kind": "mv", "from": "b.txt", "to": "c.txt", "content": "y"}),
+                json!({"kind": "rm", "paths": ["a.txt", "b.txt"]}),
+                json!({"kind": "sh", "command": "ls"}),
+                json!({"kind": "env", "command": "env"}),
+                json!({"kind": "ask_user", "question": "Which?", "options": ["A", "B"]}),
+            ]
+        );
+        let back: Vec<Result<ProposalKind, String>> =
+            stored.iter().map(ProposalKind::read).collect();
+        assert_eq!(back, kinds.into_iter().map(Ok).collect::<Vec<_>>());
+    }
+
+    /// Attributes beside the kind's data are ignored; an unknown kind or missing data is an
+    /// error that says which kind could not be applied.
+    #[test]
+    fn unreadable_kinds_are_errors() {
+        let stored = json!({"kind": "rm", "paths": ["a"], "bases": {}, "commandIndex": 0});
+        assert_eq!(
+            ProposalKind::read(&stored),
+            Ok(ProposalKind::Rm {
+                paths: vec!["a".to_owned()]
+            })
+        );
+        let errors: Vec<String> = [
+            json!({"kind": "teleport", "path": "a"}),
+            json!({"kind": "edit", "path": "a"}),
+            json!({"path": "a"}),
+        ]
+        .iter()
+        .map(|v| ProposalKind::read(v).err().unwrap_or_default())
+        .collect();
+        assert_eq!(
+            errors,
+            vec![
+                "cannot apply a proposal of kind \"teleport\": unknown variant `teleport`, expected one of `edit`, `cp`, `mv`, `rm`, `sh`, `env`, `ask_user`".to_owned(),
+                "cannot apply a proposal of kind \"edit\": missing field `content`".to_owned(),
+                "cannot apply a proposal of kind \"\": missing field `kind`".to_owned(),
+            ]
+        );
+    }
+}
