@@ -196,3 +196,30 @@ async fn a_proposal_accepted_twice_at_once_is_applied_once() {
     );
     server.stop().await;
 }
+
+/// A client that accepts a proposal the moment its `run/proposal` arrives is answered with the
+/// resolution, never "not a pending proposal": the announcement leaves the turn before the
+/// turn's end reaches the run, so an accept in between waits for that end. Twenty runs, each
+/// accepted at once (the window is narrow: under load the CLI's tests fell into it, 2 of 4 full
+/// runs, before the accept waited).
+#[actix_rt::test]
+async fn a_proposal_accepted_the_moment_it_is_announced_is_applied() {
+    let server = TestServer::start().await;
+    for i in 0..20 {
+        server.provider.push(Reply::content(EDIT_B));
+        server.provider.push(Reply::content(DONE));
+        let dir = project();
+        let alias = format!("quick{i}");
+        let mut client = hello(&server, &alias, dir.path()).await;
+        let path = proposed(&mut client, &alias).await;
+
+        let answer = accept(&mut client, &alias, &path).await;
+        wait_status(&mut client, &alias, 200).await;
+
+        assert_eq!(
+            (answer["state"].clone(), read(dir.path(), "b.txt")),
+            (json!("resolved"), "new\n".to_owned()),
+            "run {alias}"
+        );
+    }
+}

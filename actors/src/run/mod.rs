@@ -169,6 +169,9 @@ struct Active {
     waiting: Option<String>,
     /// The accepted command whose output the loop waits for, if any.
     output: Option<Awaited>,
+    /// Resolutions that arrived while a turn was in flight: its `run/proposal` can reach a
+    /// client before its end reaches the run, so they wait for that end (see `resolve`).
+    early: Vec<resolve::Early>,
 }
 
 /// What a running loop is doing between its messages.
@@ -365,6 +368,7 @@ impl RunActor {
             doing: None,
             waiting,
             output: None,
+            early: Vec::new(),
         }));
         match output {
             Some(awaited) => {
@@ -403,6 +407,9 @@ impl RunActor {
             return;
         };
         active.doing = None;
+        // Resolutions that came ahead of the end: answered once it is known, below or as they
+        // are dropped with the loop.
+        let early = std::mem::take(&mut active.early);
         let loop_row = active.loop_row.clone();
         let end = match res {
             Ok(end) => {
@@ -410,6 +417,10 @@ impl RunActor {
                 match end.decision {
                     Decision::Paused { path } => {
                         active.waiting = Some(path);
+                        self.resolve_early(early, ctx);
+                        let Phase::Running(active) = &mut self.phase else {
+                            return;
+                        };
                         // A person may take hours to answer: the loop does not hold its
                         // context rows meanwhile, and reads them whole when it goes on — nor
                         // its place among the runs in flight.

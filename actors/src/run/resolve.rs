@@ -1,6 +1,6 @@
 //! Resolving the proposal a run's loop waits on: the resolution (read, disk work, write) on the actor's context, then the turn resumed — or, for an accepted `sh`/`env`, the wait for its output.
 
-use super::{Phase, Resolve, RunActor};
+use super::{Doing, Phase, Resolve, RunActor};
 use crate::commands::CommandJob;
 use crate::turn::Start;
 use actix::prelude::*;
@@ -8,26 +8,74 @@ use rummy_core::config::CommandRunner;
 use rummy_core::turn::proposals::Resolved;
 use rummy_core::turn::streams::Awaited;
 use rummy_core::wire::{ErrorKind, RpcError};
+use tokio::sync::oneshot;
+
+/// A resolution that arrived while a turn was in flight, and where its answer goes.
+pub(super) struct Early {
+    msg: Resolve,
+    answer: oneshot::Sender<Result<Resolved, RpcError>>,
+}
+
+fn not_pending(path: &str) -> RpcError {
+    RpcError::new(
+        ErrorKind::Conflict,
+        format!("{path} is not a pending proposal of this run (already resolved?)"),
+    )
+}
 
 impl Handler<Resolve> for RunActor {
     type Result = ResponseActFuture<Self, Result<Resolved, RpcError>>;
 
     fn handle(&mut self, msg: Resolve, _: &mut Context<Self>) -> Self::Result {
         self.took();
+        if let Phase::Running(active) = &mut self.phase {
+            if active.waiting.is_none() && matches!(active.doing, Some(Doing::Turn(..))) {
+                // The turn in flight may be pausing on this very proposal: it was announced
+                // from the turn, and the turn's end has not reached the run yet. The answer
+                // waits for that end; a loop that ends without the proposal pending drops the
+                // sender, and the answer is that it is not pending.
+                let path = msg.path.clone();
+                let (answer, answered) = oneshot::channel();
+                active.early.push(Early { msg, answer });
+                let wait =
+                    async move { answered.await.unwrap_or_else(|_| Err(not_pending(&path))) };
+                return self.in_flight(wait.into_actor(self));
+            }
+        }
+        self.resolve(msg)
+    }
+}
+
+impl RunActor {
+    /// Answers the resolutions that arrived ahead of the turn's pause: the one for the proposal
+    /// now pending is resolved, the others are not pending.
+    pub(super) fn resolve_early(&mut self, early: Vec<Early>, ctx: &mut Context<Self>) {
+        for Early { msg, answer } in early {
+            let pending = matches!(
+                &self.phase,
+                Phase::Running(active) if active.waiting.as_deref() == Some(msg.path.as_str())
+            );
+            if pending {
+                let resolved = self.resolve(msg).map(move |res, _, _| {
+                    // The client may have gone meanwhile; the resolution stands.
+                    let _ = answer.send(res);
+                });
+                ctx.spawn(resolved);
+            } else {
+                let _ = answer.send(Err(not_pending(&msg.path)));
+            }
+        }
+    }
+
+    /// Resolves the proposal the loop waits on, or answers that `msg.path` is not pending.
+    fn resolve(&mut self, msg: Resolve) -> ResponseActFuture<Self, Result<Resolved, RpcError>> {
         let waiting = matches!(
             &self.phase,
             Phase::Running(active) if active.waiting.as_deref() == Some(msg.path.as_str())
         );
         if !waiting {
-            let err = RpcError::new(
-                ErrorKind::Conflict,
-                format!(
-                    "{} is not a pending proposal of this run (already resolved?)",
-                    msg.path
-                ),
-            );
             self.report_idle();
-            return Box::pin(actix::fut::ready(Err(err)));
+            return Box::pin(actix::fut::ready(Err(not_pending(&msg.path))));
         }
         let (run, svc) = (self.run, self.svc.clone());
         // Taken before the resolution opens any channel: a client that completes an accepted
