@@ -6,6 +6,7 @@
 mod access;
 mod commands;
 mod fair;
+mod memory;
 mod providers;
 
 pub use crate::provider::settings::{
@@ -15,6 +16,7 @@ pub use crate::provider::settings::{
 pub use access::{Access, TlsFiles};
 pub use commands::{CommandRunner, CommandSettings};
 pub use fair::FairUse;
+pub use memory::RecallSettings;
 pub use providers::openai_base;
 
 use std::collections::BTreeMap;
@@ -60,6 +62,8 @@ pub struct Config {
     pub commands: CommandSettings,
     /// Runs in flight per user and per project, calls per second per connection (TEAM.md §4).
     pub fair: FairUse,
+    /// Recall on a loop's first turn: on or off, and its caps (issue 29 item 5).
+    pub recall: RecallSettings,
 }
 
 /// Limits and tunables with ENGINE.md §9 defaults.
@@ -154,6 +158,7 @@ impl Config {
             access: Access::with_home(&home),
             commands: CommandSettings::default(),
             fair: FairUse::default(),
+            recall: RecallSettings::default(),
             home,
         }
     }
@@ -195,6 +200,7 @@ impl Config {
         config.access = Access::from_vars(vars, &config.home)?;
         config.commands = CommandSettings::from_vars(vars)?;
         config.fair = FairUse::from_vars(vars)?;
+        config.recall = RecallSettings::from_vars(vars)?;
         Ok(config)
     }
 }

@@ -4,6 +4,8 @@
 //!   queries as plain functions over a connection passed in;
 //! - [`entry`], [`path`], [`schemes`], [`tokens`]: the entry model;
 //! - [`run`]: run statuses and their transitions;
+//! - [`memory`]: what a project remembers across runs — recall on a loop's first turn, and the
+//!   history of its loops;
 //! - [`parse`]: reading tool commands out of model replies;
 //! - [`hedberg`]: patterns (glob, regex, sed, xpath, jsonpath) and edit formats;
 //! - [`wire`]: JSON-RPC framing, error codes, the method catalogue and params;
@@ -25,6 +27,7 @@ pub mod entry;
 pub mod fair;
 pub mod files;
 pub mod hedberg;
+pub mod memory;
 pub mod parse;
 pub mod path;
 pub mod provider;

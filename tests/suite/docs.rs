@@ -155,7 +155,11 @@ fn the_architecture_cites_only_what_the_repository_holds() {
         "ARCHITECTURE.md cites ../shared"
     );
     let cited: Vec<&str> = map.lines().filter(|l| l.contains(".md §")).collect();
-    assert_eq!(cited, Vec::<&str>::new(), "sections of documents outside the repository");
+    assert_eq!(
+        cited,
+        Vec::<&str>::new(),
+        "sections of documents outside the repository"
+    );
     let manifest = std::fs::read_to_string(root.join("Cargo.toml")).expect("Cargo.toml");
     let members = manifest
         .split_once("members = [")

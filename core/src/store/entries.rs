@@ -94,6 +94,9 @@ pub fn write_at(
 ) -> Result<Written, StoreError> {
     let scheme = scheme_of(w.path);
     let spec = admitted(w.path, scheme.as_deref(), w.writer)?;
+    if super::memory::is_viewless(scheme.as_deref()) {
+        return Err(StoreError::Invalid(viewless_refused(w.path)));
+    }
     if !w.attributes.is_object() {
         return Err(StoreError::Invalid(
             "attributes must be a JSON object".into(),
@@ -137,6 +140,13 @@ pub fn write_at(
     ])
     .execute(conn)?;
     Ok(Written { entry_id, rev })
+}
+
+/// Why a `memory://` or `history://` path cannot be written like a run's entry.
+fn viewless_refused(path: &str) -> String {
+    format!(
+        "{path} is the project's: a memory:// entry is written with set (a new content supersedes the old, which is kept), and history:// by the server alone"
+    )
 }
 
 /// The registry's entry for `scheme` (that of `path`; `None` for a project file), once `writer`

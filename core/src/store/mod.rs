@@ -6,6 +6,7 @@ pub mod context;
 pub mod entries;
 pub mod files;
 pub mod loops;
+pub mod memory;
 pub mod models;
 pub mod notifications;
 pub mod ops;
