@@ -233,6 +233,7 @@ pub fn flags_of(a: &RunAttributes) -> serde_json::Map<String, serde_json::Value>
         ("noWeb", a.no_web),
         ("noProposals", a.no_proposals),
         (routing::ROUTE_FLAG, a.route),
+        (rummy_core::memory::recall::RECALL_FLAG, a.recall),
     ] {
         if let Some(value) = value {
             flags.insert(name.to_owned(), serde_json::Value::Bool(value));

@@ -181,6 +181,9 @@ pub struct RunAttributes {
     /// Route each loop by its prompt's class.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub route: Option<bool>,
+    /// Recall the project's memory on each loop's first turn (`false` turns it off for the run).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub recall: Option<bool>,
     /// The run to fork from (on a start).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fork: Option<String>,

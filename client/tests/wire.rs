@@ -164,6 +164,7 @@ fn set_and_run_attributes_read_back() {
         no_web: Some(false),
         no_proposals: Some(true),
         route: Some(true),
+        recall: Some(false),
         fork: Some("parent".into()),
         inject: true,
     };
@@ -235,6 +236,7 @@ fn set_and_run_attributes_read_back() {
             true
         )
     );
+    assert_eq!(read.recall, Some(false));
 }
 
 /// The entry primitives: `get`, `rm`, `cp`/`mv`, `update`.

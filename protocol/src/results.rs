@@ -204,6 +204,10 @@ pub struct Unknown {
     /// The question.
     #[serde(default)]
     pub body: String,
+    /// Whether it is a question of the project, which every run of it sees (`shared`), rather
+    /// than the run's own.
+    #[serde(default)]
+    pub shared: bool,
 }
 
 /// Tokens and cost of a call, or of a run so far.
@@ -321,6 +325,10 @@ pub struct RunSnapshot {
     /// The open questions.
     #[serde(default)]
     pub unknowns: Vec<Unknown>,
+    /// What the current loop's first turn recalled, and why; `null` when it recalled nothing
+    /// (nothing was relevant, or recall is off).
+    #[serde(default)]
+    pub recall: Option<Recall>,
     /// Tokens and cost of the whole run.
     #[serde(default)]
     pub telemetry: Usage,

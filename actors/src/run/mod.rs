@@ -36,6 +36,7 @@ use crate::turn::{
 use actix::prelude::*;
 pub use retire::{Idle, Keeper, Retire};
 use rummy_core::fair::admission::Ask;
+use rummy_core::memory::recall::RECALL_FLAG;
 use rummy_core::run::{Mode, RunStatus, StopReason};
 use rummy_core::store::entries::RunRef;
 use rummy_core::store::loops::{self, Loop};
@@ -449,10 +450,16 @@ impl RunActor {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         };
+        let recall = flags
+            .get(RECALL_FLAG)
+            .and_then(Value::as_bool)
+            .unwrap_or(self.svc.config.recall.enabled);
         let job = TurnJob {
             run: self.run,
             alias: Arc::clone(&self.alias),
             loop_id: loop_row.id,
+            loop_number: loop_row.sequence,
+            recall,
             prompt: loop_row.prompt.clone(),
             mode: loop_row.mode(),
             no_repo: flags

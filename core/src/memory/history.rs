@@ -4,8 +4,10 @@
 //! entry per loop stays as small as the loop's line, and reads in date order by path.
 
 use super::messages;
-use crate::store::memory::record_history;
-use crate::store::StoreError;
+use crate::entry::Visibility;
+use crate::store::entries::RunRef;
+use crate::store::memory::{self, record_history};
+use crate::store::{loops, runs, views, StoreError};
 use crate::time::Millis;
 use diesel::SqliteConnection;
 use serde_json::{Map, Value};
@@ -100,6 +102,47 @@ pub fn record(
         token_divisor,
         now,
     )
+}
+
+/// What the project keeps of a loop that ended (`status`, `stop_reason`, `error`), in the write
+/// that ends it: its history line, and — a recall being context for its own loop alone — the
+/// loop's `recall://` leaves the model's view (archived, at one revision).
+#[expect(
+    clippy::too_many_arguments,
+    reason = "how the loop ended, as its finishing write knows it; one write context is issue 28 item 5"
+)]
+pub fn loop_ended(
+    conn: &mut SqliteConnection,
+    run: RunRef,
+    loop_id: i32,
+    status: i32,
+    stop_reason: &str,
+    error: Option<&str>,
+    token_divisor: u32,
+    now: Millis,
+) -> Result<(), StoreError> {
+    let ended = loops::by_id(conn, loop_id)?;
+    let alias = runs::by_id(conn, run.run_id)?.alias;
+    let update = memory::last_update_of_loop(conn, run.run_id, loop_id)?;
+    let end = LoopEnd {
+        project_id: run.project_id,
+        run: &alias,
+        loop_number: ended.sequence,
+        mode: &ended.mode,
+        model: &ended.model,
+        prompt: &ended.prompt,
+        status,
+        stop_reason,
+        update: update.as_deref(),
+        error,
+    };
+    record(conn, &end, token_divisor, now)?;
+    let recalls = memory::visible_recalls_of_loop(conn, run.run_id, loop_id)?;
+    if !recalls.is_empty() {
+        let rev = runs::take_rev(conn, run.run_id)?;
+        views::set_visibility_at(conn, run.run_id, &recalls, Visibility::Archived, rev, now)?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]

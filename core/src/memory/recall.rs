@@ -22,16 +22,18 @@ use super::sections::{self, Section};
 use super::terms::{self, match_expression, query_terms};
 use crate::config::RecallSettings;
 use crate::entry::{Scope, State, Visibility, Writer};
-use crate::store::entries::{self, EntryWrite, RunRef};
+use crate::store::entries::{self, EntryWrite, RunRef, TurnRef};
 use crate::store::memory as store;
 use crate::store::StoreError;
 use crate::time::{Millis, DAY_MS};
-use crate::turn::assemble::attr_escape;
-use crate::turn::TurnRef;
 use diesel::SqliteConnection;
 use rummy_protocol::results::{Recall, RecallItem};
 use serde_json::Value;
 use std::collections::HashMap;
+
+/// The run attribute (kept in its loop flags) that turns recall on or off for the run's loops,
+/// over `RUMMY_RECALL`.
+pub const RECALL_FLAG: &str = "recall";
 
 /// Where a candidate comes from: its entry's scheme.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -195,6 +197,14 @@ pub fn select(
 
 /// Fewest characters of content worth injecting for an item cut to fit what is left.
 const MIN_CUT_CHARS: usize = 160;
+
+/// Text for a double-quoted attribute value.
+fn attr_escape(value: &str) -> String {
+    value
+        .replace('&', "&amp;")
+        .replace('"', "&quot;")
+        .replace('<', "&lt;")
+}
 
 /// One item as the model reads it: the source's tag with the path, the run and the section.
 fn item_text(c: &Chosen, content: &str) -> String {

@@ -14,6 +14,7 @@ pub mod projects;
 pub mod rpc_log;
 pub mod runs;
 pub mod schemes;
+pub mod shared;
 pub mod skills;
 pub mod tokens;
 pub mod turns;

@@ -10,6 +10,7 @@
 
 use super::streams::{self, Awaited};
 use super::{proposals, record, state, TurnRef};
+use crate::memory::history;
 use crate::run::{RunStatus, StopReason};
 use crate::store::entries::RunRef;
 use crate::store::loops::Loop;
@@ -100,6 +101,16 @@ pub fn recover(
                     "error": INTERRUPTED,
                     loops::STOP_REASON: StopReason::Interrupted.as_str(),
                 }),
+                now,
+            )?;
+            history::loop_ended(
+                conn,
+                rr,
+                active.id,
+                500,
+                StopReason::Interrupted.as_str(),
+                Some(INTERRUPTED),
+                divisor,
                 now,
             )?;
             report.interrupted += 1;

@@ -230,6 +230,8 @@ pub struct RunAttributes {
     pub no_proposals: Option<bool>,
     /// Route each loop to the model configured for its prompt's class (`RUMMY_ROUTE_<class>`).
     pub route: Option<bool>,
+    /// Recall what the project remembers on each loop's first turn (over `RUMMY_RECALL`).
+    pub recall: Option<bool>,
     /// Parent run to fork from.
     pub fork: Option<String>,
     /// Fold the body into the active loop.

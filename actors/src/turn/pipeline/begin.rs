@@ -1,4 +1,4 @@
-//! Begin: the turn's row allocated — by the write that ended the turn before it, or by a write of its own that, on a loop's first turn, also records the loop's prompt, syncs the project's scan and attaches its files.
+//! Begin: the turn's row allocated — by the write that ended the turn before it, or by a write of its own that, on a loop's first turn, also records the loop's prompt, syncs the project's scan, attaches its files and records what the loop recalls.
 //!
 //! Either write reads the turn's context ahead ([`context::read_ahead`](super::context::read_ahead)).
 
@@ -10,8 +10,9 @@ use crate::services::Services;
 use crate::turn::{Allocated, ContextRead, TurnFailure, TurnJob};
 use rummy_core::files::sync::{self, SyncReport};
 use rummy_core::hedberg;
+use rummy_core::memory::recall::{self, Recalled};
 use rummy_core::store::entries::RunRef;
-use rummy_core::store::{constraints, projects, turns, StoreError};
+use rummy_core::store::{constraints, projects, shared, turns, StoreError};
 use rummy_core::turn::{record, TurnRef};
 use std::sync::Arc;
 
@@ -49,12 +50,15 @@ pub(super) async fn begin(
         });
     }
     let attach = job.first_in_loop && !job.no_repo;
-    let scan = if attach {
-        scan_project(svc, job.run.project_id).await
-    } else {
-        None
+    let scan = async {
+        if attach {
+            scan_project(svc, job.run.project_id).await
+        } else {
+            None
+        }
     };
-    let (mut begun, synced) = allocate(svc, job, scan, attach).await?;
+    let (scan, recalled) = futures_util::future::join(scan, recall(svc, job)).await;
+    let (mut begun, synced) = allocate(svc, job, scan, attach, recalled).await?;
     tracing::debug!(turn = begun.t.turn, "turn started");
     if let Some((report, scan)) = synced {
         let missing = report.missing > 0;
@@ -86,8 +90,10 @@ async fn allocate(
     job: &TurnJob,
     scan: Option<ProjectScan>,
     attach: bool,
+    recalled: Option<Recalled>,
 ) -> Result<(Begun, Option<(SyncReport, ProjectScan)>), TurnFailure> {
     let (run, loop_id, first, mode) = (job.run, job.loop_id, job.first_in_loop, job.mode);
+    let loop_number = job.loop_number;
     let (prompt, divisor) = (job.prompt.clone(), svc.config.limits.token_divisor);
     let slot = Arc::clone(&job.context);
     let (t, turn_id, synced, ahead) = svc
@@ -109,6 +115,13 @@ async fn allocate(
             if attach {
                 attach_views(c, run)?;
             }
+            if first {
+                // The project's open questions reach every run at its loop's start.
+                shared::attach(c, run, now())?;
+            }
+            if let Some(recalled) = &recalled {
+                recall::record(c, t, loop_number, recalled, divisor, now())?;
+            }
             let ahead = read_ahead(c, run.run_id, take_kept(&slot));
             Ok((t, turn.id, synced, ahead))
         })
@@ -119,6 +132,22 @@ async fn allocate(
         read
     });
     Ok((Begun { t, turn_id, read }, synced))
+}
+
+/// What the loop's first turn recalls for its prompt (`memory::recall`), read before the
+/// write that records it: `None` on later turns, with recall off, when nothing is relevant, or
+/// when the read fails (recall never fails a turn; the failure is logged).
+async fn recall(svc: &Services, job: &TurnJob) -> Option<Recalled> {
+    if !(job.first_in_loop && job.recall) {
+        return None;
+    }
+    let (run, prompt, settings) = (job.run, job.prompt.clone(), svc.config.recall);
+    svc.store
+        .read(move |c| recall::recall(c, run, &prompt, &settings, now()))
+        .await
+        .inspect_err(|e| tracing::warn!(error = %e, "recall failed; the loop goes on without it"))
+        .ok()
+        .flatten()
 }
 
 /// Scans the run's project: `None` when its watch shows nothing changed since the last

@@ -382,8 +382,19 @@ fn the_migration_indexes_the_facts_already_stored() {
     conn.revert_last_migration(crate::db::MIGRATIONS).unwrap();
     let p = project(&mut conn, "p");
     let a = run(&mut conn, p.id, "a");
-    write(&mut conn, a, "known://animal", "a zebra", Visibility::Visible, Writer::Model).unwrap();
+    write(
+        &mut conn,
+        a,
+        "known://animal",
+        "a zebra",
+        Visibility::Visible,
+        Writer::Model,
+    )
+    .unwrap();
     crate::db::run_migrations(&mut conn).unwrap();
-    let expression = format!("owner : \"p{}\" AND owner : \"r{}\" AND \"zebra\"", p.id, a.run_id);
+    let expression = format!(
+        "owner : \"p{}\" AND owner : \"r{}\" AND \"zebra\"",
+        p.id, a.run_id
+    );
     assert_eq!(recall_matches(&mut conn, &expression, 40).unwrap().len(), 1);
 }
