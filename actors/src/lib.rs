@@ -1,4 +1,4 @@
-//! rummy's actors: the store writer, runs and their loop queues, turn executors, providers, web search, accepted commands, sessions and the notification hub.
+//! rummy's actors: the store writer, runs and their loop queues, turn executors, providers, side tasks (the sidecar), web search, accepted commands, sessions and the notification hub.
 //!
 //! Layering: actors wire `rummy_core`'s pure functions into supervised actix
 //! actors. Only `StoreActor` writes to SQLite; only `ProviderActor` calls an
@@ -18,6 +18,7 @@ pub mod run;
 pub mod search;
 pub mod services;
 pub mod session;
+pub mod sidecar;
 pub mod store;
 pub mod tokens;
 pub mod turn;

@@ -5,6 +5,6 @@
 pub use rummy_protocol::catalogue::{Catalogue, MethodDoc, NotificationDoc, ParamDoc};
 pub use rummy_protocol::results::{
     Ack, AddedModel, Bucket, Constraint, Entry, Hello, HistoryItem, MadeToken, MissedNotification,
-    Model, NamedFile, Project, Queued, Route, RunSkill, RunSnapshot, RunSummary, Telemetry,
-    TokenInfo, Unknown, Usage,
+    Model, NamedFile, Project, Queued, Route, RunSkill, RunSnapshot, RunSummary, SidecarCall,
+    Telemetry, TokenInfo, Unknown, Usage,
 };

@@ -8,6 +8,7 @@ mod commands;
 mod fair;
 mod memory;
 mod providers;
+mod sidecar;
 
 pub use crate::provider::settings::{
     OllamaConfig, OpenAiConfig, OpenRouterConfig, ProviderLimits, Providers, XaiConfig,
@@ -18,6 +19,7 @@ pub use commands::{CommandRunner, CommandSettings};
 pub use fair::FairUse;
 pub use memory::RecallSettings;
 pub use providers::openai_base;
+pub use sidecar::SidecarSettings;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -64,6 +66,8 @@ pub struct Config {
     pub fair: FairUse,
     /// Recall on a loop's first turn: on or off, and its caps (issue 29 item 5).
     pub recall: RecallSettings,
+    /// How side tasks (summaries and the like) are called (MEMORY.md §1).
+    pub sidecar: SidecarSettings,
 }
 
 /// Limits and tunables with ENGINE.md §9 defaults.
@@ -159,6 +163,7 @@ impl Config {
             commands: CommandSettings::default(),
             fair: FairUse::default(),
             recall: RecallSettings::default(),
+            sidecar: SidecarSettings::default(),
             home,
         }
     }
@@ -201,6 +206,7 @@ impl Config {
         config.commands = CommandSettings::from_vars(vars)?;
         config.fair = FairUse::from_vars(vars)?;
         config.recall = RecallSettings::from_vars(vars)?;
+        config.sidecar = SidecarSettings::from_vars(vars)?;
         Ok(config)
     }
 }

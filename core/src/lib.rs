@@ -13,6 +13,8 @@
 //! - [`fair`]: fair use — request rate, cost periods, admission of runs to the places in flight;
 //! - [`commands`]: what running an accepted `sh`/`env` means, without running it (its
 //!   environment, its output capped and batched, how it ended);
+//! - [`sidecar`]: side tasks (summaries and the like) as data — the request, the parser, the
+//!   telemetry of the call — for the actors' one sidecar path;
 //! - [`config`]: configuration from environment variables;
 //! - [`time`]: timestamps (the domain has no clock; callers pass `now`).
 //!
@@ -34,6 +36,7 @@ pub mod provider;
 pub mod run;
 pub mod schema;
 pub mod schemes;
+pub mod sidecar;
 pub mod store;
 pub mod time;
 pub mod tokens;

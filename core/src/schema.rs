@@ -169,6 +169,26 @@ diesel::table! {
 }
 
 diesel::table! {
+    sidecar_calls (id) {
+        id -> Integer,
+        run_id -> Integer,
+        turn -> Integer,
+        task -> Text,
+        model -> Text,
+        outcome -> Text,
+        error -> Nullable<Text>,
+        prompt_tokens -> Integer,
+        cached_tokens -> Integer,
+        completion_tokens -> Integer,
+        reasoning_tokens -> Integer,
+        total_tokens -> Integer,
+        cost -> Double,
+        elapsed_ms -> BigInt,
+        created_at -> BigInt,
+    }
+}
+
+diesel::table! {
     tokens (id) {
         id -> Integer,
         user_id -> Integer,
@@ -199,6 +219,7 @@ diesel::joinable!(tokens -> users (user_id));
 diesel::joinable!(run_views -> loops (loop_id));
 diesel::joinable!(run_views -> runs (run_id));
 diesel::joinable!(runs -> projects (project_id));
+diesel::joinable!(sidecar_calls -> runs (run_id));
 diesel::joinable!(turns -> loops (loop_id));
 diesel::joinable!(turns -> runs (run_id));
 
@@ -214,6 +235,7 @@ diesel::allow_tables_to_appear_in_same_query!(
     run_views,
     runs,
     schemes,
+    sidecar_calls,
     tokens,
     turns,
     users,

@@ -260,6 +260,29 @@ pub struct Telemetry {
     /// Whether the turn went on after a restart (its call was made before it).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub resumed: bool,
+    /// The side tasks the turn made (the sidecar's calls: summaries and the like), each with its
+    /// usage and cost, or why it failed; left out when there were none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub sidecar: Vec<SidecarCall>,
+}
+
+/// One side task a turn made (the sidecar's call), in the turn's telemetry.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct SidecarCall {
+    /// The task (`summary`, `compress`, …).
+    pub task: String,
+    /// The model alias asked.
+    pub model: String,
+    /// `ok`, `failed`, `timeout` or `unparseable`.
+    pub outcome: String,
+    /// Why it failed; absent when it did not.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// The provider's usage and cost (zero without an answer).
+    pub usage: Usage,
+    /// How long it took, in ms.
+    pub elapsed_ms: i64,
 }
 
 /// A loop's routing decision.

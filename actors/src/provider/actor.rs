@@ -19,6 +19,9 @@ pub struct Complete {
     pub messages: Vec<ChatMessage>,
     /// Sampling temperature.
     pub temperature: f64,
+    /// This call's own reply cap (a side task's `max_tokens`); the smaller of it and
+    /// `RUMMY_MAX_OUTPUT_TOKENS` is sent. `None` for a turn: only the server's cap applies.
+    pub max_tokens: Option<u32>,
     /// Where to report progress and deltas (dropped events are fine).
     pub events: Option<tokio::sync::mpsc::UnboundedSender<super::ProviderEvent>>,
 }

@@ -88,7 +88,12 @@ impl Client {
         // server sends, and a retry sends the same bytes.
         let body = self
             .endpoint
-            .request_body(&call.model, &call.messages, call.temperature)
+            .request_body_capped(
+                &call.model,
+                &call.messages,
+                call.temperature,
+                call.max_tokens,
+            )
             .map(bytes::Bytes::from)
             .map_err(|e| self.transport(format!("cannot encode the request: {e}")))?;
         let estimated: u64 = call

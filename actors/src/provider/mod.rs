@@ -264,15 +264,23 @@ impl Providers {
         call: Complete,
     ) -> Result<Completion, ProviderError> {
         // The fallback needs the request again; copy it only when there is one.
-        let again = route
-            .fallback
-            .as_ref()
-            .map(|_| (call.messages.clone(), call.temperature, call.events.clone()));
+        let again = route.fallback.as_ref().map(|_| {
+            let Complete {
+                messages,
+                temperature,
+                max_tokens,
+                events,
+                ..
+            } = &call;
+            (messages.clone(), *temperature, *max_tokens, events.clone())
+        });
         let error = match send(&route.provider, call).await {
             Ok(completion) => return Ok(completion),
             Err(error) => error,
         };
-        let (Some(alias), Some((messages, temperature, events))) = (&route.fallback, again) else {
+        let (Some(alias), Some((messages, temperature, max_tokens, events))) =
+            (&route.fallback, again)
+        else {
             return Err(error);
         };
         if !error.fault().falls_back() {
@@ -297,6 +305,7 @@ impl Providers {
             model: target.wire_model,
             messages,
             temperature,
+            max_tokens,
             events,
         };
         send(&target.provider, call).await

@@ -98,7 +98,22 @@ impl Endpoint {
         messages: &[ChatMessage],
         temperature: f64,
     ) -> serde_json::Result<Vec<u8>> {
-        let cap = self.max_output_tokens;
+        self.request_body_capped(model, messages, temperature, None)
+    }
+
+    /// [`Endpoint::request_body`] for a call with a reply cap of its own (a side task's
+    /// `max_tokens`): the smaller of it and `RUMMY_MAX_OUTPUT_TOKENS` is sent.
+    pub fn request_body_capped(
+        &self,
+        model: &str,
+        messages: &[ChatMessage],
+        temperature: f64,
+        max_tokens: Option<u32>,
+    ) -> serde_json::Result<Vec<u8>> {
+        let cap = match (self.max_output_tokens, max_tokens) {
+            (Some(global), Some(own)) => Some(global.min(own)),
+            (global, own) => global.or(own),
+        };
         let chat = |limit: fn(u32) -> OutputLimit| {
             let limit = cap.map_or(OutputLimit::Unset, limit);
             serde_json::to_vec(&openai::request_body(model, messages, temperature, limit))
@@ -257,6 +272,34 @@ mod tests {
             })
             .collect();
         insta::assert_snapshot!(bodies.join("\n\n"));
+    }
+
+    /// A call's own cap (a side task's `max_tokens`) is sent in the provider's field, as the
+    /// smaller of it and the server's cap when both are set.
+    #[test]
+    fn a_calls_own_cap_never_exceeds_the_servers() {
+        let cap_of = |global: Option<u32>, own: Option<u32>| {
+            let providers = Providers {
+                max_output_tokens: global,
+                ..configured()
+            };
+            let endpoint = Endpoint::of(ProviderKind::OpenAi, &providers).unwrap();
+            let body = endpoint
+                .request_body_capped("m", &messages(), 0.5, own)
+                .unwrap();
+            serde_json::from_slice::<serde_json::Value>(&body).unwrap()["max_completion_tokens"]
+                .as_u64()
+        };
+        assert_eq!(
+            [
+                cap_of(None, None),
+                cap_of(None, Some(300)),
+                cap_of(Some(256), Some(300)),
+                cap_of(Some(512), Some(300)),
+                cap_of(Some(256), None),
+            ],
+            [None, Some(300), Some(256), Some(300), Some(256)]
+        );
     }
 
     /// An unconfigured provider has no endpoint, and a logged endpoint never shows its key.

@@ -15,6 +15,7 @@ pub mod rpc_log;
 pub mod runs;
 pub mod schemes;
 pub mod shared;
+pub mod sidecar_calls;
 pub mod skills;
 pub mod tokens;
 pub mod turns;

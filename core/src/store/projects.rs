@@ -154,7 +154,8 @@ pub fn ceilings(conn: &mut SqliteConnection) -> Result<Vec<(i32, Ceiling)>, Stor
 }
 
 /// What the project's turns begun at or after `since` cost, in US dollars (the provider's
-/// figures; a turn counts in the period it began in).
+/// figures; a turn counts in the period it began in), with the side tasks made since (the
+/// sidecar's calls count toward the ceiling like turns).
 pub fn spent_since(
     conn: &mut SqliteConnection,
     project_id: i32,
@@ -166,5 +167,6 @@ pub fn spent_since(
         .filter(turns::created_at.ge(since.0))
         .select(sum(turns::cost))
         .first(conn)?;
-    Ok(spent.unwrap_or(0.0))
+    let side = super::sidecar_calls::spent_since(conn, project_id, since)?;
+    Ok(spent.unwrap_or(0.0) + side)
 }

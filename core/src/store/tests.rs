@@ -99,6 +99,7 @@ fn migrations_up_down_up() {
         "run_views",
         "runs",
         "schemes",
+        "sidecar_calls",
         "tokens",
         "turns",
         "users",
@@ -177,6 +178,10 @@ fn schema_matches_migrations() {
         (
             "turns",
             diesel_columns(t::turns::table.select(t::turns::all_columns)),
+        ),
+        (
+            "sidecar_calls",
+            diesel_columns(t::sidecar_calls::table.select(t::sidecar_calls::all_columns)),
         ),
     ];
     assert_eq!(

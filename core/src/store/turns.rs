@@ -187,8 +187,25 @@ pub fn any_in_loop(
     .get_result(conn)?)
 }
 
-/// The run's usage summed over all its turns.
+/// The run's usage summed over all its turns and the side tasks they made (the sidecar's
+/// calls count in the run's tokens and cost like its turns').
 pub fn totals(conn: &mut SqliteConnection, run_id: i32) -> Result<Usage, StoreError> {
+    let turns = turn_totals(conn, run_id)?;
+    let side = super::sidecar_calls::totals(conn, run_id)?;
+    Ok(Usage {
+        prompt_tokens: turns.prompt_tokens.saturating_add(side.prompt_tokens),
+        cached_tokens: turns.cached_tokens.saturating_add(side.cached_tokens),
+        completion_tokens: turns
+            .completion_tokens
+            .saturating_add(side.completion_tokens),
+        reasoning_tokens: turns.reasoning_tokens.saturating_add(side.reasoning_tokens),
+        total_tokens: turns.total_tokens.saturating_add(side.total_tokens),
+        cost: turns.cost + side.cost,
+    })
+}
+
+/// The run's usage summed over its turns' own calls.
+fn turn_totals(conn: &mut SqliteConnection, run_id: i32) -> Result<Usage, StoreError> {
     type Sums = (
         Option<i64>,
         Option<i64>,

@@ -601,7 +601,7 @@ pub const NOTIFICATIONS: &[NotificationSpec] = &[
             p("summary", "string", true, "the latest summary the model gave"),
             p("history", "array", true, "entries changed since the previous push: [{path, tool, state, outcome, status, visibility, turn, tokens, attributes, body}]"),
             p("unknowns", "array", true, "open questions: [{path, body, shared}]"),
-            p("telemetry", "object", true, "at turn end: token counts (prompt, cached, completion, reasoning), cost, context distribution; null mid-turn"),
+            p("telemetry", "object", true, "at turn end: token counts (prompt, cached, completion, reasoning), cost, context distribution, and the side tasks the turn made (sidecar); null mid-turn"),
             p("route", "object", true, "the current loop's routing decision {class, model}, or null"),
             p("queued", "object", false, "why a loop waits, {reason, position}: with status 100, for a place (runs_limit: the project's or the user's runs in flight; cost_ceiling: the project's spending) and position its place in that line; with 102 or 202, behind the run's own loop (loop) and position how many loops wait; absent when no loop waits").one_of(QUEUE_REASONS),
         ],

@@ -128,6 +128,7 @@ pub fn request(
             },
         ],
         temperature: 0.5,
+        max_tokens: None,
         events,
     }
 }

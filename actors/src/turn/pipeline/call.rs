@@ -115,6 +115,7 @@ async fn call_model(
             },
         ],
         temperature: job.temperature,
+        max_tokens: None,
     };
     let result = svc.providers.complete(&job.route, call).await;
     let _ = forward.await;
