@@ -22,7 +22,7 @@ use rummy_core::run::Mode;
 use rummy_core::store::entries::RunRef;
 use rummy_core::store::runs::{self, NewRun, Run, RunSettings};
 use rummy_core::store::{entries, loops, models, rpc_log, StoreError};
-use rummy_core::turn::recovery;
+use rummy_core::turn::{recovery, summary};
 use rummy_core::wire::params::RunAttributes;
 use rummy_core::wire::{ErrorKind, RpcError};
 use serde_json::json;
@@ -234,6 +234,7 @@ pub fn flags_of(a: &RunAttributes) -> serde_json::Map<String, serde_json::Value>
         ("noProposals", a.no_proposals),
         (routing::ROUTE_FLAG, a.route),
         (rummy_core::memory::recall::RECALL_FLAG, a.recall),
+        (summary::FLAG, a.summarize),
     ] {
         if let Some(value) = value {
             flags.insert(name.to_owned(), serde_json::Value::Bool(value));

@@ -9,6 +9,7 @@ mod fair;
 mod memory;
 mod providers;
 mod sidecar;
+mod summary;
 
 pub use crate::provider::settings::{
     OllamaConfig, OpenAiConfig, OpenRouterConfig, ProviderLimits, Providers, XaiConfig,
@@ -20,6 +21,7 @@ pub use fair::FairUse;
 pub use memory::RecallSettings;
 pub use providers::openai_base;
 pub use sidecar::SidecarSettings;
+pub use summary::SummarySettings;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -68,6 +70,8 @@ pub struct Config {
     pub recall: RecallSettings,
     /// How side tasks (summaries and the like) are called (MEMORY.md §1).
     pub sidecar: SidecarSettings,
+    /// Summarisation on eviction: the server's default and the summary's cap.
+    pub summary: SummarySettings,
 }
 
 /// Limits and tunables with ENGINE.md §9 defaults.
@@ -164,6 +168,7 @@ impl Config {
             fair: FairUse::default(),
             recall: RecallSettings::default(),
             sidecar: SidecarSettings::default(),
+            summary: SummarySettings::default(),
             home,
         }
     }
@@ -207,6 +212,7 @@ impl Config {
         config.fair = FairUse::from_vars(vars)?;
         config.recall = RecallSettings::from_vars(vars)?;
         config.sidecar = SidecarSettings::from_vars(vars)?;
+        config.summary = SummarySettings::from_vars(vars)?;
         Ok(config)
     }
 }

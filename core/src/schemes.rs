@@ -68,6 +68,7 @@ pub const SCHEMES: &[SchemeSpec] = &[
     spec("think", false, Logging, Run, Model),
     spec("error", true, Logging, Run, Plugin),
     spec("budget", true, Logging, Run, Plugin),
+    spec("summary", true, Logging, Run, Plugin),
     spec("http", true, Data, Run, Model),
     spec("https", true, Data, Run, Model),
     // The project's durable memory and the history of its loops: no run holds a view of them

@@ -29,4 +29,5 @@ mod restart;
 mod runs;
 mod search;
 mod store;
+mod summaries;
 mod tokens;

@@ -69,16 +69,19 @@ pub fn set_visibility_at(
     Ok(())
 }
 
-/// What Turn Demotion may summarize of turn `turn` of the run: (view id, full tokens) of its
-/// visible entries that are neither proposals nor failed or cancelled (except a command's
-/// output channels, whatever their state), and not updates, errors, budget notes or prompts.
-pub fn demotable_in_turn(
-    conn: &mut SqliteConnection,
-    run_id: i32,
-    turn: i32,
-) -> Result<Vec<(i32, i32)>, StoreError> {
-    Ok(run_views::table
+/// The views of turn `turn` of the run that Turn Demotion may summarize: visible, neither
+/// proposals nor failed or cancelled (except a command's output channels, whatever their
+/// state), and not updates, errors, budget notes, prompts or the run's summary.
+type Demotable = diesel::helper_types::IntoBoxed<
+    'static,
+    diesel::helper_types::InnerJoin<run_views::table, entries::table>,
+    diesel::sqlite::Sqlite,
+>;
+
+fn demotable(run_id: i32, turn: i32) -> Demotable {
+    run_views::table
         .inner_join(entries::table)
+        .into_boxed()
         .filter(run_views::run_id.eq(run_id))
         .filter(run_views::turn.eq(turn))
         .filter(run_views::visibility.eq(Visibility::Visible.as_str()))
@@ -94,11 +97,31 @@ pub fn demotable_in_turn(
         )
         .filter(
             entries::scheme
-                .ne_all(["update", "error", "budget", "prompt"])
+                .ne_all(["update", "error", "budget", "prompt", "summary"])
                 .or(entries::scheme.is_null()),
         )
+}
+
+/// What Turn Demotion may summarize of turn `turn` of the run (see [`Demotable`]): (view id,
+/// full tokens).
+pub fn demotable_in_turn(
+    conn: &mut SqliteConnection,
+    run_id: i32,
+    turn: i32,
+) -> Result<Vec<(i32, i32)>, StoreError> {
+    Ok(demotable(run_id, turn)
         .select((run_views::id, entries::tokens))
         .load(conn)?)
+}
+
+/// The rows Turn Demotion may summarize of turn `turn` of the run, with their bodies: what
+/// summarisation folds into the run's summary before they leave the model's view.
+pub fn demotable_rows_in_turn(
+    conn: &mut SqliteConnection,
+    run_id: i32,
+    turn: i32,
+) -> Result<Vec<ViewRow>, StoreError> {
+    Ok(demotable(run_id, turn).select(VIEW_COLUMNS).load(conn)?)
 }
 
 /// The run's views in state `proposed`, newest first.

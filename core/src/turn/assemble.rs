@@ -1,11 +1,13 @@
 //! Builds the turn's two messages from the run's context rows (ENGINE.md §3): no chat history, ever.
 //!
-//! System: instructions, then `<knowns>`, `<previous>`, `<unknowns>`.
+//! System: instructions, then `<knowns>`, `<previous>` (the run's summary first, when it has
+//! one), `<unknowns>`.
 //! User: `<performed>`, then the loop's `<recall>` (what its first turn recalled of the
 //! project's memory, history and other runs), then `<prompt mode=…>`. Empty sections are left
 //! out.
 
 use super::budget::{token_usage, tokens_free, Budget};
+use super::summary::is_summary;
 use super::views::project;
 use crate::entry::{http_status, Category, State};
 use crate::run::Mode;
@@ -58,8 +60,11 @@ pub fn assemble(input: AssemblyInput<'_>) -> Messages {
         .iter()
         .filter(|r| r.turn < loop_start && !recalled(r))
         .filter(|r| matches!(category(r), Some(Category::Logging | Category::Prompt)))
+        .filter(|r| !is_summary(r))
         .collect();
     earlier.sort_by_key(|r| (r.turn, category(r) != Some(Category::Prompt)));
+    // The run's summary of what left the context opens `<previous>`, whatever its turn.
+    let summaries = rows.iter().filter(|r| is_summary(r));
 
     let mut system = String::with_capacity(input.instructions.len() + 128 * rows.len());
     system.push_str(input.instructions);
@@ -69,8 +74,14 @@ pub fn assemble(input: AssemblyInput<'_>) -> Messages {
         &mut system,
         "previous",
         "\n\n",
-        earlier.into_iter(),
-        render_log,
+        summaries.chain(earlier),
+        |out, row| {
+            if is_summary(row) {
+                render_summary(out, row);
+            } else {
+                render_log(out, row);
+            }
+        },
     );
     let unknowns = rows
         .iter()
@@ -80,7 +91,8 @@ pub fn assemble(input: AssemblyInput<'_>) -> Messages {
     let mut user = String::new();
     let performed = rows
         .iter()
-        .filter(|r| r.turn >= loop_start && category(r) == Some(Category::Logging) && !recalled(r));
+        .filter(|r| r.turn >= loop_start && category(r) == Some(Category::Logging) && !recalled(r))
+        .filter(|r| !is_summary(r));
     push_section(&mut user, "performed", "", performed, render_log);
     if !user.is_empty() {
         user.push('\n');
@@ -265,6 +277,14 @@ fn render_log(out: &mut String, row: &ViewRow) {
     }
     visibility_and_tokens(&mut tag, row);
     tag.close(row.tag(), &project(row));
+}
+
+/// The run's summary (`summary://run`): its path and the turn that last wrote it.
+fn render_summary(out: &mut String, row: &ViewRow) {
+    let mut tag = Tag::open(out, "summary");
+    tag.attr("path", &row.path);
+    tag.number("turn", i64::from(row.turn));
+    tag.close("summary", &project(row));
 }
 
 fn render_unknown(out: &mut String, row: &ViewRow) {

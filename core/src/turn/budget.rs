@@ -135,6 +135,8 @@ pub fn plan_demotion(rows: &[ViewRow], fits: impl Fn(&[ViewRow]) -> bool) -> Opt
         .iter()
         .filter(|r| r.turn < loop_start)
         .filter(|r| matches!(r.category(), Some(Category::Logging | Category::Prompt)))
+        // The run's summary is `<previous>`'s too, but summarisation decides its fate.
+        .filter(|r| !super::summary::is_summary(r))
         .collect();
     let mut turns: Vec<i32> = earlier.iter().map(|r| r.turn).collect();
     turns.sort_unstable();

@@ -1,4 +1,4 @@
-//! One turn's pure steps: assembling the messages, recording the reply, dispatching commands (in batches), healing the turn, and the run/state payloads.
+//! One turn's pure steps: assembling the messages, recording the reply, dispatching commands (in batches), healing the turn, summarising what the budget evicts, and the run/state payloads.
 //!
 //! The `TurnExecutor` actor drives these in order (ENGINE.md §3); each write
 //! step is a function over the writing connection, run by the `StoreActor`.
@@ -14,6 +14,7 @@ pub mod recovery;
 pub mod render;
 pub mod state;
 pub mod streams;
+pub mod summary;
 pub mod views;
 
 #[cfg(test)]

@@ -232,6 +232,9 @@ pub struct RunAttributes {
     pub route: Option<bool>,
     /// Recall what the project remembers on each loop's first turn (over `RUMMY_RECALL`).
     pub recall: Option<bool>,
+    /// Summarise on eviction: fold what the budget takes out of the context into the run's
+    /// `summary://run` (default `RUMMY_SUMMARIZE`).
+    pub summarize: Option<bool>,
     /// Parent run to fork from.
     pub fork: Option<String>,
     /// Fold the body into the active loop.

@@ -36,7 +36,10 @@ pub(super) async fn call(
     let Begun { t, turn_id, .. } = begun;
     let assembled = prompt.assembled();
     let Prompt {
-        spread, messages, ..
+        spread,
+        messages,
+        sidecar,
+        ..
     } = prompt;
     let context_tokens = messages.tokens;
     let prompt_audit = (messages.system.clone(), messages.user.clone());
@@ -75,12 +78,15 @@ pub(super) async fn call(
         &parsed,
         prompt_audit,
     );
-    let telemetry = json!({
+    let mut telemetry = json!({
         "model": job.model_alias,
         "contextTokens": context_tokens,
         "usage": completion.usage,
         "contextDistribution": spread,
     });
+    if !sidecar.is_empty() {
+        telemetry["sidecar"] = json!(sidecar);
+    }
     Ok(Ok(Dispatching {
         t,
         turn_id,

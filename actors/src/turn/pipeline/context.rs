@@ -1,4 +1,4 @@
-//! Context: the turn's prompt materialised from the run's context rows, assembled into the two messages, and fitted to the budget (History Demotion, then Prompt Demotion; 413 only when nothing fits).
+//! Context: the turn's prompt materialised from the run's context rows, assembled into the two messages, and fitted to the budget (History Demotion — what it archives first folded into the run's summary when the run summarises — then Prompt Demotion; 413 only when nothing fits).
 //!
 //! The rows a loop read last are kept in its slot ([`TurnJob::context`]) between turns, so a
 //! read fetches only the views written since ([`take_kept`]); and the write that begins a turn
@@ -6,16 +6,19 @@
 
 use super::begin::Begun;
 use super::end::Full;
-use super::{failure, loop_flags};
+use super::{failure, loop_flags, summary};
 use crate::clock::now;
 use crate::services::Services;
+use crate::sidecar::Charge;
 use crate::turn::events::distribution;
 use crate::turn::{ContextRead, TurnFailure, TurnJob};
 use rummy_core::run::Mode;
+use rummy_core::sidecar::SidecarRecord;
 use rummy_core::store::context::{context_since, KeptContext};
 use rummy_core::tools;
 use rummy_core::turn::assemble::{assemble, AssemblyInput, Messages};
 use rummy_core::turn::budget::{self, Budget};
+use rummy_core::turn::summary::{self as summary_store, render_evicted, HistoryPlan};
 use serde_json::Value;
 use std::sync::{Arc, Mutex};
 
@@ -29,6 +32,9 @@ pub(super) struct Prompt {
     pub rev: i32,
     /// The run's budget, when its context size is known.
     pub budget: Option<Budget>,
+    /// The side tasks fitting the prompt made (a summary of what History Demotion evicted),
+    /// for the turn's telemetry.
+    pub sidecar: Vec<SidecarRecord>,
 }
 
 impl Prompt {
@@ -52,8 +58,9 @@ pub(super) struct Assembled {
 }
 
 /// The turn's prompt, fitted to the budget: over it, History Demotion (earlier loops'
-/// entries summarized, then archived, oldest first) and, last, Prompt Demotion make room, and
-/// the prompt is assembled again. `Err` when nothing can make it fit: the turn then ends 413
+/// entries summarized, then archived, oldest first; with summarisation on, what it archives is
+/// first folded into the run's summary, for which it leaves room) and, last, Prompt Demotion
+/// make room, and the prompt is assembled again. `Err` when nothing can make it fit: the turn then ends 413
 /// without calling the model.
 pub(super) async fn fit(
     svc: &Services,
@@ -66,22 +73,45 @@ pub(super) async fn fit(
     };
     let mut over = b.overflow(b.calibrate(prompt.messages.tokens));
     if over > 0 {
-        if let Some(demotion) = plan_demotion(svc, job, b).await? {
+        let summarizing = summary::summarizing(svc, job);
+        if let Some((plan, prior)) = plan_history(svc, job, b, summarizing).await? {
+            let charge = Charge::new(begun.t, job.model_alias.clone());
+            let (demotion, change) = match plan {
+                HistoryPlan::Plain(demotion) => (demotion, SummaryChange::None),
+                HistoryPlan::DropSummary(demotion) => (demotion, SummaryChange::Drop),
+                HistoryPlan::Fold {
+                    demotion,
+                    evicted,
+                    fallback,
+                } => match summary::fold(svc, &charge, prior, render_evicted(&evicted)).await {
+                    Some(text) => (demotion, SummaryChange::Store(text)),
+                    None => (fallback, SummaryChange::None),
+                },
+            };
             tracing::info!(
                 summarized = demotion.summarize.len(),
                 archived = demotion.archive.len(),
                 prompt = demotion.prompt,
+                summary = change.name(),
                 "demoted to fit the context"
             );
             let (t, divisor) = (begun.t, svc.config.limits.token_divisor);
             svc.store
                 .write(move |c| {
                     budget::demote(c, t.run.run_id, &demotion, now())?;
+                    match &change {
+                        SummaryChange::None => {}
+                        SummaryChange::Store(text) => {
+                            summary_store::store(c, t, text, divisor, now())?;
+                        }
+                        SummaryChange::Drop => summary_store::leave_context(c, t, divisor, now())?,
+                    }
                     budget::record_demotion(c, t, &demotion, divisor, now())
                 })
                 .await
                 .map_err(failure)?;
             prompt = materialise(svc, job, None).await?;
+            prompt.sidecar = charge.records();
             over = b.overflow(b.calibrate(prompt.messages.tokens));
         }
     }
@@ -162,6 +192,28 @@ fn assembled(
         messages,
         rev: context.next_rev(),
         budget,
+        sidecar: Vec::new(),
+    }
+}
+
+/// What History Demotion does to the run's summary.
+enum SummaryChange {
+    /// Nothing: summarisation is off, nothing was evicted, or the fold failed.
+    None,
+    /// The new summary, with what was evicted folded in.
+    Store(String),
+    /// The summary leaves the context: even alone it did not fit.
+    Drop,
+}
+
+impl SummaryChange {
+    /// For the log line.
+    fn name(&self) -> &'static str {
+        match self {
+            SummaryChange::None => "unchanged",
+            SummaryChange::Store(_) => "folded",
+            SummaryChange::Drop => "dropped",
+        }
     }
 }
 
@@ -185,32 +237,45 @@ pub(super) async fn budget_for(
     ))
 }
 
-/// The least demotion that makes the turn's context fit beside the note that tells
-/// the model of it (`budget::plan_demotion`), planned on the blocking pool over the loop's
-/// kept rows; `None` when nothing would make it fit.
-async fn plan_demotion(
+/// The least History Demotion that makes the turn's context fit beside the note that tells the
+/// model of it — with summarisation on, room for the summary to grow to its cap
+/// (`summary::plan_history`) — planned on the blocking pool over the loop's kept rows, with the
+/// run's summary as it stands; `None` when nothing would make it fit.
+async fn plan_history(
     svc: &Services,
     job: &TurnJob,
     b: Budget,
-) -> Result<Option<budget::Demotion>, TurnFailure> {
+    summarizing: bool,
+) -> Result<Option<(HistoryPlan, Option<String>)>, TurnFailure> {
     let Some(kept) = take_kept(&job.context) else {
         return Ok(None);
     };
     let (mode, divisor) = (job.mode, svc.config.limits.token_divisor);
     let instructions = instructions_of(svc, job);
     let reserve = budget::demotion_note_reserve(divisor);
+    let summary_reserve = summary_store::reserve(svc.config.summary.max_chars, divisor);
     let (kept, plan) = actix_rt::task::spawn_blocking(move || {
-        let plan = budget::plan_demotion(kept.rows(), |rows| {
-            let messages = assemble(AssemblyInput {
-                rows,
-                instructions: &instructions,
-                mode,
-                budget: Some(b),
-                divisor,
-            });
-            b.overflow(b.calibrate(messages.tokens + reserve)) == 0
-        });
-        (kept, plan)
+        let plan = summary_store::plan_history(
+            kept.rows(),
+            summarizing,
+            summary_reserve,
+            |rows, extra| {
+                let messages = assemble(AssemblyInput {
+                    rows,
+                    instructions: &instructions,
+                    mode,
+                    budget: Some(b),
+                    divisor,
+                });
+                b.overflow(b.calibrate(messages.tokens + reserve + extra)) == 0
+            },
+        );
+        let prior = plan
+            .as_ref()
+            .filter(|p| matches!(p, HistoryPlan::Fold { .. }))
+            .and_then(|_| kept.rows().iter().find(|r| summary_store::is_summary(r)))
+            .map(|r| r.body.clone());
+        (kept, plan.map(|plan| (plan, prior)))
     })
     .await
     .map_err(failure)?;

@@ -5,7 +5,7 @@
 //! [`after_dispatch`] checks the budget and ends it in a write of its own.
 
 use super::context::{budget_for, materialise, put_kept, read_ahead, take_kept, Assembled};
-use super::failure;
+use super::{failure, summary};
 use crate::clock::now;
 use crate::services::Services;
 use crate::turn::{Allocated, Decision, TurnEnd, TurnFailure, TurnJob};
@@ -18,6 +18,7 @@ use rummy_core::turn::batch::Commands;
 use rummy_core::turn::budget::{self, Budget};
 use rummy_core::turn::dispatch::{dispatch, DispatchCtx};
 use rummy_core::turn::healer::{Healer, TurnFacts, Verdict};
+use rummy_core::turn::summary as summary_store;
 use rummy_core::turn::{record, state, TurnRef};
 use serde_json::Value;
 use std::sync::{Arc, Mutex};
@@ -81,13 +82,14 @@ pub(super) struct Ended {
 }
 
 /// After the last batch, when the turn did not end in it: the post-dispatch budget — Turn
-/// Demotion when this turn's additions overflow; when the assembled prompt plus everything
-/// written since fits for certain, nothing is reassembled — then the turn's end.
+/// Demotion when this turn's additions overflow (what it summarizes first folded into the
+/// run's summary when the run summarises); when the assembled prompt plus everything written
+/// since fits for certain, nothing is reassembled — then the turn's end.
 pub(super) async fn after_dispatch(
     svc: &Services,
     job: &TurnJob,
     t: TurnRef,
-    end: EndInput,
+    mut end: EndInput,
     commands: Commands,
     assembled: Option<Assembled>,
 ) -> Result<TurnEnd, TurnFailure> {
@@ -112,9 +114,22 @@ pub(super) async fn after_dispatch(
             }
         };
         if over > 0 {
+            // With summarisation on, what Turn Demotion takes out of view is folded into the
+            // run's summary first.
+            let mut folded = None;
+            if summary::summarizing(svc, job) {
+                let charge;
+                (folded, charge) = summary::fold_turn(svc, job, t).await?;
+                if let Some(records) = charge.telemetry() {
+                    end.telemetry["sidecar"] = records;
+                }
+            }
             let divisor = svc.config.limits.token_divisor;
             svc.store
                 .write(move |c| {
+                    if let Some(text) = &folded {
+                        summary_store::store(c, t, text, divisor, now())?;
+                    }
                     let demoted = budget::demote_turn(c, t, now())?;
                     budget::record_overflow(c, t, over, &b, demoted, divisor, now())
                 })

@@ -18,6 +18,7 @@ mod call;
 mod context;
 mod dispatch;
 mod end;
+mod summary;
 
 use super::{Allocated, Start, TurnEnd, TurnFailure, TurnJob};
 use crate::services::Services;
