@@ -41,7 +41,9 @@ END;
 --    index, scored with bm25 (`store::memory::recall_candidates`). Contentless (the text stays in
 --    `entries`; the index holds only its terms), with deletes (an entry's terms go with it).
 --    Columns: `owner`, the tokens that say whose it is (`p<project>`, and `r<run>` for a run's
---    entry: a query keeps to its project and leaves its own run out through the index itself);
+--    entry and for a history line, whose run its `run` attribute names: a query keeps to its
+--    project and leaves its own run out — its facts, and its loops, which its context holds
+--    already — through the index itself);
 --    `path`, the path after its scheme and the entry's summary (none for history, whose path is
 --    a date and numbers); `body`. The tokenizer keeps diacritics, so the words the server
 --    matches sections with (`memory::terms`) are the index's own.
@@ -60,6 +62,10 @@ BEGIN
     SELECT NEW.id, owner, indexed_path, NEW.body FROM (
         SELECT CASE
             WHEN NEW.scope GLOB 'project:*' THEN 'p' || CAST(substr(NEW.scope, 9) AS INTEGER)
+                || coalesce((SELECT ' r' || r.id FROM runs r
+                    WHERE NEW.scheme = 'history'
+                    AND r.project_id = CAST(substr(NEW.scope, 9) AS INTEGER)
+                    AND r.alias = json_extract(NEW.attributes, '$.run')), '')
             ELSE (SELECT 'p' || r.project_id || ' r' || r.id FROM runs r
                   WHERE r.id = CAST(substr(NEW.scope, 5) AS INTEGER))
             END AS owner,
@@ -78,6 +84,10 @@ BEGIN
     SELECT NEW.id, owner, indexed_path, NEW.body FROM (
         SELECT CASE
             WHEN NEW.scope GLOB 'project:*' THEN 'p' || CAST(substr(NEW.scope, 9) AS INTEGER)
+                || coalesce((SELECT ' r' || r.id FROM runs r
+                    WHERE NEW.scheme = 'history'
+                    AND r.project_id = CAST(substr(NEW.scope, 9) AS INTEGER)
+                    AND r.alias = json_extract(NEW.attributes, '$.run')), '')
             ELSE (SELECT 'p' || r.project_id || ' r' || r.id FROM runs r
                   WHERE r.id = CAST(substr(NEW.scope, 5) AS INTEGER))
             END AS owner,

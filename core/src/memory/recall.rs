@@ -1,7 +1,7 @@
 //! Recall: on a loop's first turn, what the project remembers that bears on the prompt, scored lexically and injected as one block before the prompt.
 //!
 //! The candidates are the sections ([`sections`]) of the entries the full-text index matches
-//! for the prompt's terms ([`terms`]): the project's memory, its history, and its other runs'
+//! for the prompt's terms ([`terms`]): the project's memory, its other runs' history lines,
 //! facts (`known://`) and session states (`session://`, where runs keep them) — at most
 //! `RUMMY_RECALL_MAX_CANDIDATES` entries, best bm25 first. Each section is scored
 //! ([`select`]): the share of the prompt's terms the section matches, times the entry's bm25

@@ -14,8 +14,9 @@
 //!
 //! `recall_index` (FTS5, kept by triggers) indexes the entries recall may bring back: memory,
 //! history, and every run's `known://` and `session://` entries, each with the tokens of its
-//! owner (`p<project>`, `r<run>`) so a query keeps to its project and leaves its own run out
-//! inside the index.
+//! owner (`p<project>`, and `r<run>` for a run's entry and for a history line of that run) so a
+//! query keeps to its project and leaves its own run out — whose facts and loops its context
+//! holds already — inside the index.
 
 use super::cached::{cached, Bind, StaticSql};
 use super::entries::{self, hex_sha256, ViewRow};

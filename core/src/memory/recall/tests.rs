@@ -377,3 +377,31 @@ fn scores_order_the_sections() {
         ]
     );
 }
+
+/// A run's own history lines are not recalled — its context holds its loops already — while
+/// another run recalls them.
+#[test]
+fn a_runs_own_history_is_left_out() {
+    let (mut conn, a, b) = fixture();
+    let mut by_a = Map::new();
+    by_a.insert("run".into(), serde_json::Value::from("a"));
+    record_history(
+        &mut conn,
+        a.project_id,
+        "history://2023-11-14/a/1",
+        "a loop 1 (act): \"Tune the zebra cache\" → concluded: zebra cache tuned",
+        &by_a,
+        2,
+        NOW,
+    )
+    .unwrap();
+    let prompt = "zebra cache tuning";
+    assert_eq!(
+        recalled(&mut conn, a, prompt, &RecallSettings::default()),
+        vec![]
+    );
+    assert_eq!(
+        recalled(&mut conn, b, prompt, &RecallSettings::default()),
+        vec![item("history", "history://2023-11-14/a/1", None)]
+    );
+}
