@@ -234,6 +234,8 @@ pub fn flags_of(a: &RunAttributes) -> serde_json::Map<String, serde_json::Value>
         ("noProposals", a.no_proposals),
         (routing::ROUTE_FLAG, a.route),
         (rummy_core::memory::recall::RECALL_FLAG, a.recall),
+        (rummy_core::memory::rerank::FLAG, a.recall_rerank),
+        (rummy_core::memory::consolidate::FLAG, a.consolidate),
         (summary::FLAG, a.summarize),
     ] {
         if let Some(value) = value {

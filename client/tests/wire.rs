@@ -165,6 +165,8 @@ fn set_and_run_attributes_read_back() {
         no_proposals: Some(true),
         route: Some(true),
         recall: Some(false),
+        recall_rerank: Some(true),
+        consolidate: Some(true),
         fork: Some("parent".into()),
         inject: true,
     };
@@ -237,6 +239,10 @@ fn set_and_run_attributes_read_back() {
         )
     );
     assert_eq!(read.recall, Some(false));
+    assert_eq!(
+        (read.recall_rerank, read.consolidate),
+        (Some(true), Some(true))
+    );
 }
 
 /// The entry primitives: `get`, `rm`, `cp`/`mv`, `update`.

@@ -66,7 +66,8 @@ pub struct Config {
     pub commands: CommandSettings,
     /// Runs in flight per user and per project, calls per second per connection (TEAM.md §4).
     pub fair: FairUse,
-    /// Recall on a loop's first turn: on or off, and its caps (issue 29 item 5).
+    /// Recall on a loop's first turn (on or off, its caps, re-ranking) and consolidation at a
+    /// loop's end (issue 29 item 5).
     pub recall: RecallSettings,
     /// How side tasks (summaries and the like) are called (MEMORY.md §1).
     pub sidecar: SidecarSettings,

@@ -169,6 +169,10 @@ pub struct Recall {
     /// How many entries the full-text index matched (at most `RUMMY_RECALL_MAX_CANDIDATES`).
     #[serde(default)]
     pub candidates: i64,
+    /// Whether the sidecar re-ranked the candidates (`RUMMY_RECALL_RERANK`); `false`: the
+    /// lexical order.
+    #[serde(default)]
+    pub reranked: bool,
     /// What it injected, best first.
     #[serde(default)]
     pub items: Vec<RecallItem>,

@@ -609,3 +609,252 @@ async fn a_client_asks_and_answers_a_shared_question() {
     assert_eq!(refused.code(), Some(-32602), "{refused:?}");
     server.stop().await;
 }
+
+/// The sidecar model on the fake provider (`side` → `openai/side-model`).
+const SIDE_MODEL: &str = "side-model";
+
+/// A server whose side tasks go to model `side`, scripted: a side task answers `side(its user
+/// message)`, a turn answers `turn(its user message)`.
+async fn sidecar_server(
+    side: impl Fn(&str) -> String + Send + Sync + 'static,
+    turn: impl Fn(&str) -> String + Send + Sync + 'static,
+) -> TestServer {
+    let server = TestServer::start_with(|c| {
+        c.models.push(rummy::config::ModelSeed {
+            alias: "side".into(),
+            actual: format!("openai/{SIDE_MODEL}"),
+            context_length: Some(32_768),
+            fallback: None,
+        });
+        c.sidecar.model = Some("side".into());
+    })
+    .await;
+    server.provider.set_responder(move |body| {
+        let user = body["messages"][1]["content"].as_str().unwrap_or_default();
+        if body["model"] == json!(SIDE_MODEL) {
+            Reply::content(side(user))
+        } else {
+            Reply::content(turn(user))
+        }
+    });
+    server
+}
+
+/// The side tasks' requests so far: (system message, user message).
+fn side_requests(server: &TestServer) -> Vec<(String, String)> {
+    server
+        .provider
+        .chat_requests()
+        .into_iter()
+        .filter(|r| r.body["model"] == json!(SIDE_MODEL))
+        .map(|r| {
+            let text = |i: usize| {
+                r.body["messages"][i]["content"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_owned()
+            };
+            (text(0), text(1))
+        })
+        .collect()
+}
+
+/// The turn replies of [`sidecar_server`]: the first loop stores two memories, every later one
+/// concludes.
+fn remembering_turn(user: &str) -> String {
+    if user.contains("Remember the deploy") {
+        "<set path=\"memory://deploy/host\">Production runs on prod-3 behind nginx.</set>\n<set path=\"memory://deploy/proxy\">The nginx proxy of production is configured in deploy/nginx.conf.</set>\n<update status=\"200\">Noted.</update>".into()
+    } else {
+        "<update status=\"200\">Done.</update>".into()
+    }
+}
+
+/// The number the sidecar was shown a note of `path` under, in a re-ranking's input.
+fn note_number(input: &str, path: &str) -> Option<String> {
+    input.lines().find_map(|line| {
+        let (number, rest) = line.strip_prefix('[')?.split_once("] ")?;
+        rest.starts_with(path).then(|| number.to_owned())
+    })
+}
+
+/// With `recallRerank`, the sidecar reads the prompt and the lexical candidates and keeps what
+/// helps: here only the proxy's memory, though both matched; `recall.reranked` says so and the
+/// first turn's telemetry holds the side task. A ranking that cannot be read leaves the lexical
+/// choice; without `recallRerank` the sidecar is not asked.
+#[actix_rt::test]
+async fn the_sidecar_reranks_the_recall_when_asked() {
+    let server = sidecar_server(
+        |input| match (
+            input.starts_with("Prompt:\nWhich proxy"),
+            note_number(input, "memory://deploy/proxy"),
+        ) {
+            (true, Some(n)) => format!("[{n}]"),
+            _ => "no idea".into(),
+        },
+        remembering_turn,
+    )
+    .await;
+    let mut client = server.project_client("rank").await;
+    run_to_end(&mut client, "a", "Remember the deploy", json!({})).await;
+    let question = "Which proxy serves production nginx?";
+    run_to_end(&mut client, "b", question, json!({ "recallRerank": true })).await;
+    let sides = side_requests(&server);
+    assert_eq!(sides.len(), 1);
+    assert!(
+        sides[0]
+            .0
+            .starts_with("You choose what an agent should be reminded of"),
+        "{}",
+        sides[0].0
+    );
+    assert!(
+        sides[0]
+            .1
+            .starts_with(&format!("Prompt:\n{question}\n\nNotes:")),
+        "{}",
+        sides[0].1
+    );
+    let run = client
+        .call("getRun", json!({ "run": "b", "sinceSeq": 0 }))
+        .await
+        .unwrap();
+    let recalled: Vec<&Value> = run["recall"]["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| &i["path"])
+        .collect();
+    assert_eq!(recalled, vec![&json!("memory://deploy/proxy")]);
+    assert_eq!(run["recall"]["reranked"], json!(true));
+    let tasks: Vec<Value> = run["missed"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|n| n["params"]["telemetry"]["sidecar"].as_array())
+        .flatten()
+        .map(|s| json!([s["task"], s["outcome"]]))
+        .collect();
+    assert_eq!(tasks, vec![json!(["rerank", "ok"])]);
+
+    run_to_end(
+        &mut client,
+        "c",
+        "Which host runs production behind nginx?",
+        json!({ "recallRerank": true }),
+    )
+    .await;
+    let run = client.call("getRun", json!({ "run": "c" })).await.unwrap();
+    let mut recalled: Vec<Value> = run["recall"]["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["path"].clone())
+        .collect();
+    recalled.retain(|p| p.as_str().is_some_and(|p| p.starts_with("memory://")));
+    recalled.sort_by_key(Value::to_string);
+    assert_eq!(
+        recalled,
+        vec![
+            json!("memory://deploy/host"),
+            json!("memory://deploy/proxy")
+        ]
+    );
+    assert_eq!(run["recall"]["reranked"], json!(false));
+    run_to_end(
+        &mut client,
+        "d",
+        "Which host runs production behind nginx?",
+        json!({}),
+    )
+    .await;
+    assert_eq!(side_requests(&server).len(), 2);
+    server.stop().await;
+}
+
+/// With `consolidate`, a loop that concludes has the sidecar turn the run's facts into project
+/// memories before its end is recorded: added (or superseding) at once, by the server for the
+/// run. An answer that cannot be read writes nothing; a run that does not ask makes no call.
+#[actix_rt::test]
+async fn consolidation_turns_a_loops_facts_into_memories() {
+    let server = sidecar_server(
+        |input| {
+            if input.contains("known://deploy/host: Production runs on prod-4.") {
+                "```json\n{\"memories\": [{\"action\": \"update\", \"path\": \"memory://deploy/host\", \"content\": \"Production runs on prod-4 since the move.\", \"summary\": \"deploy,host\"}]}\n```".into()
+            } else {
+                "I would rather not.".into()
+            }
+        },
+        |user| {
+            if user.contains("Find the host") || user.contains("Find the port") {
+                let (path, body) = if user.contains("host") {
+                    ("known://deploy/host", "Production runs on prod-4.")
+                } else {
+                    ("known://deploy/port", "It listens on 8080.")
+                };
+                format!("<set path=\"{path}\">{body}</set>\n<update status=\"200\">Found.</update>")
+            } else {
+                "<update status=\"200\">Done.</update>".into()
+            }
+        },
+    )
+    .await;
+    let mut client = server.project_client("keep").await;
+    run_to_end(&mut client, "plain", "Find the host", json!({})).await;
+    assert_eq!(side_requests(&server).len(), 0);
+    run_to_end(
+        &mut client,
+        "a",
+        "Find the host",
+        json!({ "consolidate": true, "recall": false }),
+    )
+    .await;
+    let sides = side_requests(&server);
+    assert_eq!(sides.len(), 1);
+    assert!(sides[0]
+        .0
+        .starts_with("You keep the long-term memory of a software project."));
+    assert!(sides[0].1.starts_with("The task the run finished:\nFind the host\n\nIts facts:\n- known://deploy/host: Production runs on prod-4."), "{}", sides[0].1);
+    let memories = client
+        .call(
+            "getEntries",
+            json!({ "run": "a", "scheme": "memory", "withBody": true }),
+        )
+        .await
+        .unwrap();
+    let seen: Vec<(Value, Value, Value, Value)> = memories
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| {
+            (
+                m["path"].clone(),
+                m["body"].clone(),
+                m["attributes"]["run"].clone(),
+                m["attributes"]["writer"].clone(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        seen,
+        vec![(
+            json!("memory://deploy/host"),
+            json!("Production runs on prod-4 since the move."),
+            json!("a"),
+            json!("plugin")
+        )]
+    );
+    run_to_end(
+        &mut client,
+        "b",
+        "Find the port",
+        json!({ "consolidate": true, "recall": false }),
+    )
+    .await;
+    assert_eq!(side_requests(&server).len(), 2);
+    let memories = client
+        .call("getEntries", json!({ "run": "b", "scheme": "memory" }))
+        .await
+        .unwrap();
+    assert_eq!(memories.as_array().map(Vec::len), Some(1), "{memories}");
+    server.stop().await;
+}

@@ -24,6 +24,7 @@
 use crate::admission::{Acquire, Admit, Admitted};
 use crate::clock::now;
 
+mod consolidate;
 mod output;
 mod resolve;
 mod retire;
@@ -36,6 +37,7 @@ use crate::turn::{
 use actix::prelude::*;
 pub use retire::{Idle, Keeper, Retire};
 use rummy_core::fair::admission::Ask;
+use rummy_core::memory::consolidate as memory_consolidate;
 use rummy_core::memory::recall::RECALL_FLAG;
 use rummy_core::run::{Mode, RunStatus, StopReason};
 use rummy_core::store::entries::RunRef;
@@ -578,6 +580,12 @@ impl RunActor {
             LoopEnd::Overflow => (413, RunStatus::ContextFull, StopReason::ContextFull, None),
         };
         tracing::info!(run = %self.alias, loop_seq = loop_row.sequence, loop_status, "loop finished");
+        // A loop that did its work may leave memories behind, before its end is recorded.
+        let consolidating = matches!(stop_reason, StopReason::Concluded | StopReason::MaxTurns)
+            && memory_consolidate::requested(
+                &loop_row.config(),
+                self.svc.config.recall.consolidate,
+            );
         let msg = Finish {
             loop_id: loop_row.id,
             loop_status,
@@ -585,7 +593,14 @@ impl RunActor {
             stop_reason,
             error,
         };
-        let done = self.queue.send(msg).into_actor(self).map(|res, act, ctx| {
+        let (queue, svc, run) = (self.queue.clone(), self.svc.clone(), self.run);
+        let work = async move {
+            if consolidating {
+                consolidate::consolidate(svc, run, loop_row).await;
+            }
+            queue.send(msg).await
+        };
+        let done = work.into_actor(self).map(|res, act, ctx| {
             match res {
                 Ok(Ok(params)) => act
                     .svc

@@ -1,7 +1,8 @@
-//! Recall settings (issue 29 item 5): whether a loop's first turn recalls what the project
-//! remembers, and how much it may bring back. Recall is lexical (the full-text index, no model
-//! call), so it is on unless turned off, for the server here or for a run by its `recall`
-//! attribute.
+//! Memory settings (issue 29 item 5): whether a loop's first turn recalls what the project
+//! remembers, how much it may bring back, and the two steps that cost a model call — re-ranking
+//! the recall and consolidating a loop's facts into memory. Recall is lexical (the full-text
+//! index, no model call), so it is on unless turned off; the other two are off unless turned
+//! on. A run's `recall`, `recallRerank` and `consolidate` attributes override them.
 
 use super::{positive, switch, ConfigError};
 use std::collections::BTreeMap;
@@ -19,6 +20,11 @@ pub struct RecallSettings {
     pub max_injected: u32,
     /// `RUMMY_RECALL_MAX_CHARS` (4,000): characters the block's items may take.
     pub max_chars: u32,
+    /// `RUMMY_RECALL_RERANK` (off): the sidecar re-ranks the lexical candidates before the caps.
+    pub rerank: bool,
+    /// `RUMMY_CONSOLIDATE` (off): at a loop's end the sidecar turns the run's facts (and
+    /// session state) into project memories, added or superseded at once.
+    pub consolidate: bool,
 }
 
 impl Default for RecallSettings {
@@ -28,6 +34,8 @@ impl Default for RecallSettings {
             max_candidates: 40,
             max_injected: 6,
             max_chars: 4_000,
+            rerank: false,
+            consolidate: false,
         }
     }
 }
@@ -41,6 +49,8 @@ impl RecallSettings {
             max_candidates: positive(vars, "RUMMY_RECALL_MAX_CANDIDATES", d.max_candidates)?,
             max_injected: positive(vars, "RUMMY_RECALL_MAX_INJECTED", d.max_injected)?,
             max_chars: positive(vars, "RUMMY_RECALL_MAX_CHARS", d.max_chars)?,
+            rerank: switch(vars, "RUMMY_RECALL_RERANK", d.rerank)?,
+            consolidate: switch(vars, "RUMMY_CONSOLIDATE", d.consolidate)?,
         })
     }
 }
@@ -51,7 +61,8 @@ mod tests {
     use super::*;
     use pretty_assertions::assert_eq;
 
-    /// Recall is on with its three caps by default; each is read, and a cap must be above zero.
+    /// Recall is on with its three caps by default, re-ranking and consolidation off; each is
+    /// read, and a cap must be above zero.
     #[test]
     fn reads_recall_and_its_caps() {
         let read = |pairs: &[(&str, &str)]| {
@@ -64,12 +75,16 @@ mod tests {
                 ("RUMMY_RECALL_MAX_CANDIDATES", "10"),
                 ("RUMMY_RECALL_MAX_INJECTED", "2"),
                 ("RUMMY_RECALL_MAX_CHARS", "500"),
+                ("RUMMY_RECALL_RERANK", "on"),
+                ("RUMMY_CONSOLIDATE", "1"),
             ]),
             Ok(RecallSettings {
                 enabled: false,
                 max_candidates: 10,
                 max_injected: 2,
                 max_chars: 500,
+                rerank: true,
+                consolidate: true,
             })
         );
         assert_eq!(

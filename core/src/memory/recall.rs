@@ -265,9 +265,21 @@ pub struct Recalled {
     pub why: Recall,
 }
 
-/// Recalls for `prompt` in `run`'s project — its memory and history, its other runs' facts and
-/// session states — within `settings`' caps; `None` when nothing is relevant. A read: run it
-/// on a read connection before the write that records it.
+/// What the full-text index found for a prompt, scored and ordered, before the caps of the
+/// block: what re-ranking (`memory::rerank`) may reorder.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Candidates {
+    /// The prompt's terms.
+    pub terms: Vec<String>,
+    /// How many entries the index matched.
+    pub matched: i64,
+    /// The sections that bear on the prompt, best first (at most the pool asked for).
+    pub chosen: Vec<Chosen>,
+}
+
+/// Recalls for `prompt` in `run`'s project — its memory, its other runs' history lines, facts
+/// and session states — within `settings`' caps; `None` when nothing is relevant. A read: run
+/// it on a read connection before the write that records it.
 pub fn recall(
     conn: &mut SqliteConnection,
     run: RunRef,
@@ -275,6 +287,21 @@ pub fn recall(
     settings: &RecallSettings,
     now: Millis,
 ) -> Result<Option<Recalled>, StoreError> {
+    let max_injected = usize::try_from(settings.max_injected).unwrap_or(usize::MAX);
+    Ok(candidates(conn, run, prompt, settings, max_injected, now)?
+        .and_then(|found| conclude(found, None, settings)))
+}
+
+/// The sections recall found for `prompt`, best first, at most `pool` of them; `None` when
+/// nothing is relevant.
+pub fn candidates(
+    conn: &mut SqliteConnection,
+    run: RunRef,
+    prompt: &str,
+    settings: &RecallSettings,
+    pool: usize,
+    now: Millis,
+) -> Result<Option<Candidates>, StoreError> {
     let terms = query_terms(prompt);
     let Some(expression) = match_expression(&terms, run.project_id, run.run_id) else {
         return Ok(None);
@@ -329,22 +356,51 @@ pub fn recall(
             })
         })
         .collect();
-    let max_injected = usize::try_from(settings.max_injected).unwrap_or(usize::MAX);
-    let chosen = select(&terms, &matched, max_injected, now);
-    let max_chars = usize::try_from(settings.max_chars).unwrap_or(usize::MAX);
-    let Some((body, kept)) = render(chosen, max_chars) else {
+    let chosen = select(&terms, &matched, pool, now);
+    if chosen.is_empty() {
         return Ok(None);
+    }
+    Ok(Some(Candidates {
+        terms,
+        matched: i64::try_from(scored.len()).unwrap_or(i64::MAX),
+        chosen,
+    }))
+}
+
+/// The recall of `found`, in its lexical order or — when the sidecar re-ranked it — in
+/// `reranked`'s (indexes into `found.chosen`, best first; those it left out are not injected),
+/// within `settings`' caps; `None` when nothing is left to inject.
+pub fn conclude(
+    found: Candidates,
+    reranked: Option<Vec<usize>>,
+    settings: &RecallSettings,
+) -> Option<Recalled> {
+    let was_reranked = reranked.is_some();
+    let chosen = match reranked {
+        None => found.chosen,
+        Some(order) => {
+            let mut slots: Vec<Option<Chosen>> = found.chosen.into_iter().map(Some).collect();
+            order
+                .into_iter()
+                .filter_map(|i| slots.get_mut(i).and_then(Option::take))
+                .collect()
+        }
     };
-    Ok(Some(Recalled {
+    let max_injected = usize::try_from(settings.max_injected).unwrap_or(usize::MAX);
+    let chosen: Vec<Chosen> = chosen.into_iter().take(max_injected).collect();
+    let max_chars = usize::try_from(settings.max_chars).unwrap_or(usize::MAX);
+    let (body, kept) = render(chosen, max_chars)?;
+    Some(Recalled {
         body,
         why: Recall {
             path: String::new(),
             loop_number: 0,
-            terms,
-            candidates: i64::try_from(scored.len()).unwrap_or(i64::MAX),
+            terms: found.terms,
+            candidates: found.matched,
+            reranked: was_reranked,
             items: kept.into_iter().map(|c| c.item).collect(),
         },
-    }))
+    })
 }
 
 /// The path of loop `loop_number`'s recall.

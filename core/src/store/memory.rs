@@ -486,6 +486,34 @@ pub fn recall_of_current_loop(
         .optional()?)
 }
 
+/// The run's `known://` facts, newest first, at most `limit`: (path, body).
+pub fn run_facts(
+    conn: &mut SqliteConnection,
+    run_id: i32,
+    limit: i64,
+) -> Result<Vec<(String, String)>, StoreError> {
+    Ok(e::table
+        .filter(e::scope.eq(Scope::Run(run_id).key()))
+        .filter(e::scheme.eq("known"))
+        .order((e::updated_at.desc(), e::id.desc()))
+        .limit(limit)
+        .select((e::path, e::body))
+        .load(conn)?)
+}
+
+/// The run's session state (`session://state`), if it keeps one.
+pub fn session_state(
+    conn: &mut SqliteConnection,
+    run_id: i32,
+) -> Result<Option<String>, StoreError> {
+    Ok(e::table
+        .filter(e::scope.eq(Scope::Run(run_id).key()))
+        .filter(e::path.eq("session://state"))
+        .select(e::body)
+        .first(conn)
+        .optional()?)
+}
+
 /// The body of the last `update://` the loop `loop_id` of the run wrote, if any: what a
 /// history entry says the loop ended with.
 pub fn last_update_of_loop(

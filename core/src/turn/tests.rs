@@ -613,6 +613,7 @@ fn a_loops_recall_is_one_block_before_its_prompt_for_that_loop_only() {
             loop_number: 0,
             terms: vec!["host".into()],
             candidates: 1,
+            reranked: false,
             items: vec![],
         },
     };

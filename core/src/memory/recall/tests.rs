@@ -286,6 +286,7 @@ fn the_block_names_its_sources_and_says_why() {
             loop_number: 0,
             terms: vec!["naming".into(), "files".into()],
             candidates: 1,
+            reranked: false,
             items: vec![RecallItem {
                 path: "memory://style".into(),
                 source: "memory".into(),
@@ -404,4 +405,37 @@ fn a_runs_own_history_is_left_out() {
         recalled(&mut conn, b, prompt, &RecallSettings::default()),
         vec![item("history", "history://2023-11-14/a/1", None)]
     );
+}
+
+/// A re-ranking reorders the candidates and drops those it leaves out; the caps still hold, and
+/// a ranking that keeps none leaves nothing to inject.
+#[test]
+fn a_reranking_orders_and_filters_the_candidates() {
+    let (mut conn, a, _) = fixture();
+    let settings = RecallSettings::default();
+    let prompt = "billing database migration to postgres";
+    let found = candidates(&mut conn, a, prompt, &settings, 12, NOW)
+        .unwrap()
+        .unwrap();
+    let lexical: Vec<String> = found.chosen.iter().map(|c| c.item.path.clone()).collect();
+    assert!(lexical.len() >= 3, "{lexical:?}");
+    let last = lexical.len() - 1;
+    let reranked = conclude(found.clone(), Some(vec![last, 0]), &settings).unwrap();
+    let paths: Vec<&str> = reranked.why.items.iter().map(|i| i.path.as_str()).collect();
+    assert_eq!(paths, vec![lexical[last].as_str(), lexical[0].as_str()]);
+    assert!(reranked.why.reranked);
+    let one = RecallSettings {
+        max_injected: 1,
+        ..settings
+    };
+    assert_eq!(
+        conclude(found.clone(), Some(vec![last, 0]), &one)
+            .unwrap()
+            .why
+            .items
+            .len(),
+        1
+    );
+    assert_eq!(conclude(found.clone(), Some(vec![]), &settings), None);
+    assert!(!conclude(found, None, &settings).unwrap().why.reranked);
 }
