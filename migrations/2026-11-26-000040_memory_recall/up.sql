@@ -53,6 +53,11 @@ CREATE VIRTUAL TABLE recall_index USING fts5(
     tokenize = 'unicode61 remove_diacritics 0'
 );
 
+-- How many entries hold each term: recall searches a prompt's rarest terms only, the ones that
+-- tell its subject (a word most entries hold matches thousands, and scoring them all is most of
+-- a query's time while adding little to it).
+CREATE VIRTUAL TABLE recall_terms USING fts5vocab(recall_index, 'row');
+
 -- Triggers keep the index in step with `entries`, so no write path can forget it. A superseded
 -- memory (archived with `supersededBy`) is never a candidate, so it is not indexed.
 CREATE TRIGGER entries_recall_inserted AFTER INSERT ON entries

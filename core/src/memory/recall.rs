@@ -1,7 +1,7 @@
 //! Recall: on a loop's first turn, what the project remembers that bears on the prompt, scored lexically and injected as one block before the prompt.
 //!
 //! The candidates are the sections ([`sections`]) of the entries the full-text index matches
-//! for the prompt's terms ([`terms`]): the project's memory, its other runs' history lines,
+//! for the prompt's rarest terms ([`terms`]; sections are matched against all of them): the project's memory, its other runs' history lines,
 //! facts (`known://`) and session states (`session://`, where runs keep them) — at most
 //! `RUMMY_RECALL_MAX_CANDIDATES` entries, best bm25 first. Each section is scored
 //! ([`select`]): the share of the prompt's terms the section matches, times the entry's bm25
@@ -303,7 +303,10 @@ pub fn candidates(
     now: Millis,
 ) -> Result<Option<Candidates>, StoreError> {
     let terms = query_terms(prompt);
-    let Some(expression) = match_expression(&terms, run.project_id, run.run_id) else {
+    let searched = terms::rarest(&terms, |term, prefix| {
+        store::term_frequency(conn, term, prefix)
+    })?;
+    let Some(expression) = match_expression(&searched, run.project_id, run.run_id) else {
         return Ok(None);
     };
     let limit = i32::try_from(settings.max_candidates).unwrap_or(i32::MAX);

@@ -13,6 +13,30 @@ pub const MAX_TERMS: usize = 24;
 /// Length from which a term also matches the words it is the beginning of.
 pub const PREFIX_MIN: usize = 4;
 
+/// How many of a prompt's terms the index is searched for: the rarest, which tell what the
+/// prompt is about (a common word matches thousands of entries, and scoring them all costs more
+/// than it tells). Sections are still matched against every term.
+pub const SEARCHED: usize = 8;
+
+/// The terms to search the index for: of `terms`, those some entry holds (`frequency` says how
+/// many), the [`SEARCHED`] rarest, in the prompt's order.
+pub fn rarest<E>(
+    terms: &[String],
+    mut frequency: impl FnMut(&str, bool) -> Result<i64, E>,
+) -> Result<Vec<String>, E> {
+    let mut counted = Vec::new();
+    for (i, term) in terms.iter().enumerate() {
+        let held = frequency(term, term.chars().count() >= PREFIX_MIN)?;
+        if held > 0 {
+            counted.push((held, i));
+        }
+    }
+    counted.sort_unstable();
+    counted.truncate(SEARCHED);
+    counted.sort_unstable_by_key(|&(_, i)| i);
+    Ok(counted.into_iter().map(|(_, i)| terms[i].clone()).collect())
+}
+
 /// Words too common to say what a prompt is about.
 const STOPWORDS: &[&str] = &[
     "a", "about", "above", "after", "again", "against", "all", "also", "am", "an", "and", "any",
@@ -126,6 +150,21 @@ mod tests {
             )
         );
         assert_eq!(match_expression(&[], 3, 7), None);
+    }
+
+    /// The index is searched for the rarest terms some entry holds, in the prompt's order.
+    #[test]
+    fn the_rarest_terms_are_searched() {
+        let terms: Vec<String> = (0..12).map(|i| format!("t{i}")).collect();
+        // t0 is held by no entry; t_i by i entries.
+        let rare = rarest(&terms, |t, _| Ok::<i64, ()>(t[1..].parse().unwrap_or(0)));
+        let want: Vec<String> = (1..=SEARCHED).map(|i| format!("t{i}")).collect();
+        assert_eq!(rare, Ok(want));
+        let few = &terms[..3];
+        assert_eq!(
+            rarest(few, |t, _| Ok::<i64, ()>(if t == "t1" { 0 } else { 5 })),
+            Ok(vec!["t0".to_owned(), "t2".to_owned()])
+        );
     }
 
     /// A long term matches the words it begins; a short one only itself.

@@ -396,6 +396,43 @@ pub fn recall_matches(
     Ok(cached::<MatchRecall>(&[Bind::Text(expression), Bind::Int(limit)]).load::<Scored>(conn)?)
 }
 
+/// How many indexed entries hold `term` (for a prefix term, the words it begins), summed over
+/// the words: an estimate, which is all choosing the rarest terms needs.
+pub fn term_frequency(
+    conn: &mut SqliteConnection,
+    term: &str,
+    prefix: bool,
+) -> Result<i64, StoreError> {
+    let frequency = if prefix {
+        let upper = format!("{term}{}", char::MAX);
+        cached::<TermsFrom>(&[Bind::Text(term), Bind::Text(&upper)])
+            .get_result::<Frequency>(conn)?
+    } else {
+        cached::<TermIs>(&[Bind::Text(term)]).get_result::<Frequency>(conn)?
+    };
+    Ok(frequency.doc)
+}
+
+#[derive(QueryableByName)]
+struct Frequency {
+    #[diesel(sql_type = diesel::sql_types::BigInt)]
+    doc: i64,
+}
+
+/// Entries holding one term (`recall_terms`, the index's vocabulary, looked up by term).
+struct TermIs;
+impl StaticSql for TermIs {
+    const SQL: &'static str =
+        "SELECT coalesce(sum(doc), 0) AS doc FROM recall_terms WHERE term = ?";
+}
+
+/// Entries holding the words a prefix begins (a range of the vocabulary).
+struct TermsFrom;
+impl StaticSql for TermsFrom {
+    const SQL: &'static str =
+        "SELECT coalesce(sum(doc), 0) AS doc FROM recall_terms WHERE term >= ? AND term < ?";
+}
+
 /// A candidate entry of recall, as read for scoring.
 #[derive(Debug, Clone, PartialEq, Queryable)]
 pub struct CandidateRow {

@@ -24,13 +24,14 @@ struct NameRow {
 }
 
 /// The full-text index recall reads (`store::memory`), queried with SQL of its own rather than
-/// through `schema.rs`, and the shadow tables FTS5 keeps it in.
-const FULL_TEXT: [&str; 5] = [
+/// through `schema.rs`, the shadow tables FTS5 keeps it in, and its vocabulary.
+const FULL_TEXT: [&str; 6] = [
     "recall_index",
     "recall_index_config",
     "recall_index_data",
     "recall_index_docsize",
     "recall_index_idx",
+    "recall_terms",
 ];
 
 /// The tables `schema.rs` describes: every table but the full-text index's.
