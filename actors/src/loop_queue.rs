@@ -8,6 +8,7 @@ use crate::clock::{now, write_ctx};
 use crate::store::Store;
 use actix::prelude::*;
 use rummy_core::ids::{LoopId, RunId};
+use rummy_core::memory::history;
 use rummy_core::provider::routing::RoutingConfig;
 use rummy_core::run::{Mode, RunStatus, StopReason};
 use rummy_core::store::entries::{RunRef, WriteCtx};
@@ -280,6 +281,15 @@ fn finish(
         loops::STOP_REASON: msg.stop_reason.as_str(),
     });
     loops::finish(c, msg.loop_id, msg.loop_status, &result, now)?;
+    history::loop_ended(
+        c,
+        run,
+        msg.loop_id,
+        msg.loop_status,
+        msg.stop_reason.as_str(),
+        msg.error.as_deref(),
+        at,
+    )?;
     runs::set_status(c, run.run_id, msg.run_status, now)?;
     let pushed = state::push(
         c,

@@ -239,6 +239,9 @@ pub fn flags_of(a: &RunAttributes) -> serde_json::Map<String, serde_json::Value>
         (routing::ROUTE_FLAG, a.route),
         (routing::FALLBACK_FLAG, a.fallback),
         (SESSION_STATE_FLAG, a.session_state),
+        (rummy_core::memory::recall::RECALL_FLAG, a.recall),
+        (rummy_core::memory::rerank::FLAG, a.recall_rerank),
+        (rummy_core::memory::consolidate::FLAG, a.consolidate),
         (summary::FLAG, a.summarize),
     ] {
         if let Some(value) = value {

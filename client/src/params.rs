@@ -187,6 +187,15 @@ pub struct RunAttributes {
     /// Keep a session state, updated by the sidecar between loops.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub session_state: Option<bool>,
+    /// Recall the project's memory on each loop's first turn (`false` turns it off for the run).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub recall: Option<bool>,
+    /// Re-rank each loop's recall with the sidecar model.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub recall_rerank: Option<bool>,
+    /// Consolidate each loop's facts into project memory at its end (a sidecar call).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub consolidate: Option<bool>,
     /// The run to fork from (on a start).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fork: Option<String>,

@@ -166,6 +166,9 @@ fn set_and_run_attributes_read_back() {
         route: Some(true),
         fallback: Some(false),
         session_state: Some(true),
+        recall: Some(false),
+        recall_rerank: Some(true),
+        consolidate: Some(true),
         fork: Some("parent".into()),
         inject: true,
     };
@@ -240,6 +243,11 @@ fn set_and_run_attributes_read_back() {
     assert_eq!(
         (read.fallback, read.session_state),
         (Some(false), Some(true))
+    );
+    assert_eq!(read.recall, Some(false));
+    assert_eq!(
+        (read.recall_rerank, read.consolidate),
+        (Some(true), Some(true))
     );
 }
 

@@ -6,6 +6,7 @@
 mod access;
 mod commands;
 mod fair;
+mod memory;
 mod providers;
 mod session_state;
 mod sidecar;
@@ -18,6 +19,7 @@ pub use crate::provider::settings::{
 pub use access::{Access, TlsFiles};
 pub use commands::{CommandRunner, CommandSettings};
 pub use fair::FairUse;
+pub use memory::RecallSettings;
 pub use providers::openai_base;
 pub use session_state::{SessionStateSettings, Thresholds};
 pub use sidecar::SidecarSettings;
@@ -66,6 +68,9 @@ pub struct Config {
     pub commands: CommandSettings,
     /// Runs in flight per user and per project, calls per second per connection (TEAM.md §4).
     pub fair: FairUse,
+    /// Recall on a loop's first turn (on or off, its caps, re-ranking) and consolidation at a
+    /// loop's end (issue 29 item 5).
+    pub recall: RecallSettings,
     /// How side tasks (summaries and the like) are called (MEMORY.md §1).
     pub sidecar: SidecarSettings,
     /// Whether runs keep a session state, and when the sidecar updates it (MEMORY.md §3).
@@ -166,6 +171,7 @@ impl Config {
             access: Access::with_home(&home),
             commands: CommandSettings::default(),
             fair: FairUse::default(),
+            recall: RecallSettings::default(),
             sidecar: SidecarSettings::default(),
             session_state: SessionStateSettings::default(),
             summary: SummarySettings::default(),
@@ -210,6 +216,7 @@ impl Config {
         config.access = Access::from_vars(vars, &config.home)?;
         config.commands = CommandSettings::from_vars(vars)?;
         config.fair = FairUse::from_vars(vars)?;
+        config.recall = RecallSettings::from_vars(vars)?;
         config.sidecar = SidecarSettings::from_vars(vars)?;
         config.session_state = SessionStateSettings::from_vars(vars)?;
         config.summary = SummarySettings::from_vars(vars)?;

@@ -6,6 +6,8 @@
 //! - [`ids`]: row ids as types (project, run, loop, turn);
 //! - [`run`]: run statuses and their transitions;
 //! - [`skill`]: skill files' frontmatter, and what a run's active skills allow;
+//! - [`memory`]: what a project remembers across runs — recall on a loop's first turn, and the
+//!   history of its loops;
 //! - [`parse`]: reading tool commands out of model replies;
 //! - [`hedberg`]: patterns (glob, regex, sed, xpath, jsonpath) and edit formats;
 //! - [`wire`]: JSON-RPC framing, error codes, the method catalogue and params;
@@ -30,6 +32,7 @@ pub mod fair;
 pub mod files;
 pub mod hedberg;
 pub mod ids;
+pub mod memory;
 pub mod parse;
 pub mod path;
 pub mod provider;

@@ -74,6 +74,12 @@ pub const SCHEMES: &[SchemeSpec] = &[
     spec("summary", true, Logging, Run, Plugin),
     spec("http", true, Data, Run, Model),
     spec("https", true, Data, Run, Model),
+    // The project's durable memory and the history of its loops: no run holds a view of them
+    // (a write of one must not make the project's runs read their context again); a loop's
+    // first turn recalls what is relevant into its own `recall://<loop>` (`store::memory`).
+    spec("memory", true, Data, Project, Model),
+    spec("history", true, Logging, Project, Plugin),
+    spec("recall", true, Logging, Run, Plugin),
 ];
 
 /// Looks up a scheme by name; `None` is for bare file paths (`file`).

@@ -154,6 +154,52 @@ impl HistoryItem {
     }
 }
 
+/// What a loop's first turn recalled, and why (`getRun`'s `recall`, and the attributes of the
+/// loop's `recall://<loop>` history entry): the terms it looked for and each item injected.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Recall {
+    /// The entry holding the block the model read (`recall://<loop>`).
+    pub path: String,
+    /// The loop's number in its run.
+    #[serde(rename = "loop")]
+    pub loop_number: i64,
+    /// The prompt's words it looked for.
+    #[serde(default)]
+    pub terms: Vec<String>,
+    /// How many entries the full-text index matched (at most `RUMMY_RECALL_MAX_CANDIDATES`).
+    #[serde(default)]
+    pub candidates: i64,
+    /// Whether the sidecar re-ranked the candidates (`RUMMY_RECALL_RERANK`); `false`: the
+    /// lexical order.
+    #[serde(default)]
+    pub reranked: bool,
+    /// What it injected, best first.
+    #[serde(default)]
+    pub items: Vec<RecallItem>,
+}
+
+/// One recalled item: where it came from and why it was chosen.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RecallItem {
+    /// Its source entry (`memory://…`, `history://…`, another run's `known://…` or `session://…`).
+    pub path: String,
+    /// `memory`, `history`, `known` or `session`.
+    pub source: String,
+    /// The run it belongs to, for another run's fact or session state.
+    #[serde(default)]
+    pub run: Option<String>,
+    /// The section of the entry it is (its heading), when the entry has sections.
+    #[serde(default)]
+    pub section: Option<String>,
+    /// Its score: the share of the prompt's terms it matched, times the index's bm25 relative
+    /// to the best match (from one half for the worst to one for the best), times the weight of
+    /// its source (and, for history, its age).
+    pub score: f64,
+    /// The terms it matched.
+    #[serde(default)]
+    pub matched: Vec<String>,
+}
+
 /// An open question (`unknown://`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Unknown {
@@ -162,6 +208,10 @@ pub struct Unknown {
     /// The question.
     #[serde(default)]
     pub body: String,
+    /// Whether it is a question of the project, which every run of it sees (`shared`), rather
+    /// than the run's own.
+    #[serde(default)]
+    pub shared: bool,
 }
 
 /// Tokens and cost of a call, or of a run so far.
@@ -339,6 +389,10 @@ pub struct RunSnapshot {
     /// The open questions.
     #[serde(default)]
     pub unknowns: Vec<Unknown>,
+    /// What the current loop's first turn recalled, and why; `null` when it recalled nothing
+    /// (nothing was relevant, or recall is off).
+    #[serde(default)]
+    pub recall: Option<Recall>,
     /// Tokens and cost of the whole run.
     #[serde(default)]
     pub telemetry: Usage,

@@ -19,6 +19,7 @@ mod isolation;
 mod layering;
 mod lifecycle;
 mod listen;
+mod memory;
 mod pipeline;
 mod project;
 mod protocol;

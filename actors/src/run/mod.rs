@@ -23,6 +23,7 @@
 
 mod cancel;
 mod claim;
+mod consolidate;
 mod output;
 mod queue;
 mod resolve;
@@ -36,6 +37,8 @@ use crate::turn::{
 };
 use actix::prelude::*;
 pub use retire::{Idle, Keeper, Retire};
+use rummy_core::memory::consolidate as memory_consolidate;
+use rummy_core::memory::recall::RECALL_FLAG;
 use rummy_core::provider::routing;
 use rummy_core::run::{Mode, RunStatus, StopReason};
 use rummy_core::session_state::stored;
@@ -332,10 +335,16 @@ impl RunActor {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         };
+        let recall = flags
+            .get(RECALL_FLAG)
+            .and_then(Value::as_bool)
+            .unwrap_or(self.svc.config.recall.enabled);
         let job = TurnJob {
             run: self.run,
             alias: Arc::clone(&self.alias),
             loop_id: loop_row.id,
+            loop_number: loop_row.sequence,
+            recall,
             prompt: loop_row.prompt.clone(),
             mode: loop_row.mode(),
             no_repo: flags
@@ -467,6 +476,12 @@ impl RunActor {
             LoopEnd::Overflow => (413, RunStatus::ContextFull, StopReason::ContextFull, None),
         };
         tracing::info!(run = %self.alias, loop_seq = loop_row.sequence, loop_status, "loop finished");
+        // A loop that did its work may leave memories behind, before its end is recorded.
+        let consolidating = matches!(stop_reason, StopReason::Concluded | StopReason::MaxTurns)
+            && memory_consolidate::requested(
+                &loop_row.config(),
+                self.svc.config.recall.consolidate,
+            );
         let msg = Finish {
             loop_id: loop_row.id,
             loop_status,
@@ -474,24 +489,21 @@ impl RunActor {
             stop_reason,
             error,
         };
-        if !refresh {
-            return self.record_end(msg, ctx);
-        }
-        let (svc, run) = (self.svc.clone(), self.run);
-        let refreshed = async move {
-            session_state::refresh(&svc, run, Occasion::LoopEnd, &loop_row.model).await
+        let (queue, svc, run) = (self.queue.clone(), self.svc.clone(), self.run);
+        let alias = Arc::clone(&self.alias);
+        let work = async move {
+            // The session state first: consolidation reads it.
+            if refresh {
+                let refreshed =
+                    session_state::refresh(&svc, run, Occasion::LoopEnd, &loop_row.model).await;
+                tracing::debug!(run = %alias, ?refreshed, "session state after the loop");
+            }
+            if consolidating {
+                consolidate::consolidate(svc, run, loop_row).await;
+            }
+            queue.send(msg).await
         };
-        let then = refreshed.into_actor(self).map(|refreshed, act, ctx| {
-            tracing::debug!(run = %act.alias, ?refreshed, "session state after the loop");
-            act.record_end(msg, ctx);
-        });
-        ctx.spawn(then);
-    }
-
-    /// Records the loop's end (`LoopQueue`'s `Finish`), publishes its `run/state`, and looks
-    /// for the next loop.
-    fn record_end(&mut self, msg: Finish, ctx: &mut Context<Self>) {
-        let done = self.queue.send(msg).into_actor(self).map(|res, act, ctx| {
+        let done = work.into_actor(self).map(|res, act, ctx| {
             match res {
                 Ok(Ok(params)) => act
                     .svc

@@ -31,6 +31,11 @@ pub struct TurnJob {
     pub alias: Arc<str>,
     /// The active loop.
     pub loop_id: LoopId,
+    /// The loop's number in its run (`recall://<loop>`).
+    pub loop_number: i32,
+    /// Whether the loop's first turn recalls what the project remembers (the run's `recall`
+    /// attribute, else `RUMMY_RECALL`).
+    pub recall: bool,
     /// The loop's prompt, recorded on its first turn.
     pub prompt: String,
     /// The loop's mode.

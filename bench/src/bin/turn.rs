@@ -25,6 +25,10 @@
 //! the first two loop starts, within the warm-up) a loop start does not walk it — as for a
 //! project nobody edits between loops. With `--walk` the server does not watch files
 //! (`RUMMY_WATCH_FILES=0`), so every loop start walks the project, as it does after a change.
+//!
+//! Recall is off (`RUMMY_RECALL=0`): the figure is a turn's without memory features, comparable
+//! across builds. With `--recall` each loop's first turn recalls too — here the earlier runs'
+//! history lines, which all match the prompt (`recall` measures it over a remembering project).
 
 use rummy_bench::report;
 use rummy_bench::server::{
@@ -46,6 +50,8 @@ const SETTLE: Duration = Duration::from_millis(5);
 struct Options {
     turns: u32,
     walk: bool,
+    /// Whether loops recall on their first turn (`--recall`).
+    recall: bool,
     /// The provider's latency; `None`: it answers at once.
     latency: Option<Duration>,
 }
@@ -101,6 +107,7 @@ fn options(args: &[String]) -> Result<Options, String> {
     Ok(Options {
         turns,
         walk: args.iter().any(|a| a == "--walk"),
+        recall: args.iter().any(|a| a == "--recall"),
         latency,
     })
 }
@@ -122,6 +129,9 @@ fn print(entries: usize, options: &Options, costs: &Costs) {
     let mut setting = String::new();
     if options.walk {
         setting.push_str(", walked");
+    }
+    if options.recall {
+        setting.push_str(", recalling");
     }
     if options.turns != TURNS {
         setting.push_str(&format!(", {}-turn runs", options.turns));
@@ -155,6 +165,7 @@ fn bench(entries: usize, options: &Options) -> Result<Costs, String> {
     write_project(project.path(), entries)?;
     let mut config = config(home.path(), &provider.base_url, 8);
     config.watch_files = !options.walk;
+    config.recall.enabled = options.recall;
 
     let (turns, cut) = (options.turns, options.latency.is_some());
     let system = actix_rt::System::new();

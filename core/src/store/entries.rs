@@ -101,18 +101,35 @@ pub fn write_at(
     at: WriteCtx,
     rev: Option<i32>,
 ) -> Result<Written, StoreError> {
+    let scheme = scheme_of(w.path);
+    let spec = admitted(w.path, scheme.as_deref(), w.writer)?;
+    let scope = spec.default_scope.scope(w.run.project_id, w.run.run_id);
+    write_in(conn, w, scope, at, rev)
+}
+
+/// [`write_at`] into `scope` rather than the scheme's own: a shared `unknown://` is the
+/// project's (`store::shared`). The tier is checked here too.
+pub fn write_in(
+    conn: &mut SqliteConnection,
+    w: &EntryWrite<'_>,
+    scope: Scope,
+    at: WriteCtx,
+    rev: Option<i32>,
+) -> Result<Written, StoreError> {
     let WriteCtx {
         divisor: token_divisor,
         now,
     } = at;
     let scheme = scheme_of(w.path);
-    let spec = admitted(w.path, scheme.as_deref(), w.writer)?;
+    admitted(w.path, scheme.as_deref(), w.writer)?;
+    if super::memory::is_viewless(scheme.as_deref()) {
+        return Err(StoreError::Invalid(viewless_refused(w.path)));
+    }
     if !w.attributes.is_object() {
         return Err(StoreError::Invalid(
             "attributes must be a JSON object".into(),
         ));
     }
-    let scope = spec.default_scope.scope(w.run.project_id, w.run.run_id);
     let hash = hex_sha256(w.body);
     let tokens = tokens::estimate(w.body, token_divisor);
     let attributes = w.attributes.to_string();
@@ -150,6 +167,13 @@ pub fn write_at(
     ])
     .execute(conn)?;
     Ok(Written { entry_id, rev })
+}
+
+/// Why a `memory://` or `history://` path cannot be written like a run's entry.
+fn viewless_refused(path: &str) -> String {
+    format!(
+        "{path} is the project's: a memory:// entry is written with set (a new content supersedes the old, which is kept), and history:// by the server alone"
+    )
 }
 
 /// The registry's entry for `scheme` (that of `path`; `None` for a project file), once `writer`
@@ -476,14 +500,19 @@ fn is_history(row: &ViewRow) -> bool {
     row.scheme.as_deref() != Some("run") && !matches!(row.category(), Some(Category::Audit) | None)
 }
 
-/// The run's open questions: `unknown://` entries not archived.
-pub fn unknowns(conn: &mut SqliteConnection, run_id: RunId) -> Result<Vec<ViewRow>, StoreError> {
+/// The run's open questions: `unknown://` entries not archived — its own, and the project's
+/// shared ones it sees.
+pub fn unknowns(conn: &mut SqliteConnection, run: RunRef) -> Result<Vec<ViewRow>, StoreError> {
     Ok(run_views::table
         .inner_join(entries::table)
-        .filter(run_views::run_id.eq(run_id))
-        // unknown:// is run-scoped: naming the scope lets SQLite start from the few unknowns
-        // (entries_scope_scheme) instead of every view of the run.
-        .filter(entries::scope.eq(Scope::Run(run_id).key()))
+        .filter(run_views::run_id.eq(run.run_id))
+        // unknown:// is run-scoped, or the project's when shared: naming the scopes lets SQLite
+        // start from the few unknowns (entries_scope_scheme) instead of every view of the run.
+        .filter(
+            entries::scope
+                .eq(Scope::Run(run.run_id).key())
+                .or(entries::scope.eq(Scope::Project(run.project_id).key())),
+        )
         .filter(entries::scheme.eq("unknown"))
         .filter(run_views::visibility.ne(Visibility::Archived))
         .order(entries::id.asc())
@@ -583,7 +612,25 @@ pub fn by_path(
     let Some(spec) = schemes::lookup(scheme_of(path).as_deref()) else {
         return Ok(None);
     };
+    if spec.name == "unknown" {
+        // A shared question is the project's (`store::shared`), seen through the run's view; it
+        // took the place of the run's own question at that path, if there was one.
+        let shared = view_at(conn, run_id, &Scope::Project(project_id).key(), path)?;
+        if shared.is_some() {
+            return Ok(shared);
+        }
+    }
     let scope = spec.default_scope.scope(project_id, run_id).key();
+    view_at(conn, run_id, &scope, path)
+}
+
+/// The run's view of the entry `(scope, path)`, if it has one.
+fn view_at(
+    conn: &mut SqliteConnection,
+    run_id: RunId,
+    scope: &str,
+    path: &str,
+) -> Result<Option<ViewRow>, StoreError> {
     Ok(run_views::table
         .inner_join(entries::table)
         .filter(entries::scope.eq(scope))

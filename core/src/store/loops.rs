@@ -168,6 +168,16 @@ pub fn route(
         .get_result(conn)?)
 }
 
+/// The loop `loop_id`.
+pub fn by_id(conn: &mut SqliteConnection, loop_id: LoopId) -> Result<Loop, StoreError> {
+    loops::table
+        .find(loop_id)
+        .select(Loop::as_select())
+        .first(conn)
+        .optional()?
+        .ok_or_else(|| StoreError::NotFound(format!("loop {loop_id} not found")))
+}
+
 /// The run's active loop, if any.
 pub fn active(conn: &mut SqliteConnection, run_id: RunId) -> Result<Option<Loop>, StoreError> {
     Ok(loops::table

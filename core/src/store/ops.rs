@@ -31,10 +31,18 @@ pub struct Op {
     pub at: WriteCtx,
 }
 
-/// The `known://` size gate (ENGINE.md §4): a body over `RUMMY_MAX_ENTRY_TOKENS` is refused
-/// with the message that asks to split it, whoever writes it.
+/// The schemes whose entries hold one topic each and are size-gated: facts and project memory.
+pub const GATED: [&str; 2] = ["known", "memory"];
+
+/// Whether a body at `path` passes the size gate (a `known://` or `memory://` path).
+pub fn gated(path: &str) -> bool {
+    scheme_of(path).is_some_and(|s| GATED.contains(&s.as_str()))
+}
+
+/// The size gate of `known://` and `memory://` (ENGINE.md §4): a body over
+/// `RUMMY_MAX_ENTRY_TOKENS` is refused with the message that asks to split it, whoever writes it.
 pub fn size_gate(op: &Op, path: &str, body: &str) -> Result<(), StoreError> {
-    if scheme_of(path).as_deref() != Some("known") {
+    if !gated(path) {
         return Ok(());
     }
     let tokens = crate::tokens::estimate(body, op.at.divisor);
@@ -49,11 +57,12 @@ pub fn size_gate(op: &Op, path: &str, body: &str) -> Result<(), StoreError> {
     })
 }
 
-/// A `known://` body over the size limit: what the writer reads, the model (a failed result)
-/// and a client (-32007) alike.
+/// A `known://` (or `memory://`) body over the size limit: what the writer reads, the model (a
+/// failed result) and a client (-32007) alike.
 pub fn too_large(path: &str, tokens: i32, max: i32) -> String {
+    let scheme = scheme_of(path).unwrap_or_else(|| "known".to_owned());
     format!(
-        "{path} too large ({tokens} tokens, max {max}). Split it into several known:// entries, one topic each, linked by path."
+        "{path} too large ({tokens} tokens, max {max}). Split it into several {scheme}:// entries, one topic each, linked by path."
     )
 }
 

@@ -201,6 +201,9 @@ pub struct PushMarks {
     /// The run's alias.
     #[diesel(sql_type = diesel::sql_types::Text)]
     pub alias: String,
+    /// The run's project (whose shared questions the push lists with the run's own).
+    #[diesel(sql_type = diesel::sql_types::Integer)]
+    pub project_id: i32,
     /// Views up to this revision have been pushed.
     #[diesel(sql_type = diesel::sql_types::Integer)]
     pub pushed_rev: i32,
@@ -236,7 +239,7 @@ pub fn push_marks(conn: &mut SqliteConnection, run_id: RunId) -> Result<PushMark
 struct ReadPushMarks;
 impl StaticSql for ReadPushMarks {
     // `status <> 100`: not queued (`loops::QUEUED`); the count reads the `loops_queue` index.
-    const SQL: &'static str = "SELECT alias, pushed_rev, next_rev, \
+    const SQL: &'static str = "SELECT alias, project_id, pushed_rev, next_rev, \
         current.routed AS routed, current.stop_reason AS stop_reason, \
         (SELECT count(*) FROM loops WHERE run_id = ? AND status = 100) AS queued_loops \
         FROM runs LEFT JOIN (SELECT json_extract(config, '$.routed') AS routed, \

@@ -73,3 +73,22 @@ pub fn write(
         },
     )
 }
+
+/// Stores an entry of any scheme — one the registry does not know yet, such as another
+/// feature's `session://` — in `scope`, with no view: what recall must cope with.
+pub fn insert_entry(conn: &mut SqliteConnection, scope: &str, path: &str, body: &str, at: Millis) {
+    use crate::schema::entries as e;
+    use diesel::{ExpressionMethods, RunQueryDsl};
+    diesel::insert_into(e::table)
+        .values((
+            e::scope.eq(scope),
+            e::path.eq(path),
+            e::scheme.eq(crate::path::scheme_of(path)),
+            e::body.eq(body),
+            e::hash.eq(entries::hex_sha256(body)),
+            e::created_at.eq(at.0),
+            e::updated_at.eq(at.0),
+        ))
+        .execute(conn)
+        .unwrap();
+}

@@ -313,9 +313,9 @@ impl Handler<'_> {
         .map(|_| ())
     }
 
-    /// The `known://` size gate: a failed `overflow:<tokens>` outcome when `body` is too large for `path`.
+    /// The `known://` and `memory://` size gate: a failed `overflow:<tokens>` outcome when `body` is too large for `path`.
     pub fn size_gate(&self, target: &str, path: &str, body: &str) -> Option<Outcome> {
-        if scheme_of(path).as_deref() != Some("known") {
+        if !ops::gated(path) {
             return None;
         }
         let size = tokens::estimate(body, self.divisor());

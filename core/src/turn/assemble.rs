@@ -3,7 +3,9 @@
 //! System: instructions, then `<session>` (the run's session state, when it keeps one and its
 //! active skills allow it: what a restarted or forked run reads first), `<knowns>`,
 //! `<previous>` (the run's summary first, when it has one), `<unknowns>`.
-//! User: `<performed>`, then `<prompt mode=…>`. Empty sections are left out.
+//! User: `<performed>`, then the loop's `<recall>` (what its first turn recalled of the
+//! project's memory, history and other runs), then `<prompt mode=…>`. Empty sections are left
+//! out.
 
 use super::budget::{token_usage, tokens_free, Budget};
 use super::summary::is_summary;
@@ -15,6 +17,9 @@ use crate::skill;
 use crate::store::entries::ViewRow;
 use crate::tokens::estimate;
 use serde_json::Value;
+
+/// The scheme of a loop's recall (`recall://<loop>`), rendered as one block before the prompt.
+const RECALL: &str = "recall";
 
 /// The two messages sent to the model.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -55,9 +60,11 @@ pub fn assemble(input: AssemblyInput<'_>) -> Messages {
     let loop_start = prompt.map_or(0, |p| p.turn);
     let category = |r: &ViewRow| r.category();
 
+    // A loop's recall is context for that loop alone: never part of `<previous>`.
+    let recalled = |r: &ViewRow| r.tag() == RECALL;
     let mut earlier: Vec<&ViewRow> = rows
         .iter()
-        .filter(|r| r.turn < loop_start)
+        .filter(|r| r.turn < loop_start && !recalled(r))
         .filter(|r| matches!(category(r), Some(Category::Logging | Category::Prompt)))
         .filter(|r| !is_summary(r))
         .collect();
@@ -98,11 +105,17 @@ pub fn assemble(input: AssemblyInput<'_>) -> Messages {
     let mut user = String::new();
     let performed = rows
         .iter()
-        .filter(|r| r.turn >= loop_start && category(r) == Some(Category::Logging))
+        .filter(|r| r.turn >= loop_start && category(r) == Some(Category::Logging) && !recalled(r))
         .filter(|r| !is_summary(r));
     push_section(&mut user, "performed", "", performed, render_log);
     if !user.is_empty() {
         user.push('\n');
+    }
+    for row in rows.iter().filter(|r| r.turn >= loop_start && recalled(r)) {
+        let block = project(row);
+        if !block.is_empty() {
+            user.push_str(&format!("<{RECALL}>\n{block}\n</{RECALL}>\n"));
+        }
     }
     let mode = prompt.and_then(ViewRow::prompt_mode).unwrap_or(input.mode);
     let body = prompt.map(project).unwrap_or_default();
@@ -320,6 +333,10 @@ fn render_unknown(out: &mut String, row: &ViewRow) {
     let mut tag = Tag::open(out, "unknown");
     tag.attr("path", &row.path);
     tag.number("turn", i64::from(row.turn));
+    // A question of the project: answering it (a known:// with answers=) closes it for all.
+    if attributes.get("shared") == Some(&Value::Bool(true)) {
+        tag.attr("shared", "true");
+    }
     if let Some(summary) = summary_of(&attributes) {
         tag.attr("summary", &summary);
     }

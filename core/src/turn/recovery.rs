@@ -11,6 +11,7 @@
 use super::streams::{self, Awaited};
 use super::{proposals, record, state, TurnRef};
 use crate::ids::{ProjectId, RunId};
+use crate::memory::history;
 use crate::run::{RunStatus, StopReason};
 use crate::store::entries::{RunRef, WriteCtx};
 use crate::store::loops::Loop;
@@ -98,6 +99,15 @@ pub fn recover(conn: &mut SqliteConnection, at: WriteCtx) -> Result<Recovery, St
                     loops::STOP_REASON: StopReason::Interrupted.as_str(),
                 }),
                 now,
+            )?;
+            history::loop_ended(
+                conn,
+                rr,
+                active.id,
+                500,
+                StopReason::Interrupted.as_str(),
+                Some(INTERRUPTED),
+                at,
             )?;
             report.interrupted += 1;
         }

@@ -1,5 +1,8 @@
 //! `run/state` payloads (incremental, numbered) and the whole-run snapshot `getRun` returns.
 //!
+//! `getRun` also carries `recall`: what the current loop's first turn recalled and why (the
+//! attributes of its `recall://<loop>` entry), `null` when it recalled nothing.
+//!
 //! Both carry `stopReason` (why the run's last loop ended; `null` while a loop is under way),
 //! `route`: the routing decision (`{class, model}`) of the run's
 //! current loop — the active one, else the one that ran last — or `null` when
@@ -13,13 +16,13 @@ use crate::fair::admission::{QueueReason, Queued};
 use crate::ids::{LoopId, RunId};
 use crate::provider::routing::Routed;
 use crate::run::RunStatus;
-use crate::store::entries;
+use crate::store::entries::{self, RunRef};
 use crate::store::notifications::{self, Recorded};
-use crate::store::{loops, runs, turns, StoreError};
+use crate::store::{loops, memory, runs, turns, StoreError};
 use crate::time::Millis;
 use crate::wire::state::{HistoryItem, Snapshot, StatePush, UnknownItem};
 use diesel::SqliteConnection;
-use rummy_protocol::results::MissedNotification;
+use rummy_protocol::results::{MissedNotification, Recall};
 use serde_json::Value;
 
 /// The routing decision of the run's current loop (the active one, else the one that ran
@@ -104,7 +107,13 @@ fn push_with(
 ) -> Result<Recorded, StoreError> {
     let run = runs::push_marks(conn, run_id)?;
     let changed = entries::changed_since(conn, run_id, run.pushed_rev)?;
-    let unknowns = entries::unknowns(conn, run_id)?;
+    let unknowns = entries::unknowns(
+        conn,
+        RunRef {
+            run_id,
+            project_id: crate::ids::ProjectId(run.project_id),
+        },
+    )?;
     let summary = entries::latest_summary(conn, run_id)?;
     let seq = runs::take_push(conn, run_id, run.next_rev - 1)?;
     let params = StatePush {
@@ -133,8 +142,10 @@ pub fn snapshot(
     since: Option<i32>,
 ) -> Result<Value, StoreError> {
     let history = entries::history(conn, run.id)?;
-    let unknowns = entries::unknowns(conn, run.id)?;
+    let unknowns = entries::unknowns(conn, run.run_ref())?;
     let summary = entries::latest_summary(conn, run.id)?;
+    let recall = memory::recall_of_current_loop(conn, run.id)?
+        .and_then(|(_, _, attributes)| serde_json::from_str::<Recall>(&attributes).ok());
     let totals = turns::totals(conn, run.id)?;
     let marks = runs::push_marks(conn, run.id)?;
     let missed = since
@@ -164,6 +175,7 @@ pub fn snapshot(
         summary: &summary,
         history: history.iter().map(HistoryItem::of).collect(),
         unknowns: unknowns.iter().map(UnknownItem::of).collect(),
+        recall,
         telemetry: totals,
         last_seq: run.next_seq - 1,
         created: Millis(run.created_at).to_rfc3339(),

@@ -753,3 +753,97 @@ fn session_state_opens_the_system_message() {
     assert!(off.starts_with(&format!("{instructions}\n\n<knowns>")));
     assert!(!withheld.contains("session://state"), "{withheld}");
 }
+
+/// A loop's recall is one block just before its prompt, never in `<performed>`; once the loop
+/// ended it is archived, so no later loop's `<previous>` shows it, and the loop's history line
+/// is written.
+#[test]
+fn a_loops_recall_is_one_block_before_its_prompt_for_that_loop_only() {
+    use crate::memory::history;
+    use crate::memory::recall::{record as remember_recall, Recalled};
+    use rummy_protocol::results::Recall;
+    let mut f = fixture();
+    let t = f.turn();
+    record::prompt(
+        &mut f.conn,
+        t,
+        "Which host?",
+        Mode::Act,
+        WriteCtx {
+            divisor: 2,
+            now: NOW,
+        },
+    )
+    .unwrap();
+    let recalled = Recalled {
+        body: "Recalled:\n<memory path=\"memory://deploy/host\">prod-3</memory>".into(),
+        why: Recall {
+            path: String::new(),
+            loop_number: 0,
+            terms: vec!["host".into()],
+            candidates: 1,
+            reranked: false,
+            items: vec![],
+        },
+    };
+    remember_recall(
+        &mut f.conn,
+        t,
+        1,
+        &recalled,
+        WriteCtx {
+            divisor: 2,
+            now: NOW,
+        },
+    )
+    .unwrap();
+    f.run_reply(
+        t,
+        r#"<set path="known://host">prod-3</set><update status="102">noted</update>"#,
+    );
+    f.turn();
+    let user = f.messages().user;
+    let performed = user.split("</performed>").next().unwrap_or_default();
+    assert!(!performed.contains("prod-3</memory>"), "{user}");
+    assert!(
+        user.ends_with("</performed>\n<recall>\nRecalled:\n<memory path=\"memory://deploy/host\">prod-3</memory>\n</recall>\n<prompt mode=\"act\">Which host?</prompt>"),
+        "{user}"
+    );
+    history::loop_ended(
+        &mut f.conn,
+        f.run,
+        f.loop_id,
+        200,
+        "concluded",
+        None,
+        WriteCtx {
+            divisor: 2,
+            now: NOW,
+        },
+    )
+    .unwrap();
+    let t2 = f.turn();
+    record::prompt(
+        &mut f.conn,
+        t2,
+        "And the port?",
+        Mode::Act,
+        WriteCtx {
+            divisor: 2,
+            now: NOW,
+        },
+    )
+    .unwrap();
+    let later = f.messages();
+    assert!(!later.system.contains("prod-3</memory>") && !later.user.contains("<recall>"));
+    let lines: Vec<String> =
+        crate::store::memory::list(&mut f.conn, f.run.project_id, "history", None, None, 10, 0)
+            .unwrap()
+            .into_iter()
+            .map(|r| r.body)
+            .collect();
+    assert_eq!(
+        lines,
+        vec!["r loop 1 (ask): \"What port?\" → concluded: noted".to_owned()]
+    );
+}

@@ -278,7 +278,7 @@ pub const GET_RUNS: MethodSpec = MethodSpec {
 /// `getRun`.
 pub const GET_RUN: MethodSpec = MethodSpec {
     name: "getRun",
-    description: "One run's whole state: {run, status, stopReason, queued, mode, turn, model, route, temperature, persona, contextLimit, summary, history, unknowns, telemetry, lastSeq, created}; with sinceSeq also missed: the notifications it pushed after that seq, [{method, params}].",
+    description: "One run's whole state: {run, status, stopReason, queued, mode, turn, model, route, temperature, persona, contextLimit, summary, history, unknowns, recall, telemetry, lastSeq, created}; with sinceSeq also missed: the notifications it pushed after that seq, [{method, params}].",
     params: &[
         p("run", "string", true, "run alias"),
         p(
@@ -320,7 +320,7 @@ pub const SET: MethodSpec = MethodSpec {
         p("state", "string", false, "new state (on run:// only cancelled)").one_of(STATES),
         p("outcome", "string", false, "why, with failed or cancelled"),
         p("visibility", "string", false, "new visibility").one_of(VISIBILITIES),
-        p("attributes", "object", false, "entry attributes (replace them with a body, merged without; a null value removes a key); on run://: model, mode (ask | act), persona, temperature (0-2), contextLimit (>= 1024), fork, inject, noRepo, noInteraction, noWeb, noProposals, route, summarize, fallback (false: no turn's call goes to its model's fallback), sessionState (keep session://state, updated by the sidecar between loops), and nothing else"),
+        p("attributes", "object", false, "entry attributes (replace them with a body, merged without; a null value removes a key); on run://: model, mode (ask | act), persona, temperature (0-2), contextLimit (>= 1024), fork, inject, noRepo, noInteraction, noWeb, noProposals, route, recall, recallRerank, consolidate, summarize, fallback (false: no turn's call goes to its model's fallback), sessionState (keep session://state, updated by the sidecar between loops), and nothing else"),
         p("append", "boolean", false, "append body to the current body"),
         p("pattern", "boolean", false, "treat path as a hedberg pattern"),
         p("bodyFilter", "string", false, "only entries whose body matches this hedberg pattern"),
@@ -621,7 +621,7 @@ pub const NOTIFICATIONS: &[NotificationSpec] = &[
             p("stopReason", "string", true, "why the last loop ended; null while a loop is queued, running or waiting").one_of(STOP_REASONS),
             p("summary", "string", true, "the latest summary the model gave"),
             p("history", "array", true, "entries changed since the previous push: [{path, tool, state, outcome, status, visibility, turn, tokens, attributes, body}]"),
-            p("unknowns", "array", true, "open questions: [{path, body}]"),
+            p("unknowns", "array", true, "open questions: [{path, body, shared}]"),
             p("telemetry", "object", true, "at turn end: token counts (prompt, cached, completion, reasoning), cost, context distribution, and the side tasks the turn made (sidecar); null mid-turn"),
             p("route", "object", true, "the current loop's routing decision {class, model}, or null"),
             p("queued", "object", false, "why a loop waits, {reason, position}: with status 100, for a place (runs_limit: the project's or the user's runs in flight; cost_ceiling: the project's spending) and position its place in that line; with 102 or 202, behind the run's own loop (loop) and position how many loops wait; absent when no loop waits").one_of(QUEUE_REASONS),

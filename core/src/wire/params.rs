@@ -236,6 +236,12 @@ pub struct RunAttributes {
     /// Keep a session state (`session://state`), updated by the sidecar between loops
     /// (`RUMMY_SESSION_STATE` when absent).
     pub session_state: Option<bool>,
+    /// Recall what the project remembers on each loop's first turn (over `RUMMY_RECALL`).
+    pub recall: Option<bool>,
+    /// Re-rank each loop's recall with the sidecar (over `RUMMY_RECALL_RERANK`).
+    pub recall_rerank: Option<bool>,
+    /// Consolidate each loop's facts into project memory at its end (over `RUMMY_CONSOLIDATE`).
+    pub consolidate: Option<bool>,
     /// Summarise on eviction: fold what the budget takes out of the context into the run's
     /// `summary://run` (default `RUMMY_SUMMARIZE`).
     pub summarize: Option<bool>,

@@ -8,7 +8,7 @@ use crate::fair::admission::Queued;
 use crate::provider::routing::Routed;
 use crate::provider::Usage;
 use crate::store::entries::ViewRow;
-use rummy_protocol::results::MissedNotification;
+use rummy_protocol::results::{MissedNotification, Recall};
 use serde::Serialize;
 use serde_json::value::RawValue;
 use serde_json::Value;
@@ -71,6 +71,7 @@ impl<'a> HistoryItem<'a> {
 pub struct UnknownItem<'a> {
     path: &'a str,
     body: &'a str,
+    shared: bool,
 }
 
 impl<'a> UnknownItem<'a> {
@@ -79,6 +80,7 @@ impl<'a> UnknownItem<'a> {
         UnknownItem {
             path: &row.path,
             body: &row.body,
+            shared: crate::store::shared::is_shared_text(&row.attributes),
         }
     }
 }
@@ -142,6 +144,8 @@ pub struct Snapshot<'a> {
     pub history: Vec<HistoryItem<'a>>,
     /// The open questions.
     pub unknowns: Vec<UnknownItem<'a>>,
+    /// What the current loop recalled, and why.
+    pub recall: Option<Recall>,
     /// Tokens and cost of the whole run.
     pub telemetry: Usage,
     /// The seq of its last push.

@@ -6,9 +6,12 @@ use crate::errors::Error;
 use crate::registry::ResolveProposal;
 use crate::session::call::Call;
 use rummy_core::entry::{http_status, State, Visibility};
-use rummy_core::path::normalize;
+use rummy_core::path::{normalize, scheme_of};
 use rummy_core::store::entries::{self, EntryFilter, RunRef};
+use rummy_core::store::memory::{self, MemoryWrite, Provenance};
 use rummy_core::store::ops::{self, ContentWrite, ViewChange};
+use rummy_core::store::runs::Run;
+use rummy_core::store::shared::{self, Ask};
 use rummy_core::store::StoreError;
 use rummy_core::turn::proposals::Decision as ProposalDecision;
 use rummy_core::wire::params::{
@@ -17,6 +20,7 @@ use rummy_core::wire::params::{
 use rummy_core::wire::results::{CountAck, Entry, PathAck, PathsAck, Resolution, RunAck};
 use rummy_core::wire::{ErrorKind, RpcError};
 use serde::Serialize;
+use serde_json::Value;
 
 /// A `state` param: one of the entry states, -32602 otherwise.
 fn state_param(state: Option<&str>) -> Result<Option<State>, RpcError> {
@@ -43,7 +47,8 @@ fn visibility_param(visibility: Option<&str>) -> Result<Option<Visibility>, RpcE
         .transpose()
 }
 
-/// `getEntries`: a page of the run's entries, filtered.
+/// `getEntries`: a page of the run's entries, filtered; for the schemes `memory` and `history`,
+/// the project's (no run has views of them; a superseded memory is listed archived).
 pub async fn get_entries(call: Call, p: GetEntriesParams) -> Result<Vec<Entry>, Error> {
     let state = state_param(p.state.as_deref())?;
     let visibility = visibility_param(p.visibility.as_deref())?;
@@ -66,8 +71,32 @@ pub async fn get_entries(call: Call, p: GetEntriesParams) -> Result<Vec<Entry>, 
         offset: p.offset,
     }
     .bounds();
+    // The project's memory and history have no views: listed from the project's entries.
+    let viewless = filter
+        .scheme
+        .as_deref()
+        .filter(|s| memory::is_viewless(Some(s)))
+        .map(str::to_owned);
     let rows = call
-        .read(move |c| entries::list(c, run.id, &filter, limit, offset))
+        .read(move |c| match viewless {
+            Some(scheme) => {
+                let mut rows = memory::list(
+                    c,
+                    run.project_id,
+                    &scheme,
+                    filter.pattern.as_deref(),
+                    filter.body_filter.as_deref(),
+                    limit,
+                    offset,
+                )?;
+                rows.retain(|r| {
+                    filter.state.is_none_or(|s| r.state == s)
+                        && filter.visibility.is_none_or(|v| r.visibility == v)
+                });
+                Ok(rows)
+            }
+            None => entries::list(c, run.id, &filter, limit, offset),
+        })
         .await?;
     Ok(rows
         .into_iter()
@@ -120,6 +149,30 @@ async fn set_entry(call: Call, p: SetParams) -> Result<SetAnswer, Error> {
         .clone()
         .ok_or_else(|| RpcError::invalid_param("run", "required for entries other than run://"))?;
     let run = call.run(&alias).await?;
+    // A path that does not normalise is refused below, as every entry's is.
+    let exact = (!p.pattern && p.body_filter.is_none())
+        .then(|| normalize(&p.path).ok())
+        .flatten();
+    if let Some(path) = exact {
+        match scheme_of(&path).as_deref() {
+            Some("memory") => return set_memory(&call, p, &run, path).await,
+            Some("unknown") if p.body.is_some() => {
+                let asked = p
+                    .attributes
+                    .as_ref()
+                    .is_some_and(|a| shared::is_shared(&Value::Object(a.clone())));
+                let (run_id, lookup) = (run.id, path.clone());
+                let already = call
+                    .read(move |c| entries::by_path(c, run_id, &lookup))
+                    .await?
+                    .is_some_and(|r| shared::is_shared_text(&r.attributes));
+                if asked || already {
+                    return set_shared_question(&call, p, &run, path).await;
+                }
+            }
+            _ => {}
+        }
+    }
     let (rr, turn) = (run.run_ref(), run.last_turn().max(0));
     let state = state_param(p.state.as_deref())?;
     if let (Some(state), false) = (state, p.pattern || p.body_filter.is_some()) {
@@ -169,6 +222,7 @@ async fn set_entry(call: Call, p: SetParams) -> Result<SetAnswer, Error> {
     }
     let path = match p.body {
         Some(body) => {
+            let answers = answers_of(p.attributes.as_ref())?;
             let w = ContentWrite {
                 path: p.path,
                 body,
@@ -178,8 +232,21 @@ async fn set_entry(call: Call, p: SetParams) -> Result<SetAnswer, Error> {
                 visibility,
                 attributes: p.attributes,
             };
-            call.write(move |c| ops::write_content(c, &op, &w, turn))
-                .await?
+            let (alias, user) = (run.alias.clone(), call.user());
+            call.write(move |c| {
+                let path = ops::write_content(c, &op, &w, turn)?;
+                if let Some(question) = &answers {
+                    let by = Provenance {
+                        run: &alias,
+                        turn,
+                        user: user.as_deref(),
+                        writer: op.writer,
+                    };
+                    shared::close(c, rr, question, &path, by, op.at.now)?;
+                }
+                Ok(path)
+            })
+            .await?
         }
         None => {
             if change == ViewChange::default() {
@@ -198,6 +265,147 @@ async fn set_entry(call: Call, p: SetParams) -> Result<SetAnswer, Error> {
             .await?
         }
     };
+    Ok(SetAnswer::Path(PathAck { ok: true, path }))
+}
+
+/// `set` on a `memory://` path: the project's memory, written now with the run, its last turn
+/// and the caller's user as provenance; a new content supersedes the one before (kept,
+/// archived). A memory has a body and a summary, no state or visibility (no run views it).
+async fn set_memory(
+    call: &Call,
+    p: SetParams,
+    run: &Run,
+    path: String,
+) -> Result<SetAnswer, Error> {
+    if p.state.is_some() || p.visibility.is_some() || p.outcome.is_some() {
+        return Err(RpcError::invalid_param(
+            "path",
+            "a memory:// entry has no state or visibility (no run views it): send its body",
+        )
+        .into());
+    }
+    let Some(body) = p.body else {
+        return Err(
+            RpcError::invalid_param("body", "a memory:// entry is written with a body").into(),
+        );
+    };
+    let attributes = p.attributes.unwrap_or_default();
+    if let Some(other) = attributes.keys().find(|k| *k != "summary") {
+        return Err(RpcError::invalid_param(
+            "attributes",
+            format!("a memory:// entry takes only a summary, not {other}: its provenance and version are the server's"),
+        )
+        .into());
+    }
+    let summary = match attributes.get("summary") {
+        None => None,
+        Some(Value::String(s)) => Some(s.clone()),
+        Some(_) => {
+            return Err(RpcError::invalid_param("attributes.summary", "expected a string").into())
+        }
+    };
+    let op = call.op(run.run_ref());
+    let (alias, turn, user) = (run.alias.clone(), run.last_turn().max(0), call.user());
+    let (project_id, append, written) = (run.project_id, p.append, path.clone());
+    call.write(move |c| {
+        let body = match (append, memory::current(c, project_id, &written)?) {
+            (true, Some(current)) => format!("{}{body}", current.body),
+            _ => body,
+        };
+        ops::size_gate(&op, &written, &body)?;
+        let w = MemoryWrite {
+            project_id,
+            path: &written,
+            body: &body,
+            summary: summary.as_deref(),
+            provenance: Provenance {
+                run: &alias,
+                turn,
+                user: user.as_deref(),
+                writer: op.writer,
+            },
+        };
+        memory::remember(c, &w, op.at)
+    })
+    .await?;
+    Ok(SetAnswer::Path(PathAck { ok: true, path }))
+}
+
+/// The question an entry's `answers` attribute names (normalised), if it names one.
+fn answers_of(
+    attributes: Option<&serde_json::Map<String, Value>>,
+) -> Result<Option<String>, RpcError> {
+    match attributes.and_then(|a| a.get(shared::ANSWERS)) {
+        None => Ok(None),
+        Some(Value::String(question)) => normalize(question)
+            .map(Some)
+            .map_err(|e| RpcError::invalid_param("attributes.answers", e)),
+        Some(_) => Err(RpcError::invalid_param(
+            "attributes.answers",
+            "expected the path of the unknown:// it answers",
+        )),
+    }
+}
+
+/// `set` on an `unknown://` with `attributes.shared: true`, or on a question already shared: the
+/// project's question, asked (or reworded) for every run of the project with the caller as
+/// provenance. It takes a body, a summary and the asking run's visibility.
+async fn set_shared_question(
+    call: &Call,
+    p: SetParams,
+    run: &Run,
+    path: String,
+) -> Result<SetAnswer, Error> {
+    if p.state.is_some() || p.outcome.is_some() || p.append {
+        return Err(RpcError::invalid_param(
+            "path",
+            "a shared question is written whole: a body, a summary, a visibility",
+        )
+        .into());
+    }
+    let attributes = p.attributes.unwrap_or_default();
+    if let Some(other) = attributes
+        .keys()
+        .find(|k| *k != shared::SHARED && *k != "summary")
+    {
+        return Err(RpcError::invalid_param(
+            "attributes",
+            format!("a shared question takes shared and summary, not {other}: who asked it is the server's"),
+        )
+        .into());
+    }
+    let summary = attributes
+        .get("summary")
+        .and_then(Value::as_str)
+        .map(str::to_owned);
+    let visibility = visibility_param(p.visibility.as_deref())?.unwrap_or(Visibility::Visible);
+    let body = p.body.unwrap_or_default();
+    let op = call.op(run.run_ref());
+    let (rr, alias, turn, user) = (
+        run.run_ref(),
+        run.alias.clone(),
+        run.last_turn().max(0),
+        call.user(),
+    );
+    let asked = path.clone();
+    call.write(move |c| {
+        let a = Ask {
+            run: rr,
+            path: &asked,
+            body: &body,
+            summary: summary.as_deref(),
+            visibility,
+            loop_id: None,
+            provenance: Provenance {
+                run: &alias,
+                turn,
+                user: user.as_deref(),
+                writer: op.writer,
+            },
+        };
+        shared::ask(c, &a, op.at)
+    })
+    .await?;
     Ok(SetAnswer::Path(PathAck { ok: true, path }))
 }
 

@@ -1,4 +1,4 @@
-//! Begin: the turn's row allocated — by the write that ended the turn before it, or by a write of its own that, on a loop's first turn, also records the loop's prompt, syncs the project's scan, attaches its files and gives a run that keeps session state and has none the empty one.
+//! Begin: the turn's row allocated — by the write that ended the turn before it, or by a write of its own that, on a loop's first turn, also records the loop's prompt, syncs the project's scan, attaches its files and gives a run that keeps session state and has none the empty one, and records what the loop recalls.
 //!
 //! Either write reads the turn's context ahead ([`context::read_ahead`](super::context::read_ahead)).
 
@@ -7,13 +7,17 @@ use super::failure;
 use crate::clock::now;
 use crate::files::ProjectScan;
 use crate::services::Services;
+use crate::sidecar::{self, Charge};
 use crate::turn::{Allocated, ContextRead, TurnFailure, TurnJob};
 use rummy_core::files::sync::{self, SyncReport};
 use rummy_core::hedberg;
 use rummy_core::ids::{ProjectId, TurnId};
+use rummy_core::memory::recall::{self, Recalled};
+use rummy_core::memory::rerank;
 use rummy_core::session_state::stored;
+use rummy_core::sidecar::SidecarRecord;
 use rummy_core::store::entries::RunRef;
-use rummy_core::store::{constraints, projects, turns, StoreError};
+use rummy_core::store::{constraints, projects, runs, shared, turns, StoreError};
 use rummy_core::turn::{record, TurnRef};
 use std::sync::Arc;
 
@@ -30,12 +34,13 @@ pub(super) struct Begun {
 }
 
 /// Begins the turn: takes the row the previous turn allocated, or allocates one (scanning the
-/// project first on a loop's first turn).
+/// project and recalling first on a loop's first turn); answers it with the side tasks the
+/// recall made (its re-ranking), for the turn's telemetry.
 pub(super) async fn begin(
     svc: &Services,
     job: &TurnJob,
     allocated: Option<Allocated>,
-) -> Result<Begun, TurnFailure> {
+) -> Result<(Begun, Vec<SidecarRecord>), TurnFailure> {
     if let Some(next) = allocated.filter(|_| !job.first_in_loop) {
         // Allocated by the previous turn's last write (`end::end_turn`): nothing to write first.
         let t = TurnRef {
@@ -44,19 +49,23 @@ pub(super) async fn begin(
             turn: next.turn,
         };
         tracing::debug!(turn = t.turn, "turn started");
-        return Ok(Begun {
+        let begun = Begun {
             t,
             turn_id: next.turn_id,
             read: next.read,
-        });
+        };
+        return Ok((begun, Vec::new()));
     }
     let attach = job.first_in_loop && !job.no_repo;
-    let scan = if attach {
-        scan_project(svc, job.run.project_id).await
-    } else {
-        None
+    let scan = async {
+        if attach {
+            scan_project(svc, job.run.project_id).await
+        } else {
+            None
+        }
     };
-    let (mut begun, synced) = allocate(svc, job, scan, attach).await?;
+    let (scan, (recalled, side_tasks)) = futures_util::future::join(scan, recall(svc, job)).await;
+    let (mut begun, synced) = allocate(svc, job, scan, attach, recalled).await?;
     tracing::debug!(turn = begun.t.turn, "turn started");
     if let Some((report, scan)) = synced {
         let missing = report.missing > 0;
@@ -77,7 +86,7 @@ pub(super) async fn begin(
             }
         }
     }
-    Ok(begun)
+    Ok((begun, side_tasks))
 }
 
 /// The write that begins a turn: its row and, on the loop's first turn, its prompt, the scan's
@@ -88,8 +97,10 @@ async fn allocate(
     job: &TurnJob,
     scan: Option<ProjectScan>,
     attach: bool,
+    recalled: Option<Recalled>,
 ) -> Result<(Begun, Option<(SyncReport, ProjectScan)>), TurnFailure> {
     let (run, loop_id, first, mode) = (job.run, job.loop_id, job.first_in_loop, job.mode);
+    let loop_number = job.loop_number;
     let (prompt, divisor) = (job.prompt.clone(), svc.config.limits.token_divisor);
     let session_state = first && stored::enabled(&job.flags, svc.config.session_state.enabled);
     let slot = Arc::clone(&job.context);
@@ -117,6 +128,19 @@ async fn allocate(
             if attach {
                 attach_views(c, run)?;
             }
+            if first {
+                // The project's open questions reach every run at its loop's start.
+                shared::attach(c, run, now())?;
+            }
+            if let Some(recalled) = &recalled {
+                recall::record(
+                    c,
+                    t,
+                    loop_number,
+                    recalled,
+                    crate::clock::write_ctx(divisor),
+                )?;
+            }
             let ahead = read_ahead(c, run.run_id, take_kept(&slot));
             Ok((t, turn.id, synced, ahead))
         })
@@ -127,6 +151,55 @@ async fn allocate(
         read
     });
     Ok((Begun { t, turn_id, read }, synced))
+}
+
+/// What the loop's first turn recalls for its prompt (`memory::recall`), read before the
+/// write that records it — re-ranked by the sidecar when the loop asks for it (`recallRerank`,
+/// else `RUMMY_RECALL_RERANK`), whose call is charged to the turn about to begin — and the side
+/// tasks it made. Nothing on later turns, with recall off, when nothing is relevant, or when
+/// the read fails; a re-ranking that fails leaves the lexical order. Recall never fails a turn:
+/// a failure is logged.
+async fn recall(svc: &Services, job: &TurnJob) -> (Option<Recalled>, Vec<SidecarRecord>) {
+    if !(job.first_in_loop && job.recall) {
+        return (None, Vec::new());
+    }
+    let settings = svc.config.recall;
+    let reranking = rerank::requested(&job.flags, settings.rerank);
+    let injected = usize::try_from(settings.max_injected).unwrap_or(usize::MAX);
+    let pool = if reranking {
+        injected.saturating_mul(rerank::POOL)
+    } else {
+        injected
+    };
+    let (run, prompt) = (job.run, job.prompt.clone());
+    let read = svc
+        .store
+        .read(move |c| {
+            let found = recall::candidates(c, run, &prompt, &settings, pool, now())?;
+            Ok((found, runs::by_id(c, run.run_id)?.next_turn))
+        })
+        .await;
+    let (found, next_turn) = match read {
+        Ok((Some(found), next_turn)) => (found, next_turn),
+        Ok((None, _)) => return (None, Vec::new()),
+        Err(e) => {
+            tracing::warn!(error = %e, "recall failed; the loop goes on without it");
+            return (None, Vec::new());
+        }
+    };
+    if !reranking {
+        return (recall::conclude(found, None, &settings), Vec::new());
+    }
+    let turn = TurnRef {
+        run,
+        loop_id: job.loop_id,
+        turn: next_turn,
+    };
+    let charge = Charge::new(turn, job.model_alias.clone());
+    let order = sidecar::run(svc, &charge, rerank::task(&job.prompt, &found.chosen))
+        .await
+        .ok();
+    (recall::conclude(found, order, &settings), charge.records())
 }
 
 /// Scans the run's project: `None` when its watch shows nothing changed since the last

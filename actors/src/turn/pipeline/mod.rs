@@ -47,11 +47,13 @@ async fn fresh(
     job: TurnJob,
     allocated: Option<Allocated>,
 ) -> Result<TurnEnd, TurnFailure> {
-    let begun = begin::begin(&svc, &job, allocated).await?;
-    let prompt = match context::fit(&svc, &job, begun).await? {
+    let (begun, side_tasks) = begin::begin(&svc, &job, allocated).await?;
+    let mut prompt = match context::fit(&svc, &job, begun).await? {
         Ok(prompt) => prompt,
         Err(full) => return end::overflowed(&svc, job, begun, full).await,
     };
+    // The recall's re-ranking, if it ran, comes first in the turn's side tasks.
+    prompt.sidecar.splice(0..0, side_tasks);
     let replied = match call::call(&svc, &job, begun, prompt).await? {
         Ok(replied) => replied,
         Err(full) => return end::overflowed(&svc, job, begun, full).await,

@@ -5,7 +5,8 @@
 //! `hedberg::apply`: a failing block changes nothing and the result lists
 //! each block's problem. Scheme entries (`known://`, `unknown://`, …) change
 //! now; a project file's new content goes into an `edit` proposal and the
-//! file changes only when a client accepts it. A body-less `set` with
+//! file changes only when a client accepts it; a `memory://` entry is the
+//! project's, superseded rather than overwritten (`memory`). A body-less `set` with
 //! `visibility=`/`summary=` changes every entry its path selects. With
 //! `preview`, a `set` with content shows its diff and changes nothing.
 //!
@@ -13,8 +14,10 @@
 //! the patch (or the error when it failed); summarized nothing.
 
 mod file;
+mod memory;
 mod pattern;
 pub mod preview;
+mod questions;
 
 use super::handler::{
     attr, is_file, read_target, summary_of, visibility_of, Handler, Outcome, Target,
@@ -23,9 +26,10 @@ use super::messages;
 use crate::entry::{State, Visibility, Writer};
 use crate::hedberg::{self, Applied, Edit, EditAttrs};
 use crate::parse::ToolCall;
+use crate::path::{normalize, scheme_of};
 use crate::store::entries::ViewRow;
 use crate::store::ops::check_writer;
-use crate::store::StoreError;
+use crate::store::{shared, StoreError};
 use serde_json::Value;
 
 pub use file::propose;
@@ -78,10 +82,18 @@ pub fn run(h: &mut Handler<'_>, call: &ToolCall) -> Result<Outcome, StoreError> 
         Err(reason) => return Ok(Outcome::failed(raw, "validation", reason)),
     };
     let edit = hedberg::parse_edit(content, &edit_attrs);
+    let answers = match attr(call, "answers").map(normalize).transpose() {
+        Ok(answers) => answers,
+        Err(e) => return Ok(Outcome::failed(raw, "validation", e.to_string())),
+    };
     let change = Change {
         edit: &edit,
         visibility,
         summary: summary.as_deref(),
+        shared: call
+            .attr("shared")
+            .is_some_and(|v| !matches!(v.trim(), "false" | "no" | "0")),
+        answers: answers.as_deref(),
     };
     if call.attr("preview").is_some() {
         return preview::run(h, raw, &target, filter, &change);
@@ -89,6 +101,9 @@ pub fn run(h: &mut Handler<'_>, call: &ToolCall) -> Result<Outcome, StoreError> 
     match target {
         Target::Pattern(p) => pattern::run(h, raw, &p, filter, &change),
         Target::Exact(path) if is_file(&path) => propose(h, &path, &edit),
+        Target::Exact(path) if scheme_of(&path).as_deref() == Some("memory") => {
+            memory::remember(h, &path, &change)
+        }
         Target::Exact(path) => write_entry(h, &path, &change),
     }
 }
@@ -102,6 +117,10 @@ pub struct Change<'a> {
     pub visibility: Option<Visibility>,
     /// A summary to merge into the entry's attributes.
     pub summary: Option<&'a str>,
+    /// `shared`: the `unknown://` is a question of the whole project (`store::shared`).
+    pub shared: bool,
+    /// `answers="unknown://…"`: the question this entry answers, closed by the write.
+    pub answers: Option<&'a str>,
 }
 
 /// Whether an edit only makes sense on existing content (some block searches for text).
@@ -142,6 +161,11 @@ pub fn write_entry(
 ) -> Result<Outcome, StoreError> {
     check_writer(path, Writer::Model)?;
     let current = h.find(path)?;
+    let shared_question = scheme_of(path).as_deref() == Some("unknown")
+        && (change.shared
+            || current
+                .as_ref()
+                .is_some_and(|r| shared::is_shared_text(&r.attributes)));
     if current.is_none() && needs_existing(change.edit) {
         return Ok(Outcome::failed(
             path,
@@ -157,19 +181,34 @@ pub fn write_entry(
     if let Some(overflow) = h.size_gate(path, path, &applied.content) {
         return Ok(overflow);
     }
-    let attributes = with_summary(
+    let visibility = change.visibility.unwrap_or(Visibility::Visible);
+    if shared_question {
+        questions::ask(h, path, &applied.content, change.summary, visibility)?;
+        return Ok(described(
+            Outcome::resolved(path, applied.patch.clone()).with(shared::SHARED, true),
+            &applied,
+        ));
+    }
+    let mut attributes = with_summary(
         current
             .as_ref()
             .map(ViewRow::attributes)
             .unwrap_or_default(),
         change.summary,
     );
-    let visibility = change.visibility.unwrap_or(Visibility::Visible);
+    if let (Some(question), Some(map)) = (change.answers, attributes.as_object_mut()) {
+        map.insert(shared::ANSWERS.to_owned(), Value::from(question));
+    }
     h.write(path, &applied.content, &attributes, visibility)?;
-    Ok(described(
-        Outcome::resolved(path, applied.patch.clone()),
-        &applied,
-    ))
+    let mut applied = applied;
+    let mut outcome = Outcome::resolved(path, applied.patch.clone());
+    if let Some(question) = change.answers {
+        match questions::answer(h, question, path)? {
+            Some(closed) => outcome = outcome.with("closed", closed),
+            None => applied.warnings.push(questions::not_open(question)),
+        }
+    }
+    Ok(described(outcome, &applied))
 }
 
 /// An outcome carrying an applied edit's patch, token counts and warnings.

@@ -1,0 +1,209 @@
+//! The project's history: one short `history://<date>/<run>/<loop>` entry per finished loop — who ran it, the prompt's gist, how it ended — written in the loop's finishing write and never rewritten.
+//!
+//! A daily entry rewritten at every loop would grow with the square of the day's loops; one
+//! entry per loop stays as small as the loop's line, and reads in date order by path.
+
+use super::messages;
+use crate::entry::Visibility;
+use crate::ids::{LoopId, ProjectId};
+use crate::store::entries::RunRef;
+use crate::store::entries::WriteCtx;
+use crate::store::memory::{self, record_history};
+use crate::store::{loops, runs, views, StoreError};
+use crate::time::Millis;
+use diesel::SqliteConnection;
+use serde_json::{Map, Value};
+
+/// Characters of a prompt, an answer or an error a history line keeps.
+pub const GIST_CHARS: usize = 160;
+
+/// How a loop ended, as its history entry tells it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LoopEnd<'a> {
+    /// The project.
+    pub project_id: ProjectId,
+    /// The run's alias.
+    pub run: &'a str,
+    /// The loop's number in its run.
+    pub loop_number: i32,
+    /// Its mode.
+    pub mode: &'a str,
+    /// Its model alias.
+    pub model: &'a str,
+    /// Its prompt.
+    pub prompt: &'a str,
+    /// Its final status.
+    pub status: i32,
+    /// Why it ended (`run::StopReason`'s name).
+    pub stop_reason: &'a str,
+    /// The last status report the loop gave, if any.
+    pub update: Option<&'a str>,
+    /// Why it failed, if it did.
+    pub error: Option<&'a str>,
+}
+
+/// `text` on one line, whitespace collapsed, cut to [`GIST_CHARS`] with `…`.
+pub fn gist(text: &str) -> String {
+    let line = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    match line.char_indices().nth(GIST_CHARS) {
+        None => line,
+        Some((cut, _)) => format!("{}…", line[..cut].trim_end()),
+    }
+}
+
+/// The entry's path: `history://<UTC date of the end>/<run>/<loop>`.
+pub fn path(end: &LoopEnd<'_>, now: Millis) -> String {
+    let date = now.to_rfc3339().chars().take(10).collect::<String>();
+    format!(
+        "history://{date}/{}/{}",
+        crate::path::encode_component(end.run),
+        end.loop_number
+    )
+}
+
+/// The history line of a loop's end.
+pub fn line(end: &LoopEnd<'_>) -> String {
+    let update = end.update.map(gist);
+    let error = end.error.map(gist);
+    let outcome = messages::outcome(end.stop_reason, update.as_deref(), error.as_deref());
+    messages::history_line(
+        end.run,
+        end.loop_number,
+        end.mode,
+        &gist(end.prompt),
+        &outcome,
+    )
+}
+
+/// The entry's attributes: the loop's facts, for clients to read without parsing the line.
+pub fn attributes(end: &LoopEnd<'_>) -> Map<String, Value> {
+    let mut map = Map::new();
+    map.insert("run".into(), Value::from(end.run));
+    map.insert("loop".into(), Value::from(end.loop_number));
+    map.insert("mode".into(), Value::from(end.mode));
+    map.insert("model".into(), Value::from(end.model));
+    map.insert("status".into(), Value::from(end.status));
+    map.insert("stopReason".into(), Value::from(end.stop_reason));
+    map.insert("prompt".into(), Value::from(gist(end.prompt)));
+    map
+}
+
+/// Writes the loop's history entry (in the loop's finishing write); answers its path.
+pub fn record(
+    conn: &mut SqliteConnection,
+    end: &LoopEnd<'_>,
+    at: WriteCtx,
+) -> Result<String, StoreError> {
+    record_history(
+        conn,
+        end.project_id,
+        &path(end, at.now),
+        &line(end),
+        &attributes(end),
+        at,
+    )
+}
+
+/// What the project keeps of a loop that ended (`status`, `stop_reason`, `error`), in the write
+/// that ends it: its history line, and — a recall being context for its own loop alone — the
+/// loop's `recall://` leaves the model's view (archived, at one revision).
+pub fn loop_ended(
+    conn: &mut SqliteConnection,
+    run: RunRef,
+    loop_id: LoopId,
+    status: i32,
+    stop_reason: &str,
+    error: Option<&str>,
+    at: WriteCtx,
+) -> Result<(), StoreError> {
+    let ended = loops::by_id(conn, loop_id)?;
+    let alias = runs::by_id(conn, run.run_id)?.alias;
+    let update = memory::last_update_of_loop(conn, run.run_id, loop_id)?;
+    let end = LoopEnd {
+        project_id: run.project_id,
+        run: &alias,
+        loop_number: ended.sequence,
+        mode: &ended.mode,
+        model: &ended.model,
+        prompt: &ended.prompt,
+        status,
+        stop_reason,
+        update: update.as_deref(),
+        error,
+    };
+    record(conn, &end, at)?;
+    let recalls = memory::visible_recalls_of_loop(conn, run.run_id, loop_id)?;
+    if !recalls.is_empty() {
+        let rev = runs::take_rev(conn, run.run_id)?;
+        views::set_visibility_at(
+            conn,
+            run.run_id,
+            &recalls,
+            Visibility::Archived,
+            rev,
+            at.now,
+        )?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    fn end<'a>(
+        stop_reason: &'a str,
+        update: Option<&'a str>,
+        error: Option<&'a str>,
+    ) -> LoopEnd<'a> {
+        LoopEnd {
+            project_id: crate::ids::ProjectId(1),
+            run: "b_1",
+            loop_number: 3,
+            mode: "act",
+            model: "fast",
+            prompt: "Add a\n  --version   flag",
+            status: 200,
+            stop_reason,
+            update,
+            error,
+        }
+    }
+
+    /// A history line names the run, the loop, its mode, the prompt's gist and how it ended.
+    #[test]
+    fn a_line_says_who_asked_what_and_how_it_ended() {
+        let lines: Vec<String> = [
+            end("concluded", Some("Added it in\nsrc/main.rs."), None),
+            end("failed", None, Some("provider unreachable")),
+            end("cancelled", None, None),
+            end("max_turns", None, None),
+        ]
+        .iter()
+        .map(line)
+        .collect();
+        assert_eq!(
+            lines,
+            vec![
+                "b_1 loop 3 (act): \"Add a --version flag\" → concluded: Added it in src/main.rs.",
+                "b_1 loop 3 (act): \"Add a --version flag\" → failed: provider unreachable",
+                "b_1 loop 3 (act): \"Add a --version flag\" → cancelled",
+                "b_1 loop 3 (act): \"Add a --version flag\" → stopped at the turn limit",
+            ]
+        );
+        assert_eq!(
+            path(&end("cancelled", None, None), Millis(1_700_000_000_000)),
+            "history://2023-11-14/b_1/3"
+        );
+    }
+
+    /// A long prompt is cut to its gist.
+    #[test]
+    fn a_gist_is_one_short_line() {
+        let long = "word ".repeat(100);
+        let cut = gist(&long);
+        assert_eq!(cut.chars().count(), GIST_CHARS);
+        assert!(cut.ends_with("word…"), "{cut}");
+    }
+}

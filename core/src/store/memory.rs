@@ -1,0 +1,565 @@
+//! The project's memory and history: `memory://` entries kept with their provenance and superseded (never overwritten), one `history://` entry per finished loop, and the full-text look-up recall scores them with.
+//!
+//! Both schemes are the project's (scope `project:<id>`), and no run holds a view of them:
+//! [`entries::write_at`] refuses them, and these functions write the entry alone. So a memory
+//! or history write changes no run's context — the context clock triggers leave the two
+//! schemes out (migration 000040) — and a run reads them only when a loop's first turn
+//! recalls them into its own `recall://<loop>` entry.
+//!
+//! A memory written again with other content is **superseded**: its stored version moves to
+//! `<path>@<version>`, archived, with `supersededBy` and the time it stopped being valid
+//! (`validTo`); the path keeps the new content, with its own provenance, `version` and
+//! `validFrom`. A normalised path never holds a bare `@` (it is percent-encoded), so these
+//! paths cannot meet one a writer names.
+//!
+//! `recall_index` (FTS5, kept by triggers) indexes the entries recall may bring back: memory,
+//! history, and every run's `known://` and `session://` entries, each with the tokens of its
+//! owner (`p<project>`, and `r<run>` for a run's entry and for a history line of that run) so a
+//! query keeps to its project and leaves its own run out — whose facts and loops its context
+//! holds already — inside the index.
+
+use super::cached::{cached, Bind, StaticSql};
+use super::entries::{self, hex_sha256, ViewRow};
+use super::StoreError;
+use crate::entry::{Scope, State, Visibility, Writer};
+use crate::ids::{LoopId, ProjectId, RunId};
+use crate::path::scheme_of;
+use crate::schema::{entries as e, loops, run_views, runs};
+use crate::store::entries::WriteCtx;
+use crate::tokens;
+use diesel::dsl::sql;
+use diesel::prelude::*;
+use diesel::sql_types::{Bool, Double, Integer, Text};
+use serde_json::{json, Map, Value};
+
+/// The schemes whose entries no run holds a view of: written here, never by [`entries::write`].
+pub const VIEWLESS: [&str; 2] = ["memory", "history"];
+
+/// Whether entries of `scheme` are the project's memory or history (written here alone).
+pub fn is_viewless(scheme: Option<&str>) -> bool {
+    scheme.is_some_and(|s| VIEWLESS.contains(&s))
+}
+
+/// Who wrote a memory: the run (its alias), the turn it was written in (the run's last turn
+/// for a client's write) and the person (the user the run's or the caller's token names).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Provenance<'a> {
+    /// The run's alias.
+    pub run: &'a str,
+    /// The turn.
+    pub turn: i32,
+    /// The user, when a token names one (the owner has none).
+    pub user: Option<&'a str>,
+    /// The writer tier (`model` or `client`).
+    pub writer: Writer,
+}
+
+impl Provenance<'_> {
+    /// The provenance as attributes (`run`, `turn`, `user`, `writer`).
+    fn attributes(&self) -> Map<String, Value> {
+        let mut map = Map::new();
+        map.insert("run".into(), Value::from(self.run));
+        map.insert("turn".into(), Value::from(self.turn));
+        map.insert("user".into(), self.user.map_or(Value::Null, Value::from));
+        map.insert("writer".into(), Value::from(self.writer.as_str()));
+        map
+    }
+}
+
+/// One write of a project memory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MemoryWrite<'a> {
+    /// The project.
+    pub project_id: ProjectId,
+    /// A normalised `memory://` path.
+    pub path: &'a str,
+    /// The new content.
+    pub body: &'a str,
+    /// Keywords for the memory; the current ones stay when `None`.
+    pub summary: Option<&'a str>,
+    /// Who writes it.
+    pub provenance: Provenance<'a>,
+}
+
+/// What a memory write did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Remembered {
+    /// A new memory (version 1).
+    Added,
+    /// The memory had other content: that version was archived at `archived`, and the path
+    /// holds `version` now.
+    Superseded {
+        /// Where the replaced version is kept.
+        archived: String,
+        /// The new version's number.
+        version: i64,
+    },
+    /// The memory already held this content (and summary): nothing was written.
+    Unchanged,
+}
+
+/// A stored memory or history entry.
+#[derive(Debug, Clone, PartialEq, Queryable)]
+pub struct Stored {
+    /// The entry's id.
+    pub id: i32,
+    /// Its path.
+    pub path: String,
+    /// Its content.
+    pub body: String,
+    /// Its attributes (JSON text).
+    pub attributes: String,
+}
+
+impl Stored {
+    /// The attributes as a map (anything but an object reads as none).
+    pub fn attribute_map(&self) -> Map<String, Value> {
+        match serde_json::from_str(&self.attributes) {
+            Ok(Value::Object(map)) => map,
+            _ => Map::new(),
+        }
+    }
+}
+
+/// The project's entry at `path` (a memory's current version, or a history entry).
+pub fn current(
+    conn: &mut SqliteConnection,
+    project_id: ProjectId,
+    path: &str,
+) -> Result<Option<Stored>, StoreError> {
+    Ok(e::table
+        .filter(e::scope.eq(Scope::Project(project_id).key()))
+        .filter(e::path.eq(path))
+        .select((e::id, e::path, e::body, e::attributes))
+        .first(conn)
+        .optional()?)
+}
+
+/// Writes a project memory as `w.provenance.writer`: a new one, a new version of one whose
+/// content differs (the version before is archived, see the module doc), or nothing when it
+/// already holds this content.
+pub fn remember(
+    conn: &mut SqliteConnection,
+    w: &MemoryWrite<'_>,
+    at: WriteCtx,
+) -> Result<Remembered, StoreError> {
+    let scheme = scheme_of(w.path);
+    if scheme.as_deref() != Some("memory") {
+        return Err(StoreError::Invalid(format!(
+            "{} is not a memory:// path",
+            w.path
+        )));
+    }
+    entries::admitted(w.path, scheme.as_deref(), w.provenance.writer)?;
+    let scope = Scope::Project(w.project_id).key();
+    let mut attributes = w.provenance.attributes();
+    attributes.insert("validFrom".into(), Value::from(at.now.to_rfc3339()));
+    let Some(before) = current(conn, w.project_id, w.path)? else {
+        attributes.insert("version".into(), Value::from(1));
+        if let Some(summary) = w.summary {
+            attributes.insert("summary".into(), Value::from(summary));
+        }
+        insert(conn, &scope, w.path, "memory", w.body, &attributes, at)?;
+        return Ok(Remembered::Added);
+    };
+    let old = before.attribute_map();
+    let old_summary = old.get("summary").and_then(Value::as_str);
+    let summary = w.summary.or(old_summary);
+    if before.body == w.body && summary == old_summary {
+        return Ok(Remembered::Unchanged);
+    }
+    let version = old.get("version").and_then(Value::as_i64).unwrap_or(1);
+    let archived_path = format!("{}@{version}", w.path);
+    let mut archived = old.clone();
+    archived.insert(
+        "supersededBy".into(),
+        json!({ "path": w.path, "version": version + 1 }),
+    );
+    archived.insert("validTo".into(), Value::from(at.now.to_rfc3339()));
+    insert(
+        conn,
+        &scope,
+        &archived_path,
+        "memory",
+        &before.body,
+        &archived,
+        at,
+    )
+    .map_err(|err| match err {
+        StoreError::Db(ref db) if super::is_unique_violation(db) => {
+            StoreError::Conflict(format!("{archived_path} is already stored"))
+        }
+        other => other,
+    })?;
+    attributes.insert("version".into(), Value::from(version + 1));
+    attributes.insert("supersedes".into(), Value::from(archived_path.clone()));
+    if let Some(summary) = summary {
+        attributes.insert("summary".into(), Value::from(summary));
+    }
+    diesel::update(e::table.find(before.id))
+        .set((
+            e::body.eq(w.body),
+            e::attributes.eq(Value::Object(attributes).to_string()),
+            e::hash.eq(hex_sha256(w.body)),
+            e::tokens.eq(tokens::estimate(w.body, at.divisor)),
+            e::updated_at.eq(at.now.0),
+        ))
+        .execute(conn)?;
+    Ok(Remembered::Superseded {
+        archived: archived_path,
+        version: version + 1,
+    })
+}
+
+/// Inserts a project entry with no view.
+fn insert(
+    conn: &mut SqliteConnection,
+    scope: &str,
+    path: &str,
+    scheme: &str,
+    body: &str,
+    attributes: &Map<String, Value>,
+    at: WriteCtx,
+) -> Result<(), StoreError> {
+    diesel::insert_into(e::table)
+        .values((
+            e::scope.eq(scope),
+            e::path.eq(path),
+            e::scheme.eq(scheme),
+            e::body.eq(body),
+            e::attributes.eq(Value::Object(attributes.clone()).to_string()),
+            e::hash.eq(hex_sha256(body)),
+            e::tokens.eq(tokens::estimate(body, at.divisor)),
+            e::created_at.eq(at.now.0),
+            e::updated_at.eq(at.now.0),
+        ))
+        .execute(conn)?;
+    Ok(())
+}
+
+/// Writes a `history://` entry of the project at `base` (`history://<date>/<run>/<loop>`), or
+/// at `base_2`, `base_3`, … when a run of the same alias already recorded that loop that day
+/// (a renamed run's old alias taken again): a history entry is never rewritten. Answers its
+/// path.
+pub fn record_history(
+    conn: &mut SqliteConnection,
+    project_id: ProjectId,
+    base: &str,
+    body: &str,
+    attributes: &Map<String, Value>,
+    at: WriteCtx,
+) -> Result<String, StoreError> {
+    entries::admitted(base, Some("history"), Writer::Plugin)?;
+    let mut path = base.to_owned();
+    let mut k = 2;
+    while current(conn, project_id, &path)?.is_some() {
+        path = format!("{base}_{k}");
+        k += 1;
+    }
+    let scope = Scope::Project(project_id).key();
+    insert(conn, &scope, &path, "history", body, attributes, at)?;
+    Ok(path)
+}
+
+/// An entry as [`list`] reads it: id, path, scheme, body, attributes, tokens, last change.
+type ListedRow = (i32, String, Option<String>, String, String, i32, i64);
+
+/// A page of the project's `memory` or `history` entries (what `getEntries` lists for those
+/// schemes, which no run has views of), oldest first, as rows a view would give: resolved,
+/// visible — archived for a superseded memory — at the turn of their provenance.
+pub fn list(
+    conn: &mut SqliteConnection,
+    project_id: ProjectId,
+    scheme: &str,
+    pattern: Option<&str>,
+    body_filter: Option<&str>,
+    limit: i64,
+    offset: i64,
+) -> Result<Vec<ViewRow>, StoreError> {
+    let mut query = e::table
+        .filter(e::scope.eq(Scope::Project(project_id).key()))
+        .filter(e::scheme.eq(scheme.to_owned()))
+        .into_boxed();
+    if let Some(pattern) = pattern {
+        query = query.filter(
+            sql::<Bool>("hedmatch(")
+                .bind::<Text, _>(pattern.to_owned())
+                .sql(", entries.path)"),
+        );
+    }
+    if let Some(body) = body_filter {
+        query = query.filter(
+            sql::<Bool>("hedsearch(")
+                .bind::<Text, _>(body.to_owned())
+                .sql(", entries.body)"),
+        );
+    }
+    let rows: Vec<ListedRow> = query
+        .order(e::id.asc())
+        .limit(limit)
+        .offset(offset)
+        .select((
+            e::id,
+            e::path,
+            e::scheme,
+            e::body,
+            e::attributes,
+            e::tokens,
+            e::updated_at,
+        ))
+        .load(conn)?;
+    Ok(rows
+        .into_iter()
+        .map(|(id, path, scheme, body, attributes, tokens, updated_at)| {
+            let parsed: Value = serde_json::from_str(&attributes).unwrap_or(Value::Null);
+            let superseded = parsed.get("supersededBy").is_some();
+            let turn = parsed
+                .get("turn")
+                .and_then(Value::as_i64)
+                .and_then(|t| i32::try_from(t).ok())
+                .unwrap_or(0);
+            ViewRow {
+                view_id: id,
+                path,
+                scheme,
+                body,
+                attributes,
+                tokens,
+                state: State::Resolved,
+                outcome: None,
+                visibility: if superseded {
+                    Visibility::Archived
+                } else {
+                    Visibility::Visible
+                },
+                turn,
+                rev: 0,
+                updated_at,
+            }
+        })
+        .collect())
+}
+
+/// One entry the full-text index matched, with its bm25 score (lower is better).
+#[derive(Debug, Clone, Copy, PartialEq, QueryableByName)]
+pub struct Scored {
+    /// The entry's id.
+    #[diesel(sql_type = Integer)]
+    pub id: i32,
+    /// bm25 over the indexed path (weight 2) and body (weight 1); negative, lower is better.
+    #[diesel(sql_type = Double)]
+    pub bm25: f64,
+}
+
+/// The best `limit` entries for an FTS5 `MATCH` expression, best first.
+struct MatchRecall;
+impl StaticSql for MatchRecall {
+    // The owner column carries no weight: every candidate matches it.
+    const SQL: &'static str = "SELECT rowid AS id, bm25(recall_index, 0.0, 2.0, 1.0) AS bm25 \
+        FROM recall_index WHERE recall_index MATCH ? ORDER BY bm25 LIMIT ?";
+}
+
+/// The best `limit` entries the full-text index finds for `expression` (an FTS5 query the
+/// caller built from escaped terms: `memory::terms::match_expression`), best first.
+pub fn recall_matches(
+    conn: &mut SqliteConnection,
+    expression: &str,
+    limit: i32,
+) -> Result<Vec<Scored>, StoreError> {
+    Ok(cached::<MatchRecall>(&[Bind::Text(expression), Bind::Int(limit)]).load::<Scored>(conn)?)
+}
+
+/// How many indexed entries hold `term` (for a prefix term, the words it begins), summed over
+/// the words: an estimate, which is all choosing the rarest terms needs.
+pub fn term_frequency(
+    conn: &mut SqliteConnection,
+    term: &str,
+    prefix: bool,
+) -> Result<i64, StoreError> {
+    let frequency = if prefix {
+        let upper = format!("{term}{}", char::MAX);
+        cached::<TermsFrom>(&[Bind::Text(term), Bind::Text(&upper)])
+            .get_result::<Frequency>(conn)?
+    } else {
+        cached::<TermIs>(&[Bind::Text(term)]).get_result::<Frequency>(conn)?
+    };
+    Ok(frequency.doc)
+}
+
+#[derive(QueryableByName)]
+struct Frequency {
+    #[diesel(sql_type = diesel::sql_types::BigInt)]
+    doc: i64,
+}
+
+/// Entries holding one term (`recall_terms`, the index's vocabulary, looked up by term).
+struct TermIs;
+impl StaticSql for TermIs {
+    const SQL: &'static str =
+        "SELECT coalesce(sum(doc), 0) AS doc FROM recall_terms WHERE term = ?";
+}
+
+/// Entries holding the words a prefix begins (a range of the vocabulary).
+struct TermsFrom;
+impl StaticSql for TermsFrom {
+    const SQL: &'static str =
+        "SELECT coalesce(sum(doc), 0) AS doc FROM recall_terms WHERE term >= ? AND term < ?";
+}
+
+/// A candidate entry of recall, as read for scoring.
+#[derive(Debug, Clone, PartialEq, Queryable)]
+pub struct CandidateRow {
+    /// The entry's id.
+    pub id: i32,
+    /// Its scope key (`project:<id>` or `run:<id>`).
+    pub scope: String,
+    /// Its path.
+    pub path: String,
+    /// Its scheme.
+    pub scheme: Option<String>,
+    /// Its content.
+    pub body: String,
+    /// Its attributes (JSON text).
+    pub attributes: String,
+    /// The hash of its content.
+    pub hash: String,
+    /// When it last changed.
+    pub updated_at: i64,
+}
+
+/// The entries `ids` (in no particular order).
+pub fn candidate_rows(
+    conn: &mut SqliteConnection,
+    ids: &[i32],
+) -> Result<Vec<CandidateRow>, StoreError> {
+    Ok(e::table
+        .filter(e::id.eq_any(ids))
+        .select((
+            e::id,
+            e::scope,
+            e::path,
+            e::scheme,
+            e::body,
+            e::attributes,
+            e::hash,
+            e::updated_at,
+        ))
+        .load(conn)?)
+}
+
+/// The aliases of the runs `ids`: (id, alias).
+pub fn run_aliases(
+    conn: &mut SqliteConnection,
+    ids: &[i32],
+) -> Result<Vec<(i32, String)>, StoreError> {
+    Ok(runs::table
+        .filter(runs::id.eq_any(ids))
+        .select((runs::id, runs::alias))
+        .load(conn)?)
+}
+
+/// Which of `paths` the run holds in its own scope with the same content as given: (path,
+/// hash) pairs it has (a fork's copies of its parent's facts, which it sees already).
+pub fn held_by_run(
+    conn: &mut SqliteConnection,
+    run_id: RunId,
+    paths: &[&str],
+) -> Result<Vec<(String, String)>, StoreError> {
+    Ok(e::table
+        .filter(e::scope.eq(Scope::Run(run_id).key()))
+        .filter(e::path.eq_any(paths))
+        .select((e::path, e::hash))
+        .load(conn)?)
+}
+
+/// The run's `recall://<loop>` of its current loop (the last one not queued): its body and
+/// attributes, when that loop recalled anything.
+pub fn recall_of_current_loop(
+    conn: &mut SqliteConnection,
+    run_id: RunId,
+) -> Result<Option<(String, String, String)>, StoreError> {
+    let sequence: Option<i32> = loops::table
+        .filter(loops::run_id.eq(run_id))
+        .filter(loops::status.ne(super::loops::QUEUED))
+        .order(loops::sequence.desc())
+        .select(loops::sequence)
+        .first(conn)
+        .optional()?;
+    let Some(sequence) = sequence else {
+        return Ok(None);
+    };
+    Ok(e::table
+        .filter(e::scope.eq(Scope::Run(run_id).key()))
+        .filter(e::path.eq(format!("recall://{sequence}")))
+        .select((e::path, e::body, e::attributes))
+        .first(conn)
+        .optional()?)
+}
+
+/// The run's `known://` facts, newest first, at most `limit`: (path, body).
+pub fn run_facts(
+    conn: &mut SqliteConnection,
+    run_id: RunId,
+    limit: i64,
+) -> Result<Vec<(String, String)>, StoreError> {
+    Ok(e::table
+        .filter(e::scope.eq(Scope::Run(run_id).key()))
+        .filter(e::scheme.eq("known"))
+        .order((e::updated_at.desc(), e::id.desc()))
+        .limit(limit)
+        .select((e::path, e::body))
+        .load(conn)?)
+}
+
+/// The run's session state (`session://state`), if it keeps one.
+pub fn session_state(
+    conn: &mut SqliteConnection,
+    run_id: RunId,
+) -> Result<Option<String>, StoreError> {
+    Ok(e::table
+        .filter(e::scope.eq(Scope::Run(run_id).key()))
+        .filter(e::path.eq("session://state"))
+        .select(e::body)
+        .first(conn)
+        .optional()?)
+}
+
+/// The body of the last `update://` the loop `loop_id` of the run wrote, if any: what a
+/// history entry says the loop ended with.
+pub fn last_update_of_loop(
+    conn: &mut SqliteConnection,
+    run_id: RunId,
+    loop_id: LoopId,
+) -> Result<Option<String>, StoreError> {
+    Ok(run_views::table
+        .inner_join(e::table)
+        .filter(run_views::run_id.eq(run_id))
+        .filter(run_views::loop_id.eq(loop_id))
+        .filter(e::scope.eq(Scope::Run(run_id).key()))
+        .filter(e::scheme.eq("update"))
+        .order(e::id.desc())
+        .select(e::body)
+        .first(conn)
+        .optional()?)
+}
+
+/// The views of the loop's `recall://` entries that the model still sees: archived when the
+/// loop ends (a recall is context for its own loop only).
+pub fn visible_recalls_of_loop(
+    conn: &mut SqliteConnection,
+    run_id: RunId,
+    loop_id: LoopId,
+) -> Result<Vec<i32>, StoreError> {
+    Ok(run_views::table
+        .inner_join(e::table)
+        .filter(run_views::run_id.eq(run_id))
+        .filter(run_views::loop_id.eq(loop_id))
+        .filter(e::scope.eq(Scope::Run(run_id).key()))
+        .filter(e::scheme.eq("recall"))
+        .filter(run_views::visibility.ne(Visibility::Archived.as_str()))
+        .select(run_views::id)
+        .load(conn)?)
+}
+
+#[cfg(test)]
+mod tests;
