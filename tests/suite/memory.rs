@@ -213,6 +213,56 @@ async fn recall_is_switched_by_the_setting_and_the_run_attribute() {
     off.stop().await;
 }
 
+/// While a skill whose `memoryScope` is `none` is active, a run's loops recall nothing — the
+/// same prompt in another run of the project does recall the memory.
+#[actix_rt::test]
+async fn a_skill_with_memory_scope_none_turns_recall_off() {
+    let server = TestServer::start().await;
+    let skills = server.home().join("skills");
+    std::fs::create_dir_all(&skills).unwrap();
+    std::fs::write(
+        skills.join("blinkers.md"),
+        "---\nmemoryScope: none\n---\nLook only at what you are given.\n",
+    )
+    .unwrap();
+    let mut client = server.project_client("mem").await;
+    server.provider.push(Reply::content(
+        "<set path=\"memory://deploy/host\" summary=\"deploy,host\">Production runs on prod-3 behind nginx.</set>\n<update status=\"200\">Noted.</update>",
+    ));
+    run_to_end(
+        &mut client,
+        "a",
+        "Remember where production runs.",
+        json!({}),
+    )
+    .await;
+    server
+        .provider
+        .push(Reply::content("<update status=\"200\">Hello.</update>"));
+    run_to_end(&mut client, "b", "Say hello.", json!({})).await;
+    client
+        .call("skill/add", json!({ "run": "b", "name": "blinkers" }))
+        .await
+        .unwrap();
+    for _ in 0..2 {
+        server
+            .provider
+            .push(Reply::content("<update status=\"200\">prod-3</update>"));
+    }
+
+    let asked = "Which host runs production behind nginx?";
+    run_to_end(&mut client, "b", asked, json!({})).await;
+    run_to_end(&mut client, "c", asked, json!({})).await;
+
+    assert!(
+        !user_message(&server, 2).contains("<recall>"),
+        "{}",
+        user_message(&server, 2)
+    );
+    assert!(user_message(&server, 3).contains(RECALLED_MEMORY));
+    server.stop().await;
+}
+
 /// A memory written again with other content is superseded: `getEntries` lists the current
 /// version and the old one, archived, with `supersededBy` and its validity; each version keeps
 /// who wrote it (the model in run `a`, then a client on run `b`); the same content again

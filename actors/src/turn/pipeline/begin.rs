@@ -175,6 +175,10 @@ async fn recall(svc: &Services, job: &TurnJob) -> (Option<Recalled>, Vec<Sidecar
     let read = svc
         .store
         .read(move |c| {
+            // An active skill whose `memoryScope` is `none` leaves the run no recall.
+            if !rummy_core::store::skills::memory_scope(c, run.run_id)?.allows_recall() {
+                return Ok((None, 0));
+            }
             let found = recall::candidates(c, run, &prompt, &settings, pool, now())?;
             Ok((found, runs::by_id(c, run.run_id)?.next_turn))
         })
