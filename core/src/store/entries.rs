@@ -503,21 +503,24 @@ fn is_history(row: &ViewRow) -> bool {
 /// The run's open questions: `unknown://` entries not archived — its own, and the project's
 /// shared ones it sees.
 pub fn unknowns(conn: &mut SqliteConnection, run: RunRef) -> Result<Vec<ViewRow>, StoreError> {
-    Ok(run_views::table
-        .inner_join(entries::table)
-        .filter(run_views::run_id.eq(run.run_id))
-        // unknown:// is run-scoped, or the project's when shared: naming the scopes lets SQLite
-        // start from the few unknowns (entries_scope_scheme) instead of every view of the run.
-        .filter(
-            entries::scope
-                .eq(Scope::Run(run.run_id).key())
-                .or(entries::scope.eq(Scope::Project(run.project_id).key())),
-        )
-        .filter(entries::scheme.eq("unknown"))
-        .filter(run_views::visibility.ne(Visibility::Archived))
-        .order(entries::id.asc())
-        .select(VIEW_COLUMNS)
-        .load(conn)?)
+    // One look-up per scope, each starting from that scope's few unknowns
+    // (entries_scope_scheme): a query naming both scopes makes SQLite start from every view of
+    // the run instead (a fifth of a turn's statements' work in the turn bench). The run's own
+    // questions come first, then the project's shared ones, each in the order they were asked.
+    let in_scope = |conn: &mut SqliteConnection, scope: String| {
+        run_views::table
+            .inner_join(entries::table)
+            .filter(run_views::run_id.eq(run.run_id))
+            .filter(entries::scope.eq(scope))
+            .filter(entries::scheme.eq("unknown"))
+            .filter(run_views::visibility.ne(Visibility::Archived))
+            .order(entries::id.asc())
+            .select(VIEW_COLUMNS)
+            .load::<ViewRow>(conn)
+    };
+    let mut open = in_scope(conn, Scope::Run(run.run_id).key())?;
+    open.extend(in_scope(conn, Scope::Project(run.project_id).key())?);
+    Ok(open)
 }
 
 diesel::define_sql_function! {
