@@ -106,6 +106,7 @@ pub fn recover(
             history::loop_ended(
                 conn,
                 rr,
+                &run.alias,
                 active.id,
                 500,
                 StopReason::Interrupted.as_str(),
