@@ -46,9 +46,10 @@ pub const EVICTED_CHARS: usize = 48_000;
 /// around its text in the system message (an upper bound).
 pub const TAG_CHARS: usize = 128;
 
-/// Whether a context row is the run's summary.
+/// Whether a context row is the run's summary (`summary://run` itself: an earlier text the
+/// model promoted back into view is an ordinary logging entry, demoted like the others).
 pub fn is_summary(row: &ViewRow) -> bool {
-    row.scheme.as_deref() == Some(SCHEME)
+    row.scheme.as_deref() == Some(SCHEME) && row.path == PATH
 }
 
 /// Whether a loop summarises on eviction: its flags' `summarize`, else the server's `default`

@@ -317,6 +317,10 @@ fn the_summary_renders_first_in_previous() {
          </previous>"
     );
     assert!(!messages.user.contains("summary"), "{}", messages.user);
+    // An earlier text promoted back into view renders as the entry it is, in its turn.
+    let promoted = row(4, "summary://run/1", 3, Visibility::Visible, "Older.");
+    assert!(!is_summary(&promoted));
+    assert!(is_summary(&rows[1]));
 }
 
 /// Costs for the planner: visible rows cost their tokens, summarized ones 1; `fits` allows
