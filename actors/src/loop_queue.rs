@@ -284,6 +284,7 @@ fn finish(
     history::loop_ended(
         c,
         run,
+        &stored.alias,
         msg.loop_id,
         msg.loop_status,
         msg.stop_reason.as_str(),

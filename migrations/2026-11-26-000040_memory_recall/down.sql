@@ -1,6 +1,4 @@
 DROP TRIGGER entries_recall_deleted;
-DROP TRIGGER entries_recall_updated;
-DROP TRIGGER entries_recall_inserted;
 DROP TABLE recall_terms;
 DROP TABLE recall_index;
 

@@ -38,7 +38,7 @@ END;
 
 -- 2. What recall scores: the entries a loop's first turn may recall — the project's memory and
 --    history, and the runs' facts (`known://`) and session states (`session://`) — in a full-text
---    index, scored with bm25 (`store::memory::recall_candidates`). Contentless (the text stays in
+--    index, scored with bm25 (`store::memory::recall_matches`). Contentless (the text stays in
 --    `entries`; the index holds only its terms), with deletes (an entry's terms go with it).
 --    Columns: `owner`, the tokens that say whose it is (`p<project>`, and `r<run>` for a run's
 --    entry and for a history line, whose run its `run` attribute names: a query keeps to its
@@ -58,57 +58,19 @@ CREATE VIRTUAL TABLE recall_index USING fts5(
 -- a query's time while adding little to it).
 CREATE VIRTUAL TABLE recall_terms USING fts5vocab(recall_index, 'row');
 
--- Triggers keep the index in step with `entries`, so no write path can forget it. A superseded
--- memory (archived with `supersededBy`) is never a candidate, so it is not indexed.
-CREATE TRIGGER entries_recall_inserted AFTER INSERT ON entries
-WHEN NEW.scheme = 'memory' OR NEW.scheme = 'history' OR NEW.scheme = 'known' OR NEW.scheme = 'session'
-BEGIN
-    INSERT INTO recall_index (rowid, owner, path, body)
-    SELECT NEW.id, owner, indexed_path, NEW.body FROM (
-        SELECT CASE
-            WHEN NEW.scope GLOB 'project:*' THEN 'p' || CAST(substr(NEW.scope, 9) AS INTEGER)
-                || coalesce((SELECT ' r' || r.id FROM runs r
-                    WHERE NEW.scheme = 'history'
-                    AND r.project_id = CAST(substr(NEW.scope, 9) AS INTEGER)
-                    AND r.alias = json_extract(NEW.attributes, '$.run')), '')
-            ELSE (SELECT 'p' || r.project_id || ' r' || r.id FROM runs r
-                  WHERE r.id = CAST(substr(NEW.scope, 5) AS INTEGER))
-            END AS owner,
-            CASE WHEN NEW.scheme = 'history' THEN '' ELSE substr(NEW.path, instr(NEW.path, '://') + 3) END
-            || ' ' || coalesce(json_extract(NEW.attributes, '$.summary'), '') AS indexed_path
-    )
-    WHERE owner IS NOT NULL AND json_extract(NEW.attributes, '$.supersededBy') IS NULL;
-END;
-
-CREATE TRIGGER entries_recall_updated AFTER UPDATE OF body, attributes ON entries
-WHEN (NEW.scheme = 'memory' OR NEW.scheme = 'history' OR NEW.scheme = 'known' OR NEW.scheme = 'session')
-    AND (NEW.body IS NOT OLD.body OR NEW.attributes IS NOT OLD.attributes)
-BEGIN
-    DELETE FROM recall_index WHERE rowid = OLD.id;
-    INSERT INTO recall_index (rowid, owner, path, body)
-    SELECT NEW.id, owner, indexed_path, NEW.body FROM (
-        SELECT CASE
-            WHEN NEW.scope GLOB 'project:*' THEN 'p' || CAST(substr(NEW.scope, 9) AS INTEGER)
-                || coalesce((SELECT ' r' || r.id FROM runs r
-                    WHERE NEW.scheme = 'history'
-                    AND r.project_id = CAST(substr(NEW.scope, 9) AS INTEGER)
-                    AND r.alias = json_extract(NEW.attributes, '$.run')), '')
-            ELSE (SELECT 'p' || r.project_id || ' r' || r.id FROM runs r
-                  WHERE r.id = CAST(substr(NEW.scope, 5) AS INTEGER))
-            END AS owner,
-            CASE WHEN NEW.scheme = 'history' THEN '' ELSE substr(NEW.path, instr(NEW.path, '://') + 3) END
-            || ' ' || coalesce(json_extract(NEW.attributes, '$.summary'), '') AS indexed_path
-    )
-    WHERE owner IS NOT NULL AND json_extract(NEW.attributes, '$.supersededBy') IS NULL;
-END;
-
+-- The store indexes an entry when it writes one recall reads (`store::memory::index`): a memory
+-- or a history line at once, a run's facts and session state in its loop's finishing write (and
+-- a client's at once), so a turn's many writes pay nothing for the index. A superseded memory
+-- (archived with `supersededBy`) is never a candidate, so it is not indexed. An entry's terms
+-- leave the index with it, by trigger, however it is deleted (a run's retention purge among
+-- them): a row the index kept would name an entry that is gone, or one that took its id.
 CREATE TRIGGER entries_recall_deleted AFTER DELETE ON entries
 WHEN OLD.scheme = 'memory' OR OLD.scheme = 'history' OR OLD.scheme = 'known' OR OLD.scheme = 'session'
 BEGIN
     DELETE FROM recall_index WHERE rowid = OLD.id;
 END;
 
--- The entries stored before this migration are indexed as the triggers would have.
+-- The entries stored before this migration are indexed as the store indexes them.
 INSERT INTO recall_index (rowid, owner, path, body)
 SELECT e.id,
     CASE WHEN e.scope GLOB 'project:*' THEN 'p' || CAST(substr(e.scope, 9) AS INTEGER)

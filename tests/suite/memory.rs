@@ -908,3 +908,60 @@ async fn consolidation_turns_a_loops_facts_into_memories() {
     assert_eq!(memories.as_array().map(Vec::len), Some(1), "{memories}");
     server.stop().await;
 }
+
+/// Another run's facts are recalled once its loop ended (its finishing write indexes them), with
+/// the run named; a fact a client writes is recallable at once.
+#[actix_rt::test]
+async fn another_runs_facts_are_recalled() {
+    let server = TestServer::start().await;
+    let mut client = server.project_client("facts").await;
+    server.provider.push(Reply::content(
+        "<set path=\"known://db/engine\">The billing database is postgres 16.</set>\n<update status=\"200\">Noted.</update>",
+    ));
+    for _ in 0..2 {
+        server
+            .provider
+            .push(Reply::content("<update status=\"200\">Done.</update>"));
+    }
+    run_to_end(&mut client, "a", "Look at the database", json!({})).await;
+    client
+        .call(
+            "set",
+            json!({ "run": "a", "path": "known://db/replica", "body": "The billing replica is read-only." }),
+        )
+        .await
+        .unwrap();
+    run_to_end(
+        &mut client,
+        "b",
+        "Which engine runs the billing database?",
+        json!({}),
+    )
+    .await;
+    run_to_end(
+        &mut client,
+        "c",
+        "Can the billing replica take writes?",
+        json!({}),
+    )
+    .await;
+    let recalled = |run: Value| -> Vec<(Value, Value, Value)> {
+        run["recall"]["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|i| (i["source"].clone(), i["path"].clone(), i["run"].clone()))
+            .collect()
+    };
+    let b = client.call("getRun", json!({ "run": "b" })).await.unwrap();
+    assert!(
+        recalled(b.clone()).contains(&(json!("known"), json!("known://db/engine"), json!("a"))),
+        "{b}"
+    );
+    let c = client.call("getRun", json!({ "run": "c" })).await.unwrap();
+    assert!(
+        recalled(c.clone()).contains(&(json!("known"), json!("known://db/replica"), json!("a"))),
+        "{c}"
+    );
+    server.stop().await;
+}

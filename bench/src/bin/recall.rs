@@ -23,7 +23,7 @@ use rummy_core::db;
 use rummy_core::entry::{State, Visibility, Writer};
 use rummy_core::memory::recall::recall;
 use rummy_core::store::entries::{self, EntryWrite, RunRef, WriteCtx};
-use rummy_core::store::memory::{remember, MemoryWrite, Provenance};
+use rummy_core::store::memory::{self, remember, MemoryWrite, Provenance};
 use rummy_core::store::{projects, runs, schemes, StoreError};
 use rummy_core::time::Millis;
 use rummy_testkit::{FakeProvider, Reply};
@@ -203,7 +203,7 @@ fn seed(
             } else {
                 let path = format!("known://fact_{i}");
                 let attributes = serde_json::json!({ "summary": summary });
-                entries::write(
+                let written = entries::write(
                     c,
                     &EntryWrite {
                         run: siblings[i % SIBLINGS],
@@ -219,6 +219,8 @@ fn seed(
                     },
                     AT,
                 )?;
+                // As the loop that wrote it indexes it when it ends.
+                memory::index(c, written.entry_id)?;
             }
         }
         let new = runs::NewRun {

@@ -8,7 +8,7 @@ use crate::entry::Visibility;
 use crate::ids::{LoopId, ProjectId};
 use crate::store::entries::RunRef;
 use crate::store::entries::WriteCtx;
-use crate::store::memory::{self, record_history};
+use crate::store::memory::{self, insert_history};
 use crate::store::{loops, runs, views, StoreError};
 use crate::time::Millis;
 use diesel::SqliteConnection;
@@ -88,13 +88,14 @@ pub fn attributes(end: &LoopEnd<'_>) -> Map<String, Value> {
     map
 }
 
-/// Writes the loop's history entry (in the loop's finishing write); answers its path.
+/// Writes the loop's history entry, not yet indexed (the finishing write indexes it with the
+/// loop's facts); answers its path and id.
 pub fn record(
     conn: &mut SqliteConnection,
     end: &LoopEnd<'_>,
     at: WriteCtx,
-) -> Result<String, StoreError> {
-    record_history(
+) -> Result<(String, i32), StoreError> {
+    insert_history(
         conn,
         end.project_id,
         &path(end, at.now),
@@ -105,11 +106,17 @@ pub fn record(
 }
 
 /// What the project keeps of a loop that ended (`status`, `stop_reason`, `error`), in the write
-/// that ends it: its history line, and — a recall being context for its own loop alone — the
-/// loop's `recall://` leaves the model's view (archived, at one revision).
+/// that ends it: the facts and session state it wrote, indexed for recall; its history line;
+/// and — a recall being context for its own loop alone — the loop's `recall://` leaves the
+/// model's view (archived, at one revision).
+#[expect(
+    clippy::too_many_arguments,
+    reason = "how the loop ended, as its finishing write knows it"
+)]
 pub fn loop_ended(
     conn: &mut SqliteConnection,
     run: RunRef,
+    alias: &str,
     loop_id: LoopId,
     status: i32,
     stop_reason: &str,
@@ -117,11 +124,10 @@ pub fn loop_ended(
     at: WriteCtx,
 ) -> Result<(), StoreError> {
     let ended = loops::by_id(conn, loop_id)?;
-    let alias = runs::by_id(conn, run.run_id)?.alias;
     let update = memory::last_update_of_loop(conn, run.run_id, loop_id)?;
     let end = LoopEnd {
         project_id: run.project_id,
-        run: &alias,
+        run: alias,
         loop_number: ended.sequence,
         mode: &ended.mode,
         model: &ended.model,
@@ -131,14 +137,14 @@ pub fn loop_ended(
         update: update.as_deref(),
         error,
     };
-    record(conn, &end, at)?;
-    let recalls = memory::visible_recalls_of_loop(conn, run.run_id, loop_id)?;
-    if !recalls.is_empty() {
+    let (_, history) = record(conn, &end, at)?;
+    memory::index_loop(conn, run.run_id, loop_id, history)?;
+    if let Some(recall) = memory::visible_recall_of_loop(conn, run.run_id, ended.sequence)? {
         let rev = runs::take_rev(conn, run.run_id)?;
         views::set_visibility_at(
             conn,
             run.run_id,
-            &recalls,
+            &[recall],
             Visibility::Archived,
             rev,
             at.now,

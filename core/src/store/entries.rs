@@ -500,27 +500,42 @@ fn is_history(row: &ViewRow) -> bool {
     row.scheme.as_deref() != Some("run") && !matches!(row.category(), Some(Category::Audit) | None)
 }
 
-/// The run's open questions: `unknown://` entries not archived — its own, and the project's
-/// shared ones it sees.
-pub fn unknowns(conn: &mut SqliteConnection, run: RunRef) -> Result<Vec<ViewRow>, StoreError> {
-    // One look-up per scope, each starting from that scope's few unknowns
-    // (entries_scope_scheme): a query naming both scopes makes SQLite start from every view of
-    // the run instead (a fifth of a turn's statements' work in the turn bench). The run's own
-    // questions come first, then the project's shared ones, each in the order they were asked.
-    let in_scope = |conn: &mut SqliteConnection, scope: String| {
-        run_views::table
-            .inner_join(entries::table)
-            .filter(run_views::run_id.eq(run.run_id))
-            .filter(entries::scope.eq(scope))
-            .filter(entries::scheme.eq("unknown"))
-            .filter(run_views::visibility.ne(Visibility::Archived))
-            .order(entries::id.asc())
-            .select(VIEW_COLUMNS)
-            .load::<ViewRow>(conn)
-    };
-    let mut open = in_scope(conn, Scope::Run(run.run_id).key())?;
-    open.extend(in_scope(conn, Scope::Project(run.project_id).key())?);
-    Ok(open)
+/// The run's open questions: `unknown://` entries not archived — its own, and, with `shared`
+/// (its project shares questions), the project's it sees.
+pub fn unknowns(
+    conn: &mut SqliteConnection,
+    run: RunRef,
+    shared: bool,
+) -> Result<Vec<ViewRow>, StoreError> {
+    let mut rows = unknowns_in(conn, run.run_id, Scope::Run(run.run_id))?;
+    if shared {
+        rows.extend(unknowns_in(
+            conn,
+            run.run_id,
+            Scope::Project(run.project_id),
+        )?);
+        rows.sort_by_key(|r| r.view_id);
+    }
+    Ok(rows)
+}
+
+/// The run's open questions in one scope: naming the scope lets SQLite start from the few
+/// unknowns (`entries_scope_scheme`) instead of every view of the run — an `OR` of the two
+/// scopes made it walk the run's views on every push.
+fn unknowns_in(
+    conn: &mut SqliteConnection,
+    run_id: RunId,
+    scope: Scope,
+) -> Result<Vec<ViewRow>, StoreError> {
+    Ok(run_views::table
+        .inner_join(entries::table)
+        .filter(run_views::run_id.eq(run_id))
+        .filter(entries::scope.eq(scope.key()))
+        .filter(entries::scheme.eq("unknown"))
+        .filter(run_views::visibility.ne(Visibility::Archived))
+        .order(entries::id.asc())
+        .select(VIEW_COLUMNS)
+        .load(conn)?)
 }
 
 diesel::define_sql_function! {

@@ -12,8 +12,11 @@
 //! `validFrom`. A normalised path never holds a bare `@` (it is percent-encoded), so these
 //! paths cannot meet one a writer names.
 //!
-//! `recall_index` (FTS5, kept by triggers) indexes the entries recall may bring back: memory,
-//! history, and every run's `known://` and `session://` entries, each with the tokens of its
+//! `recall_index` (FTS5) indexes the entries recall may bring back: memory, history, and every
+//! run's `known://` and `session://` entries. They are indexed here ([`index`]) when they are
+//! written — a memory or a history line at once, a run's facts and session state in its loop's
+//! finishing write ([`index_loop`]), a client's at once (`store::ops`) — so a turn's writes pay
+//! nothing for it; a trigger takes an entry's terms out when it is deleted. Each is indexed each with the tokens of its
 //! owner (`p<project>`, and `r<run>` for a run's entry and for a history line of that run) so a
 //! query keeps to its project and leaves its own run out — whose facts and loops its context
 //! holds already — inside the index.
@@ -159,7 +162,8 @@ pub fn remember(
         if let Some(summary) = w.summary {
             attributes.insert("summary".into(), Value::from(summary));
         }
-        insert(conn, &scope, w.path, "memory", w.body, &attributes, at)?;
+        let id = insert(conn, &scope, w.path, "memory", w.body, &attributes, at)?;
+        index(conn, id)?;
         return Ok(Remembered::Added);
     };
     let old = before.attribute_map();
@@ -205,13 +209,14 @@ pub fn remember(
             e::updated_at.eq(at.now.0),
         ))
         .execute(conn)?;
+    index(conn, before.id)?;
     Ok(Remembered::Superseded {
         archived: archived_path,
         version: version + 1,
     })
 }
 
-/// Inserts a project entry with no view.
+/// Inserts a project entry with no view; answers its id.
 fn insert(
     conn: &mut SqliteConnection,
     scope: &str,
@@ -220,7 +225,7 @@ fn insert(
     body: &str,
     attributes: &Map<String, Value>,
     at: WriteCtx,
-) -> Result<(), StoreError> {
+) -> Result<i32, StoreError> {
     diesel::insert_into(e::table)
         .values((
             e::scope.eq(scope),
@@ -234,13 +239,17 @@ fn insert(
             e::updated_at.eq(at.now.0),
         ))
         .execute(conn)?;
-    Ok(())
+    Ok(e::table
+        .filter(e::scope.eq(scope))
+        .filter(e::path.eq(path))
+        .select(e::id)
+        .first(conn)?)
 }
 
 /// Writes a `history://` entry of the project at `base` (`history://<date>/<run>/<loop>`), or
 /// at `base_2`, `base_3`, … when a run of the same alias already recorded that loop that day
 /// (a renamed run's old alias taken again): a history entry is never rewritten. Answers its
-/// path.
+/// path. The entry is indexed for recall.
 pub fn record_history(
     conn: &mut SqliteConnection,
     project_id: ProjectId,
@@ -249,16 +258,36 @@ pub fn record_history(
     attributes: &Map<String, Value>,
     at: WriteCtx,
 ) -> Result<String, StoreError> {
-    entries::admitted(base, Some("history"), Writer::Plugin)?;
-    let mut path = base.to_owned();
-    let mut k = 2;
-    while current(conn, project_id, &path)?.is_some() {
-        path = format!("{base}_{k}");
-        k += 1;
-    }
-    let scope = Scope::Project(project_id).key();
-    insert(conn, &scope, &path, "history", body, attributes, at)?;
+    let (path, id) = insert_history(conn, project_id, base, body, attributes, at)?;
+    index(conn, id)?;
     Ok(path)
+}
+
+/// [`record_history`] without indexing the entry: the loop's finishing write indexes it with the
+/// loop's facts ([`index_loop`]). Answers its path and id.
+pub fn insert_history(
+    conn: &mut SqliteConnection,
+    project_id: ProjectId,
+    base: &str,
+    body: &str,
+    attributes: &Map<String, Value>,
+    at: WriteCtx,
+) -> Result<(String, i32), StoreError> {
+    entries::admitted(base, Some("history"), Writer::Plugin)?;
+    let scope = Scope::Project(project_id).key();
+    let mut path = base.to_owned();
+    for k in 2..=1_000 {
+        match insert(conn, &scope, &path, "history", body, attributes, at) {
+            Ok(id) => return Ok((path, id)),
+            // The path is taken (rare): the next one is tried; the failed statement changed
+            // nothing.
+            Err(StoreError::Db(e)) if super::is_unique_violation(&e) => {
+                path = format!("{base}_{k}");
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    Err(StoreError::Conflict(format!("no free path after {base}")))
 }
 
 /// An entry as [`list`] reads it: id, path, scheme, body, attributes, tokens, last change.
@@ -338,6 +367,110 @@ pub fn list(
             }
         })
         .collect())
+}
+
+/// Indexes the entry `entry_id` for recall as it is now (its terms before, if any, replaced): a
+/// memory's current version, a history line, a client's fact. A superseded memory and an entry
+/// of no project (a global one) leave the index.
+pub fn index(conn: &mut SqliteConnection, entry_id: i32) -> Result<(), StoreError> {
+    cached::<Unindex>(&[Bind::Int(entry_id)]).execute(conn)?;
+    cached::<Index>(&[Bind::Int(entry_id)]).execute(conn)?;
+    Ok(())
+}
+
+/// Indexes, in a loop's finishing write, the facts and session state the run's loop `loop_id`
+/// wrote, and the entry `also` (the loop's history line): two statements for all of them, since
+/// the index writes what it holds to disk at every statement that follows a change — a
+/// statement per entry would write one small segment each.
+pub fn index_loop(
+    conn: &mut SqliteConnection,
+    run_id: RunId,
+    loop_id: LoopId,
+    also: i32,
+) -> Result<(), StoreError> {
+    let scope = Scope::Run(run_id).key();
+    cached::<UnindexLoop>(&[
+        Bind::Text(&scope),
+        Bind::Int(run_id.0),
+        Bind::Int(loop_id.0),
+    ])
+    .execute(conn)?;
+    cached::<IndexLoop>(&[
+        Bind::Text(&scope),
+        Bind::Int(run_id.0),
+        Bind::Int(loop_id.0),
+        Bind::Int(also),
+    ])
+    .execute(conn)?;
+    Ok(())
+}
+
+/// What an entry holds for the index — its id, owner tokens (`p<project>`, and `r<run>` for a
+/// run's entry or a history line of that run), its path after the scheme (none for history,
+/// whose path is a date and numbers) with its summary, its body — for the entries `e` the
+/// caller's `FROM`/`WHERE` names, closed by the caller's `)`; a superseded memory and an entry of
+/// no project give no row.
+macro_rules! indexed {
+    ($($from:expr),+) => {
+        concat!(
+            "INSERT INTO recall_index (rowid, owner, path, body) ",
+            "SELECT id, owner, indexed_path, body FROM (SELECT e.id AS id, e.body AS body, ",
+            "CASE WHEN e.scope GLOB 'project:*' THEN 'p' || CAST(substr(e.scope, 9) AS INTEGER) ",
+            "|| coalesce((SELECT ' r' || r.id FROM runs r WHERE e.scheme = 'history' ",
+            "AND r.project_id = CAST(substr(e.scope, 9) AS INTEGER) ",
+            "AND r.alias = json_extract(e.attributes, '$.run')), '') ",
+            "ELSE (SELECT 'p' || r.project_id || ' r' || r.id FROM runs r ",
+            "WHERE r.id = CAST(substr(e.scope, 5) AS INTEGER)) END AS owner, ",
+            "CASE WHEN e.scheme = 'history' THEN '' ELSE substr(e.path, instr(e.path, '://') + 3) END ",
+            "|| ' ' || coalesce(json_extract(e.attributes, '$.summary'), '') AS indexed_path, ",
+            "json_extract(e.attributes, '$.supersededBy') AS superseded ",
+            $($from),+,
+            ") WHERE owner IS NOT NULL AND superseded IS NULL"
+        )
+    };
+}
+
+/// The facts and session state a run's loop wrote: the run's scope, the run, the loop.
+macro_rules! loop_facts {
+    () => {
+        "SELECT e.id FROM entries e JOIN run_views v ON v.entry_id = e.id \
+         WHERE e.scope = ? AND e.scheme IN ('known', 'session') AND v.run_id = ? AND v.loop_id = ?"
+    };
+}
+
+/// Takes an entry's terms out of the index, if it is there (a delete of a document the index
+/// never held would still leave a tombstone for later merges to carry).
+struct Unindex;
+impl StaticSql for Unindex {
+    const SQL: &'static str = "DELETE FROM recall_index WHERE rowid IN \
+        (SELECT id FROM recall_index_docsize WHERE id = ?)";
+}
+
+/// Puts one entry's terms in the index.
+struct Index;
+impl StaticSql for Index {
+    const SQL: &'static str = indexed!("FROM entries e WHERE e.id = ?");
+}
+
+/// Takes the terms of a loop's facts out of the index, where it holds them.
+struct UnindexLoop;
+impl StaticSql for UnindexLoop {
+    const SQL: &'static str = concat!(
+        "DELETE FROM recall_index WHERE rowid IN ",
+        "(SELECT id FROM recall_index_docsize WHERE id IN (",
+        loop_facts!(),
+        "))"
+    );
+}
+
+/// Puts a loop's facts, and one more entry, in the index.
+struct IndexLoop;
+impl StaticSql for IndexLoop {
+    const SQL: &'static str = indexed!(
+        "FROM entries e WHERE e.id IN (",
+        loop_facts!(),
+        " UNION ALL SELECT ?)"
+    );
 }
 
 /// One entry the full-text index matched, with its bm25 score (lower is better).
@@ -543,22 +676,22 @@ pub fn last_update_of_loop(
         .optional()?)
 }
 
-/// The views of the loop's `recall://` entries that the model still sees: archived when the
-/// loop ends (a recall is context for its own loop only).
-pub fn visible_recalls_of_loop(
+/// The run's view of its loop `loop_number`'s `recall://` entry while the model still sees it:
+/// archived when the loop ends (a recall is context for its own loop only).
+pub fn visible_recall_of_loop(
     conn: &mut SqliteConnection,
     run_id: RunId,
-    loop_id: LoopId,
-) -> Result<Vec<i32>, StoreError> {
-    Ok(run_views::table
-        .inner_join(e::table)
-        .filter(run_views::run_id.eq(run_id))
-        .filter(run_views::loop_id.eq(loop_id))
+    loop_number: i32,
+) -> Result<Option<i32>, StoreError> {
+    Ok(e::table
+        .inner_join(run_views::table)
         .filter(e::scope.eq(Scope::Run(run_id).key()))
-        .filter(e::scheme.eq("recall"))
+        .filter(e::path.eq(format!("recall://{loop_number}")))
+        .filter(run_views::run_id.eq(run_id))
         .filter(run_views::visibility.ne(Visibility::Archived.as_str()))
         .select(run_views::id)
-        .load(conn)?)
+        .first(conn)
+        .optional()?)
 }
 
 #[cfg(test)]

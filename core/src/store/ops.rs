@@ -66,6 +66,11 @@ pub fn too_large(path: &str, tokens: i32, max: i32) -> String {
     )
 }
 
+/// Whether entries at `path` are a run's that recall reads (facts, session state).
+fn recalled(path: &str) -> bool {
+    matches!(scheme_of(path).as_deref(), Some("known" | "session"))
+}
+
 /// Fails unless `writer` may write entries at `path`.
 pub fn check_writer(path: &str, writer: Writer) -> Result<(), StoreError> {
     entries::admitted(path, scheme_of(path).as_deref(), writer).map(|_| ())
@@ -171,6 +176,10 @@ pub fn change_view(
                 e::updated_at.eq(now.0),
             ))
             .execute(conn)?;
+        // The summary is indexed for recall with the path.
+        if recalled(&row.path) {
+            super::memory::index(conn, entry_id)?;
+        }
     }
     Ok(())
 }
@@ -222,7 +231,7 @@ pub fn write_content(
     let outcome = matches!(state, State::Failed | State::Cancelled)
         .then(|| w.outcome.clone())
         .flatten();
-    entries::write(
+    let written = entries::write(
         conn,
         &EntryWrite {
             run,
@@ -238,6 +247,10 @@ pub fn write_content(
         },
         at,
     )?;
+    // A loop's facts are indexed when it ends; a client's, written outside loops, at once.
+    if recalled(&path) {
+        super::memory::index(conn, written.entry_id)?;
+    }
     Ok(path)
 }
 

@@ -220,6 +220,10 @@ pub struct PushMarks {
     /// How many of the run's loops are queued.
     #[diesel(sql_type = diesel::sql_types::Integer)]
     pub queued_loops: i32,
+    /// How many questions its project shares (`store::shared`): the push lists the run's view
+    /// of them only when there are any.
+    #[diesel(sql_type = diesel::sql_types::Integer)]
+    pub project_questions: i32,
 }
 
 /// The run's alias, revision marks, current routing, stop reason and queued loops (a push runs
@@ -241,7 +245,9 @@ impl StaticSql for ReadPushMarks {
     // `status <> 100`: not queued (`loops::QUEUED`); the count reads the `loops_queue` index.
     const SQL: &'static str = "SELECT alias, project_id, pushed_rev, next_rev, \
         current.routed AS routed, current.stop_reason AS stop_reason, \
-        (SELECT count(*) FROM loops WHERE run_id = ? AND status = 100) AS queued_loops \
+        (SELECT count(*) FROM loops WHERE run_id = ? AND status = 100) AS queued_loops, \
+        (SELECT count(*) FROM entries WHERE scope = 'project:' || runs.project_id \
+        AND scheme = 'unknown') AS project_questions \
         FROM runs LEFT JOIN (SELECT json_extract(config, '$.routed') AS routed, \
         json_extract(result, '$.stopReason') AS stop_reason FROM loops \
         WHERE run_id = ? AND status <> 100 ORDER BY sequence DESC LIMIT 1) AS current \

@@ -75,10 +75,11 @@ pub fn write(
 }
 
 /// Stores an entry of any scheme — one the registry does not know yet, such as another
-/// feature's `session://` — in `scope`, with no view: what recall must cope with.
+/// feature's `session://` — in `scope`, with no view, and indexes it for recall as a loop's end
+/// would: what recall must cope with.
 pub fn insert_entry(conn: &mut SqliteConnection, scope: &str, path: &str, body: &str, at: Millis) {
     use crate::schema::entries as e;
-    use diesel::{ExpressionMethods, RunQueryDsl};
+    use diesel::{ExpressionMethods, QueryDsl, RunQueryDsl};
     diesel::insert_into(e::table)
         .values((
             e::scope.eq(scope),
@@ -91,4 +92,18 @@ pub fn insert_entry(conn: &mut SqliteConnection, scope: &str, path: &str, body: 
         ))
         .execute(conn)
         .unwrap();
+    let id: i32 = e::table
+        .filter(e::scope.eq(scope))
+        .filter(e::path.eq(path))
+        .select(e::id)
+        .first(conn)
+        .unwrap();
+    super::memory::index(conn, id).unwrap();
+}
+
+/// Writes a run's fact as [`write`] does, and indexes it for recall as its loop's end would.
+pub fn fact(conn: &mut SqliteConnection, run: RunRef, path: &str, body: &str) -> Written {
+    let written = write(conn, run, path, body, Visibility::Visible, Writer::Model).unwrap();
+    super::memory::index(conn, written.entry_id).unwrap();
+    written
 }

@@ -103,6 +103,7 @@ pub fn recover(conn: &mut SqliteConnection, at: WriteCtx) -> Result<Recovery, St
             history::loop_ended(
                 conn,
                 rr,
+                &run.alias,
                 active.id,
                 500,
                 StopReason::Interrupted.as_str(),

@@ -113,6 +113,7 @@ fn push_with(
             run_id,
             project_id: crate::ids::ProjectId(run.project_id),
         },
+        run.project_questions > 0,
     )?;
     let summary = entries::latest_summary(conn, run_id)?;
     let seq = runs::take_push(conn, run_id, run.next_rev - 1)?;
@@ -142,7 +143,7 @@ pub fn snapshot(
     since: Option<i32>,
 ) -> Result<Value, StoreError> {
     let history = entries::history(conn, run.id)?;
-    let unknowns = entries::unknowns(conn, run.run_ref())?;
+    let unknowns = entries::unknowns(conn, run.run_ref(), true)?;
     let summary = entries::latest_summary(conn, run.id)?;
     let recall = memory::recall_of_current_loop(conn, run.id)?
         .and_then(|(_, _, attributes)| serde_json::from_str::<Recall>(&attributes).ok());

@@ -812,6 +812,7 @@ fn a_loops_recall_is_one_block_before_its_prompt_for_that_loop_only() {
     history::loop_ended(
         &mut f.conn,
         f.run,
+        "r",
         f.loop_id,
         200,
         "concluded",

@@ -3,10 +3,9 @@
 //! when nothing is relevant, and sources that are missing, empty or not Markdown.
 
 use super::*;
-use crate::entry::Visibility;
 use crate::store::entries::WriteCtx;
 use crate::store::memory::{record_history, remember, MemoryWrite, Provenance};
-use crate::store::testing::{insert_entry, memory as store, project, run, write, NOW};
+use crate::store::testing::{fact, insert_entry, memory as store, project, run, NOW};
 use pretty_assertions::assert_eq;
 use serde_json::Map;
 
@@ -59,15 +58,12 @@ fn fixture() -> (SqliteConnection, RunRef, RunRef) {
         "# Billing move\n\n## Current state\nMigrating the billing database to postgres; tables copied.\n\n## Worklog\n",
         NOW,
     );
-    write(
+    fact(
         &mut conn,
         b,
         "known://billing/db",
         "The billing database is postgres 16.",
-        Visibility::Visible,
-        Writer::Model,
-    )
-    .unwrap();
+    );
     let old = Millis(NOW.0 - 90 * DAY);
     record_history(
         &mut conn,
@@ -90,15 +86,12 @@ fn fixture() -> (SqliteConnection, RunRef, RunRef) {
         },
     )
     .unwrap();
-    write(
+    fact(
         &mut conn,
         a,
         "known://billing/own",
         "My own note on the billing database.",
-        Visibility::Visible,
-        Writer::Model,
-    )
-    .unwrap();
+    );
     (conn, a, b)
 }
 

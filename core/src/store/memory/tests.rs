@@ -3,8 +3,7 @@
 
 use super::*;
 use crate::schema::context_clocks;
-use crate::store::entries::WriteCtx;
-use crate::store::testing::{memory as store, project, run, write, NOW};
+use crate::store::testing::{fact, memory as store, project, run, write, NOW};
 use crate::time::Millis;
 use pretty_assertions::assert_eq;
 
@@ -321,33 +320,9 @@ fn the_recall_index_follows_the_entries() {
         },
     )
     .unwrap();
-    let fact = write(
-        &mut conn,
-        a,
-        "known://animal",
-        "zebra",
-        Visibility::Visible,
-        Writer::Model,
-    )
-    .unwrap();
-    write(
-        &mut conn,
-        b,
-        "known://animal",
-        "zebra too",
-        Visibility::Visible,
-        Writer::Model,
-    )
-    .unwrap();
-    write(
-        &mut conn,
-        stranger,
-        "known://animal",
-        "zebra elsewhere",
-        Visibility::Visible,
-        Writer::Model,
-    )
-    .unwrap();
+    let zebra = fact(&mut conn, a, "known://animal", "zebra");
+    fact(&mut conn, b, "known://animal", "zebra too");
+    fact(&mut conn, stranger, "known://animal", "zebra elsewhere");
     write(
         &mut conn,
         a,
@@ -390,7 +365,7 @@ fn the_recall_index_follows_the_entries() {
         "(owner : \"p{}\" AND \"zebra\") NOT owner : \"r{}\"",
         p.id, a.run_id
     );
-    diesel::delete(e::table.filter(e::id.eq(fact.entry_id)))
+    diesel::delete(e::table.filter(e::id.eq(zebra.entry_id)))
         .execute(&mut conn)
         .unwrap();
     diesel::delete(e::table.filter(e::scope.eq(&pb)))
@@ -432,4 +407,71 @@ fn the_migration_indexes_the_facts_already_stored() {
         p.id, a.run_id
     );
     assert_eq!(recall_matches(&mut conn, &expression, 40).unwrap().len(), 1);
+}
+
+/// A loop's facts are indexed in its finishing write, with its history line; a fact the next
+/// loop rewrites has its old words replaced, not added to.
+#[test]
+fn a_loops_facts_are_indexed_when_it_ends() {
+    use crate::run::Mode;
+    use crate::store::entries::{self, EntryWrite};
+    use crate::store::loops;
+    let mut conn = store();
+    let p = project(&mut conn, "p");
+    let a = run(&mut conn, p.id, "a");
+    let write_in_loop = |conn: &mut SqliteConnection, body: &str| {
+        let l = loops::enqueue(conn, a.run_id, Mode::Ask, "m", "q", &json!({}), NOW).unwrap();
+        loops::claim_next(conn, a.run_id, NOW).unwrap();
+        let w = EntryWrite {
+            run: a,
+            path: "known://animal",
+            body,
+            attributes: &json!({}),
+            state: State::Resolved,
+            outcome: None,
+            visibility: Visibility::Visible,
+            loop_id: Some(l.id),
+            turn: 1,
+            writer: Writer::Model,
+        };
+        entries::write(
+            conn,
+            &w,
+            WriteCtx {
+                divisor: 2,
+                now: NOW,
+            },
+        )
+        .unwrap();
+        let (_, history) = insert_history(
+            conn,
+            p.id,
+            "history://2023-11-14/a/1",
+            "a loop (ask): \"q\" → concluded: okapi noted",
+            &Map::new(),
+            WriteCtx {
+                divisor: 2,
+                now: NOW,
+            },
+        )
+        .unwrap();
+        index_loop(conn, a.run_id, l.id, history).unwrap();
+        loops::finish(conn, l.id, 200, &json!({}), NOW).unwrap();
+    };
+    let hits = |conn: &mut SqliteConnection, word: &str| {
+        recall_matches(conn, &format!("owner : \"p{}\" AND \"{word}\"", p.id), 40)
+            .unwrap()
+            .len()
+    };
+    write_in_loop(&mut conn, "a zebra");
+    assert_eq!((hits(&mut conn, "zebra"), hits(&mut conn, "okapi")), (1, 1));
+    write_in_loop(&mut conn, "a gnu");
+    assert_eq!(
+        (
+            hits(&mut conn, "zebra"),
+            hits(&mut conn, "gnu"),
+            hits(&mut conn, "okapi")
+        ),
+        (0, 1, 2)
+    );
 }

@@ -38,7 +38,7 @@ fn ask_in(conn: &mut SqliteConnection, asker: RunRef, alias: &str, body: &str) {
 
 /// What `run` has in its open questions: (path, body, shared).
 fn open_for(conn: &mut SqliteConnection, run: RunRef) -> Vec<(String, String, bool)> {
-    entries::unknowns(conn, run)
+    entries::unknowns(conn, run, true)
         .unwrap()
         .into_iter()
         .map(|r| {
