@@ -6,7 +6,7 @@
 //! when no message is on its way to it (the protocol: `run/retire.rs`).
 
 use crate::admission::Acquire;
-use crate::clock::now;
+use crate::clock::{now, write_ctx};
 use crate::errors::{from_store, internal};
 use crate::loop_queue::{self, Claimed};
 use crate::provider::undefined_model;
@@ -46,6 +46,9 @@ pub struct StartRun {
     pub attributes: RunAttributes,
     /// Who starts it, when a token names them (their runs in flight are counted).
     pub user: Option<String>,
+    /// Skills the run has from its first turn (`attributes.skills`, loaded and checked),
+    /// added in its creation.
+    pub skills: Vec<(String, rummy_core::skill::Skill)>,
 }
 
 /// Queues a new loop on an existing run.
@@ -363,7 +366,8 @@ impl Handler<StartRun> for RunRegistry {
                 parent_run_id: parent.as_ref().map(|p| p.id),
                 user: msg.user,
             };
-            let prompt = msg.prompt;
+            let (prompt, skills) = (msg.prompt, msg.skills);
+            let divisor = svc.config.limits.token_divisor;
             let routing = svc.config.providers.routing.clone();
             // Under a fair-use limit the first loop waits in the queue until admission gives
             // it a place; otherwise it is claimed at once.
@@ -382,6 +386,13 @@ impl Handler<StartRun> for RunRegistry {
                             project_id: run.project_id,
                         };
                         entries::fork(c, from, to, now())?;
+                    }
+                    let to = RunRef {
+                        run_id: run.id,
+                        project_id: run.project_id,
+                    };
+                    for (name, skill) in &skills {
+                        rummy_core::store::skills::add(c, to, name, skill, write_ctx(divisor))?;
                     }
                     loops::enqueue(c, run.id, mode, &new.model, &prompt, &flags, now())?;
                     // The first loop is claimed here: one write fewer before the first turn.

@@ -196,6 +196,9 @@ pub struct RunAttributes {
     /// Consolidate each loop's facts into project memory at its end (a sidecar call).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub consolidate: Option<bool>,
+    /// Skills the run has before this prompt's loop (at a start, from its first turn).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub skills: Option<Vec<String>>,
     /// The run to fork from (on a start).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fork: Option<String>,

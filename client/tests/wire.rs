@@ -169,6 +169,7 @@ fn set_and_run_attributes_read_back() {
         recall: Some(false),
         recall_rerank: Some(true),
         consolidate: Some(true),
+        skills: Some(vec!["review".into()]),
         fork: Some("parent".into()),
         inject: true,
     };
@@ -245,6 +246,7 @@ fn set_and_run_attributes_read_back() {
         (Some(false), Some(true))
     );
     assert_eq!(read.recall, Some(false));
+    assert_eq!(read.skills, Some(vec!["review".to_owned()]));
     assert_eq!(
         (read.recall_rerank, read.consolidate),
         (Some(true), Some(true))

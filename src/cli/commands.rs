@@ -9,7 +9,7 @@ use super::follow::{Follow, Policy};
 use super::render;
 use super::session::{Failure, Intent, Session};
 use super::view::{short_count, View};
-use rummy_client::params::{GetEntriesParams, Page, RouteCheckParams, RunAttributes, SkillParams};
+use rummy_client::params::{GetEntriesParams, Page, RouteCheckParams, RunAttributes};
 use rummy_client::results::{HistoryItem, Model};
 use rummy_client::Decision;
 use serde_json::Value;
@@ -30,6 +30,8 @@ pub async fn start(args: StartArgs, mode: &str) -> Result<Exit, Failure> {
         persona: args.persona.clone(),
         route: args.route.then_some(true),
         fallback: args.no_fallback.then_some(false),
+        // Added before the first turn, so it is built with them.
+        skills: (!args.skill.is_empty()).then(|| args.skill.clone()),
         ..RunAttributes::default()
     };
     let prompt = args.prompt.join(" ");
@@ -38,17 +40,6 @@ pub async fn start(args: StartArgs, mode: &str) -> Result<Exit, Failure> {
         .start_run(args.run.as_deref(), &prompt, &attributes)
         .await
         .map_err(|e| Failure::call("starting the run", e))?;
-    for skill in &args.skill {
-        let params = SkillParams {
-            run: run.clone(),
-            name: skill.clone(),
-        };
-        session
-            .client
-            .skill_add(&params)
-            .await
-            .map_err(|e| Failure::call(&format!("adding skill {skill}"), e))?;
-    }
     let context = context_of(&models, &model);
     let mut view = View::new(args.follow.json);
     let style = view.style;

@@ -294,3 +294,68 @@ async fn invalid_frontmatter_is_refused_naming_the_field() {
     assert_eq!(skills, json!([]));
     server.stop().await;
 }
+
+/// Skills named at a run's start (`attributes.skills`) are the run's before its first turn, so
+/// that turn is already built with them; a continuation that names one adds it before its loop;
+/// a skill that does not exist refuses the start, and no run is made.
+#[actix_rt::test]
+async fn skills_named_at_the_start_shape_the_first_turn() {
+    let server = TestServer::start().await;
+    skill_file(
+        &server,
+        "readonly",
+        "---\ndescription: Look, do not touch\nallowedTools: [get, env]\n---\nOnly read.\n",
+    );
+    for _ in 0..3 {
+        server.provider.push(Reply::content(DONE));
+    }
+    let mut client = project_with(&server, "sk", &[("a.txt", "a\n")]).await;
+
+    let refused = client
+        .call("set", json!({ "path": "run://nope", "body": "One", "attributes": { "model": "fast", "mode": "act", "skills": ["missing"] } }))
+        .await;
+    client
+        .call("set", json!({ "path": "run://r", "body": "One", "attributes": { "model": "fast", "mode": "act", "skills": ["readonly"] } }))
+        .await
+        .unwrap();
+    wait_status(&mut client, "r", 200).await;
+    client
+        .call("set", json!({ "path": "run://q", "body": "One", "attributes": { "model": "fast", "mode": "act" } }))
+        .await
+        .unwrap();
+    wait_status(&mut client, "q", 200).await;
+    client
+        .call(
+            "set",
+            json!({ "path": "run://q", "body": "Two", "attributes": { "skills": ["readonly"] } }),
+        )
+        .await
+        .unwrap();
+    wait_status(&mut client, "q", 200).await;
+    let runs = client.call("getRuns", json!({})).await.unwrap();
+
+    assert!(
+        format!("{refused:?}").contains("skill \\\"missing\\\" not found"),
+        "{refused:?}"
+    );
+    let aliases: Vec<&str> = runs["runs"]
+        .as_array()
+        .or(runs.as_array())
+        .into_iter()
+        .flatten()
+        .filter_map(|r| r["alias"].as_str())
+        .collect();
+    assert!(!aliases.contains(&"nope"), "{runs}");
+    assert_eq!(
+        (
+            tools_line(&system(&server, 0)),
+            tools_line(&system(&server, 1)),
+            tools_line(&system(&server, 2))
+        ),
+        (
+            "Tools available: get, env, think, update".to_owned(),
+            "Tools available: get, env, think, set, cp, mv, rm, sh, update, ask_user".to_owned(),
+            "Tools available: get, env, think, update".to_owned()
+        )
+    );
+}

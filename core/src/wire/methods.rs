@@ -320,7 +320,7 @@ pub const SET: MethodSpec = MethodSpec {
         p("state", "string", false, "new state (on run:// only cancelled)").one_of(STATES),
         p("outcome", "string", false, "why, with failed or cancelled"),
         p("visibility", "string", false, "new visibility").one_of(VISIBILITIES),
-        p("attributes", "object", false, "entry attributes (replace them with a body, merged without; a null value removes a key); on run://: model, mode (ask | act), persona, temperature (0-2), contextLimit (>= 1024), fork, inject, noRepo, noInteraction, noWeb, noProposals, route, recall, recallRerank, consolidate, summarize, fallback (false: no turn's call goes to its model's fallback), sessionState (keep session://state, updated by the sidecar between loops), and nothing else"),
+        p("attributes", "object", false, "entry attributes (replace them with a body, merged without; a null value removes a key); on run://: model, mode (ask | act), persona, temperature (0-2), contextLimit (>= 1024), fork, inject, noRepo, noInteraction, noWeb, noProposals, route, recall, recallRerank, consolidate, summarize, skills (skill names, added before the loop), fallback (false: no turn's call goes to its model's fallback), sessionState (keep session://state, updated by the sidecar between loops), and nothing else"),
         p("append", "boolean", false, "append body to the current body"),
         p("pattern", "boolean", false, "treat path as a hedberg pattern"),
         p("bodyFilter", "string", false, "only entries whose body matches this hedberg pattern"),

@@ -245,6 +245,9 @@ pub struct RunAttributes {
     /// Summarise on eviction: fold what the budget takes out of the context into the run's
     /// `summary://run` (default `RUMMY_SUMMARIZE`).
     pub summarize: Option<bool>,
+    /// Skills (files of `$RUMMY_HOME/skills`) the run has before this prompt's loop: at a
+    /// start, added in the run's creation, so its first turn is built with them.
+    pub skills: Option<Vec<String>>,
     /// Parent run to fork from.
     pub fork: Option<String>,
     /// Fold the body into the active loop.

@@ -114,12 +114,27 @@ pub async fn set_run(call: Call, p: SetParams, alias: &str) -> Result<RunAck, Er
                 }
                 // A continuation runs in the run's mode and settings; one that names some
                 // configures the run first, so they stay for the loops after it (PROTOCOL.md).
+                // Named skills are read and checked before anything changes.
+                let names = attributes.skills.clone().unwrap_or_default();
+                let skills = super::skills::load_all(&call, &names).await?;
                 let run = if settings.is_empty() {
                     run
                 } else {
                     validate_settings(&attributes)?;
                     registry.send(ConfigureRun { run, attributes }).await??
                 };
+                // The skills it names are the run's before the loop is queued.
+                if !skills.is_empty() {
+                    let (rr, divisor) = (run.run_ref(), call.divisor());
+                    call.write(move |c| {
+                        for (name, skill) in &skills {
+                            let at = crate::clock::write_ctx(divisor);
+                            rummy_core::store::skills::add(c, rr, name, skill, at)?;
+                        }
+                        Ok(())
+                    })
+                    .await?;
+                }
                 registry.send(ContinueRun { run, prompt: body }).await??;
                 Ok(ack(&alias, None))
             }
@@ -152,12 +167,15 @@ async fn start(
     prompt: String,
     attributes: RunAttributes,
 ) -> Result<RunAck, Error> {
+    let names = attributes.skills.clone().unwrap_or_default();
+    let skills = super::skills::load_all(call, &names).await?;
     let start = StartRun {
         project_id,
         alias: (!alias.is_empty()).then(|| alias.to_owned()),
         prompt,
         attributes,
         user: call.user(),
+        skills,
     };
     let alias = call.deps.registry.send(start).await??;
     Ok(ack(&alias, None))
@@ -195,7 +213,7 @@ fn settings_in(attributes: Option<&serde_json::Map<String, Value>>) -> Vec<&str>
         .into_iter()
         .flat_map(|map| map.keys())
         .map(String::as_str)
-        .filter(|key| *key != "inject")
+        .filter(|key| !matches!(*key, "inject" | "skills"))
         .collect()
 }
 

@@ -5,7 +5,7 @@
 use crate::clock::now;
 use crate::errors::Error;
 use crate::session::call::Call;
-use rummy_core::skill::{self, SkillMeta};
+use rummy_core::skill::{self, Skill, SkillMeta};
 use rummy_core::store::skills;
 use rummy_core::tools::TOOL_ORDER;
 use rummy_core::wire::params::{NoParams, PersonaParams, RunParams, SkillParams};
@@ -35,17 +35,29 @@ async fn list_named(dir: PathBuf) -> Result<Vec<NamedFile>, Error> {
         .collect())
 }
 
+/// The skill `name`'s file, read and its frontmatter checked (invalid: -32602 naming the field).
+async fn load(call: &Call, name: &str) -> Result<Skill, Error> {
+    let text = read_named(call.home("skills"), "skill", name.to_owned()).await?;
+    skill::parse(name, &text, &TOOL_ORDER).map_err(|e| {
+        RpcError::new(ErrorKind::InvalidParams, format!("skill \"{name}\": {e}")).into()
+    })
+}
+
+/// The skills a run start or continuation names (`attributes.skills`), each loaded and checked
+/// before anything is written.
+pub async fn load_all(call: &Call, names: &[String]) -> Result<Vec<(String, Skill)>, Error> {
+    let mut loaded = Vec::with_capacity(names.len());
+    for name in names {
+        loaded.push((name.clone(), load(call, name).await?));
+    }
+    Ok(loaded)
+}
+
 /// `skill/add`: the skill's file, its frontmatter checked, added to the run as
 /// `skill://<name>`; the project files its `paths` match become visible.
 pub async fn skill_add(call: Call, p: SkillParams) -> Result<SkillAck, Error> {
     let run = call.run(&p.run).await?;
-    let text = read_named(call.home("skills"), "skill", p.name.clone()).await?;
-    let parsed = skill::parse(&p.name, &text, &TOOL_ORDER).map_err(|e| {
-        RpcError::new(
-            ErrorKind::InvalidParams,
-            format!("skill \"{}\": {e}", p.name),
-        )
-    })?;
+    let parsed = load(&call, &p.name).await?;
     let (rr, divisor, name) = (run.run_ref(), call.divisor(), p.name.clone());
     let (path, _) = call
         .write(move |c| skills::add(c, rr, &name, &parsed, crate::clock::write_ctx(divisor)))
