@@ -99,15 +99,7 @@ pub fn of_run(conn: &mut SqliteConnection, run_id: RunId) -> Result<Vec<StoredCa
 
 /// The run's side-task usage summed over all its calls.
 pub fn totals(conn: &mut SqliteConnection, run_id: RunId) -> Result<Usage, StoreError> {
-    type Sums = (
-        Option<i64>,
-        Option<i64>,
-        Option<i64>,
-        Option<i64>,
-        Option<i64>,
-        Option<f64>,
-    );
-    let (p, c, co, r, t, cost): Sums = sidecar_calls::table
+    let sums: super::turns::UsageSums = sidecar_calls::table
         .filter(sidecar_calls::run_id.eq(run_id))
         .select((
             sum(sidecar_calls::prompt_tokens),
@@ -118,15 +110,7 @@ pub fn totals(conn: &mut SqliteConnection, run_id: RunId) -> Result<Usage, Store
             sum(sidecar_calls::cost),
         ))
         .first(conn)?;
-    let clamp = |v: Option<i64>| i32::try_from(v.unwrap_or(0)).unwrap_or(i32::MAX);
-    Ok(Usage {
-        prompt_tokens: clamp(p),
-        cached_tokens: clamp(c),
-        completion_tokens: clamp(co),
-        reasoning_tokens: clamp(r),
-        total_tokens: clamp(t),
-        cost: cost.unwrap_or(0.0),
-    })
+    Ok(super::turns::usage_of(sums))
 }
 
 /// What the project's side tasks made at or after `since` cost, in US dollars.

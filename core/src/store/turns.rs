@@ -207,15 +207,7 @@ pub fn totals(conn: &mut SqliteConnection, run_id: RunId) -> Result<Usage, Store
 
 /// The run's usage summed over its turns' own calls.
 fn turn_totals(conn: &mut SqliteConnection, run_id: RunId) -> Result<Usage, StoreError> {
-    type Sums = (
-        Option<i64>,
-        Option<i64>,
-        Option<i64>,
-        Option<i64>,
-        Option<i64>,
-        Option<f64>,
-    );
-    let (p, c, co, r, t, cost): Sums = turns::table
+    let sums: UsageSums = turns::table
         .filter(turns::run_id.eq(run_id))
         .select((
             sum(turns::prompt_tokens),
@@ -226,15 +218,31 @@ fn turn_totals(conn: &mut SqliteConnection, run_id: RunId) -> Result<Usage, Stor
             sum(turns::cost),
         ))
         .first(conn)?;
+    Ok(usage_of(sums))
+}
+
+/// The usage columns summed, as SQLite answers them (NULL over no rows): prompt, cached,
+/// completion, reasoning and total tokens, and cost.
+pub(super) type UsageSums = (
+    Option<i64>,
+    Option<i64>,
+    Option<i64>,
+    Option<i64>,
+    Option<i64>,
+    Option<f64>,
+);
+
+/// The usage a row of sums adds up to, each count clamped to what a `Usage` holds.
+pub(super) fn usage_of((p, c, co, r, t, cost): UsageSums) -> Usage {
     let clamp = |v: Option<i64>| i32::try_from(v.unwrap_or(0)).unwrap_or(i32::MAX);
-    Ok(Usage {
+    Usage {
         prompt_tokens: clamp(p),
         cached_tokens: clamp(c),
         completion_tokens: clamp(co),
         reasoning_tokens: clamp(r),
         total_tokens: clamp(t),
         cost: cost.unwrap_or(0.0),
-    })
+    }
 }
 
 /// The last turn of the run with both counts known: (the prompt tokens its provider reported,
