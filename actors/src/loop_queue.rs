@@ -286,9 +286,11 @@ fn finish(
         run,
         &stored.alias,
         msg.loop_id,
-        msg.loop_status,
-        msg.stop_reason.as_str(),
-        msg.error.as_deref(),
+        history::Outcome {
+            status: msg.loop_status,
+            stop_reason: msg.stop_reason.as_str(),
+            error: msg.error.as_deref(),
+        },
         at,
     )?;
     runs::set_status(c, run.run_id, msg.run_status, now)?;

@@ -105,24 +105,34 @@ pub fn record(
     )
 }
 
-/// What the project keeps of a loop that ended (`status`, `stop_reason`, `error`), in the write
-/// that ends it: the facts and session state it wrote, indexed for recall; its history line;
-/// and — a recall being context for its own loop alone — the loop's `recall://` leaves the
-/// model's view (archived, at one revision).
-#[expect(
-    clippy::too_many_arguments,
-    reason = "how the loop ended, as its finishing write knows it"
-)]
+/// How a loop ended, as its finishing write knows it.
+#[derive(Debug, Clone, Copy)]
+pub struct Outcome<'a> {
+    /// The loop's status.
+    pub status: i32,
+    /// Why it ended (`stopReason`).
+    pub stop_reason: &'a str,
+    /// Why it failed, if it did.
+    pub error: Option<&'a str>,
+}
+
+/// What the project keeps of a loop that ended, in the write that ends it: the facts and
+/// session state it wrote, indexed for recall; its history line; and — a recall being context
+/// for its own loop alone — the loop's `recall://` leaves the model's view (archived, at one
+/// revision).
 pub fn loop_ended(
     conn: &mut SqliteConnection,
     run: RunRef,
     alias: &str,
     loop_id: LoopId,
-    status: i32,
-    stop_reason: &str,
-    error: Option<&str>,
+    outcome: Outcome<'_>,
     at: WriteCtx,
 ) -> Result<(), StoreError> {
+    let Outcome {
+        status,
+        stop_reason,
+        error,
+    } = outcome;
     let ended = loops::by_id(conn, loop_id)?;
     let update = memory::last_update_of_loop(conn, run.run_id, loop_id)?;
     let end = LoopEnd {

@@ -105,9 +105,11 @@ pub fn recover(conn: &mut SqliteConnection, at: WriteCtx) -> Result<Recovery, St
                 rr,
                 &run.alias,
                 active.id,
-                500,
-                StopReason::Interrupted.as_str(),
-                Some(INTERRUPTED),
+                history::Outcome {
+                    status: 500,
+                    stop_reason: StopReason::Interrupted.as_str(),
+                    error: Some(INTERRUPTED),
+                },
                 at,
             )?;
             report.interrupted += 1;

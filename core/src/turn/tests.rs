@@ -814,9 +814,11 @@ fn a_loops_recall_is_one_block_before_its_prompt_for_that_loop_only() {
         f.run,
         "r",
         f.loop_id,
-        200,
-        "concluded",
-        None,
+        history::Outcome {
+            status: 200,
+            stop_reason: "concluded",
+            error: None,
+        },
         WriteCtx {
             divisor: 2,
             now: NOW,
