@@ -377,20 +377,9 @@ impl Handler<StartRun> for RunRegistry {
                     let run = runs::create(c, &new, now())?;
                     if let Some(parent) = &parent {
                         runs::continue_numbering(c, run.id, parent)?;
-                        let from = RunRef {
-                            run_id: parent.id,
-                            project_id: parent.project_id,
-                        };
-                        let to = RunRef {
-                            run_id: run.id,
-                            project_id: run.project_id,
-                        };
-                        entries::fork(c, from, to, now())?;
+                        entries::fork(c, run_ref(parent), run_ref(&run), now())?;
                     }
-                    let to = RunRef {
-                        run_id: run.id,
-                        project_id: run.project_id,
-                    };
+                    let to = run_ref(&run);
                     for (name, skill) in &skills {
                         rummy_core::store::skills::add(c, to, name, skill, write_ctx(divisor))?;
                     }
