@@ -18,15 +18,18 @@
 //! cost ceiling. It never fails a turn: a failure — no such model, a provider error, the time
 //! limit, an answer the parser refuses — is logged once (one warning, one stored row, one
 //! record in the turn's telemetry) and answered as a [`SidecarFailure`] for the caller's
-//! fallback.
+//! fallback. While it runs the run's clients see `run/progress` `sidecar` with the task's name,
+//! so a run that waits on a summary does not look stuck.
 
 use crate::clock::now;
 use crate::provider::Complete;
 use crate::services::Services;
 use rummy_core::provider::{Completion, Usage};
 use rummy_core::sidecar::{SideTask, SidecarFailure, SidecarRecord, TEMPERATURE};
-use rummy_core::store::{models, sidecar_calls};
+use rummy_core::store::{models, runs, sidecar_calls};
 use rummy_core::turn::TurnRef;
+use rummy_core::wire::methods::progress;
+use rummy_core::wire::notifications::RunProgress;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -87,7 +90,7 @@ pub async fn run<T>(
         .unwrap_or_else(|| charge.model.clone());
     let limit_ms = task.time_limit(settings.timeout_ms);
     let started = Instant::now();
-    let (result, usage) = match call(svc, &alias, &task, limit_ms).await {
+    let (result, usage) = match call(svc, charge, &alias, &task, limit_ms).await {
         Ok(completion) => (task.read(&completion.content), completion.usage),
         Err(failure) => (Err(failure), Usage::default()),
     };
@@ -116,21 +119,30 @@ pub async fn run<T>(
     result
 }
 
-/// The provider call of a task on model `alias`, within `limit_ms`.
+/// The provider call of a task on model `alias`, within `limit_ms`, announced to the run's
+/// clients.
 async fn call<T>(
     svc: &Services,
+    charge: &Charge,
     alias: &str,
     task: &SideTask<T>,
     limit_ms: u64,
 ) -> Result<Completion, SidecarFailure> {
     let work = async {
         let lookup = alias.to_owned();
-        let model = svc
+        let run_id = charge.turn.run.run_id;
+        let (model, run) = svc
             .store
-            .read(move |c| models::by_alias(c, &lookup))
+            .read(move |c| Ok((models::by_alias(c, &lookup)?, runs::by_id(c, run_id)?)))
             .await
-            .map_err(|e| SidecarFailure::Unavailable(e.to_string()))?
+            .map_err(|e| SidecarFailure::Unavailable(e.to_string()))?;
+        let model = model
             .ok_or_else(|| SidecarFailure::Unavailable(crate::provider::undefined_model(alias)))?;
+        let waiting = RunProgress {
+            detail: Some(task.name.to_owned()),
+            ..RunProgress::new(&run.alias, i64::from(charge.turn.turn), progress::SIDECAR)
+        };
+        svc.push(run.project_id, &run.alias, &waiting);
         let route = svc
             .providers
             .route(&model)

@@ -80,7 +80,7 @@ pub struct RunProgress {
     /// How long until the retry (`retrying`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub delay_ms: Option<i64>,
-    /// Why (`queued`, `retrying`, `rerouted`).
+    /// Why (`queued`, `retrying`, `rerouted`); the side task's name (`sidecar`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub detail: Option<String>,
     /// The accepted command whose output the turn waits for (`streaming`).
@@ -88,7 +88,7 @@ pub struct RunProgress {
     pub path: Option<String>,
     /// The run.
     pub run: String,
-    /// `queued`, `thinking`, `processing`, `retrying`, `rerouted` or `streaming`.
+    /// `queued`, `thinking`, `processing`, `retrying`, `rerouted`, `streaming` or `sidecar`.
     pub status: String,
     /// The model rerouted to (`rerouted`).
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -252,7 +252,10 @@ impl<'a> Follow<'a> {
             Notification::RunProgress(p) => {
                 self.turn_header(p.turn);
                 self.status.turn = self.status.turn.max(p.turn);
-                self.status.activity = p.status.clone();
+                self.status.activity = match (p.status.as_str(), &p.detail) {
+                    ("sidecar", Some(task)) => format!("sidecar: {task}"),
+                    _ => p.status.clone(),
+                };
                 match p.status.as_str() {
                     "retrying" | "rerouted" | "queued" => {
                         let detail = p.detail.unwrap_or_default();

@@ -582,3 +582,49 @@ async fn turn_demotion_folds_the_turns_entries_into_the_summary() {
     );
     server.stop().await;
 }
+
+/// While a turn waits on the sidecar its clients are told so: the turn that folds evicted
+/// entries into the summary shows `run/progress` `sidecar` (detail `summary`) before it
+/// calls the model.
+#[actix_rt::test]
+async fn a_turn_waiting_on_a_side_task_says_so_in_run_progress() {
+    let server = server(2_000, |_| {}).await;
+    script(&server, |k, _| Reply::content(format!("SUMMARY {k}")));
+    let mut client = server.project_client("told").await;
+    start(&mut client, "told", Some(true)).await;
+    continue_until(&server, &mut client, "told", |s| {
+        !side_requests(s).is_empty()
+    })
+    .await;
+
+    let progress: Vec<(i64, String, Option<String>)> = client
+        .drain_notifications()
+        .into_iter()
+        .filter(|n| n["method"] == json!("run/progress"))
+        .map(|n| {
+            let p = &n["params"];
+            (
+                p["turn"].as_i64().unwrap_or_default(),
+                p["status"].as_str().unwrap_or_default().to_owned(),
+                p["detail"].as_str().map(str::to_owned),
+            )
+        })
+        .collect();
+    let Some(&(turn, _, _)) = progress.iter().find(|(_, status, _)| status == "sidecar") else {
+        panic!("no sidecar progress in {progress:?}");
+    };
+    let of_turn: Vec<(String, Option<String>)> = progress
+        .into_iter()
+        .filter(|(t, _, _)| *t == turn)
+        .map(|(_, status, detail)| (status, detail))
+        .collect();
+    assert_eq!(
+        of_turn,
+        vec![
+            ("sidecar".to_owned(), Some("summary".to_owned())),
+            ("thinking".to_owned(), None),
+            ("processing".to_owned(), None),
+        ]
+    );
+    server.stop().await;
+}

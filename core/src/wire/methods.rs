@@ -105,8 +105,13 @@ pub mod progress {
     pub const REROUTED: &str = "rerouted";
     /// The turn waits for an accepted command's output (`path`, the proposal).
     pub const STREAMING: &str = "streaming";
+    /// A side task (`detail`: `summary`, `compress`, `session_state`, `rerank`, `consolidate`)
+    /// is sent to the sidecar model: the run waits for it, up to `RUMMY_SIDECAR_TIMEOUT`.
+    pub const SIDECAR: &str = "sidecar";
     /// Every status, in the order a turn may show them.
-    pub const ALL: &[&str] = &[QUEUED, THINKING, PROCESSING, RETRYING, REROUTED, STREAMING];
+    pub const ALL: &[&str] = &[
+        QUEUED, THINKING, PROCESSING, RETRYING, REROUTED, STREAMING, SIDECAR,
+    ];
 }
 
 const LIST: [ParamSpec; 2] = [
@@ -634,7 +639,7 @@ pub const NOTIFICATIONS: &[NotificationSpec] = &[
             RUN_FIELD,
             TURN_FIELD,
             p("status", "string", true, "what the turn is doing").one_of(progress::ALL),
-            p("detail", "string", false, "why (queued, retrying, rerouted)"),
+            p("detail", "string", false, "why (queued, retrying, rerouted); sidecar: the side task"),
             p("delayMs", "integer", false, "retrying: how long until the retry"),
             p("to", "string", false, "rerouted: the fallback model"),
             p("path", "string", false, "streaming: the accepted command whose output the turn waits for"),
