@@ -965,3 +965,100 @@ async fn another_runs_facts_are_recalled() {
     );
     server.stop().await;
 }
+
+/// Consolidation may clean up: a memory that only held a task's passing state is removed — it
+/// leaves its path and recall, its text kept archived with who removed it and why — while the
+/// run's clients see the side task in `run/progress` (`sidecar`, `consolidate`).
+#[actix_rt::test]
+async fn consolidation_removes_a_memory_of_passing_state_and_keeps_its_text() {
+    let server = sidecar_server(
+        |input| {
+            if input.contains("memory://wip/billing") {
+                "{\"memories\": [{\"action\": \"remove\", \"path\": \"memory://wip/billing\", \"reason\": \"the move is done\"}]}".into()
+            } else {
+                "{\"memories\": []}".into()
+            }
+        },
+        |user| {
+            if user.contains("Move the billing tables") && !user.contains("Where are") {
+                "<set path=\"memory://wip/billing\">Currently moving the billing tables to the ledger schema.</set>\n<set path=\"known://billing/schema\">The billing tables live in the ledger schema.</set>\n<update status=\"200\">Moved.</update>".into()
+            } else {
+                "<update status=\"200\">Done.</update>".into()
+            }
+        },
+    )
+    .await;
+    let mut client = server.project_client("tidy").await;
+    run_to_end(
+        &mut client,
+        "a",
+        "Move the billing tables",
+        json!({ "consolidate": true, "recall": false }),
+    )
+    .await;
+    let sides = side_requests(&server);
+    assert_eq!(sides.len(), 1);
+    assert!(
+        sides[0].1.contains(
+            "- memory://wip/billing: Currently moving the billing tables to the ledger schema."
+        ),
+        "{}",
+        sides[0].1
+    );
+    let shown: Vec<(Value, Value)> = client
+        .drain_notifications()
+        .into_iter()
+        .filter(|n| {
+            n["method"] == json!("run/progress") && n["params"]["status"] == json!("sidecar")
+        })
+        .map(|n| (n["params"]["run"].clone(), n["params"]["detail"].clone()))
+        .collect();
+    assert_eq!(shown, vec![(json!("a"), json!("consolidate"))]);
+
+    let memories = client
+        .call(
+            "getEntries",
+            json!({ "run": "a", "scheme": "memory", "withBody": true, "visibility": "archived" }),
+        )
+        .await
+        .unwrap();
+    let seen: Vec<(Value, Value, Value, Value)> = memories
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| {
+            (
+                m["path"].clone(),
+                m["body"].clone(),
+                m["attributes"]["removedBy"]["run"].clone(),
+                m["attributes"]["removedBecause"].clone(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        seen,
+        vec![(
+            json!("memory://wip/billing@1"),
+            json!("Currently moving the billing tables to the ledger schema."),
+            json!("a"),
+            json!("the move is done")
+        )]
+    );
+    let current = client
+        .call(
+            "getEntries",
+            json!({ "run": "a", "scheme": "memory", "visibility": "visible" }),
+        )
+        .await
+        .unwrap();
+    assert_eq!(current, json!([]));
+    run_to_end(&mut client, "b", "Where are the billing tables?", json!({})).await;
+    let b = client.call("getRun", json!({ "run": "b" })).await.unwrap();
+    let recalled: Vec<Value> = b["recall"]["items"]
+        .as_array()
+        .map(|items| items.iter().map(|i| i["path"].clone()).collect())
+        .unwrap_or_default();
+    assert!(!recalled.contains(&json!("memory://wip/billing")), "{b}");
+    assert!(recalled.contains(&json!("known://billing/schema")), "{b}");
+    server.stop().await;
+}

@@ -65,6 +65,9 @@ pub(super) async fn consolidate(svc: Services, run: RunRef, ended: Loop) {
                     Applied::Written(path, how) => {
                         tracing::info!(run = run.run_id.0, %path, ?how, "consolidated into memory")
                     }
+                    Applied::Removed(path, archived) => {
+                        tracing::info!(run = run.run_id.0, %path, %archived, "removed from memory")
+                    }
                     Applied::Skipped(path, why) => {
                         tracing::warn!(run = run.run_id.0, %path, %why, "a consolidated memory was left out")
                     }

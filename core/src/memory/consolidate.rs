@@ -1,4 +1,8 @@
-//! Consolidation at a loop's end (`RUMMY_CONSOLIDATE`, off by default; a run's `consolidate` attribute): the sidecar reads the run's facts (and its session state, when it keeps one) beside the project's related memories, and proposes memories to add or update — applied at once, each an ordinary memory write (a changed one superseded, the old version kept).
+//! Consolidation at a loop's end (`RUMMY_CONSOLIDATE`, off by default; a run's `consolidate` attribute): the sidecar reads the run's facts (and its session state, when it keeps one) beside the project's related memories, and proposes memories to add, update or remove — applied at once, each an ordinary memory write (a changed one superseded, a removed one archived: the old version is always kept).
+//!
+//! Removal is the cleanup of seed 004's phase 1.5: a memory that only held a task's transient
+//! state (what was being done, not what is true of the project) leaves recall, its text kept
+//! archived with who removed it and why.
 //!
 //! "Proposes" is the model's part only: nothing waits for a person (a proposal in rummy is
 //! always a person's approval). An answer that is not the JSON asked for changes nothing; a
@@ -11,7 +15,7 @@ use crate::path::{normalize, scheme_of};
 use crate::sidecar::SideTask;
 use crate::store::entries::RunRef;
 use crate::store::entries::WriteCtx;
-use crate::store::memory::{self as store, MemoryWrite, Provenance, Remembered};
+use crate::store::memory::{self as store, Forgotten, MemoryWrite, Provenance, Remembered};
 use crate::store::{runs, StoreError};
 use crate::tokens;
 use crate::tools::strip_rationale;
@@ -128,18 +132,22 @@ pub fn task(input: &Input) -> SideTask<Vec<Proposal>> {
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Proposal {
-    /// `add` or `update`.
+    /// `add`, `update` or `remove`.
     pub action: Action,
     /// Its `memory://` path.
     pub path: String,
-    /// Its whole content.
+    /// Its whole content (none for `remove`).
+    #[serde(default)]
     pub content: String,
+    /// Why a memory is removed.
+    #[serde(default)]
+    pub reason: Option<String>,
     /// Its keywords.
     #[serde(default)]
     pub summary: Option<String>,
 }
 
-/// Whether a proposal adds a memory or updates (supersedes) one.
+/// Whether a proposal adds a memory, updates (supersedes) one or removes one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Action {
@@ -147,6 +155,8 @@ pub enum Action {
     Add,
     /// A new version of a memory.
     Update,
+    /// The memory only held transient state: archived, and gone from recall.
+    Remove,
 }
 
 #[derive(Deserialize)]
@@ -173,6 +183,8 @@ pub fn read(text: &str) -> Result<Vec<Proposal>, String> {
 pub enum Applied {
     /// Written (added, superseded or unchanged) at the path.
     Written(String, Remembered),
+    /// Removed from the path, its last version archived at the second path.
+    Removed(String, String),
     /// Left out, and why.
     Skipped(String, String),
 }
@@ -206,6 +218,16 @@ pub fn apply(
                 continue;
             }
         };
+        if p.action == Action::Remove {
+            let reason = p.reason.as_deref().map(str::trim).filter(|r| !r.is_empty());
+            applied.push(
+                match store::forget(conn, run.project_id, &path, provenance, reason, at)? {
+                    Forgotten::Removed { archived } => Applied::Removed(path, archived),
+                    Forgotten::Absent => Applied::Skipped(path, "no such memory".into()),
+                },
+            );
+            continue;
+        }
         let content = p.content.trim();
         let size = tokens::estimate(content, at.divisor);
         if content.is_empty() || size > max {

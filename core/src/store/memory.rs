@@ -10,7 +10,9 @@
 //! `<path>@<version>`, archived, with `supersededBy` and the time it stopped being valid
 //! (`validTo`); the path keeps the new content, with its own provenance, `version` and
 //! `validFrom`. A normalised path never holds a bare `@` (it is percent-encoded), so these
-//! paths cannot meet one a writer names.
+//! paths cannot meet one a writer names. A memory **removed** (consolidation's cleanup of a
+//! task's transient state, [`forget`]) moves to `<path>@<version>` the same way, with
+//! `removedBy` and `removedBecause`; a later memory at the path continues its version numbers.
 //!
 //! `recall_index` (FTS5) indexes the entries recall may bring back: memory, history, and every
 //! run's `known://` and `session://` entries. They are indexed here ([`index`]) when they are
@@ -158,7 +160,9 @@ pub fn remember(
     let mut attributes = w.provenance.attributes();
     attributes.insert("validFrom".into(), Value::from(at.now.to_rfc3339()));
     let Some(before) = current(conn, w.project_id, w.path)? else {
-        attributes.insert("version".into(), Value::from(1));
+        // A path whose memory was removed starts after its archived versions.
+        let version = last_archived_version(conn, &scope, w.path)? + 1;
+        attributes.insert("version".into(), Value::from(version));
         if let Some(summary) = w.summary {
             attributes.insert("summary".into(), Value::from(summary));
         }
@@ -214,6 +218,89 @@ pub fn remember(
         archived: archived_path,
         version: version + 1,
     })
+}
+
+/// What removing a memory did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Forgotten {
+    /// The memory's last version was archived at `archived`; the path holds nothing now, so
+    /// recall no longer finds it.
+    Removed {
+        /// Where its last version is kept.
+        archived: String,
+    },
+    /// The project holds no memory at the path.
+    Absent,
+}
+
+/// Removes the project's memory at `path` as `provenance` says (consolidation's cleanup of
+/// what only mattered for a task): its last version is archived at `<path>@<version>` with
+/// `removedBy` (the provenance), `removedBecause` (`reason`) and `validTo`, like a superseded
+/// one, and the path is freed. Nothing is lost: a later memory at the path continues the
+/// version numbers.
+pub fn forget(
+    conn: &mut SqliteConnection,
+    project_id: ProjectId,
+    path: &str,
+    provenance: Provenance<'_>,
+    reason: Option<&str>,
+    at: WriteCtx,
+) -> Result<Forgotten, StoreError> {
+    if scheme_of(path).as_deref() != Some("memory") {
+        return Err(StoreError::Invalid(format!(
+            "{path} is not a memory:// path"
+        )));
+    }
+    let Some(before) = current(conn, project_id, path)? else {
+        return Ok(Forgotten::Absent);
+    };
+    let mut archived = before.attribute_map();
+    let version = archived.get("version").and_then(Value::as_i64).unwrap_or(1);
+    let archived_path = format!("{path}@{version}");
+    archived.insert("removedBy".into(), Value::Object(provenance.attributes()));
+    if let Some(reason) = reason {
+        archived.insert("removedBecause".into(), Value::from(reason));
+    }
+    archived.insert("validTo".into(), Value::from(at.now.to_rfc3339()));
+    diesel::update(e::table.find(before.id))
+        .set((
+            e::path.eq(&archived_path),
+            e::attributes.eq(Value::Object(archived).to_string()),
+            e::updated_at.eq(at.now.0),
+        ))
+        .execute(conn)
+        .map_err(|err| {
+            if super::is_unique_violation(&err) {
+                StoreError::Conflict(format!("{archived_path} is already stored"))
+            } else {
+                StoreError::Db(err)
+            }
+        })?;
+    cached::<Unindex>(&[Bind::Int(before.id)]).execute(conn)?;
+    Ok(Forgotten::Removed {
+        archived: archived_path,
+    })
+}
+
+/// The highest version archived for the memory at `path` in `scope` (0 when none): the
+/// `<path>@<n>` entries sort between `<path>@` and `<path>A`, `A` following `@`.
+fn last_archived_version(
+    conn: &mut SqliteConnection,
+    scope: &str,
+    path: &str,
+) -> Result<i64, StoreError> {
+    let (low, high) = (format!("{path}@"), format!("{path}A"));
+    let archived: Vec<String> = e::table
+        .filter(e::scope.eq(scope))
+        .filter(e::path.ge(&low))
+        .filter(e::path.lt(&high))
+        .select(e::path)
+        .load(conn)?;
+    Ok(archived
+        .iter()
+        .filter_map(|p| p[low.len()..].parse::<i64>().ok())
+        .max()
+        .unwrap_or(0))
 }
 
 /// Inserts a project entry with no view; answers its id.
@@ -295,7 +382,7 @@ type ListedRow = (i32, String, Option<String>, String, String, i32, i64);
 
 /// A page of the project's `memory` or `history` entries (what `getEntries` lists for those
 /// schemes, which no run has views of), oldest first, as rows a view would give: resolved,
-/// visible — archived for a superseded memory — at the turn of their provenance.
+/// visible — archived for a superseded or removed memory — at the turn of their provenance.
 pub fn list(
     conn: &mut SqliteConnection,
     project_id: ProjectId,
@@ -341,7 +428,8 @@ pub fn list(
         .into_iter()
         .map(|(id, path, scheme, body, attributes, tokens, updated_at)| {
             let parsed: Value = serde_json::from_str(&attributes).unwrap_or(Value::Null);
-            let superseded = parsed.get("supersededBy").is_some();
+            let superseded =
+                parsed.get("supersededBy").is_some() || parsed.get("removedBy").is_some();
             let turn = parsed
                 .get("turn")
                 .and_then(Value::as_i64)

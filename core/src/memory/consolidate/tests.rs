@@ -106,6 +106,7 @@ fn reading_the_answer() {
         action: Action::Update,
         path: "memory://deploy/host".into(),
         content: "prod-4".into(),
+        reason: None,
         summary: Some("deploy".into()),
     };
     assert_eq!(
@@ -113,6 +114,16 @@ fn reading_the_answer() {
         Ok(vec![one])
     );
     assert_eq!(read("Nothing new: {\"memories\": []}"), Ok(vec![]));
+    assert_eq!(
+        read("{\"memories\": [{\"action\": \"remove\", \"path\": \"memory://wip\", \"reason\": \"the task is over\"}]}"),
+        Ok(vec![Proposal {
+            action: Action::Remove,
+            path: "memory://wip".into(),
+            content: String::new(),
+            reason: Some("the task is over".into()),
+            summary: None,
+        }])
+    );
     for bad in [
         "no",
         "{\"memories\": [{\"action\": \"delete\", \"path\": \"memory://x\", \"content\": \"y\"}]}",
@@ -142,6 +153,7 @@ fn proposals_are_written_at_once() {
         action,
         path: path.into(),
         content: content.into(),
+        reason: None,
         summary: None,
     };
     let applied = apply(
@@ -187,4 +199,105 @@ fn proposals_are_written_at_once() {
         (attributes["run"].clone(), attributes["writer"].clone()),
         (Value::from("a"), Value::from("plugin"))
     );
+}
+
+/// Cleanup removes a memory that only held a task's transient state: it leaves recall and its
+/// path, its text kept archived with who removed it and why; removing what is not there is left
+/// out; a memory written at the path again continues the version numbers.
+#[test]
+fn cleanup_removes_transient_content_and_keeps_it_archived() {
+    let mut conn = db();
+    let p = project(&mut conn, "p");
+    let a = run(&mut conn, p.id, "a");
+    remember_one(
+        &mut conn,
+        p.id,
+        "memory://wip/migration",
+        "Currently halfway through moving the billing tables.",
+    );
+    assert_eq!(
+        store::recall_matches(&mut conn, "billing", 10)
+            .unwrap()
+            .len(),
+        1
+    );
+    let at = WriteCtx {
+        divisor: 2,
+        now: NOW,
+    };
+    let remove = |path: &str| Proposal {
+        action: Action::Remove,
+        path: path.into(),
+        content: String::new(),
+        reason: Some("the migration is finished".into()),
+        summary: None,
+    };
+    let applied = apply(
+        &mut conn,
+        a,
+        &[remove("memory://wip/migration"), remove("memory://never")],
+        512,
+        at,
+    )
+    .unwrap();
+    assert_eq!(
+        applied,
+        vec![
+            Applied::Removed(
+                "memory://wip/migration".into(),
+                "memory://wip/migration@1".into()
+            ),
+            Applied::Skipped("memory://never".into(), "no such memory".into()),
+        ]
+    );
+    assert_eq!(
+        store::current(&mut conn, p.id, "memory://wip/migration").unwrap(),
+        None
+    );
+    let kept = store::current(&mut conn, p.id, "memory://wip/migration@1")
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        kept.body,
+        "Currently halfway through moving the billing tables."
+    );
+    let attributes = kept.attribute_map();
+    assert_eq!(
+        (
+            attributes["removedBy"].clone(),
+            attributes["removedBecause"].clone(),
+            attributes["validTo"].clone(),
+        ),
+        (
+            serde_json::json!({"run": "a", "turn": 0, "user": null, "writer": "plugin"}),
+            Value::from("the migration is finished"),
+            Value::from(NOW.to_rfc3339()),
+        )
+    );
+    assert_eq!(
+        store::recall_matches(&mut conn, "billing", 10)
+            .unwrap()
+            .len(),
+        0
+    );
+
+    remember_one(
+        &mut conn,
+        p.id,
+        "memory://wip/migration",
+        "The billing tables live in the ledger schema.",
+    );
+    let again = store::current(&mut conn, p.id, "memory://wip/migration")
+        .unwrap()
+        .unwrap();
+    assert_eq!(again.attribute_map()["version"], Value::from(2));
+    remember_one(
+        &mut conn,
+        p.id,
+        "memory://wip/migration",
+        "The billing tables live in the ledger schema, partitioned by month.",
+    );
+    assert!(store::current(&mut conn, p.id, "memory://wip/migration@2")
+        .unwrap()
+        .is_some());
 }
