@@ -77,6 +77,8 @@ pub struct Finish {
     pub stop_reason: StopReason,
     /// Why it failed, recorded as an `error://` entry the model sees.
     pub error: Option<String>,
+    /// Whether the project keeps the loop for recall (its history line, its facts indexed).
+    pub kept: bool,
 }
 
 /// Owns one run's queue.
@@ -290,6 +292,7 @@ fn finish(
             status: msg.loop_status,
             stop_reason: msg.stop_reason.as_str(),
             error: msg.error.as_deref(),
+            kept: msg.kept,
         },
         at,
     )?;
@@ -398,6 +401,7 @@ mod tests {
             run_status: RunStatus::Completed,
             stop_reason: StopReason::Concluded,
             error: None,
+            kept: true,
         };
         finish(&mut c, run, &end, write_ctx(DIVISOR)).unwrap();
         let folded = inject(
@@ -442,6 +446,7 @@ mod tests {
                 run_status,
                 stop_reason: StopReason::Concluded,
                 error: None,
+                kept: true,
             };
             finish(&mut c, run, &end, write_ctx(DIVISOR)).unwrap();
             let next = claim(&mut c, run.run_id, &RoutingConfig::default()).unwrap();

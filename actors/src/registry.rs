@@ -520,10 +520,13 @@ impl Handler<Recover> for RunRegistry {
         let svc = self.svc.clone();
         let divisor = svc.config.limits.token_divisor;
         let retention_days = svc.config.limits.retention_days;
+        let recall_default = svc.config.recall.enabled;
         let recovered = async move {
             let report = svc
                 .store
-                .write(move |c| recovery::recover(c, crate::clock::write_ctx(divisor)))
+                .write(move |c| {
+                    recovery::recover(c, recall_default, crate::clock::write_ctx(divisor))
+                })
                 .await?;
             // In a write of its own: a purge that fails must not undo the recovery.
             if retention_days > 0 {

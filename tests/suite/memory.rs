@@ -353,6 +353,68 @@ async fn a_superseded_memory_is_kept_archived() {
     server.stop().await;
 }
 
+/// With recall off on the server (`RUMMY_RECALL=0`) memory costs a loop nothing: a loop leaves
+/// no history line and its facts are not indexed — unless its run turns recall on, whose loops
+/// the project keeps.
+#[actix_rt::test]
+async fn with_recall_off_only_runs_that_recall_are_kept() {
+    let server = TestServer::start_with(|c| c.recall.enabled = false).await;
+    let mut client = server.project_client("quiet").await;
+    for _ in 0..2 {
+        server.provider.push(Reply::content(
+            "<set path=\"known://db/engine\">The billing database is postgres 16.</set>\n<update status=\"200\">Noted.</update>",
+        ));
+    }
+    server
+        .provider
+        .push(Reply::content("<update status=\"200\">Done.</update>"));
+    run_to_end(
+        &mut client,
+        "off",
+        "Look at the billing database",
+        json!({}),
+    )
+    .await;
+    run_to_end(
+        &mut client,
+        "on",
+        "Look at the billing database again",
+        json!({ "recall": true }),
+    )
+    .await;
+    let history = client
+        .call("getEntries", json!({ "run": "on", "scheme": "history" }))
+        .await
+        .unwrap();
+    let runs: Vec<Value> = history
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["attributes"]["run"].clone())
+        .collect();
+    assert_eq!(runs, vec![json!("on")]);
+    run_to_end(
+        &mut client,
+        "asks",
+        "Which engine runs the billing database?",
+        json!({ "recall": true }),
+    )
+    .await;
+    let asks = client
+        .call("getRun", json!({ "run": "asks" }))
+        .await
+        .unwrap();
+    let recalled: Vec<(Value, Value)> = asks["recall"]["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|i| i["source"] == json!("known"))
+        .map(|i| (i["path"].clone(), i["run"].clone()))
+        .collect();
+    assert_eq!(recalled, vec![(json!("known://db/engine"), json!("on"))]);
+    server.stop().await;
+}
+
 /// Every finished loop leaves one history line of the project — run, loop, prompt gist and
 /// outcome — at `history://<date>/<run>/<loop>`, never a line rewritten.
 #[actix_rt::test]

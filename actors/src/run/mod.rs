@@ -38,7 +38,7 @@ use crate::turn::{
 use actix::prelude::*;
 pub use retire::{Idle, Keeper, Retire};
 use rummy_core::memory::consolidate as memory_consolidate;
-use rummy_core::memory::recall::RECALL_FLAG;
+use rummy_core::memory::recall as memory_recall;
 use rummy_core::provider::routing;
 use rummy_core::run::{Mode, RunStatus, StopReason};
 use rummy_core::session_state::stored;
@@ -335,10 +335,7 @@ impl RunActor {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         };
-        let recall = flags
-            .get(RECALL_FLAG)
-            .and_then(Value::as_bool)
-            .unwrap_or(self.svc.config.recall.enabled);
+        let recall = memory_recall::requested(&flags, self.svc.config.recall.enabled);
         let job = TurnJob {
             run: self.run,
             alias: Arc::clone(&self.alias),
@@ -488,6 +485,7 @@ impl RunActor {
             run_status,
             stop_reason,
             error,
+            kept: memory_recall::kept(&loop_row.config(), self.svc.config.recall.enabled),
         };
         let (queue, svc, run) = (self.queue.clone(), self.svc.clone(), self.run);
         let alias = Arc::clone(&self.alias);

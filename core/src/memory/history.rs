@@ -114,12 +114,16 @@ pub struct Outcome<'a> {
     pub stop_reason: &'a str,
     /// Why it failed, if it did.
     pub error: Option<&'a str>,
+    /// Whether the project keeps it for recall ([`recall::kept`](super::recall::kept)): its
+    /// history line and its facts and session state indexed. Otherwise only its recall leaves
+    /// the view.
+    pub kept: bool,
 }
 
-/// What the project keeps of a loop that ended, in the write that ends it: the facts and
-/// session state it wrote, indexed for recall; its history line; and — a recall being context
-/// for its own loop alone — the loop's `recall://` leaves the model's view (archived, at one
-/// revision).
+/// What the project keeps of a loop that ended, in the write that ends it: when `kept`, the
+/// facts and session state it wrote, indexed for recall, and its history line; and — a recall
+/// being context for its own loop alone — the loop's `recall://` leaves the model's view
+/// (archived, at one revision).
 pub fn loop_ended(
     conn: &mut SqliteConnection,
     run: RunRef,
@@ -132,23 +136,26 @@ pub fn loop_ended(
         status,
         stop_reason,
         error,
+        kept,
     } = outcome;
     let ended = loops::by_id(conn, loop_id)?;
-    let update = memory::last_update_of_loop(conn, run.run_id, loop_id)?;
-    let end = LoopEnd {
-        project_id: run.project_id,
-        run: alias,
-        loop_number: ended.sequence,
-        mode: &ended.mode,
-        model: &ended.model,
-        prompt: &ended.prompt,
-        status,
-        stop_reason,
-        update: update.as_deref(),
-        error,
-    };
-    let (_, history) = record(conn, &end, at)?;
-    memory::index_loop(conn, run.run_id, loop_id, history)?;
+    if kept {
+        let update = memory::last_update_of_loop(conn, run.run_id, loop_id)?;
+        let end = LoopEnd {
+            project_id: run.project_id,
+            run: alias,
+            loop_number: ended.sequence,
+            mode: &ended.mode,
+            model: &ended.model,
+            prompt: &ended.prompt,
+            status,
+            stop_reason,
+            update: update.as_deref(),
+            error,
+        };
+        let (_, history) = record(conn, &end, at)?;
+        memory::index_loop(conn, run.run_id, loop_id, history)?;
+    }
     if let Some(recall) = memory::visible_recall_of_loop(conn, run.run_id, ended.sequence)? {
         let rev = runs::take_rev(conn, run.run_id)?;
         views::set_visibility_at(

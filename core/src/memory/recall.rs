@@ -36,6 +36,22 @@ use std::collections::HashMap;
 /// over `RUMMY_RECALL`.
 pub const RECALL_FLAG: &str = "recall";
 
+/// Whether a loop with `flags` recalls on its first turn: its run's `recall`, else `default`
+/// (`RUMMY_RECALL`).
+pub fn requested(flags: &Value, default: bool) -> bool {
+    flags
+        .get(RECALL_FLAG)
+        .and_then(Value::as_bool)
+        .unwrap_or(default)
+}
+
+/// Whether the project keeps what a loop with `flags` did for later recall — its history line,
+/// its facts and session state indexed: when the server recalls (`default`), or the loop itself
+/// asks to. With recall off everywhere, memory costs a turn nothing.
+pub fn kept(flags: &Value, default: bool) -> bool {
+    default || requested(flags, false)
+}
+
 /// Where a candidate comes from: its entry's scheme.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Source {

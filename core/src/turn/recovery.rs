@@ -11,7 +11,7 @@
 use super::streams::{self, Awaited};
 use super::{proposals, record, state, TurnRef};
 use crate::ids::{ProjectId, RunId};
-use crate::memory::history;
+use crate::memory::{history, recall};
 use crate::run::{RunStatus, StopReason};
 use crate::store::entries::{RunRef, WriteCtx};
 use crate::store::loops::Loop;
@@ -42,8 +42,13 @@ pub struct Recovery {
     pub to_resume: Vec<(Run, Loop, Option<Model>, Awaited)>,
 }
 
-/// Ends interrupted loops and lists the runs that have loops waiting.
-pub fn recover(conn: &mut SqliteConnection, at: WriteCtx) -> Result<Recovery, StoreError> {
+/// Ends interrupted loops and lists the runs that have loops waiting; an interrupted loop is
+/// kept for recall as a finished one is ([`recall::kept`], `recall_default`: `RUMMY_RECALL`).
+pub fn recover(
+    conn: &mut SqliteConnection,
+    recall_default: bool,
+    at: WriteCtx,
+) -> Result<Recovery, StoreError> {
     let now = at.now;
     let mut report = Recovery::default();
     let streams_failed = streams::fail_all_streaming(conn, INTERRUPTED, at)?;
@@ -109,6 +114,7 @@ pub fn recover(conn: &mut SqliteConnection, at: WriteCtx) -> Result<Recovery, St
                     status: 500,
                     stop_reason: StopReason::Interrupted.as_str(),
                     error: Some(INTERRUPTED),
+                    kept: recall::kept(&active.config(), recall_default),
                 },
                 at,
             )?;

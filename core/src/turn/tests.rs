@@ -406,6 +406,7 @@ fn restart_fails_a_search_in_flight() {
 
     let recovered = super::recovery::recover(
         &mut f.conn,
+        true,
         WriteCtx {
             divisor: 2,
             now: NOW,
@@ -818,6 +819,7 @@ fn a_loops_recall_is_one_block_before_its_prompt_for_that_loop_only() {
             status: 200,
             stop_reason: "concluded",
             error: None,
+            kept: true,
         },
         WriteCtx {
             divisor: 2,
