@@ -505,7 +505,8 @@ async fn discover_lists_what_is_accepted() {
             "processing",
             "retrying",
             "rerouted",
-            "streaming"
+            "streaming",
+            "sidecar"
         ])
     );
     let mut state = names(&catalogue["notifications"]["run/state"]["payload"]);
