@@ -20,6 +20,9 @@ diesel::table! {
         tokens -> Integer,
         created_at -> BigInt,
         updated_at -> BigInt,
+        base_id -> Nullable<Integer>,
+        prefix_chars -> Integer,
+        suffix_chars -> Integer,
     }
 }
 

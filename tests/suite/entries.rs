@@ -433,3 +433,42 @@ async fn get_entries_filters_and_pages() {
     assert_eq!(page[0].get("body"), None);
     server.stop().await;
 }
+
+/// A turn's audit trail is exactly what the model was sent — `system://N` and `user://N` equal
+/// the request's messages byte for byte — on every turn of a long loop over a project whose
+/// context is mostly the same from turn to turn (stored as deltas, read back whole).
+#[actix_rt::test]
+async fn the_audit_trail_is_exactly_what_each_turn_sent() {
+    let server = TestServer::start().await;
+    let root = server.project_root("trail");
+    for i in 0..40 {
+        std::fs::write(
+            std::path::Path::new(&root).join(format!("notes_{i:02}.md")),
+            format!("# Note {i}\nThe café on floor {i} serves 🦀 on Fridays.\n").repeat(3),
+        )
+        .unwrap();
+    }
+    for turn in 1..=12 {
+        let status = if turn == 12 { 200 } else { 102 };
+        server.provider.push(Reply::content(format!(
+            "<set path=\"known://step_{turn}\">step {turn}: naïve résumé checked</set>\n<update status=\"{status}\">step {turn}</update>"
+        )));
+    }
+    let mut client = server.project_client("trail").await;
+    start_run(&mut client, "run://long", "Walk the notes").await;
+    wait_status(&mut client, "long", 200).await;
+
+    let requests = server.provider.chat_requests();
+    assert_eq!(requests.len(), 12);
+    for (i, request) in requests.iter().enumerate() {
+        let turn = i + 1;
+        for (k, scheme) in ["system", "user"].into_iter().enumerate() {
+            let sent = request.body["messages"][k]["content"].clone();
+            let kept = entry(&mut client, "long", &format!("{scheme}://{turn}"))
+                .await
+                .unwrap();
+            assert_eq!(kept["body"], sent, "{scheme}://{turn}");
+        }
+    }
+    server.stop().await;
+}

@@ -4,8 +4,9 @@
 //! through its own `run_views` row (state, outcome, visibility, turn). Every
 //! view write takes the run's next revision so pushes can be incremental.
 
+use super::audit::{FullBody, Stored, FULL_BODY_SQL};
 use super::cached::{cached, Bind, StaticSql};
-use super::{runs, StoreError};
+use super::{audit, runs, StoreError};
 use crate::entry::{Category, Scope, State, Visibility, Writer};
 use crate::ids::{LoopId, ProjectId, RunId};
 use crate::path::scheme_of;
@@ -18,6 +19,7 @@ use diesel::prelude::*;
 use diesel::sql_types::{Bool, Text};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
+use std::collections::HashMap;
 
 /// The run a write belongs to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -107,6 +109,23 @@ pub fn write_at(
     write_in(conn, w, scope, at, rev)
 }
 
+/// [`write_at`] of an audit text (`system://N`, `user://N`, …): stored as a delta from the
+/// keyframe of `previous` (the previous turn's entry of its scheme) when that is worth it
+/// ([`audit`](super::audit)), else whole.
+pub fn write_audit(
+    conn: &mut SqliteConnection,
+    w: &EntryWrite<'_>,
+    previous: &str,
+    at: WriteCtx,
+    rev: Option<i32>,
+) -> Result<Written, StoreError> {
+    let scheme = scheme_of(w.path);
+    let spec = admitted(w.path, scheme.as_deref(), w.writer)?;
+    let scope = spec.default_scope.scope(w.run.project_id, w.run.run_id);
+    let stored = audit::storage(conn, &scope.key(), previous, w.body)?;
+    write_stored(conn, w, scope, at, rev, stored)
+}
+
 /// [`write_at`] into `scope` rather than the scheme's own: a shared `unknown://` is the
 /// project's (`store::shared`). The tier is checked here too.
 pub fn write_in(
@@ -115,6 +134,18 @@ pub fn write_in(
     scope: Scope,
     at: WriteCtx,
     rev: Option<i32>,
+) -> Result<Written, StoreError> {
+    write_stored(conn, w, scope, at, rev, Stored::Whole)
+}
+
+/// [`write_in`] with the body stored as `stored` says.
+fn write_stored(
+    conn: &mut SqliteConnection,
+    w: &EntryWrite<'_>,
+    scope: Scope,
+    at: WriteCtx,
+    rev: Option<i32>,
+    stored: Stored<'_>,
 ) -> Result<Written, StoreError> {
     let WriteCtx {
         divisor: token_divisor,
@@ -134,16 +165,20 @@ pub fn write_in(
     let tokens = tokens::estimate(w.body, token_divisor);
     let attributes = w.attributes.to_string();
     let scope_key = scope.key();
+    let [body, base_id, prefix_chars, suffix_chars] = stored.binds(w.body);
     cached::<UpsertEntry>(&[
         Bind::Text(&scope_key),
         Bind::Text(w.path),
         Bind::OptText(scheme.as_deref()),
-        Bind::Text(w.body),
+        body,
         Bind::Text(&attributes),
         Bind::Text(&hash),
         Bind::Int(tokens),
         Bind::Big(now.0),
         Bind::Big(now.0),
+        base_id,
+        prefix_chars,
+        suffix_chars,
     ])
     .execute(conn)?;
     let entry_id = cached::<EntryId>(&[Bind::Text(&scope_key), Bind::Text(w.path)])
@@ -198,15 +233,18 @@ pub fn admitted(
     }
 }
 
-/// Inserts or rewrites an entry by (scope, path); its id.
+/// Inserts or rewrites an entry by (scope, path), its body whole or as a delta
+/// ([`audit`](super::audit)); its id.
 struct UpsertEntry;
 impl StaticSql for UpsertEntry {
     const SQL: &'static str = "INSERT INTO entries \
-        (scope, path, scheme, body, attributes, hash, tokens, created_at, updated_at) \
-        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) \
+        (scope, path, scheme, body, attributes, hash, tokens, created_at, updated_at, \
+        base_id, prefix_chars, suffix_chars) \
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) \
         ON CONFLICT (scope, path) DO UPDATE SET body = excluded.body, \
         attributes = excluded.attributes, hash = excluded.hash, tokens = excluded.tokens, \
-        updated_at = excluded.updated_at";
+        updated_at = excluded.updated_at, base_id = excluded.base_id, \
+        prefix_chars = excluded.prefix_chars, suffix_chars = excluded.suffix_chars";
 }
 
 /// The id of an entry by (scope, path): read after the upsert, because `RETURNING` makes
@@ -309,7 +347,7 @@ pub type ViewColumns = (
     run_views::id,
     entries::path,
     entries::scheme,
-    entries::body,
+    FullBody,
     entries::attributes,
     entries::tokens,
     run_views::state,
@@ -325,7 +363,7 @@ pub const VIEW_COLUMNS: ViewColumns = (
     run_views::id,
     entries::path,
     entries::scheme,
-    entries::body,
+    FullBody,
     entries::attributes,
     entries::tokens,
     run_views::state,
@@ -456,7 +494,9 @@ pub fn list(
         query = query.filter(
             sql::<Bool>("hedsearch(")
                 .bind::<Text, _>(body.clone())
-                .sql(", entries.body)"),
+                .sql(", ")
+                .sql(FULL_BODY_SQL)
+                .sql(")"),
         );
     }
     Ok(query
@@ -671,56 +711,51 @@ pub fn fork(
     let parent_scope = Scope::Run(parent.run_id).key();
     let child_scope = Scope::Run(child.run_id).key();
     type Source = (
-        i32,
-        String,
-        String,
-        Option<String>,
-        String,
-        String,
-        String,
-        i32,
-        i32,
-        State,
-        Option<String>,
-        Visibility,
+        (i32, String, String, Option<String>),
+        (String, String, Option<i32>, i32, i32),
+        (String, String, i32),
+        (i32, State, Option<String>, Visibility),
     );
     let sources: Vec<Source> = run_views::table
         .inner_join(entries::table)
         .filter(run_views::run_id.eq(parent.run_id))
         .order(run_views::id.asc())
         .select((
-            entries::id,
-            entries::scope,
-            entries::path,
-            entries::scheme,
-            entries::body,
-            entries::attributes,
-            entries::hash,
-            entries::tokens,
-            run_views::turn,
-            run_views::state,
-            run_views::outcome,
-            run_views::visibility,
+            (entries::id, entries::scope, entries::path, entries::scheme),
+            (
+                entries::body,
+                FullBody,
+                entries::base_id,
+                entries::prefix_chars,
+                entries::suffix_chars,
+            ),
+            (entries::attributes, entries::hash, entries::tokens),
+            (
+                run_views::turn,
+                run_views::state,
+                run_views::outcome,
+                run_views::visibility,
+            ),
         ))
         .load(conn)?;
     let count = sources.len();
+    // The parent's run-scoped entries are copied; an audit delta keeps referring to its
+    // keyframe's copy (written before it, views being read in order), else it is copied whole.
+    let mut copies: HashMap<i32, i32> = HashMap::new();
     for (
-        entry_id,
-        scope,
-        path,
-        scheme,
-        body,
-        attributes,
-        hash,
-        tokens,
-        turn,
-        state,
-        outcome,
-        visibility,
+        (entry_id, scope, path, scheme),
+        (stored, whole, base_id, prefix_chars, suffix_chars),
+        (attributes, hash, tokens),
+        (turn, state, outcome, visibility),
     ) in sources
     {
         let target = if scope == parent_scope {
-            diesel::insert_into(entries::table)
+            let (body, base_id, prefix_chars, suffix_chars) =
+                match base_id.and_then(|b| copies.get(&b)) {
+                    Some(&copied) => (stored, Some(copied), prefix_chars, suffix_chars),
+                    None => (whole, None, 0, 0),
+                };
+            let copy = diesel::insert_into(entries::table)
                 .values((
                     entries::scope.eq(&child_scope),
                     entries::path.eq(&path),
@@ -731,9 +766,14 @@ pub fn fork(
                     entries::tokens.eq(tokens),
                     entries::created_at.eq(now.0),
                     entries::updated_at.eq(now.0),
+                    entries::base_id.eq(base_id),
+                    entries::prefix_chars.eq(prefix_chars),
+                    entries::suffix_chars.eq(suffix_chars),
                 ))
                 .returning(entries::id)
-                .get_result::<i32>(conn)?
+                .get_result::<i32>(conn)?;
+            copies.insert(entry_id, copy);
+            copy
         } else {
             entry_id
         };

@@ -1,5 +1,6 @@
 //! Store queries as plain functions over a connection passed in; the `StoreActor` owns the writing connection and calls them.
 
+pub mod audit;
 pub mod cached;
 pub mod constraints;
 pub mod context;

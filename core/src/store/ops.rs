@@ -6,6 +6,7 @@
 //! Patterns and body filters are hedberg patterns evaluated in SQL
 //! (`hedmatch`, `hedsearch`, registered on every connection).
 
+use super::audit::FULL_BODY_SQL;
 use super::entries::{self, EntryWrite, RunRef, ViewRow, WriteCtx};
 use super::{runs, StoreError};
 use crate::entry::{State, Visibility, Writer};
@@ -100,7 +101,9 @@ pub fn matching(
         query = query.filter(
             sql::<Bool>("hedsearch(")
                 .bind::<Text, _>(filter.to_owned())
-                .sql(", entries.body)"),
+                .sql(", ")
+                .sql(FULL_BODY_SQL)
+                .sql(")"),
         );
     }
     Ok(query

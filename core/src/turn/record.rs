@@ -26,7 +26,8 @@ pub fn prompt(
 }
 
 /// Writes a turn's audit entries (`(scheme, body)` pairs, e.g. `system://N`, `assistant://N`)
-/// as one change: archived, system-only, at one view revision.
+/// as one change: archived, system-only, at one view revision; a long text as a delta from the
+/// previous turn's text of its scheme when that is worth it (`store::audit`).
 pub fn audit_all(
     conn: &mut SqliteConnection,
     t: TurnRef,
@@ -40,7 +41,8 @@ pub fn audit_all(
     let attributes = json!({});
     for (scheme, body) in entries {
         let path = format!("{scheme}://{}", t.turn);
-        entries::write_at(
+        let previous = format!("{scheme}://{}", t.turn - 1);
+        entries::write_audit(
             conn,
             &EntryWrite {
                 run: t.run,
@@ -54,6 +56,7 @@ pub fn audit_all(
                 turn: t.turn,
                 writer: Writer::System,
             },
+            &previous,
             at,
             Some(rev),
         )?;
