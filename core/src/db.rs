@@ -99,6 +99,38 @@ pub fn checkpoint(conn: &mut SqliteConnection) -> Result<Checkpointed, StoreErro
     Ok(diesel::sql_query("PRAGMA wal_checkpoint(PASSIVE)").get_result(conn)?)
 }
 
+/// Opens a database that must already exist, as it is (no migration, nothing written): for the
+/// commands that read or copy it beside a running server (`rummy export`, `rummy backup`).
+/// SQLite's write-ahead log lets them read while the server writes.
+pub fn open_existing(path: &Path) -> Result<SqliteConnection, StoreError> {
+    if !path.is_file() {
+        return Err(StoreError::NotFound(format!(
+            "no database at {}",
+            path.display()
+        )));
+    }
+    let mut conn = SqliteConnection::establish(path_str(path)?)?;
+    conn.batch_execute(COMMON_PRAGMAS)?;
+    Ok(conn)
+}
+
+/// Whether the database lacks migrations this build has (a server of an older version wrote
+/// it last): reading it with this build's queries would fail on the missing columns.
+pub fn needs_migration(conn: &mut SqliteConnection) -> Result<bool, StoreError> {
+    conn.has_pending_migration(MIGRATIONS)
+        .map_err(StoreError::Migration)
+}
+
+/// Copies the whole database into `target` as one consistent snapshot (`VACUUM INTO`, in one
+/// read transaction: a server writing meanwhile is neither blocked nor half-copied). `target`
+/// must not exist or be an empty file; SQLite refuses anything else.
+pub fn backup_into(conn: &mut SqliteConnection, target: &Path) -> Result<(), StoreError> {
+    diesel::sql_query("VACUUM INTO ?")
+        .bind::<diesel::sql_types::Text, _>(path_str(target)?)
+        .execute(conn)?;
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

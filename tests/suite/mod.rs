@@ -9,6 +9,7 @@ mod client;
 mod clients;
 mod commands;
 mod crash;
+mod data;
 mod docs;
 mod entries;
 mod fair;
