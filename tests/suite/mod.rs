@@ -30,6 +30,7 @@ mod restart;
 mod runs;
 mod search;
 mod session_state;
+mod shutdown;
 mod skills;
 mod store;
 mod summaries;
