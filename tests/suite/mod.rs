@@ -10,6 +10,7 @@ mod clients;
 mod commands;
 mod crash;
 mod data;
+mod deploy;
 mod docs;
 mod entries;
 mod fair;
