@@ -156,4 +156,49 @@ mod tests {
         assert!(done.log >= 50, "every commit stayed in the log: {done:?}");
         assert_eq!(done.checkpointed, done.log);
     }
+
+    /// A backup is the database's rows in a file of its own, without a log beside it; an
+    /// existing file that is not empty is refused, and a missing database is named.
+    #[test]
+    fn a_backup_copies_every_row_and_refuses_a_file_with_content() {
+        #[derive(diesel::QueryableByName)]
+        struct Name {
+            #[diesel(sql_type = diesel::sql_types::Text)]
+            name: String,
+        }
+        let dir = tempfile::TempDir::new().unwrap();
+        let path = dir.path().join("rummy.db");
+        let mut writer = open_writer(&path).unwrap();
+        writer
+            .batch_execute(
+                "INSERT INTO projects (name, project_root, created_at) VALUES ('web', '/w', 0)",
+            )
+            .unwrap();
+        let mut reader = open_existing(&path).unwrap();
+        let copy = dir.path().join("copy.db");
+        backup_into(&mut reader, &copy).unwrap();
+        let mut copied = open_existing(&copy).unwrap();
+        let names: Vec<String> = diesel::sql_query("SELECT name FROM projects")
+            .load::<Name>(&mut copied)
+            .unwrap()
+            .into_iter()
+            .map(|n| n.name)
+            .collect();
+        assert_eq!(names, vec!["web".to_owned()]);
+        assert!(!needs_migration(&mut copied).unwrap());
+        assert!(
+            !dir.path().join("copy.db-wal").exists(),
+            "the copy is one file"
+        );
+
+        let taken = dir.path().join("taken.db");
+        std::fs::write(&taken, "keep me").unwrap();
+        assert!(backup_into(&mut reader, &taken).is_err());
+        assert_eq!(std::fs::read_to_string(&taken).unwrap(), "keep me");
+        let missing = dir.path().join("missing.db");
+        assert_eq!(
+            open_existing(&missing).err().map(|e| e.to_string()),
+            Some(format!("no database at {}", missing.display()))
+        );
+    }
 }

@@ -334,3 +334,129 @@ fn sidecar_of(conn: &mut SqliteConnection, run_id: RunId) -> Result<Vec<SidecarP
         )
         .collect())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::entry::{Visibility, Writer};
+    use crate::run::Mode;
+    use crate::store::sidecar_calls::{self, SidecarCall};
+    use crate::store::testing::{memory, project, run as new_run, write, NOW};
+    use crate::store::{loops, turns};
+    use pretty_assertions::assert_eq;
+    use serde_json::json;
+
+    /// A run exports whole: its row, its loop and how it ended, its turn with the provider's
+    /// figures and the loop's number, its side task, the totals of both, and its entry with
+    /// its body in `getEntries`' shape.
+    #[test]
+    fn a_run_exports_with_its_loops_turns_side_tasks_and_entries() {
+        let mut c = memory();
+        let p = project(&mut c, "web");
+        let r = new_run(&mut c, p.id, "first");
+        loops::enqueue(&mut c, r.run_id, Mode::Act, "m", "Fix it", &json!({}), NOW).unwrap();
+        let active = loops::claim_next(&mut c, r.run_id, NOW).unwrap().unwrap();
+        let turn = turns::begin(&mut c, r.run_id, active.id, NOW).unwrap();
+        let usage = Usage {
+            prompt_tokens: 100,
+            cached_tokens: 40,
+            completion_tokens: 20,
+            reasoning_tokens: 5,
+            total_tokens: 120,
+            cost: 0.5,
+        };
+        turns::record_usage(&mut c, turn.id, 90, &usage, Some("thinking"), NOW).unwrap();
+        turns::finish(&mut c, turn.id, turns::DONE, NOW).unwrap();
+        let side = Usage {
+            prompt_tokens: 10,
+            cached_tokens: 0,
+            completion_tokens: 2,
+            reasoning_tokens: 0,
+            total_tokens: 12,
+            cost: 0.25,
+        };
+        let call = SidecarCall {
+            run_id: r.run_id,
+            turn: 1,
+            task: "summary",
+            model: "m",
+            outcome: "ok",
+            error: None,
+            usage: side,
+            elapsed_ms: 7,
+        };
+        sidecar_calls::record(&mut c, &call, NOW).unwrap();
+        loops::finish(&mut c, active.id, 200, &json!({"status": 200}), NOW).unwrap();
+        write(
+            &mut c,
+            r,
+            "known://a",
+            "fact",
+            Visibility::Visible,
+            Writer::Model,
+        )
+        .unwrap();
+
+        let exported = run(&mut c, "web", "first").unwrap();
+        let at = NOW.to_rfc3339();
+        assert_eq!(
+            serde_json::to_value(&exported).unwrap(),
+            json!({
+                "format": "rummy-export/1",
+                "project": "web",
+                "run": {
+                    "run": "first", "parent": null, "model": "m", "mode": "ask",
+                    "status": 100, "user": null, "temperature": null, "persona": null,
+                    "contextLimit": null, "flags": {}, "created": at, "updated": at,
+                },
+                "loops": [{
+                    "sequence": 1, "mode": "act", "model": "m", "prompt": "Fix it",
+                    "status": 200, "config": {}, "result": {"status": 200},
+                    "created": at, "updated": at,
+                }],
+                "turns": [{
+                    "sequence": 1, "loopSequence": 1, "status": 200, "contextTokens": 90,
+                    "usage": {"promptTokens": 100, "cachedTokens": 40, "completionTokens": 20,
+                              "reasoningTokens": 5, "totalTokens": 120, "cost": 0.5},
+                    "reasoningContent": "thinking", "created": at, "updated": at,
+                }],
+                "sidecar": [{
+                    "turn": 1, "task": "summary", "model": "m", "outcome": "ok", "error": null,
+                    "usage": {"promptTokens": 10, "cachedTokens": 0, "completionTokens": 2,
+                              "reasoningTokens": 0, "totalTokens": 12, "cost": 0.25},
+                    "elapsedMs": 7, "created": at,
+                }],
+                "telemetry": {"promptTokens": 110, "cachedTokens": 40, "completionTokens": 22,
+                              "reasoningTokens": 5, "totalTokens": 132, "cost": 0.75},
+                "entries": [{
+                    "path": "known://a", "scheme": "known", "state": "resolved",
+                    "outcome": null, "status": 200, "visibility": "visible", "turn": 1,
+                    "tokens": exported.entries[0].tokens, "attributes": {}, "body": "fact",
+                }],
+            })
+        );
+    }
+
+    /// A project or run that does not exist is `NotFound`, named.
+    #[test]
+    fn a_missing_project_or_run_is_named() {
+        let mut c = memory();
+        let p = project(&mut c, "web");
+        new_run(&mut c, p.id, "first");
+        let missing =
+            |c: &mut SqliteConnection, project: &str, alias: &str| match run(c, project, alias) {
+                Err(StoreError::NotFound(what)) => what,
+                other => panic!("{other:?}"),
+            };
+        assert_eq!(
+            [
+                missing(&mut c, "api", "first"),
+                missing(&mut c, "web", "second")
+            ],
+            [
+                "no project \"api\"".to_owned(),
+                "no run \"second\" in project \"web\"".to_owned()
+            ]
+        );
+    }
+}
