@@ -114,6 +114,14 @@ pub fn open_existing(path: &Path) -> Result<SqliteConnection, StoreError> {
     Ok(conn)
 }
 
+/// Opens a database that must already exist for reading only (`PRAGMA query_only`): nothing
+/// done on it can change the server's data.
+pub fn open_reader(path: &Path) -> Result<SqliteConnection, StoreError> {
+    let mut conn = open_existing(path)?;
+    conn.batch_execute("PRAGMA query_only = ON;")?;
+    Ok(conn)
+}
+
 /// Whether the database lacks migrations this build has (a server of an older version wrote
 /// it last): reading it with this build's queries would fail on the missing columns.
 pub fn needs_migration(conn: &mut SqliteConnection) -> Result<bool, StoreError> {

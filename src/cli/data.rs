@@ -80,7 +80,7 @@ pub fn export(args: &ExportArgs) -> Exit {
             Err(e) => return fail(Exit::Failure, &format!("current directory: {e}")),
         },
     };
-    let mut conn = match rummy_core::db::open_existing(&db) {
+    let mut conn = match rummy_core::db::open_reader(&db) {
         Ok(conn) => conn,
         Err(e) => return fail(Exit::Failure, &e.to_string()),
     };
@@ -96,11 +96,7 @@ pub fn export(args: &ExportArgs) -> Exit {
         }
         Err(e) => return fail(Exit::Failure, &format!("{}: {e}", db.display())),
     }
-    let exported =
-        diesel::connection::SimpleConnection::batch_execute(&mut conn, "PRAGMA query_only = ON;")
-            .map_err(StoreError::from)
-            .and_then(|()| export::run(&mut conn, &project, &args.run));
-    match exported {
+    match export::run(&mut conn, &project, &args.run) {
         Ok(document) => {
             let mut out = std::io::stdout().lock();
             let written = serde_json::to_writer(&mut out, &document)

@@ -1,17 +1,18 @@
 //! Graceful shutdown under load, with the real binary (issue 31 item 6): SIGTERM while 200 runs
-//! are mid-turn, waiting on a slow model, and ten more wait on a proposal; the server exits
-//! cleanly and at once, and after the restart every run is where ARCHITECTURE.md's recovery puts
-//! it (`core/src/turn/recovery.rs`): an interrupted loop ended 500 (`interrupted`, with its
-//! `error://` entry) and the run usable, a loop queued behind it run, a pending proposal still
-//! pending and resumed by its answer.
+//! are mid-turn, waiting on a slow model, ten more wait on a proposal and ten on a command the
+//! server runs; the server exits cleanly and at once, killing the commands, and after the
+//! restart every run is where ARCHITECTURE.md's recovery puts it (`core/src/turn/recovery.rs`):
+//! an interrupted loop ended 500 (`interrupted`, with its `error://` entry) and the run usable,
+//! a loop queued behind it run, a pending proposal still pending and resumed by its answer, a
+//! turn that waited on a command gone on after it with its channels failed by the restart.
 
 use crate::support::process::ServerProcess;
 use pretty_assertions::assert_eq;
-use rummy_testkit::{FakeProvider, Reply, RpcClient};
+use rummy_testkit::{CallError, FakeProvider, Reply, RpcClient};
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
-use std::process::Stdio;
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 const WAIT: Duration = Duration::from_secs(60);
@@ -21,6 +22,8 @@ const BUSY: usize = 200;
 const QUEUED: usize = 20;
 /// Runs waiting on a proposal when the server is stopped.
 const PROPOSING: usize = 10;
+/// Runs whose turn waits on a command the server runs when it is stopped.
+const COMMANDS: usize = 10;
 
 /// Starts the server on `home` with its log in `home/<log>`.
 fn spawn(home: &Path, provider: &FakeProvider, log: &str) -> ServerProcess {
@@ -58,6 +61,36 @@ fn troubles(home: &Path, log: &str) -> Vec<String> {
         .filter(|l| l.contains("WARN") || l.contains("ERROR") || l.contains("panicked"))
         .map(str::to_owned)
         .collect()
+}
+
+/// The pid a command wrote to `file`, once it has.
+async fn pid_in(file: &Path) -> i32 {
+    let deadline = Instant::now() + WAIT;
+    loop {
+        if let Some(pid) = std::fs::read_to_string(file)
+            .ok()
+            .and_then(|text| text.trim().parse().ok())
+        {
+            return pid;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{} never written",
+            file.display()
+        );
+        actix_rt::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// Whether process `pid` still runs (a zombie nobody reaped yet counts as gone).
+fn running(pid: i32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|stat| {
+            stat.rsplit_once(')')
+                .and_then(|(_, rest)| rest.split_whitespace().next().map(str::to_owned))
+        })
+        .is_some_and(|state| state != "Z" && state != "X")
 }
 
 /// Sends every `(method, params)` at once, then reads the answers; each must be ok.
@@ -132,16 +165,23 @@ fn outcome(state: &Value) -> (Value, Value, Vec<(String, String)>) {
     (state["status"].clone(), state["stopReason"].clone(), errors)
 }
 
-/// SIGTERM with 200 runs mid-turn (20 of them with a loop queued) and 10 waiting on a proposal:
-/// the server exits 0 within 10 s, and after a restart every interrupted run ended 500
+/// SIGTERM with 200 runs mid-turn (20 of them with a loop queued), 10 waiting on a proposal and
+/// 10 on a command: the server exits 0 within 10 s, telling its client (1001), logging nothing
+/// above INFO and leaving no command running; after a restart every interrupted run ended 500
 /// `interrupted` with one `error://` entry saying so and takes a continuation, every queued loop
-/// ran to its end, and every proposal is still pending, its acceptance finishing the run.
+/// ran to its end, every command's turn went on and concluded, and every proposal is still
+/// pending, its acceptance finishing the run.
 #[actix_rt::test]
 async fn sigterm_with_200_runs_mid_turn_leaves_each_as_recovery_says() {
     let busy = FakeProvider::start().unwrap();
     for k in 0..PROPOSING {
         busy.push(Reply::content(format!(
             "<set path=\"notes{k}.txt\">from proposal {k}\n</set>\n<update status=\"102\">wrote notes</update>"
+        )));
+    }
+    for k in 0..COMMANDS {
+        busy.push(Reply::content(format!(
+            "<sh>sleep 30 & echo $! > sleeper{k}.pid; echo $$ > shell{k}.pid; echo started; wait</sh>\n<update status=\"102\">running it</update>"
         )));
     }
     // Every later call is answered only after a minute: the model is slow, the turns are mid-call.
@@ -160,6 +200,20 @@ async fn sigterm_with_200_runs_mid_turn_leaves_each_as_recovery_says() {
             .wait_for_notification("run/proposal", WAIT, |p| p["run"] == json!(run))
             .await
             .unwrap();
+    }
+    let commanding: Vec<String> = (0..COMMANDS).map(|k| format!("c{k}")).collect();
+    let mut pids = Vec::new();
+    for (k, run) in commanding.iter().enumerate() {
+        all_ok(&mut client, vec![start(run, "Run it", "act")]).await;
+        let proposed = client
+            .wait_for_notification("run/proposal", WAIT, |p| p["run"] == json!(run))
+            .await
+            .unwrap();
+        let path = proposed["proposed"][0]["path"].as_str().unwrap().to_owned();
+        crate::support::accept(&mut client, run, &path).await;
+        for name in [format!("shell{k}.pid"), format!("sleeper{k}.pid")] {
+            pids.push(pid_in(&project.path().join(name)).await);
+        }
     }
     let runs: Vec<String> = (0..BUSY).map(|k| format!("r{k}")).collect();
     all_ok(
@@ -209,11 +263,35 @@ async fn sigterm_with_200_runs_mid_turn_leaves_each_as_recovery_says() {
         "the client was told the server is going away"
     );
     assert_eq!(troubles(home.path(), "first.log"), Vec::<String>::new());
+    let deadline = Instant::now() + Duration::from_secs(3);
+    while pids.iter().any(|p| running(*p)) && Instant::now() < deadline {
+        actix_rt::time::sleep(Duration::from_millis(20)).await;
+    }
+    let alive: Vec<i32> = pids.iter().copied().filter(|p| running(*p)).collect();
+    assert_eq!(alive, Vec::<i32>::new(), "commands outlived the server");
 
     let after = FakeProvider::start().unwrap();
     after.set_responder(|_| Reply::content("<update status=\"200\">done</update>"));
     let second = spawn(home.path(), &after, "second.log");
     let mut client = connect(second.port, project.path()).await;
+
+    // The turns that waited on a command went on after it, its channels failed by the restart,
+    // and concluded.
+    let resumed = settle(&mut client, &commanding, |_, s| s["status"] == json!(200)).await;
+    for (run, state) in &resumed {
+        assert_eq!(
+            outcome(state),
+            (json!(200), json!("concluded"), vec![]),
+            "{run}: {state}"
+        );
+        let interrupted_channels = state["history"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|e| e["outcome"] == json!("interrupted by restart"))
+            .count();
+        assert_eq!(interrupted_channels, 2, "{run}: stdout and stderr: {state}");
+    }
 
     // The interrupted loops: ended 500 `interrupted` with one error entry each. The queued ones
     // then ran, and concluded.
@@ -246,8 +324,8 @@ async fn sigterm_with_200_runs_mid_turn_leaves_each_as_recovery_says() {
             ("\"interrupted\"".to_owned(), BUSY - QUEUED)
         ])
     );
-    // The queued loops asked the model once each, and nothing else did.
-    assert_eq!(after.chat_requests().len(), QUEUED);
+    // The queued loops and the resumed turns asked the model once each, and nothing else did.
+    assert_eq!(after.chat_requests().len(), QUEUED + COMMANDS);
 
     // The proposals wait as they did; accepting each finishes its run on the new server.
     let pending = settle(&mut client, &proposing, |_, s| s["status"] == json!(202)).await;
@@ -443,4 +521,113 @@ async fn sigterm_mid_write_leaves_every_run_ended_or_interrupted() {
     drop(client);
     drop(second);
     assert_eq!(unsettled(home.path()), (0, 0));
+}
+
+/// SIGTERM while 200 acceptances of edits are on their way: every one is answered before the
+/// connection closes — applied (the edit on disk), or refused -32006 as not started (the file
+/// as it was) — and after the restart each proposal and its file agree with that answer: the
+/// applied ones resolved, the refused ones still pending.
+#[actix_rt::test]
+async fn sigterm_amid_acceptances_answers_each_and_leaves_each_edit_whole() {
+    let busy = FakeProvider::start().unwrap();
+    let next = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    busy.set_responder(move |_| {
+        let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        if k < BUSY {
+            Reply::content(format!(
+                "<set path=\"f{k}.txt\"><<<<<<< SEARCH\nv1\n=======\nv2\n>>>>>>> REPLACE</set>\n<update status=\"102\">edited</update>"
+            ))
+        } else {
+            Reply::content("<update status=\"200\">done</update>").delay(Duration::from_millis(20))
+        }
+    });
+    let home = tempfile::TempDir::new().unwrap();
+    let project = tempfile::TempDir::new().unwrap();
+    for k in 0..BUSY {
+        std::fs::write(project.path().join(format!("f{k}.txt")), "v1\n").unwrap();
+    }
+    let mut first = spawn(home.path(), &busy, "first.log");
+    let mut client = connect(first.port, project.path()).await;
+    let runs: Vec<String> = (0..BUSY).map(|k| format!("r{k}")).collect();
+    all_ok(
+        &mut client,
+        runs.iter().map(|r| start(r, "Edit", "act")).collect(),
+    )
+    .await;
+    let mut proposals = BTreeMap::new();
+    while proposals.len() < BUSY {
+        let proposed = client
+            .next_notification("run/proposal", WAIT)
+            .await
+            .unwrap();
+        let entry = &proposed["proposed"][0];
+        proposals.insert(
+            proposed["run"].as_str().unwrap().to_owned(),
+            (
+                entry["path"].as_str().unwrap().to_owned(),
+                entry["attributes"]["path"].as_str().unwrap().to_owned(),
+            ),
+        );
+    }
+    let mut sent = Vec::new();
+    for (run, (path, _)) in &proposals {
+        let id = client
+            .send_request(
+                "set",
+                json!({ "run": run, "path": path, "state": "resolved" }),
+            )
+            .await
+            .unwrap();
+        sent.push((id, run.clone()));
+    }
+    // Stopped while the acceptances are read and applied.
+    let signalled = Command::new("kill")
+        .arg("-TERM")
+        .arg(first.child.id().to_string())
+        .status()
+        .unwrap();
+    assert!(signalled.success());
+    let mut answers: BTreeMap<String, String> = BTreeMap::new();
+    for (id, run) in sent {
+        let answer = match client.response_for(id).await {
+            Ok(answer) => format!("accepted: {}", answer["state"]),
+            Err(CallError::Rpc(e)) if e.code == -32006 => "refused: -32006".to_owned(),
+            Err(e) => format!("unanswered: {e:?}"),
+        };
+        answers.insert(run, answer);
+    }
+    let exit = first.terminate();
+    assert!(exit.success(), "exit status {exit:?}");
+    assert_eq!(troubles(home.path(), "first.log"), Vec::<String>::new());
+
+    let after = FakeProvider::start().unwrap();
+    after.set_responder(|_| Reply::content("<update status=\"200\">done</update>"));
+    let second = spawn(home.path(), &after, "second.log");
+    let mut client = connect(second.port, project.path()).await;
+    let mut found = BTreeMap::new();
+    let mut expected = BTreeMap::new();
+    let mut tally: BTreeMap<String, usize> = BTreeMap::new();
+    for (run, (path, file)) in &proposals {
+        let listed = client
+            .call("getEntries", json!({ "run": run, "pattern": path }))
+            .await
+            .unwrap();
+        let on_disk = std::fs::read_to_string(project.path().join(file)).unwrap();
+        found.insert(run.clone(), (listed[0]["state"].clone(), on_disk));
+        let answer = &answers[run];
+        let (state, content) = match answer.as_str() {
+            "accepted: \"resolved\"" => ("resolved", "v2\n"),
+            _ => ("proposed", "v1\n"),
+        };
+        expected.insert(run.clone(), (json!(state), content.to_owned()));
+        *tally.entry(answer.clone()).or_insert(0) += 1;
+    }
+    eprintln!("shutdown test: the acceptances were answered {tally:?}");
+    assert_eq!(
+        tally.keys().filter(|a| a.starts_with("unanswered")).count(),
+        0,
+        "{tally:?}"
+    );
+    assert_eq!(found, expected);
+    drop(second);
 }
