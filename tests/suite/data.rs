@@ -11,7 +11,7 @@ use serde_json::{json, Value};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -108,15 +108,18 @@ fn dump(path: &Path) -> BTreeMap<String, Vec<String>> {
         .collect()
 }
 
-/// A model that, every turn, records a fact and carries on, answering after 5–25 ms.
-fn busy_model(provider: &FakeProvider) {
+/// A model that, every turn, records a fact and carries on, answering after 5–25 ms, until
+/// `done` is set: then it concludes each run's loop.
+fn busy_model(provider: &FakeProvider, done: Arc<AtomicBool>) {
     let next = Arc::new(AtomicUsize::new(0));
     provider.set_responder(move |_| {
         let k = next.fetch_add(1, Ordering::Relaxed);
-        Reply::content(format!(
-            "<known path=\"known://note_{k}\">fact {k}</known>\n<update status=\"102\">step {k}</update>"
-        ))
-        .delay(Duration::from_millis(5 + (k as u64 * 7) % 20))
+        let text = if done.load(Ordering::Relaxed) {
+            "<update status=\"200\">done</update>".to_owned()
+        } else {
+            format!("<known path=\"known://note_{k}\">fact {k}</known>\n<update status=\"102\">step {k}</update>")
+        };
+        Reply::content(text).delay(Duration::from_millis(5 + (k as u64 * 7) % 20))
     });
 }
 
@@ -127,11 +130,13 @@ fn busy_model(provider: &FakeProvider) {
 #[actix_rt::test]
 async fn a_backup_taken_while_runs_write_is_a_consistent_copy() {
     let provider = FakeProvider::start().unwrap();
-    busy_model(&provider);
+    let done = Arc::new(AtomicBool::new(false));
+    busy_model(&provider, Arc::clone(&done));
     let home = tempfile::TempDir::new().unwrap();
     let project = tempfile::TempDir::new().unwrap();
     let out = tempfile::TempDir::new().unwrap();
-    let server = spawn(home.path(), &provider, "12");
+    // The runs go on until told to stop: they are busy however long the backup takes.
+    let server = spawn(home.path(), &provider, "10000");
     let mut client = connect(server.port, "busy", project.path()).await;
     let runs: Vec<String> = (0..8).map(|r| format!("r{r}")).collect();
     for run in &runs {
@@ -185,9 +190,15 @@ async fn a_backup_taken_while_runs_write_is_a_consistent_copy() {
         "SELECT CAST(count(*) AS TEXT) AS text FROM turns",
     );
     drop(copy);
+    done.store(true, Ordering::Relaxed);
 
     let mut finished = BTreeSet::new();
+    let deadline = std::time::Instant::now() + WAIT;
     while finished.len() < runs.len() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "only {finished:?} concluded"
+        );
         let state = client.next_notification("run/state", WAIT).await.unwrap();
         if state["status"].as_i64().is_some_and(|s| s >= 200) {
             finished.insert(state["run"].as_str().unwrap().to_owned());
