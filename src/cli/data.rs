@@ -21,9 +21,14 @@ pub fn backup(args: &BackupArgs) -> Exit {
         Ok(db) => db,
         Err(exit) => return exit,
     };
+    // A connection that may write, since SQLite's `query_only` refuses VACUUM INTO too; all it
+    // runs is that, which only reads this database.
     let mut conn = match rummy_core::db::open_existing(&db) {
         Ok(conn) => conn,
-        Err(e) => return fail(Exit::Failure, &format!("nothing to back up: {e}")),
+        Err(e @ StoreError::NotFound(_)) => {
+            return fail(Exit::Failure, &format!("nothing to back up: {e}"))
+        }
+        Err(e) => return fail(Exit::Failure, &format!("{}: {e}", db.display())),
     };
     let target = &args.path;
     // Claimed atomically, so a file that appears meanwhile is not overwritten either; SQLite

@@ -53,7 +53,7 @@ const MISSED_PINGS: u32 = 3;
 /// How long a session told the server is going away waits for its calls in flight to answer
 /// before it closes anyway: an answer is how a client learns what a call did, so a stop should
 /// not swallow it, but a call that takes longer must not hold the stop.
-pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
+pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
 
 /// Upgrades an HTTP request to a session — unless a web page from a foreign origin asks
 /// (403), the `Authorization` header holds no valid token (401), or every session place is
