@@ -153,10 +153,12 @@ async fn shutdown(
 ) {
     commands.shutdown();
     let _ = hub.send(CloseAll).await;
-    // Each session sends its close frame and closes its connection itself. Waiting (briefly)
-    // for them lets HTTP stop at once: a worker that still holds a connection when the stop
-    // begins looks again only a second later.
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(1);
+    // Each session answers its calls in flight (for at most `SHUTDOWN_GRACE`), then sends its
+    // close frame and closes its connection itself. Waiting for them lets HTTP stop at once: a
+    // worker that still holds a connection when the stop begins looks again only a second later.
+    let deadline = std::time::Instant::now()
+        + rummy_actors::session::SHUTDOWN_GRACE
+        + std::time::Duration::from_secs(1);
     while seats.taken() > 0 && std::time::Instant::now() < deadline {
         actix_rt::time::sleep(std::time::Duration::from_millis(5)).await;
     }

@@ -99,6 +99,46 @@ pub fn checkpoint(conn: &mut SqliteConnection) -> Result<Checkpointed, StoreErro
     Ok(diesel::sql_query("PRAGMA wal_checkpoint(PASSIVE)").get_result(conn)?)
 }
 
+/// Opens a database that must already exist, as it is (no migration, nothing written): for the
+/// commands that read or copy it beside a running server (`rummy export`, `rummy backup`).
+/// SQLite's write-ahead log lets them read while the server writes.
+pub fn open_existing(path: &Path) -> Result<SqliteConnection, StoreError> {
+    if !path.is_file() {
+        return Err(StoreError::NotFound(format!(
+            "no database at {}",
+            path.display()
+        )));
+    }
+    let mut conn = SqliteConnection::establish(path_str(path)?)?;
+    conn.batch_execute(COMMON_PRAGMAS)?;
+    Ok(conn)
+}
+
+/// Opens a database that must already exist for reading only (`PRAGMA query_only`): nothing
+/// done on it can change the server's data.
+pub fn open_reader(path: &Path) -> Result<SqliteConnection, StoreError> {
+    let mut conn = open_existing(path)?;
+    conn.batch_execute("PRAGMA query_only = ON;")?;
+    Ok(conn)
+}
+
+/// Whether the database lacks migrations this build has (a server of an older version wrote
+/// it last): reading it with this build's queries would fail on the missing columns.
+pub fn needs_migration(conn: &mut SqliteConnection) -> Result<bool, StoreError> {
+    conn.has_pending_migration(MIGRATIONS)
+        .map_err(StoreError::Migration)
+}
+
+/// Copies the whole database into `target` as one consistent snapshot (`VACUUM INTO`, in one
+/// read transaction: a server writing meanwhile is neither blocked nor half-copied). `target`
+/// must not exist or be an empty file; SQLite refuses anything else.
+pub fn backup_into(conn: &mut SqliteConnection, target: &Path) -> Result<(), StoreError> {
+    diesel::sql_query("VACUUM INTO ?")
+        .bind::<diesel::sql_types::Text, _>(path_str(target)?)
+        .execute(conn)?;
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -123,5 +163,50 @@ mod tests {
         let done = checkpoint(&mut checkpointer).unwrap();
         assert!(done.log >= 50, "every commit stayed in the log: {done:?}");
         assert_eq!(done.checkpointed, done.log);
+    }
+
+    /// A backup is the database's rows in a file of its own, without a log beside it; an
+    /// existing file that is not empty is refused, and a missing database is named.
+    #[test]
+    fn a_backup_copies_every_row_and_refuses_a_file_with_content() {
+        #[derive(diesel::QueryableByName)]
+        struct Name {
+            #[diesel(sql_type = diesel::sql_types::Text)]
+            name: String,
+        }
+        let dir = tempfile::TempDir::new().unwrap();
+        let path = dir.path().join("rummy.db");
+        let mut writer = open_writer(&path).unwrap();
+        writer
+            .batch_execute(
+                "INSERT INTO projects (name, project_root, created_at) VALUES ('web', '/w', 0)",
+            )
+            .unwrap();
+        let mut reader = open_existing(&path).unwrap();
+        let copy = dir.path().join("copy.db");
+        backup_into(&mut reader, &copy).unwrap();
+        let mut copied = open_existing(&copy).unwrap();
+        let names: Vec<String> = diesel::sql_query("SELECT name FROM projects")
+            .load::<Name>(&mut copied)
+            .unwrap()
+            .into_iter()
+            .map(|n| n.name)
+            .collect();
+        assert_eq!(names, vec!["web".to_owned()]);
+        assert!(!needs_migration(&mut copied).unwrap());
+        assert!(
+            !dir.path().join("copy.db-wal").exists(),
+            "the copy is one file"
+        );
+
+        let taken = dir.path().join("taken.db");
+        std::fs::write(&taken, "keep me").unwrap();
+        assert!(backup_into(&mut reader, &taken).is_err());
+        assert_eq!(std::fs::read_to_string(&taken).unwrap(), "keep me");
+        let missing = dir.path().join("missing.db");
+        assert_eq!(
+            open_existing(&missing).err().map(|e| e.to_string()),
+            Some(format!("no database at {}", missing.display()))
+        );
     }
 }

@@ -145,6 +145,41 @@ token's text is printed once, by `create`; only its hash is stored. Revoking clo
 connections it opened within seconds."
     )]
     Token(TokenCommand),
+    /// Copy the server's database to a new file, consistent even while the server runs (admin)
+    #[command(long_about = "\
+Copies the database of $RUMMY_HOME (or $RUMMY_DB_PATH) to PATH as one consistent snapshot
+(SQLite's VACUUM INTO), with or without a server running: a server goes on serving meanwhile.
+The database is all of rummy's state, so the copy is a whole backup; to restore it, stop the
+server and put the copy in the database's place. PATH must not exist: an existing file is
+never overwritten.")]
+    Backup(BackupArgs),
+    /// Print a run as JSON: its loops, turns, side tasks, telemetry and entries (admin)
+    #[command(long_about = "\
+Prints run RUN of the project (the current directory's name, or --project) as one JSON
+document on stdout: the run, its loops, its turns with their usage, its side tasks' calls, its
+telemetry (the totals getRun shows) and every entry it has a view of with its body (as
+getEntries answers). Read from the database of $RUMMY_HOME (or $RUMMY_DB_PATH) in one
+transaction, with or without a server running.")]
+    Export(ExportArgs),
+}
+
+/// `backup`.
+#[derive(Debug, Clone, Args)]
+pub struct BackupArgs {
+    /// The file to write (must not exist)
+    #[arg(value_name = "PATH")]
+    pub path: std::path::PathBuf,
+}
+
+/// `export`.
+#[derive(Debug, Clone, Args)]
+pub struct ExportArgs {
+    /// The run's name
+    #[arg(value_name = "RUN")]
+    pub run: String,
+    /// The project's name [default: this directory's name]
+    #[arg(long, value_name = "NAME")]
+    pub project: Option<String>,
 }
 
 /// `route`'s subcommands.

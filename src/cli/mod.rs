@@ -7,11 +7,12 @@
 //! - [`follow`]: following a run — streamed text, commands, proposals, output, Ctrl-C.
 //! - [`render`] and [`view`]: what it looks like, on a terminal, piped, or as JSON.
 //! - [`runner`]: running an accepted command here when the server asks its client to.
-//! - [`commands`]: the other commands; [`serve`]; [`demo`]; [`token`]: tokens, on the
-//!   database itself; [`exit`]: the exit codes.
+//! - [`commands`]: the other commands; [`serve`]; [`demo`]; [`token`]: tokens, and [`data`]:
+//!   backup and export, on the database itself; [`exit`]: the exit codes.
 
 mod args;
 mod commands;
+mod data;
 mod demo;
 mod exit;
 mod follow;
@@ -41,6 +42,8 @@ pub fn main() -> ExitCode {
         Command::Serve => serve::run(),
         Command::Demo(args) => demo::run(args),
         Command::Token(command) => token::run(command),
+        Command::Backup(args) => data::backup(&args),
+        Command::Export(args) => data::export(&args),
         command => client(command),
     };
     exit.into()
@@ -66,9 +69,11 @@ fn client(command: Command) -> Exit {
             Command::Models(args) => commands::models(args).await,
             Command::Routes(args) => commands::routes(args).await,
             Command::Route(RouteCommand::Check(args)) => commands::route_check(args).await,
-            Command::Serve | Command::Demo(_) | Command::Token(_) => {
-                Err(Failure::new(Exit::Usage, "not a client"))
-            }
+            Command::Serve
+            | Command::Demo(_)
+            | Command::Token(_)
+            | Command::Backup(_)
+            | Command::Export(_) => Err(Failure::new(Exit::Usage, "not a client")),
         }
     });
     match result {
@@ -95,6 +100,10 @@ fn local(command: &Command) -> bool {
         Command::Models(a) => a.connect.local,
         Command::Routes(a) => a.connect.local,
         Command::Route(RouteCommand::Check(a)) => a.connect.local,
-        Command::Serve | Command::Demo(_) | Command::Token(_) => false,
+        Command::Serve
+        | Command::Demo(_)
+        | Command::Token(_)
+        | Command::Backup(_)
+        | Command::Export(_) => false,
     }
 }

@@ -180,7 +180,7 @@ impl Session {
 
 /// The project's name and root: `--project`, else the directory's name; the root is the
 /// directory.
-fn project_of(cwd: &std::path::Path, named: Option<&str>) -> (String, String) {
+pub fn project_of(cwd: &std::path::Path, named: Option<&str>) -> (String, String) {
     let root: PathBuf = cwd.canonicalize().unwrap_or_else(|_| cwd.to_path_buf());
     let name = named.map(str::to_owned).unwrap_or_else(|| {
         root.file_name()

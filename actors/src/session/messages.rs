@@ -134,6 +134,7 @@ impl SessionActor {
                 let (keys, barrier) = (started.keys, started.barrier);
                 self.hold(&keys);
                 self.barrier |= barrier;
+                self.calls += 1;
                 let reply = started
                     .answer
                     .into_actor(self)
@@ -146,6 +147,8 @@ impl SessionActor {
                         if barrier {
                             act.lift_barrier(ctx);
                         }
+                        act.calls -= 1;
+                        act.close_if_leaving(ctx);
                     });
                 ctx.spawn(reply);
             }
@@ -163,6 +166,7 @@ impl SessionActor {
             keys: Vec::new(),
             answers: Vec::new(),
         };
+        self.calls += 1;
         self.batch_segment(batch, ctx);
     }
 
@@ -210,6 +214,8 @@ impl SessionActor {
         }
         self.close_if_refused(ctx);
         self.release(&batch.keys, ctx);
+        self.calls -= 1;
+        self.close_if_leaving(ctx);
     }
 
     /// Starts one call; answers the run keys it concerns, its id, and a future of its response
@@ -227,6 +233,14 @@ impl SessionActor {
             let answer = id.as_ref().map(|id| error_response(Some(id), &err));
             Started::answered(id, answer)
         };
+        if self.going_away {
+            let err = RpcError::new(
+                ErrorKind::Overloaded,
+                format!("overloaded: the server is shutting down; {method} was not started: send it again once the server is back"),
+            )
+            .with("retryAfterMs", Value::from(1000));
+            return refuse(id, err);
+        }
         if let Some(err) = self.over_rate(&method) {
             return refuse(id, err);
         }

@@ -50,6 +50,11 @@ static NEXT_SESSION: AtomicU64 = AtomicU64::new(1);
 /// Pings a connection may leave unanswered (hearing nothing else either) before it is closed.
 const MISSED_PINGS: u32 = 3;
 
+/// How long a session told the server is going away waits for its calls in flight to answer
+/// before it closes anyway: an answer is how a client learns what a call did, so a stop should
+/// not swallow it, but a call that takes longer must not hold the stop.
+pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
+
 /// Upgrades an HTTP request to a session — unless a web page from a foreign origin asks
 /// (403), the `Authorization` header holds no valid token (401), or every session place is
 /// taken (503); each is answered before any upgrade.
@@ -162,6 +167,11 @@ pub struct SessionActor {
     rate: Option<RateBucket>,
     /// When the session started: the rate bucket's clock counts from here.
     opened: Instant,
+    /// Calls (a batch counts once) started and not answered yet.
+    calls: usize,
+    /// Set when the server is going away: new calls are refused, and the session closes (1001)
+    /// once `calls` is zero, or after [`SHUTDOWN_GRACE`].
+    going_away: bool,
 }
 
 impl SessionActor {
@@ -192,6 +202,15 @@ impl SessionActor {
             refused: Rc::default(),
             rate,
             opened: Instant::now(),
+            calls: 0,
+            going_away: false,
+        }
+    }
+
+    /// Closes with 1001 once the server is going away and every call has been answered.
+    fn close_if_leaving(&mut self, ctx: &mut ws::WebsocketContext<Self>) {
+        if self.going_away && self.calls == 0 && ctx.state() == ActorState::Running {
+            self.close(ctx, ws::CloseCode::Away, "server shutting down");
         }
     }
 
@@ -302,8 +321,21 @@ impl Handler<TokenLapsed> for SessionActor {
 impl Handler<GoingAway> for SessionActor {
     type Result = ();
 
+    /// Answers the calls in flight first (within [`SHUTDOWN_GRACE`]): a call that took effect
+    /// — an acceptance applied, a run started — is answered, not cut off with its connection.
     fn handle(&mut self, _: GoingAway, ctx: &mut Self::Context) {
-        self.close(ctx, ws::CloseCode::Away, "server shutting down");
+        self.going_away = true;
+        self.close_if_leaving(ctx);
+        ctx.run_later(SHUTDOWN_GRACE, |act, ctx| {
+            if ctx.state() == ActorState::Running {
+                tracing::debug!(
+                    session = act.id,
+                    calls = act.calls,
+                    "closing with calls in flight"
+                );
+                act.close(ctx, ws::CloseCode::Away, "server shutting down");
+            }
+        });
     }
 }
 

@@ -5,6 +5,7 @@ pub mod cached;
 pub mod constraints;
 pub mod context;
 pub mod entries;
+pub mod export;
 pub mod files;
 pub mod loops;
 pub mod memory;

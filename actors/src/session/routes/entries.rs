@@ -5,9 +5,10 @@ use super::runs;
 use crate::errors::Error;
 use crate::registry::ResolveProposal;
 use crate::session::call::Call;
-use rummy_core::entry::{http_status, State, Visibility};
+use rummy_core::entry::{State, Visibility};
 use rummy_core::path::{normalize, scheme_of};
 use rummy_core::store::entries::{self, EntryFilter, RunRef};
+use rummy_core::store::export;
 use rummy_core::store::memory::{self, MemoryWrite, Provenance};
 use rummy_core::store::ops::{self, ContentWrite, ViewChange};
 use rummy_core::store::runs::Run;
@@ -100,18 +101,7 @@ pub async fn get_entries(call: Call, p: GetEntriesParams) -> Result<Vec<Entry>, 
         .await?;
     Ok(rows
         .into_iter()
-        .map(|r| Entry {
-            status: i64::from(http_status(r.state, r.outcome.as_deref())),
-            attributes: r.attribute_map(),
-            path: r.path,
-            scheme: r.scheme,
-            state: r.state.as_str().to_owned(),
-            outcome: r.outcome,
-            visibility: r.visibility.as_str().to_owned(),
-            turn: i64::from(r.turn),
-            tokens: i64::from(r.tokens),
-            body: p.with_body.then_some(r.body),
-        })
+        .map(|r| export::wire_entry(r, p.with_body))
         .collect())
 }
 
