@@ -33,3 +33,4 @@ mod skills;
 mod store;
 mod summaries;
 mod tokens;
+mod web;

@@ -148,6 +148,40 @@ pub struct GetRunParams {
     pub run: String,
     /// Replay notifications after this seq.
     pub since_seq: Option<i32>,
+    /// Page the history: at most this many entries, the newest (after `offset`).
+    pub limit: Option<i64>,
+    /// With `limit`: how many of the newest history entries to skip.
+    pub offset: Option<i64>,
+}
+
+impl GetRunParams {
+    /// The history page asked for, clamped (`limit` at most 1000); `None`: the whole history.
+    pub fn history_page(&self) -> Option<HistoryPage> {
+        let limit = self.limit?.clamp(0, MAX_LIMIT);
+        let offset = self.offset.unwrap_or(0).max(0);
+        Some(HistoryPage {
+            limit: usize::try_from(limit).unwrap_or(0),
+            offset: usize::try_from(offset).unwrap_or(usize::MAX),
+        })
+    }
+}
+
+/// A page of a run's history, counted from its newest entry (`getRun {limit, offset}`): a
+/// client shows the latest work first and reaches back as it scrolls.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HistoryPage {
+    /// At most this many entries.
+    pub limit: usize,
+    /// How many of the newest entries to skip.
+    pub offset: usize,
+}
+
+impl HistoryPage {
+    /// The range of a history of `total` entries (oldest first) this page covers.
+    pub fn range(self, total: usize) -> std::ops::Range<usize> {
+        let end = total.saturating_sub(self.offset);
+        end.saturating_sub(self.limit)..end
+    }
 }
 
 /// `getEntries`.

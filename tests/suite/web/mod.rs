@@ -1,0 +1,3 @@
+//! The web page (issue 30): `getRun`'s history pages.
+
+mod paging;
