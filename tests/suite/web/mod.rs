@@ -1,3 +1,4 @@
-//! The web page (issue 30): `getRun`'s history pages.
+//! The web page (issue 30): its assets and headers, and `getRun`'s history pages.
 
+mod page;
 mod paging;

@@ -1,0 +1,445 @@
+// rummy's web page: wires the connection, the state and the views, and the actions a person
+// takes (start, continue, inject, cancel, fork, accept, reject). Where it is: `#/<project>/<run>`.
+
+import { Connection, RpcError, socketUrl } from "./rpc.js";
+import { h, fill, active } from "./dom.js";
+import {
+  state, emptyRun, applySnapshot, applyOlder, applyState, applyRender, applyToList, pending, PAGE,
+} from "./store.js";
+import { nav, runView, signIn, newRunForm, forkForm } from "./view.js";
+import { prose } from "./timeline.js";
+
+const app = document.getElementById("app");
+const connBadge = document.getElementById("conn");
+const crumbs = document.getElementById("crumbs");
+
+// ---- theme -------------------------------------------------------------------------------
+
+function applyTheme() {
+  const theme = localStorage.getItem("rummy.theme");
+  if (theme) document.documentElement.dataset.theme = theme;
+  else delete document.documentElement.dataset.theme;
+}
+
+function toggleTheme() {
+  const dark = document.documentElement.dataset.theme
+    ? document.documentElement.dataset.theme === "dark"
+    : matchMedia("(prefers-color-scheme: dark)").matches;
+  localStorage.setItem("rummy.theme", dark ? "light" : "dark");
+  applyTheme();
+}
+
+applyTheme();
+document.getElementById("theme").addEventListener("click", toggleTheme);
+
+// ---- where we are ------------------------------------------------------------------------
+
+function route() {
+  const [, project = "", run = ""] = location.hash.split("/").map((s) => decodeURIComponent(s || ""));
+  return { project: project || null, run: run || null };
+}
+
+// ---- the connection ----------------------------------------------------------------------
+
+const auth = () => (state.token ? { token: state.token } : {});
+
+const conn = new Connection(socketUrl(location), {
+  onopen: boot,
+  onnotify: notify,
+  onstate: (s, code) => {
+    state.conn = s;
+    connBadge.dataset.state = s;
+    connBadge.textContent = s === "open" ? "live" : s === "connecting" ? "connecting…" : `offline${code ? ` (${code})` : ""}, retrying`;
+    if (s === "closed" && state.needToken) conn.stopped = true;
+  },
+});
+
+/** After every (re)connect: projects, then the open project and run, replaying what was missed. */
+async function boot() {
+  try {
+    state.projects = await conn.call("getProjects", { ...auth(), limit: 1000 });
+    state.needToken = false;
+    state.signInError = "";
+  } catch (e) {
+    if (e instanceof RpcError && e.code === -32001) {
+      if (state.token) state.signInError = "That token was refused.";
+      state.needToken = true;
+      state.token = "";
+      sessionStorage.removeItem("rummy.token");
+      conn.stopped = true;
+      render();
+      return;
+    }
+    throw e;
+  }
+  const where = route();
+  if (!where.project && state.projects.length === 1) {
+    location.hash = `#/${encodeURIComponent(state.projects[0].name)}`;
+    return;
+  }
+  await open(where, true);
+}
+
+/** Opens the project and run the hash names (again, after a reconnect). */
+async function open(where, reconnected = false) {
+  if (state.needToken || state.conn !== "open") return render();
+  if (where.project !== state.project || reconnected) {
+    if (where.project !== state.project) {
+      state.runs = new Map();
+      state.run = null;
+    }
+    state.project = where.project;
+    if (state.project) {
+      try {
+        const hello = await conn.call("rummy/hello", { name: state.project, ...auth() });
+        state.projectRoot = hello.projectRoot;
+        state.models = await conn.call("getModels", { limit: 1000 });
+        await refreshRuns();
+      } catch (e) {
+        toast(`Cannot open ${state.project}: ${e.message}`);
+        state.project = null;
+      }
+    }
+  }
+  if (!state.project) {
+    state.run = null;
+    return render();
+  }
+  const alias = where.run;
+  if (!alias) {
+    state.run = null;
+    return render();
+  }
+  const same = state.run && state.run.alias === alias;
+  if (!same) state.run = emptyRun(alias);
+  const run = state.run;
+  render();
+  try {
+    const params = { run: alias, limit: PAGE };
+    if (same && run.loaded) params.sinceSeq = run.lastSeq;
+    const snap = await conn.call("getRun", params);
+    if (state.run !== run) return;
+    if (!same || !run.loaded) {
+      run.entries = new Map();
+      run.reached = 0;
+    }
+    applySnapshot(run, snap);
+    render();
+    loadMemo(run);
+    if (!run.telemetry) loadTelemetry(run);
+    const recent = [...new Set([...run.entries.values()].map((e) => e.turn))].sort((a, b) => b - a).slice(0, 3);
+    for (const turn of recent) if (!run.replies.has(turn)) loadReply(turn);
+  } catch (e) {
+    toast(`Cannot open run ${alias}: ${e.message}`);
+  }
+}
+
+async function refreshRuns() {
+  const runs = await conn.call("getRuns", { limit: 1000 });
+  state.runs = new Map(runs.map((r) => [r.run, r]));
+  render();
+}
+
+let runsTimer = null;
+function refreshRunsSoon() {
+  clearTimeout(runsTimer);
+  runsTimer = setTimeout(() => refreshRuns().catch(() => {}), 200);
+}
+
+function notify(method, params) {
+  const run = state.run && state.run.alias === params.run ? state.run : null;
+  switch (method) {
+    case "run/state":
+      if (!applyToList(params)) refreshRunsSoon();
+      // A turn's end brings its telemetry; its reply is read if it did not stream here.
+      if (run && run.loaded && applyState(run, params) && params.telemetry && !run.replies.has(params.turn)) {
+        loadReply(params.turn);
+      }
+      break;
+    case "run/progress":
+      if (run) run.progress = params;
+      break;
+    case "run/proposal":
+      if (run) {
+        for (const p of params.proposed || []) {
+          if (!run.entries.has(p.path)) {
+            run.entries.set(p.path, {
+              path: p.path, tool: p.path.split("://")[0], state: "proposed", status: 202, visibility: "visible",
+              turn: p.turn, tokens: 0, attributes: p.attributes, body: p.body, outcome: null,
+            });
+            run.total += 1;
+          }
+        }
+      }
+      break;
+    case "ui/render":
+      if (run) {
+        applyRender(run, params);
+        if (patchReply(run, params.turn ?? run.turn)) return;
+      }
+      break;
+    case "stream/cancelled":
+      toast(`Command stopped: ${params.reason || "cancelled"}`);
+      break;
+    default:
+      return;
+  }
+  render();
+}
+
+// ---- rendering ---------------------------------------------------------------------------
+
+let frame = 0;
+function render() {
+  if (!frame) frame = requestAnimationFrame(draw);
+}
+
+const opened = new Set();
+app.addEventListener("toggle", (e) => {
+  const path = e.target.dataset && e.target.dataset.path;
+  if (!path && !(e.target.dataset && e.target.dataset.visibility)) return;
+  const key = path || `vis:${e.target.dataset.visibility}`;
+  if (e.target.open) opened.add(key);
+  else opened.delete(key);
+}, true);
+
+/** What a re-render must keep: typed text, focus, open details, the scroll position. */
+function capture() {
+  const values = new Map();
+  for (const el of app.querySelectorAll("input, textarea, select")) {
+    const key = el.id || (el.closest("[data-path]") && `${el.closest("[data-path]").dataset.path}:${el.className}`);
+    if (key) values.set(key, el.value);
+  }
+  const focused = document.activeElement;
+  const focusKey = focused && app.contains(focused)
+    ? focused.id || (focused.closest("[data-path]") && `${focused.closest("[data-path]").dataset.path}:${focused.className}`)
+    : null;
+  const center = app.querySelector(".center");
+  const atBottom = center ? center.scrollHeight - center.scrollTop - center.clientHeight < 40 : true;
+  return { values, focusKey, scroll: center ? center.scrollTop : 0, atBottom, run: center && center.dataset.run };
+}
+
+function restore(kept) {
+  for (const el of app.querySelectorAll("input, textarea, select")) {
+    const key = el.id || (el.closest("[data-path]") && `${el.closest("[data-path]").dataset.path}:${el.className}`);
+    if (key && kept.values.has(key) && el.type !== "submit") el.value = kept.values.get(key);
+    if (key && key === kept.focusKey) el.focus();
+  }
+  for (const d of app.querySelectorAll("details[data-path], details[data-visibility]")) {
+    const key = d.dataset.path || `vis:${d.dataset.visibility}`;
+    if (opened.has(key)) d.open = true;
+  }
+  const center = app.querySelector(".center");
+  if (center) {
+    if (kept.run !== center.dataset.run || kept.atBottom) center.scrollTop = center.scrollHeight;
+    else center.scrollTop = kept.scroll;
+  }
+}
+
+function draw() {
+  frame = 0;
+  const kept = capture();
+  fill(crumbs, state.project ? h("b", state.project) : null, state.run ? ["›", h("b", state.run.alias)] : null);
+  if (state.needToken) {
+    fill(app, signIn(actions));
+    document.getElementById("token").focus();
+    return;
+  }
+  const run = state.run;
+  const main = run ? runView(run, actions)
+    : [h("div.pane.center", h("p.empty", state.project ? "Choose a run, or start one." : state.projects && state.projects.length === 0
+      ? "No project yet: open one with the CLI (rummy ask …) in its directory." : "Choose a project."))];
+  fill(app, h(`div.layout${run && run.loaded ? "" : ".no-side"}`, nav(actions), main));
+  restore(kept);
+  document.title = run ? `${run.alias} · rummy` : "rummy";
+  if (run && run.loaded && !run.painted) {
+    // The frame after this one is painted with the run: what "time to first paint" measures.
+    run.painted = true;
+    requestAnimationFrame(() => performance.mark("rummy:run-painted"));
+  }
+}
+
+/** Streams text into the reply on screen without rebuilding the page. */
+function patchReply(run, turn) {
+  const card = app.querySelector(`.reply[data-turn="${turn}"] pre`);
+  if (!card) return false;
+  card.textContent = prose(run.replies.get(turn).text);
+  const center = app.querySelector(".center");
+  if (center && center.scrollHeight - center.scrollTop - center.clientHeight < 80) center.scrollTop = center.scrollHeight;
+  return true;
+}
+
+let toastTimer = null;
+function toast(text) {
+  let el = document.querySelector(".toast");
+  if (!el) {
+    el = h("div.toast", { role: "status" });
+    document.body.append(el);
+  }
+  el.textContent = text;
+  clearTimeout(toastTimer);
+  toastTimer = setTimeout(() => el.remove(), 4000);
+}
+
+// ---- actions -----------------------------------------------------------------------------
+
+const modal = h("dialog#modal");
+document.body.append(modal);
+
+async function call(method, params, done) {
+  try {
+    const result = await conn.call(method, params);
+    if (done) toast(done);
+    return result;
+  } catch (e) {
+    toast(e.message);
+    return null;
+  }
+}
+
+async function loadReply(turn) {
+  const run = state.run;
+  if (!run || run.replies.has(turn)) return;
+  run.replies.set(turn, { text: "", reasoning: "", loading: true });
+  render();
+  const found = await call("getEntries", { run: run.alias, scheme: "assistant", pattern: `assistant://${turn}`, withBody: true });
+  const current = run.replies.get(turn);
+  if (current && !current.loading) return; // streamed meanwhile
+  run.replies.set(turn, { text: found && found[0] ? found[0].body : "", reasoning: "", loading: false, live: false });
+  render();
+}
+
+/** The context by category of the run's last turn: its latest turn-end push, replayed. */
+async function loadTelemetry(run) {
+  const back = await call("getRun", { run: run.alias, sinceSeq: Math.max(0, run.lastSeq - 20), limit: 0 });
+  const ends = ((back && back.missed) || []).filter((m) => m.method === "run/state" && m.params.telemetry);
+  if (ends.length && !run.telemetry) {
+    run.telemetry = ends[ends.length - 1].params.telemetry;
+    render();
+  }
+}
+
+async function loadMemo(run) {
+  for (const [scheme, key, path] of [["session", "session", "session://state"], ["summary", "summary", "summary://run"]]) {
+    if (run.memo[key]) continue;
+    const found = await call("getEntries", { run: run.alias, scheme, pattern: path, withBody: true });
+    if (found && found[0]) {
+      run.memo[key] = found[0].body;
+      render();
+    }
+  }
+}
+
+const actions = {
+  signIn(token) {
+    state.token = token;
+    sessionStorage.setItem("rummy.token", token);
+    state.signInError = "";
+    conn.stopped = false;
+    conn.reconnect();
+  },
+  newRun() {
+    if (!state.project) return;
+    fill(modal, newRunForm(actions));
+    modal.showModal();
+    modal.querySelector("#new-prompt").focus();
+  },
+  closeDialog() {
+    modal.close();
+  },
+  async start({ model, mode, alias, prompt }) {
+    const ack = await call("set", { path: `run://${alias || ""}`, body: prompt, attributes: { model, mode } });
+    if (!ack) return;
+    modal.close();
+    await refreshRuns();
+    location.hash = `#/${encodeURIComponent(state.project)}/${encodeURIComponent(ack.alias)}`;
+  },
+  fork() {
+    fill(modal, forkForm(state.run, actions));
+    modal.showModal();
+    modal.querySelector("#fork-prompt").focus();
+  },
+  async forkRun(alias, prompt) {
+    const run = state.run;
+    const ack = await call("set", { path: `run://${alias}`, body: prompt, attributes: { fork: run.alias, model: run.model } });
+    if (!ack) return;
+    modal.close();
+    await refreshRuns();
+    location.hash = `#/${encodeURIComponent(state.project)}/${encodeURIComponent(ack.alias)}`;
+  },
+  async send(body, busy) {
+    const run = state.run;
+    const params = { path: `run://${run.alias}`, body };
+    if (busy) params.attributes = { inject: true };
+    return Boolean(await call("set", params, busy ? "Injected" : null));
+  },
+  async cancel() {
+    await call("set", { path: `run://${state.run.alias}`, state: "cancelled" });
+  },
+  async accept(entry, answer) {
+    const params = { run: state.run.alias, path: entry.path, state: "resolved" };
+    if (answer) params.body = answer;
+    const done = await call("set", params);
+    if (done) markResolved(entry.path, done);
+  },
+  async reject(entry, reason) {
+    const done = await call("set", { run: state.run.alias, path: entry.path, state: "cancelled", body: reason || "rejected" });
+    if (done) markResolved(entry.path, done);
+  },
+  diffMode(mode) {
+    state.diffMode = mode;
+    localStorage.setItem("rummy.diff", mode);
+    render();
+  },
+  async loadOlder() {
+    const run = state.run;
+    const offset = run.reached;
+    const snap = await call("getRun", { run: run.alias, limit: PAGE, offset });
+    if (snap && state.run === run) {
+      const center = app.querySelector(".center");
+      const fromBottom = center ? center.scrollHeight - center.scrollTop : 0;
+      applyOlder(run, snap, offset);
+      draw();
+      const after = app.querySelector(".center");
+      if (after) after.scrollTop = after.scrollHeight - fromBottom;
+    }
+  },
+  loadReply,
+};
+
+/** An answered proposal leaves the waiting list at once; its `run/state` follows. */
+function markResolved(path, done) {
+  const run = state.run;
+  const entry = run && run.entries.get(path);
+  if (entry) {
+    run.entries.set(path, { ...entry, state: done.state || "resolved", outcome: done.outcome ?? null });
+    render();
+  }
+}
+
+// ---- keyboard ----------------------------------------------------------------------------
+
+const help = document.getElementById("help");
+document.getElementById("help-button").addEventListener("click", () => help.showModal());
+document.getElementById("help-close").addEventListener("click", () => help.close());
+
+document.addEventListener("keydown", (e) => {
+  if (e.ctrlKey || e.metaKey || e.altKey) return;
+  const typing = e.target.closest && e.target.closest("input, textarea, select");
+  if (typing || modal.open || help.open) return;
+  const first = pending(state.run)[0];
+  const key = e.key;
+  if (key === "a" && first) actions.accept(first);
+  else if (key === "r" && first) app.querySelector(`.proposal[data-first="1"] input.reason`)?.focus();
+  else if (key === "d") actions.diffMode(state.diffMode === "unified" ? "split" : "unified");
+  else if (key === "n") actions.newRun();
+  else if (key === "/" && state.run) app.querySelector("#prompt")?.focus();
+  else if (key === "t") toggleTheme();
+  else if (key === "?") help.showModal();
+  else return;
+  e.preventDefault();
+});
+
+window.addEventListener("hashchange", () => open(route()));
+setInterval(() => active(state.run && state.run.status) || render(), 30000);
+render();
