@@ -4,7 +4,7 @@
 import { Connection, RpcError, socketUrl } from "./rpc.js";
 import { h, fill, active } from "./dom.js";
 import {
-  state, emptyRun, applySnapshot, applyOlder, applyState, applyRender, applyToList, pending, PAGE,
+  state, emptyRun, applySnapshot, applyOlder, applyState, applyRender, recordRender, applyToList, pending, PAGE,
 } from "./store.js";
 import { nav, runView, signIn, newRunForm, forkForm } from "./view.js";
 import { prose } from "./timeline.js";
@@ -111,7 +111,10 @@ async function open(where, reconnected = false) {
     return render();
   }
   const same = state.run && state.run.alias === alias;
-  if (!same) state.run = emptyRun(alias);
+  if (!same) {
+    state.run = emptyRun(alias);
+    applyRender(state.run);
+  }
   const run = state.run;
   render();
   try {
@@ -151,9 +154,10 @@ function notify(method, params) {
   switch (method) {
     case "run/state":
       if (!applyToList(params)) refreshRunsSoon();
-      // A turn's end brings its telemetry; its reply is read if it did not stream here.
-      if (run && run.loaded && applyState(run, params) && params.telemetry && !run.replies.has(params.turn)) {
-        loadReply(params.turn);
+      // A turn's end brings its telemetry; its reply is read if it did not stream here whole.
+      if (run && run.loaded && applyState(run, params) && params.telemetry) {
+        const reply = run.replies.get(params.turn);
+        if (!reply || reply.partial) loadReply(params.turn, true);
       }
       break;
     case "run/progress":
@@ -172,12 +176,13 @@ function notify(method, params) {
         }
       }
       break;
-    case "ui/render":
-      if (run) {
-        applyRender(run, params);
-        if (patchReply(run, params.turn ?? run.turn)) return;
-      }
+    case "ui/render": {
+      recordRender(params);
+      if (!run) return;
+      const turn = applyRender(run);
+      if (patchReply(run, turn)) return;
       break;
+    }
     case "stream/cancelled":
       toast(`Command stopped: ${params.reason || "cancelled"}`);
       break;
@@ -297,14 +302,14 @@ async function call(method, params, done) {
   }
 }
 
-async function loadReply(turn) {
+async function loadReply(turn, again = false) {
   const run = state.run;
-  if (!run || run.replies.has(turn)) return;
+  if (!run || (run.replies.has(turn) && !again)) return;
   run.replies.set(turn, { text: "", reasoning: "", loading: true });
   render();
   const found = await call("getEntries", { run: run.alias, scheme: "assistant", pattern: `assistant://${turn}`, withBody: true });
   const current = run.replies.get(turn);
-  if (current && !current.loading) return; // streamed meanwhile
+  if (current && !current.loading && !current.partial) return; // streamed whole meanwhile
   run.replies.set(turn, { text: found && found[0] ? found[0].body : "", reasoning: "", loading: false, live: false });
   render();
 }
@@ -312,7 +317,8 @@ async function loadReply(turn) {
 /** The context by category of the run's last turn: its latest turn-end push, replayed. */
 async function loadTelemetry(run) {
   const back = await call("getRun", { run: run.alias, sinceSeq: Math.max(0, run.lastSeq - 20), limit: 0 });
-  const ends = ((back && back.missed) || []).filter((m) => m.method === "run/state" && m.params.telemetry);
+  const ends = ((back && back.missed) || []).filter((m) => m.method === "run/state" && m.params.telemetry
+    && (m.params.telemetry.contextDistribution || []).length);
   if (ends.length && !run.telemetry) {
     run.telemetry = ends[ends.length - 1].params.telemetry;
     render();

@@ -37,6 +37,8 @@ export function emptyRun(alias) {
     lastSeq: 0,
     totals: null,
     telemetry: null,
+    lastUsage: null,
+    sidecar: [],
     entries: new Map(),
     total: 0,
     reached: 0,
@@ -53,7 +55,8 @@ export function applySnapshot(run, snap) {
   for (const missed of snap.missed || []) {
     if (missed.method !== "run/state") continue;
     for (const item of missed.params.history || []) keep(run, item);
-    if (missed.params.telemetry) run.telemetry = missed.params.telemetry;
+    const tel = missed.params.telemetry;
+    if (tel && tel.contextDistribution && tel.contextDistribution.length) run.telemetry = tel;
   }
   Object.assign(run, {
     loaded: true,
@@ -107,7 +110,11 @@ export function applyState(run, push) {
   }
   run.unknowns = push.unknowns || run.unknowns;
   if (push.telemetry) {
-    run.telemetry = push.telemetry;
+    // A turn that assembled no context (it went on after a command) keeps the last picture.
+    const dist = push.telemetry.contextDistribution;
+    if (dist && dist.length) run.telemetry = push.telemetry;
+    run.lastUsage = push.telemetry.usage || run.lastUsage;
+    run.sidecar = push.telemetry.sidecar || [];
     const usage = push.telemetry.usage;
     if (usage && run.totals) {
       const sum = { ...run.totals };
@@ -121,14 +128,29 @@ export function applyState(run, push) {
   return true;
 }
 
-/** Takes in streamed model text (`ui/render`). */
-export function applyRender(run, render) {
-  const turn = render.turn ?? run.turn;
-  const reply = run.replies.get(turn) || { text: "", reasoning: "", live: true, loaded: true };
+/** The text each run of the project is streaming (its current turn's), whether or not it is
+ * open: a run opened while its model writes shows the reply from its first word. */
+const streaming = new Map();
+
+/** Takes in streamed model text (`ui/render`) for any run; answers the run's current reply. */
+export function recordRender(render) {
+  let live = streaming.get(render.run);
+  const turn = render.turn ?? (live ? live.turn : 0);
+  if (!live || live.turn !== turn) {
+    // The first text of a turn comes with append false; one that does not was begun unseen.
+    live = { turn, text: "", reasoning: "", live: true, partial: Boolean(render.append) };
+    streaming.set(render.run, live);
+  }
   const key = render.reasoning ? "reasoning" : "text";
-  reply[key] = render.append ? reply[key] + render.text : render.text;
-  reply.live = true;
-  run.replies.set(turn, reply);
+  live[key] = render.append ? live[key] + render.text : render.text;
+  return live;
+}
+
+/** Shows in the open run what its model is streaming. */
+export function applyRender(run) {
+  const live = streaming.get(run.alias);
+  if (live) run.replies.set(live.turn, { ...live });
+  return live ? live.turn : null;
 }
 
 /** Updates a run of the list from a push. */

@@ -55,7 +55,7 @@ function command(run, entry, open) {
   const a = entry.attributes || {};
   const body = entry.tool === "set" && a.patch ? diffView(a.patch, state.diffMode) : h("pre", entry.body || "");
   const exit = typeof a.exitCode === "number" ? h("span.muted", `exit ${a.exitCode}`) : null;
-  return h("details.cmd", { open: open || undefined, dataset: { path: entry.path, state: entry.state } },
+  const details = h("details.cmd", { open: open || undefined, dataset: { path: entry.path, state: entry.state } },
     h("summary",
       h("span.tool", entry.tool),
       h("span.target", { title: entry.path }, target(entry)),
@@ -63,8 +63,10 @@ function command(run, entry, open) {
       entry.outcome ? h("span.muted", entry.outcome) : null,
       h("span.tok", `${tokens(entry.tokens)} tok`),
       codeBadge(entry.status, entry.state)),
-    (a.kind === "sh" || a.kind === "env") ? terminal(run, entry) : null,
     h("div.body", body));
+  // A command's output is what a person watches: always shown, as it streams.
+  const term = a.kind === "sh" || a.kind === "env" ? terminal(run, entry) : null;
+  return term ? h("div.with-term", details, term) : details;
 }
 
 function reply(run, turn, actions) {
@@ -74,11 +76,13 @@ function reply(run, turn, actions) {
       "Show the model's reply"));
   }
   if (r.loading) return h("div.loader.muted", "reading the reply…");
-  const streaming = r.live && turn === run.turn && run.status === 102;
+  const streaming = r.live && turn === run.turn && run.status === 102 && (!run.progress || run.progress.status === "thinking");
   const text = prose(r.text);
+  // A reply of commands alone says nothing the commands below do not.
+  if (!text && !r.reasoning && !streaming) return null;
   return h(`div.card.reply${streaming ? ".streaming" : ""}`, { dataset: { turn: String(turn) } },
     r.reasoning ? h("div.reasoning", r.reasoning) : null,
-    h("pre", text || (streaming ? "" : "(commands only)")));
+    h("pre", text));
 }
 
 /** One turn of the timeline. */
@@ -93,7 +97,7 @@ function turnView(run, turn, entries, actions) {
       h("span", `${tokens(cost)} tokens`)),
     prompts.map((p) => h("div.card.prompt", h("div.who", p.attributes && p.attributes.inject ? "injected" : "prompt"), h("p", p.body || ""))),
     reply(run, turn, actions),
-    h("div.cmds", cmds.map((c) => command(run, c, live && (c.state === "streaming" || c.tool === "sh")))));
+    h("div.cmds", cmds.map((c) => command(run, c, live && c.state === "streaming"))));
 }
 
 /** A proposal waiting for a decision: what it would do, and accept / reject with a reason. */

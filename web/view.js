@@ -109,14 +109,14 @@ function groups(run) {
 
 function telemetry(run) {
   const t = run.totals || {};
-  const last = (run.telemetry && run.telemetry.usage) || null;
+  const last = run.lastUsage;
   const rows = [
     ["prompt tokens", tokens(t.promptTokens || 0)], ["cached", tokens(t.cachedTokens || 0)],
     ["completion", tokens(t.completionTokens || 0)], ["reasoning", tokens(t.reasoningTokens || 0)],
     ["cost", cost(t.cost)],
   ];
   if (last) rows.push(["last turn", `${tokens(last.totalTokens)} tok · ${cost(last.cost)}`]);
-  const side = (run.telemetry && run.telemetry.sidecar) || [];
+  const side = run.sidecar || [];
   for (const s of side) rows.push([`side task ${s.task}`, `${s.outcome} · ${s.elapsedMs} ms`]);
   return h("dl.stat#telemetry", rows.flatMap(([k, v]) => [h("dt", k), h("dd", v)]));
 }

@@ -219,8 +219,14 @@ impl Browser {
         self.click_element(&element).await;
     }
 
-    /// Clicks an element.
+    /// Clicks an element, scrolled to the middle of the view first (a sticky header at the
+    /// top must not take the click).
     pub async fn click_element(&self, element: &Element) {
+        self.run(
+            "arguments[0].scrollIntoView({block: 'center'});",
+            json!([{ ELEMENT: element.0 }]),
+        )
+        .await;
         let answer = self
             .post(&format!("/element/{}/click", element.0), json!({}))
             .await;

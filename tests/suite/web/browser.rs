@@ -43,7 +43,7 @@ async fn with_token(server: &TestServer, token: &str) -> RpcClient {
 
 /// A person signs in with a token, starts a run in act mode, watches it stream, accepts an
 /// edit by keyboard (the file changes on disk), rejects one with a reason (the file stays and
-/// the model reads the reason), cancels a running run, and — after the server restarts on the
+/// the model reads the reason), accepts a command and watches its output stream, cancels a running run, and — after the server restarts on the
 /// same port — sees what happened while the page was away, without reloading.
 #[actix_rt::test]
 async fn a_person_works_runs_in_the_browser() {
@@ -74,6 +74,9 @@ async fn a_person_works_runs_in_the_browser() {
     ));
     provider.push(Reply::content(
         "<set path=\"c.txt\"><<<<<<< SEARCH\nkeep\n=======\ngone\n>>>>>>> REPLACE</set>\n<update status=\"102\">edited c</update>",
+    ));
+    provider.push(Reply::content(
+        "Now a build, to be sure.\n<sh>printf 'step 1\\n'; sleep 1; printf 'step 2\\n'; echo 'a warning' >&2</sh>\n<update status=\"102\">building</update>",
     ));
     provider.push(Reply::content(
         "<update status=\"200\">b.txt now says new</update>",
@@ -115,6 +118,16 @@ async fn a_person_works_runs_in_the_browser() {
     page.press("r").await;
     page.type_into(".proposal input.reason", "keep c.txt as it is\u{E007}")
         .await;
+
+    // Accept a command with a click: its output streams into the page, stderr apart.
+    page.wait_for(".proposal[data-kind=\"sh\"]").await;
+    page.screenshot("proposal-command").await;
+    page.click(".proposal[data-kind=\"sh\"] .accept").await;
+    page.wait_for_text(".with-term .term", "step 1").await;
+    page.screenshot("command-streaming").await;
+    page.wait_for_text(".with-term .term", "step 2").await;
+    page.wait_for_text(".with-term .term .err", "a warning")
+        .await;
     wait_status(&page, 200).await;
     page.wait_for_text("#runs", "b.txt now says new").await;
     page.screenshot("run-done").await;
@@ -123,8 +136,11 @@ async fn a_person_works_runs_in_the_browser() {
         "keep\n"
     );
     let told = provider.chat_requests();
-    let last = told.last().map(|r| r.raw_body.clone()).unwrap_or_default();
-    assert!(last.contains("keep c.txt as it is"), "{last}");
+    assert!(
+        told.iter()
+            .any(|r| r.raw_body.contains("keep c.txt as it is")),
+        "the model never read the reason"
+    );
 
     // Cancel a run while its model call hangs.
     let gate = Gate::new();
