@@ -49,8 +49,9 @@ const conn = new Connection(socketUrl(location), {
   onstate: (s, code) => {
     state.conn = s;
     connBadge.dataset.state = s;
-    connBadge.textContent = s === "open" ? "live" : s === "connecting" ? "connecting…" : `offline${code ? ` (${code})` : ""}, retrying`;
     if (s === "closed" && state.needToken) conn.stopped = true;
+    connBadge.textContent = s === "open" ? "live" : s === "connecting" ? "connecting…"
+      : state.needToken ? "signed out" : `offline${code ? ` (${code})` : ""}, retrying`;
   },
 });
 
@@ -297,7 +298,10 @@ async function call(method, params, done) {
     if (done) toast(done);
     return result;
   } catch (e) {
-    toast(e.message);
+    // A dialog sits above the page: its own error line says what went wrong.
+    const line = modal.open && modal.querySelector(".error-line");
+    if (line) fill(line, h("div.error", e.message));
+    else toast(e.message);
     return null;
   }
 }

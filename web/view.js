@@ -86,7 +86,7 @@ function contextBar(run) {
   const scale = Math.max(limit, used, 1);
   // What the categories do not hold is the instructions and the tools' docs.
   const rest = Math.max(0, used - buckets.reduce((s, b) => s + b.tokens, 0));
-  const parts = [...buckets, ...(rest ? [{ bucket: "instructions", tokens: rest, entries: null }] : [])];
+  const parts = [...buckets, ...(rest ? [{ bucket: "instructions & the rest", tokens: rest, entries: null }] : [])];
   const color = (i) => COLORS[i % COLORS.length];
   return h("div#context",
     h("div.meter", { title: `${used} of ${limit || "?"} tokens` },
@@ -130,7 +130,9 @@ function side(run) {
       run.unknowns.length ? h("ul.unknowns#unknowns", run.unknowns.map((u) => h("li", { title: u.path }, u.body, u.shared ? h("span.muted", " (shared)") : null))) : h("p.muted", "None.")),
     run.memo.session ? h("section", h("h3", "Session state"), h("pre.memo#session", run.memo.session)) : null,
     run.memo.summary ? h("section", h("h3", "Summary"), h("pre.memo#summary", run.memo.summary)) : null,
-    h("section", h("h3", "Entries by visibility"), groups(run)));
+    h("section", h("h3", "Entries by visibility"),
+      run.total > run.entries.size ? h("p.muted", `the ${run.entries.size} loaded of ${run.total}`) : null,
+      groups(run)));
 }
 
 /** The center and side of the open run. */
@@ -153,8 +155,9 @@ export function newRunForm(actions) {
     h("div.two",
       h("label", "Model", h("select#model", { name: "model" }, models)),
       h("label", "Mode", h("select#mode", { name: "mode" }, h("option", { value: "ask" }, "ask — answers, changes nothing"), h("option", { value: "act" }, "act — proposes edits and commands")))),
-    h("label", "Name (optional)", h("input#alias", { name: "alias", placeholder: "let the server name it", pattern: "[A-Za-z0-9_.-]*" })),
+    h("label", "Name (optional)", h("input#alias", { name: "alias", placeholder: "let the server name it", pattern: "[A-Za-z0-9_]{0,128}" })),
     h("label", "Prompt", h("textarea#new-prompt", { name: "prompt", rows: 5, required: true, placeholder: "What should the agent do?" })),
+    h("div.error-line"),
     h("div.actions", h("button", { type: "button", on: { click: actions.closeDialog } }, "Cancel"), h("button.primary#start", { type: "submit" }, "Start")));
   form.addEventListener("submit", (e) => {
     e.preventDefault();
@@ -169,8 +172,9 @@ export function forkForm(run, actions) {
   const form = h("form.form#fork-form",
     h("h2", `Fork ${run.alias}`),
     h("p.muted", "A new run with this run's model, settings, mode and entries, going on from here."),
-    h("label", "New name", h("input#fork-alias", { name: "alias", required: true, value: `${run.alias}-fork` })),
+    h("label", "New name", h("input#fork-alias", { name: "alias", required: true, value: `${run.alias}_fork`, pattern: "[A-Za-z0-9_]{1,128}" })),
     h("label", "Prompt", h("textarea#fork-prompt", { name: "prompt", rows: 4, required: true })),
+    h("div.error-line"),
     h("div.actions", h("button", { type: "button", on: { click: actions.closeDialog } }, "Cancel"), h("button.primary", { type: "submit" }, "Fork")));
   form.addEventListener("submit", (e) => {
     e.preventDefault();

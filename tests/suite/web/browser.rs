@@ -43,8 +43,9 @@ async fn with_token(server: &TestServer, token: &str) -> RpcClient {
 
 /// A person signs in with a token, starts a run in act mode, watches it stream, accepts an
 /// edit by keyboard (the file changes on disk), rejects one with a reason (the file stays and
-/// the model reads the reason), accepts a command and watches its output stream, cancels a running run, and — after the server restarts on the
-/// same port — sees what happened while the page was away, without reloading.
+/// the model reads the reason), accepts a command and watches its output stream, injects into
+/// and cancels a running run, and — after the server restarts on the
+/// same port — sees what happened while the page was away, without reloading; then forks.
 #[actix_rt::test]
 async fn a_person_works_runs_in_the_browser() {
     let Some((chromium, driver)) = browser() else {
@@ -65,7 +66,7 @@ async fn a_person_works_runs_in_the_browser() {
     let provider = &server.provider;
     provider.push(
         Reply::content(
-            "I will read b.txt first, then change it.\n<get path=\"b.txt\"/>\n<update status=\"102\">reading</update>",
+            "I will read b.txt first, then change it.\n<get path=\"b.txt\"/>\n<set path=\"unknown://style\">Which style does the team use?</set>\n<update status=\"102\">reading</update>",
         )
         .chunk_delay(Duration::from_millis(30)),
     );
@@ -101,6 +102,8 @@ async fn a_person_works_runs_in_the_browser() {
     page.click("#start").await;
     page.wait_for("#run[data-run=\"edit\"]").await;
     page.wait_for_text(".reply[data-turn=\"1\"]", "I will read b.txt first")
+        .await;
+    page.wait_for_text("#unknowns", "Which style does the team use?")
         .await;
 
     // Accept the first edit with the keyboard: the file changes on disk.
@@ -151,6 +154,9 @@ async fn a_person_works_runs_in_the_browser() {
     page.click("#start").await;
     page.wait_for("#run[data-run=\"slow\"]").await;
     wait_status(&page, 102).await;
+    page.type_into("#prompt", "Mind the tests").await;
+    page.click("#send").await;
+    page.wait_for_text(".toast", "Injected").await;
     page.click("#cancel").await;
     wait_status(&page, 499).await;
     gate.open();
@@ -179,6 +185,17 @@ async fn a_person_works_runs_in_the_browser() {
         .await;
     page.wait_for_text("#runs", "still here").await;
     page.screenshot("after-restart").await;
+
+    // Fork the run from the page: the fork starts with the parent's entries and runs.
+    server.provider.push(Reply::content(
+        "<update status=\"200\">forked and done</update>",
+    ));
+    page.click("#fork").await;
+    page.type_into("#fork-prompt", "Try another way").await;
+    page.click("#fork-form button[type=submit]").await;
+    page.wait_for("#run[data-run=\"edit_fork\"]").await;
+    wait_status(&page, 200).await;
+    page.wait_for_text("#runs", "forked and done").await;
 
     // The dark theme, for the record.
     page.press("t").await;
