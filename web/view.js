@@ -121,6 +121,27 @@ function telemetry(run) {
   return h("dl.stat#telemetry", rows.flatMap(([k, v]) => [h("dt", k), h("dd", v)]));
 }
 
+/** A session state or summary: its Markdown sections as headings, bullets and lines (an empty
+ * section is left out). Built as elements, never parsed as HTML. */
+export function memoView(text) {
+  const sections = [];
+  let current = { title: null, lines: [] };
+  for (const line of (text || "").split("\n")) {
+    const heading = line.match(/^#{1,6}\s+(.*)$/);
+    if (heading) {
+      sections.push(current);
+      current = { title: heading[1], lines: [] };
+    } else if (line.trim()) {
+      current.lines.push(line);
+    }
+  }
+  sections.push(current);
+  return sections.filter((s) => s.lines.length).map((s) => [
+    s.title ? h("h4", s.title) : null,
+    s.lines.map((l) => (/^\s*[-*]\s+/.test(l) ? h("p.bullet", l.replace(/^\s*[-*]\s+/, "")) : h("p", l))),
+  ]);
+}
+
 /** The side panel of the open run. */
 function side(run) {
   return h("aside.pane.side",
@@ -128,8 +149,8 @@ function side(run) {
     h("section", h("h3", "Telemetry"), telemetry(run)),
     h("section", h("h3", `Open questions · ${run.unknowns.length}`),
       run.unknowns.length ? h("ul.unknowns#unknowns", run.unknowns.map((u) => h("li", { title: u.path }, u.body, u.shared ? h("span.muted", " (shared)") : null))) : h("p.muted", "None.")),
-    run.memo.session ? h("section", h("h3", "Session state"), h("pre.memo#session", run.memo.session)) : null,
-    run.memo.summary ? h("section", h("h3", "Summary"), h("pre.memo#summary", run.memo.summary)) : null,
+    run.memo.session ? h("section", h("h3", "Session state"), h("div.memo#session", memoView(run.memo.session))) : null,
+    run.memo.summary ? h("section", h("h3", "Summary"), h("div.memo#summary", memoView(run.memo.summary))) : null,
     h("section", h("h3", "Entries by visibility"),
       run.total > run.entries.size ? h("p.muted", `the ${run.entries.size} loaded of ${run.total}`) : null,
       groups(run)));

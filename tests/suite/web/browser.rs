@@ -335,3 +335,43 @@ async fn a_long_run_opens_quickly_in_the_browser() {
     page.quit().await;
     server.stop().await;
 }
+
+/// A run that keeps a session state shows it beside its timeline once its loop has ended (the
+/// sidecar wrote it), read with `getEntries` since it is no entry of the run's history page.
+#[actix_rt::test]
+async fn the_session_state_shows_beside_the_run() {
+    let Some((chromium, driver)) = browser() else {
+        return;
+    };
+    let server = TestServer::start_with(|c| {
+        c.session_state.enabled = true;
+        c.session_state.thresholds.min_turns = 1;
+    })
+    .await;
+    server
+        .provider
+        .push(Reply::content("<update status=\"200\">noted</update>"));
+    server.provider.push(Reply::content(
+        "## Title\nShip the web page\n## Current state\nthe page is served and tested\n## Next steps\n- screenshots in the README\n",
+    ));
+    let mut client = server.project_client("memo").await;
+    client
+        .call(
+            "set",
+            json!({ "path": "run://m", "body": "Remember this", "attributes": { "model": "fast" } }),
+        )
+        .await
+        .unwrap();
+    crate::support::wait_status(&mut client, "m", 200).await;
+
+    let page = Browser::start(&chromium, &driver, 1440, 900).await;
+    page.goto(&format!("http://127.0.0.1:{}/#/memo/m", server.port()))
+        .await;
+    page.wait_for_text("#session", "the page is served and tested")
+        .await;
+    page.wait_for_text("#session", "screenshots in the README")
+        .await;
+    page.screenshot("session-state").await;
+    page.quit().await;
+    server.stop().await;
+}
