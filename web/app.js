@@ -173,6 +173,7 @@ function notify(method, params) {
               turn: p.turn, tokens: 0, attributes: p.attributes, body: p.body, outcome: null,
             });
             run.total += 1;
+            run.reached += 1;
           }
         }
       }
@@ -220,16 +221,20 @@ function capture() {
   const focusKey = focused && app.contains(focused)
     ? focused.id || (focused.closest("[data-path]") && `${focused.closest("[data-path]").dataset.path}:${focused.className}`)
     : null;
+  const caret = focusKey && "selectionStart" in focused ? [focused.selectionStart, focused.selectionEnd] : null;
   const center = app.querySelector(".center");
   const atBottom = center ? center.scrollHeight - center.scrollTop - center.clientHeight < 40 : true;
-  return { values, focusKey, scroll: center ? center.scrollTop : 0, atBottom, run: center && center.dataset.run };
+  return { values, focusKey, caret, scroll: center ? center.scrollTop : 0, atBottom, run: center && center.dataset.run };
 }
 
 function restore(kept) {
   for (const el of app.querySelectorAll("input, textarea, select")) {
     const key = el.id || (el.closest("[data-path]") && `${el.closest("[data-path]").dataset.path}:${el.className}`);
     if (key && kept.values.has(key) && el.type !== "submit") el.value = kept.values.get(key);
-    if (key && key === kept.focusKey) el.focus();
+    if (key && key === kept.focusKey) {
+      el.focus();
+      if (kept.caret && el.setSelectionRange) el.setSelectionRange(kept.caret[0], kept.caret[1]);
+    }
   }
   for (const d of app.querySelectorAll("details[data-path], details[data-visibility]")) {
     const key = d.dataset.path || `vis:${d.dataset.visibility}`;

@@ -105,7 +105,11 @@ export function applyState(run, push) {
   run.queued = push.queued ?? null;
   if (push.summary) run.summary = push.summary;
   for (const item of push.history || []) {
-    if (!run.entries.has(item.path)) run.total += 1;
+    // A new entry is the newest: the page holds it, so what is left to reach back for stays.
+    if (!run.entries.has(item.path)) {
+      run.total += 1;
+      run.reached += 1;
+    }
     keep(run, item);
   }
   run.unknowns = push.unknowns || run.unknowns;

@@ -7,6 +7,7 @@
 //! (as `.ci/run` sets) makes a missing browser a failure.
 
 use serde_json::{json, Value};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::Once;
@@ -39,7 +40,9 @@ pub fn browser() -> Option<(PathBuf, PathBuf)> {
     );
     static SAID: Once = Once::new();
     SAID.call_once(|| {
-        eprintln!(
+        // Straight to the process's stderr: the test harness would swallow an eprintln!.
+        let _ = writeln!(
+            std::io::stderr(),
             "browser tests skipped: no {} / {} (apt-get install chromium chromium-driver; RUMMY_REQUIRE_BROWSER=1 makes this a failure)",
             chromium.display(),
             driver.display()

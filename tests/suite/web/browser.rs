@@ -7,6 +7,7 @@ use crate::support::{TestServer, WAIT};
 use pretty_assertions::assert_eq;
 use rummy_testkit::{Gate, Reply, RpcClient};
 use serde_json::{json, Value};
+use std::io::Write;
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -320,7 +321,9 @@ async fn a_long_run_opens_quickly_in_the_browser() {
         )
         .await;
     let mb = |v: &Value| v.as_f64().unwrap_or(0.0) / 1_048_576.0;
-    println!(
+    // Straight to stderr, so `cargo test` shows the figures without --nocapture.
+    let _ = writeln!(
+        std::io::stderr(),
         "web page, run of {entries} entries and 200 turns: first paint of the run {:.0} ms after navigation (first contentful paint {:.0} ms); tab JS heap {:.1} MB, {} DOM nodes (one earlier page loaded: {:.1} MB, {} nodes); getRun {{limit: 200}} {} KB vs the whole history {} KB",
         measured["paint"].as_f64().unwrap_or(0.0),
         measured["fcp"].as_f64().unwrap_or(0.0),
