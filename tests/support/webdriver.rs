@@ -114,6 +114,7 @@ impl Browser {
         let caps = json!({"capabilities": {"alwaysMatch": {
             "browserName": "chrome",
             "goog:chromeOptions": {"binary": chromium.display().to_string(), "args": args},
+            "goog:loggingPrefs": {"browser": "ALL"},
         }}});
         let answer: Value = http
             .post(format!("{base}/session"))
@@ -258,6 +259,21 @@ impl Browser {
             json!({ "text": keys }),
         )
         .await;
+    }
+
+    /// The page's console errors since the last call (JavaScript errors, refused loads,
+    /// Content-Security-Policy violations), as Chromium logs them.
+    pub async fn console_errors(&self) -> Vec<String> {
+        let logs = self.post("/se/log", json!({ "type": "browser" })).await;
+        logs.as_array()
+            .map(|entries| {
+                entries
+                    .iter()
+                    .filter(|e| e["level"] == json!("SEVERE"))
+                    .filter_map(|e| e["message"].as_str().map(str::to_owned))
+                    .collect()
+            })
+            .unwrap_or_default()
     }
 
     /// Saves a screenshot as `target/browser-artifacts/<name>.png`; answers its path.

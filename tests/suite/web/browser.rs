@@ -162,6 +162,9 @@ async fn a_person_works_runs_in_the_browser() {
     wait_status(&page, 499).await;
     gate.open();
 
+    // Up to here nothing went wrong in the page: no script error, nothing the policy refused.
+    assert_eq!(page.console_errors().await, Vec::<String>::new());
+
     // The server restarts on the same port; meanwhile another client goes on with the run.
     page.click("a[data-run=\"edit\"]").await;
     wait_status(&page, 200).await;
@@ -300,6 +303,21 @@ async fn a_long_run_opens_quickly_in_the_browser() {
         )
         .await;
     page.screenshot("long-run").await;
+    // A whole re-render of the page (the diff view toggled), as a person's key press causes.
+    page.press("d").await;
+    page.wait_until(
+        "a re-render",
+        "return localStorage.getItem('rummy.diff') === 'split' && performance.getEntriesByName('rummy:draw', 'measure').length > 0;",
+        json!([]),
+    )
+    .await;
+    let redraw = page
+        .run(
+            "return performance.getEntriesByName('rummy:draw', 'measure')[0].duration;",
+            json!([]),
+        )
+        .await;
+    assert_eq!(page.console_errors().await, Vec::<String>::new());
     // Reaching back a page shows earlier turns.
     let shown = page
         .run(
@@ -324,9 +342,10 @@ async fn a_long_run_opens_quickly_in_the_browser() {
     // Straight to stderr, so `cargo test` shows the figures without --nocapture.
     let _ = writeln!(
         std::io::stderr(),
-        "web page, run of {entries} entries and 200 turns: first paint of the run {:.0} ms after navigation (first contentful paint {:.0} ms); tab JS heap {:.1} MB, {} DOM nodes (one earlier page loaded: {:.1} MB, {} nodes); getRun {{limit: 200}} {} KB vs the whole history {} KB",
+        "web page, run of {entries} entries and 200 turns: first paint of the run {:.0} ms after navigation (first contentful paint {:.0} ms); a whole re-render {:.1} ms; tab JS heap {:.1} MB, {} DOM nodes (one earlier page loaded: {:.1} MB, {} nodes); getRun {{limit: 200}} {} KB vs the whole history {} KB",
         measured["paint"].as_f64().unwrap_or(0.0),
         measured["fcp"].as_f64().unwrap_or(0.0),
+        redraw.as_f64().unwrap_or(0.0),
         mb(&measured["heap"]),
         measured["nodes"],
         mb(&after["heap"]),
