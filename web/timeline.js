@@ -100,6 +100,29 @@ function turnView(run, turn, entries, actions) {
     h("div.cmds", cmds.map((c) => command(run, c, live && c.state === "streaming"))));
 }
 
+/** Turns already drawn, by turn, with what they were drawn from: a turn that did not change is
+ * not built again (a long run's push changes one turn, not two hundred). */
+const drawn = { run: null, turns: new Map() };
+
+function cachedTurn(run, turn, entries, actions) {
+  if (drawn.run !== run) {
+    drawn.run = run;
+    drawn.turns = new Map();
+  }
+  const r = run.replies.get(turn);
+  const sig = JSON.stringify([
+    entries.some((e) => e.attributes && e.attributes.patch) ? state.diffMode : "",
+    turn === run.turn ? [run.status, run.turn, run.progress && run.progress.status] : 0,
+    r ? [r.text.length, r.reasoning.length, Boolean(r.loading)] : null,
+    entries.map((e) => [e.path, e.state, e.status, e.outcome, e.tokens, e.visibility, e.body ? e.body.length : -1]),
+  ]);
+  const hit = drawn.turns.get(turn);
+  if (hit && hit.sig === sig) return hit.node;
+  const node = turnView(run, turn, entries, actions);
+  drawn.turns.set(turn, { sig, node });
+  return node;
+}
+
 /** A proposal waiting for a decision: what it would do, and accept / reject with a reason. */
 export function proposalView(run, entry, actions, first) {
   const a = entry.attributes || {};
@@ -141,7 +164,7 @@ export function timeline(run, actions) {
     items.push(h("div.older", h("button#older", { type: "button", on: { click: actions.loadOlder } },
       `Show ${Math.min(left, 200)} earlier entries (${left} more)`)));
   }
-  for (const [turn, entries] of turns(run)) items.push(turnView(run, turn, entries, actions));
+  for (const [turn, entries] of turns(run)) items.push(cachedTurn(run, turn, entries, actions));
   const waiting = pending(run);
   if (waiting.length) {
     items.push(h("h3", "Waiting for you"));
