@@ -2,11 +2,11 @@
 // takes (start, continue, inject, cancel, fork, accept, reject). Where it is: `#/<project>/<run>`.
 
 import { Connection, RpcError, socketUrl } from "./rpc.js";
-import { h, fill, active } from "./dom.js";
+import { h, fill, active, age } from "./dom.js";
 import {
   state, emptyRun, applySnapshot, applyOlder, applyState, applyRender, recordRender, applyToList, pending, PAGE,
 } from "./store.js";
-import { nav, runView, signIn, newRunForm, forkForm } from "./view.js";
+import { nav, runPane, updatePane, reconcile, side, signIn, newRunForm, forkForm } from "./view.js";
 import { prose } from "./timeline.js";
 
 const app = document.getElementById("app");
@@ -203,48 +203,20 @@ function render() {
 
 const opened = new Set();
 app.addEventListener("toggle", (e) => {
-  const path = e.target.dataset && e.target.dataset.path;
-  if (!path && !(e.target.dataset && e.target.dataset.visibility)) return;
-  const key = path || `vis:${e.target.dataset.visibility}`;
+  const data = e.target.dataset || {};
+  const key = data.path || (data.visibility && `vis:${data.visibility}`);
+  if (!key) return;
   if (e.target.open) opened.add(key);
   else opened.delete(key);
 }, true);
 
-/** What a re-render must keep: typed text, focus, open details, the scroll position. */
-function capture() {
-  const values = new Map();
-  for (const el of app.querySelectorAll("input, textarea, select")) {
-    const key = el.id || (el.closest("[data-path]") && `${el.closest("[data-path]").dataset.path}:${el.className}`);
-    if (key) values.set(key, el.value);
-  }
-  const focused = document.activeElement;
-  const focusKey = focused && app.contains(focused)
-    ? focused.id || (focused.closest("[data-path]") && `${focused.closest("[data-path]").dataset.path}:${focused.className}`)
-    : null;
-  const caret = focusKey && "selectionStart" in focused ? [focused.selectionStart, focused.selectionEnd] : null;
-  const center = app.querySelector(".center");
-  const atBottom = center ? center.scrollHeight - center.scrollTop - center.clientHeight < 40 : true;
-  return { values, focusKey, caret, scroll: center ? center.scrollTop : 0, atBottom, run: center && center.dataset.run };
-}
+/** What stays on screen between draws: the layout, the nav (while its content is the same) and
+ * the open run's pane. */
+const screen = { layout: null, nav: null, navSig: "", pane: null, side: null };
 
-function restore(kept) {
-  for (const el of app.querySelectorAll("input, textarea, select")) {
-    const key = el.id || (el.closest("[data-path]") && `${el.closest("[data-path]").dataset.path}:${el.className}`);
-    if (key && kept.values.has(key) && el.type !== "submit") el.value = kept.values.get(key);
-    if (key && key === kept.focusKey) {
-      el.focus();
-      if (kept.caret && el.setSelectionRange) el.setSelectionRange(kept.caret[0], kept.caret[1]);
-    }
-  }
-  for (const d of app.querySelectorAll("details[data-path], details[data-visibility]")) {
-    const key = d.dataset.path || `vis:${d.dataset.visibility}`;
-    if (opened.has(key)) d.open = true;
-  }
-  const center = app.querySelector(".center");
-  if (center) {
-    if (kept.run !== center.dataset.run || kept.atBottom) center.scrollTop = center.scrollHeight;
-    else center.scrollTop = kept.scroll;
-  }
+function navSignature() {
+  return JSON.stringify([state.project, state.run && state.run.alias, state.projects,
+    [...state.runs.values()].map((r) => [r.run, r.status, r.turn, r.tokens, r.cost, r.summary, r.model, age(r.created)])]);
 }
 
 function draw() {
@@ -252,19 +224,46 @@ function draw() {
   performance.clearMarks("rummy:draw");
   performance.clearMeasures("rummy:draw");
   performance.mark("rummy:draw");
-  const kept = capture();
   fill(crumbs, state.project ? h("b", state.project) : null, state.run ? ["›", h("b", state.run.alias)] : null);
   if (state.needToken) {
+    screen.layout = null;
+    screen.pane = null;
     fill(app, signIn(actions));
     document.getElementById("token").focus();
     return;
   }
+  if (!screen.layout || screen.layout.parentNode !== app) {
+    screen.layout = h("div.layout");
+    screen.navSig = "";
+    fill(app, screen.layout);
+  }
+  const sig = navSignature();
+  if (sig !== screen.navSig) {
+    screen.nav = nav(actions);
+    screen.navSig = sig;
+  }
   const run = state.run;
-  const main = run ? runView(run, actions)
-    : [h("div.pane.center", h("p.empty", state.project ? "Choose a run, or start one." : state.projects && state.projects.length === 0
-      ? "No project yet: open one with the CLI (rummy ask …) in its directory." : "Choose a project."))];
-  fill(app, h(`div.layout${run && run.loaded ? "" : ".no-side"}`, nav(actions), main));
-  restore(kept);
+  let parts;
+  if (run && run.loaded) {
+    const fresh = !screen.pane || screen.pane.run !== run;
+    if (fresh) screen.pane = runPane(run, actions);
+    const center = screen.pane.center;
+    const atBottom = fresh || center.scrollHeight - center.scrollTop - center.clientHeight < 40;
+    updatePane(screen.pane, actions);
+    parts = [screen.nav, center, side(run)];
+    screen.layout.className = "layout";
+    reconcile(screen.layout, parts);
+    for (const d of center.querySelectorAll("details[data-path]")) if (opened.has(d.dataset.path)) d.open = true;
+    for (const d of screen.layout.querySelectorAll("details[data-visibility]")) if (opened.has(`vis:${d.dataset.visibility}`)) d.open = true;
+    if (atBottom) center.scrollTop = center.scrollHeight;
+  } else {
+    screen.pane = null;
+    const text = run ? "Loading…" : state.project ? "Choose a run, or start one."
+      : state.projects && state.projects.length === 0 ? "No project yet: open one with the CLI (rummy ask …) in its directory."
+        : "Choose a project.";
+    screen.layout.className = "layout no-side";
+    reconcile(screen.layout, [screen.nav, h("div.pane.center", h("p.empty", text))]);
+  }
   document.title = run ? `${run.alias} · rummy` : "rummy";
   // The last render's cost, for whoever measures the page (one measure kept, never a pile).
   performance.measure("rummy:draw", "rummy:draw");
@@ -335,6 +334,7 @@ async function loadTelemetry(run) {
     && (m.params.telemetry.contextDistribution || []).length);
   if (ends.length && !run.telemetry) {
     run.telemetry = ends[ends.length - 1].params.telemetry;
+    run.lastUsage = run.lastUsage || run.telemetry.usage || null;
     render();
   }
 }

@@ -57,6 +57,7 @@ export function applySnapshot(run, snap) {
     for (const item of missed.params.history || []) keep(run, item);
     const tel = missed.params.telemetry;
     if (tel && tel.contextDistribution && tel.contextDistribution.length) run.telemetry = tel;
+    if (tel && tel.usage) run.lastUsage = tel.usage;
   }
   Object.assign(run, {
     loaded: true,

@@ -105,10 +105,6 @@ function turnView(run, turn, entries, actions) {
 const drawn = { run: null, turns: new Map() };
 
 function cachedTurn(run, turn, entries, actions) {
-  if (drawn.run !== run) {
-    drawn.run = run;
-    drawn.turns = new Map();
-  }
   const r = run.replies.get(turn);
   const sig = JSON.stringify([
     entries.some((e) => e.attributes && e.attributes.patch) ? state.diffMode : "",
@@ -158,17 +154,42 @@ export function proposalView(run, entry, actions, first) {
 
 /** The whole timeline of the open run. */
 export function timeline(run, actions) {
+  if (drawn.run !== run) {
+    drawn.run = run;
+    drawn.turns = new Map();
+    drawn.older = null;
+    drawn.waiting = null;
+  }
   const items = [];
   const left = run.total - run.reached;
   if (left > 0) {
-    items.push(h("div.older", h("button#older", { type: "button", on: { click: actions.loadOlder } },
-      `Show ${Math.min(left, 200)} earlier entries (${left} more)`)));
+    const label = `Show ${Math.min(left, 200)} earlier entries (${left} more)`;
+    if (!drawn.older || drawn.older.textContent !== label) {
+      drawn.older = h("div.older", h("button#older", { type: "button", on: { click: actions.loadOlder } }, label));
+    }
+    items.push(drawn.older);
   }
   for (const [turn, entries] of turns(run)) items.push(cachedTurn(run, turn, entries, actions));
   const waiting = pending(run);
   if (waiting.length) {
-    items.push(h("h3", "Waiting for you"));
-    waiting.forEach((p, i) => items.push(proposalView(run, p, actions, i === 0)));
+    if (!drawn.waiting) drawn.waiting = h("h3", "Waiting for you");
+    items.push(drawn.waiting);
+    waiting.forEach((p, i) => items.push(cachedProposal(run, p, actions, i === 0)));
   }
   return items;
+}
+
+/** A proposal's card is kept while it waits, so a reason being typed survives a push. */
+function cachedProposal(run, entry, actions, first) {
+  const key = `proposal:${entry.path}`;
+  const sig = JSON.stringify([state.diffMode, first, entry.state]);
+  const hit = drawn.turns.get(key);
+  if (hit && hit.sig === sig) return hit.node;
+  const node = proposalView(run, entry, actions, first);
+  if (hit) {
+    const [was, now] = [hit.node.querySelector("input.reason"), node.querySelector("input.reason")];
+    if (was && now) now.value = was.value;
+  }
+  drawn.turns.set(key, { sig, node });
+  return node;
 }

@@ -38,7 +38,7 @@ export function nav(actions) {
 }
 
 /** The header of the open run: status, facts, and its actions. */
-function runHead(run, actions) {
+export function runHead(run, actions) {
   const t = run.totals || {};
   const progress = run.progress;
   return h("div.run-head",
@@ -56,13 +56,13 @@ function runHead(run, actions) {
 }
 
 /** The composer: continue an idle run, or inject into a running one. */
-function composer(run, actions) {
+export function composer(run, actions) {
   const busy = active(run.status);
   const text = h("textarea#prompt", { placeholder: busy ? "Tell the running loop something (inject)…" : "Continue the run…", rows: 2, "aria-label": "prompt" });
   const send = (e) => {
     e.preventDefault();
     const body = text.value.trim();
-    if (body) actions.send(body, busy).then((ok) => ok && (text.value = ""));
+    if (body) actions.send(body, active(run.status)).then((ok) => ok && (text.value = ""));
   };
   text.addEventListener("keydown", (e) => {
     if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) send(e);
@@ -97,7 +97,17 @@ function contextBar(run) {
 }
 
 /** The run's entries by visibility, each group with its token cost. */
+let drawnGroups = { sig: "", node: null };
+
+/** The groups are rebuilt only when the entries they list changed (a push usually changes a few). */
 function groups(run) {
+  let sig = `${run.alias}:${run.entries.size}`;
+  for (const e of run.entries.values()) sig += `|${e.visibility[0] || ""}${e.tokens}`;
+  if (drawnGroups.sig !== sig) drawnGroups = { sig, node: buildGroups(run) };
+  return drawnGroups.node;
+}
+
+function buildGroups(run) {
   const byVis = { visible: [], summarized: [], archived: [] };
   for (const e of run.entries.values()) (byVis[e.visibility] || (byVis[e.visibility] = [])).push(e);
   return h("div.groups#visibility",
@@ -143,7 +153,7 @@ export function memoView(text) {
 }
 
 /** The side panel of the open run. */
-function side(run) {
+export function side(run) {
   return h("aside.pane.side",
     h("section", h("h3", "Context"), contextBar(run)),
     h("section", h("h3", "Telemetry"), telemetry(run)),
@@ -156,16 +166,61 @@ function side(run) {
       groups(run)));
 }
 
-/** The center and side of the open run. */
-export function runView(run, actions) {
-  if (!run.loaded) return [h("div.pane.center", h("p.empty", "Loading…"))];
-  return [
-    h("div.pane.center#run", { dataset: { run: run.alias, status: String(run.status) } },
-      runHead(run, actions),
-      h("div#timeline", timeline(run, actions)),
-      composer(run, actions)),
-    side(run),
-  ];
+/** The center pane of the open run: its header, timeline and composer, kept while the run is
+ * open so a push changes what it changed and the reader's scroll, typing and focus stay. */
+export function runPane(run, actions) {
+  const pane = {
+    run,
+    head: runHead(run, actions),
+    timeline: h("div#timeline"),
+    composer: composer(run, actions),
+    busy: active(run.status),
+  };
+  pane.center = h("div.pane.center#run", { dataset: { run: run.alias } }, pane.head, pane.timeline, pane.composer);
+  return pane;
+}
+
+/** Brings a kept pane up to date with its run. */
+export function updatePane(pane, actions) {
+  const run = pane.run;
+  pane.center.dataset.status = String(run.status);
+  const head = runHead(run, actions);
+  pane.head.replaceWith(head);
+  pane.head = head;
+  reconcile(pane.timeline, timeline(run, actions));
+  const busy = active(run.status);
+  if (busy !== pane.busy) {
+    // The composer's words change with the run's state; what the person typed stays.
+    const fresh = composer(run, actions);
+    const [was, now] = [pane.composer.querySelector("textarea"), fresh.querySelector("textarea")];
+    now.value = was.value;
+    const focused = document.activeElement === was;
+    pane.composer.replaceWith(fresh);
+    if (focused) now.focus();
+    pane.composer = fresh;
+    pane.busy = busy;
+  }
+}
+
+/** Makes `parent`'s children exactly `items`, moving as few nodes as it can: nodes kept from the
+ * last draw stay where they are, so the browser lays out only what changed. */
+export function reconcile(parent, items) {
+  const want = new Set(items);
+  let at = parent.firstChild;
+  for (const item of items) {
+    while (at && !want.has(at)) {
+      const next = at.nextSibling;
+      at.remove();
+      at = next;
+    }
+    if (at === item) at = at.nextSibling;
+    else parent.insertBefore(item, at);
+  }
+  while (at) {
+    const next = at.nextSibling;
+    at.remove();
+    at = next;
+  }
 }
 
 /** The start-a-run form, in a dialog. */
