@@ -73,6 +73,7 @@ export function applySnapshot(run, snap) {
     unknowns: snap.unknowns || [],
   });
   run.lastSeq = Math.max(run.lastSeq, snap.lastSeq || 0);
+  if (snap.status !== 102) run.progress = null;
   for (const item of snap.history || []) keep(run, item);
   if (typeof snap.historyTotal === "number") {
     run.total = snap.historyTotal;

@@ -40,7 +40,7 @@ export function nav(actions) {
 /** The header of the open run: status, facts, and its actions. */
 export function runHead(run, actions) {
   const t = run.totals || {};
-  const progress = run.progress;
+  const progress = run.status === 102 ? run.progress : null;
   return h("div.run-head",
     h("div",
       h("h1", run.alias, statusBadge(run.status, run.stopReason)),
