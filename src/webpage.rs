@@ -9,7 +9,8 @@
 //! server only, and connections to this server's own WebSocket.
 
 use actix_web::http::header::{self, HeaderValue};
-use actix_web::{web, HttpRequest, HttpResponse};
+use actix_web::http::StatusCode;
+use actix_web::{web, HttpRequest, HttpResponse, HttpResponseBuilder};
 use std::sync::OnceLock;
 
 /// One embedded file of the page.
@@ -103,10 +104,7 @@ fn fresh(req: &HttpRequest, etag: &str) -> bool {
 }
 
 /// An answer with the headers every page answer carries.
-fn secured(
-    req: &HttpRequest,
-    status: actix_web::http::StatusCode,
-) -> actix_web::HttpResponseBuilder {
+fn secured(req: &HttpRequest, status: StatusCode) -> HttpResponseBuilder {
     let host = req
         .headers()
         .get(header::HOST)
@@ -127,15 +125,15 @@ fn secured(
 pub fn page(req: &HttpRequest) -> HttpResponse {
     let etag = format!("\"{}\"", version());
     let status = if fresh(req, &etag) {
-        actix_web::http::StatusCode::NOT_MODIFIED
+        StatusCode::NOT_MODIFIED
     } else {
-        actix_web::http::StatusCode::OK
+        StatusCode::OK
     };
     let mut answer = secured(req, status);
     answer
         .insert_header((header::CACHE_CONTROL, "no-cache"))
         .insert_header((header::ETAG, etag));
-    if status == actix_web::http::StatusCode::NOT_MODIFIED {
+    if status == StatusCode::NOT_MODIFIED {
         return answer.finish();
     }
     answer
@@ -148,18 +146,18 @@ pub fn page(req: &HttpRequest) -> HttpResponse {
 pub async fn asset(req: HttpRequest, path: web::Path<(String, String)>) -> HttpResponse {
     let (asked, name) = path.into_inner();
     let Some(asset) = ASSETS.iter().find(|a| a.name == name) else {
-        return secured(&req, actix_web::http::StatusCode::NOT_FOUND)
+        return secured(&req, StatusCode::NOT_FOUND)
             .content_type("text/plain; charset=utf-8")
             .body("no such asset\n");
     };
     let current = asked == version();
     let etag = format!("\"{}\"", version());
     if current && fresh(&req, &etag) {
-        return secured(&req, actix_web::http::StatusCode::NOT_MODIFIED)
+        return secured(&req, StatusCode::NOT_MODIFIED)
             .insert_header((header::ETAG, etag))
             .finish();
     }
-    let mut answer = secured(&req, actix_web::http::StatusCode::OK);
+    let mut answer = secured(&req, StatusCode::OK);
     answer.insert_header((
         header::CONTENT_TYPE,
         HeaderValue::from_static(asset.content_type),
