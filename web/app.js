@@ -264,7 +264,9 @@ function draw() {
     screen.layout.className = "layout no-side";
     reconcile(screen.layout, [screen.nav, h("div.pane.center", h("p.empty", text))]);
   }
-  document.title = run ? `${run.alias} · rummy` : "rummy";
+  // A proposal waiting shows in the tab's title, for a person looking at another tab.
+  const waiting = pending(run).length;
+  document.title = `${waiting ? `(${waiting}) ` : ""}${run ? `${run.alias} · ` : ""}rummy`;
   // The last render's cost, for whoever measures the page (one measure kept, never a pile).
   performance.measure("rummy:draw", "rummy:draw");
   if (run && run.loaded && !run.painted) {

@@ -109,6 +109,12 @@ async fn a_person_works_runs_in_the_browser() {
 
     // Accept the first edit with the keyboard: the file changes on disk.
     page.wait_for(".proposal[data-kind=\"edit\"]").await;
+    page.wait_until(
+        "the tab's title to count the proposal",
+        "return document.title === '(1) edit · rummy';",
+        json!([]),
+    )
+    .await;
     page.wait_for_text(".proposal .diff", "+new").await;
     page.screenshot("proposal-unified").await;
     page.click(".proposal .seg button:nth-child(2)").await;
