@@ -109,6 +109,8 @@ impl Browser {
             "--disable-dev-shm-usage".to_owned(),
             "--no-first-run".to_owned(),
             "--enable-precise-memory-info".to_owned(),
+            // window.gc(): a heap measured after a collection is the page's, not its garbage's
+            "--js-flags=--expose-gc".to_owned(),
             format!("--window-size={width},{height}"),
         ];
         let caps = json!({"capabilities": {"alwaysMatch": {

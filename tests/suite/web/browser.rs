@@ -13,6 +13,22 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+/// The web page in one headless Chromium session, scenario after scenario, each against a
+/// server of its own (so its own origin and storage): starting the browser is the heaviest
+/// thing the suite does, and one session at a time keeps a 2-core machine free for the rest.
+#[actix_rt::test]
+async fn the_page_in_a_real_browser() {
+    let Some((chromium, driver)) = browser() else {
+        return;
+    };
+    let page = Browser::start(&chromium, &driver, 1440, 900).await;
+    // The long run first: its memory is measured in a renderer no other page has used.
+    a_long_run_opens_quickly(&page).await;
+    a_person_works_runs(&page).await;
+    the_session_state_shows_beside_the_run(&page).await;
+    page.quit().await;
+}
+
 /// Waits until `path` holds `content` on disk.
 async fn wait_for_file(path: &Path, content: &str) {
     let deadline = Instant::now() + BROWSER_WAIT;
@@ -47,11 +63,7 @@ async fn with_token(server: &TestServer, token: &str) -> RpcClient {
 /// the model reads the reason), accepts a command and watches its output stream, injects into
 /// and cancels a running run, and — after the server restarts on the
 /// same port — sees what happened while the page was away, without reloading; then forks.
-#[actix_rt::test]
-async fn a_person_works_runs_in_the_browser() {
-    let Some((chromium, driver)) = browser() else {
-        return;
-    };
+async fn a_person_works_runs(page: &Browser) {
     let mut server = TestServer::start().await;
     let root = server.project_root("team");
     std::fs::write(format!("{root}/b.txt"), "old\n").unwrap();
@@ -84,7 +96,7 @@ async fn a_person_works_runs_in_the_browser() {
         "<update status=\"200\">b.txt now says new</update>",
     ));
 
-    let page = Browser::start(&chromium, &driver, 1440, 900).await;
+    page.console_errors().await;
     let base = format!("http://127.0.0.1:{}/", server.port());
     page.goto(&base).await;
     page.wait_for("#sign-in #token").await;
@@ -138,7 +150,7 @@ async fn a_person_works_runs_in_the_browser() {
     page.wait_for_text(".with-term .term", "step 2").await;
     page.wait_for_text(".with-term .term .err", "a warning")
         .await;
-    wait_status(&page, 200).await;
+    wait_status(page, 200).await;
     page.wait_for_text("#runs", "b.txt now says new").await;
     page.screenshot("run-done").await;
     assert_eq!(
@@ -160,12 +172,12 @@ async fn a_person_works_runs_in_the_browser() {
     page.type_into("#new-prompt", "Take your time").await;
     page.click("#start").await;
     page.wait_for("#run[data-run=\"slow\"]").await;
-    wait_status(&page, 102).await;
+    wait_status(page, 102).await;
     page.type_into("#prompt", "Mind the tests").await;
     page.click("#send").await;
     page.wait_for_text(".toast", "Injected").await;
     page.click("#cancel").await;
-    wait_status(&page, 499).await;
+    wait_status(page, 499).await;
     gate.open();
 
     // Up to here nothing went wrong in the page: no script error, nothing the policy refused.
@@ -173,7 +185,7 @@ async fn a_person_works_runs_in_the_browser() {
 
     // The server restarts on the same port; meanwhile another client goes on with the run.
     page.click("a[data-run=\"edit\"]").await;
-    wait_status(&page, 200).await;
+    wait_status(page, 200).await;
     let port = server.port();
     server.restart_with(|c| c.port = port).await;
     provider_after_restart(&server);
@@ -204,7 +216,7 @@ async fn a_person_works_runs_in_the_browser() {
     page.type_into("#fork-prompt", "Try another way").await;
     page.click("#fork-form button[type=submit]").await;
     page.wait_for("#run[data-run=\"edit_fork\"]").await;
-    wait_status(&page, 200).await;
+    wait_status(page, 200).await;
     page.wait_for_text("#runs", "forked and done").await;
 
     // The dark theme, for the record.
@@ -216,7 +228,6 @@ async fn a_person_works_runs_in_the_browser() {
     )
     .await;
     page.screenshot("run-dark").await;
-    page.quit().await;
     server.stop().await;
 }
 
@@ -241,11 +252,7 @@ fn long_turn(turn: usize) -> String {
 /// A run of 1,000 entries and 200 turns opens fast: the page asks for its newest page of
 /// history (`getRun {limit: 200}`), not all of it. Prints the time to the run's first paint,
 /// the tab's JS heap and DOM size, and what paging saves on the wire.
-#[actix_rt::test]
-async fn a_long_run_opens_quickly_in_the_browser() {
-    let Some((chromium, driver)) = browser() else {
-        return;
-    };
+async fn a_long_run_opens_quickly(page: &Browser) {
     let server = TestServer::start_with(|c| {
         c.limits.max_turns = 250;
         c.models[0].context_length = Some(1_000_000);
@@ -289,7 +296,7 @@ async fn a_long_run_opens_quickly_in_the_browser() {
     );
     assert_eq!(entries, 1001);
 
-    let page = Browser::start(&chromium, &driver, 1440, 900).await;
+    page.console_errors().await;
     page.goto(&format!("http://127.0.0.1:{}/#/long/long", server.port()))
         .await;
     page.wait_until(
@@ -303,7 +310,7 @@ async fn a_long_run_opens_quickly_in_the_browser() {
         .run(
             "const paint = performance.getEntriesByName('rummy:run-painted')[0].startTime;\
              const fcp = (performance.getEntriesByName('first-contentful-paint')[0] || {}).startTime || 0;\
-             const heap = performance.memory ? performance.memory.usedJSHeapSize : 0;\
+             if (window.gc) gc(); const heap = performance.memory ? performance.memory.usedJSHeapSize : 0;\
              return {paint, fcp, heap, nodes: document.getElementsByTagName('*').length};",
             json!([]),
         )
@@ -339,7 +346,7 @@ async fn a_long_run_opens_quickly_in_the_browser() {
     .await;
     let after = page
         .run(
-            "return {heap: performance.memory ? performance.memory.usedJSHeapSize : 0, nodes: document.getElementsByTagName('*').length};",
+            "if (window.gc) gc(); return {heap: performance.memory ? performance.memory.usedJSHeapSize : 0, nodes: document.getElementsByTagName('*').length};",
             json!([]),
         )
         .await;
@@ -359,17 +366,12 @@ async fn a_long_run_opens_quickly_in_the_browser() {
         whole.to_string().len() / 1024,
     );
     assert!(measured["paint"].as_f64().unwrap_or(f64::MAX) < WAIT.as_millis() as f64);
-    page.quit().await;
     server.stop().await;
 }
 
 /// A run that keeps a session state shows it beside its timeline once its loop has ended (the
 /// sidecar wrote it), read with `getEntries` since it is no entry of the run's history page.
-#[actix_rt::test]
-async fn the_session_state_shows_beside_the_run() {
-    let Some((chromium, driver)) = browser() else {
-        return;
-    };
+async fn the_session_state_shows_beside_the_run(page: &Browser) {
     let server = TestServer::start_with(|c| {
         c.session_state.enabled = true;
         c.session_state.thresholds.min_turns = 1;
@@ -391,7 +393,6 @@ async fn the_session_state_shows_beside_the_run() {
         .unwrap();
     crate::support::wait_status(&mut client, "m", 200).await;
 
-    let page = Browser::start(&chromium, &driver, 1440, 900).await;
     page.goto(&format!("http://127.0.0.1:{}/#/memo/m", server.port()))
         .await;
     page.wait_for_text("#session", "the page is served and tested")
@@ -399,6 +400,5 @@ async fn the_session_state_shows_beside_the_run() {
     page.wait_for_text("#session", "screenshots in the README")
         .await;
     page.screenshot("session-state").await;
-    page.quit().await;
     server.stop().await;
 }
