@@ -164,6 +164,12 @@ impl Browser {
         self.post("/url", json!({ "url": url })).await;
     }
 
+    /// Resizes the window (a narrow screen, a phone).
+    pub async fn resize(&self, width: u32, height: u32) {
+        self.post("/window/rect", json!({ "width": width, "height": height }))
+            .await;
+    }
+
     /// Runs `script` (a function body; `arguments` holds `args`) in the page; its return value.
     pub async fn run(&self, script: &str, args: Value) -> Value {
         self.post("/execute/sync", json!({ "script": script, "args": args }))

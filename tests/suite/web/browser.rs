@@ -400,5 +400,17 @@ async fn the_session_state_shows_beside_the_run(page: &Browser) {
     page.wait_for_text("#session", "screenshots in the README")
         .await;
     page.screenshot("session-state").await;
+    // On a narrow screen the panels stack, and the run is still all there.
+    page.resize(760, 1000).await;
+    page.wait_until(
+        "the panels to stack",
+        "const nav = document.querySelector('.nav').getBoundingClientRect();\
+         const run = document.querySelector('#run').getBoundingClientRect();\
+         return run.top >= nav.bottom - 1;",
+        json!([]),
+    )
+    .await;
+    page.screenshot("narrow").await;
+    page.resize(1440, 900).await;
     server.stop().await;
 }
