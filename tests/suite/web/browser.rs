@@ -370,7 +370,9 @@ async fn a_long_run_opens_quickly(page: &Browser) {
 }
 
 /// A run that keeps a session state shows it beside its timeline once its loop has ended (the
-/// sidecar wrote it), read with `getEntries` since it is no entry of the run's history page.
+/// sidecar wrote it), read with `getEntries` since it is no entry of the run's history page;
+/// continued from the page, the model asks a question the page answers, and the loop's end
+/// brings the new state in live. On a narrow screen the panels stack.
 async fn the_session_state_shows_beside_the_run(page: &Browser) {
     let server = TestServer::start_with(|c| {
         c.session_state.enabled = true;
@@ -400,6 +402,36 @@ async fn the_session_state_shows_beside_the_run(page: &Browser) {
     page.wait_for_text("#session", "screenshots in the README")
         .await;
     page.screenshot("session-state").await;
+
+    // Continued from the page, the model asks a question; the page answers it, and the loop's
+    // end brings the new state in live.
+    server.provider.push(Reply::content(
+        "<ask_user question=\"Which database?\">PostgreSQL; SQLite</ask_user>\n<update status=\"102\">asking</update>",
+    ));
+    server.provider.push(Reply::content(
+        "<update status=\"200\">SQLite it is</update>",
+    ));
+    server.provider.push(Reply::content(
+        "## Current state\nthe team chose SQLite\n## Next steps\n- write the schema\n",
+    ));
+    page.type_into("#prompt", "Pick a database").await;
+    page.click("#send").await;
+    page.wait_for_text(".proposal[data-kind=\"ask_user\"]", "Which database?")
+        .await;
+    page.wait_for_text(".proposal[data-kind=\"ask_user\"]", "PostgreSQL, SQLite")
+        .await;
+    page.type_into(".proposal input.reason", "SQLite\u{E007}")
+        .await;
+    page.wait_for_text("#session", "the team chose SQLite")
+        .await;
+    wait_status(page, 200).await;
+    let asked = crate::support::scheme_entries(&mut client, "m", "ask_user").await;
+    let answers: Vec<Value> = asked
+        .iter()
+        .map(|e| e["attributes"]["answer"].clone())
+        .collect();
+    assert_eq!(answers, vec![json!("SQLite")]);
+
     // On a narrow screen the panels stack, and the run is still all there.
     page.resize(760, 1000).await;
     page.wait_until(
