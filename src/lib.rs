@@ -9,6 +9,7 @@
 pub mod env;
 pub mod http;
 pub mod lock;
+pub mod webpage;
 
 use actix::prelude::*;
 use actix_web::{web, App, HttpServer};

@@ -434,9 +434,13 @@ impl Client {
         for run in runs {
             loop {
                 let since = self.last_seq(&run).unwrap_or(0);
+                // Only the missed pushes are read here: an empty history page spares the
+                // server shipping the whole run again on every reconnect.
                 let params = GetRunParams {
                     run: run.clone(),
                     since_seq: Some(since),
+                    limit: Some(0),
+                    offset: None,
                 };
                 let id = self.conn_send("getRun", &params).await?;
                 let timeout = Some(self.options.timeout);
@@ -583,6 +587,24 @@ impl Client {
         let params = GetRunParams {
             run: run.to_owned(),
             since_seq,
+            ..GetRunParams::default()
+        };
+        self.call("getRun", &params).await
+    }
+
+    /// `getRun` with a page of the history: at most `limit` entries, the newest after skipping
+    /// the `offset` newest; `history_total` says how many there are.
+    pub async fn get_run_page(
+        &mut self,
+        run: &str,
+        limit: i64,
+        offset: i64,
+    ) -> Result<RunSnapshot, CallError> {
+        let params = GetRunParams {
+            run: run.to_owned(),
+            limit: Some(limit),
+            offset: Some(offset),
+            ..GetRunParams::default()
         };
         self.call("getRun", &params).await
     }

@@ -78,6 +78,13 @@ pub struct GetRunParams {
     /// Also answer the notifications the run pushed after this seq (`missed`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub since_seq: Option<i64>,
+    /// Page the history: at most this many entries, the newest (the answer adds
+    /// `historyTotal`); `None`: the whole history.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub limit: Option<i64>,
+    /// With `limit`: how many of the newest history entries to skip.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub offset: Option<i64>,
 }
 
 /// `getEntries`.

@@ -111,8 +111,13 @@ fn model_run_and_entry_queries_read_back() {
     let run: server::GetRunParams = read_back(&client::GetRunParams {
         run: "r".into(),
         since_seq: Some(3),
+        limit: Some(50),
+        offset: Some(100),
     });
-    assert_eq!((run.run, run.since_seq), ("r".to_owned(), Some(3)));
+    assert_eq!(
+        (run.run, run.since_seq, run.limit, run.offset),
+        ("r".to_owned(), Some(3), Some(50), Some(100))
+    );
     let entries: server::GetEntriesParams = read_back(&client::GetEntriesParams {
         run: "r".into(),
         pattern: Some("src/**".into()),

@@ -383,9 +383,13 @@ pub struct RunSnapshot {
     /// The latest status report.
     #[serde(default)]
     pub summary: Option<String>,
-    /// Every history entry.
+    /// Every history entry, oldest first (with `limit`: the page asked for).
     #[serde(default)]
     pub history: Vec<HistoryItem>,
+    /// With `limit`: how many history entries the run has (the server leaves the field out
+    /// without it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub history_total: Option<i64>,
     /// The open questions.
     #[serde(default)]
     pub unknowns: Vec<Unknown>,

@@ -293,7 +293,7 @@ pub async fn show(args: ShowArgs) -> Result<Exit, Failure> {
     let mut session = Session::open(&args.connect, Intent::Open).await?;
     let params = rummy_client::params::GetRunParams {
         run: args.run.clone(),
-        since_seq: None,
+        ..Default::default()
     };
     let raw: Value = session
         .client

@@ -332,6 +332,9 @@ async fn cancel_keeps_queued_loops() {
         .wait_for_notification("run/progress", WAIT, |p| p["status"] == json!("thinking"))
         .await
         .unwrap();
+    // "thinking" is pushed before the call leaves: on a busy machine a cancel could overtake it,
+    // and the next loop would then take the hanging reply. Cancel once the model has it.
+    server.provider.wait_for_chat_requests(1, WAIT).await;
     client
         .call("set", json!({ "path": "run://cq", "body": "Next" }))
         .await

@@ -36,3 +36,4 @@ mod skills;
 mod store;
 mod summaries;
 mod tokens;
+mod web;

@@ -2,6 +2,7 @@
 
 pub mod process;
 pub mod raw;
+pub mod webdriver;
 
 use rummy::config::{Config, ModelSeed, OpenAiConfig};
 use rummy::ServerHandle;

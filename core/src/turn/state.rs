@@ -20,6 +20,7 @@ use crate::store::entries::{self, RunRef};
 use crate::store::notifications::{self, Recorded};
 use crate::store::{loops, memory, runs, turns, StoreError};
 use crate::time::Millis;
+use crate::wire::params::HistoryPage;
 use crate::wire::state::{HistoryItem, Snapshot, StatePush, UnknownItem};
 use diesel::SqliteConnection;
 use rummy_protocol::results::{MissedNotification, Recall};
@@ -135,14 +136,19 @@ fn push_with(
 /// The whole state of a run: what `getRun` answers. `queued` is admission's word for a run at
 /// 100 when it holds one; otherwise it says only whether loops wait behind the run's own. With
 /// `since`, the pushes after that seq (at most 1,000) are replayed in `missed`. Answered as a
-/// JSON value: the rows it borrows from live only as long as the read.
+/// JSON value: the rows it borrows from live only as long as the read. With `page`, `history`
+/// holds only that page of it (counted from the newest entry) and `historyTotal` says how many
+/// entries there are: a run of a thousand entries is not shipped whole to show its last turns.
 pub fn snapshot(
     conn: &mut SqliteConnection,
     run: &runs::Run,
     queued: Option<Queued>,
     since: Option<i32>,
+    page: Option<HistoryPage>,
 ) -> Result<Value, StoreError> {
     let history = entries::history(conn, run.id)?;
+    let history_total = page.map(|_| history.len());
+    let shown = page.map_or(0..history.len(), |p| p.range(history.len()));
     let unknowns = entries::unknowns(conn, run.run_ref(), true)?;
     let summary = entries::latest_summary(conn, run.id)?;
     let recall = memory::recall_of_current_loop(conn, run.id)?
@@ -174,7 +180,8 @@ pub fn snapshot(
         persona: run.persona.as_deref(),
         context_limit: run.context_limit,
         summary: &summary,
-        history: history.iter().map(HistoryItem::of).collect(),
+        history: history[shown].iter().map(HistoryItem::of).collect(),
+        history_total,
         unknowns: unknowns.iter().map(UnknownItem::of).collect(),
         recall,
         telemetry: totals,

@@ -11,6 +11,7 @@ use crate::run::Mode;
 use crate::store::entries::{context_rows, RunRef, WriteCtx};
 use crate::store::{loops, projects, runs, schemes, turns};
 use crate::time::Millis;
+use crate::wire::params::HistoryPage;
 use diesel::connection::SimpleConnection;
 use diesel::prelude::*;
 use pretty_assertions::assert_eq;
@@ -528,7 +529,11 @@ fn pushes_and_snapshots_have_the_protocol_fields() {
         reason: QueueReason::RunsLimit,
         position: 1,
     };
-    let snapshot = state::snapshot(&mut f.conn, &run, Some(queued), Some(0)).unwrap();
+    let page = HistoryPage {
+        limit: 10,
+        offset: 0,
+    };
+    let snapshot = state::snapshot(&mut f.conn, &run, Some(queued), Some(0), Some(page)).unwrap();
     assert_eq!(keys(&snapshot), fields::<RunSnapshot>(&[]));
     assert_eq!(
         keys(&snapshot["history"][0]),
@@ -541,8 +546,12 @@ fn pushes_and_snapshots_have_the_protocol_fields() {
     );
     assert!(serde_json::from_value::<RunSnapshot>(snapshot).is_ok());
     // Without sinceSeq nothing is replayed, and the field is left out.
-    let plain = state::snapshot(&mut f.conn, &run, None, None).unwrap();
-    assert_eq!(keys(&plain), fields::<RunSnapshot>(&["missed"]));
+    // Without a page the whole history goes out, and its total is left out too.
+    let plain = state::snapshot(&mut f.conn, &run, None, None, None).unwrap();
+    assert_eq!(
+        keys(&plain),
+        fields::<RunSnapshot>(&["historyTotal", "missed"])
+    );
 }
 
 /// Each dispatched command of a batch as (result path, state, the status and history paths of

@@ -283,7 +283,7 @@ pub const GET_RUNS: MethodSpec = MethodSpec {
 /// `getRun`.
 pub const GET_RUN: MethodSpec = MethodSpec {
     name: "getRun",
-    description: "One run's whole state: {run, status, stopReason, queued, mode, turn, model, route, temperature, persona, contextLimit, summary, history, unknowns, recall, telemetry, lastSeq, created}; with sinceSeq also missed: the notifications it pushed after that seq, [{method, params}].",
+    description: "One run's whole state: {run, status, stopReason, queued, mode, turn, model, route, temperature, persona, contextLimit, summary, history, unknowns, recall, telemetry, lastSeq, created}; with sinceSeq also missed: the notifications it pushed after that seq, [{method, params}]; with limit, history is a page of it (counted from the newest entry) and historyTotal the number of entries.",
     params: &[
         p("run", "string", true, "run alias"),
         p(
@@ -291,6 +291,18 @@ pub const GET_RUN: MethodSpec = MethodSpec {
             "integer",
             false,
             "replay notifications with a greater seq",
+        ),
+        p(
+            "limit",
+            "integer",
+            false,
+            "page the history: at most this many entries (at most 1000), the newest; the answer adds historyTotal",
+        ),
+        p(
+            "offset",
+            "integer",
+            false,
+            "with limit: how many of the newest history entries to skip",
         ),
     ],
     requires_hello: true,

@@ -148,6 +148,40 @@ pub struct GetRunParams {
     pub run: String,
     /// Replay notifications after this seq.
     pub since_seq: Option<i32>,
+    /// Page the history: at most this many entries, the newest (after `offset`).
+    pub limit: Option<i64>,
+    /// With `limit`: how many of the newest history entries to skip.
+    pub offset: Option<i64>,
+}
+
+impl GetRunParams {
+    /// The history page asked for, clamped (`limit` at most 1000); `None`: the whole history.
+    pub fn history_page(&self) -> Option<HistoryPage> {
+        let limit = self.limit?.clamp(0, MAX_LIMIT);
+        let offset = self.offset.unwrap_or(0).max(0);
+        Some(HistoryPage {
+            limit: usize::try_from(limit).unwrap_or(0),
+            offset: usize::try_from(offset).unwrap_or(usize::MAX),
+        })
+    }
+}
+
+/// A page of a run's history, counted from its newest entry (`getRun {limit, offset}`): a
+/// client shows the latest work first and reaches back as it scrolls.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HistoryPage {
+    /// At most this many entries.
+    pub limit: usize,
+    /// How many of the newest entries to skip.
+    pub offset: usize,
+}
+
+impl HistoryPage {
+    /// The range of a history of `total` entries (oldest first) this page covers.
+    pub fn range(self, total: usize) -> std::ops::Range<usize> {
+        let end = total.saturating_sub(self.offset);
+        end.saturating_sub(self.limit)..end
+    }
 }
 
 /// `getEntries`.
@@ -434,3 +468,51 @@ pub struct StreamCancelParams {
 pub struct NoParams {}
 
 pub use super::shape::fields_of;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    /// A history page counts from the newest entry: `offset` newest skipped, then `limit`
+    /// before them; past the oldest it is empty, never out of bounds.
+    #[test]
+    fn a_history_page_counts_from_the_newest_entry() {
+        let page = |limit, offset| HistoryPage { limit, offset };
+        let table = [
+            (page(4, 0), 10, 6..10),
+            (page(4, 4), 10, 2..6),
+            (page(4, 8), 10, 0..2),
+            (page(4, 12), 10, 0..0),
+            (page(0, 0), 10, 10..10),
+            (page(1000, 0), 3, 0..3),
+        ];
+        let got: Vec<_> = table.iter().map(|(p, total, _)| p.range(*total)).collect();
+        let want: Vec<_> = table.iter().map(|(_, _, r)| r.clone()).collect();
+        assert_eq!(got, want);
+    }
+
+    /// `limit` is clamped to 1000 and a negative offset to 0; without `limit` there is no page.
+    #[test]
+    fn a_history_page_is_clamped() {
+        let params = |limit, offset| GetRunParams {
+            run: "r".into(),
+            since_seq: None,
+            limit,
+            offset,
+        };
+        assert_eq!(
+            (
+                params(Some(5000), Some(-3)).history_page(),
+                params(None, Some(7)).history_page()
+            ),
+            (
+                Some(HistoryPage {
+                    limit: 1000,
+                    offset: 0
+                }),
+                None
+            )
+        );
+    }
+}

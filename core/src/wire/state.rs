@@ -140,8 +140,11 @@ pub struct Snapshot<'a> {
     pub context_limit: Option<i32>,
     /// The latest status report.
     pub summary: &'a str,
-    /// Every history entry.
+    /// Every history entry, or the page asked for.
     pub history: Vec<HistoryItem<'a>>,
+    /// With a page: how many history entries the run has; left out without.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub history_total: Option<usize>,
     /// The open questions.
     pub unknowns: Vec<UnknownItem<'a>>,
     /// What the current loop recalled, and why.

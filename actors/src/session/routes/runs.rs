@@ -48,7 +48,8 @@ pub async fn get_runs(call: Call, page: Page) -> Result<Vec<RunSummary>, Error> 
         .collect())
 }
 
-/// `getRun`: the run's whole state; with `sinceSeq`, the pushes it made after that seq.
+/// `getRun`: the run's whole state; with `sinceSeq`, the pushes it made after that seq; with
+/// `limit`/`offset`, a page of its history (counted from the newest entry).
 pub async fn get_run(call: Call, p: GetRunParams) -> Result<Json, Error> {
     let run = call.run(&p.run).await?;
     // A run at 100 may wait for a place: admission knows why and where (TEAM.md §4).
@@ -58,9 +59,10 @@ pub async fn get_run(call: Call, p: GetRunParams) -> Result<Json, Error> {
     } else {
         None
     };
-    let since = p.since_seq;
+    let (since, page) = (p.since_seq, p.history_page());
     Ok(Json(
-        call.read(move |c| snapshot(c, &run, held, since)).await?,
+        call.read(move |c| snapshot(c, &run, held, since, page))
+            .await?,
     ))
 }
 

@@ -1,0 +1,6 @@
+//! The web page (issue 30): its assets and headers, `getRun`'s history pages, and the page
+//! driven in a real browser.
+
+mod browser;
+mod page;
+mod paging;

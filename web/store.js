@@ -1,0 +1,192 @@
+// The page's state and how notifications change it. Rendering reads it; nothing here touches
+// the DOM. A run's entries are kept by path: `run/state` carries what changed, `getRun` pages
+// what came before, and both land in the same map, so a reconnect's replay never duplicates.
+
+/** One page of history: the newest entries first shown, and each "earlier" step. */
+export const PAGE = 200;
+
+/** The whole state of the page. */
+export const state = {
+  conn: "connecting",
+  token: sessionStorage.getItem("rummy.token") || "",
+  needToken: false,
+  signInError: "",
+  projects: null,
+  project: null,
+  projectRoot: "",
+  models: [],
+  runs: new Map(),
+  run: null,
+  diffMode: localStorage.getItem("rummy.diff") || "unified",
+  toast: "",
+};
+
+/** A fresh view of run `alias`, before its snapshot arrives. */
+export function emptyRun(alias) {
+  return {
+    alias,
+    loaded: false,
+    status: 0,
+    turn: 0,
+    mode: null,
+    model: null,
+    stopReason: null,
+    summary: "",
+    created: null,
+    queued: null,
+    lastSeq: 0,
+    totals: null,
+    telemetry: null,
+    lastUsage: null,
+    sidecar: [],
+    entries: new Map(),
+    total: 0,
+    reached: 0,
+    unknowns: [],
+    replies: new Map(),
+    progress: null,
+    memo: { session: null, summary: null },
+  };
+}
+
+/** Takes in a `getRun` answer (a page of history). */
+export function applySnapshot(run, snap) {
+  // What was missed comes first: the snapshot is newer than any of it.
+  for (const missed of snap.missed || []) {
+    if (missed.method !== "run/state") continue;
+    for (const item of missed.params.history || []) keep(run, item);
+    const tel = missed.params.telemetry;
+    if (tel && tel.contextDistribution && tel.contextDistribution.length) run.telemetry = tel;
+    if (tel && tel.usage) run.lastUsage = tel.usage;
+  }
+  Object.assign(run, {
+    loaded: true,
+    status: snap.status,
+    turn: snap.turn,
+    mode: snap.mode,
+    model: snap.model,
+    stopReason: snap.stopReason,
+    summary: snap.summary || "",
+    created: snap.created,
+    queued: snap.queued,
+    totals: snap.telemetry,
+    unknowns: snap.unknowns || [],
+  });
+  run.lastSeq = Math.max(run.lastSeq, snap.lastSeq || 0);
+  if (snap.status !== 102) run.progress = null;
+  for (const item of snap.history || []) keep(run, item);
+  if (typeof snap.historyTotal === "number") {
+    run.total = snap.historyTotal;
+    run.reached = Math.max(run.reached, (snap.history || []).length);
+  }
+}
+
+/** Takes in an older page of history (`getRun {limit, offset}`). */
+export function applyOlder(run, snap, offset) {
+  for (const item of snap.history || []) if (!run.entries.has(item.path)) keep(run, item);
+  run.total = snap.historyTotal ?? run.total;
+  run.reached = Math.max(run.reached, offset + (snap.history || []).length);
+}
+
+function keep(run, item) {
+  const before = run.entries.get(item.path);
+  run.entries.set(item.path, before && item.body === undefined ? { ...item, body: before.body } : item);
+  if (item.path === "session://state") run.memo.session = item.body ?? run.memo.session;
+  if (item.path === "summary://run") run.memo.summary = item.body ?? run.memo.summary;
+}
+
+/** Takes in a `run/state` push; answers false when it was already seen. */
+export function applyState(run, push) {
+  if (typeof push.seq === "number") {
+    if (push.seq <= run.lastSeq && run.loaded) return false;
+    run.lastSeq = Math.max(run.lastSeq, push.seq);
+  }
+  run.status = push.status;
+  run.turn = Math.max(run.turn, push.turn || 0);
+  run.stopReason = push.stopReason ?? null;
+  run.queued = push.queued ?? null;
+  if (push.summary) run.summary = push.summary;
+  for (const item of push.history || []) {
+    // A new entry is the newest: the page holds it, so what is left to reach back for stays.
+    if (!run.entries.has(item.path)) {
+      run.total += 1;
+      run.reached += 1;
+    }
+    keep(run, item);
+  }
+  run.unknowns = push.unknowns || run.unknowns;
+  if (push.telemetry) {
+    // A turn that assembled no context (it went on after a command) keeps the last picture.
+    const dist = push.telemetry.contextDistribution;
+    if (dist && dist.length) run.telemetry = push.telemetry;
+    run.lastUsage = push.telemetry.usage || run.lastUsage;
+    run.sidecar = push.telemetry.sidecar || [];
+    const usage = push.telemetry.usage;
+    if (usage && run.totals) {
+      const sum = { ...run.totals };
+      for (const key of ["promptTokens", "cachedTokens", "completionTokens", "reasoningTokens", "totalTokens", "cost"]) {
+        sum[key] = (sum[key] || 0) + (usage[key] || 0);
+      }
+      run.totals = sum;
+    }
+  }
+  if (push.status !== 102) run.progress = null;
+  return true;
+}
+
+/** The text each run of the project is streaming (its current turn's), whether or not it is
+ * open: a run opened while its model writes shows the reply from its first word. */
+const streaming = new Map();
+
+/** Takes in streamed model text (`ui/render`) for any run; answers the run's current reply. */
+export function recordRender(render) {
+  let live = streaming.get(render.run);
+  const turn = render.turn ?? (live ? live.turn : 0);
+  if (!live || live.turn !== turn) {
+    // The first text of a turn comes with append false; one that does not was begun unseen.
+    live = { turn, text: "", reasoning: "", live: true, partial: Boolean(render.append) };
+    streaming.set(render.run, live);
+  }
+  const key = render.reasoning ? "reasoning" : "text";
+  live[key] = render.append ? live[key] + render.text : render.text;
+  return live;
+}
+
+/** Shows in the open run what its model is streaming. */
+export function applyRender(run) {
+  const live = streaming.get(run.alias);
+  if (live) run.replies.set(live.turn, { ...live });
+  return live ? live.turn : null;
+}
+
+/** Updates a run of the list from a push. */
+export function applyToList(push) {
+  const row = state.runs.get(push.run);
+  if (!row) return false;
+  row.status = push.status;
+  row.turn = Math.max(row.turn || 0, push.turn || 0);
+  if (push.summary) row.summary = push.summary;
+  const usage = push.telemetry && push.telemetry.usage;
+  if (usage) {
+    row.tokens = (row.tokens || 0) + (usage.totalTokens || 0);
+    row.cost = (row.cost || 0) + (usage.cost || 0);
+  }
+  return true;
+}
+
+/** The proposals of the open run that wait for a decision, oldest first. */
+export function pending(run) {
+  if (!run) return [];
+  return [...run.entries.values()].filter((e) => e.state === "proposed" && e.attributes && "commandIndex" in e.attributes);
+}
+
+/** The open run's entries grouped by turn, in turn order, each turn's in the order they came. */
+export function turns(run) {
+  const byTurn = new Map();
+  for (const entry of run.entries.values()) {
+    if (!byTurn.has(entry.turn)) byTurn.set(entry.turn, []);
+    byTurn.get(entry.turn).push(entry);
+  }
+  for (const turn of run.replies.keys()) if (!byTurn.has(turn) && turn > 0) byTurn.set(turn, []);
+  return [...byTurn.entries()].sort((a, b) => a[0] - b[0]);
+}

@@ -1,0 +1,195 @@
+// A run's timeline: turn by turn, the prompt, the model's text (streamed live, or read on
+// demand for past turns), and each command with its outcome; `sh` output as it streams; and the
+// proposals that wait, with their diff and accept / reject.
+
+import { h, tokens, codeBadge } from "./dom.js";
+import { diffView } from "./diff.js";
+import { pending, turns, state } from "./store.js";
+
+const TOOLS = "get|set|rm|cp|mv|sh|env|ask_user|search|update|think|known|unknown|summarize|ask|act";
+const COMMAND_TAGS = new RegExp(`<(${TOOLS})\\b[^>]*?(/>|>[\\s\\S]*?</\\1\\s*>)`, "g");
+
+/** The model's prose without its tool tags (the commands are shown apart, with outcomes). */
+export function prose(text) {
+  return (text || "").replace(COMMAND_TAGS, "").replace(/\n{3,}/g, "\n\n").trim();
+}
+
+/** Entries a command wrote (a fact, a question, a file's content): shown beside the run, by
+ * visibility, while the timeline shows the command that wrote them. */
+const DATA = new Set(["prompt", "file", "known", "unknown", "skill", "session", "http", "https", "memory"]);
+
+function isChannel(entry) {
+  return entry.attributes && typeof entry.attributes.channel === "number";
+}
+
+/** What a command acted on, in a line. */
+function target(entry) {
+  const a = entry.attributes || {};
+  if (entry.tool === "update" || entry.tool === "error") return entry.body || "";
+  if (a.command) return a.command;
+  if (a.question) return a.question;
+  if (a.path) return a.path;
+  const rest = entry.path.replace(/^[a-z_]+:\/\/(turn_\d+\/)?/, "");
+  try {
+    return decodeURIComponent(rest);
+  } catch {
+    return rest;
+  }
+}
+
+/** A command's output channels (stdout, stderr), from the run's entries. */
+function channels(run, entry) {
+  const paths = (entry.attributes && entry.attributes.channels) || [`${entry.path}_1`, `${entry.path}_2`];
+  return paths.map((p) => run.entries.get(p)).filter(Boolean);
+}
+
+function terminal(run, entry) {
+  const outs = channels(run, entry);
+  if (outs.length === 0) return null;
+  const text = outs.map((c) => h(c.attributes.channel === 2 ? "span.err" : "span", c.body || ""));
+  const live = outs.some((c) => c.state === "streaming");
+  return h("pre.term", { dataset: { path: entry.path, live: live ? "1" : "0" } }, text);
+}
+
+function command(run, entry, open) {
+  const a = entry.attributes || {};
+  const body = entry.tool === "set" && a.patch ? diffView(a.patch, state.diffMode) : h("pre", entry.body || "");
+  const exit = typeof a.exitCode === "number" ? h("span.muted", `exit ${a.exitCode}`) : null;
+  const details = h("details.cmd", { open: open || undefined, dataset: { path: entry.path, state: entry.state } },
+    h("summary",
+      h("span.tool", entry.tool),
+      h("span.target", { title: entry.path }, target(entry)),
+      exit,
+      entry.outcome ? h("span.muted", entry.outcome) : null,
+      h("span.tok", `${tokens(entry.tokens)} tok`),
+      codeBadge(entry.status, entry.state)),
+    h("div.body", body));
+  // A command's output is what a person watches: always shown, as it streams.
+  const term = a.kind === "sh" || a.kind === "env" ? terminal(run, entry) : null;
+  return term ? h("div.with-term", details, term) : details;
+}
+
+function reply(run, turn, actions) {
+  const r = run.replies.get(turn);
+  if (!r) {
+    return h("div.loader", h("a", { href: "#", on: { click: (e) => { e.preventDefault(); actions.loadReply(turn); } } },
+      "Show the model's reply"));
+  }
+  if (r.loading) return h("div.loader.muted", "reading the reply…");
+  const streaming = r.live && turn === run.turn && run.status === 102 && (!run.progress || run.progress.status === "thinking");
+  const text = prose(r.text);
+  // A reply of commands alone says nothing the commands below do not.
+  if (!text && !r.reasoning && !streaming) return null;
+  return h(`div.card.reply${streaming ? ".streaming" : ""}`, { dataset: { turn: String(turn) } },
+    r.reasoning ? h("div.reasoning", r.reasoning) : null,
+    h("pre", text));
+}
+
+/** One turn of the timeline. */
+function turnView(run, turn, entries, actions) {
+  const prompts = entries.filter((e) => e.tool === "prompt");
+  const cmds = entries.filter((e) => !DATA.has(e.tool) && !isChannel(e));
+  const cost = entries.reduce((sum, e) => sum + (e.tokens || 0), 0);
+  const live = turn === run.turn && run.status === 102;
+  return h("section.turn", { dataset: { turn: String(turn) } },
+    h("span.turn-mark"),
+    h("div.turn-head", h("b", `Turn ${turn}`), h("span", `${cmds.length} command${cmds.length === 1 ? "" : "s"}`),
+      h("span", `${tokens(cost)} tokens`)),
+    prompts.map((p) => h("div.card.prompt", h("div.who", p.attributes && p.attributes.inject ? "injected" : "prompt"), h("p", p.body || ""))),
+    reply(run, turn, actions),
+    h("div.cmds", cmds.map((c) => command(run, c, live && c.state === "streaming"))));
+}
+
+/** Turns already drawn, by turn, with what they were drawn from: a turn that did not change is
+ * not built again (a long run's push changes one turn, not two hundred). */
+const drawn = { run: null, turns: new Map() };
+
+function cachedTurn(run, turn, entries, actions) {
+  const r = run.replies.get(turn);
+  const sig = JSON.stringify([
+    entries.some((e) => e.attributes && e.attributes.patch) ? state.diffMode : "",
+    turn === run.turn ? [run.status, run.turn, run.progress && run.progress.status] : 0,
+    r ? [r.text.length, r.reasoning.length, Boolean(r.loading)] : null,
+    entries.map((e) => [e.path, e.state, e.status, e.outcome, e.tokens, e.visibility, e.body ? e.body.length : -1]),
+  ]);
+  const hit = drawn.turns.get(turn);
+  if (hit && hit.sig === sig) return hit.node;
+  const node = turnView(run, turn, entries, actions);
+  drawn.turns.set(turn, { sig, node });
+  return node;
+}
+
+/** A proposal waiting for a decision: what it would do, and accept / reject with a reason. */
+export function proposalView(run, entry, actions, first) {
+  const a = entry.attributes || {};
+  let body;
+  if (a.kind === "edit") body = diffView(a.patch || entry.body, state.diffMode);
+  else if (a.kind === "sh" || a.kind === "env") body = h("pre.term", `$ ${a.command || ""}`);
+  else if (a.kind === "ask_user") body = h("div", h("p", a.question || ""), (a.options || []).length ? h("p.muted", `options: ${a.options.join(", ")}`) : null);
+  else body = h("pre", entry.body || JSON.stringify(a, null, 2));
+  const reason = h("input.reason", { placeholder: a.kind === "ask_user" ? "Your answer (Enter to send)" : "Reason to reject (the model reads it)", "aria-label": "reason" });
+  reason.addEventListener("keydown", (e) => {
+    if (e.key === "Enter") {
+      e.preventDefault();
+      if (a.kind === "ask_user") actions.accept(entry, reason.value);
+      else actions.reject(entry, reason.value);
+    }
+  });
+  return h("article.proposal", { dataset: { path: entry.path, kind: a.kind || "", first: first ? "1" : "0" } },
+    h("div.proposal-head",
+      h("span.status", { dataset: { tone: "wait" } }, "proposal"),
+      h("span.what", `${a.kind || entry.tool} ${a.path || a.command || ""}`),
+      h("span.spacer"),
+      a.kind === "edit" ? h("span.seg",
+        h("button", { type: "button", "aria-pressed": String(state.diffMode === "unified"), on: { click: () => actions.diffMode("unified") } }, "Unified"),
+        h("button", { type: "button", "aria-pressed": String(state.diffMode === "split"), on: { click: () => actions.diffMode("split") } }, "Side by side")) : null),
+    h("div.proposal-body", body),
+    h("div.proposal-actions",
+      h("button.ok.accept", { type: "button", title: "Accept (a)", on: { click: () => actions.accept(entry, a.kind === "ask_user" ? reason.value : undefined) } },
+        a.kind === "ask_user" ? "Answer" : "Accept"),
+      reason,
+      h("button.bad.reject", { type: "button", title: "Reject (r, then Enter)", on: { click: () => actions.reject(entry, reason.value) } }, "Reject"),
+      first ? h("span.muted", h("kbd", "a"), " accept · ", h("kbd", "r"), " reject") : null));
+}
+
+/** The whole timeline of the open run. */
+export function timeline(run, actions) {
+  if (drawn.run !== run) {
+    drawn.run = run;
+    drawn.turns = new Map();
+    drawn.older = null;
+    drawn.waiting = null;
+  }
+  const items = [];
+  const left = run.total - run.reached;
+  if (left > 0) {
+    const label = `Show ${Math.min(left, 200)} earlier entries (${left} more)`;
+    if (!drawn.older || drawn.older.textContent !== label) {
+      drawn.older = h("div.older", h("button#older", { type: "button", on: { click: actions.loadOlder } }, label));
+    }
+    items.push(drawn.older);
+  }
+  for (const [turn, entries] of turns(run)) items.push(cachedTurn(run, turn, entries, actions));
+  const waiting = pending(run);
+  if (waiting.length) {
+    if (!drawn.waiting) drawn.waiting = h("h3", "Waiting for you");
+    items.push(drawn.waiting);
+    waiting.forEach((p, i) => items.push(cachedProposal(run, p, actions, i === 0)));
+  }
+  return items;
+}
+
+/** A proposal's card is kept while it waits, so a reason being typed survives a push. */
+function cachedProposal(run, entry, actions, first) {
+  const key = `proposal:${entry.path}`;
+  const sig = JSON.stringify([state.diffMode, first, entry.state]);
+  const hit = drawn.turns.get(key);
+  if (hit && hit.sig === sig) return hit.node;
+  const node = proposalView(run, entry, actions, first);
+  if (hit) {
+    const [was, now] = [hit.node.querySelector("input.reason"), node.querySelector("input.reason")];
+    if (was && now) now.value = was.value;
+  }
+  drawn.turns.set(key, { sig, node });
+  return node;
+}
