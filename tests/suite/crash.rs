@@ -43,18 +43,7 @@ fn spawn(home: &Path, provider: &FakeProvider) -> ServerProcess {
 }
 
 async fn connect(port: u16, root: &Path) -> RpcClient {
-    let mut client = RpcClient::connect(&format!("ws://127.0.0.1:{port}/"))
-        .await
-        .unwrap();
-    client.set_timeout(Duration::from_secs(20));
-    client
-        .call(
-            "rummy/hello",
-            json!({ "name": "busy", "projectRoot": root.display().to_string() }),
-        )
-        .await
-        .unwrap();
-    client
+    crate::support::process::project_client(port, "busy", root, Duration::from_secs(20)).await
 }
 
 /// A model that, every turn, records a fact, proposes a new file and carries on, answering

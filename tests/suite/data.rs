@@ -28,18 +28,7 @@ fn spawn(home: &Path, provider: &FakeProvider, max_turns: &str) -> ServerProcess
 }
 
 async fn connect(port: u16, name: &str, root: &Path) -> RpcClient {
-    let mut client = RpcClient::connect(&format!("ws://127.0.0.1:{port}/"))
-        .await
-        .unwrap();
-    client.set_timeout(WAIT);
-    client
-        .call(
-            "rummy/hello",
-            json!({ "name": name, "projectRoot": root.display().to_string() }),
-        )
-        .await
-        .unwrap();
-    client
+    crate::support::process::project_client(port, name, root, WAIT).await
 }
 
 /// Runs `rummy ARGS` with only `RUMMY_HOME` set, in `cwd`.

@@ -408,17 +408,7 @@ fn spawn(home: &std::path::Path, provider: &FakeProvider) -> ServerProcess {
 }
 
 async fn connect(server: &ServerProcess, root: &std::path::Path) -> RpcClient {
-    let mut client = RpcClient::connect(&format!("ws://127.0.0.1:{}/", server.port))
-        .await
-        .unwrap();
-    client
-        .call(
-            "rummy/hello",
-            json!({ "name": "restart", "projectRoot": root.display().to_string() }),
-        )
-        .await
-        .unwrap();
-    client
+    crate::support::process::project_client(server.port, "restart", root, WAIT).await
 }
 
 /// Runs queued behind a limit stay queued, in order, across a crash (`kill -9`): after the

@@ -27,18 +27,7 @@ fn spawn_with(home: &Path, provider: &FakeProvider, vars: &[(&str, &str)]) -> (S
 }
 
 async fn connect(port: u16, root: &Path) -> RpcClient {
-    let mut client = RpcClient::connect(&format!("ws://127.0.0.1:{port}/"))
-        .await
-        .unwrap();
-    client.set_timeout(WAIT);
-    client
-        .call(
-            "rummy/hello",
-            json!({ "name": "crash", "projectRoot": root.display().to_string() }),
-        )
-        .await
-        .unwrap();
-    client
+    crate::support::process::project_client(port, "crash", root, WAIT).await
 }
 
 /// On a server spawned with `vars`, starts run `crash` with `body` and `attributes`, waits

@@ -39,18 +39,7 @@ fn spawn(home: &Path, provider: &FakeProvider, log: &str) -> ServerProcess {
 }
 
 async fn connect(port: u16, root: &Path) -> RpcClient {
-    let mut client = RpcClient::connect(&format!("ws://127.0.0.1:{port}/"))
-        .await
-        .unwrap();
-    client.set_timeout(WAIT);
-    client
-        .call(
-            "rummy/hello",
-            json!({ "name": "load", "projectRoot": root.display().to_string() }),
-        )
-        .await
-        .unwrap();
-    client
+    crate::support::process::project_client(port, "load", root, WAIT).await
 }
 
 /// The lines of the server's log at `home/<log>` that report a warning, an error or a panic.
@@ -361,28 +350,32 @@ async fn sigterm_with_200_runs_mid_turn_leaves_each_as_recovery_says() {
 
     // An interrupted run is usable: a continuation runs and concludes.
     let again: Vec<String> = runs[QUEUED..QUEUED + 5].to_vec();
+    assert_each_concludes_again(&mut client, &again, "Try again").await;
+    drop(client);
+    drop(second);
+    assert_eq!(unsettled(home.path()), (0, 0));
+}
+
+/// Continues each of `runs` with `prompt`: every one is usable again and concludes (200).
+async fn assert_each_concludes_again(client: &mut RpcClient, runs: &[String], prompt: &str) {
     all_ok(
-        &mut client,
-        again
-            .iter()
+        client,
+        runs.iter()
             .map(|r| {
                 (
                     "set",
-                    json!({ "path": format!("run://{r}"), "body": "Try again" }),
+                    json!({ "path": format!("run://{r}"), "body": prompt }),
                 )
             })
             .collect(),
     )
     .await;
-    let resumed = settle(&mut client, &again, |_, s| s["status"] == json!(200)).await;
+    let resumed = settle(client, runs, |_, s| s["status"] == json!(200)).await;
     let statuses: BTreeSet<i64> = resumed
         .values()
         .filter_map(|s| s["status"].as_i64())
         .collect();
     assert_eq!(statuses, BTreeSet::from([200]));
-    drop(client);
-    drop(second);
-    assert_eq!(unsettled(home.path()), (0, 0));
 }
 
 /// Rows a stopped server left claimed: turns still running, loops still active or queued.
@@ -499,25 +492,7 @@ async fn sigterm_mid_write_leaves_every_run_ended_or_interrupted() {
         .filter(|(_, s)| s["status"] == json!(500))
         .map(|(r, _)| r.clone())
         .collect();
-    all_ok(
-        &mut client,
-        interrupted
-            .iter()
-            .map(|r| {
-                (
-                    "set",
-                    json!({ "path": format!("run://{r}"), "body": "Once more" }),
-                )
-            })
-            .collect(),
-    )
-    .await;
-    let resumed = settle(&mut client, &interrupted, |_, s| s["status"] == json!(200)).await;
-    let statuses: BTreeSet<i64> = resumed
-        .values()
-        .filter_map(|s| s["status"].as_i64())
-        .collect();
-    assert_eq!(statuses, BTreeSet::from([200]));
+    assert_each_concludes_again(&mut client, &interrupted, "Once more").await;
     drop(client);
     drop(second);
     assert_eq!(unsettled(home.path()), (0, 0));

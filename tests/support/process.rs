@@ -94,3 +94,25 @@ impl Drop for ServerProcess {
         }
     }
 }
+
+/// A client of the server on `port`, its calls timing out after `timeout`, bound to project
+/// `name` rooted at `root`.
+pub async fn project_client(
+    port: u16,
+    name: &str,
+    root: &Path,
+    timeout: Duration,
+) -> rummy_testkit::RpcClient {
+    let mut client = rummy_testkit::RpcClient::connect(&format!("ws://127.0.0.1:{port}/"))
+        .await
+        .expect("client connects");
+    client.set_timeout(timeout);
+    client
+        .call(
+            "rummy/hello",
+            serde_json::json!({ "name": name, "projectRoot": root.display().to_string() }),
+        )
+        .await
+        .expect("hello succeeds");
+    client
+}
