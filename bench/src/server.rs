@@ -190,6 +190,25 @@ where
         .map_err(|_| "the client thread panicked".to_owned())?
 }
 
+/// Serves `config` in this process and runs `client` (given the server's WebSocket URL) on a
+/// client thread of its own ([`on_client_thread`]); the server stops once the client is done.
+pub fn serve_and_drive<F, Fut, T>(config: Config, client: F) -> Result<T, String>
+where
+    F: FnOnce(String) -> Fut + Send + 'static,
+    Fut: std::future::Future<Output = Result<T, String>> + 'static,
+    T: Send + 'static,
+{
+    actix_rt::System::new().block_on(async move {
+        let server = rummy::serve(config, std::future::pending())
+            .await
+            .map_err(|e| e.to_string())?;
+        let url = server.ws_url();
+        let result = on_client_thread(move || client(url)).await;
+        server.stop().await;
+        result
+    })
+}
+
 /// This process's peak resident set, in MB.
 pub fn peak_rss_mb() -> f64 {
     let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();

@@ -14,7 +14,7 @@
 //!
 //! Target: recall adds ≤ 5 ms (median) to a loop's first turn.
 
-use rummy_bench::server::{config, hello, on_client_thread};
+use rummy_bench::server::{config, hello, serve_and_drive};
 use rummy_bench::{quantile, report, sample};
 use rummy_client::params::{RunAttributes, SetParams};
 use rummy_client::{Client, Notification};
@@ -246,16 +246,7 @@ fn first_turns(
     config.db_path = db_path.to_path_buf();
     let root = root.to_path_buf();
     let prompts = prompts.to_vec();
-    let system = actix_rt::System::new();
-    system.block_on(async move {
-        let server = rummy::serve(config, std::future::pending())
-            .await
-            .map_err(|e| e.to_string())?;
-        let url = server.ws_url();
-        let times = on_client_thread(move || drive(url, root, prompts)).await;
-        server.stop().await;
-        times
-    })
+    serve_and_drive(config, move |url| drive(url, root, prompts))
 }
 
 async fn drive(

@@ -12,9 +12,9 @@ use diesel::prelude::*;
 use diesel::sql_types::{BigInt, Text};
 use diesel::sqlite::SqliteConnection;
 use rummy::config::Config;
-use rummy_bench::server::serve_fake_provider_if_child;
 use rummy_bench::server::{
-    config, hello, on_client_thread, start_run, write_project, ProviderChild,
+    config, hello, serve_and_drive, serve_fake_provider_if_child, start_run, write_project,
+    ProviderChild,
 };
 use rummy_client::Notification;
 use std::path::{Path, PathBuf};
@@ -180,17 +180,8 @@ fn bench(entries: usize, turns: u32) -> Result<Stored, String> {
     config.limits.max_turns = turns + 1;
     config.recall.enabled = false;
     let db: PathBuf = config.db_path.clone();
-    let system = actix_rt::System::new();
-    system.block_on(async move {
-        let server = rummy::serve(config, std::future::pending())
-            .await
-            .map_err(|e| e.to_string())?;
-        let url = server.ws_url();
-        let root = project.path().to_path_buf();
-        let stored = on_client_thread(move || drive(url, root, db)).await;
-        server.stop().await;
-        stored
-    })
+    let root = project.path().to_path_buf();
+    serve_and_drive(config, move |url| drive(url, root, db))
 }
 
 /// The client's side: the project opened, the database measured, one run followed to its end,

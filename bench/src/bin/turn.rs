@@ -32,7 +32,7 @@
 
 use rummy_bench::report;
 use rummy_bench::server::{
-    config, hello, on_client_thread, own_cpu, serve_fake_provider_if_child, start_run, thread_cpu,
+    config, hello, own_cpu, serve_and_drive, serve_fake_provider_if_child, start_run, thread_cpu,
     write_project, ProviderChild,
 };
 use rummy_client::{Client, Notification};
@@ -168,17 +168,8 @@ fn bench(entries: usize, options: &Options) -> Result<Costs, String> {
     config.recall.enabled = options.recall;
 
     let (turns, cut) = (options.turns, options.latency.is_some());
-    let system = actix_rt::System::new();
-    system.block_on(async move {
-        let server = rummy::serve(config, std::future::pending())
-            .await
-            .map_err(|e| e.to_string())?;
-        let url = server.ws_url();
-        let root = project.path().to_path_buf();
-        let costs = on_client_thread(move || drive(url, root, turns, cut)).await;
-        server.stop().await;
-        costs
-    })
+    let root = project.path().to_path_buf();
+    serve_and_drive(config, move |url| drive(url, root, turns, cut))
 }
 
 /// CPU the server has used so far: the process's, less this (client) thread's.
