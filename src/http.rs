@@ -1,13 +1,19 @@
-//! HTTP routes: the WebSocket upgrade on `/` and `/ws`, and `/health` for load balancers.
+//! HTTP routes: the WebSocket upgrade on `/` and `/ws`, `/health` for load balancers and
+//! `/metrics` for Prometheus.
 
+use actix_web::http::header;
 use actix_web::{web, HttpRequest, HttpResponse};
-use rummy_actors::session::{upgrade, SessionDeps};
+use rummy_actors::hub::BacklogBytes;
+use rummy_actors::metrics::Snapshot;
+use rummy_actors::session::{admin_bearer, upgrade, SessionDeps};
+use rummy_core::store::stats;
 
 /// Registers every route.
 pub fn routes(cfg: &mut web::ServiceConfig) {
     cfg.route("/", web::get().to(websocket))
         .route("/ws", web::get().to(websocket))
-        .route("/health", web::get().to(health));
+        .route("/health", web::get().to(health))
+        .route("/metrics", web::get().to(metrics));
 }
 
 async fn websocket(
@@ -20,4 +26,51 @@ async fn websocket(
 
 async fn health() -> HttpResponse {
     HttpResponse::Ok().content_type("text/plain").body("ok\n")
+}
+
+/// The Prometheus text format's content type.
+const PROMETHEUS_TEXT: &str = "text/plain; version=0.0.4; charset=utf-8";
+
+/// `GET /metrics`: for an admin token (`Authorization: Bearer`), or for a peer on loopback —
+/// unless the server sits behind a proxy (`RUMMY_TRUST_PROXY`), whose every request comes
+/// from loopback: then only the token opens it. Anyone else is refused 403.
+async fn metrics(req: HttpRequest, deps: web::Data<SessionDeps>) -> HttpResponse {
+    let proxied = deps.svc.config.access.trust_proxy;
+    let loopback = req.peer_addr().is_some_and(|peer| peer.ip().is_loopback());
+    let allowed = (loopback && !proxied) || {
+        let authorization = req
+            .headers()
+            .get(header::AUTHORIZATION)
+            .map(|h| String::from_utf8_lossy(h.as_bytes()).into_owned());
+        admin_bearer(&deps, authorization.as_deref()).await
+    };
+    if !allowed {
+        tracing::warn!(peer = ?req.peer_addr(), "/metrics refused: neither loopback nor an admin token");
+        return HttpResponse::Forbidden()
+            .content_type("text/plain; charset=utf-8")
+            .body("forbidden: /metrics needs an admin token (Authorization: Bearer), or a request from loopback without RUMMY_TRUST_PROXY\n");
+    }
+    let svc = &deps.svc;
+    let counts = match svc.store.read(stats::counts).await {
+        Ok(counts) => counts,
+        Err(e) => {
+            tracing::error!(error = %e, "/metrics: cannot read the counts");
+            return HttpResponse::ServiceUnavailable()
+                .content_type("text/plain; charset=utf-8")
+                .body("the database cannot be read\n");
+        }
+    };
+    let mut wal = svc.store.path().as_os_str().to_owned();
+    wal.push("-wal");
+    let snapshot = Snapshot {
+        runs_by_status: counts.runs_by_status,
+        loops_queued: counts.loops_queued,
+        wal_bytes: std::fs::metadata(&wal).map_or(0, |m| m.len()),
+        connections: deps.seats.taken(),
+        backlog_bytes: svc.hub.send(BacklogBytes).await.unwrap_or(0),
+        projects: counts.projects,
+    };
+    HttpResponse::Ok()
+        .content_type(PROMETHEUS_TEXT)
+        .body(svc.store.metrics().render(&snapshot))
 }

@@ -15,6 +15,7 @@ use actix_web::{web, App, HttpServer};
 use rummy_actors::admission::Admission;
 use rummy_actors::errors::HttpClientError;
 use rummy_actors::hub::{CloseAll, NotificationHub};
+use rummy_actors::metrics::Metrics;
 use rummy_actors::provider::Providers;
 use rummy_actors::registry::{CountRunActors, Recover, RunRegistry};
 use rummy_actors::search::SearchClient;
@@ -80,6 +81,9 @@ pub enum ServeError {
         /// What makes the server reachable.
         reach: String,
     },
+    /// The metrics registry could not be built (a series' name was refused).
+    #[error("metrics: {0}")]
+    Metrics(String),
     /// The TLS certificate or key could not be used.
     #[error("TLS: {0}")]
     Tls(String),
@@ -237,7 +241,8 @@ pub async fn serve(
         create_dir(dir)?;
     }
     let mut db_lock = lock::DbLock::take(&config.db_path)?;
-    let store = Store::open(&config.db_path, 4)?;
+    let metrics = Metrics::new().map_err(|e| ServeError::Metrics(e.to_string()))?;
+    let store = Store::open(&config.db_path, 4, Arc::new(metrics))?;
     refuse_open_network(&config, &store).await?;
     let tls = config.access.tls.as_ref().map(tls_config).transpose()?;
     let seeds = config.models.clone();

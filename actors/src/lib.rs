@@ -11,6 +11,7 @@ pub mod errors;
 pub mod files;
 pub mod hub;
 pub mod loop_queue;
+pub mod metrics;
 pub mod proposals;
 pub mod provider;
 pub mod registry;

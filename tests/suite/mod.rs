@@ -20,6 +20,7 @@ mod layering;
 mod lifecycle;
 mod listen;
 mod memory;
+mod metrics;
 mod pipeline;
 mod project;
 mod protocol;

@@ -51,9 +51,13 @@ pub struct ProviderActor {
 
 impl ProviderActor {
     /// An actor for a configured provider.
-    pub fn new(endpoint: Endpoint, config: &Config) -> Result<ProviderActor, HttpClientError> {
+    pub fn new(
+        endpoint: Endpoint,
+        config: &Config,
+        metrics: Arc<crate::metrics::Metrics>,
+    ) -> Result<ProviderActor, HttpClientError> {
         Ok(ProviderActor {
-            client: Arc::new(Client::new(endpoint, config)?),
+            client: Arc::new(Client::new(endpoint, config, metrics)?),
         })
     }
 }

@@ -25,6 +25,7 @@ use rummy_core::provider::retry::Fault;
 use rummy_core::provider::{Completion, Endpoint, ProviderKind};
 use rummy_core::store::models::{self, Model};
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use thiserror::Error;
 use tokio::sync::mpsc::UnboundedSender;
 
@@ -193,6 +194,8 @@ pub(crate) fn notify(events: &Events, event: ProviderEvent) {
 pub struct Route {
     /// The provider actor.
     pub provider: Addr<ProviderActor>,
+    /// The provider's name (`openai`, …), for logs and metrics.
+    pub provider_name: &'static str,
     /// The model name on the wire.
     pub wire_model: String,
     /// The alias this route serves.
@@ -219,7 +222,7 @@ impl Providers {
         let mut actors = BTreeMap::new();
         for kind in ProviderKind::ALL {
             if let Some(endpoint) = Endpoint::of(kind, &config.providers) {
-                let actor = ProviderActor::new(endpoint, config)?;
+                let actor = ProviderActor::new(endpoint, config, Arc::clone(store.metrics()))?;
                 let arbiter = Arbiter::new();
                 let addr = ProviderActor::start_in_arbiter(&arbiter.handle(), move |_| actor);
                 actors.insert(kind, addr);
@@ -248,6 +251,7 @@ impl Providers {
         })?;
         Ok(Route {
             provider,
+            provider_name: kind.name(),
             wire_model: model.wire_name().to_owned(),
             alias: model.alias.clone(),
             fallback: model.fallback.clone().filter(|f| *f != model.alias),

@@ -18,6 +18,7 @@ pub mod session_state;
 pub mod shared;
 pub mod sidecar_calls;
 pub mod skills;
+pub mod stats;
 pub mod tokens;
 pub mod turns;
 pub mod types;

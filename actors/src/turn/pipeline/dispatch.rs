@@ -22,6 +22,7 @@ use rummy_core::turn::streams::{self, StreamWrite};
 use rummy_core::turn::TurnRef;
 use rummy_core::wire::notifications::{Proposed, RunProposal};
 use serde_json::{json, Value};
+use tracing::Instrument;
 
 /// Store work that must commit with the first dispatched commands.
 pub(super) type Prelude =
@@ -104,6 +105,7 @@ pub(super) async fn dispatch(
                 }
                 Ok((commands, batch, ended))
             })
+            .instrument(tracing::info_span!("commit"))
             .await
             .map_err(failure)?;
         commands = back;
