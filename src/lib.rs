@@ -221,6 +221,36 @@ fn tls_config(files: &rummy_core::config::TlsFiles) -> Result<rustls::ServerConf
     .map_err(|e| ServeError::Tls(e.to_string()))
 }
 
+/// Logs what the server runs with, for whoever reads its log first: the version, the database,
+/// where it listens, the providers (names and bases, never keys) and the models; then a WARN
+/// line for each setting that looks wrong (`Config::warnings`).
+fn startup_summary(config: &Config, addr: SocketAddr) {
+    let providers: Vec<String> = config
+        .configured_providers()
+        .into_iter()
+        .map(|(name, base)| format!("{name}={base}"))
+        .collect();
+    let models: Vec<String> = config
+        .models
+        .iter()
+        .map(|m| format!("{}={}", m.alias, m.actual))
+        .collect();
+    tracing::info!(
+        version = env!("CARGO_PKG_VERSION"),
+        database = %config.db_path.display(),
+        bind = %addr,
+        providers = %providers.join(" "),
+        models = %models.join(" "),
+        "rummy started"
+    );
+    if providers.is_empty() {
+        tracing::warn!("no provider is configured: runs cannot call a model; set OPENAI_BASE_URL (or OLLAMA_BASE_URL, OPENROUTER_API_KEY, XAI_API_KEY)");
+    }
+    for warning in config.warnings() {
+        tracing::warn!("{warning}");
+    }
+}
+
 /// Starts the server on `RUMMY_BIND:PORT`; it stops when `shutdown` resolves.
 ///
 /// Must be called inside an actix system (`#[actix_rt::main]`, `#[actix_rt::test]`).
@@ -284,6 +314,7 @@ pub async fn serve(
         Err(e) => tracing::error!(error = %e, "recovery failed"),
     }
     let seats = Seats::new(svc.config.access.max_connections);
+    let deps_config = Arc::clone(&svc.config);
     let tokens = TokenWatch::new(svc.store.clone()).start();
     let commands = svc.commands.clone();
     let deps = SessionDeps {
@@ -345,6 +376,7 @@ pub async fn serve(
         shutdown(&stop_hub, &stop_seats, &stop_http, &stop_commands).await;
     });
     tracing::info!(%addr, "listening");
+    startup_summary(&deps_config, addr);
     Ok(ServerHandle {
         addr,
         _lock: db_lock,

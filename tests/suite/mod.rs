@@ -19,6 +19,7 @@ mod isolation;
 mod layering;
 mod lifecycle;
 mod listen;
+mod logs;
 mod memory;
 mod metrics;
 mod pipeline;

@@ -199,8 +199,14 @@ async fn announce_proposal(
         .await
         .map_err(failure)?;
     if let Some(row) = row {
+        let attributes = row.attribute_map();
+        tracing::info!(
+            path = %row.path,
+            kind = attributes.get("kind").and_then(|k| k.as_str()),
+            "proposal raised"
+        );
         let proposed = Proposed {
-            attributes: row.attribute_map(),
+            attributes,
             turn: i64::from(row.turn),
             path: row.path,
             body: row.body,
