@@ -3,10 +3,12 @@
 
 use actix_web::http::header;
 use actix_web::{web, HttpRequest, HttpResponse};
+use rummy_actors::health;
 use rummy_actors::hub::BacklogBytes;
 use rummy_actors::metrics::Snapshot;
 use rummy_actors::session::{admin_bearer, upgrade, SessionDeps};
 use rummy_core::store::stats;
+use serde_json::json;
 
 /// Registers every route.
 pub fn routes(cfg: &mut web::ServiceConfig) {
@@ -24,8 +26,33 @@ async fn websocket(
     upgrade(&req, stream, deps.get_ref().clone()).await
 }
 
-async fn health() -> HttpResponse {
-    HttpResponse::Ok().content_type("text/plain").body("ok\n")
+/// `GET /health`, unauthenticated and free of secrets: 200 `{"status":"ok", ...}` when the
+/// database took a write (a probe row rewritten and committed), 503 `{"status":"unavailable",
+/// ...}` when not; with the version and the names of the configured providers (never their
+/// keys or addresses). Load balancers and `rummy doctor --health` read it.
+async fn health(deps: web::Data<SessionDeps>) -> HttpResponse {
+    let svc = &deps.svc;
+    let writable = health::database_writable(&svc.store).await;
+    let providers: Vec<&str> = svc
+        .config
+        .configured_providers()
+        .into_iter()
+        .map(|(name, _)| name)
+        .collect();
+    let body = json!({
+        "status": if writable.is_ok() { "ok" } else { "unavailable" },
+        "version": env!("CARGO_PKG_VERSION"),
+        "database": { "writable": writable.is_ok() },
+        "providers": providers,
+    });
+    let mut response = if writable.is_ok() {
+        HttpResponse::Ok()
+    } else {
+        HttpResponse::ServiceUnavailable()
+    };
+    response
+        .content_type("application/json")
+        .body(format!("{body}\n"))
 }
 
 /// The Prometheus text format's content type.

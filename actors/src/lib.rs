@@ -9,6 +9,7 @@ pub mod clock;
 pub mod commands;
 pub mod errors;
 pub mod files;
+pub mod health;
 pub mod hub;
 pub mod loop_queue;
 pub mod metrics;

@@ -517,7 +517,8 @@ async fn invalid_utf8_closes_1007() {
     server.stop().await;
 }
 
-/// GET /health answers plain HTTP 200.
+/// GET /health answers plain HTTP 200 with the version, the database writable and the
+/// providers configured, by name only.
 #[actix_rt::test]
 async fn health_answers_plain_http() {
     let server = TestServer::start().await;
@@ -534,6 +535,17 @@ async fn health_answers_plain_http() {
     .await
     .unwrap();
     assert!(response.starts_with("HTTP/1.1 200 OK"), "{response}");
-    assert!(response.ends_with("ok\n"), "{response}");
+    let body = response.split("\r\n\r\n").nth(1).unwrap_or_default();
+    assert_eq!(
+        serde_json::from_str::<serde_json::Value>(body).unwrap(),
+        json!({
+            "status": "ok",
+            "version": env!("CARGO_PKG_VERSION"),
+            "database": { "writable": true },
+            "providers": ["openai"],
+        }),
+        "{response}"
+    );
+    assert!(!response.contains("sk-test-secret"), "{response}");
     server.stop().await;
 }

@@ -403,6 +403,44 @@ impl Client {
         None
     }
 
+    /// Asks the provider's models endpoint: how many models it lists, or what went wrong
+    /// (`rummy doctor`). Never longer than the discovery timeout.
+    pub async fn list_models(&self) -> Result<usize, String> {
+        let url = self.endpoint.models_url();
+        let mut request = self.http.get(&url).timeout(DISCOVERY_TIMEOUT);
+        for (name, value) in self.endpoint.headers() {
+            request = request.header(name, value);
+        }
+        let secret = self.endpoint.secret();
+        let scrub = |text: String| match secret.filter(|s| s.len() >= 8) {
+            Some(secret) => text.replace(secret, rummy_core::store::rpc_log::REDACTED),
+            None => text,
+        };
+        let response = match request.send().await {
+            Ok(response) => response,
+            Err(e) => return Err(scrub(self.http_error(&e).error.to_string())),
+        };
+        let status = response.status();
+        let (body, _) = read_up_to(response, DISCOVERY_MAX_BYTES)
+            .await
+            .map_err(|e| scrub(self.http_error(&e).error.to_string()))?;
+        if !status.is_success() {
+            let text: String = String::from_utf8_lossy(&body)
+                .chars()
+                .take(REASON_CHARS)
+                .collect();
+            return Err(scrub(format!("{url} answered {status}: {text}")));
+        }
+        let listed = serde_json::from_slice::<Value>(&body)
+            .map_err(|e| format!("{url} answered something that is not JSON: {e}"))?;
+        // OpenAI-compatible servers and OpenRouter answer `{data: [...]}`; Ollama's own API `{models: [...]}`.
+        ["data", "models"]
+            .iter()
+            .find_map(|key| listed.get(key).and_then(Value::as_array))
+            .map(Vec::len)
+            .ok_or_else(|| format!("{url} answered JSON without a model list"))
+    }
+
     fn http_error(&self, e: &reqwest::Error) -> Failed {
         if e.is_timeout() {
             return ProviderError::Timeout {

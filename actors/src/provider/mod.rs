@@ -13,7 +13,7 @@ mod client;
 mod fold;
 mod limiter;
 
-pub use actor::{Complete, DiscoverContext, ProviderActor};
+pub use actor::{Complete, DiscoverContext, ListModels, ProviderActor};
 
 use crate::clock::now;
 use crate::errors::HttpClientError;
@@ -229,6 +229,19 @@ impl Providers {
             }
         }
         Ok(Providers { actors, store })
+    }
+
+    /// Asks every configured provider's models endpoint, all at once: its name and how many
+    /// models it listed, or why it did not answer.
+    pub async fn list_models(&self) -> Vec<(&'static str, Result<usize, String>)> {
+        let asked = self.actors.iter().map(|(kind, actor)| async move {
+            let answer = actor
+                .send(ListModels)
+                .await
+                .unwrap_or_else(|e| Err(format!("provider actor unavailable: {e}")));
+            (kind.name(), answer)
+        });
+        futures_util::future::join_all(asked).await
     }
 
     /// The actor for a model, or a message saying what to configure.

@@ -5,6 +5,7 @@ pub mod constraints;
 pub mod context;
 pub mod entries;
 pub mod files;
+pub mod health;
 pub mod loops;
 pub mod memory;
 pub mod models;
