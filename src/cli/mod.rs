@@ -8,11 +8,12 @@
 //! - [`render`] and [`view`]: what it looks like, on a terminal, piped, or as JSON.
 //! - [`runner`]: running an accepted command here when the server asks its client to.
 //! - [`commands`]: the other commands; [`serve`]; [`demo`]; [`token`]: tokens, on the
-//!   database itself; [`exit`]: the exit codes.
+//!   database itself; [`doctor`]: a setup checked line by line; [`exit`]: the exit codes.
 
 mod args;
 mod commands;
 mod demo;
+mod doctor;
 mod exit;
 mod follow;
 mod render;
@@ -41,6 +42,7 @@ pub fn main() -> ExitCode {
         Command::Serve => serve::run(),
         Command::Demo(args) => demo::run(args),
         Command::Token(command) => token::run(command),
+        Command::Doctor(args) => doctor::run(args),
         command => client(command),
     };
     exit.into()
@@ -66,7 +68,7 @@ fn client(command: Command) -> Exit {
             Command::Models(args) => commands::models(args).await,
             Command::Routes(args) => commands::routes(args).await,
             Command::Route(RouteCommand::Check(args)) => commands::route_check(args).await,
-            Command::Serve | Command::Demo(_) | Command::Token(_) => {
+            Command::Serve | Command::Demo(_) | Command::Token(_) | Command::Doctor(_) => {
                 Err(Failure::new(Exit::Usage, "not a client"))
             }
         }
@@ -95,6 +97,6 @@ fn local(command: &Command) -> bool {
         Command::Models(a) => a.connect.local,
         Command::Routes(a) => a.connect.local,
         Command::Route(RouteCommand::Check(a)) => a.connect.local,
-        Command::Serve | Command::Demo(_) | Command::Token(_) => false,
+        Command::Serve | Command::Demo(_) | Command::Token(_) | Command::Doctor(_) => false,
     }
 }

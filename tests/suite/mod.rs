@@ -10,6 +10,7 @@ mod clients;
 mod commands;
 mod crash;
 mod docs;
+mod doctor;
 mod entries;
 mod fair;
 mod healing;
