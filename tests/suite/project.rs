@@ -549,3 +549,32 @@ async fn health_answers_plain_http() {
     assert!(!response.contains("sk-test-secret"), "{response}");
     server.stop().await;
 }
+
+/// A database that refuses the health probe's write makes /health answer 503, still with the
+/// version and the providers' names.
+#[actix_rt::test]
+async fn health_is_503_when_the_database_refuses_a_write() {
+    use diesel::{Connection, RunQueryDsl};
+    let server = TestServer::start().await;
+    let path = server.home().join("rummy.db");
+    let mut db = diesel::SqliteConnection::establish(&path.display().to_string()).unwrap();
+    // The probe's own table gone: its write fails as a full disk's or a read-only file's would.
+    diesel::sql_query("DROP TABLE health_probe")
+        .execute(&mut db)
+        .unwrap();
+    drop(db);
+    let response = reqwest::get(format!("http://127.0.0.1:{}/health", server.port()))
+        .await
+        .unwrap();
+    assert_eq!(response.status().as_u16(), 503);
+    assert_eq!(
+        response.json::<Value>().await.unwrap(),
+        json!({
+            "status": "unavailable",
+            "version": env!("CARGO_PKG_VERSION"),
+            "database": { "writable": false },
+            "providers": ["openai"],
+        })
+    );
+    server.stop().await;
+}

@@ -345,14 +345,24 @@ impl Providers {
             return model.context_length;
         }
         let route = self.route(model).ok()?;
-        let discovered = route
+        let asked = route
             .provider
             .send(DiscoverContext {
                 model: route.wire_model,
             })
             .await
             .ok()
-            .flatten()?;
+            .flatten();
+        let Some(discovered) = asked else {
+            // Without it the budget cannot keep prompts within the model's context.
+            tracing::warn!(
+                model = %model.alias,
+                provider = route.provider_name,
+                "context length unknown: the provider does not say; set RUMMY_CONTEXT_{}=<tokens>",
+                model.alias
+            );
+            return None;
+        };
         let (alias, actual) = (model.alias.clone(), model.actual.clone());
         let cached = self
             .store
