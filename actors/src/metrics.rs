@@ -34,6 +34,8 @@ const GROUP_UNITS: &[f64] = &[1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0];
 /// Every series the server exports, registered in its own registry.
 pub struct Metrics {
     registry: Registry,
+    /// One scrape at a time: each resets and sets the scrape-time gauges before encoding.
+    scraping: std::sync::Mutex<()>,
     /// Turns that ended (ran to an end or paused on a proposal), by how: `continue`,
     /// `conclude`, `abandon`, `overflow`, `paused`, `failed`.
     pub turns: IntCounterVec,
@@ -166,6 +168,7 @@ impl Metrics {
             backlog_bytes: gauge(&r, "rummy_notification_backlog_bytes", "Notification bytes handed to sessions and not yet written to their connections.")?,
             project_info: gauges(&r, "rummy_project_info", "A project's id and name (always 1): join on project to name it.", &["project", "name"])?,
             registry: r,
+            scraping: std::sync::Mutex::new(()),
         })
     }
 
@@ -219,6 +222,10 @@ impl Metrics {
     /// The registry's series in the Prometheus text format, with the scrape-time gauges set
     /// from `now`.
     pub fn render(&self, now: &Snapshot) -> String {
+        let _one = self
+            .scraping
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         self.runs.reset();
         for (status, count) in &now.runs_by_status {
             self.runs

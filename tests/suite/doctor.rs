@@ -104,8 +104,9 @@ async fn a_healthy_setup_is_ok_line_by_line_and_the_token_is_checked() {
     server.terminate();
 }
 
-/// A provider that is down is a red line saying what to check, and so is a model whose
-/// context length nobody knows; the exit code is 1. The key appears nowhere.
+/// A provider that is down is a red line saying what to check, and so are a model whose
+/// provider is not configured and one whose context length nobody knows; the exit code is 1.
+/// The key appears nowhere.
 #[actix_rt::test]
 async fn a_provider_that_is_down_is_a_red_line() {
     let mut provider = FakeProvider::start().unwrap();
@@ -119,6 +120,7 @@ async fn a_provider_that_is_down_is_a_red_line() {
             ("RUMMY_MODEL_fast", "openai/fake-model"),
             ("RUMMY_CONTEXT_fast", "32768"),
             ("RUMMY_MODEL_local", "ollama/qwen"),
+            ("RUMMY_MODEL_slow", "openai/other-model"),
         ],
         Stdio::null(),
     );
@@ -127,7 +129,7 @@ async fn a_provider_that_is_down_is_a_red_line() {
     let (code, out) = doctor(&[], &[("RUMMY_URL", &url)]);
     assert_eq!(code, 1, "{out}");
     let lines: Vec<&str> = out.lines().collect();
-    assert_eq!(lines.len(), 7, "{out}");
+    assert_eq!(lines.len(), 8, "{out}");
     assert!(
         lines[4].starts_with(&format!("FAIL provider openai ({base}): does not answer: "))
             && lines[4].ends_with(&format!(
@@ -140,6 +142,7 @@ async fn a_provider_that_is_down_is_a_red_line() {
         [
             "ok   model fast (openai/fake-model): context length 32768",
             "FAIL model local (ollama/qwen): provider \"ollama\" for model \"local\" is not configured: set OLLAMA_BASE_URL",
+            "FAIL model slow (openai/other-model): context length unknown: the provider does not say; set RUMMY_CONTEXT_slow=<tokens>",
         ]
     );
     assert!(!out.contains("sk-doctor-secret-key"), "{out}");
