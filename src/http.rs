@@ -1,8 +1,15 @@
 //! HTTP routes: the WebSocket upgrade on `/` and `/ws`, the web page on `/` without an upgrade
-//! (and its assets, [`crate::webpage`]), and `/health` for load balancers.
+//! (and its assets, [`crate::webpage`]), `/health` for load balancers and `/metrics` for
+//! Prometheus.
 
+use actix_web::http::header;
 use actix_web::{web, HttpRequest, HttpResponse};
-use rummy_actors::session::{upgrade, SessionDeps};
+use rummy_actors::health;
+use rummy_actors::hub::BacklogBytes;
+use rummy_actors::metrics::Snapshot;
+use rummy_actors::session::{admin_bearer, upgrade, SessionDeps};
+use rummy_core::store::stats;
+use serde_json::json;
 
 /// Registers every route.
 pub fn routes(cfg: &mut web::ServiceConfig) {
@@ -12,7 +19,8 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
             "/assets/{version}/{name}",
             web::get().to(crate::webpage::asset),
         )
-        .route("/health", web::get().to(health));
+        .route("/health", web::get().to(health))
+        .route("/metrics", web::get().to(metrics));
 }
 
 /// `/`: a WebSocket when the request asks to upgrade, else the web page.
@@ -36,6 +44,78 @@ async fn websocket(
     upgrade(&req, stream, deps.get_ref().clone()).await
 }
 
-async fn health() -> HttpResponse {
-    HttpResponse::Ok().content_type("text/plain").body("ok\n")
+/// `GET /health`, unauthenticated and free of secrets: 200 `{"status":"ok", ...}` when the
+/// database took a write (a probe row rewritten and committed), 503 `{"status":"unavailable",
+/// ...}` when not; with the version and the names of the configured providers (never their
+/// keys or addresses). Load balancers and `rummy doctor --health` read it.
+async fn health(deps: web::Data<SessionDeps>) -> HttpResponse {
+    let svc = &deps.svc;
+    let writable = health::database_writable(&svc.store).await;
+    let providers: Vec<&str> = svc
+        .config
+        .configured_providers()
+        .into_iter()
+        .map(|(name, _)| name)
+        .collect();
+    let body = json!({
+        "status": if writable.is_ok() { "ok" } else { "unavailable" },
+        "version": env!("CARGO_PKG_VERSION"),
+        "database": { "writable": writable.is_ok() },
+        "providers": providers,
+    });
+    let mut response = if writable.is_ok() {
+        HttpResponse::Ok()
+    } else {
+        HttpResponse::ServiceUnavailable()
+    };
+    response
+        .content_type("application/json")
+        .body(format!("{body}\n"))
+}
+
+/// The Prometheus text format's content type.
+const PROMETHEUS_TEXT: &str = "text/plain; version=0.0.4; charset=utf-8";
+
+/// `GET /metrics`: for an admin token (`Authorization: Bearer`), or for a peer on loopback —
+/// unless the server sits behind a proxy (`RUMMY_TRUST_PROXY`), whose every request comes
+/// from loopback: then only the token opens it. Anyone else is refused 403.
+async fn metrics(req: HttpRequest, deps: web::Data<SessionDeps>) -> HttpResponse {
+    let proxied = deps.svc.config.access.trust_proxy;
+    let loopback = req.peer_addr().is_some_and(|peer| peer.ip().is_loopback());
+    let allowed = (loopback && !proxied) || {
+        let authorization = req
+            .headers()
+            .get(header::AUTHORIZATION)
+            .map(|h| String::from_utf8_lossy(h.as_bytes()).into_owned());
+        admin_bearer(&deps, authorization.as_deref()).await
+    };
+    if !allowed {
+        tracing::warn!(peer = ?req.peer_addr(), "/metrics refused: neither loopback nor an admin token");
+        return HttpResponse::Forbidden()
+            .content_type("text/plain; charset=utf-8")
+            .body("forbidden: /metrics needs an admin token (Authorization: Bearer), or a request from loopback without RUMMY_TRUST_PROXY\n");
+    }
+    let svc = &deps.svc;
+    let counts = match svc.store.read(stats::counts).await {
+        Ok(counts) => counts,
+        Err(e) => {
+            tracing::error!(error = %e, "/metrics: cannot read the counts");
+            return HttpResponse::ServiceUnavailable()
+                .content_type("text/plain; charset=utf-8")
+                .body("the database cannot be read\n");
+        }
+    };
+    let mut wal = svc.store.path().as_os_str().to_owned();
+    wal.push("-wal");
+    let snapshot = Snapshot {
+        runs_by_status: counts.runs_by_status,
+        loops_queued: counts.loops_queued,
+        wal_bytes: std::fs::metadata(&wal).map_or(0, |m| m.len()),
+        connections: deps.seats.taken(),
+        backlog_bytes: svc.hub.send(BacklogBytes).await.unwrap_or(0),
+        projects: counts.projects,
+    };
+    HttpResponse::Ok()
+        .content_type(PROMETHEUS_TEXT)
+        .body(svc.store.metrics().render(&snapshot))
 }

@@ -16,6 +16,7 @@ use actix_web::{web, App, HttpServer};
 use rummy_actors::admission::Admission;
 use rummy_actors::errors::HttpClientError;
 use rummy_actors::hub::{CloseAll, NotificationHub};
+use rummy_actors::metrics::Metrics;
 use rummy_actors::provider::Providers;
 use rummy_actors::registry::{CountRunActors, Recover, RunRegistry};
 use rummy_actors::search::SearchClient;
@@ -81,6 +82,9 @@ pub enum ServeError {
         /// What makes the server reachable.
         reach: String,
     },
+    /// The metrics registry could not be built (a series' name was refused).
+    #[error("metrics: {0}")]
+    Metrics(String),
     /// The TLS certificate or key could not be used.
     #[error("TLS: {0}")]
     Tls(String),
@@ -220,6 +224,36 @@ fn tls_config(files: &rummy_core::config::TlsFiles) -> Result<rustls::ServerConf
     .map_err(|e| ServeError::Tls(e.to_string()))
 }
 
+/// Logs what the server runs with, for whoever reads its log first: the version, the database,
+/// where it listens, the providers (names and bases, never keys) and the models; then a WARN
+/// line for each setting that looks wrong (`Config::warnings`).
+fn startup_summary(config: &Config, addr: SocketAddr) {
+    let providers: Vec<String> = config
+        .configured_providers()
+        .into_iter()
+        .map(|(name, base)| format!("{name}={base}"))
+        .collect();
+    let models: Vec<String> = config
+        .models
+        .iter()
+        .map(|m| format!("{}={}", m.alias, m.actual))
+        .collect();
+    tracing::info!(
+        version = env!("CARGO_PKG_VERSION"),
+        database = %config.db_path.display(),
+        bind = %addr,
+        providers = %providers.join(" "),
+        models = %models.join(" "),
+        "rummy started"
+    );
+    if providers.is_empty() {
+        tracing::warn!("no provider is configured: runs cannot call a model; set OPENAI_BASE_URL (or OLLAMA_BASE_URL, OPENROUTER_API_KEY, XAI_API_KEY)");
+    }
+    for warning in config.warnings() {
+        tracing::warn!("{warning}");
+    }
+}
+
 /// Starts the server on `RUMMY_BIND:PORT`; it stops when `shutdown` resolves.
 ///
 /// Must be called inside an actix system (`#[actix_rt::main]`, `#[actix_rt::test]`).
@@ -240,7 +274,8 @@ pub async fn serve(
         create_dir(dir)?;
     }
     let mut db_lock = lock::DbLock::take(&config.db_path)?;
-    let store = Store::open(&config.db_path, 4)?;
+    let metrics = Metrics::new().map_err(|e| ServeError::Metrics(e.to_string()))?;
+    let store = Store::open(&config.db_path, 4, Arc::new(metrics))?;
     refuse_open_network(&config, &store).await?;
     let tls = config.access.tls.as_ref().map(tls_config).transpose()?;
     let seeds = config.models.clone();
@@ -282,6 +317,7 @@ pub async fn serve(
         Err(e) => tracing::error!(error = %e, "recovery failed"),
     }
     let seats = Seats::new(svc.config.access.max_connections);
+    let deps_config = Arc::clone(&svc.config);
     let tokens = TokenWatch::new(svc.store.clone()).start();
     let commands = svc.commands.clone();
     let deps = SessionDeps {
@@ -343,6 +379,7 @@ pub async fn serve(
         shutdown(&stop_hub, &stop_seats, &stop_http, &stop_commands).await;
     });
     tracing::info!(%addr, "listening");
+    startup_summary(&deps_config, addr);
     Ok(ServerHandle {
         addr,
         _lock: db_lock,

@@ -344,6 +344,23 @@ impl Handler<CloseAll> for NotificationHub {
     }
 }
 
+/// Asks for the notification bytes handed to sessions that they have not written out yet,
+/// summed over every session (`rummy_notification_backlog_bytes`).
+#[derive(Message)]
+#[rtype(result = "usize")]
+pub struct BacklogBytes;
+
+impl Handler<BacklogBytes> for NotificationHub {
+    type Result = usize;
+
+    fn handle(&mut self, _: BacklogBytes, _: &mut Context<Self>) -> usize {
+        self.sessions
+            .values()
+            .map(|member| member.backlog.unwritten())
+            .sum()
+    }
+}
+
 /// Sends a recorded `run/state` push through `hub` to every session of the project, as it was
 /// stored, in its run's order (for actors that hold the hub but not the services).
 pub fn publish_state(

@@ -23,7 +23,9 @@ use rummy_core::run::RunStatus;
 use rummy_core::store::entries::RunRef;
 use rummy_core::store::notifications::Recorded as Push;
 use rummy_core::store::runs;
-use rummy_core::turn::proposals::{self, Decision, ProposalKind, Recorded, Resolved};
+use rummy_core::turn::proposals::{
+    self, Decision, Effect, ProposalKind, Recorded, Resolved, Verdict,
+};
 use rummy_core::turn::state;
 use rummy_core::turn::streams::{self, StreamWrite};
 use rummy_core::wire::{ErrorKind, RpcError};
@@ -46,6 +48,48 @@ pub fn awaits_output(resolved: &Resolved) -> bool {
     matches!(resolved.tool, ToolName::Sh | ToolName::Env) && resolved.state == State::Resolved
 }
 
+/// Logs what an acceptance did on disk: each file written or removed at INFO, a refusal or a
+/// failed write at WARN.
+fn log_disk_work(run: RunRef, proposal: &str, resolution: &proposals::Resolution) {
+    let proposals::Resolution::Accepted { applied, .. } = resolution else {
+        return;
+    };
+    let run = run.run_id.0;
+    for effect in &applied.effects {
+        match effect {
+            Effect::Wrote {
+                path,
+                content,
+                created,
+            } => tracing::info!(
+                run,
+                proposal,
+                file = %path,
+                bytes = content.len(),
+                created,
+                "file written"
+            ),
+            Effect::Forget(path) => tracing::info!(run, proposal, file = %path, "file removed"),
+            Effect::Refresh(path, _) => tracing::info!(
+                run,
+                proposal,
+                file = %path,
+                "file changed on disk since the model read it"
+            ),
+        }
+    }
+    match &applied.verdict {
+        Verdict::Done => {}
+        Verdict::Readonly(why) | Verdict::Refused(why) => {
+            tracing::warn!(run, proposal, reason = %why, "file write refused")
+        }
+        Verdict::Conflict(why, _) => {
+            tracing::warn!(run, proposal, reason = %why, "file write refused: changed on disk")
+        }
+        Verdict::Failed(why) => tracing::warn!(run, proposal, error = %why, "file write failed"),
+    }
+}
+
 /// Resolves the proposal at `path` of `run` as decided (`root`: the project root on disk, where
 /// accepted file changes land), setting the run running again.
 pub async fn resolve(
@@ -56,6 +100,7 @@ pub async fn resolve(
     root: PathBuf,
     by: Option<String>,
 ) -> Result<Resolution, RpcError> {
+    let by_name = by.clone();
     let locks = &svc.resolution_locks;
     let _run = locks.lock(LockKey::Run(run.run_id)).await;
     let lookup = path.clone();
@@ -77,6 +122,7 @@ pub async fn resolve(
         // A reject or an error touches no file.
         proposals::apply(&proposal, decision, &root)
     };
+    log_disk_work(run, &path, &resolution);
     let divisor = svc.config.limits.token_divisor;
     let runner = svc.config.commands.runner;
     let recorded = svc
@@ -121,6 +167,22 @@ pub async fn resolve(
         })
         .await
         .map_err(from_store)?;
+    match &recorded {
+        Ok(done) => tracing::info!(
+            run = run.run_id.0,
+            path = %done.resolved.path,
+            state = done.resolved.state.as_str(),
+            outcome = done.resolved.outcome.as_deref(),
+            by = by_name.as_deref(),
+            "proposal resolved"
+        ),
+        Err(state) => tracing::warn!(
+            run = run.run_id.0,
+            %path,
+            state = state.as_str(),
+            "proposal stopped being pending while it was applied"
+        ),
+    }
     recorded.map_err(|state| {
         RpcError::new(
             ErrorKind::Conflict,

@@ -90,12 +90,26 @@ pub async fn run<T>(
         .unwrap_or_else(|| charge.model.clone());
     let limit_ms = task.time_limit(settings.timeout_ms);
     let started = Instant::now();
-    let (result, usage) = match call(svc, charge, &alias, &task, limit_ms).await {
+    let mut provider = None;
+    let (result, usage) = match call(svc, charge, &alias, &task, limit_ms, &mut provider).await {
         Ok(completion) => (task.read(&completion.content), completion.usage),
         Err(failure) => (Err(failure), Usage::default()),
     };
     let elapsed_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
     let record = SidecarRecord::of(task.name, &alias, &result, usage, elapsed_ms);
+    let metrics = svc.store.metrics();
+    metrics
+        .sidecar_tasks
+        .with_label_values(&[task.name, record.outcome.as_str()])
+        .inc();
+    if let Some(provider) = &provider {
+        metrics.usage(
+            provider.0,
+            &provider.1,
+            charge.turn.run.project_id,
+            &record.usage,
+        );
+    }
     if let Err(failure) = &result {
         tracing::warn!(
             run = charge.turn.run.run_id.0,
@@ -127,6 +141,7 @@ async fn call<T>(
     alias: &str,
     task: &SideTask<T>,
     limit_ms: u64,
+    provider: &mut Option<(&'static str, String)>,
 ) -> Result<Completion, SidecarFailure> {
     let work = async {
         let lookup = alias.to_owned();
@@ -147,6 +162,7 @@ async fn call<T>(
             .providers
             .route(&model)
             .map_err(SidecarFailure::Unavailable)?;
+        *provider = Some((route.provider_name, route.wire_model.clone()));
         let settings = &svc.config.sidecar;
         let call = Complete {
             model: route.wire_model.clone(),

@@ -14,6 +14,7 @@
 //! so once a pass has copied a log of [`RESTART_AFTER_FRAMES`], the writer copies the few frames
 //! committed since, between two groups, and its next write starts the log over.
 
+use crate::metrics::Metrics;
 use actix::prelude::*;
 use actix::WeakAddr;
 use diesel::connection::{AnsiTransactionManager, TransactionManager};
@@ -127,6 +128,8 @@ impl Message for FinishCheckpoint {
 pub struct StoreActor {
     conn: SqliteConnection,
     queued: Vec<Box<dyn Unit>>,
+    /// Where each group's commit time and size are counted.
+    metrics: Arc<Metrics>,
     /// Dropped with the actor, which ends the checkpoint thread.
     _checkpoints: mpsc::Sender<()>,
 }
@@ -202,6 +205,7 @@ impl Handler<Flush> for StoreActor {
             ctx.notify(Flush);
         }
         let alone = group.len() == 1;
+        let started = std::time::Instant::now();
         let committed = self.conn.immediate_transaction(|conn| {
             let mut all_ok = true;
             for unit in &mut group {
@@ -213,6 +217,10 @@ impl Handler<Flush> for StoreActor {
             }
             Ok(())
         });
+        self.metrics
+            .commit_seconds
+            .observe(started.elapsed().as_secs_f64());
+        self.metrics.group_units.observe(group.len() as f64);
         let failed = match committed {
             Ok(()) | Err(Group::Alone) => None,
             Err(Group::Store(e)) => Some(Arc::new(e)),
@@ -243,12 +251,15 @@ impl Handler<FinishCheckpoint> for StoreActor {
 pub struct Store {
     writer: Addr<StoreActor>,
     readers: ReadPool,
+    metrics: Arc<Metrics>,
+    path: Arc<Path>,
 }
 
 impl Store {
     /// Opens the database (running migrations), seeds the scheme registry and starts the writer
-    /// on an arbiter thread of its own. Must be called inside a running actix system.
-    pub fn open(path: &Path, readers: u32) -> Result<Store, StoreError> {
+    /// on an arbiter thread of its own. Must be called inside a running actix system. The
+    /// server's `metrics` travel with the handle: every actor holds one.
+    pub fn open(path: &Path, readers: u32, metrics: Arc<Metrics>) -> Result<Store, StoreError> {
         let mut conn = db::open_writer(path)?;
         rummy_core::store::schemes::seed(&mut conn)?;
         let pool = db::open_read_pool(path, readers)?;
@@ -256,9 +267,11 @@ impl Store {
         db::hand_off_checkpoints(&mut conn)?;
         let (stop, stopped) = mpsc::channel();
         let arbiter = Arbiter::new();
+        let counted = Arc::clone(&metrics);
         let writer = StoreActor::start_in_arbiter(&arbiter.handle(), move |_| StoreActor {
             conn,
             queued: Vec::new(),
+            metrics: counted,
             _checkpoints: stop,
         });
         // A weak address: the thread must not keep the writer alive, since the writer's end
@@ -271,7 +284,19 @@ impl Store {
         Ok(Store {
             writer,
             readers: pool,
+            metrics,
+            path: Arc::from(path),
         })
+    }
+
+    /// The server's metrics.
+    pub fn metrics(&self) -> &Arc<Metrics> {
+        &self.metrics
+    }
+
+    /// The database file.
+    pub fn path(&self) -> &Path {
+        &self.path
     }
 
     /// Runs `f` on the writing connection; it commits whole or not at all, and this resolves

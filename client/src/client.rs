@@ -71,6 +71,7 @@ pub const METHODS: &[&str] = &[
     "token/list",
     "token/revoke",
     "project/set",
+    "server/doctor",
 ];
 
 /// The `run/state` seqs seen of one run. Pushes are numbered when they are written but sent
@@ -524,6 +525,12 @@ impl Client {
         params: &crate::params::TokenCreateParams,
     ) -> Result<crate::results::MadeToken, CallError> {
         self.call("token/create", params).await
+    }
+
+    /// `server/doctor` (admin): what only the server can check — the database takes a write,
+    /// each provider answers, each model's context length is known.
+    pub async fn server_doctor(&mut self) -> Result<crate::results::DoctorReport, CallError> {
+        self.call("server/doctor", &NoParams {}).await
     }
 
     /// `token/list` (admin): every token, without its text.

@@ -4,7 +4,8 @@
 
 pub use rummy_protocol::catalogue::{Catalogue, MethodDoc, NotificationDoc, ParamDoc};
 pub use rummy_protocol::results::{
-    Ack, AddedModel, Bucket, Constraint, Entry, Hello, HistoryItem, MadeToken, MissedNotification,
-    Model, NamedFile, Project, Queued, Route, RouteCheck, RouteClass, RunSkill, RunSnapshot,
-    RunSummary, SidecarCall, SkillFile, Telemetry, TokenInfo, Unknown, Usage,
+    Ack, AddedModel, Bucket, Check, Constraint, DoctorReport, Entry, Hello, HistoryItem, MadeToken,
+    MissedNotification, Model, ModelCheck, NamedFile, Project, ProviderCheck, Queued, Route,
+    RouteCheck, RouteClass, RunSkill, RunSnapshot, RunSummary, SidecarCall, SkillFile, Telemetry,
+    TokenInfo, Unknown, Usage,
 };

@@ -4,6 +4,7 @@
 //! environment over `$RUMMY_HOME/.env`), so tests build a `Config` directly.
 
 mod access;
+pub mod check;
 mod commands;
 mod fair;
 mod memory;

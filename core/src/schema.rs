@@ -37,6 +37,13 @@ diesel::table! {
 }
 
 diesel::table! {
+    health_probe (id) {
+        id -> Integer,
+        checked_at -> BigInt,
+    }
+}
+
+diesel::table! {
     loops (id) {
         id -> Integer,
         run_id -> Integer,
@@ -230,6 +237,7 @@ diesel::allow_tables_to_appear_in_same_query!(
     context_clocks,
     entries,
     file_constraints,
+    health_probe,
     loops,
     models,
     notifications,

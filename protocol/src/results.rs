@@ -555,3 +555,58 @@ pub struct MadeToken {
     #[serde(flatten)]
     pub info: TokenInfo,
 }
+
+/// What `server/doctor` found: each check the server alone can make, with what to do when it
+/// failed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DoctorReport {
+    /// The server's version.
+    pub version: String,
+    /// Whether the database took a write (a probe row rewritten and committed).
+    pub database: Check,
+    /// Each configured provider, asked for its models.
+    #[serde(default)]
+    pub providers: Vec<ProviderCheck>,
+    /// Each model alias, and whether its context length is known.
+    #[serde(default)]
+    pub models: Vec<ModelCheck>,
+}
+
+/// One check: passed or not, and what it found or what to do.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Check {
+    /// Whether it passed.
+    pub ok: bool,
+    /// What was found, or what to do.
+    pub detail: String,
+}
+
+/// A configured provider's answer to its models endpoint.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ProviderCheck {
+    /// The provider's name (`openai`, `ollama`, `openrouter`, `xai`).
+    pub name: String,
+    /// Its base URL, without credentials.
+    pub base_url: String,
+    /// Whether it answered, and how many models it listed or what to do.
+    #[serde(flatten)]
+    pub check: Check,
+}
+
+/// A model alias: where it goes and whether its context length is known.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ModelCheck {
+    /// The alias.
+    pub alias: String,
+    /// `provider/model`.
+    pub actual: String,
+    /// The context length, stored or asked of the provider; `None` when unknown.
+    #[serde(default)]
+    pub context_length: Option<i64>,
+    /// Whether the context length is known, and what to do if not.
+    #[serde(flatten)]
+    pub check: Check,
+}

@@ -124,6 +124,18 @@ here, and new output is shown as it comes. Ends when the run's loop ends.")]
     Fork(ForkArgs),
     /// List the server's models and their providers
     Models(ModelsArgs),
+    /// Check a running setup line by line: server, token, database, providers, models
+    #[command(after_long_help = HELP_TAIL, long_about = "\
+Checks a running server line by line, for a person who just configured it: the server reachable
+at $RUMMY_URL (or --url), the token in $RUMMY_TOKEN valid, and — asked of the server, which
+alone can reach them (an admin token is needed once tokens exist) — the database writable, each
+configured provider answering its models endpoint, each model's context length known. Each line
+is ok or FAIL with what to do; any FAIL exits 1 (3: the server cannot be reached).
+
+--health is for a container's HEALTHCHECK: it asks the local server's /health (at RUMMY_BIND and
+PORT from the same settings the server reads, a wildcard bind on loopback; no token needed) and
+prints one line; exit 0 when healthy, 1 otherwise.")]
+    Doctor(DoctorArgs),
     /// Show routing's class → model map as the server is configured
     #[command(long_about = "\
 Shows where routing sends each class of prompt (code, reasoning, default): the model alias the
@@ -435,6 +447,17 @@ pub struct ForkArgs {
     pub follow: FollowArgs,
     #[command(flatten)]
     pub connect: ConnectArgs,
+}
+
+/// `doctor`.
+#[derive(Debug, Clone, Args)]
+pub struct DoctorArgs {
+    /// Only ask the local server's /health (a container's HEALTHCHECK): one line, exit 0 or 1
+    #[arg(long)]
+    pub health: bool,
+    /// The server's WebSocket URL [default: $RUMMY_URL, else ws://127.0.0.1:3044/ws]
+    #[arg(long, value_name = "URL", conflicts_with = "health")]
+    pub url: Option<String>,
 }
 
 /// `models`.

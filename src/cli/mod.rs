@@ -8,12 +8,14 @@
 //! - [`render`] and [`view`]: what it looks like, on a terminal, piped, or as JSON.
 //! - [`runner`]: running an accepted command here when the server asks its client to.
 //! - [`commands`]: the other commands; [`serve`]; [`demo`]; [`token`]: tokens, and [`data`]:
-//!   backup and export, on the database itself; [`exit`]: the exit codes.
+//!   backup and export, on the database itself; [`doctor`]: a setup checked line by line;
+//!   [`exit`]: the exit codes.
 
 mod args;
 mod commands;
 mod data;
 mod demo;
+mod doctor;
 mod exit;
 mod follow;
 mod render;
@@ -44,6 +46,7 @@ pub fn main() -> ExitCode {
         Command::Token(command) => token::run(command),
         Command::Backup(args) => data::backup(&args),
         Command::Export(args) => data::export(&args),
+        Command::Doctor(args) => doctor::run(args),
         command => client(command),
     };
     exit.into()
@@ -73,7 +76,8 @@ fn client(command: Command) -> Exit {
             | Command::Demo(_)
             | Command::Token(_)
             | Command::Backup(_)
-            | Command::Export(_) => Err(Failure::new(Exit::Usage, "not a client")),
+            | Command::Export(_)
+            | Command::Doctor(_) => Err(Failure::new(Exit::Usage, "not a client")),
         }
     });
     match result {
@@ -104,6 +108,7 @@ fn local(command: &Command) -> bool {
         | Command::Demo(_)
         | Command::Token(_)
         | Command::Backup(_)
-        | Command::Export(_) => false,
+        | Command::Export(_)
+        | Command::Doctor(_) => false,
     }
 }

@@ -2,7 +2,7 @@
 
 use super::exit::Exit;
 use std::collections::BTreeMap;
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 
 /// Runs the server until SIGINT or SIGTERM.
 pub fn run() -> Exit {
@@ -35,18 +35,38 @@ pub fn run() -> Exit {
     }
 }
 
-/// Logs to stderr at `default` (or `RUMMY_LOG`).
+/// Logs to stderr at `default` (or `RUMMY_LOG`): as JSON lines with `RUMMY_LOG_FORMAT=json`
+/// (for log shippers), else as text, coloured only when stderr is a terminal and `NO_COLOR`
+/// is not set (files and journald get no escape codes).
 pub fn init_log(default: &str) {
-    tracing_subscriber::fmt()
+    let filter = tracing_subscriber::EnvFilter::try_from_env("RUMMY_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
+    let builder = tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         // Its default reports a failed write with `eprintln!`, which panics when stderr is gone
         // (`rummy serve 2>&1 | head -1`), in whatever task logged: a lost log line must not be that.
         .log_internal_errors(false)
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("RUMMY_LOG")
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default)),
-        )
-        .init();
+        .with_env_filter(filter);
+    let format = std::env::var("RUMMY_LOG_FORMAT").unwrap_or_default();
+    let format = format.trim().to_ascii_lowercase();
+    if format == "json" {
+        builder
+            .json()
+            .flatten_event(true)
+            .with_current_span(true)
+            .with_span_list(true)
+            .init();
+    } else {
+        let colour = std::io::stderr().is_terminal()
+            && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
+        builder.with_ansi(colour).init();
+    }
+    if !matches!(format.as_str(), "" | "json" | "text") {
+        tracing::warn!(
+            RUMMY_LOG_FORMAT = %format,
+            "unknown log format: expected json or text; logging text"
+        );
+    }
 }
 
 /// Writes `rummy: <message>` to stderr; a closed stderr loses the line rather than panicking.

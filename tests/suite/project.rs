@@ -517,7 +517,8 @@ async fn invalid_utf8_closes_1007() {
     server.stop().await;
 }
 
-/// GET /health answers plain HTTP 200.
+/// GET /health answers plain HTTP 200 with the version, the database writable and the
+/// providers configured, by name only.
 #[actix_rt::test]
 async fn health_answers_plain_http() {
     let server = TestServer::start().await;
@@ -534,6 +535,46 @@ async fn health_answers_plain_http() {
     .await
     .unwrap();
     assert!(response.starts_with("HTTP/1.1 200 OK"), "{response}");
-    assert!(response.ends_with("ok\n"), "{response}");
+    let body = response.split("\r\n\r\n").nth(1).unwrap_or_default();
+    assert_eq!(
+        serde_json::from_str::<serde_json::Value>(body).unwrap(),
+        json!({
+            "status": "ok",
+            "version": env!("CARGO_PKG_VERSION"),
+            "database": { "writable": true },
+            "providers": ["openai"],
+        }),
+        "{response}"
+    );
+    assert!(!response.contains("sk-test-secret"), "{response}");
+    server.stop().await;
+}
+
+/// A database that refuses the health probe's write makes /health answer 503, still with the
+/// version and the providers' names.
+#[actix_rt::test]
+async fn health_is_503_when_the_database_refuses_a_write() {
+    use diesel::{Connection, RunQueryDsl};
+    let server = TestServer::start().await;
+    let path = server.home().join("rummy.db");
+    let mut db = diesel::SqliteConnection::establish(&path.display().to_string()).unwrap();
+    // The probe's own table gone: its write fails as a full disk's or a read-only file's would.
+    diesel::sql_query("DROP TABLE health_probe")
+        .execute(&mut db)
+        .unwrap();
+    drop(db);
+    let response = reqwest::get(format!("http://127.0.0.1:{}/health", server.port()))
+        .await
+        .unwrap();
+    assert_eq!(response.status().as_u16(), 503);
+    assert_eq!(
+        response.json::<Value>().await.unwrap(),
+        json!({
+            "status": "unavailable",
+            "version": env!("CARGO_PKG_VERSION"),
+            "database": { "writable": false },
+            "providers": ["openai"],
+        })
+    );
     server.stop().await;
 }

@@ -288,6 +288,7 @@ async fn discover_lists_the_routing_table() {
             "rm",
             "route/check",
             "rummy/hello",
+            "server/doctor",
             "set",
             "skill/add",
             "skill/remove",

@@ -40,7 +40,12 @@ fn project_names(c: &mut SqliteConnection) -> Result<Vec<String>, StoreError> {
 #[actix_rt::test]
 async fn a_failing_or_panicking_write_rolls_back_alone() {
     let home = tempfile::TempDir::new().unwrap();
-    let store = Store::open(&home.path().join("rummy.db"), 2).unwrap();
+    let store = Store::open(
+        &home.path().join("rummy.db"),
+        2,
+        std::sync::Arc::new(rummy_actors::metrics::Metrics::new().unwrap()),
+    )
+    .unwrap();
     let mut calls = Vec::new();
     for i in 0..8 {
         let store = store.clone();
@@ -80,7 +85,12 @@ async fn a_failing_or_panicking_write_rolls_back_alone() {
 #[actix_rt::test]
 async fn a_lone_failing_or_panicking_write_leaves_nothing_behind() {
     let home = tempfile::TempDir::new().unwrap();
-    let store = Store::open(&home.path().join("rummy.db"), 2).unwrap();
+    let store = Store::open(
+        &home.path().join("rummy.db"),
+        2,
+        std::sync::Arc::new(rummy_actors::metrics::Metrics::new().unwrap()),
+    )
+    .unwrap();
     let refused = store
         .write(|c| {
             insert_project(c, "refused")?;
@@ -111,7 +121,12 @@ async fn a_lone_failing_or_panicking_write_leaves_nothing_behind() {
 #[actix_rt::test]
 async fn a_panicking_unit_answers_internal_error_without_detail() {
     let home = tempfile::TempDir::new().unwrap();
-    let store = Store::open(&home.path().join("rummy.db"), 2).unwrap();
+    let store = Store::open(
+        &home.path().join("rummy.db"),
+        2,
+        std::sync::Arc::new(rummy_actors::metrics::Metrics::new().unwrap()),
+    )
+    .unwrap();
     let panicked = store
         .write(|_| -> Result<(), StoreError> { panic!("a secret detail in a bug") })
         .await
@@ -145,7 +160,12 @@ async fn the_log_starts_over_under_writes_that_never_pause() {
 
     let home = tempfile::TempDir::new().unwrap();
     let db = home.path().join("rummy.db");
-    let store = Store::open(&db, 2).unwrap();
+    let store = Store::open(
+        &db,
+        2,
+        std::sync::Arc::new(rummy_actors::metrics::Metrics::new().unwrap()),
+    )
+    .unwrap();
     let before = log_restarts(&db);
     let stop = Arc::new(AtomicBool::new(false));
     let written = Arc::new(AtomicUsize::new(0));

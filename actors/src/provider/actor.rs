@@ -34,6 +34,11 @@ pub struct DiscoverContext {
     pub model: String,
 }
 
+/// Ask the provider's models endpoint whether it answers: how many models it lists, or why not.
+#[derive(Message)]
+#[rtype(result = "Result<usize, String>")]
+pub struct ListModels;
+
 /// A call that stops when its caller stops waiting (`cancelled` resolves when the sender drops).
 #[derive(Message)]
 #[rtype(result = "Result<Completion, ProviderError>")]
@@ -51,9 +56,13 @@ pub struct ProviderActor {
 
 impl ProviderActor {
     /// An actor for a configured provider.
-    pub fn new(endpoint: Endpoint, config: &Config) -> Result<ProviderActor, HttpClientError> {
+    pub fn new(
+        endpoint: Endpoint,
+        config: &Config,
+        metrics: Arc<crate::metrics::Metrics>,
+    ) -> Result<ProviderActor, HttpClientError> {
         Ok(ProviderActor {
-            client: Arc::new(Client::new(endpoint, config)?),
+            client: Arc::new(Client::new(endpoint, config, metrics)?),
         })
     }
 }
@@ -103,5 +112,14 @@ impl Handler<DiscoverContext> for ProviderActor {
     fn handle(&mut self, msg: DiscoverContext, _: &mut Context<Self>) -> Self::Result {
         let client = Arc::clone(&self.client);
         Box::pin(async move { client.context_length(&msg.model).await })
+    }
+}
+
+impl Handler<ListModels> for ProviderActor {
+    type Result = ResponseFuture<Result<usize, String>>;
+
+    fn handle(&mut self, _: ListModels, _: &mut Context<Self>) -> Self::Result {
+        let client = Arc::clone(&self.client);
+        Box::pin(async move { client.list_models().await })
     }
 }

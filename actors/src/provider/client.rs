@@ -5,6 +5,7 @@ use super::limiter::Limiter;
 use super::{notify, Complete, Events, ProviderError, ProviderEvent};
 use crate::clock::now;
 use crate::errors::HttpClientError;
+use crate::metrics::Metrics;
 use futures_util::{FutureExt, StreamExt};
 use rummy_core::config::Config;
 use rummy_core::provider::context::{probes, Method};
@@ -16,7 +17,8 @@ use rummy_core::provider::{parse_response, Completion, Endpoint};
 use rummy_core::tokens;
 use serde_json::Value;
 use std::hash::{BuildHasher, Hasher};
-use std::time::Duration;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 /// Longest error body kept in messages and entries.
 const ERROR_BODY_CHARS: usize = 2000;
@@ -56,18 +58,25 @@ pub(crate) struct Client {
     reply_limit: ReplyLimit,
     timeout_ms: u64,
     divisor: u32,
+    /// Where each attempt's outcome and durations are counted.
+    metrics: Arc<Metrics>,
 }
 
 impl Client {
     /// A client for a configured provider, with its share of the server's limits.
-    pub fn new(endpoint: Endpoint, config: &Config) -> Result<Client, HttpClientError> {
+    pub fn new(
+        endpoint: Endpoint,
+        config: &Config,
+        metrics: Arc<Metrics>,
+    ) -> Result<Client, HttpClientError> {
         let timeout_ms = config.limits.fetch_timeout_ms;
         let http = reqwest::Client::builder()
             .timeout(Duration::from_millis(timeout_ms))
             .build()?;
         let name = endpoint.kind.name();
         Ok(Client {
-            limiter: Limiter::new(name, config.providers.limits_of(name)),
+            limiter: Limiter::new(name, config.providers.limits_of(name), Arc::clone(&metrics)),
+            metrics,
             endpoint,
             http,
             retry: config.providers.retry,
@@ -106,14 +115,27 @@ impl Client {
             let Some(slot) = self.limiter.acquire(estimated, &call.events).await else {
                 return Err(self.transport("the provider is shutting down".into()));
             };
+            let started = Instant::now();
+            let mut first_chunk = None;
             let result = self
-                .attempt(&body, &call.events)
+                .attempt(&body, &call.events, started, &mut first_chunk)
                 .await
                 .map_err(|mut failed| {
                     failed.error = failed.error.scrubbed(self.endpoint.secret());
                     failed
                 });
             drop(slot);
+            let outcome = match &result {
+                Ok(_) => "ok",
+                Err(failed) => failed.error.fault().name(),
+            };
+            self.metrics.provider_call(
+                self.name(),
+                &call.model,
+                outcome,
+                first_chunk,
+                started.elapsed(),
+            );
             let failed = match result {
                 Ok(completion) => {
                     let used = u64::try_from(completion.usage.total_tokens).unwrap_or(0);
@@ -150,7 +172,7 @@ impl Client {
                 return Err(failed.error);
             };
             retries += 1;
-            tracing::info!(provider = self.name(), retry = retries, delay_ms = delay, error = %failed.error, "retrying");
+            tracing::warn!(provider = self.name(), retry = retries, delay_ms = delay, error = %failed.error, "retrying");
             notify(
                 &call.events,
                 ProviderEvent::Retrying {
@@ -167,8 +189,15 @@ impl Client {
         }
     }
 
-    /// One HTTP exchange.
-    async fn attempt(&self, body: &bytes::Bytes, events: &Events) -> Result<Completion, Failed> {
+    /// One HTTP exchange, begun at `started`; `first_chunk` is set to when the first chunk of
+    /// a streamed answer arrived.
+    async fn attempt(
+        &self,
+        body: &bytes::Bytes,
+        events: &Events,
+        started: Instant,
+        first_chunk: &mut Option<Duration>,
+    ) -> Result<Completion, Failed> {
         let mut request = self
             .http
             .post(self.endpoint.completions_url())
@@ -215,7 +244,9 @@ impl Client {
             .and_then(|v| v.to_str().ok())
             .is_some_and(|v| v.starts_with("text/event-stream"));
         if streamed {
-            return self.read_stream(response, events).await;
+            return self
+                .read_stream(response, events, started, first_chunk)
+                .await;
         }
         // A server that does not stream answers JSON; read it whole, but never more than the
         // limit allows: a longer body is cut off unread.
@@ -265,6 +296,8 @@ impl Client {
         &self,
         response: reqwest::Response,
         events: &Events,
+        started: Instant,
+        first_chunk: &mut Option<Duration>,
     ) -> Result<Completion, Failed> {
         let mut fold = Fold::new(
             self.name(),
@@ -292,6 +325,9 @@ impl Client {
                 }
             };
             let Some(chunk) = chunk else { break };
+            if first_chunk.is_none() {
+                *first_chunk = Some(started.elapsed());
+            }
             match chunk {
                 Ok(bytes) => {
                     for event in parser.push(&bytes) {
@@ -365,6 +401,44 @@ impl Client {
             }
         }
         None
+    }
+
+    /// Asks the provider's models endpoint: how many models it lists, or what went wrong
+    /// (`rummy doctor`). Never longer than the discovery timeout.
+    pub async fn list_models(&self) -> Result<usize, String> {
+        let url = self.endpoint.models_url();
+        let mut request = self.http.get(&url).timeout(DISCOVERY_TIMEOUT);
+        for (name, value) in self.endpoint.headers() {
+            request = request.header(name, value);
+        }
+        let secret = self.endpoint.secret();
+        let scrub = |text: String| match secret.filter(|s| s.len() >= 8) {
+            Some(secret) => text.replace(secret, rummy_core::store::rpc_log::REDACTED),
+            None => text,
+        };
+        let response = match request.send().await {
+            Ok(response) => response,
+            Err(e) => return Err(scrub(self.http_error(&e).error.to_string())),
+        };
+        let status = response.status();
+        let (body, _) = read_up_to(response, DISCOVERY_MAX_BYTES)
+            .await
+            .map_err(|e| scrub(self.http_error(&e).error.to_string()))?;
+        if !status.is_success() {
+            let text: String = String::from_utf8_lossy(&body)
+                .chars()
+                .take(REASON_CHARS)
+                .collect();
+            return Err(scrub(format!("{url} answered {status}: {text}")));
+        }
+        let listed = serde_json::from_slice::<Value>(&body)
+            .map_err(|e| format!("{url} answered something that is not JSON: {e}"))?;
+        // OpenAI-compatible servers and OpenRouter answer `{data: [...]}`; Ollama's own API `{models: [...]}`.
+        ["data", "models"]
+            .iter()
+            .find_map(|key| listed.get(key).and_then(Value::as_array))
+            .map(Vec::len)
+            .ok_or_else(|| format!("{url} answered JSON without a model list"))
     }
 
     fn http_error(&self, e: &reqwest::Error) -> Failed {

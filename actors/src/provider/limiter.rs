@@ -2,6 +2,7 @@
 
 use super::{notify, Events, ProviderEvent};
 use crate::clock::now;
+use crate::metrics::Metrics;
 use rummy_core::config::ProviderLimits;
 use rummy_core::provider::limits::{RateLimits, Wait, WaitCause};
 use rummy_core::time::Millis;
@@ -17,6 +18,27 @@ pub(crate) struct Limiter {
     permits: Arc<Semaphore>,
     /// Locked only to reserve or settle, never across an await.
     rates: Mutex<RateLimits>,
+    /// Where waits are counted.
+    metrics: Arc<Metrics>,
+}
+
+/// Counts a call as queued in the limiter while it lives.
+struct Queued<'a> {
+    gauge: &'a prometheus::IntGauge,
+}
+
+impl<'a> Queued<'a> {
+    fn new(gauge: &'a prometheus::IntGauge) -> Self {
+        gauge.inc();
+        Queued { gauge }
+    }
+}
+
+impl Drop for Queued<'_> {
+    /// Also when the waiting call is dropped (cancelled).
+    fn drop(&mut self) {
+        self.gauge.dec();
+    }
 }
 
 /// The right to have one request in flight; dropping it lets the next waiter go.
@@ -26,9 +48,10 @@ pub(crate) struct Slot {
 
 impl Limiter {
     /// A limiter for `provider` with these limits.
-    pub fn new(provider: &'static str, limits: ProviderLimits) -> Limiter {
+    pub fn new(provider: &'static str, limits: ProviderLimits, metrics: Arc<Metrics>) -> Limiter {
         let concurrency = limits.concurrency.max(1);
         Limiter {
+            metrics,
             provider,
             concurrency,
             permits: Arc::new(Semaphore::new(concurrency)),
@@ -49,6 +72,9 @@ impl Limiter {
             Ok(permit) => permit,
             Err(TryAcquireError::Closed) => return None,
             Err(TryAcquireError::NoPermits) => {
+                self.waited("concurrency");
+                let queued = self.queue_gauge();
+                let _queued = Queued::new(&queued);
                 notify(
                     events,
                     ProviderEvent::Queued(format!(
@@ -61,7 +87,10 @@ impl Limiter {
         };
         let wait = self.rates().reserve(now(), tokens);
         if let Some(wait) = wait {
+            self.waited("rate");
             notify(events, ProviderEvent::Queued(self.reason(wait)));
+            let queued = self.queue_gauge();
+            let _queued = Queued::new(&queued);
             tokio::time::sleep(Duration::from_millis(wait.ms)).await;
         }
         // A 429 may have paused the provider while this request waited.
@@ -74,7 +103,10 @@ impl Limiter {
                 ms: paused,
                 cause: WaitCause::RetryAfter,
             };
+            self.waited("retry_after");
             notify(events, ProviderEvent::Queued(self.reason(wait)));
+            let queued = self.queue_gauge();
+            let _queued = Queued::new(&queued);
             tokio::time::sleep(Duration::from_millis(paused)).await;
         }
         Some(Slot { _permit: permit })
@@ -94,6 +126,19 @@ impl Limiter {
     /// Corrects the tokens-per-minute bucket with what a request really used.
     pub fn settle(&self, estimated: u64, actual: u64) {
         self.rates().settle(now(), estimated, actual);
+    }
+
+    fn queue_gauge(&self) -> prometheus::IntGauge {
+        self.metrics
+            .limiter_queued
+            .with_label_values(&[self.provider])
+    }
+
+    fn waited(&self, why: &str) {
+        self.metrics
+            .limiter_waits
+            .with_label_values(&[self.provider, why])
+            .inc();
     }
 
     fn reason(&self, wait: Wait) -> String {

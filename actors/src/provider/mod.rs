@@ -13,7 +13,7 @@ mod client;
 mod fold;
 mod limiter;
 
-pub use actor::{Complete, DiscoverContext, ProviderActor};
+pub use actor::{Complete, DiscoverContext, ListModels, ProviderActor};
 
 use crate::clock::now;
 use crate::errors::HttpClientError;
@@ -25,6 +25,7 @@ use rummy_core::provider::retry::Fault;
 use rummy_core::provider::{Completion, Endpoint, ProviderKind};
 use rummy_core::store::models::{self, Model};
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use thiserror::Error;
 use tokio::sync::mpsc::UnboundedSender;
 
@@ -193,6 +194,8 @@ pub(crate) fn notify(events: &Events, event: ProviderEvent) {
 pub struct Route {
     /// The provider actor.
     pub provider: Addr<ProviderActor>,
+    /// The provider's name (`openai`, …), for logs and metrics.
+    pub provider_name: &'static str,
     /// The model name on the wire.
     pub wire_model: String,
     /// The alias this route serves.
@@ -219,13 +222,26 @@ impl Providers {
         let mut actors = BTreeMap::new();
         for kind in ProviderKind::ALL {
             if let Some(endpoint) = Endpoint::of(kind, &config.providers) {
-                let actor = ProviderActor::new(endpoint, config)?;
+                let actor = ProviderActor::new(endpoint, config, Arc::clone(store.metrics()))?;
                 let arbiter = Arbiter::new();
                 let addr = ProviderActor::start_in_arbiter(&arbiter.handle(), move |_| actor);
                 actors.insert(kind, addr);
             }
         }
         Ok(Providers { actors, store })
+    }
+
+    /// Asks every configured provider's models endpoint, all at once: its name and how many
+    /// models it listed, or why it did not answer.
+    pub async fn list_models(&self) -> Vec<(&'static str, Result<usize, String>)> {
+        let asked = self.actors.iter().map(|(kind, actor)| async move {
+            let answer = actor
+                .send(ListModels)
+                .await
+                .unwrap_or_else(|e| Err(format!("provider actor unavailable: {e}")));
+            (kind.name(), answer)
+        });
+        futures_util::future::join_all(asked).await
     }
 
     /// The actor for a model, or a message saying what to configure.
@@ -248,6 +264,7 @@ impl Providers {
         })?;
         Ok(Route {
             provider,
+            provider_name: kind.name(),
             wire_model: model.wire_name().to_owned(),
             alias: model.alias.clone(),
             fallback: model.fallback.clone().filter(|f| *f != model.alias),
@@ -328,14 +345,24 @@ impl Providers {
             return model.context_length;
         }
         let route = self.route(model).ok()?;
-        let discovered = route
+        let asked = route
             .provider
             .send(DiscoverContext {
                 model: route.wire_model,
             })
             .await
             .ok()
-            .flatten()?;
+            .flatten();
+        let Some(discovered) = asked else {
+            // Without it the budget cannot keep prompts within the model's context.
+            tracing::warn!(
+                model = %model.alias,
+                provider = route.provider_name,
+                "context length unknown: the provider does not say; set RUMMY_CONTEXT_{}=<tokens>",
+                model.alias
+            );
+            return None;
+        };
         let (alias, actual) = (model.alias.clone(), model.actual.clone());
         let cached = self
             .store

@@ -472,7 +472,12 @@ impl RunActor {
             ),
             LoopEnd::Overflow => (413, RunStatus::ContextFull, StopReason::ContextFull, None),
         };
-        tracing::info!(run = %self.alias, loop_seq = loop_row.sequence, loop_status, "loop finished");
+        // A loop that failed, was abandoned or overflowed is a failure the operator should see.
+        if loop_status >= 400 && loop_status != 499 {
+            tracing::warn!(run = %self.alias, loop_seq = loop_row.sequence, loop_status, error = error.as_deref(), "loop failed");
+        } else {
+            tracing::info!(run = %self.alias, loop_seq = loop_row.sequence, loop_status, "loop finished");
+        }
         // A loop that did its work may leave memories behind, before its end is recorded.
         let consolidating = matches!(stop_reason, StopReason::Concluded | StopReason::MaxTurns)
             && memory_consolidate::requested(

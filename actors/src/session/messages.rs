@@ -23,6 +23,7 @@ use std::collections::VecDeque;
 use std::rc::Rc;
 use std::sync::Arc;
 use std::time::Duration;
+use tracing::Instrument;
 
 /// The run key of requests whose run is not known yet (server-named starts): holds every notification.
 const ANY_RUN: &str = "*";
@@ -67,6 +68,7 @@ impl SessionActor {
         id: Option<&RequestId>,
         err: &RpcError,
     ) {
+        self.counted_out();
         ctx.text(error_response(id, err));
     }
 
@@ -110,7 +112,13 @@ impl SessionActor {
         }
     }
 
+    /// Counts a message sent to the client (`rummy_websocket_messages_total{direction="out"}`).
+    fn counted_out(&self) {
+        self.messages_out.inc();
+    }
+
     fn handle_text(&mut self, text: &str, ctx: &mut ws::WebsocketContext<Self>) {
+        self.messages_in.inc();
         if text.len() > self.max_message() {
             let err = RpcError::new(
                 ErrorKind::TooLarge,
@@ -140,6 +148,7 @@ impl SessionActor {
                     .into_actor(self)
                     .map(move |answer, act, ctx| {
                         if let Some(answer) = answer {
+                            act.counted_out();
                             ctx.text(answer);
                         }
                         act.close_if_refused(ctx);
@@ -210,6 +219,7 @@ impl SessionActor {
 
     fn finish_batch(&mut self, batch: Batch, limit: usize, ctx: &mut ws::WebsocketContext<Self>) {
         if let Some(text) = batch_answer(batch.answers, &batch.ids, limit) {
+            self.counted_out();
             ctx.text(text);
         }
         self.close_if_refused(ctx);
@@ -277,6 +287,12 @@ impl SessionActor {
             caller: self.caller.clone(),
         };
         let refused = Rc::clone(&self.refused);
+        let span = tracing::info_span!(
+            "rpc",
+            method = route.spec.name,
+            user = log.user.as_deref().unwrap_or("-"),
+            session = self.id,
+        );
         let fut = (route.handler)(call, params);
         let limit = (!route.spec.long_running)
             .then(|| Duration::from_millis(self.deps.svc.config.limits.rpc_timeout_ms));
@@ -287,7 +303,7 @@ impl SessionActor {
             id,
             barrier: route.spec.name == methods::HELLO.name,
             answer: Box::pin(async move {
-                let result = within(route.spec.name, limit, fut).await;
+                let result = within(route.spec.name, limit, fut).instrument(span).await;
                 log.record(&result);
                 let answer = match result {
                     Ok(Outcome::Reply(value)) => Ok(value),
@@ -343,6 +359,7 @@ impl SessionActor {
         if self.is_held(&notify.run) {
             self.held.push_back(notify);
         } else {
+            self.counted_out();
             ctx.text(&*notify.text);
             self.backlog.written(notify.text.len());
         }

@@ -55,6 +55,11 @@ const MISSED_PINGS: u32 = 3;
 /// not swallow it, but a call that takes longer must not hold the stop.
 pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
 
+/// Whether an `Authorization` header holds a valid admin token (`GET /metrics`).
+pub async fn admin_bearer(deps: &SessionDeps, header: Option<&str>) -> bool {
+    matches!(auth::bearer(deps, header).await, Ok(Some(principal)) if principal.admin)
+}
+
 /// Upgrades an HTTP request to a session — unless a web page from a foreign origin asks
 /// (403), the `Authorization` header holds no valid token (401), or every session place is
 /// taken (503); each is answered before any upgrade.
@@ -172,6 +177,9 @@ pub struct SessionActor {
     /// Set when the server is going away: new calls are refused, and the session closes (1001)
     /// once `calls` is zero, or after [`SHUTDOWN_GRACE`].
     going_away: bool,
+    /// `rummy_websocket_messages_total{direction="in"}` and `{direction="out"}`, looked up once.
+    messages_in: prometheus::IntCounter,
+    messages_out: prometheus::IntCounter,
 }
 
 impl SessionActor {
@@ -182,7 +190,14 @@ impl SessionActor {
             .fair
             .max_requests_per_second
             .map(|n| RateBucket::new(n, 0));
+        let messages = &deps.svc.store.metrics().ws_messages;
+        let (messages_in, messages_out) = (
+            messages.with_label_values(&["in"]),
+            messages.with_label_values(&["out"]),
+        );
         SessionActor {
+            messages_in,
+            messages_out,
             id: NEXT_SESSION.fetch_add(1, Ordering::Relaxed),
             deps,
             project: None,

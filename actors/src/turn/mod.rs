@@ -126,6 +126,19 @@ pub enum Decision {
     },
 }
 
+impl Decision {
+    /// The decision's name as `rummy_turns_total{end}` counts it.
+    pub fn metric_name(&self) -> &'static str {
+        match self {
+            Decision::Continue => "continue",
+            Decision::Conclude(_) => "conclude",
+            Decision::Abandon(_) => "abandon",
+            Decision::Overflow => "overflow",
+            Decision::Paused { .. } => "paused",
+        }
+    }
+}
+
 /// A finished (or paused) turn.
 #[derive(Debug, Clone)]
 pub struct TurnEnd {
@@ -223,9 +236,22 @@ impl Actor for TurnExecutor {
         let Some(start) = self.start.take() else {
             return;
         };
-        let span = tracing::info_span!("turn", run = %self.job.alias, loop_id = self.job.loop_id.0);
+        // The turn's number is known once it began (`begin` records it).
+        let span = tracing::info_span!(
+            "turn",
+            project = self.job.run.project_id.0,
+            run = %self.job.alias,
+            loop_id = self.job.loop_id.0,
+            turn = tracing::field::Empty,
+        );
+        let started = std::time::Instant::now();
         let turn = pipeline::execute(self.svc.clone(), self.job.clone(), start).instrument(span);
-        ctx.spawn(turn.into_actor(self).map(|result, act, ctx| {
+        ctx.spawn(turn.into_actor(self).map(move |result, act, ctx| {
+            let end = match &result {
+                Ok(end) => end.decision.metric_name(),
+                Err(_) => "failed",
+            };
+            act.svc.store.metrics().turn_ended(end, started.elapsed());
             act.report(result);
             ctx.stop();
         }));

@@ -63,6 +63,17 @@ impl Endpoint {
         }
     }
 
+    /// Where the provider lists its models (`rummy doctor` asks it whether the provider answers).
+    pub fn models_url(&self) -> String {
+        let base = &self.base;
+        match self.kind {
+            ProviderKind::OpenAi | ProviderKind::Ollama | ProviderKind::Xai => {
+                format!("{base}/v1/models")
+            }
+            ProviderKind::OpenRouter => format!("{base}/models"),
+        }
+    }
+
     /// Where completions are posted.
     pub fn completions_url(&self) -> String {
         let base = &self.base;

@@ -47,6 +47,24 @@ fn mentions_context_length(body: &str) -> bool {
 }
 
 impl Fault {
+    /// The fault's name in metrics and logs (`rummy_provider_requests_total{outcome}`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Fault::ContextLength => "context_length",
+            Fault::RateLimited => "rate_limited",
+            Fault::ServerError => "server_error",
+            Fault::ModelNotFound => "model_not_found",
+            Fault::Auth => "auth",
+            Fault::Rejected => "rejected",
+            Fault::Unreachable => "unreachable",
+            Fault::Timeout => "timeout",
+            Fault::Interrupted => "interrupted",
+            Fault::Throttled => "throttled",
+            Fault::Malformed => "malformed",
+            Fault::TooLarge => "too_large",
+        }
+    }
+
     /// The fault an HTTP error status and its body describe.
     pub fn of_status(status: u16, body: &str) -> Fault {
         // A 429's "tokens per minute limit" is about rate, not context, so it is

@@ -93,6 +93,7 @@ fn migrations_up_down_up() {
         "context_clocks",
         "entries",
         "file_constraints",
+        "health_probe",
         "loops",
         "models",
         "notifications",
@@ -184,6 +185,10 @@ fn schema_matches_migrations() {
         (
             "sidecar_calls",
             diesel_columns(t::sidecar_calls::table.select(t::sidecar_calls::all_columns)),
+        ),
+        (
+            "health_probe",
+            diesel_columns(t::health_probe::table.select(t::health_probe::all_columns)),
         ),
     ];
     assert_eq!(

@@ -212,6 +212,14 @@ pub const TOKEN_REVOKE: MethodSpec = MethodSpec {
     requires_hello: false,
     long_running: false,
 };
+/// `server/doctor`.
+pub const SERVER_DOCTOR: MethodSpec = MethodSpec {
+    name: "server/doctor",
+    description: "Admin: checks what only the server can reach, each with what to do when it fails: {version, database: {ok, detail} (a probe row written and committed), providers: [{name, baseUrl, ok, detail}] (each configured provider's models endpoint asked), models: [{alias, actual, contextLength, ok, detail}] (context lengths known: stored, or asked of the provider)}.",
+    params: &[],
+    requires_hello: false,
+    long_running: false,
+};
 /// `getModels`.
 pub const GET_MODELS: MethodSpec = MethodSpec {
     name: "getModels",
@@ -620,6 +628,7 @@ pub const METHODS: &[MethodSpec] = &[
     TOKEN_LIST,
     TOKEN_REVOKE,
     PROJECT_SET,
+    SERVER_DOCTOR,
 ];
 
 const RUN_FIELD: ParamSpec = p("run", "string", true, "the run's alias");

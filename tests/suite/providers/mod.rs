@@ -48,7 +48,12 @@ impl Rig {
         let mut config = Config::with_home(home.path().to_path_buf());
         config.providers.retry = quick_retries();
         adjust(&mut config);
-        let store = Store::open(&config.db_path, 2).expect("store opens");
+        let store = Store::open(
+            &config.db_path,
+            2,
+            std::sync::Arc::new(rummy_actors::metrics::Metrics::new().unwrap()),
+        )
+        .expect("store opens");
         let providers = Providers::start(&config, store.clone()).expect("providers start");
         Rig {
             providers,

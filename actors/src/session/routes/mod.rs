@@ -9,6 +9,7 @@ mod entries;
 mod models;
 mod project;
 mod runs;
+mod server;
 mod skills;
 mod streams;
 mod tokens;
@@ -139,6 +140,7 @@ pub(super) static ROUTES: &[Route] = &[
         TokenRevokeParams
     ),
     route!(methods::PROJECT_SET, project::project_set, ProjectSetParams),
+    route!(methods::SERVER_DOCTOR, server::server_doctor, NoParams),
 ];
 
 /// The route of a method.

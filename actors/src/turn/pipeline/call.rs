@@ -71,6 +71,12 @@ pub(super) async fn call(
         }
     };
     progress(svc, job, t.turn, methods::progress::PROCESSING);
+    svc.store.metrics().usage(
+        job.route.provider_name,
+        &job.route.wire_model,
+        job.run.project_id,
+        &completion.usage,
+    );
     let parsed = parse_reply(&completion.content, svc.config.limits.max_commands);
     let recorded = record_reply(
         svc,

@@ -26,6 +26,7 @@ use rummy_core::turn::dispatch::LoopFlags;
 use rummy_core::turn::summary::{self as summary_store, render_evicted, HistoryPlan};
 use serde_json::Value;
 use std::sync::{Arc, Mutex};
+use tracing::Instrument;
 
 /// A turn's prompt as assembled, with what telemetry and the budget checks need of it.
 pub(super) struct Prompt {
@@ -75,10 +76,24 @@ pub(super) async fn fit(
     job: &TurnJob,
     begun: Begun,
 ) -> Result<Result<Prompt, Full>, TurnFailure> {
-    let mut prompt = materialise(svc, job, begun.read).await?;
+    let prompt = materialise(svc, job, begun.read).await?;
     let Some(b) = prompt.budget else {
         return Ok(Ok(prompt));
     };
+    budget_fit(svc, job, begun, prompt, b)
+        .instrument(tracing::info_span!("budget"))
+        .await
+}
+
+/// The budget's check of an assembled prompt: over the ceiling, History and Prompt Demotion
+/// (with a summary folded first in a run that summarises) and the prompt assembled again.
+async fn budget_fit(
+    svc: &Services,
+    job: &TurnJob,
+    begun: Begun,
+    mut prompt: Prompt,
+    b: Budget,
+) -> Result<Result<Prompt, Full>, TurnFailure> {
     let mut over = b.overflow(b.calibrate(prompt.messages.tokens));
     if over > 0 {
         let summarizing = summary::summarizing(svc, job);

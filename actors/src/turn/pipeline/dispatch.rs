@@ -22,6 +22,7 @@ use rummy_core::turn::streams::{self, StreamWrite};
 use rummy_core::turn::TurnRef;
 use rummy_core::wire::notifications::{Proposed, RunProposal};
 use serde_json::{json, Value};
+use tracing::Instrument;
 
 /// Store work that must commit with the first dispatched commands.
 pub(super) type Prelude =
@@ -104,6 +105,7 @@ pub(super) async fn dispatch(
                 }
                 Ok((commands, batch, ended))
             })
+            .instrument(tracing::info_span!("commit"))
             .await
             .map_err(failure)?;
         commands = back;
@@ -197,8 +199,14 @@ async fn announce_proposal(
         .await
         .map_err(failure)?;
     if let Some(row) = row {
+        let attributes = row.attribute_map();
+        tracing::info!(
+            path = %row.path,
+            kind = attributes.get("kind").and_then(|k| k.as_str()),
+            "proposal raised"
+        );
         let proposed = Proposed {
-            attributes: row.attribute_map(),
+            attributes,
             turn: i64::from(row.turn),
             path: row.path,
             body: row.body,

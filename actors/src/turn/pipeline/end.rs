@@ -24,6 +24,7 @@ use rummy_core::turn::summary as summary_store;
 use rummy_core::turn::{record, state, TurnRef};
 use serde_json::Value;
 use std::sync::{Arc, Mutex};
+use tracing::Instrument;
 
 /// A context that does not fit: the turn ends 413 without dispatching anything.
 pub(super) struct Full {
@@ -149,6 +150,7 @@ pub(super) async fn after_dispatch(
     let ended = svc
         .store
         .write(move |c| end_turn(c, end, &commands))
+        .instrument(tracing::info_span!("commit"))
         .await
         .map_err(failure)?;
     Ok(published_end(svc, job, t, ended))

@@ -23,6 +23,7 @@ mod summary;
 use super::{Allocated, Start, TurnEnd, TurnFailure, TurnJob};
 use crate::services::Services;
 use rummy_core::turn::dispatch::LoopFlags;
+use tracing::{info_span, Instrument};
 
 /// Runs a turn from its start.
 pub async fn execute(svc: Services, job: TurnJob, start: Start) -> Result<TurnEnd, TurnFailure> {
@@ -35,8 +36,12 @@ pub async fn execute(svc: Services, job: TurnJob, start: Start) -> Result<TurnEn
             aborted_by,
             awaited,
         } => {
+            tracing::Span::current().record("turn", turn);
             let resumed = dispatch::resumed(&svc, &job, turn, next_index, aborted_by, awaited);
-            dispatch::dispatch(&svc, &job, resumed.await?).await
+            let resumed = resumed.instrument(info_span!("resume")).await?;
+            dispatch::dispatch(&svc, &job, resumed)
+                .instrument(info_span!("dispatch"))
+                .await
         }
     }
 }
@@ -47,18 +52,33 @@ async fn fresh(
     job: TurnJob,
     allocated: Option<Allocated>,
 ) -> Result<TurnEnd, TurnFailure> {
-    let (begun, side_tasks) = begin::begin(&svc, &job, allocated).await?;
-    let mut prompt = match context::fit(&svc, &job, begun).await? {
+    let (begun, side_tasks) = begin::begin(&svc, &job, allocated)
+        .instrument(info_span!("begin"))
+        .await?;
+    tracing::Span::current().record("turn", begun.t.turn);
+    let fitted = context::fit(&svc, &job, begun)
+        .instrument(info_span!("assemble"))
+        .await?;
+    let mut prompt = match fitted {
         Ok(prompt) => prompt,
         Err(full) => return end::overflowed(&svc, job, begun, full).await,
     };
     // The recall's re-ranking, if it ran, comes first in the turn's side tasks.
     prompt.sidecar.splice(0..0, side_tasks);
-    let replied = match call::call(&svc, &job, begun, prompt).await? {
+    let called = call::call(&svc, &job, begun, prompt)
+        .instrument(info_span!(
+            "provider_call",
+            provider = job.route.provider_name,
+            model = %job.route.wire_model
+        ))
+        .await?;
+    let replied = match called {
         Ok(replied) => replied,
         Err(full) => return end::overflowed(&svc, job, begun, full).await,
     };
-    dispatch::dispatch(&svc, &job, replied).await
+    dispatch::dispatch(&svc, &job, replied)
+        .instrument(info_span!("dispatch"))
+        .await
 }
 
 /// The loop's flags as dispatch reads them.

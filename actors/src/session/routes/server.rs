@@ -1,0 +1,100 @@
+//! The admin's look at the server itself: `server/doctor`, the checks only the server can make
+//! for `rummy doctor` — the database takes a write, each provider answers, each model's context
+//! length is known.
+
+use crate::errors::Error;
+use crate::health;
+use crate::session::auth::{caller, require_admin};
+use crate::session::call::Call;
+use rummy_core::store::models;
+use rummy_core::wire::params::NoParams;
+use rummy_core::wire::results::{Check, DoctorReport, ModelCheck, ProviderCheck};
+
+/// The most model aliases one report checks (each may ask its provider for a context length).
+const MAX_MODELS: i64 = 200;
+
+/// `server/doctor`: every check, each with what to do when it failed.
+pub async fn server_doctor(call: Call, _: NoParams) -> Result<DoctorReport, Error> {
+    require_admin(&caller(&call, None).await?, "server/doctor")?;
+    let svc = call.svc().clone();
+    let database = match health::database_writable(&svc.store).await {
+        Ok(()) => Check {
+            ok: true,
+            detail: format!("{} takes writes", svc.config.db_path.display()),
+        },
+        Err(why) => Check {
+            ok: false,
+            detail: format!(
+                "{} does not take writes ({why}): check that the disk has room and that the server's user may write the file and its directory",
+                svc.config.db_path.display()
+            ),
+        },
+    };
+    let bases: Vec<(&'static str, String)> = svc.config.configured_providers();
+    let providers = svc
+        .providers
+        .list_models()
+        .await
+        .into_iter()
+        .map(|(name, answer)| {
+            let base_url = bases
+                .iter()
+                .find(|(n, _)| *n == name)
+                .map(|(_, base)| base.clone())
+                .unwrap_or_default();
+            let check = match answer {
+                Ok(n) => Check {
+                    ok: true,
+                    detail: format!("answers: {n} models listed"),
+                },
+                Err(why) => Check {
+                    ok: false,
+                    detail: format!("does not answer: {why}; check that it runs at {base_url} and that its key is right"),
+                },
+            };
+            ProviderCheck {
+                name: name.to_owned(),
+                base_url,
+                check,
+            }
+        })
+        .collect();
+    let listed = svc.store.read(|c| models::list(c, MAX_MODELS, 0)).await?;
+    let mut checked = Vec::new();
+    for model in listed {
+        let check = match svc.providers.route(&model) {
+            Err(why) => (None, Check { ok: false, detail: why }),
+            Ok(_) => match svc.providers.context_length(&model).await {
+                Some(n) => (
+                    Some(i64::from(n)),
+                    Check {
+                        ok: true,
+                        detail: format!("context length {n}"),
+                    },
+                ),
+                None => (
+                    None,
+                    Check {
+                        ok: false,
+                        detail: format!(
+                            "context length unknown: the provider does not say; set RUMMY_CONTEXT_{}=<tokens>",
+                            model.alias
+                        ),
+                    },
+                ),
+            },
+        };
+        checked.push(ModelCheck {
+            alias: model.alias,
+            actual: model.actual,
+            context_length: check.0,
+            check: check.1,
+        });
+    }
+    Ok(DoctorReport {
+        version: env!("CARGO_PKG_VERSION").to_owned(),
+        database,
+        providers,
+        models: checked,
+    })
+}
