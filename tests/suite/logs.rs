@@ -142,6 +142,24 @@ async fn json_lines_carry_the_summary_spans_and_events() {
     );
     assert_eq!(started["bind"], json!(format!("127.0.0.1:{}", server.port)));
 
+    // The fake provider does not say the model's context length: one warning, not one a loop.
+    let unknown: Vec<&Value> = lines
+        .iter()
+        .filter(|l| {
+            l["message"]
+                .as_str()
+                .is_some_and(|m| m.starts_with("context length unknown"))
+        })
+        .collect();
+    assert_eq!(
+        unknown
+            .iter()
+            .map(|l| (&l["level"], &l["model"]))
+            .collect::<Vec<_>>(),
+        vec![(&json!("WARN"), &json!("fast"))],
+        "{log}"
+    );
+
     let failed = line(&lines, "loop failed", &log);
     assert_eq!(
         (&failed["level"], &failed["loop_status"]),

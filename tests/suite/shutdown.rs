@@ -32,6 +32,8 @@ fn spawn(home: &Path, provider: &FakeProvider, log: &str) -> ServerProcess {
     let vars = [
         ("OPENAI_BASE_URL", base_url.as_str()),
         ("RUMMY_MODEL_fast", "openai/fake-model"),
+        // A setup with nothing to warn about: the fake provider does not say the context length.
+        ("RUMMY_CONTEXT_fast", "131072"),
         // Every busy run's call reaches the model, none waits in the limiter.
         ("RUMMY_OPENAI_CONCURRENCY", "512"),
     ];

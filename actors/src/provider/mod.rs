@@ -24,8 +24,8 @@ use rummy_core::config::{Config, ModelSeed};
 use rummy_core::provider::retry::Fault;
 use rummy_core::provider::{Completion, Endpoint, ProviderKind};
 use rummy_core::store::models::{self, Model};
-use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::{Arc, Mutex};
 use thiserror::Error;
 use tokio::sync::mpsc::UnboundedSender;
 
@@ -214,6 +214,9 @@ pub fn undefined_model(alias: &str) -> String {
 pub struct Providers {
     actors: BTreeMap<ProviderKind, Addr<ProviderActor>>,
     store: Store,
+    /// The models whose unknown context length was warned about: once each, not at every
+    /// loop that asks again.
+    unknown_context: Arc<Mutex<BTreeSet<String>>>,
 }
 
 impl Providers {
@@ -228,7 +231,11 @@ impl Providers {
                 actors.insert(kind, addr);
             }
         }
-        Ok(Providers { actors, store })
+        Ok(Providers {
+            actors,
+            store,
+            unknown_context: Arc::default(),
+        })
     }
 
     /// Asks every configured provider's models endpoint, all at once: its name and how many
@@ -355,12 +362,19 @@ impl Providers {
             .flatten();
         let Some(discovered) = asked else {
             // Without it the budget cannot keep prompts within the model's context.
-            tracing::warn!(
-                model = %model.alias,
-                provider = route.provider_name,
-                "context length unknown: the provider does not say; set RUMMY_CONTEXT_{}=<tokens>",
-                model.alias
-            );
+            let first = self
+                .unknown_context
+                .lock()
+                .map(|mut warned| warned.insert(model.alias.clone()))
+                .unwrap_or(true);
+            if first {
+                tracing::warn!(
+                    model = %model.alias,
+                    provider = route.provider_name,
+                    "context length unknown: the provider does not say; set RUMMY_CONTEXT_{}=<tokens>",
+                    model.alias
+                );
+            }
             return None;
         };
         let (alias, actual) = (model.alias.clone(), model.actual.clone());
