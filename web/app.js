@@ -4,7 +4,8 @@
 import { Connection, RpcError, socketUrl } from "./rpc.js";
 import { h, fill, active, age } from "./dom.js";
 import {
-  state, emptyRun, applySnapshot, applyOlder, applyState, applyRender, recordRender, applyToList, pending, PAGE,
+  state, emptyRun, applySnapshot, applyOlder, applyState, applyProgress, applyRender, recordRender, applyToList,
+  progressToList, pending, PAGE,
 } from "./store.js";
 import { nav, runPane, updatePane, reconcile, side, signIn, newRunForm, forkForm } from "./view.js";
 import { prose } from "./timeline.js";
@@ -162,7 +163,8 @@ function notify(method, params) {
       }
       break;
     case "run/progress":
-      if (run) run.progress = params;
+      progressToList(params);
+      if (run && run.loaded) applyProgress(run, params);
       break;
     case "run/proposal":
       if (run) {

@@ -93,3 +93,20 @@ export function codeBadge(status, state) {
   const tone = state === "proposed" ? "wait" : state === "streaming" ? "run" : status >= 400 ? "bad" : "ok";
   return h("span.code", { dataset: { tone } }, state === "resolved" ? String(status) : state);
 }
+
+/** A side task a run waits for (`run/progress` status `sidecar`, its `detail`), in words. */
+const SIDE_TASKS = {
+  summary: "summarising what leaves the context",
+  "summary.extend": "extending the summary",
+  "summary.compress": "compressing the summary",
+  session_state: "updating the session state",
+  rerank: "re-ranking what it recalls",
+  consolidate: "consolidating what it learned",
+};
+
+/** What a run is doing (`run/progress`), in a line: "turn 4: thinking", "turn 4: retrying (…)",
+ * "turn 4: sidecar — updating the session state". */
+export function activity(p) {
+  if (p.status === "sidecar") return `turn ${p.turn}: sidecar — ${SIDE_TASKS[p.detail] || p.detail || "a side task"}`;
+  return `turn ${p.turn}: ${p.status}${p.detail ? ` (${p.detail})` : ""}`;
+}

@@ -134,6 +134,24 @@ export function applyState(run, push) {
   return true;
 }
 
+/** Takes in a `run/progress` push: the run's loop is at work on `turn`. A continued loop's first
+ * `run/state` comes only when its first turn ends, so until its next `run/state` the run is
+ * running (as the progress says), not the 200 of the loop before. */
+export function applyProgress(run, push) {
+  run.progress = push;
+  run.status = 102;
+  run.stopReason = null;
+  run.turn = Math.max(run.turn, push.turn || 0);
+}
+
+/** The same for a run of the list. */
+export function progressToList(push) {
+  const row = state.runs.get(push.run);
+  if (!row) return;
+  row.status = 102;
+  row.turn = Math.max(row.turn || 0, push.turn || 0);
+}
+
 /** The text each run of the project is streaming (its current turn's), whether or not it is
  * open: a run opened while its model writes shows the reply from its first word. */
 const streaming = new Map();

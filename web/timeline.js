@@ -16,7 +16,7 @@ export function prose(text) {
 
 /** Entries a command wrote (a fact, a question, a file's content): shown beside the run, by
  * visibility, while the timeline shows the command that wrote them. */
-const DATA = new Set(["prompt", "file", "known", "unknown", "skill", "session", "http", "https", "memory"]);
+const DATA = new Set(["prompt", "file", "known", "unknown", "skill", "session", "summary", "http", "https", "memory"]);
 
 function isChannel(entry) {
   return entry.attributes && typeof entry.attributes.channel === "number";
@@ -46,15 +46,21 @@ function channels(run, entry) {
 function terminal(run, entry) {
   const outs = channels(run, entry);
   if (outs.length === 0) return null;
-  const text = outs.map((c) => h(c.attributes.channel === 2 ? "span.err" : "span", c.body || ""));
   const live = outs.some((c) => c.state === "streaming");
+  const quiet = outs.every((c) => !c.body);
+  // Until its first output, say what it waits for: a client runs it, or the server.
+  const text = quiet && live
+    ? h("span.wait", entry.attributes.runner === "client" ? "waiting for the client running it…" : "waiting for output…")
+    : outs.map((c) => h(c.attributes.channel === 2 ? "span.err" : "span", c.body || ""));
   return h("pre.term", { dataset: { path: entry.path, live: live ? "1" : "0" } }, text);
 }
 
 function command(run, entry, open) {
   const a = entry.attributes || {};
   const body = entry.tool === "set" && a.patch ? diffView(a.patch, state.diffMode) : h("pre", entry.body || "");
-  const exit = typeof a.exitCode === "number" ? h("span.muted", `exit ${a.exitCode}`) : null;
+  // The command was accepted (its code says so); how it ended is its exit code.
+  const exit = typeof a.exitCode === "number"
+    ? h("span.code.exit", { dataset: { tone: a.exitCode === 0 ? "ok" : "bad" } }, `exit ${a.exitCode}`) : null;
   const details = h("details.cmd", { open: open || undefined, dataset: { path: entry.path, state: entry.state } },
     h("summary",
       h("span.tool", entry.tool),
@@ -124,7 +130,10 @@ export function proposalView(run, entry, actions, first) {
   const a = entry.attributes || {};
   let body;
   if (a.kind === "edit") body = diffView(a.patch || entry.body, state.diffMode);
-  else if (a.kind === "sh" || a.kind === "env") body = h("pre.term", `$ ${a.command || ""}`);
+  else if (a.kind === "sh" || a.kind === "env") {
+    body = [h("pre.term", `$ ${a.command || ""}`),
+      a.runner === "client" ? h("p.muted.runner", "Run by a client, not the server: its output shows here as that client streams it.") : null];
+  }
   else if (a.kind === "ask_user") body = h("div", h("p", a.question || ""), (a.options || []).length ? h("p.muted", `options: ${a.options.join(", ")}`) : null);
   else body = h("pre", entry.body || JSON.stringify(a, null, 2));
   const reason = h("input.reason", { placeholder: a.kind === "ask_user" ? "Your answer (Enter to send)" : "Reason to reject (the model reads it)", "aria-label": "reason" });

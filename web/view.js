@@ -2,7 +2,7 @@
 // its side panel (telemetry, the context by category, entries by visibility, open questions,
 // session state and summary) and the composer.
 
-import { h, tokens, cost, age, statusBadge, active } from "./dom.js";
+import { h, tokens, cost, age, statusBadge, active, activity } from "./dom.js";
 import { state } from "./store.js";
 import { timeline } from "./timeline.js";
 
@@ -49,7 +49,7 @@ export function runHead(run, actions) {
         h("span", `${tokens(t.totalTokens || 0)} tokens`), h("span", cost(t.cost)), h("span", age(run.created)),
         run.stopReason ? h("span", run.stopReason.replace("_", " ")) : null,
         run.queued ? h("span", `queued: ${run.queued.reason} #${run.queued.position}`) : null),
-      h("div.progress-line#progress", progress ? `turn ${progress.turn}: ${progress.status}${progress.detail ? ` (${progress.detail})` : ""}` : "")),
+      h("div.progress-line#progress", { dataset: { status: progress ? progress.status : "" } }, progress ? activity(progress) : "")),
     h("div.tools",
       h("button#fork", { type: "button", on: { click: actions.fork } }, "Fork"),
       h("button.bad#cancel", { type: "button", disabled: !active(run.status), on: { click: actions.cancel } }, "Cancel")));

@@ -516,6 +516,65 @@ async fn a_client_runner_streams_the_output_back() {
     server.stop().await;
 }
 
+/// With the client runner, each chunk a client streams reaches the project's other clients at
+/// once as `run/state` (the channel with what arrived so far, still streaming), as the server
+/// runner's output does: a watcher sees the output grow, not only when it completes.
+#[actix_rt::test]
+async fn a_client_runners_chunks_reach_the_other_clients_as_they_come() {
+    let server = server_with(|c| c.commands.runner = CommandRunner::Client).await;
+    let (_dir, root) = project();
+    let mut client = proposing(&server.url(), &server.provider, &root, "<sh>make</sh>").await;
+    let path = accept_next(&mut client, "client").await;
+    let mut watcher = RpcClient::connect(&server.url()).await.unwrap();
+    watcher
+        .call(
+            "rummy/hello",
+            json!({ "name": "cmds", "projectRoot": root.display().to_string() }),
+        )
+        .await
+        .unwrap();
+    let stdout = format!("{path}_1");
+    for (chunk, shown) in [("one\n", "one\n"), ("two\n", "one\ntwo\n")] {
+        client
+            .call(
+                "stream",
+                json!({ "run": "cmd", "path": path, "channel": 1, "chunk": chunk }),
+            )
+            .await
+            .unwrap();
+        let pushed = watcher
+            .wait_for_notification("run/state", WAIT, |p| {
+                p["history"]
+                    .as_array()
+                    .is_some_and(|h| h.iter().any(|e| e["path"] == json!(stdout)))
+            })
+            .await
+            .unwrap();
+        let channel = pushed["history"]
+            .as_array()
+            .and_then(|h| h.iter().find(|e| e["path"] == json!(stdout)))
+            .cloned()
+            .unwrap_or_default();
+        assert_eq!(
+            (
+                pushed["status"].clone(),
+                channel["state"].clone(),
+                channel["body"].clone()
+            ),
+            (json!(102), json!("streaming"), json!(shown))
+        );
+    }
+    client
+        .call(
+            "stream/completed",
+            json!({ "run": "cmd", "path": path, "exitCode": 0 }),
+        )
+        .await
+        .unwrap();
+    wait_status(&mut watcher, "cmd", 200).await;
+    server.stop().await;
+}
+
 /// With the client runner, cancelling the run while it waits for the client's output cancels
 /// the channels ("run cancelled") and tells the client to stop with `stream/cancelled`.
 #[actix_rt::test]

@@ -105,8 +105,9 @@ pub mod progress {
     pub const REROUTED: &str = "rerouted";
     /// The turn waits for an accepted command's output (`path`, the proposal).
     pub const STREAMING: &str = "streaming";
-    /// A side task (`detail`: `summary`, `compress`, `session_state`, `rerank`, `consolidate`)
-    /// is sent to the sidecar model: the run waits for it, up to `RUMMY_SIDECAR_TIMEOUT`.
+    /// A side task (`detail`: `summary`, `summary.extend`, `summary.compress`, `session_state`,
+    /// `rerank`, `consolidate`) is sent to the sidecar model: the run waits for it, up to
+    /// `RUMMY_SIDECAR_TIMEOUT`.
     pub const SIDECAR: &str = "sidecar";
     /// Every status, in the order a turn may show them.
     pub const ALL: &[&str] = &[

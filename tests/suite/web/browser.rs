@@ -2,6 +2,7 @@
 //! clicks and keys against the real server and the fake provider. Screenshots are kept in
 //! `target/browser-artifacts/`.
 
+use super::watching::{output_a_cli_streams_shows_as_it_comes, the_summary_shows_beside_the_run};
 use crate::support::webdriver::{browser, Browser, BROWSER_WAIT};
 use crate::support::{TestServer, WAIT};
 use pretty_assertions::assert_eq;
@@ -25,7 +26,9 @@ async fn the_page_in_a_real_browser() {
     // The long run first: its memory is measured in a renderer no other page has used.
     a_long_run_opens_quickly(&page).await;
     a_person_works_runs(&page).await;
+    output_a_cli_streams_shows_as_it_comes(&page).await;
     the_session_state_shows_beside_the_run(&page).await;
+    the_summary_shows_beside_the_run(&page).await;
     page.quit().await;
 }
 
@@ -43,7 +46,7 @@ async fn wait_for_file(path: &Path, content: &str) {
 }
 
 /// Waits until the open run's view says `status`.
-async fn wait_status(page: &Browser, status: i64) {
+pub(super) async fn wait_status(page: &Browser, status: i64) {
     page.wait_for(&format!("#run[data-status=\"{status}\"]"))
         .await;
 }

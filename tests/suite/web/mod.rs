@@ -4,3 +4,4 @@
 mod browser;
 mod page;
 mod paging;
+mod watching;

@@ -14,17 +14,32 @@ use rummy_core::wire::params::{
 use rummy_core::wire::results::{ChannelsAck, Done};
 use serde_json::Value;
 
-/// `stream`: appends a chunk to channel `<path>_<channel>`.
+/// `stream`: appends a chunk to channel `<path>_<channel>` and pushes the run's state, so every
+/// client watching the run (the web page, another CLI) sees the output as it grows, as it does
+/// a command the server runs.
 pub async fn stream(call: Call, p: StreamParams) -> Result<Done, Error> {
-    let (run, divisor) = (call.run(&p.run).await?.run_ref(), call.divisor());
-    call.write(move |c| {
-        let at = StreamWrite {
-            run,
-            ctx: crate::clock::write_ctx(divisor),
-        };
-        streams::append(c, at, &p.path, p.channel, &p.chunk)
-    })
-    .await?;
+    let run = call.run(&p.run).await?;
+    let (rr, divisor) = (run.run_ref(), call.divisor());
+    let pushed = call
+        .write(move |c| {
+            let at = StreamWrite {
+                run: rr,
+                ctx: crate::clock::write_ctx(divisor),
+            };
+            streams::append(c, at, &p.path, p.channel, &p.chunk)?;
+            // The run's status as of this write (see `settle`).
+            let stored = runs::by_id(c, rr.run_id)?;
+            push(
+                c,
+                rr.run_id,
+                stored.last_turn(),
+                stored.status,
+                Value::Null,
+                now(),
+            )
+        })
+        .await?;
+    call.svc().publish_state(rr.project_id, &run.alias, &pushed);
     Ok(Done::OK)
 }
 
