@@ -8,7 +8,7 @@ import {
   progressToList, pending, PAGE,
 } from "./store.js";
 import { nav, runPane, updatePane, reconcile, side, signIn, newRunForm, forkForm } from "./view.js";
-import { prose } from "./timeline.js";
+import { acceptable, prose } from "./timeline.js";
 
 const app = document.getElementById("app");
 const connBadge = document.getElementById("conn");
@@ -453,7 +453,7 @@ document.addEventListener("keydown", (e) => {
   if (typing || modal.open || help.open) return;
   const first = pending(state.run)[0];
   const key = e.key;
-  if (key === "a" && first) actions.accept(first);
+  if (key === "a" && first && acceptable(first)) actions.accept(first);
   else if (key === "r" && first) app.querySelector(`.proposal[data-first="1"] input.reason`)?.focus();
   else if (key === "d") actions.diffMode(state.diffMode === "unified" ? "split" : "unified");
   else if (key === "n") actions.newRun();

@@ -125,14 +125,24 @@ function cachedTurn(run, turn, entries, actions) {
   return node;
 }
 
+/**
+ * Whether the page may accept a proposal: not a command a client runs (`RUMMY_COMMAND_RUNNER=client`),
+ * since the client that accepts it runs it and the page runs nothing.
+ */
+export function acceptable(entry) {
+  const a = entry.attributes || {};
+  return !((a.kind === "sh" || a.kind === "env") && a.runner === "client");
+}
+
 /** A proposal waiting for a decision: what it would do, and accept / reject with a reason. */
 export function proposalView(run, entry, actions, first) {
   const a = entry.attributes || {};
+  const canAccept = acceptable(entry);
   let body;
   if (a.kind === "edit") body = diffView(a.patch || entry.body, state.diffMode);
   else if (a.kind === "sh" || a.kind === "env") {
     body = [h("pre.term", `$ ${a.command || ""}`),
-      a.runner === "client" ? h("p.muted.runner", "Run by a client, not the server: its output shows here as that client streams it.") : null];
+      canAccept ? null : h("p.muted.runner", "Run by a client, not the server: accept it in the client that runs commands (rummy on the command line, an editor), which runs it there; its output shows here as it streams. From here it can be rejected.")];
   }
   else if (a.kind === "ask_user") body = h("div", h("p", a.question || ""), (a.options || []).length ? h("p.muted", `options: ${a.options.join(", ")}`) : null);
   else body = h("pre", entry.body || JSON.stringify(a, null, 2));
@@ -154,11 +164,11 @@ export function proposalView(run, entry, actions, first) {
         h("button", { type: "button", "aria-pressed": String(state.diffMode === "split"), on: { click: () => actions.diffMode("split") } }, "Side by side")) : null),
     h("div.proposal-body", body),
     h("div.proposal-actions",
-      h("button.ok.accept", { type: "button", title: "Accept (a)", on: { click: () => actions.accept(entry, a.kind === "ask_user" ? reason.value : undefined) } },
-        a.kind === "ask_user" ? "Answer" : "Accept"),
+      canAccept ? h("button.ok.accept", { type: "button", title: "Accept (a)", on: { click: () => actions.accept(entry, a.kind === "ask_user" ? reason.value : undefined) } },
+        a.kind === "ask_user" ? "Answer" : "Accept") : null,
       reason,
       h("button.bad.reject", { type: "button", title: "Reject (r, then Enter)", on: { click: () => actions.reject(entry, reason.value) } }, "Reject"),
-      first ? h("span.muted", h("kbd", "a"), " accept · ", h("kbd", "r"), " reject") : null));
+      first ? h("span.muted", canAccept ? [h("kbd", "a"), " accept · "] : null, h("kbd", "r"), " reject") : null));
 }
 
 /** The whole timeline of the open run. */

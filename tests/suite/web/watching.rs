@@ -22,10 +22,10 @@ async fn wait_for_exact(page: &Browser, css: &str, text: &str) {
     .await;
 }
 
-/// With `RUMMY_COMMAND_RUNNER=client` a person accepts a command on the page (the `a` key) and
-/// a CLI runs it: each chunk it streams shows on the page as it comes — before the next is
-/// sent, stdout and stderr apart — then its exit code, and the run goes on to its next turn,
-/// whose model read the output.
+/// With `RUMMY_COMMAND_RUNNER=client` the page offers no accept for a command (it runs nothing;
+/// the `a` key does nothing), the CLI accepts and runs it, and the page watches: each chunk it
+/// streams shows as it comes — before the next is sent, stdout and stderr apart — then its exit
+/// code, and the run goes on to its next turn, whose model read the output.
 pub(super) async fn output_a_cli_streams_shows_as_it_comes(page: &Browser) {
     let server = TestServer::start_with(|c| c.commands.runner = CommandRunner::Client).await;
     page.console_errors().await;
@@ -54,7 +54,21 @@ pub(super) async fn output_a_cli_streams_shows_as_it_comes(page: &Browser) {
         .await;
     page.wait_for_text(".proposal[data-kind=\"sh\"] .runner", "Run by a client")
         .await;
+    // The page runs nothing: it offers no accept for a command a client runs, and `a` does
+    // nothing; the CLI accepts it, and runs it.
+    assert!(page
+        .find(".proposal[data-kind=\"sh\"] button.accept")
+        .await
+        .is_none());
     page.press("a").await;
+    page.wait_for(".proposal[data-kind=\"sh\"] button.reject")
+        .await;
+    cli.call(
+        "set",
+        json!({ "run": "build", "path": path, "state": "resolved" }),
+    )
+    .await
+    .unwrap();
     let term = ".with-term .term";
     wait_for_exact(page, term, "waiting for the client running it…").await;
 
