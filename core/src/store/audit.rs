@@ -17,7 +17,9 @@
 //! an audit entry of an earlier turn of the same run, which no later write rewrites (audit paths
 //! hold their turn's number and only the system writes them), and entries are deleted only a
 //! run at a time, keyframes with their deltas. A text holding a NUL character is stored whole
-//! (SQLite's `length` stops at the first one).
+//! (SQLite's `length` stops at the first one). An audit entry keeps no hash (`entries.hash` is
+//! `""`): it is never compared, and hashing every turn's whole prompt was a fifth of a turn's
+//! instructions.
 
 use super::cached::{cached, Bind, StaticSql};
 use crate::schema::entries;

@@ -111,7 +111,8 @@ pub fn write_at(
 
 /// [`write_at`] of an audit text (`system://N`, `user://N`, …): stored as a delta from the
 /// keyframe of `previous` (the previous turn's entry of its scheme) when that is worth it
-/// ([`audit`](super::audit)), else whole.
+/// ([`audit`](super::audit)), else whole; with no hash (`""`), an audit text being never
+/// compared.
 pub fn write_audit(
     conn: &mut SqliteConnection,
     w: &EntryWrite<'_>,
@@ -123,7 +124,7 @@ pub fn write_audit(
     let spec = admitted(w.path, scheme.as_deref(), w.writer)?;
     let scope = spec.default_scope.scope(w.run.project_id, w.run.run_id);
     let stored = audit::storage(conn, &scope.key(), previous, w.body)?;
-    write_stored(conn, w, scope, at, rev, stored)
+    write_stored(conn, w, scope, at, rev, stored, Hashed::No)
 }
 
 /// [`write_at`] into `scope` rather than the scheme's own: a shared `unknown://` is the
@@ -135,7 +136,17 @@ pub fn write_in(
     at: WriteCtx,
     rev: Option<i32>,
 ) -> Result<Written, StoreError> {
-    write_stored(conn, w, scope, at, rev, Stored::Whole)
+    write_stored(conn, w, scope, at, rev, Stored::Whole, Hashed::Yes)
+}
+
+/// Whether a write keeps its body's SHA-256 in `entries.hash`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Hashed {
+    /// Kept: the content may be compared later (a file with the disk, a fact with its next write).
+    Yes,
+    /// Not (`""`): an audit text is written once, read whole and never compared, and hashing
+    /// the whole prompt every turn was a fifth of a turn's instructions.
+    No,
 }
 
 /// [`write_in`] with the body stored as `stored` says.
@@ -146,6 +157,7 @@ fn write_stored(
     at: WriteCtx,
     rev: Option<i32>,
     stored: Stored<'_>,
+    hashed: Hashed,
 ) -> Result<Written, StoreError> {
     let WriteCtx {
         divisor: token_divisor,
@@ -161,7 +173,10 @@ fn write_stored(
             "attributes must be a JSON object".into(),
         ));
     }
-    let hash = hex_sha256(w.body);
+    let hash = match hashed {
+        Hashed::Yes => hex_sha256(w.body),
+        Hashed::No => String::new(),
+    };
     let tokens = tokens::estimate(w.body, token_divisor);
     let attributes = w.attributes.to_string();
     let scope_key = scope.key();
