@@ -13,8 +13,7 @@ use super::terms::{match_expression, query_terms};
 use crate::entry::Writer;
 use crate::path::{normalize, scheme_of};
 use crate::sidecar::SideTask;
-use crate::store::entries::RunRef;
-use crate::store::entries::WriteCtx;
+use crate::store::entries::{self, RunRef, WriteCtx};
 use crate::store::memory::{self as store, Forgotten, MemoryWrite, Provenance, Remembered};
 use crate::store::{runs, StoreError};
 use crate::tokens;
@@ -69,7 +68,8 @@ pub fn gather(
     prompt: &str,
 ) -> Result<Option<Input>, StoreError> {
     let facts = store::run_facts(conn, run.run_id, MAX_FACTS)?;
-    let session = store::session_state(conn, run.run_id)?;
+    let session =
+        entries::by_path(conn, run.run_id, crate::session_state::PATH)?.map(|row| row.body);
     if facts.is_empty() && session.is_none() {
         return Ok(None);
     }

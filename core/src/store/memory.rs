@@ -732,19 +732,6 @@ pub fn run_facts(
         .load(conn)?)
 }
 
-/// The run's session state (`session://state`), if it keeps one.
-pub fn session_state(
-    conn: &mut SqliteConnection,
-    run_id: RunId,
-) -> Result<Option<String>, StoreError> {
-    Ok(e::table
-        .filter(e::scope.eq(Scope::Run(run_id).key()))
-        .filter(e::path.eq("session://state"))
-        .select(e::body)
-        .first(conn)
-        .optional()?)
-}
-
 /// The body of the last `update://` the loop `loop_id` of the run wrote, if any: what a
 /// history entry says the loop ended with.
 pub fn last_update_of_loop(

@@ -5,7 +5,7 @@ use super::*;
 use crate::entry::Visibility;
 use crate::ids::ProjectId;
 use crate::store::entries::WriteCtx;
-use crate::store::testing::{insert_entry, memory as db, project, run, write, NOW};
+use crate::store::testing::{memory as db, project, run, write, NOW};
 use pretty_assertions::assert_eq;
 
 fn remember_one(conn: &mut SqliteConnection, project_id: ProjectId, path: &str, body: &str) {
@@ -59,13 +59,15 @@ fn it_reads_the_runs_facts_and_the_related_memories() {
         Writer::Model,
     )
     .unwrap();
-    insert_entry(
+    write(
         &mut conn,
-        &crate::entry::Scope::Run(a.run_id).key(),
+        a,
         "session://state",
         "## Current state\nDeploying.",
-        NOW,
-    );
+        Visibility::Visible,
+        Writer::System,
+    )
+    .unwrap();
     remember_one(
         &mut conn,
         p.id,
