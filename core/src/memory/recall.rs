@@ -21,9 +21,9 @@ use super::messages;
 use super::sections::{self, Section};
 use super::terms::{self, match_expression, query_terms};
 use crate::config::RecallSettings;
-use crate::entry::{Scope, State, Visibility, Writer};
+use crate::entry::Scope;
 use crate::store::entries::WriteCtx;
-use crate::store::entries::{self, EntryWrite, RunRef, TurnRef};
+use crate::store::entries::{self, RunRef, TurnRef};
 use crate::store::memory as store;
 use crate::store::StoreError;
 use crate::time::{Millis, DAY_MS};
@@ -444,23 +444,8 @@ pub fn record(
         ..recalled.why.clone()
     };
     let attributes = serde_json::to_value(&why)?;
-    entries::write(
-        conn,
-        &EntryWrite {
-            run: t.run,
-            path: &path,
-            body: &recalled.body,
-            attributes: &attributes,
-            state: State::Resolved,
-            outcome: None,
-            visibility: Visibility::Visible,
-            loop_id: Some(t.loop_id),
-            turn: t.turn,
-            writer: Writer::Plugin,
-        },
-        at,
-    )
-    .map(|_| ())
+    let write = crate::turn::record::plugin_write(t, &path, &recalled.body, &attributes);
+    entries::write(conn, &write, at).map(|_| ())
 }
 
 #[cfg(test)]

@@ -84,7 +84,7 @@ pub fn warning(
 }
 
 /// A visible entry the server writes as a plugin in turn `t` (resolved unless changed).
-fn plugin_write<'a>(
+pub(crate) fn plugin_write<'a>(
     t: TurnRef,
     path: &'a str,
     body: &'a str,

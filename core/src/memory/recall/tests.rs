@@ -3,6 +3,7 @@
 //! when nothing is relevant, and sources that are missing, empty or not Markdown.
 
 use super::*;
+use crate::entry::Writer;
 use crate::store::entries::WriteCtx;
 use crate::store::memory::{record_history, remember, MemoryWrite, Provenance};
 use crate::store::testing::{fact, insert_entry, memory as store, project, run, NOW};

@@ -16,7 +16,7 @@
 
 use super::budget::{plan_demotion, Demotion};
 use super::TurnRef;
-use crate::entry::{State, Visibility, Writer};
+use crate::entry::Visibility;
 use crate::ids::RunId;
 use crate::sidecar::{SideTask, SidecarFailure};
 use crate::store::entries::WriteCtx;
@@ -444,22 +444,11 @@ fn write(
     visibility: Visibility,
     at: WriteCtx,
 ) -> Result<(), StoreError> {
-    store_entries::write(
-        conn,
-        &EntryWrite {
-            run: t.run,
-            path,
-            body,
-            attributes: &attributes,
-            state: State::Resolved,
-            outcome: None,
-            visibility,
-            loop_id: Some(t.loop_id),
-            turn: t.turn,
-            writer: Writer::Plugin,
-        },
-        at,
-    )?;
+    let write = EntryWrite {
+        visibility,
+        ..crate::turn::record::plugin_write(t, path, body, &attributes)
+    };
+    store_entries::write(conn, &write, at)?;
     Ok(())
 }
 

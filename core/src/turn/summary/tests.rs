@@ -1,6 +1,7 @@
 //! Summarisation's pure parts: the seed 002 §6 cases (first, additive, compress, failure), the prompts, the answer's reading, the planning that keeps the budget a hard bound, and the stored summary with its archived texts.
 
 use super::*;
+use crate::entry::State;
 use crate::run::Mode;
 use crate::store::entries::{context_rows, RunRef};
 use crate::store::testing::{memory, project, run, NOW};
