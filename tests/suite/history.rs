@@ -3,25 +3,10 @@
 //! when that is not enough, oldest first — instead of ending 413; 413 stays for a prompt that
 //! cannot fit on its own.
 
+use crate::support::long_run::{answer, prompt};
 use crate::support::{wait_status, TestServer};
 use rummy_testkit::{Reply, RpcClient};
 use serde_json::{json, Value};
-
-/// The `n`th prompt: distinct words, about 1,200 characters.
-fn prompt(n: usize) -> String {
-    format!(
-        "Question {n}: {}",
-        format!("tell me about part {n} of the system. ").repeat(30)
-    )
-}
-
-/// The `n`th answer: a concluding update of about 1,200 characters.
-fn answer(n: usize) -> String {
-    format!(
-        "<update status=\"200\">Answer {n}: {}</update>",
-        format!("part {n} does its job well. ").repeat(45)
-    )
-}
 
 async fn continue_run(client: &mut RpcClient, alias: &str, body: &str) {
     let answer = client

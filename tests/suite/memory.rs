@@ -4,6 +4,7 @@
 //! one history line; none of it makes the project's other runs read their context again; and a
 //! question asked for the whole project is seen, and closed, by all its runs.
 
+use crate::support::long_run::SIDE_MODEL;
 use crate::support::{start_run, wait_status, TestServer};
 use diesel::{Connection, RunQueryDsl};
 use pretty_assertions::assert_eq;
@@ -721,9 +722,6 @@ async fn a_client_asks_and_answers_a_shared_question() {
     assert_eq!(refused.code(), Some(-32602), "{refused:?}");
     server.stop().await;
 }
-
-/// The sidecar model on the fake provider (`side` → `openai/side-model`).
-const SIDE_MODEL: &str = "side-model";
 
 /// A server whose side tasks go to model `side`, scripted: a side task answers `side(its user
 /// message)`, a turn answers `turn(its user message)`.

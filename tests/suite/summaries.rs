@@ -1,5 +1,6 @@
 //! Summarisation on eviction (issue 29 items 2 and 3) end to end, with the fake provider scripted as the sidecar model (`side` → `openai/side-model`): the first summary, its extension and compression, the summary inside the system message, its earlier texts kept, the fallback to plain demotion when the side task fails or is too slow, its usage and cost on the turn and in the run's, and no side task at all unless the run asks.
 
+use crate::support::long_run::{answer, prompt, SIDE_MODEL};
 use crate::support::{wait_status, TestServer};
 use pretty_assertions::assert_eq;
 use rummy::config::{Config, ModelSeed};
@@ -7,25 +8,6 @@ use rummy_testkit::{RecordedRequest, Reply, RpcClient};
 use serde_json::{json, Value};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
-
-/// The `n`th prompt: distinct words, about 1,200 characters.
-fn prompt(n: usize) -> String {
-    format!(
-        "Question {n}: {}",
-        format!("tell me about part {n} of the system. ").repeat(30)
-    )
-}
-
-/// The `n`th answer: a concluding update of about 1,200 characters.
-fn answer(n: usize) -> String {
-    format!(
-        "<update status=\"200\">Answer {n}: {}</update>",
-        format!("part {n} does its job well. ").repeat(45)
-    )
-}
-
-/// The sidecar model on the fake provider, as the server is told of it.
-const SIDE_MODEL: &str = "side-model";
 
 /// A server whose side tasks go to model `side` (the fake provider's `side-model`), with the
 /// summary's cap at `max_chars`, after `adjust`.

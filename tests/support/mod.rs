@@ -1,5 +1,6 @@
 //! Test harness: starts `rummy::serve` in-process against the testkit's fake provider, and connects clients.
 
+pub mod long_run;
 pub mod process;
 pub mod raw;
 pub mod webdriver;

@@ -3,6 +3,7 @@
 //! summary the sidecar writes.
 
 use super::browser::wait_status;
+use crate::support::long_run::{answer, prompt, SIDE_MODEL};
 use crate::support::webdriver::{Browser, BROWSER_WAIT};
 use crate::support::TestServer;
 use pretty_assertions::assert_eq;
@@ -120,25 +121,6 @@ pub(super) async fn output_a_cli_streams_shows_as_it_comes(page: &Browser) {
     cli.close().await;
     server.stop().await;
 }
-
-/// The `n`th prompt of the summarised run: distinct words, about 1,200 characters.
-fn prompt(n: usize) -> String {
-    format!(
-        "Question {n}: {}",
-        format!("tell me about part {n} of the system. ").repeat(30)
-    )
-}
-
-/// The `n`th answer: a concluding update of about 1,200 characters.
-fn answer(n: usize) -> String {
-    format!(
-        "<update status=\"200\">Answer {n}: {}</update>",
-        format!("part {n} does its job well. ").repeat(45)
-    )
-}
-
-/// The sidecar model on the fake provider.
-const SIDE_MODEL: &str = "side-model";
 
 /// The summary the sidecar writes.
 const SUMMARY: &str =
