@@ -455,8 +455,9 @@ impl RunActor {
         // A loop that did its work (not cancelled, not failed by its model) updates the
         // session state, when the run keeps one, before its end is recorded: the run's next
         // loop, and every client told it ended, find the state current.
+        let flags = loop_row.config();
         let refresh = !matches!(end, LoopEnd::Cancelled | LoopEnd::Failed(_))
-            && stored::enabled(&loop_row.config(), self.svc.config.session_state.enabled);
+            && stored::enabled(&flags, self.svc.config.session_state.enabled);
         let (loop_status, run_status, stop_reason, error) = match end {
             LoopEnd::Concluded(status) => {
                 (status, RunStatus::Completed, StopReason::Concluded, None)
@@ -480,17 +481,14 @@ impl RunActor {
         }
         // A loop that did its work may leave memories behind, before its end is recorded.
         let consolidating = matches!(stop_reason, StopReason::Concluded | StopReason::MaxTurns)
-            && memory_consolidate::requested(
-                &loop_row.config(),
-                self.svc.config.recall.consolidate,
-            );
+            && memory_consolidate::requested(&flags, self.svc.config.recall.consolidate);
         let msg = Finish {
             loop_id: loop_row.id,
             loop_status,
             run_status,
             stop_reason,
             error,
-            kept: memory_recall::kept(&loop_row.config(), self.svc.config.recall.enabled),
+            kept: memory_recall::kept(&flags, self.svc.config.recall.enabled),
         };
         let (queue, svc, run) = (self.queue.clone(), self.svc.clone(), self.run);
         let alias = Arc::clone(&self.alias);
