@@ -444,7 +444,7 @@ pub fn record(
         ..recalled.why.clone()
     };
     let attributes = serde_json::to_value(&why)?;
-    let write = crate::turn::record::plugin_write(t, &path, &recalled.body, &attributes);
+    let write = entries::EntryWrite::plugin(t, &path, &recalled.body, &attributes);
     entries::write(conn, &write, at).map(|_| ())
 }
 

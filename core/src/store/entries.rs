@@ -76,6 +76,29 @@ pub struct EntryWrite<'a> {
     pub writer: Writer,
 }
 
+impl<'a> EntryWrite<'a> {
+    /// A visible entry the server writes as a plugin in turn `t` (resolved unless changed).
+    pub fn plugin(
+        t: TurnRef,
+        path: &'a str,
+        body: &'a str,
+        attributes: &'a Value,
+    ) -> EntryWrite<'a> {
+        EntryWrite {
+            run: t.run,
+            path,
+            body,
+            attributes,
+            state: State::Resolved,
+            outcome: None,
+            visibility: Visibility::Visible,
+            loop_id: Some(t.loop_id),
+            turn: t.turn,
+            writer: Writer::Plugin,
+        }
+    }
+}
+
 /// What a write stored.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Written {

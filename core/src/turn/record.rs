@@ -7,7 +7,7 @@ use crate::run::Mode;
 use crate::store::entries::{self, EntryWrite, WriteCtx};
 use crate::store::StoreError;
 use diesel::SqliteConnection;
-use serde_json::{json, Value};
+use serde_json::json;
 
 /// How many characters of a warning go into its `error://` path.
 const ERROR_PATH_CHARS: usize = 80;
@@ -22,7 +22,7 @@ pub fn prompt(
 ) -> Result<(), StoreError> {
     let path = format!("prompt://{}", t.turn);
     let attributes = json!({ "mode": mode.as_str() });
-    entries::write(conn, &plugin_write(t, &path, body, &attributes), at).map(|_| ())
+    entries::write(conn, &EntryWrite::plugin(t, &path, body, &attributes), at).map(|_| ())
 }
 
 /// Writes a turn's audit entries (`(scheme, body)` pairs, e.g. `system://N`, `assistant://N`)
@@ -77,29 +77,8 @@ pub fn warning(
     let warning = EntryWrite {
         state: State::Failed,
         outcome: Some("validation"),
-        ..plugin_write(t, &path, message, &attributes)
+        ..EntryWrite::plugin(t, &path, message, &attributes)
     };
     entries::write(conn, &warning, at)?;
     Ok(path)
-}
-
-/// A visible entry the server writes as a plugin in turn `t` (resolved unless changed).
-pub(crate) fn plugin_write<'a>(
-    t: TurnRef,
-    path: &'a str,
-    body: &'a str,
-    attributes: &'a Value,
-) -> EntryWrite<'a> {
-    EntryWrite {
-        run: t.run,
-        path,
-        body,
-        attributes,
-        state: State::Resolved,
-        outcome: None,
-        visibility: Visibility::Visible,
-        loop_id: Some(t.loop_id),
-        turn: t.turn,
-        writer: Writer::Plugin,
-    }
 }

@@ -14,7 +14,7 @@ pub mod backend;
 
 use super::handler::{attr, body, Handler, Outcome, SUMMARY_CHARS};
 use super::messages::listing;
-use crate::entry::{State, Visibility, Writer};
+use crate::entry::{State, Visibility};
 use crate::parse::ToolCall;
 use crate::path::{normalize, scheme_of};
 use crate::store::entries::{self, EntryWrite, TurnRef, ViewRow, WriteCtx};
@@ -171,16 +171,10 @@ fn plugin_write(
     entries::write(
         conn,
         &EntryWrite {
-            run: t.run,
-            path,
-            body,
-            attributes,
             state,
             outcome,
             visibility,
-            loop_id: Some(t.loop_id),
-            turn: t.turn,
-            writer: Writer::Plugin,
+            ..EntryWrite::plugin(t, path, body, attributes)
         },
         at,
     )

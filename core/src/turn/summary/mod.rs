@@ -446,7 +446,7 @@ fn write(
 ) -> Result<(), StoreError> {
     let write = EntryWrite {
         visibility,
-        ..crate::turn::record::plugin_write(t, path, body, &attributes)
+        ..EntryWrite::plugin(t, path, body, &attributes)
     };
     store_entries::write(conn, &write, at)?;
     Ok(())
