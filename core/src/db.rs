@@ -8,8 +8,8 @@ use diesel::{Connection, RunQueryDsl};
 use diesel_migrations::{embed_migrations, EmbeddedMigrations, MigrationHarness};
 use std::path::Path;
 
-/// The migrations in `migrations/`, embedded in the binary and run at start-up.
-pub const MIGRATIONS: EmbeddedMigrations = embed_migrations!("../migrations");
+/// The SQLite migrations in `migrations/sqlite/`, embedded in the binary and run at start-up.
+pub const MIGRATIONS: EmbeddedMigrations = embed_migrations!("../migrations/sqlite");
 
 /// A pool of read-only connections.
 pub type ReadPool = Pool<ConnectionManager<SqliteConnection>>;
