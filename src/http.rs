@@ -8,6 +8,7 @@ use rummy_actors::health;
 use rummy_actors::hub::BacklogBytes;
 use rummy_actors::metrics::Snapshot;
 use rummy_actors::session::{admin_bearer, upgrade, SessionDeps};
+use rummy_core::config::Location;
 use rummy_core::store::stats;
 use serde_json::json;
 
@@ -105,12 +106,18 @@ async fn metrics(req: HttpRequest, deps: web::Data<SessionDeps>) -> HttpResponse
                 .body("the database cannot be read\n");
         }
     };
-    let mut wal = svc.store.path().as_os_str().to_owned();
-    wal.push("-wal");
+    let wal_bytes = match svc.store.location() {
+        Location::Sqlite(path) => {
+            let mut wal = path.as_os_str().to_owned();
+            wal.push("-wal");
+            std::fs::metadata(&wal).map_or(0, |m| m.len())
+        }
+        Location::Postgres(_) => 0,
+    };
     let snapshot = Snapshot {
         runs_by_status: counts.runs_by_status,
         loops_queued: counts.loops_queued,
-        wal_bytes: std::fs::metadata(&wal).map_or(0, |m| m.len()),
+        wal_bytes,
         connections: deps.seats.taken(),
         backlog_bytes: svc.hub.send(BacklogBytes).await.unwrap_or(0),
         projects: counts.projects,

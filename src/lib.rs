@@ -25,7 +25,7 @@ use rummy_actors::services::Services;
 use rummy_actors::session::{Seats, SessionDeps, Socket};
 use rummy_actors::store::Store;
 use rummy_actors::tokens::TokenWatch;
-use rummy_core::config::Config;
+use rummy_core::config::{Config, Location};
 use rummy_core::store::{models, projects, StoreError};
 use std::future::Future;
 use std::net::SocketAddr;
@@ -93,8 +93,8 @@ pub enum ServeError {
 /// A running server.
 pub struct ServerHandle {
     addr: SocketAddr,
-    /// The database's lock, held while the server lives.
-    _lock: lock::DbLock,
+    /// The SQLite database's lock, held while the server lives (none on PostgreSQL).
+    _lock: Option<lock::DbLock>,
     http: actix_web::dev::ServerHandle,
     hub: Addr<NotificationHub>,
     seats: Seats,
@@ -240,7 +240,7 @@ fn startup_summary(config: &Config, addr: SocketAddr) {
         .collect();
     tracing::info!(
         version = env!("CARGO_PKG_VERSION"),
-        database = %config.db_path.display(),
+        database = %config.database().display(),
         bind = %addr,
         providers = %providers.join(" "),
         models = %models.join(" "),
@@ -266,16 +266,20 @@ pub async fn serve(
     shutdown_signal: impl Future<Output = ()> + 'static,
 ) -> Result<ServerHandle, ServeError> {
     create_dir(&config.home)?;
-    if let Some(dir) = config
-        .db_path
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-    {
-        create_dir(dir)?;
-    }
-    let mut db_lock = lock::DbLock::take(&config.db_path)?;
+    let database = config.database();
+    // An SQLite file is one server's; a PostgreSQL database is shared by every process that
+    // leases its runs (SCALE.md §2).
+    let mut db_lock = match &database {
+        Location::Sqlite(path) => {
+            if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+                create_dir(dir)?;
+            }
+            Some(lock::DbLock::take(path)?)
+        }
+        Location::Postgres(_) => None,
+    };
     let metrics = Metrics::new().map_err(|e| ServeError::Metrics(e.to_string()))?;
-    let store = Store::open(&config.db_path, 4, Arc::new(metrics))?;
+    let store = Store::open(&database, 4, Arc::new(metrics))?;
     refuse_open_network(&config, &store).await?;
     let tls = config.access.tls.as_ref().map(tls_config).transpose()?;
     let seeds = config.models.clone();
@@ -367,7 +371,9 @@ pub async fn serve(
             addr,
             source: std::io::Error::other("no address bound"),
         })?;
-    db_lock.record(addr.port())?;
+    if let Some(lock) = &mut db_lock {
+        lock.record(addr.port())?;
+    }
     let server = server.run();
     let http = server.handle();
     let done = actix_rt::spawn(server);

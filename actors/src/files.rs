@@ -111,7 +111,7 @@ impl ProjectScan {
     /// Brings the project's file entries in line with the scan (on the writer).
     pub fn sync(
         &self,
-        conn: &mut diesel::SqliteConnection,
+        conn: &mut rummy_core::db::Db,
         at: WriteCtx,
     ) -> Result<SyncReport, StoreError> {
         sync_project(conn, self.key.0, &self.scanned, at)

@@ -117,11 +117,7 @@ impl Handler<Enqueue> for LoopQueue {
 }
 
 /// Appends a loop to the run's queue; a run that is not running becomes queued.
-fn enqueue(
-    c: &mut diesel::SqliteConnection,
-    run_id: RunId,
-    msg: &Enqueue,
-) -> Result<Loop, StoreError> {
+fn enqueue(c: &mut rummy_core::db::Db, run_id: RunId, msg: &Enqueue) -> Result<Loop, StoreError> {
     let now = now();
     let l = loops::enqueue(
         c,
@@ -163,7 +159,7 @@ impl Handler<InjectPrompt> for LoopQueue {
 /// One write, so it is ordered with the loop's own: a loop whose last turn ends after this wrote
 /// hands the prompt on to a new loop (see [`finish`]).
 fn inject(
-    c: &mut diesel::SqliteConnection,
+    c: &mut rummy_core::db::Db,
     run: RunRef,
     loop_id: LoopId,
     mode: Mode,
@@ -201,7 +197,7 @@ impl Handler<ClaimNext> for LoopQueue {
 /// what [`ClaimNext`] writes, also called by a new run's creation to claim its first loop in
 /// the same write.
 pub fn claim(
-    c: &mut diesel::SqliteConnection,
+    c: &mut rummy_core::db::Db,
     run_id: RunId,
     routing: &RoutingConfig,
 ) -> Result<Option<Claimed>, StoreError> {
@@ -236,7 +232,7 @@ impl Handler<Finish> for LoopQueue {
 }
 
 fn finish(
-    c: &mut diesel::SqliteConnection,
+    c: &mut rummy_core::db::Db,
     run: RunRef,
     msg: &Finish,
     at: WriteCtx,
@@ -330,9 +326,9 @@ mod tests {
     const DIVISOR: u32 = 4;
 
     /// A store with a run `r` whose first loop is claimed (active, no turn begun yet).
-    fn claimed_run() -> (tempfile::TempDir, diesel::SqliteConnection, RunRef, LoopId) {
+    fn claimed_run() -> (tempfile::TempDir, rummy_core::db::Db, RunRef, LoopId) {
         let dir = tempfile::TempDir::new().unwrap();
-        let mut c = rummy_core::db::open_writer(&dir.path().join("rummy.db")).unwrap();
+        let mut c = rummy_core::store::database::open_writer(&dir.path().join("rummy.db")).unwrap();
         schemes::seed(&mut c).unwrap();
         let project = projects::hello(&mut c, "p", "/p", None, now()).unwrap();
         let new = runs::NewRun {

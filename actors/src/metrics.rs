@@ -163,7 +163,7 @@ impl Metrics {
             sidecar_tasks: counters(&r, "rummy_sidecar_tasks_total", "Side tasks, by task and outcome.", &["task", "outcome"])?,
             runs: gauges(&r, "rummy_runs", "Runs, by status code.", &["status"])?,
             loops_queued: gauge(&r, "rummy_loops_queued", "Loops waiting in the queue.")?,
-            wal_bytes: gauge(&r, "rummy_store_wal_bytes", "The write-ahead log's size on disk.")?,
+            wal_bytes: gauge(&r, "rummy_store_wal_bytes", "The SQLite write-ahead log's size on disk (0 on PostgreSQL).")?,
             connections: gauge(&r, "rummy_websocket_connections", "WebSocket connections open.")?,
             backlog_bytes: gauge(&r, "rummy_notification_backlog_bytes", "Notification bytes handed to sessions and not yet written to their connections.")?,
             project_info: gauges(&r, "rummy_project_info", "A project's id and name (always 1): join on project to name it.", &["project", "name"])?,

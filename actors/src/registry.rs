@@ -531,7 +531,7 @@ impl Handler<Recover> for RunRegistry {
             // In a write of its own: a purge that fails must not undo the recovery.
             if retention_days > 0 {
                 let cutoff = now().days_before(retention_days);
-                let purge = move |c: &mut diesel::SqliteConnection| {
+                let purge = move |c: &mut rummy_core::db::Db| {
                     let runs = runs::purge_finished_before(c, cutoff)?.len();
                     Ok((runs, rpc_log::purge_before(c, cutoff)?))
                 };

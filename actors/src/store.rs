@@ -17,18 +17,19 @@
 use crate::metrics::Metrics;
 use actix::prelude::*;
 use actix::WeakAddr;
-use diesel::connection::{AnsiTransactionManager, TransactionManager};
-use diesel::{Connection, SqliteConnection};
-use rummy_core::db::{self, ReadPool};
+use diesel::connection::TransactionManager;
+use diesel::Connection;
+use rummy_core::config::Location;
+use rummy_core::db::Db;
+use rummy_core::store::database::{self as db, ReadPool};
 use rummy_core::store::StoreError;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::path::Path;
 use std::sync::{mpsc, Arc};
 use std::time::Duration;
 use tokio::sync::oneshot;
 
 /// A unit of store work: a call into `rummy_core::store` over one connection.
-pub type Work<R> = Box<dyn FnOnce(&mut SqliteConnection) -> Result<R, StoreError> + Send>;
+pub type Work<R> = Box<dyn FnOnce(&mut Db) -> Result<R, StoreError> + Send>;
 
 /// A unit of writing work: it commits whole or not at all.
 pub struct Write<R>(Work<R>);
@@ -49,7 +50,7 @@ trait Unit: Send {
     /// which a failure rolls back, unless it is `alone` in its group: then it runs in the
     /// group's transaction itself (a savepoint would only repeat it) and a failure must roll
     /// the transaction back.
-    fn run(&mut self, conn: &mut SqliteConnection, alone: bool) -> bool;
+    fn run(&mut self, conn: &mut Db, alone: bool) -> bool;
     /// Answers the caller: the unit's result, or `failed` when the group did not commit.
     fn settle(self: Box<Self>, failed: Option<&Arc<StoreError>>);
 }
@@ -61,7 +62,7 @@ struct Pending<R> {
 }
 
 impl<R: Send + 'static> Unit for Pending<R> {
-    fn run(&mut self, conn: &mut SqliteConnection, alone: bool) -> bool {
+    fn run(&mut self, conn: &mut Db, alone: bool) -> bool {
         let Some(work) = self.work.take() else {
             return false;
         };
@@ -75,7 +76,7 @@ impl<R: Send + 'static> Unit for Pending<R> {
         .unwrap_or_else(|_| {
             if !alone {
                 // The savepoint is still open: roll it back so the group goes on without it.
-                let _ = AnsiTransactionManager::rollback_transaction(conn);
+                let _ = <Db as Connection>::TransactionManager::rollback_transaction(conn);
             }
             Err(StoreError::Panicked)
         });
@@ -126,7 +127,7 @@ impl Message for FinishCheckpoint {
 
 /// Owns the writing connection; every write of the server passes through it, one group at a time.
 pub struct StoreActor {
-    conn: SqliteConnection,
+    conn: Db,
     queued: Vec<Box<dyn Unit>>,
     /// Where each group's commit time and size are counted.
     metrics: Arc<Metrics>,
@@ -144,7 +145,11 @@ const RESTART_AFTER_FRAMES: i32 = 1000;
 /// The checkpoint thread: a passive checkpoint every [`CHECKPOINT_EVERY`] on a connection of
 /// its own, so the copy and its fsync are off the writer's path; a last one when the writer
 /// is gone. After a pass that copied all of a long log, the writer finishes it.
-fn checkpoints(mut conn: SqliteConnection, stop: mpsc::Receiver<()>, writer: WeakAddr<StoreActor>) {
+fn checkpoints(
+    mut conn: diesel::SqliteConnection,
+    stop: mpsc::Receiver<()>,
+    writer: WeakAddr<StoreActor>,
+) {
     loop {
         let last = matches!(
             stop.recv_timeout(CHECKPOINT_EVERY),
@@ -206,7 +211,7 @@ impl Handler<Flush> for StoreActor {
         }
         let alone = group.len() == 1;
         let started = std::time::Instant::now();
-        let committed = self.conn.immediate_transaction(|conn| {
+        let committed = rummy_core::db::immediate_transaction(&mut self.conn, |conn| {
             let mut all_ok = true;
             for unit in &mut group {
                 all_ok &= unit.run(conn, alone);
@@ -240,7 +245,10 @@ impl Handler<FinishCheckpoint> for StoreActor {
     /// Copies the frames committed since the checkpoint thread's pass; nothing else writes
     /// meanwhile, so all of the log is then copied and the next write starts it over.
     fn handle(&mut self, _: FinishCheckpoint, _: &mut Self::Context) {
-        if let Err(e) = db::checkpoint(&mut self.conn) {
+        let Db::Sqlite(conn) = &mut self.conn else {
+            return;
+        };
+        if let Err(e) = db::checkpoint(conn) {
             tracing::warn!(error = %e, "finishing a WAL checkpoint failed; the log goes on growing until the next");
         }
     }
@@ -252,18 +260,26 @@ pub struct Store {
     writer: Addr<StoreActor>,
     readers: ReadPool,
     metrics: Arc<Metrics>,
-    path: Arc<Path>,
+    location: Arc<Location>,
 }
 
 impl Store {
     /// Opens the database (running migrations), seeds the scheme registry and starts the writer
     /// on an arbiter thread of its own. Must be called inside a running actix system. The
-    /// server's `metrics` travel with the handle: every actor holds one.
-    pub fn open(path: &Path, readers: u32, metrics: Arc<Metrics>) -> Result<Store, StoreError> {
-        let mut conn = db::open_writer(path)?;
+    /// server's `metrics` travel with the handle: every actor holds one. An SQLite database
+    /// gets the checkpoint thread; PostgreSQL checkpoints by itself.
+    pub fn open(
+        location: &Location,
+        readers: u32,
+        metrics: Arc<Metrics>,
+    ) -> Result<Store, StoreError> {
+        let mut conn = db::open(location)?;
         rummy_core::store::schemes::seed(&mut conn)?;
-        let pool = db::open_read_pool(path, readers)?;
-        let checkpointer = db::open_checkpointer(path)?;
+        let pool = db::open_read_pool(location, readers)?;
+        let checkpointer = match location {
+            Location::Sqlite(path) => Some(db::open_checkpointer(path)?),
+            Location::Postgres(_) => None,
+        };
         db::hand_off_checkpoints(&mut conn)?;
         let (stop, stopped) = mpsc::channel();
         let arbiter = Arbiter::new();
@@ -274,18 +290,20 @@ impl Store {
             metrics: counted,
             _checkpoints: stop,
         });
-        // A weak address: the thread must not keep the writer alive, since the writer's end
-        // is what ends the thread.
-        let weak = writer.downgrade();
-        std::thread::Builder::new()
-            .name("rummy-checkpoint".into())
-            .spawn(move || checkpoints(checkpointer, stopped, weak))
-            .map_err(StoreError::Spawn)?;
+        if let Some(checkpointer) = checkpointer {
+            // A weak address: the thread must not keep the writer alive, since the writer's
+            // end is what ends the thread.
+            let weak = writer.downgrade();
+            std::thread::Builder::new()
+                .name("rummy-checkpoint".into())
+                .spawn(move || checkpoints(checkpointer, stopped, weak))
+                .map_err(StoreError::Spawn)?;
+        }
         Ok(Store {
             writer,
             readers: pool,
             metrics,
-            path: Arc::from(path),
+            location: Arc::new(location.clone()),
         })
     }
 
@@ -294,9 +312,9 @@ impl Store {
         &self.metrics
     }
 
-    /// The database file.
-    pub fn path(&self) -> &Path {
-        &self.path
+    /// Where the database is.
+    pub fn location(&self) -> &Location {
+        &self.location
     }
 
     /// Runs `f` on the writing connection; it commits whole or not at all, and this resolves
@@ -304,7 +322,7 @@ impl Store {
     pub async fn write<R, F>(&self, f: F) -> Result<R, StoreError>
     where
         R: Send + 'static,
-        F: FnOnce(&mut SqliteConnection) -> Result<R, StoreError> + Send + 'static,
+        F: FnOnce(&mut Db) -> Result<R, StoreError> + Send + 'static,
     {
         self.writer
             .send(Write(Box::new(f)))
@@ -316,7 +334,7 @@ impl Store {
     pub async fn read<R, F>(&self, f: F) -> Result<R, StoreError>
     where
         R: Send + 'static,
-        F: FnOnce(&mut SqliteConnection) -> Result<R, StoreError> + Send + 'static,
+        F: FnOnce(&mut Db) -> Result<R, StoreError> + Send + 'static,
     {
         let pool = self.readers.clone();
         actix_rt::task::spawn_blocking(move || {

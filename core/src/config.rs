@@ -6,6 +6,7 @@
 mod access;
 pub mod check;
 mod commands;
+mod database;
 mod fair;
 mod memory;
 mod providers;
@@ -19,6 +20,7 @@ pub use crate::provider::settings::{
 };
 pub use access::{Access, TlsFiles};
 pub use commands::{CommandRunner, CommandSettings};
+pub use database::Location;
 pub use fair::FairUse;
 pub use memory::RecallSettings;
 pub use providers::openai_base;
@@ -49,6 +51,9 @@ pub struct Config {
     pub home: PathBuf,
     /// `RUMMY_DB_PATH`, default `$RUMMY_HOME/rummy.db`.
     pub db_path: PathBuf,
+    /// `RUMMY_DATABASE_URL`: the database when it is not the SQLite file at `db_path`
+    /// (see [`Config::database`]).
+    pub database_url: Option<Location>,
     /// `PORT` on 127.0.0.1; 0 picks a free port.
     pub port: u16,
     /// Per-turn and per-message limits.
@@ -159,10 +164,19 @@ pub struct ModelSeed {
 }
 
 impl Config {
+    /// The store's database: `RUMMY_DATABASE_URL` when set (it wins over `RUMMY_DB_PATH`),
+    /// otherwise the SQLite file at `db_path`.
+    pub fn database(&self) -> Location {
+        self.database_url
+            .clone()
+            .unwrap_or_else(|| Location::Sqlite(self.db_path.clone()))
+    }
+
     /// A configuration with every default, the given home and a database inside it.
     pub fn with_home(home: PathBuf) -> Config {
         Config {
             db_path: home.join("rummy.db"),
+            database_url: None,
             port: 3044,
             limits: Limits::default(),
             models: Vec::new(),
@@ -190,6 +204,14 @@ impl Config {
         let mut config = Config::with_home(home);
         if let Some(db) = get("RUMMY_DB_PATH") {
             config.db_path = PathBuf::from(db);
+        }
+        if let Some(url) = get("RUMMY_DATABASE_URL") {
+            let location = Location::from_url(url).map_err(|reason| ConfigError {
+                name: "RUMMY_DATABASE_URL".into(),
+                value: check::without_credentials(url),
+                reason,
+            })?;
+            config.database_url = Some(location);
         }
         config.port = number(vars, "PORT", config.port)?;
         let l = &mut config.limits;

@@ -1,212 +1,69 @@
-//! Opening SQLite: the single writing connection (WAL, migrations) and the read-only pool.
+//! [`Db`]: a connection to the store's database, embedded SQLite or PostgreSQL; opening one is
+//! `store::database`'s.
 
-use crate::store::StoreError;
-use diesel::connection::SimpleConnection;
-use diesel::r2d2::{ConnectionManager, CustomizeConnection, Pool};
-use diesel::sqlite::SqliteConnection;
-use diesel::{Connection, RunQueryDsl};
-use diesel_migrations::{embed_migrations, EmbeddedMigrations, MigrationHarness};
-use std::path::Path;
+use diesel::connection::TransactionManager;
+use diesel::Connection;
 
-/// The SQLite migrations in `migrations/sqlite/`, embedded in the binary and run at start-up.
-pub const MIGRATIONS: EmbeddedMigrations = embed_migrations!("../migrations/sqlite");
+pub use connection::{Db, MultiBackend};
 
-/// A pool of read-only connections.
-pub type ReadPool = Pool<ConnectionManager<SqliteConnection>>;
+/// The connection type and the backend diesel derives for it.
+mod connection {
+    #![expect(
+        missing_docs,
+        reason = "diesel's MultiConnection derive generates the backend's undocumented items"
+    )]
+    use diesel::sqlite::SqliteConnection;
 
-/// Settings every connection gets: foreign keys on, and a busy timeout so a
-/// reader never fails while the writer checkpoints.
-const COMMON_PRAGMAS: &str =
-    "PRAGMA foreign_keys = ON; PRAGMA busy_timeout = 5000; PRAGMA temp_store = MEMORY;";
-
-fn path_str(path: &Path) -> Result<&str, StoreError> {
-    path.to_str()
-        .ok_or_else(|| StoreError::Invalid(format!("database path {path:?} is not UTF-8")))
-}
-
-/// Opens the one writing connection: creates the file if missing, turns on WAL
-/// with `synchronous=NORMAL`, and runs pending migrations.
-pub fn open_writer(path: &Path) -> Result<SqliteConnection, StoreError> {
-    let mut conn = SqliteConnection::establish(path_str(path)?)?;
-    conn.batch_execute(COMMON_PRAGMAS)?;
-    conn.batch_execute("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;")?;
-    crate::hedberg::sql::register(&mut conn)?;
-    run_migrations(&mut conn)?;
-    Ok(conn)
-}
-
-/// Runs every pending migration.
-pub fn run_migrations(conn: &mut SqliteConnection) -> Result<(), StoreError> {
-    conn.run_pending_migrations(MIGRATIONS)
-        .map_err(StoreError::Migration)?;
-    Ok(())
-}
-
-#[derive(Debug)]
-struct ReadOnly;
-
-impl CustomizeConnection<SqliteConnection, diesel::r2d2::Error> for ReadOnly {
-    fn on_acquire(&self, conn: &mut SqliteConnection) -> Result<(), diesel::r2d2::Error> {
-        conn.batch_execute(COMMON_PRAGMAS)
-            .and_then(|()| conn.batch_execute("PRAGMA query_only = ON;"))
-            .and_then(|()| crate::hedberg::sql::register(conn))
-            .map_err(diesel::r2d2::Error::QueryError)
+    /// A connection to the store's database. Every store function takes one: the query
+    /// builder's SQL runs on either backend, and the few statements whose SQL differs match on
+    /// the variant. (PostgreSQL comes first: diesel tries the variants in order when it opens
+    /// one from a URL, and SQLite would take any string as a file name.)
+    #[derive(diesel::MultiConnection)]
+    pub enum Db {
+        /// PostgreSQL, through the pure-Rust client of `rummy-pg`.
+        Pg(rummy_pg::PgConn),
+        /// Embedded SQLite.
+        Sqlite(SqliteConnection),
     }
 }
 
-/// Opens a pool of `size` read-only connections to a database the writer has already created.
-pub fn open_read_pool(path: &Path, size: u32) -> Result<ReadPool, StoreError> {
-    let manager = ConnectionManager::<SqliteConnection>::new(path_str(path)?);
-    // A local SQLite connection does not go stale: no `SELECT 1` before every checkout.
-    Pool::builder()
-        .max_size(size.max(1))
-        .test_on_check_out(false)
-        .connection_customizer(Box::new(ReadOnly))
-        .build(manager)
-        .map_err(StoreError::Pool)
-}
-
-/// Hands WAL checkpoints to another connection: the writer stops checkpointing on its own
-/// commits, so copying the log into the database (and its fsync) is off the path of every
-/// write. Whoever calls this must run [`checkpoint`] regularly, or the log grows without end.
-pub fn hand_off_checkpoints(writer: &mut SqliteConnection) -> Result<(), StoreError> {
-    writer.batch_execute("PRAGMA wal_autocheckpoint = 0;")?;
-    Ok(())
-}
-
-/// Opens a connection that only checkpoints the database's write-ahead log.
-pub fn open_checkpointer(path: &Path) -> Result<SqliteConnection, StoreError> {
-    let mut conn = SqliteConnection::establish(path_str(path)?)?;
-    conn.batch_execute(COMMON_PRAGMAS)?;
-    Ok(conn)
-}
-
-/// What one checkpoint did: the frames in the log, and how many of them are now in the database.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, diesel::QueryableByName)]
-pub struct Checkpointed {
-    /// Frames in the write-ahead log.
-    #[diesel(sql_type = diesel::sql_types::Integer)]
-    pub log: i32,
-    /// Frames copied into the database so far.
-    #[diesel(sql_type = diesel::sql_types::Integer)]
-    pub checkpointed: i32,
-}
-
-/// Copies what it can of the log into the database without waiting for readers or the writer
-/// (a passive checkpoint). The log starts over from its beginning at the next write that
-/// begins with all of it copied: one committed while this ran keeps it growing.
-pub fn checkpoint(conn: &mut SqliteConnection) -> Result<Checkpointed, StoreError> {
-    Ok(diesel::sql_query("PRAGMA wal_checkpoint(PASSIVE)").get_result(conn)?)
-}
-
-/// Opens a database that must already exist, as it is (no migration, nothing written): for the
-/// commands that read or copy it beside a running server (`rummy export`, `rummy backup`).
-/// SQLite's write-ahead log lets them read while the server writes.
-pub fn open_existing(path: &Path) -> Result<SqliteConnection, StoreError> {
-    if !path.is_file() {
-        return Err(StoreError::NotFound(format!(
-            "no database at {}",
-            path.display()
-        )));
-    }
-    let mut conn = SqliteConnection::establish(path_str(path)?)?;
-    conn.batch_execute(COMMON_PRAGMAS)?;
-    Ok(conn)
-}
-
-/// Opens a database that must already exist for reading only (`PRAGMA query_only`): nothing
-/// done on it can change the server's data.
-pub fn open_reader(path: &Path) -> Result<SqliteConnection, StoreError> {
-    let mut conn = open_existing(path)?;
-    conn.batch_execute("PRAGMA query_only = ON;")?;
-    Ok(conn)
-}
-
-/// Whether the database lacks migrations this build has (a server of an older version wrote
-/// it last): reading it with this build's queries would fail on the missing columns.
-pub fn needs_migration(conn: &mut SqliteConnection) -> Result<bool, StoreError> {
-    conn.has_pending_migration(MIGRATIONS)
-        .map_err(StoreError::Migration)
-}
-
-/// Copies the whole database into `target` as one consistent snapshot (`VACUUM INTO`, in one
-/// read transaction: a server writing meanwhile is neither blocked nor half-copied). `target`
-/// must not exist or be an empty file; SQLite refuses anything else.
-pub fn backup_into(conn: &mut SqliteConnection, target: &Path) -> Result<(), StoreError> {
-    diesel::sql_query("VACUUM INTO ?")
-        .bind::<diesel::sql_types::Text, _>(path_str(target)?)
-        .execute(conn)?;
-    Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// With checkpoints handed off, commits leave the log alone until the checkpointer copies
-    /// all of it.
-    #[test]
-    fn a_handed_off_log_is_checkpointed_by_the_other_connection() {
-        let dir = tempfile::TempDir::new().unwrap();
-        let path = dir.path().join("rummy.db");
-        let mut writer = open_writer(&path).unwrap();
-        hand_off_checkpoints(&mut writer).unwrap();
-        let mut checkpointer = open_checkpointer(&path).unwrap();
-        checkpoint(&mut checkpointer).unwrap();
-        for i in 0..50 {
-            writer
-                .batch_execute(&format!(
-                    "INSERT INTO projects (name, project_root, created_at) VALUES ('p{i}', '/p', 0)"
-                ))
-                .unwrap();
+/// Runs `f` in a transaction that holds the right to write from its start (SQLite's
+/// `BEGIN IMMEDIATE`: no other writer can commit between its reads and its writes);
+/// PostgreSQL's row locks and constraints do that job, so there it is a plain transaction.
+/// Commits when `f` succeeds, rolls back otherwise.
+pub fn immediate_transaction<T, E, F>(conn: &mut Db, f: F) -> Result<T, E>
+where
+    F: FnOnce(&mut Db) -> Result<T, E>,
+    E: From<diesel::result::Error>,
+{
+    type Manager = <Db as Connection>::TransactionManager;
+    match conn {
+        Db::Sqlite(c) => {
+            diesel::connection::AnsiTransactionManager::begin_transaction_sql(c, "BEGIN IMMEDIATE")?
         }
-        let done = checkpoint(&mut checkpointer).unwrap();
-        assert!(done.log >= 50, "every commit stayed in the log: {done:?}");
-        assert_eq!(done.checkpointed, done.log);
+        Db::Pg(_) => Manager::begin_transaction(conn)?,
     }
-
-    /// A backup is the database's rows in a file of its own, without a log beside it; an
-    /// existing file that is not empty is refused, and a missing database is named.
-    #[test]
-    fn a_backup_copies_every_row_and_refuses_a_file_with_content() {
-        #[derive(diesel::QueryableByName)]
-        struct Name {
-            #[diesel(sql_type = diesel::sql_types::Text)]
-            name: String,
+    match f(conn) {
+        Ok(value) => {
+            Manager::commit_transaction(conn)?;
+            Ok(value)
         }
-        let dir = tempfile::TempDir::new().unwrap();
-        let path = dir.path().join("rummy.db");
-        let mut writer = open_writer(&path).unwrap();
-        writer
-            .batch_execute(
-                "INSERT INTO projects (name, project_root, created_at) VALUES ('web', '/w', 0)",
-            )
-            .unwrap();
-        let mut reader = open_existing(&path).unwrap();
-        let copy = dir.path().join("copy.db");
-        backup_into(&mut reader, &copy).unwrap();
-        let mut copied = open_existing(&copy).unwrap();
-        let names: Vec<String> = diesel::sql_query("SELECT name FROM projects")
-            .load::<Name>(&mut copied)
-            .unwrap()
-            .into_iter()
-            .map(|n| n.name)
-            .collect();
-        assert_eq!(names, vec!["web".to_owned()]);
-        assert!(!needs_migration(&mut copied).unwrap());
-        assert!(
-            !dir.path().join("copy.db-wal").exists(),
-            "the copy is one file"
-        );
-
-        let taken = dir.path().join("taken.db");
-        std::fs::write(&taken, "keep me").unwrap();
-        assert!(backup_into(&mut reader, &taken).is_err());
-        assert_eq!(std::fs::read_to_string(&taken).unwrap(), "keep me");
-        let missing = dir.path().join("missing.db");
-        assert_eq!(
-            open_existing(&missing).err().map(|e| e.to_string()),
-            Some(format!("no database at {}", missing.display()))
-        );
+        Err(e) => {
+            Manager::rollback_transaction(conn)?;
+            Err(e)
+        }
     }
+}
+
+/// Runs `$body` with `$c` bound to the backend's own connection: for the builder's statements
+/// that diesel's `MultiBackend` does not render (`ON CONFLICT`, `RETURNING` a whole row,
+/// `FOR UPDATE`), written once and compiled for each backend.
+#[macro_export]
+macro_rules! on_backend {
+    ($db:expr, $c:ident => $body:expr) => {
+        match $db {
+            $crate::db::Db::Pg($c) => $body,
+            $crate::db::Db::Sqlite($c) => $body,
+        }
+    };
 }

@@ -21,7 +21,8 @@
 //! - [`time`]: timestamps (the domain has no clock; callers pass `now`).
 //!
 //! Invariant: this crate knows nothing of actix, tokio, reqwest or the wall
-//! clock (the `core_has_no_runtime_dependencies` test in `tests/` checks it).
+//! clock (the `core_has_no_runtime_dependencies` test in `tests/` checks it); the
+//! PostgreSQL connection it stores through (`rummy-pg`) keeps its I/O runtime to itself.
 
 pub mod access;
 pub mod commands;

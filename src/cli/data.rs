@@ -23,7 +23,7 @@ pub fn backup(args: &BackupArgs) -> Exit {
     };
     // A connection that may write, since SQLite's `query_only` refuses VACUUM INTO too; all it
     // runs is that, which only reads this database.
-    let mut conn = match rummy_core::db::open_existing(&db) {
+    let mut conn = match rummy_core::store::database::open_existing(&db) {
         Ok(conn) => conn,
         Err(e @ StoreError::NotFound(_)) => {
             return fail(Exit::Failure, &format!("nothing to back up: {e}"))
@@ -55,7 +55,7 @@ pub fn backup(args: &BackupArgs) -> Exit {
             )
         }
     }
-    if let Err(e) = rummy_core::db::backup_into(&mut conn, target) {
+    if let Err(e) = rummy_core::store::database::backup_into(&mut conn, target) {
         // The file is the one made above, empty or half-written: not a backup.
         let _ = std::fs::remove_file(target);
         return fail(
@@ -85,11 +85,11 @@ pub fn export(args: &ExportArgs) -> Exit {
             Err(e) => return fail(Exit::Failure, &format!("current directory: {e}")),
         },
     };
-    let mut conn = match rummy_core::db::open_reader(&db) {
+    let mut conn = match rummy_core::store::database::open_reader(&db) {
         Ok(conn) => conn,
         Err(e) => return fail(Exit::Failure, &e.to_string()),
     };
-    match rummy_core::db::needs_migration(&mut conn) {
+    match rummy_core::store::database::needs_migration(&mut conn) {
         Ok(false) => {}
         Ok(true) => {
             let message = format!(

@@ -30,8 +30,8 @@ pub fn run(command: TokenCommand) -> Exit {
             );
         }
     }
-    let mut conn = match rummy_core::db::open_writer(&config.db_path)
-        .and_then(|mut c| rummy_core::db::run_migrations(&mut c).map(|()| c))
+    let mut conn = match rummy_core::store::database::open_writer(&config.db_path)
+        .and_then(|mut c| rummy_core::store::database::run_migrations(&mut c).map(|()| c))
     {
         Ok(conn) => conn,
         Err(e) => {
@@ -70,7 +70,7 @@ pub fn run(command: TokenCommand) -> Exit {
 /// Makes the token and prints its text alone on stdout (`TOKEN=$(rummy token create …)`),
 /// what it is on stderr.
 fn create(
-    conn: &mut diesel::SqliteConnection,
+    conn: &mut rummy_core::db::Db,
     args: &TokenCreateArgs,
     secret: &[u8; 32],
     now: Millis,

@@ -4,8 +4,9 @@
 
 use crate::support::process::ServerProcess;
 use diesel::connection::SimpleConnection;
-use diesel::{Connection, QueryableByName, RunQueryDsl, SqliteConnection};
+use diesel::{Connection, QueryableByName, RunQueryDsl};
 use pretty_assertions::assert_eq;
+use rummy_core::db::Db;
 use rummy_testkit::{FakeProvider, Reply, RpcClient};
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, BTreeSet};
@@ -53,14 +54,14 @@ struct Text {
 }
 
 /// A connection that only reads the database at `path`.
-fn reader(path: &Path) -> SqliteConnection {
-    let mut conn = SqliteConnection::establish(path.to_str().unwrap()).unwrap();
+fn reader(path: &Path) -> Db {
+    let mut conn = Db::establish(path.to_str().unwrap()).unwrap();
     conn.batch_execute("PRAGMA busy_timeout = 5000; PRAGMA query_only = ON;")
         .unwrap();
     conn
 }
 
-fn texts(conn: &mut SqliteConnection, sql: &str) -> Vec<String> {
+fn texts(conn: &mut Db, sql: &str) -> Vec<String> {
     diesel::sql_query(sql)
         .load::<Text>(conn)
         .unwrap()

@@ -57,8 +57,8 @@ async fn a_network_without_tokens_is_refused_unless_insecure() {
 async fn a_network_bind_starts_once_a_token_exists() {
     let home = TempDir::new().unwrap();
     let config = config_on(&home, ANY);
-    let mut conn = rummy_core::db::open_writer(&config.db_path).unwrap();
-    rummy_core::db::run_migrations(&mut conn).unwrap();
+    let mut conn = rummy_core::store::database::open_writer(&config.db_path).unwrap();
+    rummy_core::store::database::run_migrations(&mut conn).unwrap();
     let admin = NewToken {
         user: "ops".into(),
         admin: true,

@@ -490,7 +490,7 @@ fn clocks(server: &TestServer) -> Vec<(String, i64)> {
         version: i64,
     }
     let path = server.home().join("rummy.db");
-    let mut db = diesel::SqliteConnection::establish(&path.display().to_string()).unwrap();
+    let mut db = rummy_core::db::Db::establish(&path.display().to_string()).unwrap();
     diesel::sql_query("SELECT name, version FROM context_clocks ORDER BY name")
         .load::<Clock>(&mut db)
         .unwrap()

@@ -444,7 +444,11 @@ async fn rpc_log_records_calls_without_secrets() {
     let _ = client.call_err("getRun", json!({ "run": "nope" })).await;
     client.call("ping", json!({})).await.unwrap();
     // The log is written off the response path: wait for the three rows.
-    let db = rummy_core::db::open_read_pool(&server_db(&server), 1).unwrap();
+    let db = rummy_core::store::database::open_read_pool(
+        &rummy_core::config::Location::Sqlite(server_db(&server).to_path_buf()),
+        1,
+    )
+    .unwrap();
     use diesel::prelude::*;
     use rummy_core::schema::rpc_log::dsl as l;
     let deadline = std::time::Instant::now() + crate::support::WAIT;
@@ -557,7 +561,7 @@ async fn health_is_503_when_the_database_refuses_a_write() {
     use diesel::{Connection, RunQueryDsl};
     let server = TestServer::start().await;
     let path = server.home().join("rummy.db");
-    let mut db = diesel::SqliteConnection::establish(&path.display().to_string()).unwrap();
+    let mut db = rummy_core::db::Db::establish(&path.display().to_string()).unwrap();
     // The probe's own table gone: its write fails as a full disk's or a read-only file's would.
     diesel::sql_query("DROP TABLE health_probe")
         .execute(&mut db)

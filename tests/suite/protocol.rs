@@ -431,7 +431,7 @@ async fn a_call_past_the_rpc_timeout_gets_an_error_and_its_write_still_lands() {
         .push(Reply::content("<update status=\"200\">done</update>"));
     let mut client = server.project_client("demo").await;
     let mut holder =
-        diesel::SqliteConnection::establish(&server.home().join("rummy.db").display().to_string())
+        rummy_core::db::Db::establish(&server.home().join("rummy.db").display().to_string())
             .unwrap();
     holder
         .batch_execute("PRAGMA busy_timeout = 5000; BEGIN IMMEDIATE")

@@ -225,10 +225,9 @@ async fn runs_and_calls_past_the_retention_period_are_removed_at_start_up() {
     first.kill();
     {
         use diesel::prelude::*;
-        let mut db = diesel::SqliteConnection::establish(
-            &home.path().join("rummy.db").display().to_string(),
-        )
-        .unwrap();
+        let mut db =
+            rummy_core::db::Db::establish(&home.path().join("rummy.db").display().to_string())
+                .unwrap();
         let forty_days_ago = rummy_actors::clock::now().days_before(40).0;
         diesel::sql_query("UPDATE runs SET updated_at = ? WHERE alias = 'old'")
             .bind::<diesel::sql_types::BigInt, _>(forty_days_ago)
@@ -251,8 +250,7 @@ async fn runs_and_calls_past_the_retention_period_are_removed_at_start_up() {
     assert_eq!(fresh["summary"], json!("fresh done"));
     second.kill();
     let mut db =
-        diesel::SqliteConnection::establish(&home.path().join("rummy.db").display().to_string())
-            .unwrap();
+        rummy_core::db::Db::establish(&home.path().join("rummy.db").display().to_string()).unwrap();
     use diesel::prelude::*;
     let facts: i64 =
         diesel::sql_query("SELECT count(*) AS n FROM entries WHERE path = 'known://f'")
@@ -260,7 +258,7 @@ async fn runs_and_calls_past_the_retention_period_are_removed_at_start_up() {
             .unwrap()
             .n;
     assert_eq!(facts, 0, "the old run's entries went with it");
-    let logged = |db: &mut diesel::SqliteConnection, run: &str| {
+    let logged = |db: &mut rummy_core::db::Db, run: &str| {
         diesel::sql_query("SELECT count(*) AS n FROM rpc_log WHERE params LIKE ?")
             .bind::<diesel::sql_types::Text, _>(format!("%run://{run}%"))
             .get_result::<Count>(db)

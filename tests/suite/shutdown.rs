@@ -389,7 +389,7 @@ fn unsettled(home: &Path) -> (i64, i64) {
         n: i64,
     }
     let db = home.join("rummy.db");
-    let mut conn = diesel::SqliteConnection::establish(db.to_str().unwrap()).unwrap();
+    let mut conn = rummy_core::db::Db::establish(db.to_str().unwrap()).unwrap();
     let mut count = |sql: &str| {
         diesel::sql_query(sql)
             .get_result::<Count>(&mut conn)

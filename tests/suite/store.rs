@@ -3,6 +3,8 @@
 use diesel::prelude::*;
 use diesel::sql_types::Integer;
 use rummy_actors::store::Store;
+use rummy_core::config::Location;
+use rummy_core::db::Db;
 use rummy_core::store::StoreError;
 use rummy_core::wire::jsonrpc;
 
@@ -12,7 +14,7 @@ struct N {
     n: i32,
 }
 
-fn insert_project(c: &mut SqliteConnection, name: &str) -> Result<i32, StoreError> {
+fn insert_project(c: &mut Db, name: &str) -> Result<i32, StoreError> {
     diesel::sql_query(format!(
         "INSERT INTO projects (name, project_root, created_at) \
          VALUES ('{name}', '/tmp/{name}', 0) RETURNING id AS n"
@@ -22,7 +24,7 @@ fn insert_project(c: &mut SqliteConnection, name: &str) -> Result<i32, StoreErro
     .map_err(StoreError::from)
 }
 
-fn project_names(c: &mut SqliteConnection) -> Result<Vec<String>, StoreError> {
+fn project_names(c: &mut Db) -> Result<Vec<String>, StoreError> {
     #[derive(QueryableByName)]
     struct Name {
         #[diesel(sql_type = diesel::sql_types::Text)]
@@ -41,7 +43,7 @@ fn project_names(c: &mut SqliteConnection) -> Result<Vec<String>, StoreError> {
 async fn a_failing_or_panicking_write_rolls_back_alone() {
     let home = tempfile::TempDir::new().unwrap();
     let store = Store::open(
-        &home.path().join("rummy.db"),
+        &Location::Sqlite(home.path().join("rummy.db")),
         2,
         std::sync::Arc::new(rummy_actors::metrics::Metrics::new().unwrap()),
     )
@@ -86,7 +88,7 @@ async fn a_failing_or_panicking_write_rolls_back_alone() {
 async fn a_lone_failing_or_panicking_write_leaves_nothing_behind() {
     let home = tempfile::TempDir::new().unwrap();
     let store = Store::open(
-        &home.path().join("rummy.db"),
+        &Location::Sqlite(home.path().join("rummy.db")),
         2,
         std::sync::Arc::new(rummy_actors::metrics::Metrics::new().unwrap()),
     )
@@ -122,7 +124,7 @@ async fn a_lone_failing_or_panicking_write_leaves_nothing_behind() {
 async fn a_panicking_unit_answers_internal_error_without_detail() {
     let home = tempfile::TempDir::new().unwrap();
     let store = Store::open(
-        &home.path().join("rummy.db"),
+        &Location::Sqlite(home.path().join("rummy.db")),
         2,
         std::sync::Arc::new(rummy_actors::metrics::Metrics::new().unwrap()),
     )
@@ -161,7 +163,7 @@ async fn the_log_starts_over_under_writes_that_never_pause() {
     let home = tempfile::TempDir::new().unwrap();
     let db = home.path().join("rummy.db");
     let store = Store::open(
-        &db,
+        &Location::Sqlite(db.clone()),
         2,
         std::sync::Arc::new(rummy_actors::metrics::Metrics::new().unwrap()),
     )

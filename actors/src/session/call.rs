@@ -7,8 +7,8 @@ use crate::registry::RunRegistry;
 use crate::services::Services;
 use crate::store::Store;
 use actix::Addr;
-use diesel::SqliteConnection;
 use rummy_core::access::principal::Caller;
+use rummy_core::db::Db;
 use rummy_core::entry::Writer;
 use rummy_core::ids::ProjectId;
 use rummy_core::store::entries::RunRef;
@@ -96,7 +96,7 @@ impl Call {
     pub async fn read<R, F>(&self, f: F) -> Result<R, Error>
     where
         R: Send + 'static,
-        F: FnOnce(&mut SqliteConnection) -> Result<R, StoreError> + Send + 'static,
+        F: FnOnce(&mut Db) -> Result<R, StoreError> + Send + 'static,
     {
         Ok(self.store().read(f).await?)
     }
@@ -106,7 +106,7 @@ impl Call {
     pub async fn write<R, F>(&self, f: F) -> Result<R, Error>
     where
         R: Send + 'static,
-        F: FnOnce(&mut SqliteConnection) -> Result<R, StoreError> + Send + 'static,
+        F: FnOnce(&mut Db) -> Result<R, StoreError> + Send + 'static,
     {
         Ok(self.store().write(f).await?)
     }

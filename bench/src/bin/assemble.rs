@@ -7,11 +7,11 @@
 
 use rummy_bench::server::write_project;
 use rummy_bench::{report, sample};
-use rummy_core::db;
 use rummy_core::files::sync::{attach, sync_project};
 use rummy_core::files::{scan, ScanLimits};
 use rummy_core::hedberg;
 use rummy_core::run::Mode;
+use rummy_core::store::database as db;
 use rummy_core::store::entries::{context_rows, RunRef, WriteCtx};
 use rummy_core::store::{loops, projects, runs, schemes, turns, StoreError};
 use rummy_core::time::Millis;
@@ -69,7 +69,7 @@ fn bench(files: usize) -> Result<(), String> {
 
 /// A project synced from `root`, a run with its files attached, and one turn that wrote
 /// three knowns and an update.
-fn seed(conn: &mut diesel::SqliteConnection, root: &std::path::Path) -> Result<RunRef, StoreError> {
+fn seed(conn: &mut rummy_core::db::Db, root: &std::path::Path) -> Result<RunRef, StoreError> {
     schemes::seed(conn)?;
     let root_text = root.display().to_string();
     let p = projects::hello(conn, "bench", &root_text, None, NOW)?;

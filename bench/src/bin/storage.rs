@@ -10,13 +10,13 @@
 
 use diesel::prelude::*;
 use diesel::sql_types::{BigInt, Text};
-use diesel::sqlite::SqliteConnection;
 use rummy::config::Config;
 use rummy_bench::server::{
     config, hello, serve_and_drive, serve_fake_provider_if_child, start_run, write_project,
     ProviderChild,
 };
 use rummy_client::Notification;
+use rummy_core::db::Db;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -147,8 +147,7 @@ struct Pages {
 /// Reads what the database at `path` holds (a second connection beside the server's; WAL lets
 /// it read while the server runs).
 fn measure(path: &Path) -> Result<Stored, String> {
-    let mut conn =
-        SqliteConnection::establish(&path.to_string_lossy()).map_err(|e| e.to_string())?;
+    let mut conn = Db::establish(&path.to_string_lossy()).map_err(|e| e.to_string())?;
     diesel::sql_query("PRAGMA wal_checkpoint(TRUNCATE)")
         .execute(&mut conn)
         .map_err(|e| e.to_string())?;

@@ -1,12 +1,12 @@
 //! Writing a scan into the store, and giving a run its views of the project's files (the SQL is `store::files`).
 
 use super::Scan;
+use crate::db::Db;
 use crate::entry::Writer;
 use crate::ids::ProjectId;
 use crate::store::entries::WriteCtx;
 use crate::store::files::{self, FileContent, ScanContent};
 use crate::store::StoreError;
-use diesel::SqliteConnection;
 
 pub use crate::store::files::{attach, SyncReport};
 
@@ -15,7 +15,7 @@ pub use crate::store::files::{attach, SyncReport};
 /// a complete scan). Files the scan found unchanged keep their entries; any of them
 /// without one is counted as `missing`.
 pub fn sync_project(
-    conn: &mut SqliteConnection,
+    conn: &mut Db,
     project_id: ProjectId,
     scan: &Scan,
     at: WriteCtx,
@@ -41,12 +41,12 @@ pub fn sync_project(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::db::run_migrations;
     use crate::entry::Scope;
     use crate::files::{scan, scan_since, ScanLimits};
     use crate::ids::RunId;
     use crate::schema::{entries, run_views};
     use crate::store::constraints::{Constraint, ConstraintKind};
+    use crate::store::database::run_migrations;
     use crate::store::projects;
     use crate::store::testing::run;
     use crate::time::Millis;
@@ -68,7 +68,7 @@ mod tests {
             .unwrap();
     }
 
-    fn stored_paths(conn: &mut SqliteConnection, project_id: ProjectId) -> Vec<String> {
+    fn stored_paths(conn: &mut Db, project_id: ProjectId) -> Vec<String> {
         entries::table
             .filter(entries::scope.eq(Scope::Project(project_id).key()))
             .select(entries::path)
@@ -78,8 +78,8 @@ mod tests {
     }
 
     /// A migrated in-memory store with the scheme registry and project `p`.
-    fn project_db() -> (SqliteConnection, projects::Project) {
-        let mut conn = SqliteConnection::establish(":memory:").unwrap();
+    fn project_db() -> (Db, projects::Project) {
+        let mut conn = Db::establish(":memory:").unwrap();
         run_migrations(&mut conn).unwrap();
         crate::store::schemes::seed(&mut conn).unwrap();
         let p = projects::hello(&mut conn, "p", "/p", None, NOW).unwrap();
@@ -139,7 +139,7 @@ mod tests {
     }
 
     /// Scans `root` afresh and syncs the project's entries with it.
-    fn rescan(conn: &mut SqliteConnection, project_id: ProjectId, root: &std::path::Path) {
+    fn rescan(conn: &mut Db, project_id: ProjectId, root: &std::path::Path) {
         sync_project(
             conn,
             project_id,
@@ -153,7 +153,7 @@ mod tests {
     }
 
     /// The views of a run: (entry path, visibility, revision), by entry.
-    fn views(conn: &mut SqliteConnection, run_id: RunId) -> Vec<(String, String, i32)> {
+    fn views(conn: &mut Db, run_id: RunId) -> Vec<(String, String, i32)> {
         run_views::table
             .inner_join(entries::table)
             .filter(run_views::run_id.eq(run_id))

@@ -1,11 +1,14 @@
 //! The SQLite functions `hedmatch`, `hedsearch` and `hedreplace`, so queries filter by pattern in SQL.
 //!
+//! PostgreSQL has no such functions (and its regex dialect is not Rust's): there the store
+//! selects the candidate rows and evaluates the pattern in Rust (SCALE.md §1).
+//!
 //! NULL in, no match out: `hedmatch`/`hedsearch` give 0 and `hedreplace`
 //! gives NULL. Compiled patterns come from the shared cache, so a pattern
 //! compiles once however many rows it is matched against.
 
+use crate::db::Db;
 use diesel::sql_types::{Nullable, Text};
-use diesel::sqlite::SqliteConnection;
 use diesel::QueryResult;
 
 diesel::define_sql_function! {
@@ -23,8 +26,12 @@ diesel::define_sql_function! {
     fn hedreplace(pattern: Nullable<Text>, replacement: Nullable<Text>, text: Nullable<Text>) -> Nullable<Text>;
 }
 
-/// Registers the three functions on `conn`; call it on every connection opened.
-pub fn register(conn: &mut SqliteConnection) -> QueryResult<()> {
+/// Registers the three functions on an SQLite `conn`; call it on every connection opened.
+/// Nothing to do on PostgreSQL.
+pub fn register(conn: &mut Db) -> QueryResult<()> {
+    let Db::Sqlite(conn) = conn else {
+        return Ok(());
+    };
     hedmatch_utils::register_impl(
         conn,
         |pattern: Option<String>, text: Option<String>| match (pattern, text) {

@@ -10,6 +10,7 @@
 //! written.
 
 use super::terms::{match_expression, query_terms};
+use crate::db::Db;
 use crate::entry::Writer;
 use crate::path::{normalize, scheme_of};
 use crate::sidecar::SideTask;
@@ -18,7 +19,6 @@ use crate::store::memory::{self as store, Forgotten, MemoryWrite, Provenance, Re
 use crate::store::{runs, StoreError};
 use crate::tokens;
 use crate::tools::strip_rationale;
-use diesel::SqliteConnection;
 use serde::Deserialize;
 use serde_json::Value;
 use std::sync::LazyLock;
@@ -62,11 +62,7 @@ pub struct Input {
 
 /// What the sidecar reads for run `run` whose loop was asked `prompt`; `None` when the run has
 /// neither facts nor a session state (nothing to consolidate, no call).
-pub fn gather(
-    conn: &mut SqliteConnection,
-    run: RunRef,
-    prompt: &str,
-) -> Result<Option<Input>, StoreError> {
+pub fn gather(conn: &mut Db, run: RunRef, prompt: &str) -> Result<Option<Input>, StoreError> {
     let facts = store::run_facts(conn, run.run_id, MAX_FACTS)?;
     let session =
         entries::by_path(conn, run.run_id, crate::session_state::PATH)?.map(|row| row.body);
@@ -192,7 +188,7 @@ pub enum Applied {
 /// Writes the proposals as memories of `run`'s project, by the server on the run's behalf
 /// (provenance: the run, its last turn, its user, writer `plugin`).
 pub fn apply(
-    conn: &mut SqliteConnection,
+    conn: &mut Db,
     run: RunRef,
     proposals: &[Proposal],
     max_entry_tokens: u32,

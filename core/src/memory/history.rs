@@ -4,6 +4,7 @@
 //! entry per loop stays as small as the loop's line, and reads in date order by path.
 
 use super::messages;
+use crate::db::Db;
 use crate::entry::Visibility;
 use crate::ids::{LoopId, ProjectId};
 use crate::store::entries::RunRef;
@@ -11,7 +12,6 @@ use crate::store::entries::WriteCtx;
 use crate::store::memory::{self, insert_history};
 use crate::store::{loops, runs, views, StoreError};
 use crate::time::Millis;
-use diesel::SqliteConnection;
 use serde_json::{Map, Value};
 
 /// Characters of a prompt, an answer or an error a history line keeps.
@@ -90,11 +90,7 @@ pub fn attributes(end: &LoopEnd<'_>) -> Map<String, Value> {
 
 /// Writes the loop's history entry, not yet indexed (the finishing write indexes it with the
 /// loop's facts); answers its path and id.
-pub fn record(
-    conn: &mut SqliteConnection,
-    end: &LoopEnd<'_>,
-    at: WriteCtx,
-) -> Result<(String, i32), StoreError> {
+pub fn record(conn: &mut Db, end: &LoopEnd<'_>, at: WriteCtx) -> Result<(String, i32), StoreError> {
     insert_history(
         conn,
         end.project_id,
@@ -125,7 +121,7 @@ pub struct Outcome<'a> {
 /// being context for its own loop alone — the loop's `recall://` leaves the model's view
 /// (archived, at one revision).
 pub fn loop_ended(
-    conn: &mut SqliteConnection,
+    conn: &mut Db,
     run: RunRef,
     alias: &str,
     loop_id: LoopId,

@@ -21,13 +21,13 @@ use super::messages;
 use super::sections::{self, Section};
 use super::terms::{self, match_expression, query_terms};
 use crate::config::RecallSettings;
+use crate::db::Db;
 use crate::entry::Scope;
 use crate::store::entries::WriteCtx;
 use crate::store::entries::{self, RunRef, TurnRef};
 use crate::store::memory as store;
 use crate::store::StoreError;
 use crate::time::{Millis, DAY_MS};
-use diesel::SqliteConnection;
 use rummy_protocol::results::{Recall, RecallItem};
 use serde_json::Value;
 use std::collections::HashMap;
@@ -298,7 +298,7 @@ pub struct Candidates {
 /// and session states — within `settings`' caps; `None` when nothing is relevant. A read: run
 /// it on a read connection before the write that records it.
 pub fn recall(
-    conn: &mut SqliteConnection,
+    conn: &mut Db,
     run: RunRef,
     prompt: &str,
     settings: &RecallSettings,
@@ -312,7 +312,7 @@ pub fn recall(
 /// The sections recall found for `prompt`, best first, at most `pool` of them; `None` when
 /// nothing is relevant.
 pub fn candidates(
-    conn: &mut SqliteConnection,
+    conn: &mut Db,
     run: RunRef,
     prompt: &str,
     settings: &RecallSettings,
@@ -431,7 +431,7 @@ pub fn path(loop_number: i32) -> String {
 /// Writes what the loop recalled as its `recall://<loop>` entry (visible, in the loop's first
 /// turn, by the server), its attributes saying what was injected and why.
 pub fn record(
-    conn: &mut SqliteConnection,
+    conn: &mut Db,
     t: TurnRef,
     loop_number: i32,
     recalled: &Recalled,

@@ -22,6 +22,7 @@
 //! instructions.
 
 use super::cached::{cached, Bind, StaticSql};
+use crate::db::Db;
 use crate::schema::entries;
 use diesel::backend::Backend;
 use diesel::expression::{
@@ -30,7 +31,6 @@ use diesel::expression::{
 use diesel::prelude::*;
 use diesel::query_builder::{AstPass, QueryFragment, QueryId};
 use diesel::sql_types::{Integer, Text};
-use diesel::SqliteConnection;
 
 /// Texts shorter than this (in characters) are stored whole: a delta would save little.
 pub const MIN_DELTA_CHARS: usize = 2_048;
@@ -183,7 +183,7 @@ fn common_suffix(a: &[u8], b: &[u8]) -> usize {
 /// How the audit text `text` at `path` of the run's `scope` is best stored: as a delta from the
 /// keyframe of the entry at `previous` (the previous turn's text of the same scheme), or whole.
 pub fn storage<'a>(
-    conn: &mut SqliteConnection,
+    conn: &mut Db,
     scope: &str,
     previous: &str,
     text: &'a str,

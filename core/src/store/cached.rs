@@ -6,12 +6,14 @@
 //! than in executing. A [`Cached`] statement is identified by its [`StaticSql`] marker type, so
 //! diesel's statement cache prepares it once per connection.
 //!
-//! The SQL is fixed text with one `?` per bind, in order; it must hold no other `?`.
+//! The SQL is fixed text with one `?` per bind, in order; it must hold no other `?`. Each bind
+//! is rendered as its backend writes one (`?` on SQLite, `$1`, `$2`… on PostgreSQL); a
+//! statement whose SQL differs on PostgreSQL says so in [`StaticSql::PG`].
 
+use crate::db::MultiBackend;
 use crate::entry::{State, Visibility};
 use diesel::query_builder::{AstPass, Query, QueryFragment, QueryId};
 use diesel::sql_types::{BigInt, Double, Integer, Nullable, Text, Untyped};
-use diesel::sqlite::Sqlite;
 use diesel::{QueryResult, RunQueryDsl};
 use std::marker::PhantomData;
 
@@ -19,6 +21,8 @@ use std::marker::PhantomData;
 pub trait StaticSql: 'static {
     /// The statement, with `?` for each bind.
     const SQL: &'static str;
+    /// The statement on PostgreSQL, where its SQL differs; the same binds in the same order.
+    const PG: &'static str = Self::SQL;
 }
 
 /// One bound value.
@@ -62,16 +66,18 @@ impl<S: StaticSql> QueryId for Cached<'_, S> {
     const HAS_STATIC_QUERY_ID: bool = true;
 }
 
-impl<S: StaticSql> QueryFragment<Sqlite> for Cached<'_, S> {
-    fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, Sqlite>) -> QueryResult<()> {
-        let mut parts = S::SQL.split('?');
+impl<S: StaticSql> QueryFragment<MultiBackend> for Cached<'_, S> {
+    fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, MultiBackend>) -> QueryResult<()> {
+        let sql = match out.backend() {
+            MultiBackend::Pg(_) => S::PG,
+            MultiBackend::Sqlite(_) => S::SQL,
+        };
+        let mut parts = sql.split('?');
         out.push_sql(parts.next().unwrap_or_default());
         let mut binds = self.binds.iter();
         for part in parts {
             let bind = binds.next().ok_or_else(|| {
-                diesel::result::Error::QueryBuilderError(
-                    format!("too few binds for: {}", S::SQL).into(),
-                )
+                diesel::result::Error::QueryBuilderError(format!("too few binds for: {sql}").into())
             })?;
             match bind {
                 Bind::Int(v) => out.push_bind_param::<Integer, _>(v)?,
@@ -80,14 +86,14 @@ impl<S: StaticSql> QueryFragment<Sqlite> for Cached<'_, S> {
                 Bind::Text(v) => out.push_bind_param::<Text, _>(*v)?,
                 Bind::OptText(v) => out.push_bind_param::<Nullable<Text>, _>(v)?,
                 Bind::Double(v) => out.push_bind_param::<Double, _>(v)?,
-                Bind::State(v) => out.push_bind_param::<Text, _>(v)?,
-                Bind::Visibility(v) => out.push_bind_param::<Text, _>(v)?,
+                Bind::State(v) => out.push_bind_param::<Text, str>(v.as_str())?,
+                Bind::Visibility(v) => out.push_bind_param::<Text, str>(v.as_str())?,
             }
             out.push_sql(part);
         }
         if binds.next().is_some() {
             return Err(diesel::result::Error::QueryBuilderError(
-                format!("too many binds for: {}", S::SQL).into(),
+                format!("too many binds for: {sql}").into(),
             ));
         }
         Ok(())
@@ -103,8 +109,9 @@ impl<S, Conn> RunQueryDsl<Conn> for Cached<'_, S> {}
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::db::Db;
     use diesel::connection::SimpleConnection;
-    use diesel::{Connection, QueryableByName, SqliteConnection};
+    use diesel::{Connection, QueryableByName};
 
     struct Insert;
     impl StaticSql for Insert {
@@ -120,7 +127,7 @@ mod tests {
     /// Binds land in order, RETURNING rows load, and a wrong bind count is an error, not a panic.
     #[test]
     fn binds_in_order_and_counts_checked() {
-        let mut conn = SqliteConnection::establish(":memory:").unwrap();
+        let mut conn = Db::establish(":memory:").unwrap();
         conn.batch_execute("CREATE TABLE t (n INTEGER, s TEXT, b BIGINT)")
             .unwrap();
         let binds = [Bind::Int(41), Bind::OptText(Some("x")), Bind::Big(1 << 40)];

@@ -1,6 +1,7 @@
 //! File constraints: project configuration that makes files start visible (`active`), refuses edits (`readonly`) or keeps them out (`ignore`).
 
 use super::{projects, StoreError};
+use crate::db::Db;
 use crate::ids::ProjectId;
 use crate::path::normalize;
 use crate::schema::file_constraints;
@@ -67,7 +68,7 @@ pub fn relative_pattern(root: &str, pattern: &str) -> Result<String, StoreError>
 
 /// Sets (or replaces) the constraint for a pattern; answers the stored pattern.
 pub fn set(
-    conn: &mut SqliteConnection,
+    conn: &mut Db,
     project_id: ProjectId,
     pattern: &str,
     kind: ConstraintKind,
@@ -75,7 +76,7 @@ pub fn set(
 ) -> Result<String, StoreError> {
     let root = projects::by_id(conn, project_id)?.project_root;
     let pattern = relative_pattern(&root, pattern)?;
-    diesel::insert_into(file_constraints::table)
+    crate::on_backend!(conn, c => diesel::insert_into(file_constraints::table)
         .values((
             file_constraints::project_id.eq(project_id),
             file_constraints::pattern.eq(&pattern),
@@ -85,16 +86,12 @@ pub fn set(
         .on_conflict((file_constraints::project_id, file_constraints::pattern))
         .do_update()
         .set(file_constraints::visibility.eq(excluded(file_constraints::visibility)))
-        .execute(conn)?;
+        .execute(c))?;
     Ok(pattern)
 }
 
 /// Removes the constraint for a pattern; an unknown pattern is `NotFound`.
-pub fn drop(
-    conn: &mut SqliteConnection,
-    project_id: ProjectId,
-    pattern: &str,
-) -> Result<String, StoreError> {
+pub fn drop(conn: &mut Db, project_id: ProjectId, pattern: &str) -> Result<String, StoreError> {
     let root = projects::by_id(conn, project_id)?.project_root;
     let pattern = relative_pattern(&root, pattern)?;
     let n = diesel::delete(
@@ -110,10 +107,7 @@ pub fn drop(
 }
 
 /// The project's constraints in the order they were made (later ones win).
-pub fn list(
-    conn: &mut SqliteConnection,
-    project_id: ProjectId,
-) -> Result<Vec<Constraint>, StoreError> {
+pub fn list(conn: &mut Db, project_id: ProjectId) -> Result<Vec<Constraint>, StoreError> {
     let rows: Vec<(String, String)> = file_constraints::table
         .filter(file_constraints::project_id.eq(project_id))
         .order(file_constraints::id.asc())

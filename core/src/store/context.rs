@@ -13,6 +13,7 @@
 use super::cached::{cached, Bind, StaticSql};
 use super::entries::{context_rows, in_context, in_context_order, ViewRow, VIEW_COLUMNS};
 use super::StoreError;
+use crate::db::Db;
 use crate::entry::Visibility;
 use crate::ids::RunId;
 use crate::schema::{entries, run_views};
@@ -71,7 +72,7 @@ impl StaticSql for ReadMarks {
 /// deleted since; then, as without `kept`, all of them are. One transaction, so the rows and
 /// the signals that date them are one snapshot.
 pub fn context_since(
-    conn: &mut SqliteConnection,
+    conn: &mut Db,
     run_id: RunId,
     kept: Option<KeptContext>,
 ) -> Result<KeptContext, StoreError> {
@@ -139,7 +140,7 @@ mod tests {
     use pretty_assertions::assert_eq;
 
     /// A store with one project and two runs of it.
-    fn two_runs() -> (SqliteConnection, RunRef, RunRef) {
+    fn two_runs() -> (Db, RunRef, RunRef) {
         let mut conn = memory();
         let p = project(&mut conn, "p");
         let (a, b) = (run(&mut conn, p.id, "a"), run(&mut conn, p.id, "b"));
@@ -147,18 +148,14 @@ mod tests {
     }
 
     /// Writes each `(path, body)` for `run`, visible, as the model.
-    fn set(conn: &mut SqliteConnection, run: RunRef, writes: &[(&str, &str)]) {
+    fn set(conn: &mut Db, run: RunRef, writes: &[(&str, &str)]) {
         for (path, body) in writes {
             write(conn, run, path, body, Visibility::Visible, Writer::Model).unwrap();
         }
     }
 
     /// The run's context as a first read sees it after `writes`.
-    fn kept_after(
-        conn: &mut SqliteConnection,
-        run: RunRef,
-        writes: &[(&str, &str)],
-    ) -> KeptContext {
+    fn kept_after(conn: &mut Db, run: RunRef, writes: &[(&str, &str)]) -> KeptContext {
         set(conn, run, writes);
         context_since(conn, run.run_id, None).unwrap()
     }
@@ -263,7 +260,7 @@ mod tests {
     #[test]
     fn clocks_count_shared_writes_and_deleted_views_only() {
         let (mut conn, a, b) = two_runs();
-        let clocks = |conn: &mut SqliteConnection| {
+        let clocks = |conn: &mut Db| {
             context_clocks::table
                 .order(context_clocks::name)
                 .load::<(String, i64)>(conn)

@@ -7,6 +7,7 @@
 use super::audit::{FullBody, Stored, FULL_BODY_SQL};
 use super::cached::{cached, Bind, StaticSql};
 use super::{audit, runs, StoreError};
+use crate::db::Db;
 use crate::entry::{Category, Scope, State, Visibility, Writer};
 use crate::ids::{LoopId, ProjectId, RunId};
 use crate::path::scheme_of;
@@ -109,11 +110,7 @@ pub struct Written {
 }
 
 /// Writes an entry and the run's view of it in one step, after checking the writer's tier.
-pub fn write(
-    conn: &mut SqliteConnection,
-    w: &EntryWrite<'_>,
-    at: WriteCtx,
-) -> Result<Written, StoreError> {
+pub fn write(conn: &mut Db, w: &EntryWrite<'_>, at: WriteCtx) -> Result<Written, StoreError> {
     write_at(conn, w, at, None)
 }
 
@@ -121,7 +118,7 @@ pub fn write(
 /// change (a turn's audit entries) share one revision, as they are pushed together — else at
 /// the run's next revision.
 pub fn write_at(
-    conn: &mut SqliteConnection,
+    conn: &mut Db,
     w: &EntryWrite<'_>,
     at: WriteCtx,
     rev: Option<i32>,
@@ -137,7 +134,7 @@ pub fn write_at(
 /// ([`audit`](super::audit)), else whole; with no hash (`""`), an audit text being never
 /// compared.
 pub fn write_audit(
-    conn: &mut SqliteConnection,
+    conn: &mut Db,
     w: &EntryWrite<'_>,
     previous: &str,
     at: WriteCtx,
@@ -153,7 +150,7 @@ pub fn write_audit(
 /// [`write_at`] into `scope` rather than the scheme's own: a shared `unknown://` is the
 /// project's (`store::shared`). The tier is checked here too.
 pub fn write_in(
-    conn: &mut SqliteConnection,
+    conn: &mut Db,
     w: &EntryWrite<'_>,
     scope: Scope,
     at: WriteCtx,
@@ -174,7 +171,7 @@ enum Hashed {
 
 /// [`write_in`] with the body stored as `stored` says.
 fn write_stored(
-    conn: &mut SqliteConnection,
+    conn: &mut Db,
     w: &EntryWrite<'_>,
     scope: Scope,
     at: WriteCtx,
@@ -324,13 +321,9 @@ pub fn hex_sha256(body: impl AsRef<[u8]>) -> String {
 /// `base` if no entry of the run's scope has that path yet, else `base_2`, `base_3`, …
 ///
 /// The counter is per run because run-scoped paths are unique per run.
-pub fn unique_path(
-    conn: &mut SqliteConnection,
-    run: RunRef,
-    base: &str,
-) -> Result<String, StoreError> {
+pub fn unique_path(conn: &mut Db, run: RunRef, base: &str) -> Result<String, StoreError> {
     let scope = Scope::Run(run.run_id).key();
-    let taken = |conn: &mut SqliteConnection, path: &str| -> Result<bool, StoreError> {
+    let taken = |conn: &mut Db, path: &str| -> Result<bool, StoreError> {
         Ok(entries::table
             .filter(entries::scope.eq(&scope))
             .filter(entries::path.eq(path))
@@ -447,10 +440,7 @@ impl ViewRow {
 
 /// The rows the model may see this turn, in context order: category, skills
 /// first, summarized before visible, then by turn and age.
-pub fn context_rows(
-    conn: &mut SqliteConnection,
-    run_id: RunId,
-) -> Result<Vec<ViewRow>, StoreError> {
+pub fn context_rows(conn: &mut Db, run_id: RunId) -> Result<Vec<ViewRow>, StoreError> {
     let mut rows: Vec<ViewRow> = run_views::table
         .inner_join(entries::table)
         .filter(run_views::run_id.eq(run_id))
@@ -500,7 +490,7 @@ pub struct EntryFilter {
 
 /// A page of the run's entries in the order they were first seen.
 pub fn list(
-    conn: &mut SqliteConnection,
+    conn: &mut Db,
     run_id: RunId,
     filter: &EntryFilter,
     limit: i64,
@@ -547,11 +537,7 @@ pub fn list(
 
 /// Views of the run written after revision `rev`, oldest first, audit, `run://` and files no
 /// turn has touched left out.
-pub fn changed_since(
-    conn: &mut SqliteConnection,
-    run_id: RunId,
-    rev: i32,
-) -> Result<Vec<ViewRow>, StoreError> {
+pub fn changed_since(conn: &mut Db, run_id: RunId, rev: i32) -> Result<Vec<ViewRow>, StoreError> {
     let mut rows: Vec<ViewRow> = run_views::table
         .inner_join(entries::table)
         .filter(run_views::run_id.eq(run_id))
@@ -570,7 +556,7 @@ pub fn changed_since(
 }
 
 /// Every history row of the run (what `getRun` returns), oldest first.
-pub fn history(conn: &mut SqliteConnection, run_id: RunId) -> Result<Vec<ViewRow>, StoreError> {
+pub fn history(conn: &mut Db, run_id: RunId) -> Result<Vec<ViewRow>, StoreError> {
     changed_since(conn, run_id, -1)
 }
 
@@ -580,11 +566,7 @@ fn is_history(row: &ViewRow) -> bool {
 
 /// The run's open questions: `unknown://` entries not archived — its own, and, with `shared`
 /// (its project shares questions), the project's it sees.
-pub fn unknowns(
-    conn: &mut SqliteConnection,
-    run: RunRef,
-    shared: bool,
-) -> Result<Vec<ViewRow>, StoreError> {
+pub fn unknowns(conn: &mut Db, run: RunRef, shared: bool) -> Result<Vec<ViewRow>, StoreError> {
     let mut rows = unknowns_in(conn, run.run_id, Scope::Run(run.run_id))?;
     if shared {
         rows.extend(unknowns_in(
@@ -600,11 +582,7 @@ pub fn unknowns(
 /// The run's open questions in one scope: naming the scope lets SQLite start from the few
 /// unknowns (`entries_scope_scheme`) instead of every view of the run — an `OR` of the two
 /// scopes made it walk the run's views on every push.
-fn unknowns_in(
-    conn: &mut SqliteConnection,
-    run_id: RunId,
-    scope: Scope,
-) -> Result<Vec<ViewRow>, StoreError> {
+fn unknowns_in(conn: &mut Db, run_id: RunId, scope: Scope) -> Result<Vec<ViewRow>, StoreError> {
     Ok(run_views::table
         .inner_join(entries::table)
         .filter(run_views::run_id.eq(run_id))
@@ -665,7 +643,7 @@ fn not_history() -> _ {
 }
 
 /// The body of the run's latest concluding update (status 200, 204 or 422), or "".
-pub fn latest_summary(conn: &mut SqliteConnection, run_id: RunId) -> Result<String, StoreError> {
+pub fn latest_summary(conn: &mut Db, run_id: RunId) -> Result<String, StoreError> {
     let body: Option<String> = run_views::table
         .inner_join(entries::table)
         .filter(run_views::run_id.eq(run_id))
@@ -691,11 +669,7 @@ pub fn latest_summary(conn: &mut SqliteConnection, run_id: RunId) -> Result<Stri
 /// The entry is looked up by its key, `(scope, path)` — the scope is the one its scheme keeps
 /// entries in, as [`write`] files them — then joined to the run's view: no walk over all of the
 /// run's views, which for a large project are thousands.
-pub fn by_path(
-    conn: &mut SqliteConnection,
-    run_id: RunId,
-    path: &str,
-) -> Result<Option<ViewRow>, StoreError> {
+pub fn by_path(conn: &mut Db, run_id: RunId, path: &str) -> Result<Option<ViewRow>, StoreError> {
     use crate::schema::runs as runs_table;
     let Some(project_id) = runs_table::table
         .find(run_id)
@@ -722,7 +696,7 @@ pub fn by_path(
 
 /// The run's view of the entry `(scope, path)`, if it has one.
 fn view_at(
-    conn: &mut SqliteConnection,
+    conn: &mut Db,
     run_id: RunId,
     scope: &str,
     path: &str,
@@ -741,7 +715,7 @@ fn view_at(
 /// views, and views of the shared (project, global) entries, as they are now.
 /// Nothing the child writes afterwards reaches the parent.
 pub fn fork(
-    conn: &mut SqliteConnection,
+    conn: &mut Db,
     parent: RunRef,
     child: RunRef,
     now: Millis,

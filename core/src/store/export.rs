@@ -7,6 +7,7 @@ use super::loops::Loop;
 use super::runs::Run;
 use super::turns::Turn;
 use super::{projects, runs, turns, StoreError};
+use crate::db::Db;
 use crate::entry::http_status;
 use crate::ids::RunId;
 use crate::provider::Usage;
@@ -160,11 +161,7 @@ pub fn wire_entry(row: ViewRow, with_body: bool) -> Entry {
 
 /// Run `alias` of project `project`, whole, read in one transaction. `NotFound` names what is
 /// missing.
-pub fn run(
-    conn: &mut SqliteConnection,
-    project: &str,
-    alias: &str,
-) -> Result<RunExport, StoreError> {
+pub fn run(conn: &mut Db, project: &str, alias: &str) -> Result<RunExport, StoreError> {
     conn.transaction(|c| {
         let p = projects::by_name(c, project)?
             .ok_or_else(|| StoreError::NotFound(format!("no project \"{project}\"")))?;
@@ -258,7 +255,7 @@ fn turn_part(t: &Turn, loop_sequence: i32) -> TurnPart {
 }
 
 /// The run's loops, in order.
-fn loops_of(conn: &mut SqliteConnection, run_id: RunId) -> Result<Vec<Loop>, StoreError> {
+fn loops_of(conn: &mut Db, run_id: RunId) -> Result<Vec<Loop>, StoreError> {
     Ok(loops::table
         .filter(loops::run_id.eq(run_id))
         .order(loops::sequence.asc())
@@ -267,7 +264,7 @@ fn loops_of(conn: &mut SqliteConnection, run_id: RunId) -> Result<Vec<Loop>, Sto
 }
 
 /// The run's turns, in order.
-fn turns_of(conn: &mut SqliteConnection, run_id: RunId) -> Result<Vec<Turn>, StoreError> {
+fn turns_of(conn: &mut Db, run_id: RunId) -> Result<Vec<Turn>, StoreError> {
     use crate::schema::turns;
     Ok(turns::table
         .filter(turns::run_id.eq(run_id))
@@ -277,7 +274,7 @@ fn turns_of(conn: &mut SqliteConnection, run_id: RunId) -> Result<Vec<Turn>, Sto
 }
 
 /// The run's side-task calls, oldest first, every column.
-fn sidecar_of(conn: &mut SqliteConnection, run_id: RunId) -> Result<Vec<SidecarPart>, StoreError> {
+fn sidecar_of(conn: &mut Db, run_id: RunId) -> Result<Vec<SidecarPart>, StoreError> {
     type Row = (
         i32,
         String,
@@ -443,11 +440,10 @@ mod tests {
         let mut c = memory();
         let p = project(&mut c, "web");
         new_run(&mut c, p.id, "first");
-        let missing =
-            |c: &mut SqliteConnection, project: &str, alias: &str| match run(c, project, alias) {
-                Err(StoreError::NotFound(what)) => what,
-                other => panic!("{other:?}"),
-            };
+        let missing = |c: &mut Db, project: &str, alias: &str| match run(c, project, alias) {
+            Err(StoreError::NotFound(what)) => what,
+            other => panic!("{other:?}"),
+        };
         assert_eq!(
             [
                 missing(&mut c, "api", "first"),

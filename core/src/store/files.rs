@@ -12,6 +12,7 @@ use super::cached::{cached, Bind, StaticSql};
 use super::constraints::{Constraint, ConstraintKind};
 use super::entries::{self, hex_sha256, RunRef, WriteCtx};
 use super::{runs, StoreError};
+use crate::db::Db;
 use crate::entry::{Scope, Visibility, Writer};
 use crate::ids::ProjectId;
 use crate::schema::{entries as entries_table, run_views};
@@ -66,7 +67,7 @@ pub struct ScanContent<'a> {
 /// scan). Files the scan found unchanged keep their entries; any of them without one is
 /// counted as `missing`.
 pub fn sync(
-    conn: &mut SqliteConnection,
+    conn: &mut Db,
     project_id: ProjectId,
     scan: ScanContent<'_>,
     writer: Writer,
@@ -146,7 +147,7 @@ pub fn sync(
 /// `active`/`readonly` constraints, none for `ignore`, summarized otherwise —
 /// so a large repository does not flood the context.
 pub fn attach(
-    conn: &mut SqliteConnection,
+    conn: &mut Db,
     run: RunRef,
     constraints: &[Constraint],
     matches: impl Fn(&str, &str) -> bool,
@@ -245,14 +246,14 @@ impl StaticSql for AttachView {
 /// Gives the run a view of one entry if it has none; an existing view is made `visibility`
 /// (its state and turn stay).
 pub fn ensure_view(
-    conn: &mut SqliteConnection,
+    conn: &mut Db,
     run: RunRef,
     entry_id: i32,
     visibility: Visibility,
     now: Millis,
 ) -> Result<(), StoreError> {
     let rev = runs::take_rev(conn, run.run_id)?;
-    diesel::insert_into(run_views::table)
+    crate::on_backend!(conn, c => diesel::insert_into(run_views::table)
         .values((
             run_views::run_id.eq(run.run_id),
             run_views::entry_id.eq(entry_id),
@@ -268,14 +269,14 @@ pub fn ensure_view(
             run_views::rev.eq(rev),
             run_views::updated_at.eq(now.0),
         ))
-        .execute(conn)?;
+        .execute(c))?;
     Ok(())
 }
 
 /// Writes the content the file at `path` of the run's project now holds on disk, as `writer`,
 /// and makes the run's view of it visible.
 pub fn write_file(
-    conn: &mut SqliteConnection,
+    conn: &mut Db,
     run: RunRef,
     path: &str,
     content: &str,
@@ -285,7 +286,7 @@ pub fn write_file(
     let WriteCtx { divisor, now } = at;
     admit(writer)?;
     let scope = Scope::Project(run.project_id).key();
-    let id: i32 = diesel::insert_into(entries_table::table)
+    let id: i32 = crate::on_backend!(conn, c => diesel::insert_into(entries_table::table)
         .values((
             entries_table::scope.eq(&scope),
             entries_table::path.eq(path),
@@ -304,14 +305,14 @@ pub fn write_file(
             entries_table::updated_at.eq(now.0),
         ))
         .returning(entries_table::id)
-        .get_result(conn)?;
+        .get_result(c))?;
     ensure_view(conn, run, id, Visibility::Visible, now)
 }
 
 /// Drops the project's entry of a file that is gone from disk, as `writer` (every run's view
 /// of it goes with it).
 pub fn forget_file(
-    conn: &mut SqliteConnection,
+    conn: &mut Db,
     project_id: ProjectId,
     path: &str,
     writer: Writer,
@@ -329,7 +330,7 @@ pub fn forget_file(
 
 /// The stored content of the project's file at `path`, whether or not a run sees it.
 pub fn body(
-    conn: &mut SqliteConnection,
+    conn: &mut Db,
     project_id: ProjectId,
     path: &str,
 ) -> Result<Option<String>, StoreError> {
@@ -351,11 +352,7 @@ mod tests {
     use pretty_assertions::assert_eq;
 
     /// One project file as the run `run_id` sees it: (body, visibility, state, turn, writes).
-    fn seen(
-        conn: &mut SqliteConnection,
-        run_id: RunId,
-        path: &str,
-    ) -> (String, Visibility, State, i32, i32) {
+    fn seen(conn: &mut Db, run_id: RunId, path: &str) -> (String, Visibility, State, i32, i32) {
         run_views::table
             .inner_join(entries_table::table)
             .filter(run_views::run_id.eq(run_id))

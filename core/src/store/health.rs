@@ -2,6 +2,7 @@
 //! `server/doctor`).
 
 use super::StoreError;
+use crate::db::Db;
 use crate::schema::health_probe;
 use crate::time::Millis;
 use diesel::prelude::*;
@@ -9,13 +10,13 @@ use diesel::upsert::excluded;
 
 /// Rewrites the probe's row with `now`: in a write that commits, this proves the database
 /// writable (the disk has room, the file and its directory are writable, the writer runs).
-pub fn probe(conn: &mut SqliteConnection, now: Millis) -> Result<(), StoreError> {
-    diesel::insert_into(health_probe::table)
+pub fn probe(conn: &mut Db, now: Millis) -> Result<(), StoreError> {
+    crate::on_backend!(conn, c => diesel::insert_into(health_probe::table)
         .values((health_probe::id.eq(1), health_probe::checked_at.eq(now.0)))
         .on_conflict(health_probe::id)
         .do_update()
         .set(health_probe::checked_at.eq(excluded(health_probe::checked_at)))
-        .execute(conn)?;
+        .execute(c))?;
     Ok(())
 }
 

@@ -3,6 +3,7 @@
 use super::cached::{cached, Bind, StaticSql};
 use super::entries::{ViewRow, VIEW_COLUMNS};
 use super::{runs, StoreError};
+use crate::db::Db;
 use crate::entry::Scope;
 use crate::ids::{LoopId, RunId};
 use crate::provider::routing::{self, Routed, RoutingConfig};
@@ -19,7 +20,7 @@ pub const ACTIVE: i32 = 102;
 
 /// A stored loop.
 #[derive(Debug, Clone, PartialEq, Queryable, QueryableByName, Selectable)]
-#[diesel(table_name = loops, check_for_backend(diesel::sqlite::Sqlite))]
+#[diesel(table_name = loops, check_for_backend(diesel::sqlite::Sqlite, diesel::pg::Pg))]
 pub struct Loop {
     /// Primary key.
     pub id: LoopId,
@@ -71,7 +72,7 @@ pub const STOP_REASON: &str = "stopReason";
 
 /// Appends a loop to the end of the run's queue.
 pub fn enqueue(
-    conn: &mut SqliteConnection,
+    conn: &mut Db,
     run_id: RunId,
     mode: Mode,
     model: &str,
@@ -80,7 +81,8 @@ pub fn enqueue(
     now: Millis,
 ) -> Result<Loop, StoreError> {
     let sequence = runs::take_loop_number(conn, run_id)?;
-    Ok(diesel::insert_into(loops::table)
+    Ok(
+        crate::on_backend!(conn, c => diesel::insert_into(loops::table)
         .values((
             loops::run_id.eq(run_id),
             loops::sequence.eq(sequence),
@@ -93,15 +95,12 @@ pub fn enqueue(
             loops::updated_at.eq(now.0),
         ))
         .returning(Loop::as_returning())
-        .get_result(conn)?)
+        .get_result(c))?,
+    )
 }
 
 /// Marks the oldest queued loop active and returns it; `None` when the queue is empty.
-pub fn claim_next(
-    conn: &mut SqliteConnection,
-    run_id: RunId,
-    now: Millis,
-) -> Result<Option<Loop>, StoreError> {
+pub fn claim_next(conn: &mut Db, run_id: RunId, now: Millis) -> Result<Option<Loop>, StoreError> {
     let next = cached::<NextQueued>(&[Bind::Int(run_id.0)])
         .get_result::<Loop>(conn)
         .optional()?;
@@ -143,7 +142,7 @@ impl StaticSql for Finish {
 /// restore after a restart, use that model. A loop already routed keeps its
 /// decision; a loop that did not ask is returned unchanged.
 pub fn route(
-    conn: &mut SqliteConnection,
+    conn: &mut Db,
     loop_row: Loop,
     routing: &RoutingConfig,
     now: Millis,
@@ -158,18 +157,20 @@ pub fn route(
     };
     let routed = routing::decide(&loop_row.prompt, &loop_row.model, routing);
     config.insert(ROUTED.to_owned(), serde_json::to_value(&routed)?);
-    Ok(diesel::update(loops::table.find(loop_row.id))
+    Ok(
+        crate::on_backend!(conn, c => diesel::update(loops::table.find(loop_row.id))
         .set((
             loops::model.eq(&routed.model),
             loops::config.eq(Value::Object(config).to_string()),
             loops::updated_at.eq(now.0),
         ))
         .returning(Loop::as_returning())
-        .get_result(conn)?)
+        .get_result(c))?,
+    )
 }
 
 /// The loop `loop_id`.
-pub fn by_id(conn: &mut SqliteConnection, loop_id: LoopId) -> Result<Loop, StoreError> {
+pub fn by_id(conn: &mut Db, loop_id: LoopId) -> Result<Loop, StoreError> {
     loops::table
         .find(loop_id)
         .select(Loop::as_select())
@@ -179,7 +180,7 @@ pub fn by_id(conn: &mut SqliteConnection, loop_id: LoopId) -> Result<Loop, Store
 }
 
 /// The run's active loop, if any.
-pub fn active(conn: &mut SqliteConnection, run_id: RunId) -> Result<Option<Loop>, StoreError> {
+pub fn active(conn: &mut Db, run_id: RunId) -> Result<Option<Loop>, StoreError> {
     Ok(loops::table
         .filter(loops::run_id.eq(run_id))
         .filter(loops::status.eq(ACTIVE))
@@ -191,7 +192,7 @@ pub fn active(conn: &mut SqliteConnection, run_id: RunId) -> Result<Option<Loop>
 /// A prompt injected into the loop for `turn`, a turn the loop never ran: its
 /// `prompt://<turn>` entry, when the loop's views hold one.
 pub fn injected_for(
-    conn: &mut SqliteConnection,
+    conn: &mut Db,
     run_id: RunId,
     loop_id: LoopId,
     turn: i32,
@@ -210,7 +211,7 @@ pub fn injected_for(
 /// The run's next queued loop and when it began waiting for a place (`None`: it has not
 /// waited), if a loop is queued: what a run asks admission with.
 pub fn next_queued(
-    conn: &mut SqliteConnection,
+    conn: &mut Db,
     run_id: RunId,
 ) -> Result<Option<(LoopId, Option<Millis>)>, StoreError> {
     let next: Option<(LoopId, Option<i64>)> = loops::table
@@ -225,11 +226,7 @@ pub fn next_queued(
 
 /// Records when the queued loop `loop_id` began waiting for a place, unless it already was;
 /// answers whether the loop is still queued.
-pub fn mark_waiting(
-    conn: &mut SqliteConnection,
-    loop_id: LoopId,
-    since: Millis,
-) -> Result<bool, StoreError> {
+pub fn mark_waiting(conn: &mut Db, loop_id: LoopId, since: Millis) -> Result<bool, StoreError> {
     diesel::update(
         loops::table
             .find(loop_id)
@@ -245,7 +242,7 @@ pub fn mark_waiting(
 }
 
 /// How many loops wait in the run's queue.
-pub fn queued(conn: &mut SqliteConnection, run_id: RunId) -> Result<i64, StoreError> {
+pub fn queued(conn: &mut Db, run_id: RunId) -> Result<i64, StoreError> {
     Ok(loops::table
         .filter(loops::run_id.eq(run_id))
         .filter(loops::status.eq(QUEUED))
@@ -255,7 +252,7 @@ pub fn queued(conn: &mut SqliteConnection, run_id: RunId) -> Result<i64, StoreEr
 
 /// Ends a loop with its final status and result.
 pub fn finish(
-    conn: &mut SqliteConnection,
+    conn: &mut Db,
     loop_id: LoopId,
     status: i32,
     result: &Value,

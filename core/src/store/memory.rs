@@ -26,6 +26,7 @@
 use super::cached::{cached, Bind, StaticSql};
 use super::entries::{self, hex_sha256, ViewRow};
 use super::StoreError;
+use crate::db::Db;
 use crate::entry::{Scope, State, Visibility, Writer};
 use crate::ids::{LoopId, ProjectId, RunId};
 use crate::path::scheme_of;
@@ -128,7 +129,7 @@ impl Stored {
 
 /// The project's entry at `path` (a memory's current version, or a history entry).
 pub fn current(
-    conn: &mut SqliteConnection,
+    conn: &mut Db,
     project_id: ProjectId,
     path: &str,
 ) -> Result<Option<Stored>, StoreError> {
@@ -144,7 +145,7 @@ pub fn current(
 /// content differs (the version before is archived, see the module doc), or nothing when it
 /// already holds this content.
 pub fn remember(
-    conn: &mut SqliteConnection,
+    conn: &mut Db,
     w: &MemoryWrite<'_>,
     at: WriteCtx,
 ) -> Result<Remembered, StoreError> {
@@ -239,7 +240,7 @@ pub enum Forgotten {
 /// one, and the path is freed. Nothing is lost: a later memory at the path continues the
 /// version numbers.
 pub fn forget(
-    conn: &mut SqliteConnection,
+    conn: &mut Db,
     project_id: ProjectId,
     path: &str,
     provenance: Provenance<'_>,
@@ -284,11 +285,7 @@ pub fn forget(
 
 /// The highest version archived for the memory at `path` in `scope` (0 when none): the
 /// `<path>@<n>` entries sort between `<path>@` and `<path>A`, `A` following `@`.
-fn last_archived_version(
-    conn: &mut SqliteConnection,
-    scope: &str,
-    path: &str,
-) -> Result<i64, StoreError> {
+fn last_archived_version(conn: &mut Db, scope: &str, path: &str) -> Result<i64, StoreError> {
     let (low, high) = (format!("{path}@"), format!("{path}A"));
     let archived: Vec<String> = e::table
         .filter(e::scope.eq(scope))
@@ -305,7 +302,7 @@ fn last_archived_version(
 
 /// Inserts a project entry with no view; answers its id.
 fn insert(
-    conn: &mut SqliteConnection,
+    conn: &mut Db,
     scope: &str,
     path: &str,
     scheme: &str,
@@ -338,7 +335,7 @@ fn insert(
 /// (a renamed run's old alias taken again): a history entry is never rewritten. Answers its
 /// path. The entry is indexed for recall.
 pub fn record_history(
-    conn: &mut SqliteConnection,
+    conn: &mut Db,
     project_id: ProjectId,
     base: &str,
     body: &str,
@@ -353,7 +350,7 @@ pub fn record_history(
 /// [`record_history`] without indexing the entry: the loop's finishing write indexes it with the
 /// loop's facts ([`index_loop`]). Answers its path and id.
 pub fn insert_history(
-    conn: &mut SqliteConnection,
+    conn: &mut Db,
     project_id: ProjectId,
     base: &str,
     body: &str,
@@ -384,7 +381,7 @@ type ListedRow = (i32, String, Option<String>, String, String, i32, i64);
 /// schemes, which no run has views of), oldest first, as rows a view would give: resolved,
 /// visible — archived for a superseded or removed memory — at the turn of their provenance.
 pub fn list(
-    conn: &mut SqliteConnection,
+    conn: &mut Db,
     project_id: ProjectId,
     scheme: &str,
     pattern: Option<&str>,
@@ -460,7 +457,7 @@ pub fn list(
 /// Indexes the entry `entry_id` for recall as it is now (its terms before, if any, replaced): a
 /// memory's current version, a history line, a client's fact. A superseded memory and an entry
 /// of no project (a global one) leave the index.
-pub fn index(conn: &mut SqliteConnection, entry_id: i32) -> Result<(), StoreError> {
+pub fn index(conn: &mut Db, entry_id: i32) -> Result<(), StoreError> {
     cached::<Unindex>(&[Bind::Int(entry_id)]).execute(conn)?;
     cached::<Index>(&[Bind::Int(entry_id)]).execute(conn)?;
     Ok(())
@@ -471,7 +468,7 @@ pub fn index(conn: &mut SqliteConnection, entry_id: i32) -> Result<(), StoreErro
 /// the index writes what it holds to disk at every statement that follows a change — a
 /// statement per entry would write one small segment each.
 pub fn index_loop(
-    conn: &mut SqliteConnection,
+    conn: &mut Db,
     run_id: RunId,
     loop_id: LoopId,
     also: i32,
@@ -583,7 +580,7 @@ impl StaticSql for MatchRecall {
 /// The best `limit` entries the full-text index finds for `expression` (an FTS5 query the
 /// caller built from escaped terms: `memory::terms::match_expression`), best first.
 pub fn recall_matches(
-    conn: &mut SqliteConnection,
+    conn: &mut Db,
     expression: &str,
     limit: i32,
 ) -> Result<Vec<Scored>, StoreError> {
@@ -592,11 +589,7 @@ pub fn recall_matches(
 
 /// How many indexed entries hold `term` (for a prefix term, the words it begins), summed over
 /// the words: an estimate, which is all choosing the rarest terms needs.
-pub fn term_frequency(
-    conn: &mut SqliteConnection,
-    term: &str,
-    prefix: bool,
-) -> Result<i64, StoreError> {
+pub fn term_frequency(conn: &mut Db, term: &str, prefix: bool) -> Result<i64, StoreError> {
     let frequency = if prefix {
         let upper = format!("{term}{}", char::MAX);
         cached::<TermsFrom>(&[Bind::Text(term), Bind::Text(&upper)])
@@ -649,10 +642,7 @@ pub struct CandidateRow {
 }
 
 /// The entries `ids` (in no particular order).
-pub fn candidate_rows(
-    conn: &mut SqliteConnection,
-    ids: &[i32],
-) -> Result<Vec<CandidateRow>, StoreError> {
+pub fn candidate_rows(conn: &mut Db, ids: &[i32]) -> Result<Vec<CandidateRow>, StoreError> {
     Ok(e::table
         .filter(e::id.eq_any(ids))
         .select((
@@ -669,10 +659,7 @@ pub fn candidate_rows(
 }
 
 /// The aliases of the runs `ids`: (id, alias).
-pub fn run_aliases(
-    conn: &mut SqliteConnection,
-    ids: &[i32],
-) -> Result<Vec<(i32, String)>, StoreError> {
+pub fn run_aliases(conn: &mut Db, ids: &[i32]) -> Result<Vec<(i32, String)>, StoreError> {
     Ok(runs::table
         .filter(runs::id.eq_any(ids))
         .select((runs::id, runs::alias))
@@ -682,7 +669,7 @@ pub fn run_aliases(
 /// Which of `paths` the run holds in its own scope with the same content as given: (path,
 /// hash) pairs it has (a fork's copies of its parent's facts, which it sees already).
 pub fn held_by_run(
-    conn: &mut SqliteConnection,
+    conn: &mut Db,
     run_id: RunId,
     paths: &[&str],
 ) -> Result<Vec<(String, String)>, StoreError> {
@@ -696,7 +683,7 @@ pub fn held_by_run(
 /// The run's `recall://<loop>` of its current loop (the last one not queued): its body and
 /// attributes, when that loop recalled anything.
 pub fn recall_of_current_loop(
-    conn: &mut SqliteConnection,
+    conn: &mut Db,
     run_id: RunId,
 ) -> Result<Option<(String, String, String)>, StoreError> {
     let sequence: Option<i32> = loops::table
@@ -719,7 +706,7 @@ pub fn recall_of_current_loop(
 
 /// The run's `known://` facts, newest first, at most `limit`: (path, body).
 pub fn run_facts(
-    conn: &mut SqliteConnection,
+    conn: &mut Db,
     run_id: RunId,
     limit: i64,
 ) -> Result<Vec<(String, String)>, StoreError> {
@@ -735,7 +722,7 @@ pub fn run_facts(
 /// The body of the last `update://` the loop `loop_id` of the run wrote, if any: what a
 /// history entry says the loop ended with.
 pub fn last_update_of_loop(
-    conn: &mut SqliteConnection,
+    conn: &mut Db,
     run_id: RunId,
     loop_id: LoopId,
 ) -> Result<Option<String>, StoreError> {
@@ -754,7 +741,7 @@ pub fn last_update_of_loop(
 /// The run's view of its loop `loop_number`'s `recall://` entry while the model still sees it:
 /// archived when the loop ends (a recall is context for its own loop only).
 pub fn visible_recall_of_loop(
-    conn: &mut SqliteConnection,
+    conn: &mut Db,
     run_id: RunId,
     loop_number: i32,
 ) -> Result<Option<i32>, StoreError> {

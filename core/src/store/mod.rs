@@ -4,6 +4,7 @@ pub mod audit;
 pub mod cached;
 pub mod constraints;
 pub mod context;
+pub mod database;
 pub mod entries;
 pub mod export;
 pub mod files;

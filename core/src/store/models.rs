@@ -2,13 +2,14 @@
 
 use super::StoreError;
 use crate::config::ModelSeed;
+use crate::db::Db;
 use crate::schema::models;
 use crate::time::Millis;
 use diesel::prelude::*;
 
 /// A stored model alias.
 #[derive(Debug, Clone, PartialEq, Eq, Queryable, Selectable)]
-#[diesel(table_name = models, check_for_backend(diesel::sqlite::Sqlite))]
+#[diesel(table_name = models, check_for_backend(diesel::sqlite::Sqlite, diesel::pg::Pg))]
 pub struct Model {
     /// Primary key.
     pub id: i32,
@@ -39,11 +40,7 @@ impl Model {
 }
 
 /// Adds or replaces an alias; a `None` context length or fallback keeps the stored one.
-pub fn upsert(
-    conn: &mut SqliteConnection,
-    seed: &ModelSeed,
-    now: Millis,
-) -> Result<Model, StoreError> {
+pub fn upsert(conn: &mut Db, seed: &ModelSeed, now: Millis) -> Result<Model, StoreError> {
     if seed.alias.is_empty() || !seed.actual.contains('/') {
         return Err(StoreError::Invalid(format!(
             "model \"{}\" must map to <provider>/<model>, not \"{}\"",
@@ -58,7 +55,8 @@ pub fn upsert(
         .fallback
         .clone()
         .or(existing.as_ref().and_then(|m| m.fallback.clone()));
-    Ok(diesel::insert_into(models::table)
+    Ok(
+        crate::on_backend!(conn, c => diesel::insert_into(models::table)
         .values((
             models::alias.eq(&seed.alias),
             models::actual.eq(&seed.actual),
@@ -74,11 +72,12 @@ pub fn upsert(
             models::fallback.eq(&fallback),
         ))
         .returning(Model::as_returning())
-        .get_result(conn)?)
+        .get_result(c))?,
+    )
 }
 
 /// The alias, if defined.
-pub fn by_alias(conn: &mut SqliteConnection, alias: &str) -> Result<Option<Model>, StoreError> {
+pub fn by_alias(conn: &mut Db, alias: &str) -> Result<Option<Model>, StoreError> {
     Ok(models::table
         .filter(models::alias.eq(alias))
         .select(Model::as_select())
@@ -87,11 +86,7 @@ pub fn by_alias(conn: &mut SqliteConnection, alias: &str) -> Result<Option<Model
 }
 
 /// A page of aliases in alias order.
-pub fn list(
-    conn: &mut SqliteConnection,
-    limit: i64,
-    offset: i64,
-) -> Result<Vec<Model>, StoreError> {
+pub fn list(conn: &mut Db, limit: i64, offset: i64) -> Result<Vec<Model>, StoreError> {
     Ok(models::table
         .order(models::alias.asc())
         .limit(limit)
@@ -101,7 +96,7 @@ pub fn list(
 }
 
 /// Removes an alias; removing an unknown alias is `NotFound`.
-pub fn remove(conn: &mut SqliteConnection, alias: &str) -> Result<(), StoreError> {
+pub fn remove(conn: &mut Db, alias: &str) -> Result<(), StoreError> {
     let n = diesel::delete(models::table.filter(models::alias.eq(alias))).execute(conn)?;
     if n == 0 {
         return Err(StoreError::NotFound(format!("model \"{alias}\" not found")));

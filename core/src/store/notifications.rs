@@ -2,6 +2,7 @@
 
 use super::cached::{cached, Bind, StaticSql};
 use super::StoreError;
+use crate::db::Db;
 use crate::ids::RunId;
 use crate::schema::notifications;
 use crate::time::Millis;
@@ -10,7 +11,7 @@ use serde::Serialize;
 
 /// A stored notification.
 #[derive(Debug, Clone, PartialEq, Queryable, Selectable)]
-#[diesel(table_name = notifications, check_for_backend(diesel::sqlite::Sqlite))]
+#[diesel(table_name = notifications, check_for_backend(diesel::sqlite::Sqlite, diesel::pg::Pg))]
 pub struct StoredNotification {
     /// The run it belongs to.
     pub run_id: RunId,
@@ -59,7 +60,7 @@ impl StaticSql for Insert {
 ///
 /// `params` must serialise as a JSON object.
 pub fn record<P: Serialize>(
-    conn: &mut SqliteConnection,
+    conn: &mut Db,
     run_id: RunId,
     seq: i32,
     method: &str,
@@ -87,7 +88,7 @@ pub fn record<P: Serialize>(
 
 /// The run's notifications after `seq`, oldest first, at most `limit`.
 pub fn since(
-    conn: &mut SqliteConnection,
+    conn: &mut Db,
     run_id: RunId,
     seq: i32,
     limit: i64,

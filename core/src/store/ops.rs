@@ -9,6 +9,7 @@
 use super::audit::FULL_BODY_SQL;
 use super::entries::{self, EntryWrite, RunRef, ViewRow, WriteCtx};
 use super::{runs, StoreError};
+use crate::db::Db;
 use crate::entry::{State, Visibility, Writer};
 use crate::ids::RunId;
 use crate::path::{normalize, result_path, scheme_of};
@@ -83,7 +84,7 @@ fn clean(path: &str) -> Result<String, StoreError> {
 
 /// The run's entries whose path matches `pattern` (and whose body contains `body_filter`), oldest view first.
 pub fn matching(
-    conn: &mut SqliteConnection,
+    conn: &mut Db,
     run_id: RunId,
     pattern: &str,
     body_filter: Option<&str>,
@@ -113,11 +114,7 @@ pub fn matching(
 }
 
 /// One exact entry of the run, or `NotFound`.
-pub fn exact(
-    conn: &mut SqliteConnection,
-    run_id: RunId,
-    path: &str,
-) -> Result<ViewRow, StoreError> {
+pub fn exact(conn: &mut Db, run_id: RunId, path: &str) -> Result<ViewRow, StoreError> {
     entries::by_path(conn, run_id, path)?
         .ok_or_else(|| StoreError::NotFound(format!("{path} not found in this run")))
 }
@@ -137,7 +134,7 @@ pub struct ViewChange {
 
 /// Applies a body-less change to one view, after the writer check.
 pub fn change_view(
-    conn: &mut SqliteConnection,
+    conn: &mut Db,
     op: &Op,
     row: &ViewRow,
     change: &ViewChange,
@@ -208,7 +205,7 @@ pub struct ContentWrite {
 
 /// Writes one entry's body for the run; answers the normalised path.
 pub fn write_content(
-    conn: &mut SqliteConnection,
+    conn: &mut Db,
     op: &Op,
     w: &ContentWrite,
     turn: i32,
@@ -259,7 +256,7 @@ pub fn write_content(
 
 /// Promotes (or sets the visibility of) every matching entry; answers how many.
 pub fn get(
-    conn: &mut SqliteConnection,
+    conn: &mut Db,
     op: &Op,
     pattern: &str,
     body_filter: Option<&str>,
@@ -278,7 +275,7 @@ pub fn get(
 
 /// Removes the run's views of every matching entry (the entries stay for other runs); answers the paths.
 pub fn rm(
-    conn: &mut SqliteConnection,
+    conn: &mut Db,
     op: &Op,
     pattern: &str,
     body_filter: Option<&str>,
@@ -294,7 +291,7 @@ pub fn rm(
 
 /// Copies one entry's body and attributes to `to` (the source stays); answers the destination path.
 pub fn cp(
-    conn: &mut SqliteConnection,
+    conn: &mut Db,
     op: &Op,
     from: &str,
     to: &str,
@@ -317,7 +314,7 @@ pub fn cp(
 
 /// Moves one entry: copy, then remove the source from the run's view.
 pub fn mv(
-    conn: &mut SqliteConnection,
+    conn: &mut Db,
     op: &Op,
     from: &str,
     to: &str,
@@ -335,7 +332,7 @@ pub fn mv(
 
 /// Writes an `update://` entry with its status; answers its path.
 pub fn update(
-    conn: &mut SqliteConnection,
+    conn: &mut Db,
     op: &Op,
     body: &str,
     status: i32,

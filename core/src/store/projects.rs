@@ -1,6 +1,7 @@
 //! Projects: created by the first `rummy/hello` naming them; a project never moves silently.
 
 use super::StoreError;
+use crate::db::Db;
 use crate::fair::period::CostPeriod;
 use crate::ids::ProjectId;
 use crate::schema::{projects, runs, turns};
@@ -10,7 +11,7 @@ use diesel::prelude::*;
 
 /// A stored project.
 #[derive(Debug, Clone, PartialEq, Queryable, Selectable)]
-#[diesel(table_name = projects, check_for_backend(diesel::sqlite::Sqlite))]
+#[diesel(table_name = projects, check_for_backend(diesel::sqlite::Sqlite, diesel::pg::Pg))]
 pub struct Project {
     /// Primary key.
     pub id: ProjectId,
@@ -56,7 +57,7 @@ impl Project {
 /// conflict, whose message does not say the project's root (a caller may not be allowed to
 /// know where another team's project lives).
 pub fn hello(
-    conn: &mut SqliteConnection,
+    conn: &mut Db,
     name: &str,
     root: &str,
     config_path: Option<&str>,
@@ -70,7 +71,8 @@ pub fn hello(
         }
         return Ok(project);
     }
-    Ok(diesel::insert_into(projects::table)
+    Ok(
+        crate::on_backend!(conn, c => diesel::insert_into(projects::table)
         .values((
             projects::name.eq(name),
             projects::project_root.eq(root),
@@ -78,11 +80,12 @@ pub fn hello(
             projects::created_at.eq(now.0),
         ))
         .returning(Project::as_returning())
-        .get_result(conn)?)
+        .get_result(c))?,
+    )
 }
 
 /// The project with that id.
-pub fn by_id(conn: &mut SqliteConnection, project_id: ProjectId) -> Result<Project, StoreError> {
+pub fn by_id(conn: &mut Db, project_id: ProjectId) -> Result<Project, StoreError> {
     projects::table
         .find(project_id)
         .select(Project::as_select())
@@ -92,7 +95,7 @@ pub fn by_id(conn: &mut SqliteConnection, project_id: ProjectId) -> Result<Proje
 }
 
 /// The project with that name, if any.
-pub fn by_name(conn: &mut SqliteConnection, name: &str) -> Result<Option<Project>, StoreError> {
+pub fn by_name(conn: &mut Db, name: &str) -> Result<Option<Project>, StoreError> {
     Ok(projects::table
         .filter(projects::name.eq(name))
         .select(Project::as_select())
@@ -101,11 +104,7 @@ pub fn by_name(conn: &mut SqliteConnection, name: &str) -> Result<Option<Project
 }
 
 /// A page of the projects, by name.
-pub fn list(
-    conn: &mut SqliteConnection,
-    limit: i64,
-    offset: i64,
-) -> Result<Vec<Project>, StoreError> {
+pub fn list(conn: &mut Db, limit: i64, offset: i64) -> Result<Vec<Project>, StoreError> {
     Ok(projects::table
         .order(projects::name.asc())
         .limit(limit)
@@ -117,7 +116,7 @@ pub fn list(
 /// Sets the cost ceiling of the project `name`: `ceiling` `Some(None)` removes it, `None` keeps
 /// it; `period` `None` keeps the current one. Answers the project as it now stands.
 pub fn set_ceiling(
-    conn: &mut SqliteConnection,
+    conn: &mut Db,
     name: &str,
     ceiling: Option<Option<f64>>,
     period: Option<CostPeriod>,
@@ -133,17 +132,19 @@ pub fn set_ceiling(
         .ok_or_else(|| StoreError::NotFound(format!("project \"{name}\" not found")))?;
     let ceiling = ceiling.unwrap_or(project.cost_ceiling);
     let period = period.unwrap_or(project.period());
-    Ok(diesel::update(projects::table.find(project.id))
+    Ok(
+        crate::on_backend!(conn, c => diesel::update(projects::table.find(project.id))
         .set((
             projects::cost_ceiling.eq(ceiling),
             projects::cost_period.eq(period.as_str()),
         ))
         .returning(Project::as_returning())
-        .get_result(conn)?)
+        .get_result(c))?,
+    )
 }
 
 /// Every project with a cost ceiling, with it.
-pub fn ceilings(conn: &mut SqliteConnection) -> Result<Vec<(ProjectId, Ceiling)>, StoreError> {
+pub fn ceilings(conn: &mut Db) -> Result<Vec<(ProjectId, Ceiling)>, StoreError> {
     let list: Vec<Project> = projects::table
         .filter(projects::cost_ceiling.is_not_null())
         .select(Project::as_select())
@@ -157,11 +158,7 @@ pub fn ceilings(conn: &mut SqliteConnection) -> Result<Vec<(ProjectId, Ceiling)>
 /// What the project's turns begun at or after `since` cost, in US dollars (the provider's
 /// figures; a turn counts in the period it began in), with the side tasks made since (the
 /// sidecar's calls count toward the ceiling like turns).
-pub fn spent_since(
-    conn: &mut SqliteConnection,
-    project_id: ProjectId,
-    since: Millis,
-) -> Result<f64, StoreError> {
+pub fn spent_since(conn: &mut Db, project_id: ProjectId, since: Millis) -> Result<f64, StoreError> {
     let spent: Option<f64> = turns::table
         .inner_join(runs::table)
         .filter(runs::project_id.eq(project_id))

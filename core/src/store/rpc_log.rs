@@ -1,6 +1,7 @@
 //! The RPC log: every call with its params and result or error, truncated, with secrets redacted.
 
 use super::StoreError;
+use crate::db::Db;
 use crate::ids::ProjectId;
 use crate::schema::rpc_log;
 use crate::time::Millis;
@@ -77,11 +78,7 @@ pub struct LoggedCall<'a> {
 }
 
 /// Records a call, redacted and truncated.
-pub fn record(
-    conn: &mut SqliteConnection,
-    call: &LoggedCall<'_>,
-    now: Millis,
-) -> Result<(), StoreError> {
+pub fn record(conn: &mut Db, call: &LoggedCall<'_>, now: Millis) -> Result<(), StoreError> {
     diesel::insert_into(rpc_log::table)
         .values((
             rpc_log::project_id.eq(call.project_id),
@@ -98,7 +95,7 @@ pub fn record(
 }
 
 /// Deletes the calls logged before `cutoff`; answers how many.
-pub fn purge_before(conn: &mut SqliteConnection, cutoff: Millis) -> Result<usize, StoreError> {
+pub fn purge_before(conn: &mut Db, cutoff: Millis) -> Result<usize, StoreError> {
     Ok(diesel::delete(rpc_log::table.filter(rpc_log::created_at.lt(cutoff.0))).execute(conn)?)
 }
 

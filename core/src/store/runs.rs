@@ -3,6 +3,7 @@
 use super::cached::{cached, Bind, StaticSql};
 use super::entries::RunRef;
 use super::{is_unique_violation, StoreError};
+use crate::db::Db;
 use crate::ids::{ProjectId, RunId};
 use crate::run::{alias_stem, valid_alias, Mode, RunStatus};
 use crate::schema::runs;
@@ -11,7 +12,7 @@ use diesel::prelude::*;
 
 /// A stored run.
 #[derive(Debug, Clone, PartialEq, Queryable, Selectable)]
-#[diesel(table_name = runs, check_for_backend(diesel::sqlite::Sqlite))]
+#[diesel(table_name = runs, check_for_backend(diesel::sqlite::Sqlite, diesel::pg::Pg))]
 pub struct Run {
     /// Primary key.
     pub id: RunId,
@@ -112,7 +113,7 @@ pub struct NewRun {
 /// Creates a run. A requested alias that is taken is a conflict; a server-made
 /// alias is `<model stem>_<n>` with the first free `n`, which cannot collide
 /// because this runs on the single writer.
-pub fn create(conn: &mut SqliteConnection, new: &NewRun, now: Millis) -> Result<Run, StoreError> {
+pub fn create(conn: &mut Db, new: &NewRun, now: Millis) -> Result<Run, StoreError> {
     let alias = match &new.alias {
         Some(alias) if !valid_alias(alias) => {
             return Err(StoreError::Invalid(format!(
@@ -122,7 +123,7 @@ pub fn create(conn: &mut SqliteConnection, new: &NewRun, now: Millis) -> Result<
         Some(alias) => alias.clone(),
         None => free_alias(conn, new.project_id, &alias_stem(&new.model))?,
     };
-    let inserted = diesel::insert_into(runs::table)
+    let inserted = crate::on_backend!(conn, c => diesel::insert_into(runs::table)
         .values((
             runs::project_id.eq(new.project_id),
             runs::alias.eq(&alias),
@@ -143,7 +144,7 @@ pub fn create(conn: &mut SqliteConnection, new: &NewRun, now: Millis) -> Result<
             runs::updated_at.eq(now.0),
         ))
         .returning(Run::as_returning())
-        .get_result(conn);
+        .get_result(c));
     match inserted {
         Err(e) if is_unique_violation(&e) => Err(StoreError::Conflict(format!(
             "run alias \"{alias}\" is taken in this project"
@@ -152,11 +153,7 @@ pub fn create(conn: &mut SqliteConnection, new: &NewRun, now: Millis) -> Result<
     }
 }
 
-fn free_alias(
-    conn: &mut SqliteConnection,
-    project_id: ProjectId,
-    stem: &str,
-) -> Result<String, StoreError> {
+fn free_alias(conn: &mut Db, project_id: ProjectId, stem: &str) -> Result<String, StoreError> {
     let taken: i64 = runs::table
         .filter(runs::project_id.eq(project_id))
         .count()
@@ -173,7 +170,7 @@ fn free_alias(
 
 /// The run with that alias in the project.
 pub fn by_alias(
-    conn: &mut SqliteConnection,
+    conn: &mut Db,
     project_id: ProjectId,
     alias: &str,
 ) -> Result<Option<Run>, StoreError> {
@@ -186,7 +183,7 @@ pub fn by_alias(
 }
 
 /// The run with that id.
-pub fn by_id(conn: &mut SqliteConnection, run_id: RunId) -> Result<Run, StoreError> {
+pub fn by_id(conn: &mut Db, run_id: RunId) -> Result<Run, StoreError> {
     runs::table
         .find(run_id)
         .select(Run::as_select())
@@ -229,7 +226,7 @@ pub struct PushMarks {
 /// The run's alias, revision marks, current routing, stop reason and queued loops (a push runs
 /// this after every command, so it reads what it needs through one prepared statement rather
 /// than the run's and the loop's whole rows).
-pub fn push_marks(conn: &mut SqliteConnection, run_id: RunId) -> Result<PushMarks, StoreError> {
+pub fn push_marks(conn: &mut Db, run_id: RunId) -> Result<PushMarks, StoreError> {
     cached::<ReadPushMarks>(&[
         Bind::Int(run_id.0),
         Bind::Int(run_id.0),
@@ -256,7 +253,7 @@ impl StaticSql for ReadPushMarks {
 
 /// A page of the project's runs, newest first.
 pub fn list(
-    conn: &mut SqliteConnection,
+    conn: &mut Db,
     project_id: ProjectId,
     limit: i64,
     offset: i64,
@@ -271,7 +268,7 @@ pub fn list(
 }
 
 /// Runs that a crash may have left mid-loop (running, waiting on a proposal, or queued).
-pub fn unfinished(conn: &mut SqliteConnection) -> Result<Vec<Run>, StoreError> {
+pub fn unfinished(conn: &mut Db) -> Result<Vec<Run>, StoreError> {
     Ok(runs::table
         .filter(runs::status.eq_any([100, 102, 202]))
         .order(runs::id.asc())
@@ -281,7 +278,7 @@ pub fn unfinished(conn: &mut SqliteConnection) -> Result<Vec<Run>, StoreError> {
 
 /// Moves the run to `status`; the database refuses transitions ENGINE.md §2 does not allow.
 pub fn set_status(
-    conn: &mut SqliteConnection,
+    conn: &mut Db,
     run_id: RunId,
     status: RunStatus,
     now: Millis,
@@ -296,23 +293,23 @@ pub fn set_status(
 }
 
 /// Takes the run's next turn number.
-pub fn take_turn_number(conn: &mut SqliteConnection, run_id: RunId) -> Result<i32, StoreError> {
+pub fn take_turn_number(conn: &mut Db, run_id: RunId) -> Result<i32, StoreError> {
     take::<TurnCounter>(conn, run_id)
 }
 
 /// Takes the run's next loop sequence number.
-pub fn take_loop_number(conn: &mut SqliteConnection, run_id: RunId) -> Result<i32, StoreError> {
+pub fn take_loop_number(conn: &mut Db, run_id: RunId) -> Result<i32, StoreError> {
     take::<LoopCounter>(conn, run_id)
 }
 
 /// Takes the run's next view revision.
-pub fn take_rev(conn: &mut SqliteConnection, run_id: RunId) -> Result<i32, StoreError> {
+pub fn take_rev(conn: &mut Db, run_id: RunId) -> Result<i32, StoreError> {
     take::<RevCounter>(conn, run_id)
 }
 
 /// Records that views up to `rev` were pushed and takes the run's next notification sequence
 /// number for that push: both in one bump of the run's row.
-pub fn take_push(conn: &mut SqliteConnection, run_id: RunId, rev: i32) -> Result<i32, StoreError> {
+pub fn take_push(conn: &mut Db, run_id: RunId, rev: i32) -> Result<i32, StoreError> {
     if cached::<BumpPush>(&[Bind::Int(rev), Bind::Int(run_id.0)]).execute(conn)? == 0 {
         return Err(diesel::result::Error::NotFound.into());
     }
@@ -346,7 +343,7 @@ trait Counter {
 }
 
 /// Bumps counter `C` of the run and returns the value it had.
-fn take<C: Counter>(conn: &mut SqliteConnection, run_id: RunId) -> Result<i32, StoreError> {
+fn take<C: Counter>(conn: &mut Db, run_id: RunId) -> Result<i32, StoreError> {
     if cached::<C::Bump>(&[Bind::Int(run_id.0)]).execute(conn)? == 0 {
         return Err(diesel::result::Error::NotFound.into());
     }
@@ -389,10 +386,7 @@ counter!(RevCounter, BumpRev, ReadRev, "next_rev");
 /// explicitly (an entry's scope is a key, not a reference). Answers the deleted runs' ids.
 ///
 /// A run's `updated_at` moves with every status change, so this is "untouched since".
-pub fn purge_finished_before(
-    conn: &mut SqliteConnection,
-    cutoff: Millis,
-) -> Result<Vec<RunId>, StoreError> {
+pub fn purge_finished_before(conn: &mut Db, cutoff: Millis) -> Result<Vec<RunId>, StoreError> {
     use crate::schema::{entries, loops};
     let finished: Vec<i32> = RunStatus::ALL
         .into_iter()
@@ -444,7 +438,7 @@ pub struct RunSettings {
 
 /// Changes a run's settings; later loops use them.
 pub fn configure(
-    conn: &mut SqliteConnection,
+    conn: &mut Db,
     run_id: RunId,
     settings: &RunSettings,
     now: Millis,
@@ -461,7 +455,8 @@ pub fn configure(
         Some(p) => Some(p.clone()),
         None => run.persona.clone(),
     };
-    Ok(diesel::update(runs::table.find(run_id))
+    Ok(
+        crate::on_backend!(conn, c => diesel::update(runs::table.find(run_id))
         .set((
             runs::model.eq(settings.model.as_ref().unwrap_or(&run.model)),
             runs::temperature.eq(settings.temperature.or(run.temperature)),
@@ -472,25 +467,21 @@ pub fn configure(
             runs::updated_at.eq(now.0),
         ))
         .returning(Run::as_returning())
-        .get_result(conn)?)
+        .get_result(c))?,
+    )
 }
 
 /// Renames a run within its project; the new alias must be valid and free.
-pub fn rename(
-    conn: &mut SqliteConnection,
-    run_id: RunId,
-    alias: &str,
-    now: Millis,
-) -> Result<Run, StoreError> {
+pub fn rename(conn: &mut Db, run_id: RunId, alias: &str, now: Millis) -> Result<Run, StoreError> {
     if !valid_alias(alias) {
         return Err(StoreError::Invalid(format!(
             "run alias \"{alias}\" must be 1-128 characters of [A-Za-z0-9_]"
         )));
     }
-    let renamed = diesel::update(runs::table.find(run_id))
+    let renamed = crate::on_backend!(conn, c => diesel::update(runs::table.find(run_id))
         .set((runs::alias.eq(alias), runs::updated_at.eq(now.0)))
         .returning(Run::as_returning())
-        .get_result(conn);
+        .get_result(c));
     match renamed {
         Err(e) if is_unique_violation(&e) => Err(StoreError::Conflict(format!(
             "run alias \"{alias}\" is taken in this project"
@@ -500,11 +491,7 @@ pub fn rename(
 }
 
 /// Starts the child's turn numbering where the parent's is, so copied entries keep their turns.
-pub fn continue_numbering(
-    conn: &mut SqliteConnection,
-    child_id: RunId,
-    parent: &Run,
-) -> Result<(), StoreError> {
+pub fn continue_numbering(conn: &mut Db, child_id: RunId, parent: &Run) -> Result<(), StoreError> {
     diesel::update(runs::table.find(child_id))
         .set(runs::next_turn.eq(parent.next_turn))
         .execute(conn)?;

@@ -1,16 +1,17 @@
 //! Writes the scheme registry into the `schemes` table so SQL joins agree with the Rust registry.
 
 use super::StoreError;
+use crate::db::Db;
 use crate::schema::schemes;
 use crate::schemes::SCHEMES;
 use diesel::prelude::*;
 use diesel::upsert::excluded;
 
 /// Upserts every registered scheme.
-pub fn seed(conn: &mut SqliteConnection) -> Result<(), StoreError> {
+pub fn seed(conn: &mut Db) -> Result<(), StoreError> {
     for s in SCHEMES {
         let writable_by = serde_json::to_string(&s.writable_by())?;
-        diesel::insert_into(schemes::table)
+        crate::on_backend!(conn, c => diesel::insert_into(schemes::table)
             .values((
                 schemes::name.eq(s.name),
                 schemes::model_visible.eq(s.model_visible),
@@ -26,7 +27,7 @@ pub fn seed(conn: &mut SqliteConnection) -> Result<(), StoreError> {
                 schemes::default_scope.eq(excluded(schemes::default_scope)),
                 schemes::writable_by.eq(excluded(schemes::writable_by)),
             ))
-            .execute(conn)?;
+            .execute(c))?;
     }
     Ok(())
 }

@@ -3,6 +3,7 @@
 
 use super::entries::{ViewRow, VIEW_COLUMNS};
 use super::StoreError;
+use crate::db::Db;
 use crate::ids::{LoopId, RunId};
 use crate::schema::{entries, run_views, turns};
 use diesel::dsl::count_star;
@@ -16,10 +17,7 @@ pub const ACTIVITY_SCHEMES: &[&str] = &[
 ];
 
 /// The run's last turn: its loop and number; `None` before its first turn.
-pub fn last_turn(
-    conn: &mut SqliteConnection,
-    run_id: RunId,
-) -> Result<Option<(LoopId, i32)>, StoreError> {
+pub fn last_turn(conn: &mut Db, run_id: RunId) -> Result<Option<(LoopId, i32)>, StoreError> {
     Ok(turns::table
         .filter(turns::run_id.eq(run_id))
         .order(turns::sequence.desc())
@@ -29,11 +27,7 @@ pub fn last_turn(
 }
 
 /// How many turns the run began after turn `since`.
-pub fn turns_since(
-    conn: &mut SqliteConnection,
-    run_id: RunId,
-    since: i32,
-) -> Result<u32, StoreError> {
+pub fn turns_since(conn: &mut Db, run_id: RunId, since: i32) -> Result<u32, StoreError> {
     let n: i64 = turns::table
         .filter(turns::run_id.eq(run_id))
         .filter(turns::sequence.gt(since))
@@ -45,7 +39,7 @@ pub fn turns_since(
 /// The run's prompts, results and errors written after turn `since`, in the order they were
 /// written.
 pub fn activity_since(
-    conn: &mut SqliteConnection,
+    conn: &mut Db,
     run_id: RunId,
     since: i32,
 ) -> Result<Vec<ViewRow>, StoreError> {

@@ -12,6 +12,7 @@
 use super::entries::{self, EntryWrite, RunRef, ViewRow, Written, VIEW_COLUMNS};
 use super::memory::Provenance;
 use super::{runs, StoreError};
+use crate::db::Db;
 use crate::entry::{Scope, State, Visibility};
 use crate::ids::{LoopId, ProjectId, RunId};
 use crate::path::scheme_of;
@@ -59,7 +60,7 @@ pub struct Ask<'a> {
 
 /// The project's shared question at `path`, if one was ever asked: (id, attributes).
 fn project_question(
-    conn: &mut SqliteConnection,
+    conn: &mut Db,
     project_id: ProjectId,
     path: &str,
 ) -> Result<Option<(i32, Value)>, StoreError> {
@@ -76,7 +77,7 @@ fn project_question(
 /// project's scope, the asking run's view, and views for the project's runs with a loop under
 /// way or queued. The run's own question at that path, if it had one, gives way to it
 /// (archived). A question asked again after it was answered is open again.
-pub fn ask(conn: &mut SqliteConnection, a: &Ask<'_>, at: WriteCtx) -> Result<Written, StoreError> {
+pub fn ask(conn: &mut Db, a: &Ask<'_>, at: WriteCtx) -> Result<Written, StoreError> {
     if scheme_of(a.path).as_deref() != Some("unknown") {
         return Err(StoreError::Invalid(format!(
             "{} is not an unknown:// path: only questions are shared",
@@ -158,14 +159,9 @@ fn with_time(p: Provenance<'_>, now: Millis) -> Map<String, Value> {
 
 /// Gives run `run_id` a visible view of the entry (or makes its view visible again), at the
 /// run's next revision.
-fn show_to(
-    conn: &mut SqliteConnection,
-    run_id: RunId,
-    entry_id: i32,
-    now: Millis,
-) -> Result<(), StoreError> {
+fn show_to(conn: &mut Db, run_id: RunId, entry_id: i32, now: Millis) -> Result<(), StoreError> {
     let rev = runs::take_rev(conn, run_id)?;
-    diesel::insert_into(run_views::table)
+    crate::on_backend!(conn, c => diesel::insert_into(run_views::table)
         .values((
             run_views::run_id.eq(run_id),
             run_views::entry_id.eq(entry_id),
@@ -181,13 +177,13 @@ fn show_to(
             run_views::rev.eq(rev),
             run_views::updated_at.eq(now.0),
         ))
-        .execute(conn)?;
+        .execute(c))?;
     Ok(())
 }
 
 /// Gives the run a view of every open shared question of its project it has none of (a loop's
 /// start); answers how many. Nothing is written when there is none.
-pub fn attach(conn: &mut SqliteConnection, run: RunRef, now: Millis) -> Result<usize, StoreError> {
+pub fn attach(conn: &mut Db, run: RunRef, now: Millis) -> Result<usize, StoreError> {
     let questions: Vec<(i32, String)> = e::table
         .filter(e::scope.eq(Scope::Project(run.project_id).key()))
         .filter(e::scheme.eq("unknown"))
@@ -246,7 +242,7 @@ pub enum Closed {
 /// `answer` of `run`, by `by`: the project's shared question for every run, else the run's own;
 /// `closedBy` records the answer and its provenance.
 pub fn close(
-    conn: &mut SqliteConnection,
+    conn: &mut Db,
     run: RunRef,
     question: &str,
     answer: &str,

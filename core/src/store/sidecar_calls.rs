@@ -5,6 +5,7 @@
 //! these rows' figures to its turns'.
 
 use super::StoreError;
+use crate::db::Db;
 use crate::ids::{ProjectId, RunId};
 use crate::provider::Usage;
 use crate::schema::{runs, sidecar_calls};
@@ -34,11 +35,7 @@ pub struct SidecarCall<'a> {
 }
 
 /// Stores a side task's call.
-pub fn record(
-    conn: &mut SqliteConnection,
-    call: &SidecarCall<'_>,
-    now: Millis,
-) -> Result<(), StoreError> {
+pub fn record(conn: &mut Db, call: &SidecarCall<'_>, now: Millis) -> Result<(), StoreError> {
     let u = &call.usage;
     diesel::insert_into(sidecar_calls::table)
         .values((
@@ -81,7 +78,7 @@ pub struct StoredCall {
 }
 
 /// The run's side-task calls, oldest first.
-pub fn of_run(conn: &mut SqliteConnection, run_id: RunId) -> Result<Vec<StoredCall>, StoreError> {
+pub fn of_run(conn: &mut Db, run_id: RunId) -> Result<Vec<StoredCall>, StoreError> {
     Ok(sidecar_calls::table
         .filter(sidecar_calls::run_id.eq(run_id))
         .order(sidecar_calls::id)
@@ -98,7 +95,7 @@ pub fn of_run(conn: &mut SqliteConnection, run_id: RunId) -> Result<Vec<StoredCa
 }
 
 /// The run's side-task usage summed over all its calls.
-pub fn totals(conn: &mut SqliteConnection, run_id: RunId) -> Result<Usage, StoreError> {
+pub fn totals(conn: &mut Db, run_id: RunId) -> Result<Usage, StoreError> {
     let sums: super::turns::UsageSums = sidecar_calls::table
         .filter(sidecar_calls::run_id.eq(run_id))
         .select((
@@ -114,11 +111,7 @@ pub fn totals(conn: &mut SqliteConnection, run_id: RunId) -> Result<Usage, Store
 }
 
 /// What the project's side tasks made at or after `since` cost, in US dollars.
-pub fn spent_since(
-    conn: &mut SqliteConnection,
-    project_id: ProjectId,
-    since: Millis,
-) -> Result<f64, StoreError> {
+pub fn spent_since(conn: &mut Db, project_id: ProjectId, since: Millis) -> Result<f64, StoreError> {
     let spent: Option<f64> = sidecar_calls::table
         .inner_join(runs::table)
         .filter(runs::project_id.eq(project_id))

@@ -5,6 +5,7 @@
 //! memory features ask before they run.
 
 use super::StoreError;
+use crate::db::Db;
 use crate::entry::{Scope, State, Visibility, Writer};
 use crate::ids::RunId;
 use crate::schema::{entries, run_views};
@@ -56,7 +57,7 @@ pub fn list_dir(dir: &Path) -> Vec<(String, String)> {
 /// the entry's attributes, and its `paths` — the project files they match, made visible (a
 /// file an `ignore` constraint keeps out stays out). Answers the skill's path and the files.
 pub fn add(
-    conn: &mut SqliteConnection,
+    conn: &mut Db,
     run: RunRef,
     name: &str,
     skill: &Skill,
@@ -87,7 +88,7 @@ pub fn add(
 /// Makes the project files matching any of `patterns` visible in the run's view, in path
 /// order; files an `ignore` constraint keeps out are left out.
 fn activate_paths(
-    conn: &mut SqliteConnection,
+    conn: &mut Db,
     run: RunRef,
     patterns: &[String],
     now: Millis,
@@ -123,7 +124,7 @@ fn activate_paths(
 }
 
 /// Removes a skill from the run's view; a skill the run does not have is `NotFound`.
-pub fn remove(conn: &mut SqliteConnection, run_id: RunId, name: &str) -> Result<(), StoreError> {
+pub fn remove(conn: &mut Db, run_id: RunId, name: &str) -> Result<(), StoreError> {
     let path = format!("skill://{name}");
     let entry: Option<i32> = entries::table
         .filter(entries::scope.eq(Scope::Global.key()))
@@ -162,7 +163,7 @@ pub struct RunSkill {
 }
 
 /// The skills in the run's view, by name, with their view state and frontmatter.
-pub fn of_run(conn: &mut SqliteConnection, run_id: RunId) -> Result<Vec<RunSkill>, StoreError> {
+pub fn of_run(conn: &mut Db, run_id: RunId) -> Result<Vec<RunSkill>, StoreError> {
     let rows: Vec<(String, State, Visibility, String)> = run_views::table
         .inner_join(entries::table)
         .filter(run_views::run_id.eq(run_id))
@@ -187,7 +188,7 @@ pub fn of_run(conn: &mut SqliteConnection, run_id: RunId) -> Result<Vec<RunSkill
 }
 
 /// The attributes (name and frontmatter) of the run's active skills, by name.
-pub fn active(conn: &mut SqliteConnection, run_id: RunId) -> Result<Vec<Value>, StoreError> {
+pub fn active(conn: &mut Db, run_id: RunId) -> Result<Vec<Value>, StoreError> {
     Ok(of_run(conn, run_id)?
         .into_iter()
         .filter(|s| s.active)
@@ -199,13 +200,13 @@ pub fn active(conn: &mut SqliteConnection, run_id: RunId) -> Result<Vec<Value>, 
 /// of them sets, [`MemoryScope::Session`] (everything) when none does. Recall runs only when
 /// [`MemoryScope::allows_recall`], session state only when
 /// [`MemoryScope::allows_session_state`].
-pub fn memory_scope(conn: &mut SqliteConnection, run_id: RunId) -> Result<MemoryScope, StoreError> {
+pub fn memory_scope(conn: &mut Db, run_id: RunId) -> Result<MemoryScope, StoreError> {
     Ok(skill::memory_scope(&active(conn, run_id)?))
 }
 
 /// Sets or clears the run's persona text.
 pub fn set_persona(
-    conn: &mut SqliteConnection,
+    conn: &mut Db,
     run_id: RunId,
     persona: Option<&str>,
     now: Millis,
@@ -225,7 +226,7 @@ mod tests {
     use pretty_assertions::assert_eq;
 
     /// A project `p` holding `src/a.rs`, `src/b.rs`, `notes.md` and `secret.env`, and run `r`.
-    fn setup(conn: &mut SqliteConnection) -> RunRef {
+    fn setup(conn: &mut Db) -> RunRef {
         let p = project(conn, "p");
         let paths = ["src/a.rs", "src/b.rs", "notes.md", "secret.env"];
         let files: Vec<FileContent> = paths
@@ -260,7 +261,7 @@ mod tests {
     }
 
     /// The visible files of the run, by path.
-    fn visible(conn: &mut SqliteConnection, run_id: RunId) -> Vec<String> {
+    fn visible(conn: &mut Db, run_id: RunId) -> Vec<String> {
         run_views::table
             .inner_join(entries::table)
             .filter(run_views::run_id.eq(run_id))
@@ -332,7 +333,7 @@ mod tests {
     fn the_memory_scope_follows_the_active_skills() {
         let mut conn = memory();
         let r = setup(&mut conn);
-        let scope = |conn: &mut SqliteConnection| memory_scope(conn, r.run_id).unwrap();
+        let scope = |conn: &mut Db| memory_scope(conn, r.run_id).unwrap();
         let before = scope(&mut conn);
         add(
             &mut conn,

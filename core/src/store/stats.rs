@@ -2,6 +2,7 @@
 
 use super::loops::QUEUED;
 use super::StoreError;
+use crate::db::Db;
 use crate::ids::ProjectId;
 use crate::schema::{loops, projects, runs};
 use diesel::dsl::count_star;
@@ -19,7 +20,7 @@ pub struct Counts {
 }
 
 /// Reads the counts in one snapshot (the caller's transaction or read connection).
-pub fn counts(conn: &mut SqliteConnection) -> Result<Counts, StoreError> {
+pub fn counts(conn: &mut Db) -> Result<Counts, StoreError> {
     let runs_by_status = runs::table
         .group_by(runs::status)
         .select((runs::status, count_star()))

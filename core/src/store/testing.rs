@@ -3,20 +3,21 @@
 
 use super::entries::{self, EntryWrite, RunRef, WriteCtx, Written};
 use super::{projects, runs, schemes, StoreError};
-use crate::db::run_migrations;
+use crate::db::Db;
 use crate::entry::{State, Visibility, Writer};
 use crate::ids::ProjectId;
+use crate::store::database::run_migrations;
 use crate::time::Millis;
 use diesel::connection::SimpleConnection;
-use diesel::{Connection, SqliteConnection};
+use diesel::Connection;
 use serde_json::json;
 
 /// The instant test writes are stamped with.
 pub const NOW: Millis = Millis(1_700_000_000_000);
 
 /// A migrated in-memory store with foreign keys on and the scheme registry seeded.
-pub fn memory() -> SqliteConnection {
-    let mut conn = SqliteConnection::establish(":memory:").unwrap();
+pub fn memory() -> Db {
+    let mut conn = Db::establish(":memory:").unwrap();
     conn.batch_execute("PRAGMA foreign_keys = ON;").unwrap();
     run_migrations(&mut conn).unwrap();
     schemes::seed(&mut conn).unwrap();
@@ -24,12 +25,12 @@ pub fn memory() -> SqliteConnection {
 }
 
 /// Project `name` (rooted at `/<name>`).
-pub fn project(conn: &mut SqliteConnection, name: &str) -> projects::Project {
+pub fn project(conn: &mut Db, name: &str) -> projects::Project {
     projects::hello(conn, name, &format!("/{name}"), None, NOW).unwrap()
 }
 
 /// A new run `alias` of the project, on model `m`.
-pub fn run(conn: &mut SqliteConnection, project_id: ProjectId, alias: &str) -> RunRef {
+pub fn run(conn: &mut Db, project_id: ProjectId, alias: &str) -> RunRef {
     let new = runs::NewRun {
         project_id,
         alias: Some(alias.into()),
@@ -45,7 +46,7 @@ pub fn run(conn: &mut SqliteConnection, project_id: ProjectId, alias: &str) -> R
 
 /// Writes `body` at `path` for `run` as `writer`, resolved, at turn 1, with no attributes.
 pub fn write(
-    conn: &mut SqliteConnection,
+    conn: &mut Db,
     run: RunRef,
     path: &str,
     body: &str,
@@ -77,7 +78,7 @@ pub fn write(
 /// Stores an entry of any scheme — one the registry does not know yet, such as another
 /// feature's `session://` — in `scope`, with no view, and indexes it for recall as a loop's end
 /// would: what recall must cope with.
-pub fn insert_entry(conn: &mut SqliteConnection, scope: &str, path: &str, body: &str, at: Millis) {
+pub fn insert_entry(conn: &mut Db, scope: &str, path: &str, body: &str, at: Millis) {
     use crate::schema::entries as e;
     use diesel::{ExpressionMethods, QueryDsl, RunQueryDsl};
     diesel::insert_into(e::table)
@@ -102,7 +103,7 @@ pub fn insert_entry(conn: &mut SqliteConnection, scope: &str, path: &str, body: 
 }
 
 /// Writes a run's fact as [`write`] does, and indexes it for recall as its loop's end would.
-pub fn fact(conn: &mut SqliteConnection, run: RunRef, path: &str, body: &str) -> Written {
+pub fn fact(conn: &mut Db, run: RunRef, path: &str, body: &str) -> Written {
     let written = write(conn, run, path, body, Visibility::Visible, Writer::Model).unwrap();
     super::memory::index(conn, written.entry_id).unwrap();
     written

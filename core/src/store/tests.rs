@@ -2,11 +2,12 @@
 
 use super::testing::memory;
 use super::*;
-use crate::db::{run_migrations, MIGRATIONS};
+use crate::db::Db;
 use crate::entry::{Visibility, Writer};
 use crate::ids::{ProjectId, RunId};
 use crate::run::{Mode, RunStatus};
 use crate::schema as t;
+use crate::store::database::{run_migrations, MIGRATIONS};
 use crate::time::Millis;
 use diesel::connection::SimpleConnection;
 use diesel::prelude::*;
@@ -36,13 +37,13 @@ const FULL_TEXT: [&str; 6] = [
 ];
 
 /// The tables `schema.rs` describes: every table but the full-text index's.
-fn table_names(conn: &mut SqliteConnection) -> Vec<String> {
+fn table_names(conn: &mut Db) -> Vec<String> {
     let mut names = all_table_names(conn);
     names.retain(|n| !FULL_TEXT.contains(&n.as_str()));
     names
 }
 
-fn all_table_names(conn: &mut SqliteConnection) -> Vec<String> {
+fn all_table_names(conn: &mut Db) -> Vec<String> {
     diesel::sql_query(
         "SELECT name FROM sqlite_master WHERE type = 'table' \
          AND name NOT LIKE 'sqlite_%' AND name <> '__diesel_schema_migrations' ORDER BY name",
@@ -54,7 +55,7 @@ fn all_table_names(conn: &mut SqliteConnection) -> Vec<String> {
     .collect()
 }
 
-fn db_columns(conn: &mut SqliteConnection, table: &str) -> Vec<String> {
+fn db_columns(conn: &mut Db, table: &str) -> Vec<String> {
     diesel::sql_query(format!(
         "SELECT name FROM pragma_table_info('{table}') ORDER BY cid"
     ))
@@ -108,7 +109,7 @@ fn migrations_up_down_up() {
         "users",
     ];
     assert_eq!(table_names(&mut conn), expected);
-    let full_text = |conn: &mut SqliteConnection| {
+    let full_text = |conn: &mut Db| {
         let mut names = all_table_names(conn);
         names.retain(|n| FULL_TEXT.contains(&n.as_str()));
         names
@@ -201,11 +202,11 @@ fn schema_matches_migrations() {
     }
 }
 
-fn project(conn: &mut SqliteConnection) -> projects::Project {
+fn project(conn: &mut Db) -> projects::Project {
     projects::hello(conn, "demo", "/srv/demo", None, NOW).unwrap()
 }
 
-fn run(conn: &mut SqliteConnection, project_id: ProjectId, alias: Option<&str>) -> runs::Run {
+fn run(conn: &mut Db, project_id: ProjectId, alias: Option<&str>) -> runs::Run {
     let new = runs::NewRun {
         project_id,
         alias: alias.map(str::to_owned),
@@ -238,7 +239,7 @@ fn run_status_trigger_agrees_with_code() {
     }
 }
 
-fn current_status(conn: &mut SqliteConnection, id: RunId) -> i32 {
+fn current_status(conn: &mut Db, id: RunId) -> i32 {
     diesel::sql_query("SELECT status FROM runs WHERE id = ?")
         .bind::<Integer, _>(id)
         .get_result::<StatusRow>(conn)
@@ -247,7 +248,7 @@ fn current_status(conn: &mut SqliteConnection, id: RunId) -> i32 {
 }
 
 /// Sets a status bypassing the transition trigger (test set-up only).
-fn force_status(conn: &mut SqliteConnection, id: RunId, to: RunStatus) -> QueryResult<()> {
+fn force_status(conn: &mut Db, id: RunId, to: RunStatus) -> QueryResult<()> {
     conn.transaction(|c| {
         let trigger: String = diesel::sql_query(
             "SELECT sql AS name FROM sqlite_master WHERE name = 'runs_status_transition'",
@@ -330,7 +331,7 @@ fn loops_are_a_fifo_with_one_active() {
 }
 
 /// The run's current loop: the active one, else the one that ran last.
-fn current(conn: &mut SqliteConnection, run_id: RunId) -> Option<loops::Loop> {
+fn current(conn: &mut Db, run_id: RunId) -> Option<loops::Loop> {
     t::loops::table
         .filter(t::loops::run_id.eq(run_id))
         .filter(t::loops::status.ne(loops::QUEUED))
@@ -406,7 +407,7 @@ fn routing_is_recorded_on_the_loop() {
 }
 
 /// Run `w` in a fresh project.
-fn run_w(conn: &mut SqliteConnection) -> entries::RunRef {
+fn run_w(conn: &mut Db) -> entries::RunRef {
     let p = project(conn);
     let r = run(conn, p.id, Some("w"));
     entries::RunRef {
@@ -416,7 +417,7 @@ fn run_w(conn: &mut SqliteConnection) -> entries::RunRef {
 }
 
 fn write_entry(
-    conn: &mut SqliteConnection,
+    conn: &mut Db,
     run: entries::RunRef,
     path: &str,
     body: &str,
@@ -547,8 +548,7 @@ fn notifications_are_numbered_per_run() {
         (json!(1), json!(2), json!(1))
     );
     assert_eq!(n2, json!({"a": 2, "seq": 2}));
-    let marks =
-        |conn: &mut SqliteConnection, id: RunId| runs::push_marks(conn, id).unwrap().pushed_rev;
+    let marks = |conn: &mut Db, id: RunId| runs::push_marks(conn, id).unwrap().pushed_rev;
     assert_eq!((marks(&mut conn, r1.id), marks(&mut conn, r2.id)), (5, 1));
     let missed = notifications::since(&mut conn, r1.id, 1, 100).unwrap();
     assert_eq!(missed.iter().map(|n| n.seq).collect::<Vec<_>>(), vec![2]);
@@ -575,7 +575,7 @@ fn retention_purges_only_runs_finished_before_the_cutoff() {
     let mut conn = memory();
     let p = project(&mut conn);
     let long_ago = NOW.days_before(40);
-    let finished_at = |conn: &mut SqliteConnection, alias: &str, at: Millis| {
+    let finished_at = |conn: &mut Db, alias: &str, at: Millis| {
         let r = run(conn, p.id, Some(alias));
         runs::set_status(conn, r.id, RunStatus::Running, at).unwrap();
         runs::set_status(conn, r.id, RunStatus::Completed, at).unwrap();

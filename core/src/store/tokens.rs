@@ -7,6 +7,7 @@
 use super::entries::hex_sha256;
 use super::StoreError;
 use crate::access::principal::Principal;
+use crate::db::Db;
 use crate::schema::{tokens, users};
 use crate::time::Millis;
 use diesel::prelude::*;
@@ -125,14 +126,14 @@ pub fn token_text(secret: &[u8; 32]) -> String {
 
 /// Whether any token was ever made: from then on every connection needs one (revoking them
 /// all does not reopen the server).
-pub fn any(conn: &mut SqliteConnection) -> Result<bool, StoreError> {
+pub fn any(conn: &mut Db) -> Result<bool, StoreError> {
     Ok(diesel::select(diesel::dsl::exists(tokens::table.select(tokens::id))).get_result(conn)?)
 }
 
 /// Makes a token from `secret` for `new.user` (made on first use); answers the token's text —
 /// the only time it exists outside its holder's hands — and what listings show of it.
 pub fn create(
-    conn: &mut SqliteConnection,
+    conn: &mut Db,
     new: &NewToken,
     secret: &[u8; 32],
     now: Millis,
@@ -146,11 +147,11 @@ pub fn create(
             "projects: {project:?} is not a project name"
         )));
     }
-    diesel::insert_into(users::table)
+    crate::on_backend!(conn, c => diesel::insert_into(users::table)
         .values((users::name.eq(user), users::created_at.eq(now.0)))
         .on_conflict(users::name)
         .do_nothing()
-        .execute(conn)?;
+        .execute(c))?;
     let user_id: i32 = users::table
         .filter(users::name.eq(user))
         .select(users::id)
@@ -173,7 +174,7 @@ pub fn create(
     Ok((text, made))
 }
 
-fn by_id(conn: &mut SqliteConnection, id: i32) -> Result<TokenInfo, StoreError> {
+fn by_id(conn: &mut Db, id: i32) -> Result<TokenInfo, StoreError> {
     tokens::table
         .inner_join(users::table)
         .filter(tokens::id.eq(id))
@@ -185,7 +186,7 @@ fn by_id(conn: &mut SqliteConnection, id: i32) -> Result<TokenInfo, StoreError> 
 }
 
 /// Every token, oldest first.
-pub fn list(conn: &mut SqliteConnection) -> Result<Vec<TokenInfo>, StoreError> {
+pub fn list(conn: &mut Db) -> Result<Vec<TokenInfo>, StoreError> {
     Ok(tokens::table
         .inner_join(users::table)
         .order(tokens::id.asc())
@@ -198,11 +199,7 @@ pub fn list(conn: &mut SqliteConnection) -> Result<Vec<TokenInfo>, StoreError> {
 
 /// Revokes the token with this id, or the one whose text starts with `key` (its listed prefix);
 /// answers it. Revoking a revoked token keeps its first revocation time.
-pub fn revoke(
-    conn: &mut SqliteConnection,
-    key: &str,
-    now: Millis,
-) -> Result<TokenInfo, StoreError> {
+pub fn revoke(conn: &mut Db, key: &str, now: Millis) -> Result<TokenInfo, StoreError> {
     let matching: Vec<i32> = match key.parse::<i32>() {
         Ok(id) => tokens::table
             .filter(tokens::id.eq(id))
@@ -231,7 +228,7 @@ pub fn revoke(
 
 /// Who a token's text lets in, now.
 pub fn check(
-    conn: &mut SqliteConnection,
+    conn: &mut Db,
     text: &str,
     now: Millis,
 ) -> Result<Result<Principal, Refused>, StoreError> {
@@ -259,11 +256,7 @@ pub fn check(
 }
 
 /// Of `ids`, the tokens no longer valid at `now` (revoked or expired): their connections end.
-pub fn lapsed(
-    conn: &mut SqliteConnection,
-    ids: &[i32],
-    now: Millis,
-) -> Result<Vec<i32>, StoreError> {
+pub fn lapsed(conn: &mut Db, ids: &[i32], now: Millis) -> Result<Vec<i32>, StoreError> {
     if ids.is_empty() {
         return Ok(Vec::new());
     }

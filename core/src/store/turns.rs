@@ -2,6 +2,7 @@
 
 use super::cached::{cached, Bind, StaticSql};
 use super::{runs, StoreError};
+use crate::db::Db;
 use crate::ids::{LoopId, RunId, TurnId};
 use crate::provider::Usage;
 use crate::schema::turns;
@@ -18,7 +19,7 @@ pub const FAILED: i32 = 500;
 
 /// A stored turn.
 #[derive(Debug, Clone, PartialEq, Queryable, Selectable)]
-#[diesel(table_name = turns, check_for_backend(diesel::sqlite::Sqlite))]
+#[diesel(table_name = turns, check_for_backend(diesel::sqlite::Sqlite, diesel::pg::Pg))]
 pub struct Turn {
     /// Primary key.
     pub id: TurnId,
@@ -54,7 +55,7 @@ pub struct Turn {
 
 /// Starts the next turn of the run inside `loop_id`.
 pub fn begin(
-    conn: &mut SqliteConnection,
+    conn: &mut Db,
     run_id: RunId,
     loop_id: LoopId,
     now: Millis,
@@ -123,7 +124,7 @@ struct Id {
 
 /// Stores the provider's usage and the reasoning text for a turn.
 pub fn record_usage(
-    conn: &mut SqliteConnection,
+    conn: &mut Db,
     turn_id: TurnId,
     context_tokens: i32,
     usage: &Usage,
@@ -147,12 +148,7 @@ pub fn record_usage(
 }
 
 /// Sets a turn's final status.
-pub fn finish(
-    conn: &mut SqliteConnection,
-    turn_id: TurnId,
-    status: i32,
-    now: Millis,
-) -> Result<(), StoreError> {
+pub fn finish(conn: &mut Db, turn_id: TurnId, status: i32, now: Millis) -> Result<(), StoreError> {
     cached::<Finish>(&[Bind::Int(status), Bind::Big(now.0), Bind::Int(turn_id.0)]).execute(conn)?;
     Ok(())
 }
@@ -160,7 +156,7 @@ pub fn finish(
 /// Turns a crash left running: the loop's latest turn still at 102. The run narrows the search
 /// to its own turns (the `(run_id, sequence)` key); `loop_id` alone has no index.
 pub fn running_in_loop(
-    conn: &mut SqliteConnection,
+    conn: &mut Db,
     run_id: RunId,
     loop_id: LoopId,
 ) -> Result<Option<Turn>, StoreError> {
@@ -175,11 +171,7 @@ pub fn running_in_loop(
 }
 
 /// Whether the loop has begun a turn (its first turn records the loop's prompt).
-pub fn any_in_loop(
-    conn: &mut SqliteConnection,
-    run_id: RunId,
-    loop_id: LoopId,
-) -> Result<bool, StoreError> {
+pub fn any_in_loop(conn: &mut Db, run_id: RunId, loop_id: LoopId) -> Result<bool, StoreError> {
     Ok(diesel::select(diesel::dsl::exists(
         turns::table
             .filter(turns::run_id.eq(run_id))
@@ -190,7 +182,7 @@ pub fn any_in_loop(
 
 /// The run's usage summed over all its turns and the side tasks they made (the sidecar's
 /// calls count in the run's tokens and cost like its turns').
-pub fn totals(conn: &mut SqliteConnection, run_id: RunId) -> Result<Usage, StoreError> {
+pub fn totals(conn: &mut Db, run_id: RunId) -> Result<Usage, StoreError> {
     let turns = turn_totals(conn, run_id)?;
     let side = super::sidecar_calls::totals(conn, run_id)?;
     Ok(Usage {
@@ -206,7 +198,7 @@ pub fn totals(conn: &mut SqliteConnection, run_id: RunId) -> Result<Usage, Store
 }
 
 /// The run's usage summed over its turns' own calls.
-fn turn_totals(conn: &mut SqliteConnection, run_id: RunId) -> Result<Usage, StoreError> {
+fn turn_totals(conn: &mut Db, run_id: RunId) -> Result<Usage, StoreError> {
     let sums: UsageSums = turns::table
         .filter(turns::run_id.eq(run_id))
         .select((
@@ -247,10 +239,7 @@ pub(super) fn usage_of((p, c, co, r, t, cost): UsageSums) -> Usage {
 
 /// The last turn of the run with both counts known: (the prompt tokens its provider reported,
 /// the tokens estimated of what was sent).
-pub fn last_measured(
-    conn: &mut SqliteConnection,
-    run_id: RunId,
-) -> Result<Option<(i32, i32)>, StoreError> {
+pub fn last_measured(conn: &mut Db, run_id: RunId) -> Result<Option<(i32, i32)>, StoreError> {
     Ok(turns::table
         .filter(turns::run_id.eq(run_id))
         .filter(turns::prompt_tokens.gt(0))
@@ -275,11 +264,7 @@ pub struct TurnTokens {
 }
 
 /// The id and reported token counts of turn `sequence` of the run; an error if there is none.
-pub fn tokens_of(
-    conn: &mut SqliteConnection,
-    run_id: RunId,
-    sequence: i32,
-) -> Result<TurnTokens, StoreError> {
+pub fn tokens_of(conn: &mut Db, run_id: RunId, sequence: i32) -> Result<TurnTokens, StoreError> {
     let (id, prompt, completion, total) = turns::table
         .filter(turns::run_id.eq(run_id))
         .filter(turns::sequence.eq(sequence))

@@ -8,11 +8,11 @@
 
 use crate::entry::{State, Visibility};
 use crate::ids::{LoopId, ProjectId, RunId, TurnId};
+use diesel::backend::Backend;
 use diesel::deserialize::{self, FromSql, Queryable};
 use diesel::expression::AsExpression;
-use diesel::serialize::{self, IsNull, Output, ToSql};
+use diesel::serialize::{self, Output, ToSql};
 use diesel::sql_types::{Integer, Nullable, Text};
-use diesel::sqlite::{Sqlite, SqliteValue};
 
 /// The text expression a stored name is bound as.
 type TextExpression = <&'static str as AsExpression<Text>>::Expression;
@@ -20,22 +20,31 @@ type TextExpression = <&'static str as AsExpression<Text>>::Expression;
 /// Stores an enum of the entry model as its name in a `TEXT` column.
 macro_rules! stored_as_name {
     ($ty:ty, $what:literal, $parse:expr) => {
-        impl ToSql<Text, Sqlite> for $ty {
-            fn to_sql<'b>(&'b self, out: &mut Output<'b, '_, Sqlite>) -> serialize::Result {
-                out.set_value(self.as_str());
-                Ok(IsNull::No)
+        impl<DB: Backend> ToSql<Text, DB> for $ty
+        where
+            str: ToSql<Text, DB>,
+        {
+            fn to_sql<'b>(&'b self, out: &mut Output<'b, '_, DB>) -> serialize::Result {
+                self.as_str().to_sql(out)
             }
         }
 
-        impl FromSql<Text, Sqlite> for $ty {
-            fn from_sql(mut value: SqliteValue<'_, '_, '_>) -> deserialize::Result<Self> {
-                let name = value.read_text();
+        impl<DB: Backend> FromSql<Text, DB> for $ty
+        where
+            String: FromSql<Text, DB>,
+        {
+            fn from_sql(value: DB::RawValue<'_>) -> deserialize::Result<Self> {
+                let name = String::from_sql(value)?;
                 let parse: fn(&str) -> Option<$ty> = $parse;
-                parse(name).ok_or_else(|| format!(concat!("unknown ", $what, " {:?}"), name).into())
+                parse(&name)
+                    .ok_or_else(|| format!(concat!("unknown ", $what, " {:?}"), name).into())
             }
         }
 
-        impl Queryable<Text, Sqlite> for $ty {
+        impl<DB: Backend> Queryable<Text, DB> for $ty
+        where
+            $ty: FromSql<Text, DB>,
+        {
             type Row = Self;
 
             fn build(row: Self) -> deserialize::Result<Self> {
@@ -72,20 +81,28 @@ type NullableIntExpression = <i32 as AsExpression<Nullable<Integer>>>::Expressio
 /// FromSqlRow)]` would give, written out here so that `ids` stays free of diesel.
 macro_rules! stored_as_integer {
     ($($ty:ident),*) => {$(
-        impl ToSql<Integer, Sqlite> for $ty {
-            fn to_sql<'b>(&'b self, out: &mut Output<'b, '_, Sqlite>) -> serialize::Result {
-                out.set_value(self.0);
-                Ok(IsNull::No)
+        impl<DB: Backend> ToSql<Integer, DB> for $ty
+        where
+            i32: ToSql<Integer, DB>,
+        {
+            fn to_sql<'b>(&'b self, out: &mut Output<'b, '_, DB>) -> serialize::Result {
+                self.0.to_sql(out)
             }
         }
 
-        impl FromSql<Integer, Sqlite> for $ty {
-            fn from_sql(mut value: SqliteValue<'_, '_, '_>) -> deserialize::Result<Self> {
-                Ok($ty(value.read_integer()))
+        impl<DB: Backend> FromSql<Integer, DB> for $ty
+        where
+            i32: FromSql<Integer, DB>,
+        {
+            fn from_sql(value: DB::RawValue<'_>) -> deserialize::Result<Self> {
+                i32::from_sql(value).map($ty)
             }
         }
 
-        impl Queryable<Integer, Sqlite> for $ty {
+        impl<DB: Backend> Queryable<Integer, DB> for $ty
+        where
+            $ty: FromSql<Integer, DB>,
+        {
             type Row = Self;
 
             fn build(row: Self) -> deserialize::Result<Self> {
@@ -132,6 +149,7 @@ stored_as_integer!(ProjectId, RunId, LoopId, TurnId);
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::db::Db;
     use crate::store::StoreError;
     use diesel::connection::SimpleConnection;
     use diesel::prelude::*;
@@ -157,7 +175,7 @@ mod tests {
     /// too), and loaded back as their own types.
     #[test]
     fn ids_are_stored_as_their_integers() {
-        let mut conn = SqliteConnection::establish(":memory:").unwrap();
+        let mut conn = Db::establish(":memory:").unwrap();
         conn.batch_execute(
             "CREATE TABLE ids (id INTEGER PRIMARY KEY, run_id INTEGER NOT NULL, loop_id INTEGER)",
         )
@@ -184,7 +202,7 @@ mod tests {
     /// name that is none of theirs fails the read, with no default taken.
     #[test]
     fn names_round_trip_and_unknown_names_fail() {
-        let mut conn = SqliteConnection::establish(":memory:").unwrap();
+        let mut conn = Db::establish(":memory:").unwrap();
         conn.batch_execute("CREATE TABLE t (id INTEGER PRIMARY KEY, state TEXT, visibility TEXT)")
             .unwrap();
         for (id, (state, visibility)) in State::ALL

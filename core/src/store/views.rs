@@ -6,6 +6,7 @@
 
 use super::entries::{ViewRow, VIEW_COLUMNS};
 use super::{runs, StoreError};
+use crate::db::Db;
 use crate::entry::{Scope, State, Visibility};
 use crate::ids::{LoopId, ProjectId, RunId};
 use crate::schema::{entries, run_views};
@@ -14,7 +15,7 @@ use diesel::prelude::*;
 
 /// The scheme and token count of every view of the run written at revision `rev` or later.
 pub fn tokens_since(
-    conn: &mut SqliteConnection,
+    conn: &mut Db,
     run_id: RunId,
     rev: i32,
 ) -> Result<Vec<(Option<String>, i32)>, StoreError> {
@@ -28,7 +29,7 @@ pub fn tokens_since(
 
 /// Makes each of the views `view_ids` of the run `visibility`, each at a revision of its own.
 pub fn set_visibility_each(
-    conn: &mut SqliteConnection,
+    conn: &mut Db,
     run_id: RunId,
     view_ids: &[i32],
     visibility: Visibility,
@@ -49,7 +50,7 @@ pub fn set_visibility_each(
 
 /// Makes the views `view_ids` of the run `visibility`, all at revision `rev` (one change).
 pub fn set_visibility_at(
-    conn: &mut SqliteConnection,
+    conn: &mut Db,
     run_id: RunId,
     view_ids: &[i32],
     visibility: Visibility,
@@ -76,7 +77,7 @@ pub fn set_visibility_at(
 type Demotable = diesel::helper_types::IntoBoxed<
     'static,
     diesel::helper_types::InnerJoin<run_views::table, entries::table>,
-    diesel::sqlite::Sqlite,
+    crate::db::MultiBackend,
 >;
 
 fn demotable(run_id: RunId, turn: i32) -> Demotable {
@@ -106,7 +107,7 @@ fn demotable(run_id: RunId, turn: i32) -> Demotable {
 /// What Turn Demotion may summarize of turn `turn` of the run (see [`Demotable`]): (view id,
 /// full tokens).
 pub fn demotable_in_turn(
-    conn: &mut SqliteConnection,
+    conn: &mut Db,
     run_id: RunId,
     turn: i32,
 ) -> Result<Vec<(i32, i32)>, StoreError> {
@@ -118,7 +119,7 @@ pub fn demotable_in_turn(
 /// The rows Turn Demotion may summarize of turn `turn` of the run, with their bodies: what
 /// summarisation folds into the run's summary before they leave the model's view.
 pub fn demotable_rows_in_turn(
-    conn: &mut SqliteConnection,
+    conn: &mut Db,
     run_id: RunId,
     turn: i32,
 ) -> Result<Vec<ViewRow>, StoreError> {
@@ -126,7 +127,7 @@ pub fn demotable_rows_in_turn(
 }
 
 /// The run's views in state `proposed`, newest first.
-pub fn proposed(conn: &mut SqliteConnection, run_id: RunId) -> Result<Vec<ViewRow>, StoreError> {
+pub fn proposed(conn: &mut Db, run_id: RunId) -> Result<Vec<ViewRow>, StoreError> {
     Ok(run_views::table
         .inner_join(entries::table)
         .filter(run_views::run_id.eq(run_id))
@@ -138,7 +139,7 @@ pub fn proposed(conn: &mut SqliteConnection, run_id: RunId) -> Result<Vec<ViewRo
 
 /// The loop the view `view_id` was last written in (`None` outside loops); an error if there
 /// is no such view.
-pub fn loop_of(conn: &mut SqliteConnection, view_id: i32) -> Result<Option<LoopId>, StoreError> {
+pub fn loop_of(conn: &mut Db, view_id: i32) -> Result<Option<LoopId>, StoreError> {
     Ok(run_views::table
         .find(view_id)
         .select(run_views::loop_id)
@@ -146,16 +147,13 @@ pub fn loop_of(conn: &mut SqliteConnection, view_id: i32) -> Result<Option<LoopI
 }
 
 /// Removes the view `view_id` (its entry stays for the runs that share it).
-pub fn remove(conn: &mut SqliteConnection, view_id: i32) -> Result<(), StoreError> {
+pub fn remove(conn: &mut Db, view_id: i32) -> Result<(), StoreError> {
     diesel::delete(run_views::table.find(view_id)).execute(conn)?;
     Ok(())
 }
 
 /// The run's `search://` results still waiting for their backend: (path, turn).
-pub fn searches_in_flight(
-    conn: &mut SqliteConnection,
-    run_id: RunId,
-) -> Result<Vec<(String, i32)>, StoreError> {
+pub fn searches_in_flight(conn: &mut Db, run_id: RunId) -> Result<Vec<(String, i32)>, StoreError> {
     Ok(run_views::table
         .inner_join(entries::table)
         .filter(run_views::run_id.eq(run_id))
@@ -168,7 +166,7 @@ pub fn searches_in_flight(
 
 /// The `sh`/`env` entries turn `turn` of the run wrote (the commands it proposed).
 pub fn commands_of_turn(
-    conn: &mut SqliteConnection,
+    conn: &mut Db,
     run_id: RunId,
     turn: i32,
 ) -> Result<Vec<ViewRow>, StoreError> {
@@ -182,9 +180,7 @@ pub fn commands_of_turn(
 }
 
 /// Every `sh`/`env` view still streaming, of every run: (run, project, path), oldest first.
-pub fn streaming_commands(
-    conn: &mut SqliteConnection,
-) -> Result<Vec<(RunId, ProjectId, String)>, StoreError> {
+pub fn streaming_commands(conn: &mut Db) -> Result<Vec<(RunId, ProjectId, String)>, StoreError> {
     use crate::schema::runs;
     Ok(run_views::table
         .inner_join(entries::table)
@@ -197,17 +193,13 @@ pub fn streaming_commands(
 }
 
 /// Removes the views `view_ids` (their entries stay for the runs that share them).
-pub fn remove_all(conn: &mut SqliteConnection, view_ids: &[i32]) -> Result<(), StoreError> {
+pub fn remove_all(conn: &mut Db, view_ids: &[i32]) -> Result<(), StoreError> {
     diesel::delete(run_views::table.filter(run_views::id.eq_any(view_ids))).execute(conn)?;
     Ok(())
 }
 
 /// Dates the views `view_ids` to turn `turn` (their revision and state stay).
-pub fn set_turn(
-    conn: &mut SqliteConnection,
-    view_ids: &[i32],
-    turn: i32,
-) -> Result<(), StoreError> {
+pub fn set_turn(conn: &mut Db, view_ids: &[i32], turn: i32) -> Result<(), StoreError> {
     diesel::update(run_views::table.filter(run_views::id.eq_any(view_ids)))
         .set(run_views::turn.eq(turn))
         .execute(conn)?;

@@ -9,6 +9,7 @@
 use super::context::DispatchCtx;
 use super::messages;
 use super::proposal::ProposalKind;
+use crate::db::Db;
 use crate::entry::{State, Visibility, Writer};
 use crate::hedberg::{self, PatternKind};
 use crate::ids::RunId;
@@ -21,7 +22,6 @@ use crate::store::ops::{self, check_writer, Op, ViewChange};
 use crate::store::{views, StoreError};
 use crate::time::Millis;
 use crate::tokens;
-use diesel::SqliteConnection;
 use serde_json::{Map, Value};
 
 /// Characters of a `summary` attribute that are kept.
@@ -30,7 +30,7 @@ pub const SUMMARY_CHARS: usize = 80;
 /// A handler's view of the dispatch: the writing connection, the turn and the time.
 pub struct Handler<'a> {
     /// The writing connection (the caller's transaction).
-    pub conn: &'a mut SqliteConnection,
+    pub conn: &'a mut Db,
     /// The turn, limits, mode and flags.
     pub ctx: &'a DispatchCtx,
     /// The time of the dispatch.

@@ -7,6 +7,7 @@
 //! batch's write and gets it back, and a turn resumed after its proposal (or a
 //! restart) starts from its stored position ([`Commands::resume_at`]).
 
+use crate::db::Db;
 use crate::entry::State;
 use crate::parse::{ToolCall, ToolName};
 use crate::run::RunStatus;
@@ -15,7 +16,6 @@ use crate::store::{runs, StoreError};
 use crate::time::Millis;
 use crate::turn::dispatch::{dispatch, DispatchCtx, Dispatched, UpdateSignal};
 use crate::turn::{state, TurnRef};
-use diesel::SqliteConnection;
 use serde_json::Value;
 use std::sync::Arc;
 
@@ -82,7 +82,7 @@ impl Commands {
     /// to push ([`Batch::push_last`]) or to share with the turn-end push written after it.
     pub fn dispatch_batch(
         &mut self,
-        c: &mut SqliteConnection,
+        c: &mut Db,
         ctx: &DispatchCtx,
         now: Millis,
     ) -> Result<Batch, StoreError> {
@@ -147,12 +147,7 @@ impl Batch {
     /// Pushes the last command's `run/state` if it has none yet: what the caller does when the
     /// turn does not end in the same write (when it does, the turn-end push — nothing is
     /// written between the two — is that command's push too).
-    pub fn push_last(
-        &mut self,
-        c: &mut SqliteConnection,
-        t: TurnRef,
-        now: Millis,
-    ) -> Result<(), StoreError> {
+    pub fn push_last(&mut self, c: &mut Db, t: TurnRef, now: Millis) -> Result<(), StoreError> {
         if let Some((_, params @ None)) = self.dispatched.last_mut() {
             let status = self.status.code();
             *params = Some(state::push(

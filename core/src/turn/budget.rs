@@ -7,13 +7,13 @@
 //! demotion only changes visibility.
 
 use super::TurnRef;
+use crate::db::Db;
 use crate::entry::{Category, State, Visibility, Writer};
 use crate::ids::RunId;
 use crate::schemes;
 use crate::store::entries::{self as store_entries, EntryWrite, ViewRow, WriteCtx};
 use crate::store::{runs, turns, views, StoreError};
 use crate::time::Millis;
-use diesel::SqliteConnection;
 use serde_json::json;
 
 /// A run's budget for one turn.
@@ -66,11 +66,7 @@ pub const TAG_TOKENS: i32 = 64;
 /// At most how many tokens the views written since revision `rev` add to the run's context:
 /// each such view counted in full with its tag, whatever it was before. An upper bound, so a
 /// context that fits with it fits for certain and need not be assembled again to know.
-pub fn growth_since(
-    conn: &mut SqliteConnection,
-    run_id: RunId,
-    rev: i32,
-) -> Result<i32, StoreError> {
+pub fn growth_since(conn: &mut Db, run_id: RunId, rev: i32) -> Result<i32, StoreError> {
     let rows = views::tokens_since(conn, run_id, rev)?;
     Ok(rows
         .iter()
@@ -94,7 +90,7 @@ pub fn tokens_free(budget: &Budget, calibrated_total: i32, usage: i32) -> i32 {
 }
 
 /// The last turn's measured ÷ estimated ratio, if a turn reported its prompt tokens.
-pub fn last_ratio(conn: &mut SqliteConnection, run_id: RunId) -> Result<Option<f64>, StoreError> {
+pub fn last_ratio(conn: &mut Db, run_id: RunId) -> Result<Option<f64>, StoreError> {
     let last = turns::last_measured(conn, run_id)?;
     Ok(last.map(|(measured, estimated)| f64::from(measured) / f64::from(estimated)))
 }
@@ -219,7 +215,7 @@ pub fn plan_demotion(rows: &[ViewRow], fits: impl Fn(&[ViewRow]) -> bool) -> Opt
 
 /// Applies a [`Demotion`] as one change of the run's views (they share one revision).
 pub fn demote(
-    conn: &mut SqliteConnection,
+    conn: &mut Db,
     run_id: RunId,
     demotion: &Demotion,
     now: Millis,
@@ -265,7 +261,7 @@ pub fn demotion_note_reserve(divisor: u32) -> i32 {
 /// Records the `budget://<loop>/<turn>/history` entry that tells the model what the turn
 /// demoted to fit.
 pub fn record_demotion(
-    conn: &mut SqliteConnection,
+    conn: &mut Db,
     t: TurnRef,
     demotion: &Demotion,
     at: WriteCtx,
@@ -297,11 +293,7 @@ pub fn record_demotion(
 /// Turn Demotion: this turn's visible, non-failed entries become summarized (and a command's
 /// output channels whatever their state: a failed command's output is no short message); answers
 /// (count, their full tokens).
-pub fn demote_turn(
-    conn: &mut SqliteConnection,
-    t: TurnRef,
-    now: Millis,
-) -> Result<(usize, i32), StoreError> {
+pub fn demote_turn(conn: &mut Db, t: TurnRef, now: Millis) -> Result<(usize, i32), StoreError> {
     let rows = views::demotable_in_turn(conn, t.run.run_id, t.turn)?;
     let ids: Vec<i32> = rows.iter().map(|r| r.0).collect();
     views::set_visibility_each(conn, t.run.run_id, &ids, Visibility::Summarized, now)?;
@@ -310,7 +302,7 @@ pub fn demote_turn(
 
 /// The `budget://<loop>/<turn>` entry that tells the model what happened and by how much.
 pub fn record_overflow(
-    conn: &mut SqliteConnection,
+    conn: &mut Db,
     t: TurnRef,
     overflow: i32,
     budget: &Budget,

@@ -10,6 +10,7 @@
 //! tool left a warning there. A store error the model caused (writer tier, bad
 //! path) becomes a failed result the model reads next turn, never a crash.
 
+use crate::db::Db;
 use crate::entry::{State, Visibility, Writer};
 use crate::parse::ToolCall;
 use crate::path::result_path;
@@ -17,7 +18,6 @@ use crate::store::entries::{self, EntryWrite, WriteCtx};
 use crate::store::StoreError;
 use crate::time::Millis;
 use crate::tools::{self, handler::Outcome, policy, ToolName};
-use diesel::SqliteConnection;
 use serde_json::Value;
 
 /// What a dispatch is given (defined with the tools, whose handlers read it).
@@ -61,7 +61,7 @@ impl Dispatched {
 /// Dispatches one command. `aborted_by` names an earlier failed action: then
 /// every action is recorded as aborted (409) and not run; lifecycle signals still apply.
 pub fn dispatch(
-    conn: &mut SqliteConnection,
+    conn: &mut Db,
     ctx: &DispatchCtx,
     call: &ToolCall,
     aborted_by: Option<ToolName>,
@@ -93,7 +93,7 @@ pub fn dispatch(
 /// Dispatches an action: aborted after a failed one, refused when its target is unusable or
 /// the loop does not offer it, else run by its handler.
 fn act(
-    conn: &mut SqliteConnection,
+    conn: &mut Db,
     ctx: &DispatchCtx,
     call: &ToolCall,
     aborted_by: Option<ToolName>,
@@ -137,7 +137,7 @@ fn refusal_of(e: StoreError) -> Result<(&'static str, String), StoreError> {
 /// Writes the command's result entry, as the model, at a per-run unique
 /// `<tool>://turn_N/<target>` path.
 fn record(
-    conn: &mut SqliteConnection,
+    conn: &mut Db,
     ctx: &DispatchCtx,
     tool: ToolName,
     outcome: Outcome,
@@ -187,7 +187,7 @@ fn record(
 
 /// `update`: always recorded, whatever failed before it; the executor reads the signal.
 fn update(
-    conn: &mut SqliteConnection,
+    conn: &mut Db,
     ctx: &DispatchCtx,
     call: &ToolCall,
     now: Millis,

@@ -1,12 +1,12 @@
 //! Writes of a turn outside dispatch: the loop's prompt, the audit trail, and the healer's warnings.
 
 use super::TurnRef;
+use crate::db::Db;
 use crate::entry::{State, Visibility, Writer};
 use crate::path::result_path;
 use crate::run::Mode;
 use crate::store::entries::{self, EntryWrite, WriteCtx};
 use crate::store::StoreError;
-use diesel::SqliteConnection;
 use serde_json::json;
 
 /// How many characters of a warning go into its `error://` path.
@@ -14,7 +14,7 @@ const ERROR_PATH_CHARS: usize = 80;
 
 /// Writes `prompt://<turn>`, which marks the start of the loop in the model's context.
 pub fn prompt(
-    conn: &mut SqliteConnection,
+    conn: &mut Db,
     t: TurnRef,
     body: &str,
     mode: Mode,
@@ -29,7 +29,7 @@ pub fn prompt(
 /// as one change: archived, system-only, at one view revision; a long text as a delta from the
 /// previous turn's text of its scheme when that is worth it (`store::audit`).
 pub fn audit_all(
-    conn: &mut SqliteConnection,
+    conn: &mut Db,
     t: TurnRef,
     entries: &[(&str, &str)],
     at: WriteCtx,
@@ -66,7 +66,7 @@ pub fn audit_all(
 
 /// Writes a warning the model sees next turn as an `error://` entry; returns its path.
 pub fn warning(
-    conn: &mut SqliteConnection,
+    conn: &mut Db,
     t: TurnRef,
     message: &str,
     at: WriteCtx,

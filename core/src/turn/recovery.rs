@@ -10,6 +10,7 @@
 
 use super::streams::{self, Awaited};
 use super::{proposals, record, state, TurnRef};
+use crate::db::Db;
 use crate::ids::{ProjectId, RunId};
 use crate::memory::{history, recall};
 use crate::run::{RunStatus, StopReason};
@@ -20,7 +21,6 @@ use crate::store::notifications::Recorded;
 use crate::store::runs::{self, Run};
 use crate::store::{loops, turns, views, StoreError};
 use crate::tools::search;
-use diesel::SqliteConnection;
 use serde_json::{json, Value};
 
 /// The message the model and clients read on an interrupted turn.
@@ -44,11 +44,7 @@ pub struct Recovery {
 
 /// Ends interrupted loops and lists the runs that have loops waiting; an interrupted loop is
 /// kept for recall as a finished one is ([`recall::kept`], `recall_default`: `RUMMY_RECALL`).
-pub fn recover(
-    conn: &mut SqliteConnection,
-    recall_default: bool,
-    at: WriteCtx,
-) -> Result<Recovery, StoreError> {
+pub fn recover(conn: &mut Db, recall_default: bool, at: WriteCtx) -> Result<Recovery, StoreError> {
     let now = at.now;
     let mut report = Recovery::default();
     let streams_failed = streams::fail_all_streaming(conn, INTERRUPTED, at)?;
@@ -157,10 +153,7 @@ pub fn recover(
 }
 
 /// The run's active loop and the command its running turn waits for, if it waits for one.
-fn awaiting_output(
-    conn: &mut SqliteConnection,
-    run_id: RunId,
-) -> Result<Option<(Loop, Awaited)>, StoreError> {
+fn awaiting_output(conn: &mut Db, run_id: RunId) -> Result<Option<(Loop, Awaited)>, StoreError> {
     let Some(active) = loops::active(conn, run_id)? else {
         return Ok(None);
     };

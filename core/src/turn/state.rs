@@ -12,6 +12,7 @@
 //! or 202, `position` the number of loops queued) — else `null` in `getRun` and left out of
 //! `run/state`.
 
+use crate::db::Db;
 use crate::fair::admission::{QueueReason, Queued};
 use crate::ids::{LoopId, RunId};
 use crate::provider::routing::Routed;
@@ -22,7 +23,6 @@ use crate::store::{loops, memory, runs, turns, StoreError};
 use crate::time::Millis;
 use crate::wire::params::HistoryPage;
 use crate::wire::state::{HistoryItem, Snapshot, StatePush, UnknownItem};
-use diesel::SqliteConnection;
 use rummy_protocol::results::{MissedNotification, Recall};
 use serde_json::Value;
 
@@ -56,7 +56,7 @@ fn behind_own_loop(status: i32, queued_loops: i64) -> Option<Queued> {
 ///
 /// `status` is the run's wire status; `telemetry` is `null` mid-turn.
 pub fn push(
-    conn: &mut SqliteConnection,
+    conn: &mut Db,
     run_id: RunId,
     turn: i32,
     status: i32,
@@ -71,7 +71,7 @@ pub fn push(
 /// `queued`. Answers the run (as it was before) and the push, or `None` when the loop is no longer queued
 /// (it was claimed meanwhile), in which case nothing is written.
 pub fn push_queued(
-    conn: &mut SqliteConnection,
+    conn: &mut Db,
     run_id: RunId,
     loop_id: LoopId,
     since: Millis,
@@ -98,7 +98,7 @@ pub fn push_queued(
 /// [`push`], with `queued` when admission holds the run; otherwise `queued` says whether loops
 /// wait behind the run's own.
 fn push_with(
-    conn: &mut SqliteConnection,
+    conn: &mut Db,
     run_id: RunId,
     turn: i32,
     status: i32,
@@ -140,7 +140,7 @@ fn push_with(
 /// holds only that page of it (counted from the newest entry) and `historyTotal` says how many
 /// entries there are: a run of a thousand entries is not shipped whole to show its last turns.
 pub fn snapshot(
-    conn: &mut SqliteConnection,
+    conn: &mut Db,
     run: &runs::Run,
     queued: Option<Queued>,
     since: Option<i32>,

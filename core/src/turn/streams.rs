@@ -10,23 +10,19 @@
 pub use crate::commands::StreamEnd;
 
 use crate::config::CommandRunner;
+use crate::db::Db;
 use crate::entry::{strings_attr, text_attr, State, Visibility, Writer};
 use crate::ids::RunId;
 use crate::parse::ToolName;
 use crate::store::entries::{self, EntryWrite, RunRef, ViewRow, WriteCtx};
 use crate::store::ops::{change_view, Op, ViewChange};
 use crate::store::{views, StoreError};
-use diesel::SqliteConnection;
 use serde_json::{Map, Value};
 
 /// The log-entry attribute set while the command's turn waits for its output.
 pub const AWAITING: &str = "awaiting";
 
-fn channel_row(
-    conn: &mut SqliteConnection,
-    run_id: RunId,
-    path: &str,
-) -> Result<ViewRow, StoreError> {
+fn channel_row(conn: &mut Db, run_id: RunId, path: &str) -> Result<ViewRow, StoreError> {
     entries::by_path(conn, run_id, path)?
         .ok_or_else(|| StoreError::NotFound(format!("no stream channel {path} in this run")))
 }
@@ -41,7 +37,7 @@ pub struct StreamWrite {
 }
 
 fn rewrite(
-    conn: &mut SqliteConnection,
+    conn: &mut Db,
     at: StreamWrite,
     row: &ViewRow,
     body: &str,
@@ -69,7 +65,7 @@ fn rewrite(
 
 /// Appends a chunk to channel `channel` of the stream at `path`; a settled channel is a conflict.
 pub fn append(
-    conn: &mut SqliteConnection,
+    conn: &mut Db,
     at: StreamWrite,
     path: &str,
     channel: u32,
@@ -88,7 +84,7 @@ pub fn append(
 
 /// Settles every channel of the stream at `path` and rewrites its log entry; answers the channel paths.
 pub fn settle(
-    conn: &mut SqliteConnection,
+    conn: &mut Db,
     at: StreamWrite,
     path: &str,
     end: &StreamEnd,
@@ -205,7 +201,7 @@ pub fn settle(
 
 /// Merges `merge` into the attributes of the entry at `path` (a `null` removes the key).
 fn merge_attributes(
-    conn: &mut SqliteConnection,
+    conn: &mut Db,
     at: StreamWrite,
     row: &ViewRow,
     merge: Map<String, Value>,
@@ -226,7 +222,7 @@ fn merge_attributes(
 
 /// Marks the accepted command at `path` as the one its turn waits for, run by `runner`.
 pub fn await_output(
-    conn: &mut SqliteConnection,
+    conn: &mut Db,
     at: StreamWrite,
     path: &str,
     runner: CommandRunner,
@@ -239,11 +235,7 @@ pub fn await_output(
 }
 
 /// The turn no longer waits for the command at `path` (it goes on).
-pub fn stop_awaiting(
-    conn: &mut SqliteConnection,
-    at: StreamWrite,
-    path: &str,
-) -> Result<(), StoreError> {
+pub fn stop_awaiting(conn: &mut Db, at: StreamWrite, path: &str) -> Result<(), StoreError> {
     let row = channel_row(conn, at.run.run_id, path)?;
     if row.attributes().get(AWAITING).is_none() {
         return Ok(());
@@ -254,11 +246,7 @@ pub fn stop_awaiting(
 }
 
 /// The states of the channels of the command at `path`, in channel order.
-pub fn channel_states(
-    conn: &mut SqliteConnection,
-    run_id: RunId,
-    path: &str,
-) -> Result<Vec<State>, StoreError> {
+pub fn channel_states(conn: &mut Db, run_id: RunId, path: &str) -> Result<Vec<State>, StoreError> {
     let log = channel_row(conn, run_id, path)?;
     strings_attr(&log.attributes(), "channels")
         .into_iter()
@@ -296,11 +284,7 @@ impl Awaited {
 }
 
 /// The accepted command turn `turn` of the run waits for, if any.
-pub fn awaited(
-    conn: &mut SqliteConnection,
-    run_id: RunId,
-    turn: i32,
-) -> Result<Option<Awaited>, StoreError> {
+pub fn awaited(conn: &mut Db, run_id: RunId, turn: i32) -> Result<Option<Awaited>, StoreError> {
     let rows = views::commands_of_turn(conn, run_id, turn)?;
     Ok(rows
         .iter()
@@ -311,7 +295,7 @@ pub fn awaited(
 /// Fails every channel still streaming, of every run, with `reason` (a restart: nobody
 /// streams into them any more); answers each run touched and the commands settled.
 pub fn fail_all_streaming(
-    conn: &mut SqliteConnection,
+    conn: &mut Db,
     reason: &str,
     ctx: WriteCtx,
 ) -> Result<Vec<(RunRef, String)>, StoreError> {

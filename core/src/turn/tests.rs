@@ -3,11 +3,12 @@
 use super::assemble::{assemble, AssemblyInput};
 use super::dispatch::{dispatch, DispatchCtx, DispatchLimits, LoopFlags};
 use super::{record, state, TurnRef};
-use crate::db::run_migrations;
+use crate::db::Db;
 use crate::entry::State;
 use crate::ids::LoopId;
 use crate::parse::parse_reply;
 use crate::run::Mode;
+use crate::store::database::run_migrations;
 use crate::store::entries::{context_rows, RunRef, WriteCtx};
 use crate::store::{loops, projects, runs, schemes, turns};
 use crate::time::Millis;
@@ -36,13 +37,13 @@ fn ctx(t: TurnRef) -> DispatchCtx {
 }
 
 struct Fixture {
-    conn: SqliteConnection,
+    conn: Db,
     run: RunRef,
     loop_id: LoopId,
 }
 
 fn fixture() -> Fixture {
-    let mut conn = SqliteConnection::establish(":memory:").unwrap();
+    let mut conn = Db::establish(":memory:").unwrap();
     conn.batch_execute("PRAGMA foreign_keys = ON;").unwrap();
     run_migrations(&mut conn).unwrap();
     schemes::seed(&mut conn).unwrap();

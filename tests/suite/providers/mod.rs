@@ -49,7 +49,7 @@ impl Rig {
         config.providers.retry = quick_retries();
         adjust(&mut config);
         let store = Store::open(
-            &config.db_path,
+            &config.database(),
             2,
             std::sync::Arc::new(rummy_actors::metrics::Metrics::new().unwrap()),
         )

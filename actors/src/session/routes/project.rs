@@ -5,9 +5,9 @@ use crate::clock::now;
 use crate::errors::Error;
 use crate::session::auth;
 use crate::session::call::{Binding, Call, Outcome};
-use diesel::SqliteConnection;
 use rummy_core::access::principal::Caller;
 use rummy_core::access::roots::RootRefusal;
+use rummy_core::db::Db;
 use rummy_core::fair::period::CostPeriod;
 use rummy_core::store::constraints::{self, ConstraintKind};
 use rummy_core::store::projects::{self, Project as Stored};
@@ -169,7 +169,7 @@ fn root_refused(refusal: RootRefusal) -> RpcError {
 
 /// A project as `getProjects` lists it: with its cost ceiling (`null`: none), the period, when
 /// the current period began and what its turns begun since then cost (USD).
-fn shown(c: &mut SqliteConnection, project: Stored, at: Millis) -> Result<Project, StoreError> {
+fn shown(c: &mut Db, project: Stored, at: Millis) -> Result<Project, StoreError> {
     let period = project.period();
     let start = period.start(at);
     let spent = projects::spent_since(c, project.id, start)?;

@@ -224,7 +224,7 @@ async fn scan_project(svc: &Services, project_id: ProjectId) -> Option<ProjectSc
 }
 
 /// Gives the run views of the project's files it has none of yet (loop start, unless `noRepo`).
-fn attach_views(c: &mut diesel::SqliteConnection, run: RunRef) -> Result<(), StoreError> {
+fn attach_views(c: &mut rummy_core::db::Db, run: RunRef) -> Result<(), StoreError> {
     let constraints = constraints::list(c, run.project_id)?;
     sync::attach(c, run, &constraints, hedberg::hedmatch, now())?;
     Ok(())

@@ -361,7 +361,7 @@ pub(super) fn put_kept(slot: &Mutex<Option<KeptContext>>, context: KeptContext) 
 /// commits before the turn's model call reaches the turn after it, as one committed a moment
 /// later would. A failure only costs the turn a read of its own, so it fails nothing.
 pub(super) fn read_ahead(
-    c: &mut diesel::SqliteConnection,
+    c: &mut rummy_core::db::Db,
     run_id: RunId,
     kept: Option<KeptContext>,
 ) -> Option<(KeptContext, ContextRead)> {

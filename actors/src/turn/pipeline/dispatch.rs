@@ -25,8 +25,7 @@ use serde_json::{json, Value};
 use tracing::Instrument;
 
 /// Store work that must commit with the first dispatched commands.
-pub(super) type Prelude =
-    Box<dyn FnOnce(&mut diesel::SqliteConnection) -> Result<(), StoreError> + Send>;
+pub(super) type Prelude = Box<dyn FnOnce(&mut rummy_core::db::Db) -> Result<(), StoreError> + Send>;
 
 /// A reply on its way through dispatch: what the batches and the turn's end need.
 pub(super) struct Dispatching {

@@ -160,7 +160,7 @@ pub(super) async fn after_dispatch(
 /// for certain, read inside the write that would end the turn: an upper bound of what the turn
 /// wrote (see `budget::growth_since`), so the end needs no reassembly.
 pub(super) fn fits_after_dispatch(
-    c: &mut diesel::SqliteConnection,
+    c: &mut rummy_core::db::Db,
     t: TurnRef,
     assembled: Assembled,
     context_size: Option<i32>,
@@ -182,7 +182,7 @@ pub(super) fn fits_after_dispatch(
 /// like any interrupted turn) — and reads its context ahead after everything this turn wrote
 /// ([`read_ahead`]).
 pub(super) fn end_turn(
-    c: &mut diesel::SqliteConnection,
+    c: &mut rummy_core::db::Db,
     input: EndInput,
     dispatched: &Commands,
 ) -> Result<Ended, StoreError> {

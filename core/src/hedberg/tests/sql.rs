@@ -1,8 +1,8 @@
 //! The SQL functions on real SQLite connections: filtering in a WHERE clause, NULLs, and registration by `db`.
 
+use crate::db::Db;
 use diesel::connection::SimpleConnection;
 use diesel::sql_types::{Integer, Nullable, Text};
-use diesel::sqlite::SqliteConnection;
 use diesel::{sql_query, Connection, QueryableByName, RunQueryDsl};
 use pretty_assertions::assert_eq;
 
@@ -27,8 +27,8 @@ struct Nulls {
 }
 
 /// An in-memory database with the functions and a few paths.
-fn database() -> SqliteConnection {
-    let mut conn = SqliteConnection::establish(":memory:").expect("in-memory database");
+fn database() -> Db {
+    let mut conn = Db::establish(":memory:").expect("in-memory database");
     register(&mut conn).expect("functions register");
     conn.batch_execute(
         "CREATE TABLE entries (path TEXT NOT NULL, body TEXT);
@@ -42,7 +42,7 @@ fn database() -> SqliteConnection {
 }
 
 /// The paths whose `column` satisfies `function(?, column)`, in order.
-fn select(conn: &mut SqliteConnection, function: &str, column: &str, pattern: &str) -> Vec<String> {
+fn select(conn: &mut Db, function: &str, column: &str, pattern: &str) -> Vec<String> {
     sql_query(format!(
         "SELECT path FROM entries WHERE {function}(?, {column}) ORDER BY path"
     ))
@@ -93,7 +93,7 @@ fn filters_in_sql() {
 #[test]
 fn nulls_and_replace() {
     let mut conn = database();
-    let query = |sql: &str, conn: &mut SqliteConnection| {
+    let query = |sql: &str, conn: &mut Db| {
         sql_query(sql)
             .get_result::<Nulls>(conn)
             .expect("query runs")
@@ -130,8 +130,10 @@ fn nulls_and_replace() {
 fn every_connection_has_the_functions() {
     let dir = tempfile::tempdir().expect("temp dir");
     let path = dir.path().join("t.db");
-    let mut writer = crate::db::open_writer(&path).expect("writer opens");
-    let pool = crate::db::open_read_pool(&path, 2).expect("pool opens");
+    let mut writer = crate::store::database::open_writer(&path).expect("writer opens");
+    let pool =
+        crate::store::database::open_read_pool(&crate::config::Location::Sqlite(path.clone()), 2)
+            .expect("pool opens");
     let mut reader = pool.get().expect("reader");
     let probe = "SELECT hedmatch('known://*', 'known://a/b') AS m, hedsearch('x', 'x') AS s, hedreplace('a', 'b', 'a') AS r";
     let got = (

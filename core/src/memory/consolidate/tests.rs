@@ -2,13 +2,14 @@
 //! read, and how the proposals are written.
 
 use super::*;
+use crate::db::Db;
 use crate::entry::Visibility;
 use crate::ids::ProjectId;
 use crate::store::entries::WriteCtx;
 use crate::store::testing::{memory as db, project, run, write, NOW};
 use pretty_assertions::assert_eq;
 
-fn remember_one(conn: &mut SqliteConnection, project_id: ProjectId, path: &str, body: &str) {
+fn remember_one(conn: &mut Db, project_id: ProjectId, path: &str, body: &str) {
     let w = MemoryWrite {
         project_id,
         path,

@@ -3,6 +3,7 @@
 //! when nothing is relevant, and sources that are missing, empty or not Markdown.
 
 use super::*;
+use crate::db::Db;
 use crate::entry::Writer;
 use crate::store::entries::WriteCtx;
 use crate::store::memory::{record_history, remember, MemoryWrite, Provenance};
@@ -15,11 +16,11 @@ const DAY: i64 = DAY_MS;
 /// A project with a recalling run `a` and a sibling `b`, and what the project remembers: two
 /// memories (one in sections), `b`'s session state and a fact, an old history line and one of
 /// today, and a fact of `a`'s own.
-fn fixture() -> (SqliteConnection, RunRef, RunRef) {
+fn fixture() -> (Db, RunRef, RunRef) {
     let mut conn = store();
     let p = project(&mut conn, "p");
     let (a, b) = (run(&mut conn, p.id, "a"), run(&mut conn, p.id, "b"));
-    let remember_one = |conn: &mut SqliteConnection, path: &str, body: &str| {
+    let remember_one = |conn: &mut Db, path: &str, body: &str| {
         let w = MemoryWrite {
             project_id: p.id,
             path,
@@ -98,7 +99,7 @@ fn fixture() -> (SqliteConnection, RunRef, RunRef) {
 
 /// What `a` recalls for `prompt`: (source, path, section) of each item, in order.
 fn recalled(
-    conn: &mut SqliteConnection,
+    conn: &mut Db,
     a: RunRef,
     prompt: &str,
     settings: &RecallSettings,

@@ -2,6 +2,7 @@
 //! gives back exactly the text written — through the views, a body search and a fork.
 
 use super::*;
+use crate::db::Db;
 use crate::entry::{State, Visibility, Writer};
 use crate::schema::entries as e;
 use crate::store::entries::{self, EntryFilter, EntryWrite, RunRef, WriteCtx};
@@ -81,7 +82,7 @@ fn at() -> WriteCtx {
 }
 
 /// Writes the audit text `body` of `scheme` for turn `turn` of `run`, as a turn's record does.
-fn audit(conn: &mut SqliteConnection, run: RunRef, scheme: &str, turn: i32, body: &str) {
+fn audit(conn: &mut Db, run: RunRef, scheme: &str, turn: i32, body: &str) {
     let path = format!("{scheme}://{turn}");
     let w = EntryWrite {
         run,
@@ -99,7 +100,7 @@ fn audit(conn: &mut SqliteConnection, run: RunRef, scheme: &str, turn: i32, body
 }
 
 /// What the `entries.body` column holds for the run's entry at `path`, and its keyframe.
-fn raw(conn: &mut SqliteConnection, path: &str, scope: &str) -> (String, Option<i32>) {
+fn raw(conn: &mut Db, path: &str, scope: &str) -> (String, Option<i32>) {
     e::table
         .filter(e::scope.eq(scope))
         .filter(e::path.eq(path))
@@ -109,11 +110,7 @@ fn raw(conn: &mut SqliteConnection, path: &str, scope: &str) -> (String, Option<
 }
 
 /// The run's `system://` texts as a client reads them (`getEntries`), oldest first.
-fn read_back(
-    conn: &mut SqliteConnection,
-    run: RunRef,
-    body_filter: Option<&str>,
-) -> Vec<(String, String)> {
+fn read_back(conn: &mut Db, run: RunRef, body_filter: Option<&str>) -> Vec<(String, String)> {
     let filter = EntryFilter {
         scheme: Some("system".into()),
         body_filter: body_filter.map(str::to_owned),

@@ -2,6 +2,7 @@
 //! context clock, history never rewritten, and the full-text index recall reads.
 
 use super::*;
+use crate::db::Db;
 use crate::schema::context_clocks;
 use crate::store::testing::{fact, memory as store, project, run, write, NOW};
 use crate::time::Millis;
@@ -19,7 +20,7 @@ fn by(run: &str, turn: i32, writer: Writer) -> Provenance<'_> {
 }
 
 fn remember_at(
-    conn: &mut SqliteConnection,
+    conn: &mut Db,
     project_id: ProjectId,
     body: &str,
     provenance: Provenance<'_>,
@@ -36,10 +37,7 @@ fn remember_at(
 }
 
 /// Every entry of the project's scope: (path, body, attributes).
-fn project_entries(
-    conn: &mut SqliteConnection,
-    project_id: ProjectId,
-) -> Vec<(String, String, Value)> {
+fn project_entries(conn: &mut Db, project_id: ProjectId) -> Vec<(String, String, Value)> {
     e::table
         .filter(e::scope.eq(Scope::Project(project_id).key()))
         .order(e::id)
@@ -158,7 +156,7 @@ fn memory_and_history_are_never_a_runs_view() {
     let mut conn = store();
     let p = project(&mut conn, "p");
     let a = run(&mut conn, p.id, "a");
-    let refused = |conn: &mut SqliteConnection, path: &str, writer: Writer| match write(
+    let refused = |conn: &mut Db, path: &str, writer: Writer| match write(
         conn,
         a,
         path,
@@ -220,8 +218,7 @@ fn memory_and_history_writes_move_no_context_clock() {
     let mut conn = store();
     let p = project(&mut conn, "p");
     let a = run(&mut conn, p.id, "a");
-    let clocks =
-        |conn: &mut SqliteConnection| context_clocks::table.load::<(String, i64)>(conn).unwrap();
+    let clocks = |conn: &mut Db| context_clocks::table.load::<(String, i64)>(conn).unwrap();
     remember_at(&mut conn, p.id, "prod-3", by("a", 1, Writer::Model), NOW);
     remember_at(&mut conn, p.id, "prod-4", by("a", 2, Writer::Model), LATER);
     record_history(
@@ -332,7 +329,7 @@ fn the_recall_index_follows_the_entries() {
         Writer::Model,
     )
     .unwrap();
-    let found = |conn: &mut SqliteConnection, expression: &str| {
+    let found = |conn: &mut Db, expression: &str| {
         let ids: Vec<i32> = recall_matches(conn, expression, 40)
             .unwrap()
             .into_iter()
@@ -396,7 +393,8 @@ fn the_migration_indexes_the_facts_already_stored() {
         .iter()
         .any(|v| v.to_string().ends_with("000040"))
     {
-        conn.revert_last_migration(crate::db::MIGRATIONS).unwrap();
+        conn.revert_last_migration(crate::store::database::MIGRATIONS)
+            .unwrap();
     }
     let p = project(&mut conn, "p");
     let a = run(&mut conn, p.id, "a");
@@ -408,7 +406,7 @@ fn the_migration_indexes_the_facts_already_stored() {
     ))
     .execute(&mut conn)
     .unwrap();
-    crate::db::run_migrations(&mut conn).unwrap();
+    crate::store::database::run_migrations(&mut conn).unwrap();
     let expression = format!(
         "owner : \"p{}\" AND owner : \"r{}\" AND \"zebra\"",
         p.id, a.run_id
@@ -426,7 +424,7 @@ fn a_loops_facts_are_indexed_when_it_ends() {
     let mut conn = store();
     let p = project(&mut conn, "p");
     let a = run(&mut conn, p.id, "a");
-    let write_in_loop = |conn: &mut SqliteConnection, body: &str| {
+    let write_in_loop = |conn: &mut Db, body: &str| {
         let l = loops::enqueue(conn, a.run_id, Mode::Ask, "m", "q", &json!({}), NOW).unwrap();
         loops::claim_next(conn, a.run_id, NOW).unwrap();
         let w = EntryWrite {
@@ -465,7 +463,7 @@ fn a_loops_facts_are_indexed_when_it_ends() {
         index_loop(conn, a.run_id, l.id, history).unwrap();
         loops::finish(conn, l.id, 200, &json!({}), NOW).unwrap();
     };
-    let hits = |conn: &mut SqliteConnection, word: &str| {
+    let hits = |conn: &mut Db, word: &str| {
         recall_matches(conn, &format!("owner : \"p{}\" AND \"{word}\"", p.id), 40)
             .unwrap()
             .len()

@@ -1,6 +1,7 @@
 //! Shared questions against real SQLite: who sees them when, and closing them for all.
 
 use super::*;
+use crate::db::Db;
 use crate::entry::Writer;
 use crate::store::entries::WriteCtx;
 use crate::store::testing::{memory as store, project, run, write, NOW};
@@ -15,7 +16,7 @@ fn by(run: &str, turn: i32) -> Provenance<'_> {
     }
 }
 
-fn ask_in(conn: &mut SqliteConnection, asker: RunRef, alias: &str, body: &str) {
+fn ask_in(conn: &mut Db, asker: RunRef, alias: &str, body: &str) {
     let a = Ask {
         run: asker,
         path: "unknown://deploy/target",
@@ -37,7 +38,7 @@ fn ask_in(conn: &mut SqliteConnection, asker: RunRef, alias: &str, body: &str) {
 }
 
 /// What `run` has in its open questions: (path, body, shared).
-fn open_for(conn: &mut SqliteConnection, run: RunRef) -> Vec<(String, String, bool)> {
+fn open_for(conn: &mut Db, run: RunRef) -> Vec<(String, String, bool)> {
     entries::unknowns(conn, run, true)
         .unwrap()
         .into_iter()

@@ -14,12 +14,12 @@ pub mod backend;
 
 use super::handler::{attr, body, Handler, Outcome, SUMMARY_CHARS};
 use super::messages::listing;
+use crate::db::Db;
 use crate::entry::{State, Visibility};
 use crate::parse::ToolCall;
 use crate::path::{normalize, scheme_of};
 use crate::store::entries::{self, EntryWrite, TurnRef, ViewRow, WriteCtx};
 use crate::store::StoreError;
-use diesel::SqliteConnection;
 use serde_json::{json, Value};
 
 /// The model-facing doc.
@@ -93,7 +93,7 @@ pub fn request_of(row: &ViewRow) -> (String, usize) {
 
 /// Records a search's hits: each new page as a summarized data entry, and the result entry at `path` resolved with the list.
 pub fn record_results(
-    conn: &mut SqliteConnection,
+    conn: &mut Db,
     t: TurnRef,
     path: &str,
     results: &[SearchHit],
@@ -142,7 +142,7 @@ pub fn record_results(
 
 /// Records that a search failed (the backend was unreachable or answered an error); outcome `502`.
 pub fn record_failure(
-    conn: &mut SqliteConnection,
+    conn: &mut Db,
     t: TurnRef,
     path: &str,
     reason: &str,
@@ -162,7 +162,7 @@ pub fn record_failure(
 
 /// A plugin write of this turn: (path, body, attributes) with (state, outcome, visibility).
 fn plugin_write(
-    conn: &mut SqliteConnection,
+    conn: &mut Db,
     t: TurnRef,
     (path, body, attributes): (&str, &str, &Value),
     (state, outcome, visibility): (State, Option<&str>, Visibility),

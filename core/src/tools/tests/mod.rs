@@ -12,10 +12,11 @@ mod search;
 mod set;
 mod streams;
 
-use crate::db::run_migrations;
+use crate::db::Db;
 use crate::entry::{State, Visibility, Writer};
 use crate::parse::{parse_reply, ToolCall};
 use crate::run::Mode;
+use crate::store::database::run_migrations;
 use crate::store::entries::{self as store, EntryWrite, RunRef, ViewRow, WriteCtx};
 use crate::store::{loops, projects, runs, schemes, turns};
 use crate::time::Millis;
@@ -38,7 +39,7 @@ pub const APP: &str = "const port = 3000;\nconst host = \"localhost\";\nlisten(p
 /// A test run with one turn in progress, some facts, a question, a prompt and two project files.
 pub struct Fixture {
     /// The writing connection.
-    pub conn: SqliteConnection,
+    pub conn: Db,
     /// What dispatch is given.
     pub ctx: DispatchCtx,
 }
@@ -73,7 +74,7 @@ pub fn fixture() -> Fixture {
 
 /// A fixture in `mode` with `flags`, with or without a search backend.
 pub fn fixture_with(mode: Mode, flags: LoopFlags, search_enabled: bool) -> Fixture {
-    let mut conn = SqliteConnection::establish(":memory:").unwrap();
+    let mut conn = Db::establish(":memory:").unwrap();
     conn.batch_execute("PRAGMA foreign_keys = ON;").unwrap();
     crate::hedberg::sql::register(&mut conn).unwrap();
     run_migrations(&mut conn).unwrap();

@@ -36,6 +36,7 @@ mod disk;
 pub use disk::apply;
 
 use super::TurnRef;
+use crate::db::Db;
 use crate::entry::{State, Visibility, Writer};
 use crate::files::ScanLimits;
 use crate::hedberg;
@@ -49,7 +50,6 @@ use crate::store::views;
 use crate::store::StoreError;
 /// What a proposal proposes (defined with the tools that write it).
 pub use crate::tools::proposal::ProposalKind;
-use diesel::SqliteConnection;
 use serde_json::{json, Value};
 
 /// A client's decision on a proposal (`set {state}` on its path).
@@ -88,7 +88,7 @@ pub fn readonly_message(path: &str) -> String {
 }
 
 /// The pending proposal of a run, if any: the proposed entry with a command index.
-pub fn pending(conn: &mut SqliteConnection, run_id: RunId) -> Result<Option<ViewRow>, StoreError> {
+pub fn pending(conn: &mut Db, run_id: RunId) -> Result<Option<ViewRow>, StoreError> {
     let rows = views::proposed(conn, run_id)?;
     Ok(rows
         .into_iter()
@@ -138,7 +138,7 @@ impl Proposal {
 /// Reads the proposal at `path` of the run, which must still be pending and a tool's (an
 /// entry a client marked `proposed` is no proposal), with the `readonly` constraints of the
 /// files its acceptance would write or remove.
-pub fn read(conn: &mut SqliteConnection, run: RunRef, path: &str) -> Result<Proposal, StoreError> {
+pub fn read(conn: &mut Db, run: RunRef, path: &str) -> Result<Proposal, StoreError> {
     let row = pending_row(conn, run, path)?;
     let tool = ToolName::from_scheme(row.tag())
         .ok_or_else(|| StoreError::Invalid(format!("{path} is not a tool's proposal")))?;
@@ -170,11 +170,7 @@ pub fn read(conn: &mut SqliteConnection, run: RunRef, path: &str) -> Result<Prop
 }
 
 /// The proposal entry at `path`, refused when it is missing or no longer pending.
-fn pending_row(
-    conn: &mut SqliteConnection,
-    run: RunRef,
-    path: &str,
-) -> Result<ViewRow, StoreError> {
+fn pending_row(conn: &mut Db, run: RunRef, path: &str) -> Result<ViewRow, StoreError> {
     let row = store_entries::by_path(conn, run.run_id, path)?
         .ok_or_else(|| StoreError::NotFound(format!("{path} not found in this run")))?;
     if row.state != State::Proposed {
@@ -259,7 +255,7 @@ pub enum Recorded {
 /// Writes what a resolution did: the file entries follow the disk, and the proposal takes its
 /// final state unless it stopped being pending meanwhile.
 pub fn record(
-    conn: &mut SqliteConnection,
+    conn: &mut Db,
     run: RunRef,
     proposal: &Proposal,
     resolution: &Resolution,
@@ -404,7 +400,7 @@ pub fn conflict_message(path: &str, change: DiskChange) -> String {
 /// a file leaves the run, `sh`/`env` open their channels, `ask_user` keeps the answer. Answers
 /// the attributes the proposal gains.
 fn accepted(
-    conn: &mut SqliteConnection,
+    conn: &mut Db,
     run: RunRef,
     row: &ViewRow,
     kind: &ProposalKind,
@@ -456,7 +452,7 @@ fn accepted(
 
 /// Brings the project's file entries in line with one change on disk.
 fn record_effect(
-    conn: &mut SqliteConnection,
+    conn: &mut Db,
     run: RunRef,
     effect: &Effect,
     at: WriteCtx,
@@ -490,7 +486,7 @@ fn max_file_bytes() -> u64 {
 
 /// Marks the run's pending proposal cancelled (the loop was cancelled or interrupted).
 pub fn cancel_pending(
-    conn: &mut SqliteConnection,
+    conn: &mut Db,
     t: TurnRef,
     reason: &str,
     at: WriteCtx,

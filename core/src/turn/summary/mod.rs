@@ -16,6 +16,7 @@
 
 use super::budget::{plan_demotion, Demotion};
 use super::TurnRef;
+use crate::db::Db;
 use crate::entry::Visibility;
 use crate::ids::RunId;
 use crate::sidecar::{SideTask, SidecarFailure};
@@ -23,7 +24,6 @@ use crate::store::entries::WriteCtx;
 use crate::store::entries::{self as store_entries, EntryWrite, ViewRow};
 use crate::store::StoreError;
 use crate::tools::strip_rationale;
-use diesel::SqliteConnection;
 use serde_json::{json, Value};
 use std::sync::LazyLock;
 
@@ -356,7 +356,7 @@ pub fn plan_history(
 }
 
 /// The run's summary text, if it has one in view.
-pub fn current(conn: &mut SqliteConnection, run_id: RunId) -> Result<Option<String>, StoreError> {
+pub fn current(conn: &mut Db, run_id: RunId) -> Result<Option<String>, StoreError> {
     Ok(store_entries::by_path(conn, run_id, PATH)?
         .filter(|r| r.visibility == Visibility::Visible)
         .map(|r| r.body)
@@ -365,12 +365,7 @@ pub fn current(conn: &mut SqliteConnection, run_id: RunId) -> Result<Option<Stri
 
 /// Writes `text` as the run's summary at turn `t`; the text it replaces (if any) is kept as
 /// the archived `summary://run/<n>`, `n` its version. Answers the new version.
-pub fn store(
-    conn: &mut SqliteConnection,
-    t: TurnRef,
-    text: &str,
-    at: WriteCtx,
-) -> Result<i64, StoreError> {
+pub fn store(conn: &mut Db, t: TurnRef, text: &str, at: WriteCtx) -> Result<i64, StoreError> {
     let version = keep_prior(conn, t, at)?;
     write(
         conn,
@@ -387,11 +382,7 @@ pub fn store(
 /// Takes the run's summary out of the context (it did not fit): its text is kept as the
 /// archived `summary://run/<n>` and `summary://run` is archived too, so the next fold starts a
 /// first summary.
-pub fn leave_context(
-    conn: &mut SqliteConnection,
-    t: TurnRef,
-    at: WriteCtx,
-) -> Result<(), StoreError> {
+pub fn leave_context(conn: &mut Db, t: TurnRef, at: WriteCtx) -> Result<(), StoreError> {
     let Some(prior) = store_entries::by_path(conn, t.run.run_id, PATH)? else {
         return Ok(());
     };
@@ -409,7 +400,7 @@ pub fn leave_context(
 
 /// Keeps the current summary's text as the archived `summary://run/<n>`; answers the version
 /// the next text takes (1 for the first).
-fn keep_prior(conn: &mut SqliteConnection, t: TurnRef, at: WriteCtx) -> Result<i64, StoreError> {
+fn keep_prior(conn: &mut Db, t: TurnRef, at: WriteCtx) -> Result<i64, StoreError> {
     let Some(prior) = store_entries::by_path(conn, t.run.run_id, PATH)? else {
         return Ok(1);
     };
@@ -436,7 +427,7 @@ fn keep_prior(conn: &mut SqliteConnection, t: TurnRef, at: WriteCtx) -> Result<i
 }
 
 fn write(
-    conn: &mut SqliteConnection,
+    conn: &mut Db,
     t: TurnRef,
     path: &str,
     body: &str,

@@ -1,6 +1,7 @@
 //! Summarisation's pure parts: the seed 002 §6 cases (first, additive, compress, failure), the prompts, the answer's reading, the planning that keeps the budget a hard bound, and the stored summary with its archived texts.
 
 use super::*;
+use crate::db::Db;
 use crate::entry::State;
 use crate::run::Mode;
 use crate::store::entries::{context_rows, RunRef};
@@ -459,7 +460,7 @@ fn stored_summaries_and_their_earlier_texts() {
     let p = project(&mut conn, "p");
     let r: RunRef = run(&mut conn, p.id, "r");
     let l = loops::enqueue(&mut conn, r.run_id, Mode::Ask, "m", "q", &json!({}), NOW).unwrap();
-    let turn = |conn: &mut SqliteConnection| {
+    let turn = |conn: &mut Db| {
         let t = turns::begin(conn, r.run_id, l.id, NOW).unwrap();
         TurnRef {
             run: r,
