@@ -1,0 +1,15 @@
+DROP TABLE rpc_log;
+DROP TABLE notifications;
+DROP TABLE run_views;
+DROP TABLE entries;
+DROP TABLE file_constraints;
+DROP TABLE schemes;
+DROP TABLE turns;
+DROP TABLE loops;
+DROP TRIGGER runs_status_transition ON runs;
+DROP FUNCTION runs_status_transition();
+DROP TABLE runs;
+DROP TABLE models;
+DROP TABLE projects;
+DROP FUNCTION rummy_json_type(text);
+DROP FUNCTION rummy_json_valid(text);

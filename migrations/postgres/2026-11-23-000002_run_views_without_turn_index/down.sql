@@ -1,0 +1,1 @@
+CREATE INDEX run_views_run_turn ON run_views (run_id, turn);

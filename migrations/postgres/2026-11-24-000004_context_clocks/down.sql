@@ -1,0 +1,13 @@
+DROP TRIGGER projects_clock_deleted ON projects;
+DROP TRIGGER runs_clock_deleted ON runs;
+DROP TRIGGER run_views_deleted ON run_views;
+DROP TRIGGER entries_shared_deleted ON entries;
+DROP TRIGGER entries_shared_updated ON entries;
+DROP TRIGGER entries_shared_inserted ON entries;
+DROP FUNCTION projects_clock_deleted();
+DROP FUNCTION runs_clock_deleted();
+DROP FUNCTION run_views_deleted();
+DROP FUNCTION entries_shared_deleted();
+DROP FUNCTION entries_shared_updated();
+DROP FUNCTION entries_shared_inserted();
+DROP TABLE context_clocks;

@@ -1,0 +1,1 @@
+DROP TABLE sidecar_calls;
