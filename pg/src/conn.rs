@@ -20,8 +20,9 @@ use std::borrow::Cow;
 /// The synchronous wrapper, waiting through this crate's runtime.
 type Inner = AsyncConnectionWrapper<AsyncPgConnection, Parked>;
 
-/// One PostgreSQL connection, used like any synchronous diesel connection.
-pub struct PgConn(Inner);
+/// One PostgreSQL connection, used like any synchronous diesel connection. Boxed: the store's
+/// `Db` holds either this or an SQLite connection, which is far smaller.
+pub struct PgConn(Box<Inner>);
 
 impl PgConn {
     /// Connects to `url` (`postgres://user:password@host:port/database?options`), with TLS as
@@ -56,7 +57,7 @@ impl PgConn {
             }
         })
         .map_err(ConnectionError::BadConnection)??;
-        Ok(PgConn(Inner::from(connected)))
+        Ok(PgConn(Box::new(Inner::from(connected))))
     }
 }
 
@@ -174,7 +175,7 @@ impl diesel::r2d2::R2D2Connection for PgConn {
     }
 
     fn is_broken(&mut self) -> bool {
-        diesel::r2d2::R2D2Connection::is_broken(&mut self.0)
+        diesel::r2d2::R2D2Connection::is_broken(&mut *self.0)
     }
 }
 

@@ -14,6 +14,7 @@
 //! a plain one, a blocking-pool one, or an actix arbiter's — and never starts a runtime inside
 //! another.
 
+pub mod admin;
 mod conn;
 mod runtime;
 mod tls;

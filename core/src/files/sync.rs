@@ -46,7 +46,7 @@ mod tests {
     use crate::ids::RunId;
     use crate::schema::{entries, run_views};
     use crate::store::constraints::{Constraint, ConstraintKind};
-    use crate::store::database::run_migrations;
+
     use crate::store::projects;
     use crate::store::testing::run;
     use crate::time::Millis;
@@ -79,9 +79,7 @@ mod tests {
 
     /// A migrated in-memory store with the scheme registry and project `p`.
     fn project_db() -> (Db, projects::Project) {
-        let mut conn = Db::establish(":memory:").unwrap();
-        run_migrations(&mut conn).unwrap();
-        crate::store::schemes::seed(&mut conn).unwrap();
+        let mut conn = crate::store::testing::memory();
         let p = projects::hello(&mut conn, "p", "/p", None, NOW).unwrap();
         (conn, p)
     }

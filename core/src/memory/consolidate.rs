@@ -9,7 +9,7 @@
 //! memory over the size gate or at a path that is no `memory://` is left out, the others are
 //! written.
 
-use super::terms::{match_expression, query_terms};
+use super::terms::query_terms;
 use crate::db::Db;
 use crate::entry::Writer;
 use crate::path::{normalize, scheme_of};
@@ -76,20 +76,22 @@ pub fn gather(conn: &mut Db, run: RunRef, prompt: &str) -> Result<Option<Input>,
         .join(" ");
     words.push(' ');
     words.push_str(session.as_deref().unwrap_or_default());
-    let memories = match match_expression(&query_terms(&words), run.project_id, run.run_id) {
-        None => Vec::new(),
-        Some(expression) => {
-            let scored = store::recall_matches(conn, &expression, 200)?;
-            let ids: Vec<i32> = scored.iter().map(|s| s.id).collect();
-            let mut rows = store::candidate_rows(conn, &ids)?;
-            rows.retain(|r| r.scheme.as_deref() == Some("memory"));
-            rows.sort_by_key(|r| ids.iter().position(|id| *id == r.id));
-            rows.into_iter()
-                .take(MAX_MEMORIES)
-                .map(|r| (r.path, r.body))
-                .collect()
-        }
+    let terms = query_terms(&words);
+    let query = store::RecallQuery {
+        terms: &terms,
+        project_id: run.project_id,
+        except_run: Some(run.run_id),
     };
+    let scored = store::recall_matches(conn, &query, 200)?;
+    let ids: Vec<i32> = scored.iter().map(|s| s.id).collect();
+    let mut rows = store::candidate_rows(conn, &ids)?;
+    rows.retain(|r| r.scheme.as_deref() == Some("memory"));
+    rows.sort_by_key(|r| ids.iter().position(|id| *id == r.id));
+    let memories = rows
+        .into_iter()
+        .take(MAX_MEMORIES)
+        .map(|r| (r.path, r.body))
+        .collect();
     Ok(Some(Input {
         prompt: prompt.to_owned(),
         facts,

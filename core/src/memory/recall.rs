@@ -19,7 +19,7 @@
 
 use super::messages;
 use super::sections::{self, Section};
-use super::terms::{self, match_expression, query_terms};
+use super::terms::{self, query_terms};
 use crate::config::RecallSettings;
 use crate::db::Db;
 use crate::entry::Scope;
@@ -323,11 +323,16 @@ pub fn candidates(
     let searched = terms::rarest(&terms, |term, prefix| {
         store::term_frequency(conn, term, prefix)
     })?;
-    let Some(expression) = match_expression(&searched, run.project_id, run.run_id) else {
+    if searched.is_empty() {
         return Ok(None);
+    }
+    let query = store::RecallQuery {
+        terms: &searched,
+        project_id: run.project_id,
+        except_run: Some(run.run_id),
     };
     let limit = i32::try_from(settings.max_candidates).unwrap_or(i32::MAX);
-    let scored = store::recall_matches(conn, &expression, limit)?;
+    let scored = store::recall_matches(conn, &query, limit)?;
     if scored.is_empty() {
         return Ok(None);
     }

@@ -1,19 +1,15 @@
-//! The words recall looks for: a prompt's words as query terms, the same words read out of a candidate's text, and the FTS5 expression built from them.
+//! The words recall looks for: a prompt's words as query terms, and the same words read out of a candidate's text.
 //!
 //! Words are read as the index's tokenizer reads them (`unicode61`, diacritics kept): runs of
 //! letters and digits, lower-cased; everything else separates. A prompt's words become terms
 //! once common words are dropped and each is kept once; a term of [`PREFIX_MIN`] letters or
 //! more also matches the words it begins (`listen` finds `listens`), in the index and here
-//! alike. The expression quotes every term, so nothing a prompt holds — quotes, `*`, `NEAR`,
-//! `column:` — reaches `MATCH` as FTS5 syntax.
+//! alike. The store quotes every term for its index (`store::memory::recall_matches`).
 
-use crate::ids::{ProjectId, RunId};
+pub use crate::store::memory::PREFIX_MIN;
 
 /// Most terms a prompt gives (the first ones): a long paste does not make a huge query.
 pub const MAX_TERMS: usize = 24;
-
-/// Length from which a term also matches the words it is the beginning of.
-pub const PREFIX_MIN: usize = 4;
 
 /// How many of a prompt's terms the index is searched for: the rarest, which tell what the
 /// prompt is about (a common word matches thousands of entries, and scoring them all costs more
@@ -94,30 +90,6 @@ pub fn matched<'t>(terms: &'t [String], text: &str) -> Vec<&'t str> {
         .collect()
 }
 
-/// One term as an FTS5 string (doubled quotes inside, though a term has none), with `*` for a
-/// prefix term.
-fn quoted(term: &str) -> String {
-    let mut out = format!("\"{}\"", term.replace('"', "\"\""));
-    if term.chars().count() >= PREFIX_MIN {
-        out.push_str(" *");
-    }
-    out
-}
-
-/// The FTS5 expression recall runs for `terms` in project `project_id`, leaving run `run_id`'s
-/// own entries out; `None` without terms. The owner tokens are the index's (`p<project>`,
-/// `r<run>`, migration 000040).
-pub fn match_expression(terms: &[String], project_id: ProjectId, run_id: RunId) -> Option<String> {
-    if terms.is_empty() {
-        return None;
-    }
-    let any: Vec<String> = terms.iter().map(|t| quoted(t)).collect();
-    Some(format!(
-        "(owner : \"p{project_id}\" AND ({})) NOT owner : \"r{run_id}\"",
-        any.join(" OR ")
-    ))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -135,23 +107,15 @@ mod tests {
         assert_eq!(query_terms(&long).len(), MAX_TERMS);
     }
 
-    /// Whatever a prompt holds, the expression is quoted terms only: FTS5 operators, quotes,
-    /// column filters and prefixes in the prompt are plain words.
+    /// Whatever a prompt holds, its terms are plain words: FTS5 operators, quotes, column
+    /// filters and prefixes in it are read as words (the store quotes each term as well).
     #[test]
-    fn no_fts_syntax_from_the_prompt_reaches_match() {
+    fn no_fts_syntax_from_the_prompt_survives_as_syntax() {
         let prompt = r#""deploy" OR host* NEAR(a b) -x owner:p9 ^start {path}: AND NOT"#;
-        let terms = query_terms(prompt);
         assert_eq!(
-            terms,
+            query_terms(prompt),
             vec!["deploy", "host", "near", "owner", "p9", "start", "path"]
         );
-        assert_eq!(
-            match_expression(&terms, ProjectId(3), RunId(7)).as_deref(),
-            Some(
-                "(owner : \"p3\" AND (\"deploy\" * OR \"host\" * OR \"near\" * OR \"owner\" * OR \"p9\" OR \"start\" * OR \"path\" *)) NOT owner : \"r7\""
-            )
-        );
-        assert_eq!(match_expression(&[], ProjectId(3), RunId(7)), None);
     }
 
     /// The index is searched for the rarest terms some entry holds, in the prompt's order.

@@ -62,8 +62,8 @@ impl StaticSql for ReadMarks {
     const SQL: &'static str = "SELECT r.next_rev - 1 AS rev, \
         coalesce((SELECT version FROM context_clocks WHERE name = 'views:run:' || r.id), 0) \
         AS dropped, \
-        coalesce((SELECT sum(version) FROM context_clocks \
-        WHERE name IN ('project:' || r.project_id, 'global')), 0) AS shared \
+        CAST(coalesce((SELECT sum(version) FROM context_clocks \
+        WHERE name IN ('project:' || r.project_id, 'global')), 0) AS BIGINT) AS shared \
         FROM runs r WHERE r.id = ?";
 }
 

@@ -55,6 +55,14 @@ pub fn open_writer(path: &Path) -> Result<Db, StoreError> {
     Ok(conn)
 }
 
+/// The migrations of the connection's backend.
+pub fn migrations_of(conn: &Db) -> EmbeddedMigrations {
+    match conn {
+        Db::Sqlite(_) => MIGRATIONS,
+        Db::Pg(_) => PG_MIGRATIONS,
+    }
+}
+
 /// Runs every pending migration of the connection's backend.
 pub fn run_migrations(conn: &mut Db) -> Result<(), StoreError> {
     match conn {

@@ -511,28 +511,65 @@ pub fn list(
     if let Some(v) = filter.visibility {
         query = query.filter(run_views::visibility.eq(v));
     }
-    if let Some(pattern) = &filter.pattern {
-        query = query.filter(
-            sql::<Bool>("hedmatch(")
-                .bind::<Text, _>(pattern.clone())
-                .sql(", entries.path)"),
-        );
+    let in_sql = patterns_in_sql(conn);
+    if in_sql {
+        if let Some(pattern) = &filter.pattern {
+            query = query.filter(
+                sql::<Bool>("hedmatch(")
+                    .bind::<Text, _>(pattern.clone())
+                    .sql(", entries.path)"),
+            );
+        }
+        if let Some(body) = &filter.body_filter {
+            query = query.filter(
+                sql::<Bool>("hedsearch(")
+                    .bind::<Text, _>(body.clone())
+                    .sql(", ")
+                    .sql(FULL_BODY_SQL)
+                    .sql(")"),
+            );
+        }
     }
-    if let Some(body) = &filter.body_filter {
-        query = query.filter(
-            sql::<Bool>("hedsearch(")
-                .bind::<Text, _>(body.clone())
-                .sql(", ")
-                .sql(FULL_BODY_SQL)
-                .sql(")"),
-        );
+    let query = query.order(run_views::id.asc()).select(VIEW_COLUMNS);
+    if in_sql || (filter.pattern.is_none() && filter.body_filter.is_none()) {
+        return Ok(query.limit(limit).offset(offset).load(conn)?);
     }
-    Ok(query
-        .order(run_views::id.asc())
-        .limit(limit)
-        .offset(offset)
-        .select(VIEW_COLUMNS)
-        .load(conn)?)
+    let mut rows: Vec<ViewRow> = query.load(conn)?;
+    rows.retain(|r| {
+        passes(
+            filter.pattern.as_deref(),
+            filter.body_filter.as_deref(),
+            &r.path,
+            &r.body,
+        )
+    });
+    Ok(page(rows, limit, offset))
+}
+
+/// Whether hedberg patterns filter rows in SQL on `conn`: on SQLite, through the functions
+/// registered on every connection; PostgreSQL has none (and its regex dialect is not Rust's),
+/// so there the rows are read and [`passes`] judges them.
+pub(crate) fn patterns_in_sql(conn: &Db) -> bool {
+    matches!(conn, Db::Sqlite(_))
+}
+
+/// Whether a row at `path` holding `body` passes `pattern` and `body_filter`, judged as the
+/// SQL functions `hedmatch` and `hedsearch` judge them.
+pub(crate) fn passes(
+    pattern: Option<&str>,
+    body_filter: Option<&str>,
+    path: &str,
+    body: &str,
+) -> bool {
+    pattern.is_none_or(|p| crate::hedberg::hedmatch(p, path))
+        && body_filter.is_none_or(|f| crate::hedberg::hedsearch(f, body).is_some())
+}
+
+/// `limit` rows of `rows` after the first `offset`, as SQL's `LIMIT`/`OFFSET` page them.
+pub(crate) fn page<T>(rows: Vec<T>, limit: i64, offset: i64) -> Vec<T> {
+    let skip = usize::try_from(offset).unwrap_or(0);
+    let take = usize::try_from(limit).unwrap_or(usize::MAX);
+    rows.into_iter().skip(skip).take(take).collect()
 }
 
 /// Views of the run written after revision `rev`, oldest first, audit, `run://` and files no
@@ -644,23 +681,32 @@ fn not_history() -> _ {
 
 /// The body of the run's latest concluding update (status 200, 204 or 422), or "".
 pub fn latest_summary(conn: &mut Db, run_id: RunId) -> Result<String, StoreError> {
-    let body: Option<String> = run_views::table
+    let updates = run_views::table
         .inner_join(entries::table)
         .filter(run_views::run_id.eq(run_id))
         // Run-scoped, one entry per update: newest entry first, found through entries_scope_scheme.
         .filter(entries::scope.eq(Scope::Run(run_id).key()))
         .filter(entries::scheme.eq("update"))
-        // A numeric status attribute of 200, 204 or 422 (a string "200" is not one).
-        .filter(
-            status_of(entries::attributes)
-                .eq(200)
-                .or(status_of(entries::attributes).eq(204))
-                .or(status_of(entries::attributes).eq(422)),
-        )
         .order(entries::id.desc())
-        .select(entries::body)
-        .first(conn)
-        .optional()?;
+        .select(entries::body);
+    // A numeric status attribute of 200, 204 or 422 (a string "200" is not one).
+    let body: Option<String> = match conn {
+        Db::Sqlite(_) => updates
+            .filter(
+                status_of(entries::attributes)
+                    .eq(200)
+                    .or(status_of(entries::attributes).eq(204))
+                    .or(status_of(entries::attributes).eq(422)),
+            )
+            .first(conn)
+            .optional()?,
+        Db::Pg(_) => updates
+            .filter(sql::<Bool>(
+                "(entries.attributes::jsonb -> 'status') IN ('200', '204', '422')",
+            ))
+            .first(conn)
+            .optional()?,
+    };
     Ok(body.unwrap_or_default())
 }
 

@@ -361,7 +361,9 @@ pub fn insert_history(
     let scope = Scope::Project(project_id).key();
     let mut path = base.to_owned();
     for k in 2..=1_000 {
-        match insert(conn, &scope, &path, "history", body, attributes, at) {
+        // In a savepoint: PostgreSQL aborts the whole transaction on a failed statement
+        // unless the savepoint around it is rolled back.
+        match conn.transaction(|c| insert(c, &scope, &path, "history", body, attributes, at)) {
             Ok(id) => return Ok((path, id)),
             // The path is taken (rare): the next one is tried; the failed statement changed
             // nothing.
@@ -393,34 +395,39 @@ pub fn list(
         .filter(e::scope.eq(Scope::Project(project_id).key()))
         .filter(e::scheme.eq(scheme.to_owned()))
         .into_boxed();
-    if let Some(pattern) = pattern {
-        query = query.filter(
-            sql::<Bool>("hedmatch(")
-                .bind::<Text, _>(pattern.to_owned())
-                .sql(", entries.path)"),
-        );
+    let in_sql = entries::patterns_in_sql(conn);
+    if in_sql {
+        if let Some(pattern) = pattern {
+            query = query.filter(
+                sql::<Bool>("hedmatch(")
+                    .bind::<Text, _>(pattern.to_owned())
+                    .sql(", entries.path)"),
+            );
+        }
+        if let Some(body) = body_filter {
+            query = query.filter(
+                sql::<Bool>("hedsearch(")
+                    .bind::<Text, _>(body.to_owned())
+                    .sql(", entries.body)"),
+            );
+        }
     }
-    if let Some(body) = body_filter {
-        query = query.filter(
-            sql::<Bool>("hedsearch(")
-                .bind::<Text, _>(body.to_owned())
-                .sql(", entries.body)"),
-        );
-    }
-    let rows: Vec<ListedRow> = query
-        .order(e::id.asc())
-        .limit(limit)
-        .offset(offset)
-        .select((
-            e::id,
-            e::path,
-            e::scheme,
-            e::body,
-            e::attributes,
-            e::tokens,
-            e::updated_at,
-        ))
-        .load(conn)?;
+    let query = query.order(e::id.asc()).select((
+        e::id,
+        e::path,
+        e::scheme,
+        e::body,
+        e::attributes,
+        e::tokens,
+        e::updated_at,
+    ));
+    let rows: Vec<ListedRow> = if in_sql || (pattern.is_none() && body_filter.is_none()) {
+        query.limit(limit).offset(offset).load(conn)?
+    } else {
+        let mut rows: Vec<ListedRow> = query.load(conn)?;
+        rows.retain(|(_, path, _, body, ..)| entries::passes(pattern, body_filter, path, body));
+        entries::page(rows, limit, offset)
+    };
     Ok(rows
         .into_iter()
         .map(|(id, path, scheme, body, attributes, tokens, updated_at)| {
@@ -515,6 +522,36 @@ macro_rules! indexed {
     };
 }
 
+/// [`indexed!`] on PostgreSQL: the same rows into `recall_index (id, project_id, run_id,
+/// document)`, the document made by the migration's `rummy_recall_document` (path and summary
+/// at weight A, body at weight D, words read as FTS5 reads them); an entry indexed already is
+/// replaced (a primary key refuses a second row where FTS5 would keep both).
+macro_rules! indexed_pg {
+    ($($from:expr),+) => {
+        concat!(
+            "INSERT INTO recall_index (id, project_id, run_id, document) ",
+            "SELECT id, project_id, run_id, rummy_recall_document(indexed_path, body) FROM (",
+            "SELECT e.id, e.body, ",
+            "CASE WHEN e.scope LIKE 'project:%' ",
+            "THEN substring(e.scope FROM '^project:([0-9]+)')::integer ",
+            "ELSE (SELECT r.project_id FROM runs r ",
+            "WHERE r.id = substring(e.scope FROM '^run:([0-9]+)')::integer) END AS project_id, ",
+            "CASE WHEN e.scope LIKE 'project:%' ",
+            "THEN (SELECT r.id FROM runs r WHERE e.scheme = 'history' ",
+            "AND r.project_id = substring(e.scope FROM '^project:([0-9]+)')::integer ",
+            "AND r.alias = e.attributes::json ->> 'run') ",
+            "ELSE substring(e.scope FROM '^run:([0-9]+)')::integer END AS run_id, ",
+            "CASE WHEN e.scheme = 'history' THEN '' ELSE substr(e.path, strpos(e.path, '://') + 3) END ",
+            "|| ' ' || coalesce(e.attributes::json ->> 'summary', '') AS indexed_path, ",
+            "e.attributes::json ->> 'supersededBy' AS superseded ",
+            $($from),+,
+            ") indexed WHERE project_id IS NOT NULL AND superseded IS NULL ",
+            "ON CONFLICT (id) DO UPDATE SET project_id = excluded.project_id, ",
+            "run_id = excluded.run_id, document = excluded.document"
+        )
+    };
+}
+
 /// The facts and session state a run's loop wrote: the run's scope, the run, the loop.
 macro_rules! loop_facts {
     () => {
@@ -529,12 +566,14 @@ struct Unindex;
 impl StaticSql for Unindex {
     const SQL: &'static str = "DELETE FROM recall_index WHERE rowid IN \
         (SELECT id FROM recall_index_docsize WHERE id = ?)";
+    const PG: &'static str = "DELETE FROM recall_index WHERE id = ?";
 }
 
 /// Puts one entry's terms in the index.
 struct Index;
 impl StaticSql for Index {
     const SQL: &'static str = indexed!("FROM entries e WHERE e.id = ?");
+    const PG: &'static str = indexed_pg!("FROM entries e WHERE e.id = ?");
 }
 
 /// Takes the terms of a loop's facts out of the index, where it holds them.
@@ -546,12 +585,18 @@ impl StaticSql for UnindexLoop {
         loop_facts!(),
         "))"
     );
+    const PG: &'static str = concat!("DELETE FROM recall_index WHERE id IN (", loop_facts!(), ")");
 }
 
 /// Puts a loop's facts, and one more entry, in the index.
 struct IndexLoop;
 impl StaticSql for IndexLoop {
     const SQL: &'static str = indexed!(
+        "FROM entries e WHERE e.id IN (",
+        loop_facts!(),
+        " UNION ALL SELECT ?)"
+    );
+    const PG: &'static str = indexed_pg!(
         "FROM entries e WHERE e.id IN (",
         loop_facts!(),
         " UNION ALL SELECT ?)"
@@ -569,6 +614,23 @@ pub struct Scored {
     pub bm25: f64,
 }
 
+/// Length from which a term also matches the words it is the beginning of (`listen` finds
+/// `listens`), in the index and in recall's reading of a candidate alike.
+pub const PREFIX_MIN: usize = 4;
+
+/// What recall searches the index for: entries of `project_id` holding any of `terms` (a term
+/// of [`PREFIX_MIN`] characters or more also matches the words it begins), leaving out
+/// `except_run`'s own entries and history lines.
+#[derive(Debug, Clone, Copy)]
+pub struct RecallQuery<'a> {
+    /// Words, lower-cased, letters and digits only (`memory::terms::query_terms`).
+    pub terms: &'a [String],
+    /// The project searched.
+    pub project_id: ProjectId,
+    /// The run whose own entries are not recalled to it.
+    pub except_run: Option<RunId>,
+}
+
 /// The best `limit` entries for an FTS5 `MATCH` expression, best first.
 struct MatchRecall;
 impl StaticSql for MatchRecall {
@@ -577,25 +639,102 @@ impl StaticSql for MatchRecall {
         FROM recall_index WHERE recall_index MATCH ? ORDER BY bm25 LIMIT ?";
 }
 
-/// The best `limit` entries the full-text index finds for `expression` (an FTS5 query the
-/// caller built from escaped terms: `memory::terms::match_expression`), best first.
-pub fn recall_matches(
-    conn: &mut Db,
-    expression: &str,
-    limit: i32,
-) -> Result<Vec<Scored>, StoreError> {
-    Ok(cached::<MatchRecall>(&[Bind::Text(expression), Bind::Int(limit)]).load::<Scored>(conn)?)
+/// The best `limit` entries for a `tsquery`, in a project, except a run's (PostgreSQL). The
+/// body counts half the path and summary, as bm25's weights above; `ts_rank` has no term
+/// rarity, so ranks differ from bm25's while the matches are the same. Negated: lower is
+/// better, as with bm25.
+struct MatchRecallPg;
+impl StaticSql for MatchRecallPg {
+    const SQL: &'static str = "SELECT id, \
+        CAST(-ts_rank('{0.5, 0, 0, 1}', document, query, 1) AS DOUBLE PRECISION) AS bm25 \
+        FROM recall_index, to_tsquery('simple', ?) AS query \
+        WHERE project_id = ? AND run_id IS DISTINCT FROM ? AND document @@ query \
+        ORDER BY bm25, id LIMIT ?";
 }
 
-/// How many indexed entries hold `term` (for a prefix term, the words it begins), summed over
-/// the words: an estimate, which is all choosing the rarest terms needs.
+/// The best `limit` entries the full-text index finds for `query`, best first; none without
+/// terms.
+pub fn recall_matches(
+    conn: &mut Db,
+    query: &RecallQuery<'_>,
+    limit: i32,
+) -> Result<Vec<Scored>, StoreError> {
+    if query.terms.is_empty() {
+        return Ok(Vec::new());
+    }
+    Ok(match conn {
+        Db::Sqlite(_) => {
+            let expression = fts5_expression(query);
+            cached::<MatchRecall>(&[Bind::Text(&expression), Bind::Int(limit)]).load(conn)?
+        }
+        Db::Pg(_) => {
+            let tsquery = query
+                .terms
+                .iter()
+                .map(|t| tsquery_term(t, t.chars().count() >= PREFIX_MIN))
+                .collect::<Vec<_>>()
+                .join(" | ");
+            cached::<MatchRecallPg>(&[
+                Bind::Text(&tsquery),
+                Bind::Int(query.project_id.0),
+                // Ids start at 1: 0 leaves no run out.
+                Bind::Int(query.except_run.map_or(0, |r| r.0)),
+                Bind::Int(limit),
+            ])
+            .load(conn)?
+        }
+    })
+}
+
+/// The FTS5 expression of `query`: its terms quoted (so nothing a prompt holds — quotes, `*`,
+/// `NEAR`, `column:` — reaches `MATCH` as FTS5 syntax), within the project's owner token
+/// (`p<project>`), without the run's (`r<run>`; migration 000040).
+fn fts5_expression(query: &RecallQuery<'_>) -> String {
+    let any: Vec<String> = query
+        .terms
+        .iter()
+        .map(|term| {
+            let mut out = format!("\"{}\"", term.replace('"', "\"\""));
+            if term.chars().count() >= PREFIX_MIN {
+                out.push_str(" *");
+            }
+            out
+        })
+        .collect();
+    let within = format!(
+        "owner : \"p{}\" AND ({})",
+        query.project_id,
+        any.join(" OR ")
+    );
+    match query.except_run {
+        Some(run) => format!("({within}) NOT owner : \"r{run}\""),
+        None => within,
+    }
+}
+
+/// One term for PostgreSQL's `to_tsquery`: quoted (nothing in it read as an operator), `:*`
+/// for a `prefix` term.
+fn tsquery_term(term: &str, prefix: bool) -> String {
+    let mut out = format!("'{}'", term.replace('\\', "\\\\").replace('\'', "''"));
+    if prefix {
+        out.push_str(":*");
+    }
+    out
+}
+
+/// How many indexed entries hold `term` (for a prefix term, the words it begins): an
+/// estimate, which is all choosing the rarest terms needs (SQLite sums over the words a prefix
+/// begins; PostgreSQL counts each entry once).
 pub fn term_frequency(conn: &mut Db, term: &str, prefix: bool) -> Result<i64, StoreError> {
-    let frequency = if prefix {
-        let upper = format!("{term}{}", char::MAX);
-        cached::<TermsFrom>(&[Bind::Text(term), Bind::Text(&upper)])
-            .get_result::<Frequency>(conn)?
-    } else {
-        cached::<TermIs>(&[Bind::Text(term)]).get_result::<Frequency>(conn)?
+    let frequency = match conn {
+        Db::Sqlite(_) if prefix => {
+            let upper = format!("{term}{}", char::MAX);
+            cached::<TermsFrom>(&[Bind::Text(term), Bind::Text(&upper)])
+                .get_result::<Frequency>(conn)?
+        }
+        Db::Sqlite(_) => cached::<TermIs>(&[Bind::Text(term)]).get_result::<Frequency>(conn)?,
+        Db::Pg(_) => cached::<TermDocs>(&[Bind::Text(&tsquery_term(term, prefix))])
+            .get_result::<Frequency>(conn)?,
     };
     Ok(frequency.doc)
 }
@@ -618,6 +757,13 @@ struct TermsFrom;
 impl StaticSql for TermsFrom {
     const SQL: &'static str =
         "SELECT coalesce(sum(doc), 0) AS doc FROM recall_terms WHERE term >= ? AND term < ?";
+}
+
+/// Entries holding one `tsquery` term (PostgreSQL: counted through the GIN index).
+struct TermDocs;
+impl StaticSql for TermDocs {
+    const SQL: &'static str =
+        "SELECT count(*) AS doc FROM recall_index WHERE document @@ to_tsquery('simple', ?)";
 }
 
 /// A candidate entry of recall, as read for scoring.

@@ -92,25 +92,32 @@ pub fn matching(
     let mut query = v::table
         .inner_join(e::table)
         .filter(v::run_id.eq(run_id))
-        .filter(
+        .into_boxed();
+    let in_sql = entries::patterns_in_sql(conn);
+    if in_sql {
+        query = query.filter(
             sql::<Bool>("hedmatch(")
                 .bind::<Text, _>(pattern.to_owned())
                 .sql(", entries.path)"),
-        )
-        .into_boxed();
-    if let Some(filter) = body_filter {
-        query = query.filter(
-            sql::<Bool>("hedsearch(")
-                .bind::<Text, _>(filter.to_owned())
-                .sql(", ")
-                .sql(FULL_BODY_SQL)
-                .sql(")"),
         );
+        if let Some(filter) = body_filter {
+            query = query.filter(
+                sql::<Bool>("hedsearch(")
+                    .bind::<Text, _>(filter.to_owned())
+                    .sql(", ")
+                    .sql(FULL_BODY_SQL)
+                    .sql(")"),
+            );
+        }
     }
-    Ok(query
+    let mut rows: Vec<ViewRow> = query
         .order(v::id.asc())
         .select(entries::VIEW_COLUMNS)
-        .load(conn)?)
+        .load(conn)?;
+    if !in_sql {
+        rows.retain(|r| entries::passes(Some(pattern), body_filter, &r.path, &r.body));
+    }
+    Ok(rows)
 }
 
 /// One exact entry of the run, or `NotFound`.

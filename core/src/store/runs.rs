@@ -249,6 +249,17 @@ impl StaticSql for ReadPushMarks {
         json_extract(result, '$.stopReason') AS stop_reason FROM loops \
         WHERE run_id = ? AND status <> 100 ORDER BY sequence DESC LIMIT 1) AS current \
         WHERE runs.id = ?";
+    // Counts are bigint there; the loop's JSON is read through `json` (its text as written).
+    const PG: &'static str = "SELECT alias, project_id, pushed_rev, next_rev, \
+        current.routed AS routed, current.stop_reason AS stop_reason, \
+        (SELECT CAST(count(*) AS INTEGER) FROM loops WHERE run_id = ? AND status = 100) \
+        AS queued_loops, \
+        (SELECT CAST(count(*) AS INTEGER) FROM entries \
+        WHERE scope = 'project:' || runs.project_id AND scheme = 'unknown') AS project_questions \
+        FROM runs LEFT JOIN (SELECT config::json ->> 'routed' AS routed, \
+        result::json ->> 'stopReason' AS stop_reason FROM loops \
+        WHERE run_id = ? AND status <> 100 ORDER BY sequence DESC LIMIT 1) AS current ON true \
+        WHERE runs.id = ?";
 }
 
 /// A page of the project's runs, newest first.

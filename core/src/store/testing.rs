@@ -15,13 +15,66 @@ use serde_json::json;
 /// The instant test writes are stamped with.
 pub const NOW: Millis = Millis(1_700_000_000_000);
 
-/// A migrated in-memory store with foreign keys on and the scheme registry seeded.
+/// The variable that sends the store's tests to PostgreSQL: the store suite on PostgreSQL
+/// (`store::tests::the_store_suite_passes_on_postgres`) runs this test binary again with it.
+pub const BACKEND_VAR: &str = "RUMMY_TEST_BACKEND";
+
+/// The server the PostgreSQL suites create their databases on.
+pub const POSTGRES_URL_VAR: &str = "RUMMY_TEST_POSTGRES_URL";
+
+/// Whether this test process runs the store's tests on PostgreSQL.
+pub fn on_postgres() -> bool {
+    std::env::var(BACKEND_VAR).as_deref() == Ok("postgres")
+}
+
+/// A migrated store of its own with the scheme registry seeded (and, on SQLite, foreign keys
+/// on and hedberg's functions): in memory, or — with `RUMMY_TEST_BACKEND=postgres` — a fresh
+/// PostgreSQL database.
 pub fn memory() -> Db {
+    if on_postgres() {
+        return postgres();
+    }
     let mut conn = Db::establish(":memory:").unwrap();
     conn.batch_execute("PRAGMA foreign_keys = ON;").unwrap();
+    crate::hedberg::sql::register(&mut conn).unwrap();
     run_migrations(&mut conn).unwrap();
     schemes::seed(&mut conn).unwrap();
     conn
+}
+
+/// The prefix of every database this process creates: the suite's driver drops them after.
+pub fn database_prefix(pid: u32) -> String {
+    format!("rummy_t{pid}_")
+}
+
+/// A fresh database on `RUMMY_TEST_POSTGRES_URL`: a copy of this process's migrated and
+/// seeded template (made on first use), so each test pays for a copy, not for the migrations.
+fn postgres() -> Db {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    use std::sync::{Mutex, OnceLock};
+    static TEMPLATE: OnceLock<String> = OnceLock::new();
+    static COPYING: Mutex<()> = Mutex::new(());
+    static NEXT: AtomicU32 = AtomicU32::new(0);
+
+    let url = std::env::var(POSTGRES_URL_VAR).expect("RUMMY_TEST_POSTGRES_URL names the server");
+    let prefix = database_prefix(std::process::id());
+    let template = TEMPLATE.get_or_init(|| {
+        let name = format!("{prefix}template");
+        rummy_pg::admin::create_database(&url, &name, None).unwrap();
+        let mut conn = Db::establish(&rummy_pg::admin::with_database(&url, &name)).unwrap();
+        run_migrations(&mut conn).unwrap();
+        schemes::seed(&mut conn).unwrap();
+        name
+    });
+    let name = format!("{prefix}{}", NEXT.fetch_add(1, Ordering::Relaxed));
+    {
+        // PostgreSQL copies a template for one CREATE DATABASE at a time.
+        let _one = COPYING
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        rummy_pg::admin::create_database(&url, &name, Some(template)).unwrap();
+    }
+    Db::establish(&rummy_pg::admin::with_database(&url, &name)).unwrap()
 }
 
 /// Project `name` (rooted at `/<name>`).

@@ -7,7 +7,7 @@ use crate::entry::{Visibility, Writer};
 use crate::ids::{ProjectId, RunId};
 use crate::run::{Mode, RunStatus};
 use crate::schema as t;
-use crate::store::database::{run_migrations, MIGRATIONS};
+use crate::store::database::{migrations_of, run_migrations};
 use crate::time::Millis;
 use diesel::connection::SimpleConnection;
 use diesel::prelude::*;
@@ -26,44 +26,65 @@ struct NameRow {
 }
 
 /// The full-text index recall reads (`store::memory`), queried with SQL of its own rather than
-/// through `schema.rs`, the shadow tables FTS5 keeps it in, and its vocabulary.
-const FULL_TEXT: [&str; 6] = [
-    "recall_index",
-    "recall_index_config",
-    "recall_index_data",
-    "recall_index_docsize",
-    "recall_index_idx",
-    "recall_terms",
-];
+/// through `schema.rs`: on SQLite the FTS5 table, the shadow tables FTS5 keeps it in, and its
+/// vocabulary; on PostgreSQL the `tsvector` table and the vocabulary view.
+fn full_text_names(conn: &Db) -> Vec<&'static str> {
+    match conn {
+        Db::Sqlite(_) => vec![
+            "recall_index",
+            "recall_index_config",
+            "recall_index_data",
+            "recall_index_docsize",
+            "recall_index_idx",
+            "recall_terms",
+        ],
+        Db::Pg(_) => vec!["recall_index", "recall_terms"],
+    }
+}
 
 /// The tables `schema.rs` describes: every table but the full-text index's.
 fn table_names(conn: &mut Db) -> Vec<String> {
+    let full_text = full_text_names(conn);
     let mut names = all_table_names(conn);
-    names.retain(|n| !FULL_TEXT.contains(&n.as_str()));
+    names.retain(|n| !full_text.contains(&n.as_str()));
     names
 }
 
 fn all_table_names(conn: &mut Db) -> Vec<String> {
-    diesel::sql_query(
-        "SELECT name FROM sqlite_master WHERE type = 'table' \
-         AND name NOT LIKE 'sqlite_%' AND name <> '__diesel_schema_migrations' ORDER BY name",
-    )
-    .load::<NameRow>(conn)
-    .unwrap()
-    .into_iter()
-    .map(|r| r.name)
-    .collect()
+    let sql = match conn {
+        Db::Sqlite(_) => {
+            "SELECT name FROM sqlite_master WHERE type = 'table' \
+             AND name NOT LIKE 'sqlite_%' AND name <> '__diesel_schema_migrations' ORDER BY name"
+        }
+        Db::Pg(_) => {
+            "SELECT CAST(table_name AS TEXT) AS name FROM information_schema.tables \
+             WHERE table_schema = current_schema() AND table_name <> '__diesel_schema_migrations' \
+             ORDER BY CAST(table_name AS TEXT) COLLATE \"C\""
+        }
+    };
+    diesel::sql_query(sql)
+        .load::<NameRow>(conn)
+        .unwrap()
+        .into_iter()
+        .map(|r| r.name)
+        .collect()
 }
 
 fn db_columns(conn: &mut Db, table: &str) -> Vec<String> {
-    diesel::sql_query(format!(
-        "SELECT name FROM pragma_table_info('{table}') ORDER BY cid"
-    ))
-    .load::<NameRow>(conn)
-    .unwrap()
-    .into_iter()
-    .map(|r| r.name)
-    .collect()
+    let sql = match conn {
+        Db::Sqlite(_) => format!("SELECT name FROM pragma_table_info('{table}') ORDER BY cid"),
+        Db::Pg(_) => format!(
+            "SELECT CAST(column_name AS TEXT) AS name FROM information_schema.columns \
+             WHERE table_schema = current_schema() AND table_name = '{table}' \
+             ORDER BY ordinal_position"
+        ),
+    };
+    diesel::sql_query(sql)
+        .load::<NameRow>(conn)
+        .unwrap()
+        .into_iter()
+        .map(|r| r.name)
+        .collect()
 }
 
 /// Column names diesel selects for a table, read from the SQL it generates.
@@ -110,16 +131,19 @@ fn migrations_up_down_up() {
     ];
     assert_eq!(table_names(&mut conn), expected);
     let full_text = |conn: &mut Db| {
-        let mut names = all_table_names(conn);
-        names.retain(|n| FULL_TEXT.contains(&n.as_str()));
-        names
+        let names = full_text_names(conn);
+        let mut found = all_table_names(conn);
+        found.retain(|n| names.contains(&n.as_str()));
+        (found, names)
     };
-    assert_eq!(full_text(&mut conn), FULL_TEXT);
-    conn.revert_all_migrations(MIGRATIONS).unwrap();
+    let (found, wanted) = full_text(&mut conn);
+    assert_eq!(found, wanted);
+    conn.revert_all_migrations(migrations_of(&conn)).unwrap();
     assert_eq!(all_table_names(&mut conn), Vec::<String>::new());
     run_migrations(&mut conn).unwrap();
     assert_eq!(table_names(&mut conn), expected);
-    assert_eq!(full_text(&mut conn), FULL_TEXT);
+    let (found, wanted) = full_text(&mut conn);
+    assert_eq!(found, wanted);
 }
 
 /// The committed `schema.rs` names every column of every migrated table, in order.
@@ -216,12 +240,6 @@ fn run(conn: &mut Db, project_id: ProjectId, alias: Option<&str>) -> runs::Run {
     runs::create(conn, &new, NOW).unwrap()
 }
 
-#[derive(QueryableByName)]
-struct StatusRow {
-    #[diesel(sql_type = Integer)]
-    status: i32,
-}
-
 /// The database's transition trigger allows exactly the transitions `RunStatus::may_become` allows.
 #[test]
 fn run_status_trigger_agrees_with_code() {
@@ -240,15 +258,24 @@ fn run_status_trigger_agrees_with_code() {
 }
 
 fn current_status(conn: &mut Db, id: RunId) -> i32 {
-    diesel::sql_query("SELECT status FROM runs WHERE id = ?")
-        .bind::<Integer, _>(id)
-        .get_result::<StatusRow>(conn)
+    t::runs::table
+        .find(id)
+        .select(t::runs::status)
+        .first(conn)
         .unwrap()
-        .status
 }
 
 /// Sets a status bypassing the transition trigger (test set-up only).
 fn force_status(conn: &mut Db, id: RunId, to: RunStatus) -> QueryResult<()> {
+    if let Db::Pg(_) = conn {
+        return conn.transaction(|c| {
+            c.batch_execute("ALTER TABLE runs DISABLE TRIGGER runs_status_transition")?;
+            diesel::update(t::runs::table.find(id))
+                .set(t::runs::status.eq(to.code()))
+                .execute(c)?;
+            c.batch_execute("ALTER TABLE runs ENABLE TRIGGER runs_status_transition")
+        });
+    }
     conn.transaction(|c| {
         let trigger: String = diesel::sql_query(
             "SELECT sql AS name FROM sqlite_master WHERE name = 'runs_status_transition'",
@@ -638,8 +665,8 @@ fn view_state_and_visibility_are_checked_by_the_database() {
     let rr = run_w(&mut conn);
     write_entry(&mut conn, rr, "known://a", "one", Writer::Model).unwrap();
     let mut set = |column: &str, value: &str| {
-        diesel::sql_query(format!("UPDATE run_views SET {column} = ?"))
-            .bind::<Text, _>(value)
+        // The values are the test's own literals: written into the SQL, which both backends read.
+        diesel::sql_query(format!("UPDATE run_views SET {column} = '{value}'"))
             .execute(&mut conn)
             .map_err(|e| e.to_string())
     };
@@ -649,6 +676,60 @@ fn view_state_and_visibility_are_checked_by_the_database() {
     for visibility in ["visible", "summarized", "archived"] {
         assert_eq!(set("visibility", visibility), Ok(1), "{visibility}");
     }
-    assert!(set("state", "done").is_err_and(|e| e.starts_with("CHECK constraint failed")));
-    assert!(set("visibility", "hidden").is_err_and(|e| e.starts_with("CHECK constraint failed")));
+    let refused = |e: String| {
+        e.starts_with("CHECK constraint failed") || e.contains("violates check constraint")
+    };
+    assert!(set("state", "done").is_err_and(refused));
+    assert!(set("visibility", "hidden").is_err_and(refused));
+}
+
+/// The store's suite — every test of this crate, each on a fresh database of its own — passes on
+/// PostgreSQL too: this test runs the crate's test binary again with `RUMMY_TEST_BACKEND=
+/// postgres` against the server `RUMMY_TEST_POSTGRES_URL` names, and drops the databases the
+/// run created. Without that server it says, in one line on the terminal, that the suite did
+/// not run and how to run it.
+#[test]
+fn the_store_suite_passes_on_postgres() {
+    use crate::store::testing::{database_prefix, on_postgres, BACKEND_VAR, POSTGRES_URL_VAR};
+    use std::io::Write;
+    if on_postgres() {
+        return; // the run this test started
+    }
+    let Ok(url) = std::env::var(POSTGRES_URL_VAR) else {
+        // Straight to the terminal: the test harness captures `eprintln!` of a passing test.
+        let _ = writeln!(
+            std::io::stderr(),
+            "PostgreSQL suites did not run: set {POSTGRES_URL_VAR}=postgres://USER:PASSWORD@HOST:PORT/DB \
+             (a role that may create databases), or run `.ci/postgres cargo test --workspace`"
+        );
+        return;
+    };
+    let child = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--test-threads",
+            "4",
+            "--skip",
+            "the_store_suite_passes_on_postgres",
+        ])
+        .env(BACKEND_VAR, "postgres")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let prefix = database_prefix(child.id());
+    let output = child.wait_with_output().unwrap();
+    for name in rummy_pg::admin::databases_named(&url, &prefix).unwrap() {
+        rummy_pg::admin::drop_database(&url, &name).unwrap();
+    }
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let failures: Vec<&str> = stdout
+        .lines()
+        .filter(|l| l.starts_with("test ") && l.ends_with("FAILED"))
+        .collect();
+    assert!(
+        output.status.success(),
+        "on PostgreSQL: {failures:#?}\n{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(stdout.contains("test result: ok"), "{stdout}");
 }

@@ -99,9 +99,12 @@ impl StaticSql for InsertTurn {
 }
 
 /// The row just inserted (no `RETURNING`: SQLite builds a temporary b-tree for it each call).
+/// On PostgreSQL the last value this session took from a sequence: the turn's identity (no
+/// trigger on `turns` takes another).
 struct LastId;
 impl StaticSql for LastId {
     const SQL: &'static str = "SELECT last_insert_rowid() AS id";
+    const PG: &'static str = "SELECT CAST(lastval() AS INTEGER) AS id";
 }
 
 struct RecordUsage;

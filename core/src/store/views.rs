@@ -80,7 +80,11 @@ type Demotable = diesel::helper_types::IntoBoxed<
     crate::db::MultiBackend,
 >;
 
-fn demotable(run_id: RunId, turn: i32) -> Demotable {
+fn demotable(conn: &Db, run_id: RunId, turn: i32) -> Demotable {
+    let channel = match conn {
+        Db::Sqlite(_) => "json_extract(entries.attributes, '$.channel') IS NOT NULL",
+        Db::Pg(_) => "(entries.attributes::json ->> 'channel') IS NOT NULL",
+    };
     run_views::table
         .inner_join(entries::table)
         .into_boxed()
@@ -93,9 +97,7 @@ fn demotable(run_id: RunId, turn: i32) -> Demotable {
                 .ne_all([State::Failed, State::Cancelled])
                 // A command's output channel (Turn Demotion is rare: the fragment may be
                 // prepared each time).
-                .or(diesel::dsl::sql::<diesel::sql_types::Bool>(
-                    "json_extract(entries.attributes, '$.channel') IS NOT NULL",
-                )),
+                .or(diesel::dsl::sql::<diesel::sql_types::Bool>(channel)),
         )
         .filter(
             entries::scheme
@@ -111,7 +113,7 @@ pub fn demotable_in_turn(
     run_id: RunId,
     turn: i32,
 ) -> Result<Vec<(i32, i32)>, StoreError> {
-    Ok(demotable(run_id, turn)
+    Ok(demotable(conn, run_id, turn)
         .select((run_views::id, entries::tokens))
         .load(conn)?)
 }
@@ -123,7 +125,9 @@ pub fn demotable_rows_in_turn(
     run_id: RunId,
     turn: i32,
 ) -> Result<Vec<ViewRow>, StoreError> {
-    Ok(demotable(run_id, turn).select(VIEW_COLUMNS).load(conn)?)
+    Ok(demotable(conn, run_id, turn)
+        .select(VIEW_COLUMNS)
+        .load(conn)?)
 }
 
 /// The run's views in state `proposed`, newest first.

@@ -8,13 +8,10 @@ use crate::entry::State;
 use crate::ids::LoopId;
 use crate::parse::parse_reply;
 use crate::run::Mode;
-use crate::store::database::run_migrations;
 use crate::store::entries::{context_rows, RunRef, WriteCtx};
-use crate::store::{loops, projects, runs, schemes, turns};
+use crate::store::{loops, projects, runs, turns};
 use crate::time::Millis;
 use crate::wire::params::HistoryPage;
-use diesel::connection::SimpleConnection;
-use diesel::prelude::*;
 use pretty_assertions::assert_eq;
 use serde_json::json;
 
@@ -43,10 +40,7 @@ struct Fixture {
 }
 
 fn fixture() -> Fixture {
-    let mut conn = Db::establish(":memory:").unwrap();
-    conn.batch_execute("PRAGMA foreign_keys = ON;").unwrap();
-    run_migrations(&mut conn).unwrap();
-    schemes::seed(&mut conn).unwrap();
+    let mut conn = crate::store::testing::memory();
     let p = projects::hello(&mut conn, "p", "/p", None, NOW).unwrap();
     let new = runs::NewRun {
         project_id: p.id,

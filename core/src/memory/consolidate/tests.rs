@@ -219,9 +219,17 @@ fn cleanup_removes_transient_content_and_keeps_it_archived() {
         "Currently halfway through moving the billing tables.",
     );
     assert_eq!(
-        store::recall_matches(&mut conn, "billing", 10)
-            .unwrap()
-            .len(),
+        store::recall_matches(
+            &mut conn,
+            &store::RecallQuery {
+                terms: &["billing".to_owned()],
+                project_id: p.id,
+                except_run: None,
+            },
+            10
+        )
+        .unwrap()
+        .len(),
         1
     );
     let at = WriteCtx {
@@ -278,9 +286,17 @@ fn cleanup_removes_transient_content_and_keeps_it_archived() {
         )
     );
     assert_eq!(
-        store::recall_matches(&mut conn, "billing", 10)
-            .unwrap()
-            .len(),
+        store::recall_matches(
+            &mut conn,
+            &store::RecallQuery {
+                terms: &["billing".to_owned()],
+                project_id: p.id,
+                except_run: None,
+            },
+            10
+        )
+        .unwrap()
+        .len(),
         0
     );
 

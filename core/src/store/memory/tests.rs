@@ -329,8 +329,14 @@ fn the_recall_index_follows_the_entries() {
         Writer::Model,
     )
     .unwrap();
-    let found = |conn: &mut Db, expression: &str| {
-        let ids: Vec<i32> = recall_matches(conn, expression, 40)
+    let found = |conn: &mut Db, words: &[&str], except_run: Option<RunId>| {
+        let terms: Vec<String> = words.iter().map(|w| (*w).to_owned()).collect();
+        let query = RecallQuery {
+            terms: &terms,
+            project_id: p.id,
+            except_run,
+        };
+        let ids: Vec<i32> = recall_matches(conn, &query, 40)
             .unwrap()
             .into_iter()
             .map(|s| s.id)
@@ -348,19 +354,14 @@ fn the_recall_index_follows_the_entries() {
         Scope::Run(b.run_id).key(),
         Scope::Project(p.id).key(),
     );
-    let everything = format!("owner : \"p{}\" AND \"zebra\"", p.id);
     assert_eq!(
-        found(&mut conn, &everything),
+        found(&mut conn, &["zebra"], None),
         vec![
             (pp.clone(), "asked about zebra".to_owned()),
             (pp.clone(), "the zebra server".to_owned()),
             (pa.clone(), "zebra".to_owned()),
             (pb.clone(), "zebra too".to_owned()),
         ]
-    );
-    let without_a = format!(
-        "(owner : \"p{}\" AND \"zebra\") NOT owner : \"r{}\"",
-        p.id, a.run_id
     );
     diesel::delete(e::table.filter(e::id.eq(zebra.entry_id)))
         .execute(&mut conn)
@@ -369,15 +370,14 @@ fn the_recall_index_follows_the_entries() {
         .execute(&mut conn)
         .unwrap();
     assert_eq!(
-        found(&mut conn, &without_a),
+        found(&mut conn, &["zebra"], Some(a.run_id)),
         vec![
             (pp.clone(), "asked about zebra".to_owned()),
             (pp, "the zebra server".to_owned()),
         ]
     );
     // The path (after its scheme) and summary are indexed too; a history path is not.
-    let by_path = format!("owner : \"p{}\" AND (\"deploy\" OR \"2023\")", p.id);
-    assert_eq!(found(&mut conn, &by_path).len(), 1);
+    assert_eq!(found(&mut conn, &["deploy", "2023"], None).len(), 1);
 }
 
 /// The facts stored before the index existed are indexed by the migration that makes it, so
@@ -393,7 +393,7 @@ fn the_migration_indexes_the_facts_already_stored() {
         .iter()
         .any(|v| v.to_string().ends_with("000040"))
     {
-        conn.revert_last_migration(crate::store::database::MIGRATIONS)
+        conn.revert_last_migration(crate::store::database::migrations_of(&conn))
             .unwrap();
     }
     let p = project(&mut conn, "p");
@@ -407,11 +407,18 @@ fn the_migration_indexes_the_facts_already_stored() {
     .execute(&mut conn)
     .unwrap();
     crate::store::database::run_migrations(&mut conn).unwrap();
-    let expression = format!(
-        "owner : \"p{}\" AND owner : \"r{}\" AND \"zebra\"",
-        p.id, a.run_id
+    let terms = vec!["zebra".to_owned()];
+    let query = RecallQuery {
+        terms: &terms,
+        project_id: p.id,
+        except_run: None,
+    };
+    let found = recall_matches(&mut conn, &query, 40).unwrap();
+    assert_eq!(
+        candidate_rows(&mut conn, &[found[0].id]).unwrap()[0].scope,
+        Scope::Run(a.run_id).key()
     );
-    assert_eq!(recall_matches(&mut conn, &expression, 40).unwrap().len(), 1);
+    assert_eq!(found.len(), 1);
 }
 
 /// A loop's facts are indexed in its finishing write, with its history line; a fact the next
@@ -464,9 +471,13 @@ fn a_loops_facts_are_indexed_when_it_ends() {
         loops::finish(conn, l.id, 200, &json!({}), NOW).unwrap();
     };
     let hits = |conn: &mut Db, word: &str| {
-        recall_matches(conn, &format!("owner : \"p{}\" AND \"{word}\"", p.id), 40)
-            .unwrap()
-            .len()
+        let terms = vec![word.to_owned()];
+        let query = RecallQuery {
+            terms: &terms,
+            project_id: p.id,
+            except_run: None,
+        };
+        recall_matches(conn, &query, 40).unwrap().len()
     };
     write_in_loop(&mut conn, "a zebra");
     assert_eq!((hits(&mut conn, "zebra"), hits(&mut conn, "okapi")), (1, 1));
@@ -479,4 +490,31 @@ fn a_loops_facts_are_indexed_when_it_ends() {
         ),
         (0, 1, 2)
     );
+}
+
+/// Recall's terms reach each index quoted — nothing in them read as FTS5 or tsquery syntax —
+/// a long term as a prefix, within the project, without the asking run's own entries.
+#[test]
+fn recall_terms_reach_the_index_quoted() {
+    let terms: Vec<String> = ["deploy", "p9", "o'neil", "near"]
+        .map(String::from)
+        .to_vec();
+    let query = RecallQuery {
+        terms: &terms,
+        project_id: ProjectId(3),
+        except_run: Some(RunId(7)),
+    };
+    assert_eq!(
+        fts5_expression(&query),
+        "(owner : \"p3\" AND (\"deploy\" * OR \"p9\" OR \"o'neil\" * OR \"near\" *)) NOT owner : \"r7\""
+    );
+    assert_eq!(
+        fts5_expression(&RecallQuery {
+            except_run: None,
+            ..query
+        }),
+        "owner : \"p3\" AND (\"deploy\" * OR \"p9\" OR \"o'neil\" * OR \"near\" *)"
+    );
+    assert_eq!(tsquery_term("o'neil", true), "'o''neil':*");
+    assert_eq!(tsquery_term("a\\b", false), "'a\\\\b'");
 }

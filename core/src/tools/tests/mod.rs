@@ -16,15 +16,12 @@ use crate::db::Db;
 use crate::entry::{State, Visibility, Writer};
 use crate::parse::{parse_reply, ToolCall};
 use crate::run::Mode;
-use crate::store::database::run_migrations;
 use crate::store::entries::{self as store, EntryWrite, RunRef, ViewRow, WriteCtx};
-use crate::store::{loops, projects, runs, schemes, turns};
+use crate::store::{loops, projects, runs, turns};
 use crate::time::Millis;
 use crate::turn::dispatch::{dispatch, DispatchCtx, DispatchLimits, Dispatched, LoopFlags};
 use crate::turn::views::project;
 use crate::turn::TurnRef;
-use diesel::connection::SimpleConnection;
-use diesel::prelude::*;
 use serde_json::{json, Value};
 
 /// The time every test writes at.
@@ -74,11 +71,7 @@ pub fn fixture() -> Fixture {
 
 /// A fixture in `mode` with `flags`, with or without a search backend.
 pub fn fixture_with(mode: Mode, flags: LoopFlags, search_enabled: bool) -> Fixture {
-    let mut conn = Db::establish(":memory:").unwrap();
-    conn.batch_execute("PRAGMA foreign_keys = ON;").unwrap();
-    crate::hedberg::sql::register(&mut conn).unwrap();
-    run_migrations(&mut conn).unwrap();
-    schemes::seed(&mut conn).unwrap();
+    let mut conn = crate::store::testing::memory();
     let p = projects::hello(&mut conn, "p", "/p", None, NOW).unwrap();
     let new = runs::NewRun {
         project_id: p.id,
