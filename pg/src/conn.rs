@@ -1,8 +1,7 @@
 //! [`PgConn`]: diesel-async's PostgreSQL connection made synchronous, as a `Db` variant.
 
+use crate::raw::{Raw, Target};
 use crate::runtime::{block_on, Parked};
-use crate::tls;
-use crate::url::ConnectOptions;
 use diesel::connection::{
     CacheSize, Connection, ConnectionSealed, DefaultLoadingMode, Instrumentation, LoadConnection,
     MultiConnectionHelper, SimpleConnection, TransactionManager, TransactionManagerStatus,
@@ -26,52 +25,29 @@ pub struct PgConn(Box<Inner>);
 
 impl PgConn {
     /// Connects to `url` (`postgres://user:password@host:port/database?options`), with TLS as
-    /// its `sslmode` and `sslrootcert` say (see [`ConnectOptions`]).
+    /// its `sslmode` and `sslrootcert` say (see [`ConnectOptions`](crate::ConnectOptions)).
     ///
     /// # Errors
     /// A URL that cannot be used, or the server's refusal, in the server's words.
     pub fn connect(url: &str) -> ConnectionResult<PgConn> {
-        let options: ConnectOptions = url
-            .parse()
-            .map_err(|e: crate::url::UrlError| ConnectionError::BadConnection(e.to_string()))?;
-        let tls = tls::config(options.ssl, options.root.as_deref())
-            .map_err(ConnectionError::BadConnection)?;
+        let target = Target::from_url(url).map_err(ConnectionError::BadConnection)?;
         let connected = block_on(async move {
-            match tls {
-                None => {
-                    let (client, connection) = options
-                        .config
-                        .connect(tokio_postgres::NoTls)
-                        .await
-                        .map_err(refused)?;
-                    AsyncPgConnection::try_from_client_and_connection(client, connection).await
+            let (client, raw) = target
+                .connect()
+                .await
+                .map_err(ConnectionError::BadConnection)?;
+            match raw {
+                Raw::Plain(connection) => {
+                    AsyncPgConnection::try_from_client_and_connection(client, *connection).await
                 }
-                Some(tls) => {
-                    let (client, connection) = options
-                        .config
-                        .connect(tokio_postgres_rustls::MakeRustlsConnect::new(tls))
-                        .await
-                        .map_err(refused)?;
-                    AsyncPgConnection::try_from_client_and_connection(client, connection).await
+                Raw::Tls(connection) => {
+                    AsyncPgConnection::try_from_client_and_connection(client, *connection).await
                 }
             }
         })
         .map_err(ConnectionError::BadConnection)??;
         Ok(PgConn(Box::new(Inner::from(connected))))
     }
-}
-
-/// A refused connection, with every cause tokio-postgres chained (the server's message, a
-/// TLS failure, an unreachable host).
-fn refused(e: tokio_postgres::Error) -> ConnectionError {
-    let mut message = e.to_string();
-    let mut source = std::error::Error::source(&e);
-    while let Some(cause) = source {
-        message.push_str(": ");
-        message.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    ConnectionError::BadConnection(message)
 }
 
 impl SimpleConnection for PgConn {

@@ -16,6 +16,7 @@
 
 pub mod admin;
 mod conn;
+mod raw;
 mod runtime;
 mod tls;
 mod url;
