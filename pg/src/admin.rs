@@ -23,7 +23,7 @@ pub fn with_database(url: &str, name: &str) -> String {
 }
 
 /// `name` quoted as an SQL identifier.
-fn quoted(name: &str) -> String {
+pub(crate) fn quoted(name: &str) -> String {
     format!("\"{}\"", name.replace('"', "\"\""))
 }
 

@@ -8,6 +8,10 @@
 //! that so it can be a variant of the store's `Db` (diesel's `MultiConnection` needs a helper
 //! trait implemented on each variant's type).
 //!
+//! [`listen`] carries notifications between rummy processes: a [`listen::Listener`] holds one
+//! connection that `LISTEN`s and reports every notification, each loss of its connection and
+//! each time it listens again; [`listen::notify`] sends one inside a transaction.
+//!
 //! Invariant: every PostgreSQL socket is driven by one runtime of this crate's own
 //! ([`runtime`]): one worker thread, created on first use. A caller only parks its own thread
 //! until its query's answer arrives ([`block_on`]), so the store may be called from any thread —
@@ -16,6 +20,7 @@
 
 pub mod admin;
 mod conn;
+pub mod listen;
 mod raw;
 mod runtime;
 mod tls;

@@ -3,8 +3,9 @@
 
 use crate::tls;
 use crate::url::ConnectOptions;
+use std::task::{Context, Poll};
 use tokio_postgres::tls::{MakeTlsConnect, NoTlsStream};
-use tokio_postgres::{Client, Config, Connection, NoTls, Socket};
+use tokio_postgres::{AsyncMessage, Client, Config, Connection, NoTls, Socket};
 use tokio_postgres_rustls::MakeRustlsConnect;
 
 /// The stream rustls wraps the socket in (its type is private to tokio-postgres-rustls).
@@ -18,6 +19,21 @@ pub(crate) enum Raw {
     Plain(Box<Connection<Socket, NoTlsStream>>),
     /// Over TLS, or plain where `sslmode=prefer` found a server without it.
     Tls(Box<Connection<Socket, TlsStream>>),
+}
+
+impl Raw {
+    /// Moves the connection on: sends queued requests, hands answers to the [`Client`], and
+    /// yields what the server sent on its own (notifications, notices). `None` or an error
+    /// ends the connection.
+    pub(crate) fn poll_message(
+        &mut self,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<AsyncMessage, tokio_postgres::Error>>> {
+        match self {
+            Raw::Plain(connection) => connection.poll_message(cx),
+            Raw::Tls(connection) => connection.poll_message(cx),
+        }
+    }
 }
 
 /// Where and how to connect: the URL's settings and its TLS, read once, so every reconnect
