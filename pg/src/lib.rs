@@ -13,7 +13,7 @@
 //! each time it listens again; [`listen::notify`] sends one inside a transaction.
 //!
 //! Invariant: every PostgreSQL socket is driven by one runtime of this crate's own
-//! ([`runtime`]): one worker thread, created on first use. A caller only parks its own thread
+//! (`runtime`): one worker thread, created on first use. A caller only parks its own thread
 //! until its query's answer arrives ([`block_on`]), so the store may be called from any thread —
 //! a plain one, a blocking-pool one, or an actix arbiter's — and never starts a runtime inside
 //! another.

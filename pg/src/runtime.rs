@@ -40,9 +40,10 @@ impl Wake for Unpark {
 }
 
 /// Runs `future` to completion on the calling thread, parking it between polls; sockets and
-/// timers the future touches belong to [`runtime`], whose worker wakes this thread. Unlike a
-/// runtime's own `block_on` this works inside another runtime's thread (an actix arbiter),
-/// where blocking is the caller's choice, as with any synchronous database call.
+/// timers the future touches belong to the crate's I/O runtime, whose worker wakes this
+/// thread. Unlike a runtime's own `block_on` this works inside another runtime's thread (an
+/// actix arbiter), where blocking is the caller's choice, as with any synchronous database
+/// call.
 ///
 /// # Errors
 /// When the I/O runtime cannot be started; the future is then not run.
