@@ -1,6 +1,7 @@
-//! Notifications between rummy processes over PostgreSQL's `LISTEN`/`NOTIFY` (SCALE.md §2): a
-//! [`Listener`] holds one connection that listens on a few channels and hands every
-//! notification to the server as an [`Event`]; [`notify`] sends one from inside a transaction.
+//! Notifications between rummy processes sharing one database, over PostgreSQL's
+//! `LISTEN`/`NOTIFY`: a [`Listener`] holds one connection that listens on a few channels and
+//! hands every notification to the server as an [`Event`]; [`notify`] sends one from inside a
+//! transaction.
 //!
 //! What PostgreSQL guarantees and this keeps: a notification is delivered only if its
 //! transaction commits, once to each listening connection, and notifications arrive in commit
