@@ -51,6 +51,9 @@ pub enum ServeError {
     /// A provider's HTTP client could not be built.
     #[error("provider setup failed: {0}")]
     Provider(#[source] HttpClientError),
+    /// The connections to the other server processes (PostgreSQL) could not be opened.
+    #[error("cannot join the other server processes: {0}")]
+    Cluster(String),
     /// The search backend's HTTP client could not be built.
     #[error("search setup failed: {0}")]
     Search(#[source] HttpClientError),
@@ -168,6 +171,57 @@ async fn shutdown(
         actix_rt::time::sleep(std::time::Duration::from_millis(5)).await;
     }
     http.stop(true).await;
+}
+
+/// Joins the other server processes on the PostgreSQL database at `url`: this process's row
+/// (its id names it as the holder of its runs and the writer of its notifications), the LISTEN
+/// connection and the push relay.
+async fn join(
+    store: &Store,
+    hub: &Addr<NotificationHub>,
+    providers: &Providers,
+    url: &str,
+    lease_ms: u64,
+) -> Result<rummy_actors::cluster::Cluster, ServeError> {
+    let me: Arc<str> = Arc::from(process_id());
+    let (id, lease) = (me.to_string(), i64::try_from(lease_ms).unwrap_or(i64::MAX));
+    store
+        .write(move |c| {
+            use diesel::connection::SimpleConnection;
+            // The writer's notifications carry this process's name (`notifications.origin`).
+            c.batch_execute(&format!(
+                "SET application_name = '{}'",
+                id.replace('\'', "''")
+            ))?;
+            rummy_core::store::cluster::register(c, &id, rummy_actors::clock::now(), lease)
+        })
+        .await?;
+    tracing::info!(process = %me, lease_ms, "joined the server processes on PostgreSQL");
+    rummy_actors::cluster::start(
+        store.clone(),
+        hub.clone(),
+        providers.clone(),
+        url,
+        me,
+        lease_ms,
+    )
+    .map_err(ServeError::Cluster)
+}
+
+/// A name for this process unique among the processes of a database: host, process id and
+/// the moment it started.
+fn process_id() -> String {
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .ok()
+        .or_else(|| std::env::var("HOSTNAME").ok())
+        .map(|h| h.trim().to_owned())
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "host".to_owned());
+    format!(
+        "{host}/{}/{:x}",
+        std::process::id(),
+        rummy_actors::clock::now().0
+    )
 }
 
 fn create_dir(path: &std::path::Path) -> Result<(), ServeError> {
@@ -295,6 +349,12 @@ pub async fn serve(
     let search = SearchClient::from_config(&config).map_err(ServeError::Search)?;
     let addr = SocketAddr::new(config.access.bind, config.port);
     let hub = NotificationHub::new(config.limits.max_backlog_bytes).start();
+    let cluster = match &database {
+        Location::Postgres(url) => {
+            Some(join(&store, &hub, &providers, url, config.limits.lease_ms).await?)
+        }
+        Location::Sqlite(_) => None,
+    };
     let ceilings = store.read(projects::ceilings).await?;
     let admission = Admission::start(
         config.fair.run_limits(),
@@ -312,8 +372,10 @@ pub async fn serve(
         resolution_locks: Default::default(),
         commands: Default::default(),
         admission,
+        cluster: cluster.clone(),
     };
     let registry = RunRegistry::new(svc.clone()).start();
+    let svc_store = svc.store.clone();
     match registry.send(Recover).await {
         Ok(Ok(0)) => {}
         Ok(Ok(n)) => tracing::warn!(loops = n, "recovered interrupted loops"),
@@ -379,10 +441,21 @@ pub async fn serve(
     let done = actix_rt::spawn(server);
     let (stop_http, stop_hub, stop_seats, stop_commands) =
         (http.clone(), hub.clone(), seats.clone(), commands.clone());
+    let stop_store = svc_store;
     actix_rt::spawn(async move {
         shutdown_signal.await;
         tracing::info!("shutting down");
         shutdown(&stop_hub, &stop_seats, &stop_http, &stop_commands).await;
+        // The other processes take this one's runs over at once, not once its hold expires.
+        if let Some(cluster) = cluster {
+            let me = cluster.me().to_owned();
+            if let Err(e) = stop_store
+                .write(move |c| rummy_core::store::cluster::retire(c, &me))
+                .await
+            {
+                tracing::warn!(error = %e, "cannot hand this process's runs to the others");
+            }
+        }
     });
     tracing::info!(%addr, "listening");
     startup_summary(&deps_config, addr);

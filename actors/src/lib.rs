@@ -6,6 +6,7 @@
 
 pub mod admission;
 pub mod clock;
+pub mod cluster;
 pub mod commands;
 pub mod errors;
 pub mod files;

@@ -7,6 +7,7 @@
 
 use crate::admission::Acquire;
 use crate::clock::{now, write_ctx};
+use crate::cluster::calls::Forwarded;
 use crate::errors::{from_store, internal};
 use crate::loop_queue::{self, Claimed};
 use crate::provider::undefined_model;
@@ -31,6 +32,10 @@ use rummy_core::wire::params::RunAttributes;
 use rummy_core::wire::{ErrorKind, RpcError};
 use serde_json::json;
 use std::collections::HashMap;
+
+mod placement;
+pub use placement::TakeOver;
+use placement::{done, folded, resolved};
 
 /// Starts a new run with its first loop; answers the run's alias.
 #[derive(Message)]
@@ -98,6 +103,9 @@ pub struct RunRegistry {
     runs: HashMap<RunId, Kept>,
     /// The number the next actor is known by.
     next_id: u64,
+    /// On PostgreSQL with several processes: when this process took each run it holds (a
+    /// release gives up only that taking).
+    held: HashMap<RunId, rummy_core::time::Millis>,
 }
 
 impl RunRegistry {
@@ -107,6 +115,7 @@ impl RunRegistry {
             svc,
             runs: HashMap::new(),
             next_id: 0,
+            held: HashMap::new(),
         }
     }
 
@@ -180,7 +189,7 @@ impl Handler<Idle> for RunRegistry {
 
     /// Retires the actor if it is still the run's and has been sent nothing since it counted:
     /// out of the map first, so any later message for the run starts a fresh actor, then told.
-    fn handle(&mut self, msg: Idle, _: &mut Context<Self>) {
+    fn handle(&mut self, msg: Idle, ctx: &mut Context<Self>) {
         let current = self
             .runs
             .get(&msg.run_id)
@@ -189,6 +198,7 @@ impl Handler<Idle> for RunRegistry {
             if let Some(kept) = self.runs.remove(&msg.run_id) {
                 kept.addr.do_send(Retire);
             }
+            self.release(msg.run_id, ctx);
         }
     }
 }
@@ -203,6 +213,16 @@ impl Handler<CountRunActors> for RunRegistry {
 
 impl Actor for RunRegistry {
     type Context = Context<Self>;
+
+    /// With several processes: binds the cluster's calls here, and takes over, every third of
+    /// the lease, the runs whose holders stopped renewing.
+    fn started(&mut self, ctx: &mut Context<Self>) {
+        if let Some(cluster) = &self.svc.cluster {
+            cluster.bind(ctx.address().recipient());
+            let every = std::time::Duration::from_millis((cluster.lease_ms() / 3).max(100));
+            ctx.run_interval(every, |_, ctx| ctx.notify(TakeOver));
+        }
+    }
 }
 
 /// Checks the settings a start or configure carries (the model is checked against the store separately).
@@ -372,9 +392,14 @@ impl Handler<StartRun> for RunRegistry {
             // Under a fair-use limit the first loop waits in the queue until admission gives
             // it a place; otherwise it is claimed at once.
             let claim_now = !svc.admission.applies(msg.project_id);
+            let me = svc.cluster.as_ref().map(|c| c.me().to_owned());
             svc.store
                 .write(move |c| {
                     let run = runs::create(c, &new, now())?;
+                    // With several processes, the process that starts a run holds it.
+                    if let Some(me) = &me {
+                        rummy_core::store::cluster::take(c, run.id, me, now())?;
+                    }
                     if let Some(parent) = &parent {
                         runs::continue_numbering(c, run.id, parent)?;
                         entries::fork(c, run_ref(parent), run_ref(&run), now())?;
@@ -398,6 +423,9 @@ impl Handler<StartRun> for RunRegistry {
         Box::pin(started.into_actor(self).map(|res, act, ctx| {
             let (run, claimed) = res?;
             tracing::info!(run = %run.alias, project = run.project_id.0, "run started");
+            if act.svc.cluster.is_some() {
+                act.held.insert(run.id, now());
+            }
             match claimed {
                 Some(claimed) => act.do_send(run_ref(&run), &run.alias, Begin { claimed }, ctx),
                 None => act.do_send(run_ref(&run), &run.alias, Wake, ctx),
@@ -457,17 +485,28 @@ pub struct InjectRun {
 }
 
 impl Handler<InjectRun> for RunRegistry {
-    type Result = ResponseFuture<Result<bool, RpcError>>;
+    type Result = ResponseActFuture<Self, Result<bool, RpcError>>;
 
     fn handle(&mut self, msg: InjectRun, ctx: &mut Context<Self>) -> Self::Result {
-        let inject = Inject {
-            prompt: msg.prompt,
-            mode: msg.run.mode(),
-            model: msg.run.model.clone(),
-            flags: msg.run.flags(),
+        let run = msg.run;
+        let forwarded = Forwarded::Inject {
+            prompt: msg.prompt.clone(),
         };
-        let sent = self.send(run_ref(&msg.run), &msg.run.alias, inject, ctx);
-        Box::pin(async move { sent.await.map_err(|e| internal(&e))?.map_err(from_store) })
+        let run_id = run.id;
+        let here = move |act: &mut Self, ctx: &mut Context<Self>| -> Self::Result {
+            let inject = Inject {
+                prompt: msg.prompt,
+                mode: run.mode(),
+                model: run.model.clone(),
+                flags: run.flags(),
+            };
+            let sent = act.send(run_ref(&run), &run.alias, inject, ctx);
+            Box::pin(
+                async move { sent.await.map_err(|e| internal(&e))?.map_err(from_store) }
+                    .into_actor(act),
+            )
+        };
+        self.routed(run_id, forwarded, folded, here, ctx)
     }
 }
 
@@ -476,58 +515,68 @@ impl Handler<ContinueRun> for RunRegistry {
 
     /// The loop runs in the run's mode: a continuation that names another configures the run
     /// first (see the `set` route), so the mode stays for the loops after it too.
-    fn handle(&mut self, msg: ContinueRun, _: &mut Context<Self>) -> Self::Result {
-        let queue = QueueLoop {
-            mode: msg.run.mode(),
-            model: msg.run.model.clone(),
-            prompt: msg.prompt,
-            config: msg.run.flags(),
-        };
-        let svc = self.svc.clone();
-        let checked = async move {
-            checked_route(&svc, &queue.config, &queue.prompt, &queue.model).await?;
-            Ok::<_, RpcError>(queue)
-        };
+    fn handle(&mut self, msg: ContinueRun, ctx: &mut Context<Self>) -> Self::Result {
         let run = msg.run;
-        // Sent from the registry once the route is checked: the run's actor then is whichever
-        // the registry keeps at that moment.
-        Box::pin(checked.into_actor(self).then(move |checked, act, ctx| {
-            let sent = checked.map(|queue| act.send(run_ref(&run), &run.alias, queue, ctx));
-            async move { sent?.await.map_err(|e| internal(&e))?.map_err(from_store) }
-                .into_actor(act)
-        }))
+        let run_id = run.id;
+        let forwarded = Forwarded::Continue {
+            prompt: msg.prompt.clone(),
+        };
+        let here = move |act: &mut Self, _: &mut Context<Self>| -> Self::Result {
+            let queue = QueueLoop {
+                mode: run.mode(),
+                model: run.model.clone(),
+                prompt: msg.prompt,
+                config: run.flags(),
+            };
+            let svc = act.svc.clone();
+            let checked = async move {
+                checked_route(&svc, &queue.config, &queue.prompt, &queue.model).await?;
+                Ok::<_, RpcError>(queue)
+            };
+            // Sent from the registry once the route is checked: the run's actor then is
+            // whichever the registry keeps at that moment.
+            Box::pin(checked.into_actor(act).then(move |checked, act, ctx| {
+                let sent = checked.map(|queue| act.send(run_ref(&run), &run.alias, queue, ctx));
+                async move { sent?.await.map_err(|e| internal(&e))?.map_err(from_store) }
+                    .into_actor(act)
+            }))
+        };
+        self.routed(run_id, forwarded, done, here, ctx)
     }
 }
 
 impl Handler<CancelRun> for RunRegistry {
-    type Result = ResponseFuture<Result<(), RpcError>>;
+    type Result = ResponseActFuture<Self, Result<(), RpcError>>;
 
     /// Goes to the run's actor even when it has none: an idle run's cancel still stops the
     /// server's commands a finished loop left running.
     fn handle(&mut self, msg: CancelRun, ctx: &mut Context<Self>) -> Self::Result {
-        let sent = self.send(run_ref(&msg.run), &msg.run.alias, Cancel, ctx);
-        Box::pin(async move {
-            sent.await.map_err(|e| internal(&e))?;
-            Ok(())
-        })
+        let run = msg.run;
+        let run_id = run.id;
+        let here = move |act: &mut Self, ctx: &mut Context<Self>| -> Self::Result {
+            let sent = act.send(run_ref(&run), &run.alias, Cancel, ctx);
+            Box::pin(
+                async move {
+                    sent.await.map_err(|e| internal(&e))?;
+                    Ok(())
+                }
+                .into_actor(act),
+            )
+        };
+        self.routed(run_id, Forwarded::Cancel, done, here, ctx)
     }
 }
 
 impl Handler<Recover> for RunRegistry {
     type Result = ResponseActFuture<Self, Result<usize, StoreError>>;
 
+    /// On PostgreSQL with other processes, only the runs no live process holds are this
+    /// process's to recover (each taken in the same transaction); on SQLite, every run.
     fn handle(&mut self, _: Recover, _: &mut Context<Self>) -> Self::Result {
         let svc = self.svc.clone();
-        let divisor = svc.config.limits.token_divisor;
         let retention_days = svc.config.limits.retention_days;
-        let recall_default = svc.config.recall.enabled;
         let recovered = async move {
-            let report = svc
-                .store
-                .write(move |c| {
-                    recovery::recover(c, recall_default, crate::clock::write_ctx(divisor))
-                })
-                .await?;
+            let report = recover(&svc, None).await?;
             // In a write of its own: a purge that fails must not undo the recovery.
             if retention_days > 0 {
                 let cutoff = now().days_before(retention_days);
@@ -546,83 +595,144 @@ impl Handler<Recover> for RunRegistry {
                     Err(e) => tracing::error!(error = %e, "removing old runs and calls failed"),
                 }
             }
-            // Runs under a fair-use limit wait for a place again, in the order they began
-            // waiting (what their next loop recorded), the others' first.
-            let admission = svc.admission.clone();
-            let gated: Vec<RunId> = report
-                .to_wake
-                .iter()
-                .filter(|r| admission.applies(r.project_id))
-                .map(|r| r.id)
-                .collect();
-            let waiting = svc
-                .store
-                .read(move |c| {
-                    let mut waiting = HashMap::new();
-                    for run_id in gated {
-                        if let Some(next) = loops::next_queued(c, run_id)? {
-                            waiting.insert(run_id, next);
-                        }
-                    }
-                    Ok(waiting)
-                })
-                .await?;
-            Ok::<_, StoreError>((report, waiting))
+            Ok::<_, StoreError>(report)
         };
         Box::pin(recovered.into_actor(self).map(|res, act, ctx| {
-            let (report, waiting) = res?;
-            for (project_id, alias, params) in &report.pushed {
-                act.svc.publish_state(*project_id, alias, params);
-            }
-            // The loops resumed below run: they hold their places before any waiter is given
-            // one.
-            for (run, ..) in &report.to_resume {
-                act.svc
-                    .admission
-                    .hold(run.id, run.project_id, run.user.clone());
-            }
-            let at = now();
-            let mut seeded = Vec::new();
-            for run in &report.to_wake {
-                match waiting.get(&run.id) {
-                    Some((loop_id, since)) => {
-                        act.do_send(run_ref(run), &run.alias, AwaitPlace, ctx);
-                        let actor = act.kept(run_ref(run), &run.alias, ctx).addr.clone();
-                        seeded.push(Acquire {
-                            ask: Ask {
-                                run_id: run.id,
-                                project_id: run.project_id,
-                                user: run.user.clone(),
-                                since: since.unwrap_or(at),
-                            },
-                            loop_id: *loop_id,
-                            wake: actor.recipient(),
-                        });
-                    }
-                    None => act.do_send(run_ref(run), &run.alias, Wake, ctx),
+            let recovered = res?;
+            Ok(act.apply(recovered, ctx))
+        }))
+    }
+}
+
+/// What a recovery found, with the loops of the runs under a fair-use limit that wait for a
+/// place, and the runs this process took for it (PostgreSQL).
+pub(crate) struct Recovered {
+    report: recovery::Recovery,
+    waiting: HashMap<RunId, (rummy_core::ids::LoopId, Option<rummy_core::time::Millis>)>,
+    taken: Vec<RunId>,
+}
+
+/// Recovers the runs a stop left mid-loop: every run (`taking: None`) or, with several
+/// processes, those this process takes — `Some(run)` that one run whose holder expired, or
+/// with `None` every run no live process holds.
+pub(crate) async fn recover(
+    svc: &Services,
+    taking: Option<RunId>,
+) -> Result<Recovered, StoreError> {
+    let divisor = svc.config.limits.token_divisor;
+    let recall_default = svc.config.recall.enabled;
+    let me = svc.cluster.as_ref().map(|c| c.me().to_owned());
+    let (report, taken) = svc
+        .store
+        .write(move |c| {
+            let at = crate::clock::write_ctx(divisor);
+            match me {
+                None => Ok((
+                    recovery::recover(c, recovery::Scope::All, recall_default, at)?,
+                    Vec::new(),
+                )),
+                Some(me) => {
+                    let taken = match taking {
+                        Some(run_id) => vec![run_id],
+                        None => rummy_core::store::cluster::take_orphans(c, &me, at.now, 10_000)?,
+                    };
+                    let scope = recovery::Scope::Runs(&taken);
+                    Ok((recovery::recover(c, scope, recall_default, at)?, taken))
                 }
             }
-            act.svc.admission.seed(seeded);
-            for (run, loop_row, model, proposal) in report.to_restore {
-                let claimed = Claimed {
-                    loop_row,
-                    run: run.clone(),
-                    model,
-                };
-                let paused = Paused::Proposal(proposal);
-                act.do_send(run_ref(&run), &run.alias, Restore { claimed, paused }, ctx);
+        })
+        .await?;
+    // Runs under a fair-use limit wait for a place again, in the order they began
+    // waiting (what their next loop recorded), the others' first.
+    let admission = svc.admission.clone();
+    let gated: Vec<RunId> = report
+        .to_wake
+        .iter()
+        .filter(|r| admission.applies(r.project_id))
+        .map(|r| r.id)
+        .collect();
+    let waiting = svc
+        .store
+        .read(move |c| {
+            let mut waiting = HashMap::new();
+            for run_id in gated {
+                if let Some(next) = loops::next_queued(c, run_id)? {
+                    waiting.insert(run_id, next);
+                }
             }
-            for (run, loop_row, model, awaited) in report.to_resume {
-                let claimed = Claimed {
-                    loop_row,
-                    run: run.clone(),
-                    model,
-                };
-                let paused = Paused::Output(awaited);
-                act.do_send(run_ref(&run), &run.alias, Restore { claimed, paused }, ctx);
+            Ok(waiting)
+        })
+        .await?;
+    Ok(Recovered {
+        report,
+        waiting,
+        taken,
+    })
+}
+
+impl RunRegistry {
+    /// Acts on a recovery: its pushes published, its runs woken, waiting for a place or
+    /// restored; answers how many loops it ended as interrupted.
+    fn apply(&mut self, recovered: Recovered, ctx: &mut Context<Self>) -> usize {
+        let Recovered {
+            report,
+            waiting,
+            taken,
+        } = recovered;
+        let at = now();
+        for run_id in taken {
+            self.held.insert(run_id, at);
+        }
+        for (project_id, alias, params) in &report.pushed {
+            self.svc.publish_state(*project_id, alias, params);
+        }
+        // The loops resumed below run: they hold their places before any waiter is given
+        // one.
+        for (run, ..) in &report.to_resume {
+            self.svc
+                .admission
+                .hold(run.id, run.project_id, run.user.clone());
+        }
+        let mut seeded = Vec::new();
+        for run in &report.to_wake {
+            match waiting.get(&run.id) {
+                Some((loop_id, since)) => {
+                    self.do_send(run_ref(run), &run.alias, AwaitPlace, ctx);
+                    let actor = self.kept(run_ref(run), &run.alias, ctx).addr.clone();
+                    seeded.push(Acquire {
+                        ask: Ask {
+                            run_id: run.id,
+                            project_id: run.project_id,
+                            user: run.user.clone(),
+                            since: since.unwrap_or(at),
+                        },
+                        loop_id: *loop_id,
+                        wake: actor.recipient(),
+                    });
+                }
+                None => self.do_send(run_ref(run), &run.alias, Wake, ctx),
             }
-            Ok(report.interrupted)
-        }))
+        }
+        self.svc.admission.seed(seeded);
+        for (run, loop_row, model, proposal) in report.to_restore {
+            let claimed = Claimed {
+                loop_row,
+                run: run.clone(),
+                model,
+            };
+            let paused = Paused::Proposal(proposal);
+            self.do_send(run_ref(&run), &run.alias, Restore { claimed, paused }, ctx);
+        }
+        for (run, loop_row, model, awaited) in report.to_resume {
+            let claimed = Claimed {
+                loop_row,
+                run: run.clone(),
+                model,
+            };
+            let paused = Paused::Output(awaited);
+            self.do_send(run_ref(&run), &run.alias, Restore { claimed, paused }, ctx);
+        }
+        report.interrupted
     }
 }
 
@@ -649,13 +759,26 @@ impl Handler<RenameRun> for RunRegistry {
                 .await
                 .map_err(from_store)
         };
-        Box::pin(renamed.into_actor(self).map(move |res, act, ctx| {
-            let run = res?;
-            if act.runs.contains_key(&run.id) {
-                let rename = Rename(run.alias.clone());
-                act.do_send(run_ref(&run), &run.alias, rename, ctx);
-            }
-            Ok(())
+        Box::pin(renamed.into_actor(self).then(move |res, act, ctx| {
+            let tell: Self::Result = match res {
+                Err(e) => Box::pin(async move { Err(e) }.into_actor(act)),
+                // The actor of the run, here or in the process holding it, goes on under the
+                // new alias; a run no process holds has no actor to tell.
+                Ok(run) => {
+                    let here = move |act: &mut Self, ctx: &mut Context<Self>| -> Self::Result {
+                        if act.runs.contains_key(&run.id) {
+                            let rename = Rename(run.alias.clone());
+                            act.do_send(run_ref(&run), &run.alias, rename, ctx);
+                        }
+                        Box::pin(async { Ok(()) }.into_actor(act))
+                    };
+                    let forwarded = Forwarded::Rename {
+                        alias: msg.alias.clone(),
+                    };
+                    act.routed_if_held(run_id, forwarded, here, ctx)
+                }
+            };
+            tell
         }))
     }
 }
@@ -671,10 +794,22 @@ pub struct ResolveProposal {
 }
 
 impl Handler<ResolveProposal> for RunRegistry {
-    type Result = ResponseFuture<Result<rummy_core::turn::proposals::Resolved, RpcError>>;
+    type Result = ResponseActFuture<Self, Result<rummy_core::turn::proposals::Resolved, RpcError>>;
 
     fn handle(&mut self, msg: ResolveProposal, ctx: &mut Context<Self>) -> Self::Result {
-        let sent = self.send(run_ref(&msg.run), &msg.run.alias, msg.resolve, ctx);
-        Box::pin(async move { sent.await.map_err(|e| internal(&e))? })
+        let run = msg.run;
+        let run_id = run.id;
+        let forwarded = Forwarded::Resolve {
+            path: msg.resolve.path.clone(),
+            decision: msg.resolve.decision.clone(),
+            root: msg.resolve.root.clone(),
+            by: msg.resolve.by.clone(),
+        };
+        let resolve = msg.resolve;
+        let here = move |act: &mut Self, ctx: &mut Context<Self>| -> Self::Result {
+            let sent = act.send(run_ref(&run), &run.alias, resolve, ctx);
+            Box::pin(async move { sent.await.map_err(|e| internal(&e))? }.into_actor(act))
+        };
+        self.routed(run_id, forwarded, resolved, here, ctx)
     }
 }

@@ -124,6 +124,10 @@ pub struct Limits {
     /// `RUMMY_MAX_REPLY_BYTES`: text and reasoning one model reply may hold; past it the call
     /// is cut off and fails (ENGINE.md §9).
     pub max_reply_bytes: usize,
+    /// `RUMMY_LEASE_MS`: on PostgreSQL, how long a process's hold on its runs lasts unless it
+    /// renews it (every third of this); a process that stops renewing has its runs taken
+    /// over by another this long after.
+    pub lease_ms: u64,
 }
 
 impl Default for Limits {
@@ -146,6 +150,7 @@ impl Default for Limits {
             max_message_bytes: 4 * 1024 * 1024,
             max_backlog_bytes: 32 * 1024 * 1024,
             max_reply_bytes: 4 * 1024 * 1024,
+            lease_ms: 15_000,
         }
     }
 }
@@ -232,6 +237,7 @@ impl Config {
         l.max_message_bytes = positive(vars, "RUMMY_MAX_MESSAGE_BYTES", l.max_message_bytes)?;
         l.max_backlog_bytes = positive(vars, "RUMMY_MAX_BACKLOG_BYTES", l.max_backlog_bytes)?;
         l.max_reply_bytes = positive(vars, "RUMMY_MAX_REPLY_BYTES", l.max_reply_bytes)?;
+        l.lease_ms = positive(vars, "RUMMY_LEASE_MS", l.lease_ms)?;
         config.models = model_seeds(vars)?;
         config.providers = providers::from_vars(vars)?;
         config.searxng_url = get("RUMMY_SEARXNG_URL").map(searxng_base).transpose()?;

@@ -78,6 +78,15 @@ diesel::table! {
         method -> Text,
         params -> Text,
         created_at -> BigInt,
+        origin -> Nullable<Text>,
+    }
+}
+
+diesel::table! {
+    processes (id) {
+        id -> Text,
+        started_at -> BigInt,
+        expires_at -> BigInt,
     }
 }
 
@@ -94,6 +103,17 @@ diesel::table! {
 }
 
 diesel::table! {
+    relayed_pushes (id) {
+        id -> Integer,
+        origin -> Text,
+        project_id -> Integer,
+        run -> Text,
+        text -> Text,
+        created_at -> BigInt,
+    }
+}
+
+diesel::table! {
     rpc_log (id) {
         id -> Integer,
         project_id -> Nullable<Integer>,
@@ -104,6 +124,28 @@ diesel::table! {
         error -> Nullable<Text>,
         created_at -> BigInt,
         user -> Nullable<Text>,
+    }
+}
+
+diesel::table! {
+    run_calls (id) {
+        id -> Integer,
+        run_id -> Integer,
+        target -> Text,
+        origin -> Text,
+        method -> Text,
+        params -> Text,
+        result -> Nullable<Text>,
+        created_at -> BigInt,
+        done_at -> Nullable<BigInt>,
+    }
+}
+
+diesel::table! {
+    run_leases (run_id) {
+        run_id -> Integer,
+        owner -> Text,
+        taken_at -> BigInt,
     }
 }
 
@@ -159,26 +201,6 @@ diesel::table! {
 }
 
 diesel::table! {
-    turns (id) {
-        id -> Integer,
-        run_id -> Integer,
-        loop_id -> Integer,
-        sequence -> Integer,
-        status -> Integer,
-        context_tokens -> Integer,
-        prompt_tokens -> Integer,
-        cached_tokens -> Integer,
-        completion_tokens -> Integer,
-        reasoning_tokens -> Integer,
-        total_tokens -> Integer,
-        cost -> Double,
-        reasoning_content -> Nullable<Text>,
-        created_at -> BigInt,
-        updated_at -> BigInt,
-    }
-}
-
-diesel::table! {
     sidecar_calls (id) {
         id -> Integer,
         run_id -> Integer,
@@ -213,6 +235,26 @@ diesel::table! {
 }
 
 diesel::table! {
+    turns (id) {
+        id -> Integer,
+        run_id -> Integer,
+        loop_id -> Integer,
+        sequence -> Integer,
+        status -> Integer,
+        context_tokens -> Integer,
+        prompt_tokens -> Integer,
+        cached_tokens -> Integer,
+        completion_tokens -> Integer,
+        reasoning_tokens -> Integer,
+        total_tokens -> Integer,
+        cost -> Double,
+        reasoning_content -> Nullable<Text>,
+        created_at -> BigInt,
+        updated_at -> BigInt,
+    }
+}
+
+diesel::table! {
     users (id) {
         id -> Integer,
         name -> Text,
@@ -227,6 +269,8 @@ diesel::joinable!(rpc_log -> projects (project_id));
 diesel::joinable!(run_views -> entries (entry_id));
 diesel::joinable!(tokens -> users (user_id));
 diesel::joinable!(run_views -> loops (loop_id));
+diesel::joinable!(run_calls -> runs (run_id));
+diesel::joinable!(run_leases -> runs (run_id));
 diesel::joinable!(run_views -> runs (run_id));
 diesel::joinable!(runs -> projects (project_id));
 diesel::joinable!(sidecar_calls -> runs (run_id));
@@ -241,8 +285,12 @@ diesel::allow_tables_to_appear_in_same_query!(
     loops,
     models,
     notifications,
+    processes,
     projects,
+    relayed_pushes,
     rpc_log,
+    run_calls,
+    run_leases,
     run_views,
     runs,
     schemes,

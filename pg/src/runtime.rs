@@ -51,7 +51,10 @@ pub fn block_on<F: Future>(future: F) -> Result<F::Output, String> {
     let _context = runtime()?.enter();
     let waker = Waker::from(Arc::new(Unpark(thread::current())));
     let mut cx = Context::from_waker(&waker);
-    let mut future = pin!(future);
+    // Outside tokio's cooperative budget: called from a task of another runtime (an actix
+    // arbiter), the budget is that task's, which no scheduler refills while this thread
+    // blocks — once spent, every channel would answer "not yet" forever.
+    let mut future = pin!(tokio::task::unconstrained(future));
     loop {
         if let Poll::Ready(output) = future.as_mut().poll(&mut cx) {
             return Ok(output);

@@ -7,6 +7,7 @@ mod binary;
 mod cli;
 mod client;
 mod clients;
+mod cluster;
 mod commands;
 mod crash;
 mod data;

@@ -76,6 +76,19 @@ impl Actor for ProviderActor {
     }
 }
 
+/// Several processes share the provider's limits: this process takes its part.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct Share(pub usize);
+
+impl Handler<Share> for ProviderActor {
+    type Result = ();
+
+    fn handle(&mut self, Share(processes): Share, _: &mut Context<Self>) {
+        self.client.share(processes);
+    }
+}
+
 impl Handler<Complete> for ProviderActor {
     type Result = ResponseFuture<Result<Completion, ProviderError>>;
 

@@ -63,6 +63,11 @@ pub(crate) struct Client {
 }
 
 impl Client {
+    /// Takes this process's part of the provider's limits (see `Limiter::share`).
+    pub(crate) fn share(&self, processes: usize) {
+        self.limiter.share(processes);
+    }
+
     /// A client for a configured provider, with its share of the server's limits.
     pub fn new(
         endpoint: Endpoint,

@@ -1,4 +1,12 @@
 //! One provider's rate limiter, shared by every run of the server: a FIFO concurrency cap, then the per-minute buckets and any 429 pause.
+//!
+//! Several processes on one PostgreSQL database share each provider's limits by dividing them
+//! ([`Limiter::share`]): every process takes an equal part of the concurrency and of the
+//! per-minute budgets, re-divided whenever the number of live processes changes. Why a share
+//! rather than one bucket row in the database: a call then waits on no database round trip,
+//! a process that dies frees its part when its row expires (a row of slots would keep a dead
+//! process's slots taken until someone cleaned them up), and the parts never sum to more than
+//! the limit. The price: a busy process cannot borrow an idle one's part.
 
 use super::{notify, Events, ProviderEvent};
 use crate::clock::now;
@@ -13,7 +21,15 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore, TryAcquireError};
 /// The limiter of one provider (and its one key).
 pub(crate) struct Limiter {
     provider: &'static str,
-    concurrency: usize,
+    /// The limits configured for the whole server.
+    limits: ProviderLimits,
+    /// This process's part of the concurrency now (all of it, unless processes share it).
+    concurrency: std::sync::atomic::AtomicUsize,
+    /// How many processes the limits are divided among now.
+    shared_by: std::sync::atomic::AtomicUsize,
+    /// Permits to take out of circulation as they come back (a share that shrank while they
+    /// were in use).
+    debt: Arc<std::sync::atomic::AtomicUsize>,
     /// Fair: waiters get permits in the order they asked, across all runs.
     permits: Arc<Semaphore>,
     /// Locked only to reserve or settle, never across an await.
@@ -41,9 +57,23 @@ impl Drop for Queued<'_> {
     }
 }
 
-/// The right to have one request in flight; dropping it lets the next waiter go.
+/// The right to have one request in flight; dropping it lets the next waiter go (or, when the
+/// process's share shrank meanwhile, takes the permit out of circulation).
 pub(crate) struct Slot {
-    _permit: OwnedSemaphorePermit,
+    permit: Option<OwnedSemaphorePermit>,
+    debt: Arc<std::sync::atomic::AtomicUsize>,
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        use std::sync::atomic::Ordering;
+        let owed = self
+            .debt
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |d| d.checked_sub(1));
+        if let (Ok(_), Some(permit)) = (owed, self.permit.take()) {
+            permit.forget();
+        }
+    }
 }
 
 impl Limiter {
@@ -53,10 +83,46 @@ impl Limiter {
         Limiter {
             metrics,
             provider,
-            concurrency,
+            concurrency: concurrency.into(),
+            shared_by: 1.into(),
+            debt: Arc::default(),
             permits: Arc::new(Semaphore::new(concurrency)),
             rates: Mutex::new(RateLimits::new(limits.rpm, limits.tpm, now())),
+            limits,
         }
+    }
+
+    /// Takes this process's part of the limits when `processes` processes share them: the
+    /// concurrency and the per-minute budgets divided evenly (at least one request in flight
+    /// and one a minute each, so with more processes than the concurrency allows the parts
+    /// sum to one per process). With one process, all of them.
+    pub fn share(&self, processes: usize) {
+        use std::sync::atomic::Ordering;
+        let n = processes.max(1);
+        if self.shared_by.swap(n, Ordering::AcqRel) == n {
+            return;
+        }
+        let target = (self.limits.concurrency.max(1) / n).max(1);
+        let current = self.concurrency.swap(target, Ordering::AcqRel);
+        if target > current {
+            let mut add = target - current;
+            // Permits still owed are simply not taken out after all.
+            let _ = self
+                .debt
+                .fetch_update(Ordering::AcqRel, Ordering::Acquire, |d| {
+                    let paid = d.min(add);
+                    add -= paid;
+                    Some(d - paid)
+                });
+            self.permits.add_permits(add);
+        } else if target < current {
+            let remove = current - target;
+            let forgotten = self.permits.forget_permits(remove);
+            self.debt.fetch_add(remove - forgotten, Ordering::AcqRel);
+        }
+        let part =
+            |limit: Option<u32>| limit.map(|l| (l / u32::try_from(n).unwrap_or(u32::MAX)).max(1));
+        *self.rates() = RateLimits::new(part(self.limits.rpm), part(self.limits.tpm), now());
     }
 
     fn rates(&self) -> MutexGuard<'_, RateLimits> {
@@ -79,7 +145,8 @@ impl Limiter {
                     events,
                     ProviderEvent::Queued(format!(
                         "waiting for a free {} slot: all {} in use",
-                        self.provider, self.concurrency
+                        self.provider,
+                        self.concurrency.load(std::sync::atomic::Ordering::Acquire)
                     )),
                 );
                 Arc::clone(&self.permits).acquire_owned().await.ok()?
@@ -109,7 +176,10 @@ impl Limiter {
             let _queued = Queued::new(&queued);
             tokio::time::sleep(Duration::from_millis(paused)).await;
         }
-        Some(Slot { _permit: permit })
+        Some(Slot {
+            permit: Some(permit),
+            debt: Arc::clone(&self.debt),
+        })
     }
 
     /// Holds every request of this provider for `ms` (a 429's `Retry-After`, which the caller

@@ -238,6 +238,14 @@ impl Providers {
         })
     }
 
+    /// Divides every provider's limits among `processes` processes (several on one PostgreSQL
+    /// database): this process keeps its part.
+    pub fn share(&self, processes: usize) {
+        for actor in self.actors.values() {
+            actor.do_send(actor::Share(processes));
+        }
+    }
+
     /// Asks every configured provider's models endpoint, all at once: its name and how many
     /// models it listed, or why it did not answer.
     pub async fn list_models(&self) -> Vec<(&'static str, Result<usize, String>)> {

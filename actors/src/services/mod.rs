@@ -9,6 +9,7 @@ pub mod locks;
 pub mod stamps;
 
 use crate::admission::Admission;
+use crate::cluster::Cluster;
 use crate::hub::{publish_state, send, NotificationHub};
 use crate::provider::Providers;
 use crate::search::SearchClient;
@@ -46,6 +47,9 @@ pub struct Services {
     pub commands: Commands,
     /// Where a run asks for a place before its next loop while a fair-use limit applies.
     pub admission: Admission,
+    /// The other server processes on the same PostgreSQL database, and this one's hold on its
+    /// runs; `None` on SQLite (one process).
+    pub cluster: Option<Cluster>,
 }
 
 impl Services {
@@ -65,6 +69,9 @@ impl Services {
     }
 
     fn send(&self, project_id: ProjectId, run: &str, text: String) {
+        if let Some(cluster) = &self.cluster {
+            cluster.relay(project_id, run, &text);
+        }
         send(&self.hub, project_id, run, text, None);
     }
 }

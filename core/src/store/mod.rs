@@ -2,6 +2,7 @@
 
 pub mod audit;
 pub mod cached;
+pub mod cluster;
 pub mod constraints;
 pub mod context;
 pub mod database;

@@ -119,8 +119,12 @@ fn migrations_up_down_up() {
         "loops",
         "models",
         "notifications",
+        "processes",
         "projects",
+        "relayed_pushes",
         "rpc_log",
+        "run_calls",
+        "run_leases",
         "run_views",
         "runs",
         "schemes",
@@ -214,6 +218,22 @@ fn schema_matches_migrations() {
         (
             "health_probe",
             diesel_columns(t::health_probe::table.select(t::health_probe::all_columns)),
+        ),
+        (
+            "processes",
+            diesel_columns(t::processes::table.select(t::processes::all_columns)),
+        ),
+        (
+            "run_leases",
+            diesel_columns(t::run_leases::table.select(t::run_leases::all_columns)),
+        ),
+        (
+            "run_calls",
+            diesel_columns(t::run_calls::table.select(t::run_calls::all_columns)),
+        ),
+        (
+            "relayed_pushes",
+            diesel_columns(t::relayed_pushes::table.select(t::relayed_pushes::all_columns)),
         ),
     ];
     assert_eq!(

@@ -42,13 +42,40 @@ pub struct Recovery {
     pub to_resume: Vec<(Run, Loop, Option<Model>, Awaited)>,
 }
 
-/// Ends interrupted loops and lists the runs that have loops waiting; an interrupted loop is
-/// kept for recall as a finished one is ([`recall::kept`], `recall_default`: `RUMMY_RECALL`).
-pub fn recover(conn: &mut Db, recall_default: bool, at: WriteCtx) -> Result<Recovery, StoreError> {
+/// Which runs a recovery takes up.
+#[derive(Debug, Clone, Copy)]
+pub enum Scope<'a> {
+    /// Every run: a process starting on a database no other process uses.
+    All,
+    /// These runs: those a process took over from one that stopped renewing its hold on
+    /// them (several processes on PostgreSQL), the others' runs left alone.
+    Runs(&'a [RunId]),
+}
+
+impl Scope<'_> {
+    fn takes(&self, run_id: RunId) -> bool {
+        match self {
+            Scope::All => true,
+            Scope::Runs(ids) => ids.contains(&run_id),
+        }
+    }
+}
+
+/// Ends interrupted loops and lists the runs that have loops waiting, of the runs `scope`
+/// names; an interrupted loop is kept for recall as a finished one is ([`recall::kept`],
+/// `recall_default`: `RUMMY_RECALL`).
+pub fn recover(
+    conn: &mut Db,
+    scope: Scope<'_>,
+    recall_default: bool,
+    at: WriteCtx,
+) -> Result<Recovery, StoreError> {
     let now = at.now;
     let mut report = Recovery::default();
-    let streams_failed = streams::fail_all_streaming(conn, INTERRUPTED, at)?;
-    for run in runs::unfinished(conn)? {
+    let streams_failed = streams::fail_streaming(conn, |run| scope.takes(run), INTERRUPTED, at)?;
+    let mut unfinished = runs::unfinished(conn)?;
+    unfinished.retain(|run| scope.takes(run.id));
+    for run in unfinished {
         let rr = RunRef {
             run_id: run.id,
             project_id: run.project_id,

@@ -292,14 +292,16 @@ pub fn awaited(conn: &mut Db, run_id: RunId, turn: i32) -> Result<Option<Awaited
         .find_map(Awaited::of))
 }
 
-/// Fails every channel still streaming, of every run, with `reason` (a restart: nobody
-/// streams into them any more); answers each run touched and the commands settled.
-pub fn fail_all_streaming(
+/// Fails every channel still streaming of the runs `of` takes, with `reason` (a restart:
+/// nobody streams into them any more); answers each run touched and the commands settled.
+pub fn fail_streaming(
     conn: &mut Db,
+    of: impl Fn(RunId) -> bool,
     reason: &str,
     ctx: WriteCtx,
 ) -> Result<Vec<(RunRef, String)>, StoreError> {
-    let channels = views::streaming_commands(conn)?;
+    let mut channels = views::streaming_commands(conn)?;
+    channels.retain(|(run_id, ..)| of(*run_id));
     let mut settled: Vec<(RunRef, String)> = Vec::new();
     for (run_id, project_id, channel) in channels {
         let run = RunRef { run_id, project_id };

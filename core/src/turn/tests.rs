@@ -402,6 +402,7 @@ fn restart_fails_a_search_in_flight() {
 
     let recovered = super::recovery::recover(
         &mut f.conn,
+        super::recovery::Scope::All,
         true,
         WriteCtx {
             divisor: 2,

@@ -124,6 +124,11 @@ impl ErrorKind {
         ErrorKind::TooLarge,
     ];
 
+    /// The kind a JSON-RPC error code names, if any.
+    pub fn from_code(code: i64) -> Option<ErrorKind> {
+        ErrorKind::ALL.into_iter().find(|k| k.code() == code)
+    }
+
     /// The JSON-RPC error code.
     pub fn code(self) -> i64 {
         match self {

@@ -176,6 +176,7 @@ fn a_restart_fails_the_channels_and_the_turn_goes_on() {
 
     let report = recover(
         &mut f.conn,
+        crate::turn::recovery::Scope::All,
         true,
         WriteCtx {
             divisor: 2,
@@ -226,6 +227,7 @@ fn a_restart_fails_the_channels_and_the_turn_goes_on() {
     // A second restart before the turn went on finds nothing streaming, and still resumes it.
     let again = recover(
         &mut f.conn,
+        crate::turn::recovery::Scope::All,
         true,
         WriteCtx {
             divisor: 2,

@@ -1,0 +1,11 @@
+DROP TRIGGER run_calls_relayed ON run_calls;
+DROP FUNCTION run_calls_relayed();
+DROP TRIGGER relayed_pushes_relayed ON relayed_pushes;
+DROP FUNCTION relayed_pushes_relayed();
+DROP TRIGGER notifications_relayed ON notifications;
+DROP FUNCTION notifications_relayed();
+ALTER TABLE notifications DROP COLUMN origin;
+DROP TABLE relayed_pushes;
+DROP TABLE run_calls;
+DROP TABLE run_leases;
+DROP TABLE processes;

@@ -1,0 +1,218 @@
+//! Two server processes on one PostgreSQL database (SCALE.md §2, issue 32 item 4): a client of
+//! one process watches and steers a run the other runs, and a process killed (-9) has its runs
+//! taken over by the other, which finishes them, no loop run twice. Without
+//! `RUMMY_TEST_POSTGRES_URL` these return at once (the store suite's driver says so).
+
+use crate::support::process::{project_client, ServerProcess};
+use rummy_testkit::{FakeProvider, Reply, RpcClient};
+use serde_json::{json, Value};
+use std::path::Path;
+use std::process::Stdio;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// How long a process's hold on its runs lasts here: short, so a takeover comes quickly.
+const LEASE_MS: &str = "1500";
+
+/// Waits this long for what crosses processes (a notification, a call, a takeover).
+const WAIT: Duration = Duration::from_secs(20);
+
+/// A fresh database on the test server, dropped with it.
+struct Database {
+    admin: String,
+    name: String,
+    url: String,
+}
+
+impl Database {
+    fn create(tag: &str) -> Option<Database> {
+        let admin = std::env::var("RUMMY_TEST_POSTGRES_URL").ok()?;
+        let name = format!("rummy_c{}_{tag}", std::process::id());
+        rummy_pg::admin::drop_database(&admin, &name).unwrap();
+        rummy_pg::admin::create_database(&admin, &name, None).unwrap();
+        let url = rummy_pg::admin::with_database(&admin, &name);
+        Some(Database { admin, name, url })
+    }
+}
+
+impl Drop for Database {
+    fn drop(&mut self) {
+        let _ = rummy_pg::admin::drop_database(&self.admin, &self.name);
+    }
+}
+
+/// A `rummy serve` of the cluster: its own home, the shared database and provider.
+fn process(home: &Path, db: &Database, provider: &FakeProvider) -> ServerProcess {
+    let base_url = provider.base_url();
+    let vars = [
+        ("OPENAI_BASE_URL", base_url.as_str()),
+        ("RUMMY_MODEL_fast", "openai/fake-model"),
+        ("RUMMY_DATABASE_URL", db.url.as_str()),
+        ("RUMMY_LEASE_MS", LEASE_MS),
+        ("RUMMY_MAX_TURNS", "6"),
+    ];
+    ServerProcess::start(home, &vars, Stdio::null())
+}
+
+async fn client(server: &ServerProcess, root: &Path) -> RpcClient {
+    project_client(server.port, "shared", root, WAIT).await
+}
+
+/// The notification `method` about run `run` that `matches`.
+async fn heard(
+    client: &mut RpcClient,
+    method: &str,
+    run: &str,
+    matches: impl Fn(&Value) -> bool + Send + 'static,
+) -> Value {
+    let wanted = run.to_owned();
+    client
+        .wait_for_notification(method, WAIT, move |p| {
+            p["run"] == json!(wanted) && matches(p)
+        })
+        .await
+        .unwrap_or_else(|e| panic!("no {method} of {run}: {e:?}"))
+}
+
+/// A run started on B proposes a file; a client of A sees the proposal as it is raised,
+/// accepts it through A, the file changes on disk, and A's client sees the run end, its
+/// states numbered without a gap, as `getRun {sinceSeq}` on A replays them.
+#[actix_rt::test]
+async fn a_client_of_one_process_watches_and_steers_a_run_on_another() {
+    let Some(db) = Database::create("steer") else {
+        return;
+    };
+    let provider = FakeProvider::start().unwrap();
+    let turn = Arc::new(AtomicUsize::new(0));
+    let counted = Arc::clone(&turn);
+    provider.set_responder(move |_| {
+        if counted.fetch_add(1, Ordering::SeqCst) == 0 {
+            Reply::content("<set path=\"out/a.txt\">from B\n</set>")
+        } else {
+            Reply::content("<update status=\"200\">written</update>")
+        }
+    });
+    let (home_a, home_b, root) = (
+        tempfile::TempDir::new().unwrap(),
+        tempfile::TempDir::new().unwrap(),
+        tempfile::TempDir::new().unwrap(),
+    );
+    let a = process(home_a.path(), &db, &provider);
+    let b = process(home_b.path(), &db, &provider);
+    let mut on_a = client(&a, root.path()).await;
+    let mut on_b = client(&b, root.path()).await;
+
+    let started = on_b
+        .call(
+            "set",
+            json!({ "path": "run://steered", "body": "write a file", "attributes": { "model": "fast", "mode": "act" } }),
+        )
+        .await
+        .unwrap();
+    assert_eq!(started["alias"], json!("steered"));
+    let proposal = heard(&mut on_a, "run/proposal", "steered", |_| true).await;
+    let path = proposal["proposed"][0]["path"].as_str().unwrap().to_owned();
+    let accepted = on_a
+        .call(
+            "set",
+            json!({ "run": "steered", "path": path, "state": "resolved" }),
+        )
+        .await
+        .unwrap();
+    assert_eq!(accepted["state"], json!("resolved"));
+    heard(&mut on_a, "run/state", "steered", |p| {
+        p["status"] == json!(200)
+    })
+    .await;
+    assert_eq!(
+        std::fs::read_to_string(root.path().join("out/a.txt")).unwrap(),
+        "from B\n"
+    );
+    // Every state B stored reached A's client, in order and without a gap.
+    let mut seen: Vec<i64> = on_a
+        .drain_notifications()
+        .iter()
+        .filter(|n| n["method"] == json!("run/state") && n["params"]["run"] == json!("steered"))
+        .filter_map(|n| n["params"]["seq"].as_i64())
+        .collect();
+    let replayed = on_a
+        .call("getRun", json!({ "run": "steered", "sinceSeq": 0 }))
+        .await
+        .unwrap();
+    let stored: Vec<i64> = replayed["missed"]
+        .as_array()
+        .map(|s| {
+            s.iter()
+                .filter_map(|s| s["params"]["seq"].as_i64())
+                .collect()
+        })
+        .unwrap_or_default();
+    assert!(!stored.is_empty(), "{replayed}");
+    assert_eq!(stored, (1..=stored.len() as i64).collect::<Vec<_>>());
+    // What A's client heard live is what was stored, from the first state it could hear.
+    seen.dedup();
+    assert!(stored.ends_with(&seen), "heard {seen:?} of {stored:?}");
+    drop((a, b));
+}
+
+/// B is killed (-9) while its run waits on the model with a second loop queued: A takes the
+/// run over once B's hold expires — the interrupted loop ends 500, as at a restart, and the
+/// queued loop runs on A to the end. The interrupted loop's prompt reached the model once:
+/// no process ran it again.
+#[actix_rt::test]
+async fn a_killed_process_has_its_runs_finished_by_another() {
+    let Some(db) = Database::create("kill") else {
+        return;
+    };
+    let provider = FakeProvider::start().unwrap();
+    provider.set_responder(|body| {
+        let text = body.to_string();
+        if text.contains("first task") && !text.contains("second task") {
+            // B holds this call until it is killed.
+            Reply::content("<update status=\"200\">too late</update>")
+                .delay(Duration::from_secs(30))
+        } else {
+            Reply::content("<update status=\"200\">second done</update>")
+        }
+    });
+    let (home_a, home_b, root) = (
+        tempfile::TempDir::new().unwrap(),
+        tempfile::TempDir::new().unwrap(),
+        tempfile::TempDir::new().unwrap(),
+    );
+    let a = process(home_a.path(), &db, &provider);
+    let b = process(home_b.path(), &db, &provider);
+    let mut on_a = client(&a, root.path()).await;
+    let mut on_b = client(&b, root.path()).await;
+    on_b.call(
+        "set",
+        json!({ "path": "run://taken", "body": "first task", "attributes": { "model": "fast", "mode": "ask" } }),
+    )
+    .await
+    .unwrap();
+    provider.wait_for_chat_requests(1, WAIT).await;
+    on_b.call(
+        "set",
+        json!({ "path": "run://taken", "body": "second task" }),
+    )
+    .await
+    .unwrap();
+    b.kill();
+    heard(&mut on_a, "run/state", "taken", |p| {
+        p["status"] == json!(200)
+    })
+    .await;
+    let run = on_a
+        .call("getRun", json!({ "run": "taken" }))
+        .await
+        .unwrap();
+    assert_eq!(run["status"], json!(200), "{run}");
+    let firsts = provider
+        .chat_requests()
+        .iter()
+        .filter(|r| r.raw_body.contains("first task") && !r.raw_body.contains("second task"))
+        .count();
+    assert_eq!(firsts, 1, "the interrupted loop was not run again");
+    drop(a);
+}
