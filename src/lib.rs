@@ -187,12 +187,8 @@ async fn join(
     let (id, lease) = (me.to_string(), i64::try_from(lease_ms).unwrap_or(i64::MAX));
     store
         .write(move |c| {
-            use diesel::connection::SimpleConnection;
             // The writer's notifications carry this process's name (`notifications.origin`).
-            c.batch_execute(&format!(
-                "SET application_name = '{}'",
-                id.replace('\'', "''")
-            ))?;
+            rummy_core::store::cluster::name_connection(c, &id)?;
             rummy_core::store::cluster::register(c, &id, rummy_actors::clock::now(), lease)
         })
         .await?;

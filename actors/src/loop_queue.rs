@@ -88,6 +88,9 @@ pub struct LoopQueue {
     token_divisor: u32,
     /// The class → alias map claimed loops are routed with, when their run asks.
     routing: RoutingConfig,
+    /// With several processes on PostgreSQL, this process: a loop is claimed only while it
+    /// holds the run (one whose hold was taken over claims nothing more).
+    holder: Option<std::sync::Arc<str>>,
 }
 
 impl LoopQueue {
@@ -98,7 +101,15 @@ impl LoopQueue {
             store,
             token_divisor,
             routing,
+            holder: None,
         }
+    }
+
+    /// Claims loops only while process `holder` holds the run (several processes on
+    /// PostgreSQL).
+    pub fn held_by(mut self, holder: std::sync::Arc<str>) -> Self {
+        self.holder = Some(holder);
+        self
     }
 }
 
@@ -189,7 +200,23 @@ impl Handler<ClaimNext> for LoopQueue {
         let store = self.store.clone();
         let run_id = self.run.run_id;
         let routing = self.routing.clone();
-        Box::pin(async move { store.write(move |c| claim(c, run_id, &routing)).await })
+        let holder = self.holder.clone();
+        Box::pin(async move {
+            store
+                .write(move |c| {
+                    if let Some(me) = &holder {
+                        if !rummy_core::store::cluster::holds(c, run_id, me)? {
+                            tracing::warn!(
+                                run_id = run_id.0,
+                                "not claiming a loop of a run this process no longer holds"
+                            );
+                            return Ok(None);
+                        }
+                    }
+                    claim(c, run_id, &routing)
+                })
+                .await
+        })
     }
 }
 

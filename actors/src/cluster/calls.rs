@@ -259,7 +259,7 @@ mod tests {
             path: "edit://a".into(),
             state: State::Resolved,
             outcome: None,
-            tool: ToolName::parse("edit").unwrap(),
+            tool: ToolName::Set,
             aborts_rest: false,
             command_index: 2,
             turn: 3,

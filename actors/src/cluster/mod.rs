@@ -36,11 +36,6 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::oneshot;
 
-/// The channel stored and relayed pushes ride (the migration's triggers notify it).
-pub const PUSH_CHANNEL: &str = "rummy_push";
-/// The channel calls and their answers ride.
-pub const CALL_CHANNEL: &str = "rummy_calls";
-
 /// This process as the others see it, and how to reach them.
 #[derive(Clone)]
 pub struct Cluster {
@@ -115,7 +110,8 @@ pub fn start(
     me: Arc<str>,
     lease_ms: u64,
 ) -> Result<Cluster, String> {
-    let listener = rummy_pg::listen::Listener::start(url, &[PUSH_CHANNEL, CALL_CHANNEL])?;
+    let listener =
+        rummy_pg::listen::Listener::start(url, &[cluster::PUSH_CHANNEL, cluster::CALL_CHANNEL])?;
     let relay = relay::Relay::start(url, Arc::clone(&me))?;
     let addr = ClusterActor {
         store,

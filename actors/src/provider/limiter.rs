@@ -220,3 +220,43 @@ impl Limiter {
         format!("{}: {why}; waiting {} ms", self.provider, wait.ms)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn slot(limiter: &Limiter) -> Slot {
+        Slot {
+            permit: Some(Arc::clone(&limiter.permits).try_acquire_owned().unwrap()),
+            debt: Arc::clone(&limiter.debt),
+        }
+    }
+
+    /// Shared among processes, the concurrency is divided; a share that shrinks while requests
+    /// are in flight takes their permits out as they come back, and one that grows gives them
+    /// back.
+    #[test]
+    fn a_process_takes_its_share_of_the_concurrency() {
+        let limits = ProviderLimits {
+            concurrency: 8,
+            rpm: Some(60),
+            tpm: None,
+        };
+        let limiter = Limiter::new("openai", limits, Arc::new(Metrics::new().unwrap()));
+        limiter.share(2);
+        assert_eq!(limiter.permits.available_permits(), 4);
+        let mut slots: Vec<Slot> = (0..4).map(|_| slot(&limiter)).collect();
+        assert_eq!(limiter.permits.available_permits(), 0);
+        // Four processes now: two of the four in flight are owed back.
+        limiter.share(4);
+        slots.truncate(2);
+        assert_eq!(limiter.permits.available_permits(), 0);
+        slots.clear();
+        assert_eq!(limiter.permits.available_permits(), 2);
+        // More processes than the concurrency: one each.
+        limiter.share(20);
+        assert_eq!(limiter.permits.available_permits(), 1);
+        limiter.share(1);
+        assert_eq!(limiter.permits.available_permits(), 8);
+    }
+}

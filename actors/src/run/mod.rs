@@ -239,13 +239,16 @@ pub struct RunActor {
 impl RunActor {
     /// An actor for a stored run, kept by `keeper`.
     pub fn new(svc: Services, run: RunRef, alias: &str, keeper: Keeper) -> Self {
-        let queue = LoopQueue::new(
+        let mut queue = LoopQueue::new(
             run,
             svc.store.clone(),
             svc.config.limits.token_divisor,
             svc.config.providers.routing.clone(),
-        )
-        .start();
+        );
+        if let Some(cluster) = &svc.cluster {
+            queue = queue.held_by(Arc::from(cluster.me()));
+        }
+        let queue = queue.start();
         RunActor {
             svc,
             run,

@@ -375,6 +375,71 @@ pub fn notification(conn: &mut Db, run_id: RunId, seq: i32) -> Result<Option<Sto
         .optional()?)
 }
 
+/// Names this process on `conn` (PostgreSQL's `application_name`): the notifications the
+/// connection stores carry it as their `origin`, so this process does not relay them to itself.
+pub fn name_connection(conn: &mut Db, me: &str) -> Result<(), StoreError> {
+    use diesel::connection::SimpleConnection;
+    if let Db::Pg(c) = conn {
+        c.batch_execute(&format!("SET application_name = {}", literal(me)))?;
+    }
+    Ok(())
+}
+
+/// The channel stored and relayed pushes ride (migration 000060's triggers notify it).
+pub const PUSH_CHANNEL: &str = "rummy_push";
+
+/// The channel calls and their answers ride.
+pub const CALL_CHANNEL: &str = "rummy_calls";
+
+/// The most bytes a push travels in a notification's payload (PostgreSQL allows 7,999); a
+/// larger one goes through `relayed_pushes`, its id in the payload.
+const INLINE_BYTES: usize = 7_800;
+
+/// A push on its way to the other processes: the project, the run's alias, the text.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Push {
+    /// The run's project.
+    pub project_id: i32,
+    /// The run's alias.
+    pub run: String,
+    /// The whole notification text.
+    pub text: String,
+}
+
+/// `text` as an SQL string literal (`standard_conforming_strings`, on since PostgreSQL 9.1:
+/// only the quote is doubled).
+fn literal(text: &str) -> String {
+    format!("'{}'", text.replace('\'', "''"))
+}
+
+/// The statement that relays one push: in the payload (`e<origin>\n<project>\n<run>\n<text>`)
+/// or, too large for it, through its row.
+fn relay_statement(me: &str, push: &Push, now: Millis) -> String {
+    let inline = format!("e{me}\n{}\n{}\n{}", push.project_id, push.run, push.text);
+    if inline.len() <= INLINE_BYTES {
+        return format!("SELECT pg_notify('{PUSH_CHANNEL}', {});", literal(&inline));
+    }
+    format!(
+        "INSERT INTO relayed_pushes (origin, project_id, run, text, created_at) \
+         VALUES ({}, {}, {}, {}, {});",
+        literal(me),
+        push.project_id,
+        literal(&push.run),
+        literal(&push.text),
+        now.0
+    )
+}
+
+/// Sends `pushes` to the other processes in one round trip, in order (PostgreSQL; nothing to
+/// do on SQLite, where there are no others).
+pub fn relay(conn: &mut Db, me: &str, pushes: &[Push], now: Millis) -> Result<(), StoreError> {
+    use diesel::connection::SimpleConnection;
+    let Db::Pg(c) = conn else { return Ok(()) };
+    let sql: String = pushes.iter().map(|p| relay_statement(me, p, now)).collect();
+    c.batch_execute(&sql)?;
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -458,6 +523,28 @@ mod tests {
         assert_eq!(take_orphans(&mut conn, "z", t0, 10).unwrap(), vec![b]);
         assert_eq!(held(&mut conn, "z").unwrap(), vec![b]);
         assert_eq!(alive(&mut conn, t0).unwrap(), vec!["x".to_owned()]);
+    }
+
+    /// A small push rides the payload, its quotes doubled; a large one goes through the table.
+    #[test]
+    fn small_pushes_ride_the_payload_and_large_ones_the_table() {
+        let small = Push {
+            project_id: 3,
+            run: "r".into(),
+            text: r#"{"it's":1}"#.into(),
+        };
+        assert_eq!(
+            relay_statement("p1", &small, Millis(5)),
+            "SELECT pg_notify('rummy_push', 'ep1\n3\nr\n{\"it''s\":1}');"
+        );
+        let large = Push {
+            text: "x".repeat(INLINE_BYTES),
+            ..small
+        };
+        assert!(relay_statement("p1", &large, Millis(5)).starts_with(
+            "INSERT INTO relayed_pushes (origin, project_id, run, text, created_at) VALUES ('p1', 3, 'r', 'xxx"
+        ));
+        assert!(relay_statement("p1", &large, Millis(5)).ends_with("', 5);"));
     }
 
     /// A call waits for its one answer: a second answer (the asker withdrew it first) is
