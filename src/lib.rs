@@ -185,14 +185,19 @@ async fn join(
 ) -> Result<rummy_actors::cluster::Cluster, ServeError> {
     let me: Arc<str> = Arc::from(process_id());
     let (id, lease) = (me.to_string(), i64::try_from(lease_ms).unwrap_or(i64::MAX));
-    store
+    let alive = store
         .write(move |c| {
             // The writer's notifications carry this process's name (`notifications.origin`).
             rummy_core::store::cluster::name_connection(c, &id)?;
-            rummy_core::store::cluster::register(c, &id, rummy_actors::clock::now(), lease)
+            let now = rummy_actors::clock::now();
+            rummy_core::store::cluster::register(c, &id, now, lease)?;
+            Ok(rummy_core::store::cluster::alive(c, now)?.len())
         })
         .await?;
-    tracing::info!(process = %me, lease_ms, "joined the server processes on PostgreSQL");
+    // Its part of the providers' limits from the first call (the others take theirs at their
+    // next renewal).
+    providers.share(alive);
+    tracing::info!(process = %me, processes = alive, lease_ms, "joined the server processes on PostgreSQL");
     rummy_actors::cluster::start(
         store.clone(),
         hub.clone(),

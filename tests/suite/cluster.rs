@@ -216,3 +216,136 @@ async fn a_killed_process_has_its_runs_finished_by_another() {
     assert_eq!(firsts, 1, "the interrupted loop was not run again");
     drop(a);
 }
+
+/// A prompt injected and a cancel sent through A reach the run B runs: the injection folds
+/// into B's active loop (the model's next request on B carries it), and the cancel ends that
+/// loop 499.
+#[actix_rt::test]
+async fn an_inject_and_a_cancel_through_one_process_reach_a_run_on_another() {
+    let Some(db) = Database::create("inject") else {
+        return;
+    };
+    let provider = FakeProvider::start().unwrap();
+    provider.set_responder(|body| {
+        if body.to_string().contains("also mind the tests") {
+            // The injected prompt arrived: hold the turn until the cancel.
+            Reply::content("<update status=\"200\">never</update>").delay(Duration::from_secs(30))
+        } else {
+            Reply::content("<known path=\"known://step\">one step</known>")
+                .delay(Duration::from_millis(300))
+        }
+    });
+    let (home_a, home_b, root) = (
+        tempfile::TempDir::new().unwrap(),
+        tempfile::TempDir::new().unwrap(),
+        tempfile::TempDir::new().unwrap(),
+    );
+    let a = process(home_a.path(), &db, &provider);
+    let b = process(home_b.path(), &db, &provider);
+    let mut on_a = client(&a, root.path()).await;
+    let mut on_b = client(&b, root.path()).await;
+    on_b.call(
+        "set",
+        json!({ "path": "run://steady", "body": "keep going", "attributes": { "model": "fast" } }),
+    )
+    .await
+    .unwrap();
+    provider.wait_for_chat_requests(1, WAIT).await;
+    let injected = on_a
+        .call(
+            "set",
+            json!({ "path": "run://steady", "body": "also mind the tests", "attributes": { "inject": true } }),
+        )
+        .await
+        .unwrap();
+    assert_eq!(injected["injected"], json!(true), "{injected}");
+    let deadline = std::time::Instant::now() + WAIT;
+    while !provider
+        .chat_requests()
+        .iter()
+        .any(|r| r.raw_body.contains("also mind the tests"))
+    {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the injection reached no request"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    on_a.call(
+        "set",
+        json!({ "path": "run://steady", "state": "cancelled" }),
+    )
+    .await
+    .unwrap();
+    let run = loop {
+        let run = on_a
+            .call("getRun", json!({ "run": "steady" }))
+            .await
+            .unwrap();
+        if run["status"] != json!(102) {
+            break run;
+        }
+        assert!(std::time::Instant::now() < deadline, "still running: {run}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert_eq!(
+        (&run["status"], &run["stopReason"]),
+        (&json!(499), &json!("cancelled")),
+        "{run}"
+    );
+    drop((a, b));
+}
+
+/// Two processes share a provider's limit: with `RUMMY_OPENAI_CONCURRENCY=2`, six runs started
+/// three through each process never have more than two requests in flight at the provider.
+#[actix_rt::test]
+async fn two_processes_share_a_providers_concurrency() {
+    let Some(db) = Database::create("share") else {
+        return;
+    };
+    let provider = FakeProvider::start().unwrap();
+    provider.set_responder(|_| {
+        Reply::content("<update status=\"200\">done</update>").delay(Duration::from_millis(200))
+    });
+    let (home_a, home_b, root) = (
+        tempfile::TempDir::new().unwrap(),
+        tempfile::TempDir::new().unwrap(),
+        tempfile::TempDir::new().unwrap(),
+    );
+    let base_url = provider.base_url();
+    let vars = [
+        ("OPENAI_BASE_URL", base_url.as_str()),
+        ("RUMMY_MODEL_fast", "openai/fake-model"),
+        ("RUMMY_DATABASE_URL", db.url.as_str()),
+        ("RUMMY_LEASE_MS", LEASE_MS),
+        ("RUMMY_OPENAI_CONCURRENCY", "2"),
+    ];
+    let a = ServerProcess::start(home_a.path(), &vars, Stdio::null());
+    let b = ServerProcess::start(home_b.path(), &vars, Stdio::null());
+    // A renewal of A's hold sees B (every third of the lease).
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    let mut on_a = client(&a, root.path()).await;
+    let mut on_b = client(&b, root.path()).await;
+    for i in 0..6 {
+        let c = if i % 2 == 0 { &mut on_a } else { &mut on_b };
+        c.call(
+            "set",
+            json!({ "path": format!("run://r{i}"), "body": "go", "attributes": { "model": "fast" } }),
+        )
+        .await
+        .unwrap();
+    }
+    for i in 0..6 {
+        heard(&mut on_a, "run/state", &format!("r{i}"), |p| {
+            p["status"] == json!(200)
+        })
+        .await;
+    }
+    assert_eq!(provider.chat_requests().len(), 6);
+    assert!(
+        provider.max_in_flight() <= 2,
+        "{} in flight",
+        provider.max_in_flight()
+    );
+    drop((a, b));
+}
