@@ -10,10 +10,13 @@
 //! is rendered as its backend writes one (`?` on SQLite, `$1`, `$2`… on PostgreSQL); a
 //! statement whose SQL differs on PostgreSQL says so in [`StaticSql::PG`].
 
-use crate::db::MultiBackend;
+use crate::db::Db;
 use crate::entry::{State, Visibility};
+use diesel::pg::Pg;
 use diesel::query_builder::{AstPass, Query, QueryFragment, QueryId};
 use diesel::sql_types::{BigInt, Double, Integer, Nullable, Text, Untyped};
+use diesel::sqlite::Sqlite;
+use diesel::QueryableByName;
 use diesel::{QueryResult, RunQueryDsl};
 use std::marker::PhantomData;
 
@@ -66,37 +69,78 @@ impl<S: StaticSql> QueryId for Cached<'_, S> {
     const HAS_STATIC_QUERY_ID: bool = true;
 }
 
-impl<S: StaticSql> QueryFragment<MultiBackend> for Cached<'_, S> {
-    fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, MultiBackend>) -> QueryResult<()> {
-        let sql = match out.backend() {
-            MultiBackend::Pg(_) => S::PG,
-            MultiBackend::Sqlite(_) => S::SQL,
-        };
-        let mut parts = sql.split('?');
-        out.push_sql(parts.next().unwrap_or_default());
-        let mut binds = self.binds.iter();
-        for part in parts {
-            let bind = binds.next().ok_or_else(|| {
-                diesel::result::Error::QueryBuilderError(format!("too few binds for: {sql}").into())
-            })?;
-            match bind {
-                Bind::Int(v) => out.push_bind_param::<Integer, _>(v)?,
-                Bind::OptInt(v) => out.push_bind_param::<Nullable<Integer>, _>(v)?,
-                Bind::Big(v) => out.push_bind_param::<BigInt, _>(v)?,
-                Bind::Text(v) => out.push_bind_param::<Text, _>(*v)?,
-                Bind::OptText(v) => out.push_bind_param::<Nullable<Text>, _>(v)?,
-                Bind::Double(v) => out.push_bind_param::<Double, _>(v)?,
-                Bind::State(v) => out.push_bind_param::<Text, str>(v.as_str())?,
-                Bind::Visibility(v) => out.push_bind_param::<Text, str>(v.as_str())?,
+/// Writes the statement for one backend: its SQL with a bind for each `?`.
+macro_rules! walk_for {
+    ($backend:ty, $sql:ident) => {
+        impl<S: StaticSql> QueryFragment<$backend> for Cached<'_, S> {
+            fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, $backend>) -> QueryResult<()> {
+                let sql = S::$sql;
+                let mut parts = sql.split('?');
+                out.push_sql(parts.next().unwrap_or_default());
+                let mut binds = self.binds.iter();
+                for part in parts {
+                    let bind = binds.next().ok_or_else(|| {
+                        diesel::result::Error::QueryBuilderError(
+                            format!("too few binds for: {sql}").into(),
+                        )
+                    })?;
+                    match bind {
+                        Bind::Int(v) => out.push_bind_param::<Integer, _>(v)?,
+                        Bind::OptInt(v) => out.push_bind_param::<Nullable<Integer>, _>(v)?,
+                        Bind::Big(v) => out.push_bind_param::<BigInt, _>(v)?,
+                        Bind::Text(v) => out.push_bind_param::<Text, _>(*v)?,
+                        Bind::OptText(v) => out.push_bind_param::<Nullable<Text>, _>(v)?,
+                        Bind::Double(v) => out.push_bind_param::<Double, _>(v)?,
+                        Bind::State(v) => out.push_bind_param::<Text, str>(v.as_str())?,
+                        Bind::Visibility(v) => out.push_bind_param::<Text, str>(v.as_str())?,
+                    }
+                    out.push_sql(part);
+                }
+                if binds.next().is_some() {
+                    return Err(diesel::result::Error::QueryBuilderError(
+                        format!("too many binds for: {sql}").into(),
+                    ));
+                }
+                Ok(())
             }
-            out.push_sql(part);
         }
-        if binds.next().is_some() {
-            return Err(diesel::result::Error::QueryBuilderError(
-                format!("too many binds for: {sql}").into(),
-            ));
+    };
+}
+
+walk_for!(Sqlite, SQL);
+walk_for!(Pg, PG);
+
+/// Runs a statement on the backend's own connection: diesel's `MultiBackend` would write its
+/// SQL out again at every execution, which the statement cache exists to avoid.
+impl<S: StaticSql> Cached<'_, S> {
+    /// Executes it; answers the rows changed.
+    pub fn execute(self, conn: &mut Db) -> QueryResult<usize> {
+        match conn {
+            Db::Sqlite(c) => RunQueryDsl::execute(self, c),
+            Db::Pg(c) => RunQueryDsl::execute(self, c),
         }
-        Ok(())
+    }
+
+    /// Its one row (`NotFound` without one).
+    pub fn get_result<T>(self, conn: &mut Db) -> QueryResult<T>
+    where
+        T: QueryableByName<Sqlite> + QueryableByName<Pg> + 'static,
+    {
+        match conn {
+            Db::Sqlite(c) => RunQueryDsl::get_result(self, c),
+            Db::Pg(c) => RunQueryDsl::get_result(self, c),
+        }
+    }
+
+    /// Its rows.
+    pub fn load<T>(self, conn: &mut Db) -> QueryResult<Vec<T>>
+    where
+        T: QueryableByName<Sqlite> + QueryableByName<Pg> + 'static,
+    {
+        match conn {
+            Db::Sqlite(c) => RunQueryDsl::load(self, c),
+            Db::Pg(c) => RunQueryDsl::load(self, c),
+        }
     }
 }
 
