@@ -113,10 +113,12 @@ pub fn start(
     let listener =
         rummy_pg::listen::Listener::start(url, &[cluster::PUSH_CHANNEL, cluster::CALL_CHANNEL])?;
     let relay = relay::Relay::start(url, Arc::clone(&me))?;
+    let renewer = rummy_pg::PgConn::connect(url).map_err(|e| e.to_string())?;
     let addr = ClusterActor {
         store,
         hub,
         providers,
+        renewer: Arc::new(std::sync::Mutex::new(rummy_core::db::Db::Pg(renewer))),
         me: Arc::clone(&me),
         lease_ms,
         listener: Some(listener),
@@ -190,6 +192,8 @@ struct ClusterActor {
     hub: Addr<NotificationHub>,
     /// Whose limits the live processes share.
     providers: Providers,
+    /// The connection renewals go through.
+    renewer: Arc<std::sync::Mutex<rummy_core::db::Db>>,
     me: Arc<str>,
     lease_ms: u64,
     listener: Option<rummy_pg::listen::Listener>,
@@ -457,15 +461,18 @@ impl Handler<Withdraw> for ClusterActor {
 impl Handler<Renew> for ClusterActor {
     type Result = ();
 
+    /// On a connection of its own, not the writer's queue: a renewal that waited behind a busy
+    /// writer would come too late, and the process would find its own hold expired.
     fn handle(&mut self, _: Renew, ctx: &mut Context<Self>) {
-        let (store, me) = (self.store.clone(), self.me.to_string());
+        let (renewer, me) = (Arc::clone(&self.renewer), self.me.to_string());
         let providers = self.providers.clone();
         let lease = i64::try_from(self.lease_ms).unwrap_or(i64::MAX);
         ctx.spawn(
             async move {
-                let at = now();
-                let renewed = store
-                    .write(move |c| {
+                let renewed = actix_rt::task::spawn_blocking(move || {
+                    let mut conn = renewer.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+                    diesel::Connection::transaction(&mut *conn, |c| {
+                        let at = now();
                         let renewed = cluster::renew(c, &me, at, lease)?;
                         if !renewed {
                             // Expired (a long pause, or the database was away): whatever it
@@ -476,17 +483,19 @@ impl Handler<Renew> for ClusterActor {
                         }
                         // Rows of processes long gone, and calls long answered.
                         cluster::sweep(c, rummy_core::time::Millis(at.0 - lease.saturating_mul(10)))?;
-                        Ok((renewed, cluster::alive(c, at)?.len()))
+                        Ok::<_, rummy_core::store::StoreError>((renewed, cluster::alive(c, at)?.len()))
                     })
-                    .await;
+                })
+                .await;
                 match renewed {
-                    Ok((true, alive)) => providers.share(alive),
-                    Ok((false, alive)) => {
+                    Ok(Ok((true, alive))) => providers.share(alive),
+                    Ok(Ok((false, alive))) => {
                         providers.share(alive);
                         tracing::error!(
-                        "this process's hold on its runs had expired; other processes may have taken them over"
-                    )
+                            "this process's hold on its runs had expired; other processes may have taken them over"
+                        );
                     }
+                    Ok(Err(e)) => tracing::error!(error = %e, "cannot renew this process's hold on its runs"),
                     Err(e) => tracing::error!(error = %e, "cannot renew this process's hold on its runs"),
                 }
             }

@@ -157,8 +157,9 @@ pub fn holds(conn: &mut Db, run_id: RunId, me: &str) -> Result<bool, StoreError>
     .get_result(conn)?)
 }
 
-/// Unfinished runs (queued, running, waiting on a proposal) no live process holds, at most
-/// `limit`, locked for this transaction and skipping those another process is taking right
+/// Unfinished runs (queued, running, waiting on a proposal) no live process holds — never one
+/// the asking process holds itself: its own hold it renews, or re-registers if it lapsed — at
+/// most `limit`, locked for this transaction and skipping those another process is taking right
 /// now (`FOR UPDATE SKIP LOCKED`): what a process may take over.
 struct Orphans;
 impl StaticSql for Orphans {
@@ -166,12 +167,13 @@ impl StaticSql for Orphans {
         LEFT JOIN run_leases l ON l.run_id = r.id \
         LEFT JOIN processes p ON p.id = l.owner \
         WHERE r.status IN (100, 102, 202) AND (l.owner IS NULL OR p.expires_at IS NULL \
-        OR p.expires_at <= ?) ORDER BY r.id LIMIT ?";
+        OR p.expires_at <= ?) AND (l.owner IS NULL OR l.owner <> ?) ORDER BY r.id LIMIT ?";
     const PG: &'static str = "SELECT r.id AS id FROM runs r \
         LEFT JOIN run_leases l ON l.run_id = r.id \
         LEFT JOIN processes p ON p.id = l.owner \
         WHERE r.status IN (100, 102, 202) AND (l.owner IS NULL OR p.expires_at IS NULL \
-        OR p.expires_at <= ?) ORDER BY r.id LIMIT ? FOR UPDATE OF r SKIP LOCKED";
+        OR p.expires_at <= ?) AND (l.owner IS NULL OR l.owner <> ?) ORDER BY r.id LIMIT ? \
+        FOR UPDATE OF r SKIP LOCKED";
 }
 
 #[derive(QueryableByName)]
@@ -188,7 +190,7 @@ pub fn take_orphans(
     now: Millis,
     limit: i32,
 ) -> Result<Vec<RunId>, StoreError> {
-    let ids: Vec<RunId> = cached::<Orphans>(&[Bind::Big(now.0), Bind::Int(limit)])
+    let ids: Vec<RunId> = cached::<Orphans>(&[Bind::Big(now.0), Bind::Text(me), Bind::Int(limit)])
         .load::<Id>(conn)?
         .into_iter()
         .map(|r| RunId(r.id))
@@ -523,6 +525,9 @@ mod tests {
         assert_eq!(take_orphans(&mut conn, "z", t0, 10).unwrap(), vec![b]);
         assert_eq!(held(&mut conn, "z").unwrap(), vec![b]);
         assert_eq!(alive(&mut conn, t0).unwrap(), vec!["x".to_owned()]);
+        // A process never takes over from itself, even past its own expiry.
+        let late = Millis(t0.0 + LEASE + 1);
+        assert_eq!(take_orphans(&mut conn, "x", late, 10).unwrap(), Vec::<RunId>::new());
     }
 
     /// A small push rides the payload, its quotes doubled; a large one goes through the table.

@@ -90,18 +90,18 @@ pub fn context_since(
                 // still see come back, read whole. An archived view's body is never read:
                 // each turn archives its own audit trail (the prompt it sent among it), and
                 // reading that back on the next turn only to drop it was most of the read.
-                let changed: Vec<i32> = run_views::table
+                let changed: Vec<i32> = crate::on_backend!(conn, c => run_views::table
                     .filter(run_views::run_id.eq(run_id))
                     .filter(run_views::rev.gt(kept.marks.rev))
                     .select(run_views::id)
-                    .load(conn)?;
-                let written: Vec<ViewRow> = run_views::table
+                    .load(c))?;
+                let written: Vec<ViewRow> = crate::on_backend!(conn, c => run_views::table
                     .inner_join(entries::table)
                     .filter(run_views::run_id.eq(run_id))
                     .filter(run_views::rev.gt(kept.marks.rev))
                     .filter(run_views::visibility.ne(Visibility::Archived))
                     .select(VIEW_COLUMNS)
-                    .load(conn)?;
+                    .load(c))?;
                 let mut rows = kept.rows;
                 rows.retain(|r| !changed.contains(&r.view_id));
                 rows.extend(written.into_iter().filter(in_context));

@@ -441,12 +441,12 @@ impl ViewRow {
 /// The rows the model may see this turn, in context order: category, skills
 /// first, summarized before visible, then by turn and age.
 pub fn context_rows(conn: &mut Db, run_id: RunId) -> Result<Vec<ViewRow>, StoreError> {
-    let mut rows: Vec<ViewRow> = run_views::table
+    let mut rows: Vec<ViewRow> = crate::on_backend!(conn, c => run_views::table
         .inner_join(entries::table)
         .filter(run_views::run_id.eq(run_id))
         .filter(run_views::visibility.ne(Visibility::Archived))
         .select(VIEW_COLUMNS)
-        .load(conn)?;
+        .load(c))?;
     rows.retain(in_context);
     in_context_order(&mut rows);
     Ok(rows)
@@ -575,7 +575,7 @@ pub(crate) fn page<T>(rows: Vec<T>, limit: i64, offset: i64) -> Vec<T> {
 /// Views of the run written after revision `rev`, oldest first, audit, `run://` and files no
 /// turn has touched left out.
 pub fn changed_since(conn: &mut Db, run_id: RunId, rev: i32) -> Result<Vec<ViewRow>, StoreError> {
-    let mut rows: Vec<ViewRow> = run_views::table
+    let mut rows: Vec<ViewRow> = crate::on_backend!(conn, c => run_views::table
         .inner_join(entries::table)
         .filter(run_views::run_id.eq(run_id))
         .filter(run_views::rev.gt(rev))
@@ -587,7 +587,7 @@ pub fn changed_since(conn: &mut Db, run_id: RunId, rev: i32) -> Result<Vec<ViewR
         .filter(not_history().or(entries::scheme.is_null().and(run_views::turn.gt(0))))
         .order(run_views::rev.asc())
         .select(VIEW_COLUMNS)
-        .load(conn)?;
+        .load(c))?;
     rows.retain(is_history);
     Ok(rows)
 }
@@ -620,7 +620,7 @@ pub fn unknowns(conn: &mut Db, run: RunRef, shared: bool) -> Result<Vec<ViewRow>
 /// unknowns (`entries_scope_scheme`) instead of every view of the run — an `OR` of the two
 /// scopes made it walk the run's views on every push.
 fn unknowns_in(conn: &mut Db, run_id: RunId, scope: Scope) -> Result<Vec<ViewRow>, StoreError> {
-    Ok(run_views::table
+    Ok(crate::on_backend!(conn, c => run_views::table
         .inner_join(entries::table)
         .filter(run_views::run_id.eq(run_id))
         .filter(entries::scope.eq(scope.key()))
@@ -628,7 +628,7 @@ fn unknowns_in(conn: &mut Db, run_id: RunId, scope: Scope) -> Result<Vec<ViewRow
         .filter(run_views::visibility.ne(Visibility::Archived))
         .order(entries::id.asc())
         .select(VIEW_COLUMNS)
-        .load(conn)?)
+        .load(c))?)
 }
 
 diesel::define_sql_function! {
@@ -691,20 +691,20 @@ pub fn latest_summary(conn: &mut Db, run_id: RunId) -> Result<String, StoreError
         .select(entries::body);
     // A numeric status attribute of 200, 204 or 422 (a string "200" is not one).
     let body: Option<String> = match conn {
-        Db::Sqlite(_) => updates
+        Db::Sqlite(c) => updates
             .filter(
                 status_of(entries::attributes)
                     .eq(200)
                     .or(status_of(entries::attributes).eq(204))
                     .or(status_of(entries::attributes).eq(422)),
             )
-            .first(conn)
+            .first(c)
             .optional()?,
-        Db::Pg(_) => updates
+        Db::Pg(c) => updates
             .filter(sql::<Bool>(
                 "(entries.attributes::jsonb -> 'status') IN ('200', '204', '422')",
             ))
-            .first(conn)
+            .first(c)
             .optional()?,
     };
     Ok(body.unwrap_or_default())
@@ -717,11 +717,11 @@ pub fn latest_summary(conn: &mut Db, run_id: RunId) -> Result<String, StoreError
 /// run's views, which for a large project are thousands.
 pub fn by_path(conn: &mut Db, run_id: RunId, path: &str) -> Result<Option<ViewRow>, StoreError> {
     use crate::schema::runs as runs_table;
-    let Some(project_id) = runs_table::table
+    let Some(project_id) = crate::on_backend!(conn, c => runs_table::table
         .find(run_id)
         .select(runs_table::project_id)
-        .first::<ProjectId>(conn)
-        .optional()?
+        .first::<ProjectId>(c))
+    .optional()?
     else {
         return Ok(None);
     };
@@ -747,14 +747,14 @@ fn view_at(
     scope: &str,
     path: &str,
 ) -> Result<Option<ViewRow>, StoreError> {
-    Ok(run_views::table
+    Ok(crate::on_backend!(conn, c => run_views::table
         .inner_join(entries::table)
         .filter(entries::scope.eq(scope))
         .filter(entries::path.eq(path))
         .filter(run_views::run_id.eq(run_id))
         .select(VIEW_COLUMNS)
-        .first(conn)
-        .optional()?)
+        .first(c))
+    .optional()?)
 }
 
 /// Gives a forked run its own copies of the parent's run-scoped entries and

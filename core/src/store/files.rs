@@ -172,17 +172,17 @@ pub fn attach(
         }
         return Ok(attached);
     }
-    let seen: HashSet<i32> = run_views::table
+    let seen: HashSet<i32> = crate::on_backend!(conn, c => run_views::table
         .filter(run_views::run_id.eq(run.run_id))
         .select(run_views::entry_id)
-        .load::<i32>(conn)?
-        .into_iter()
-        .collect();
-    let files: Vec<(i32, String)> = entries_table::table
+        .load::<i32>(c))?
+    .into_iter()
+    .collect();
+    let files: Vec<(i32, String)> = crate::on_backend!(conn, c => entries_table::table
         .filter(entries_table::scope.eq(&scope))
         .filter(entries_table::scheme.is_null())
         .select((entries_table::id, entries_table::path))
-        .load(conn)?;
+        .load(c))?;
     let new_views: Vec<(i32, Visibility)> = files
         .into_iter()
         .filter(|(id, _)| !seen.contains(id))
