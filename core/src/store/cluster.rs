@@ -525,8 +525,10 @@ mod tests {
         assert_eq!(take_orphans(&mut conn, "z", t0, 10).unwrap(), vec![b]);
         assert_eq!(held(&mut conn, "z").unwrap(), vec![b]);
         assert_eq!(alive(&mut conn, t0).unwrap(), vec!["x".to_owned()]);
-        // A process never takes over from itself, even past its own expiry.
+        // A process never takes over from itself, even past its own expiry ("z", alive
+        // then, keeps its run).
         let late = Millis(t0.0 + LEASE + 1);
+        register(&mut conn, "z", late, LEASE).unwrap();
         assert_eq!(take_orphans(&mut conn, "x", late, 10).unwrap(), Vec::<RunId>::new());
     }
 
