@@ -29,7 +29,13 @@ async fn binary_prints_its_address_and_stops_on_sigterm() {
         None,
         "stdout has exactly one line"
     );
-    assert!(home.path().join("rummy.db").exists());
+    match crate::support::database::of_home(home.path()) {
+        rummy::config::Location::Sqlite(db) => assert!(db.exists()),
+        // The server used its PostgreSQL database and made no file of its own.
+        rummy::config::Location::Postgres(_) => {
+            assert!(!home.path().join("rummy.db").exists())
+        }
+    }
 }
 
 /// A log reader that went away (`rummy serve 2>&1 | head -1`) neither takes the server down nor

@@ -26,6 +26,7 @@ mod logs;
 mod memory;
 mod metrics;
 mod pipeline;
+mod postgres;
 mod project;
 mod protocol;
 mod providers;
