@@ -62,6 +62,7 @@ async fn port_in_use_fails_clearly() {
         .env_clear()
         .env("PORT", port.to_string())
         .env("RUMMY_HOME", home.path())
+        .envs(crate::support::database::vars(home.path()))
         .output()
         .unwrap();
     assert!(!output.status.success());
@@ -87,6 +88,7 @@ async fn an_unwritable_stdout_is_reported_as_such() {
         .env_clear()
         .env("PORT", "0")
         .env("RUMMY_HOME", home.path())
+        .envs(crate::support::database::vars(home.path()))
         .stdout(full)
         .output()
         .unwrap();
