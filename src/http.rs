@@ -47,8 +47,9 @@ async fn websocket(
 
 /// `GET /health`, unauthenticated and free of secrets: 200 `{"status":"ok", ...}` when the
 /// database took a write (a probe row rewritten and committed), 503 `{"status":"unavailable",
-/// ...}` when not; with the version and the names of the configured providers (never their
-/// keys or addresses). Load balancers and `rummy doctor --health` read it.
+/// ...}` when not; with the database's backend (`sqlite` or `postgres`), the version and the
+/// names of the configured providers (never their keys or addresses). Load balancers and
+/// `rummy doctor --health` read it.
 async fn health(deps: web::Data<SessionDeps>) -> HttpResponse {
     let svc = &deps.svc;
     let writable = health::database_writable(&svc.store).await;
@@ -61,7 +62,7 @@ async fn health(deps: web::Data<SessionDeps>) -> HttpResponse {
     let body = json!({
         "status": if writable.is_ok() { "ok" } else { "unavailable" },
         "version": env!("CARGO_PKG_VERSION"),
-        "database": { "writable": writable.is_ok() },
+        "database": { "writable": writable.is_ok(), "backend": svc.store.location().backend() },
         "providers": providers,
     });
     let mut response = if writable.is_ok() {

@@ -279,7 +279,8 @@ fn tls_config(files: &rummy_core::config::TlsFiles) -> Result<rustls::ServerConf
     .map_err(|e| ServeError::Tls(e.to_string()))
 }
 
-/// Logs what the server runs with, for whoever reads its log first: the version, the database,
+/// Logs what the server runs with, for whoever reads its log first: the version, the database
+/// (its backend, and its file or its URL without credentials),
 /// where it listens, the providers (names and bases, never keys) and the models; then a WARN
 /// line for each setting that looks wrong (`Config::warnings`).
 fn startup_summary(config: &Config, addr: SocketAddr) {
@@ -295,6 +296,7 @@ fn startup_summary(config: &Config, addr: SocketAddr) {
         .collect();
     tracing::info!(
         version = env!("CARGO_PKG_VERSION"),
+        backend = config.database().backend(),
         database = %config.database().display(),
         bind = %addr,
         providers = %providers.join(" "),

@@ -45,15 +45,18 @@ impl Wake for Unpark {
 /// actix arbiter), where blocking is the caller's choice, as with any synchronous database
 /// call.
 ///
+/// The future runs outside tokio's cooperative budget. Inside another runtime's task that
+/// budget is the task's, spent by every query the task made so far; once it is spent, a tokio
+/// primitive (diesel-async's locks) answers `Pending` and leaves its wake to that runtime's
+/// scheduler, for when the task yields — which a thread parked here never does: it would wait
+/// forever.
+///
 /// # Errors
 /// When the I/O runtime cannot be started; the future is then not run.
 pub fn block_on<F: Future>(future: F) -> Result<F::Output, String> {
     let _context = runtime()?.enter();
     let waker = Waker::from(Arc::new(Unpark(thread::current())));
     let mut cx = Context::from_waker(&waker);
-    // Outside tokio's cooperative budget: called from a task of another runtime (an actix
-    // arbiter), the budget is that task's, which no scheduler refills while this thread
-    // blocks — once spent, every channel would answer "not yet" forever.
     let mut future = pin!(tokio::task::unconstrained(future));
     loop {
         if let Poll::Ready(output) = future.as_mut().poll(&mut cx) {
@@ -80,5 +83,30 @@ impl diesel_async::async_connection_wrapper::BlockOn for Parked {
 
     fn get_runtime() -> Self {
         Parked
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    /// Inside another runtime's task, more waits on tokio primitives than a task's budget
+    /// allows still complete: the budget's deferred wake would never come to a parked thread.
+    #[test]
+    fn a_task_that_spent_its_budget_still_gets_its_answers() {
+        let (done, finished) = std::sync::mpsc::channel();
+        thread::spawn(move || {
+            let outer = Builder::new_current_thread().enable_all().build().unwrap();
+            let counted = outer.block_on(async {
+                let lock = tokio::sync::Mutex::new(0);
+                for _ in 0..1_000 {
+                    block_on(async { *lock.lock().await += 1 }).unwrap();
+                }
+                lock.into_inner()
+            });
+            let _ = done.send(counted);
+        });
+        assert_eq!(finished.recv_timeout(Duration::from_secs(30)), Ok(1_000));
     }
 }

@@ -150,9 +150,9 @@ routed; each of their loops takes the model of its prompt's class, fixed for the
     #[command(
         subcommand,
         long_about = "\
-Makes, lists and revokes tokens on the database of $RUMMY_HOME (or $RUMMY_DB_PATH) directly,
-with or without a server running: the first admin token of a new home is made before its
-server ever starts. Once any token exists, every connection to the server needs one. A
+Makes, lists and revokes tokens on the database of $RUMMY_HOME (or $RUMMY_DB_PATH, or
+$RUMMY_DATABASE_URL) directly, with or without a server running: the first admin token of a
+new home is made before its server ever starts. Once any token exists, every connection to the server needs one. A
 token's text is printed once, by `create`; only its hash is stored. Revoking closes the
 connections it opened within seconds."
     )]
@@ -163,15 +163,15 @@ Copies the database of $RUMMY_HOME (or $RUMMY_DB_PATH) to PATH as one consistent
 (SQLite's VACUUM INTO), with or without a server running: a server goes on serving meanwhile.
 The database is all of rummy's state, so the copy is a whole backup; to restore it, stop the
 server and put the copy in the database's place. PATH must not exist: an existing file is
-never overwritten.")]
+never overwritten. A PostgreSQL database ($RUMMY_DATABASE_URL) is backed up with pg_dump.")]
     Backup(BackupArgs),
     /// Print a run as JSON: its loops, turns, side tasks, telemetry and entries (admin)
     #[command(long_about = "\
 Prints run RUN of the project (the current directory's name, or --project) as one JSON
 document on stdout: the run, its loops, its turns with their usage, its side tasks' calls, its
 telemetry (the totals getRun shows) and every entry it has a view of with its body (as
-getEntries answers). Read from the database of $RUMMY_HOME (or $RUMMY_DB_PATH) in one
-transaction, with or without a server running.")]
+getEntries answers). Read from the database of $RUMMY_HOME (or $RUMMY_DB_PATH, or
+$RUMMY_DATABASE_URL) in one transaction, with or without a server running.")]
     Export(ExportArgs),
 }
 

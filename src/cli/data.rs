@@ -1,8 +1,9 @@
 //! `rummy backup` and `rummy export` (OPERATIONS.md §3): the database is all of rummy's state,
-//! so both work on it directly — the one `rummy serve` would use (`$RUMMY_DB_PATH`, else
-//! `$RUMMY_HOME/rummy.db`, resolved by the same [`rummy::env::load`]) — with or without a server
-//! running. SQLite's write-ahead log lets them read a consistent snapshot while the server
-//! writes; neither takes the server's lock nor writes to the database.
+//! so both work on it directly — the one `rummy serve` would use (`$RUMMY_DATABASE_URL`, else
+//! `$RUMMY_DB_PATH`, else `$RUMMY_HOME/rummy.db`, resolved by the same [`rummy::env::load`]) —
+//! with or without a server running. SQLite's write-ahead log (PostgreSQL's snapshots) lets them
+//! read a consistent snapshot while the server writes; neither takes the server's lock nor
+//! writes to the database. A PostgreSQL database is backed up with PostgreSQL's own tools.
 //!
 //! Why not ask the server: a backup is most wanted when the server is down or being moved, and
 //! an export of a finished run needs nothing only the server has. Like `rummy token`, they are
@@ -10,15 +11,25 @@
 
 use super::args::{BackupArgs, ExportArgs};
 use super::exit::Exit;
+use rummy_core::config::Location;
 use rummy_core::store::{export, StoreError};
 use std::collections::BTreeMap;
 use std::io::Write;
-use std::path::PathBuf;
 
-/// Copies the database to a new file as one snapshot (`VACUUM INTO`).
+/// Copies the database to a new file as one snapshot (`VACUUM INTO`); on PostgreSQL, says to
+/// use pg_dump.
 pub fn backup(args: &BackupArgs) -> Exit {
     let db = match database() {
-        Ok(db) => db,
+        Ok(Location::Sqlite(path)) => path,
+        Ok(postgres @ Location::Postgres(_)) => {
+            let message = format!(
+                "{} is a PostgreSQL database: rummy backup copies an SQLite file; back \
+                 PostgreSQL up with its own tools (pg_dump --format=custom --file=FILE \
+                 DATABASE_URL)",
+                postgres.display()
+            );
+            return fail(Exit::Failure, &message);
+        }
         Err(exit) => return exit,
     };
     // A connection that may write, since SQLite's `query_only` refuses VACUUM INTO too; all it
@@ -125,10 +136,10 @@ pub fn export(args: &ExportArgs) -> Exit {
 }
 
 /// The database the server of this environment uses.
-fn database() -> Result<PathBuf, Exit> {
+fn database() -> Result<Location, Exit> {
     let process: BTreeMap<String, String> = std::env::vars().collect();
     match rummy::env::load(process) {
-        Ok(config) => Ok(config.db_path),
+        Ok(config) => Ok(config.database()),
         Err(e) => Err(fail(Exit::Usage, &e.to_string())),
     }
 }

@@ -212,8 +212,11 @@ async fn start_local(
     let mut config = rummy::env::load(vars)
         .map_err(|e| Failure::new(Exit::Usage, format!("configuration: {e}")))?;
     config.port = 0;
-    if let Some(held) = rummy::lock::holder(&config.db_path) {
-        return Err(refuse_local(held));
+    // An SQLite file is one server's; a PostgreSQL database is shared (SCALE.md §2).
+    if let rummy::config::Location::Sqlite(path) = config.database() {
+        if let Some(held) = rummy::lock::holder(&path) {
+            return Err(refuse_local(held));
+        }
     }
     let max_turns = config.limits.max_turns;
     match rummy::serve(config, std::future::pending()).await {

@@ -1,10 +1,11 @@
 //! `rummy token`: users and tokens, made, listed and revoked on the server's database itself
-//! (TEAM.md §2), so a new home's first admin token exists before its server ever starts and
+//! (TEAM.md §2: its SQLite file, or the PostgreSQL database of `RUMMY_DATABASE_URL`), so a new home's first admin token exists before its server ever starts and
 //! revoking works with or without a server running (a running one closes the token's
 //! connections at its next sweep, within seconds).
 
 use super::args::{TokenCommand, TokenCreateArgs};
 use super::exit::Exit;
+use rummy_core::config::Location;
 use rummy_core::store::tokens::{self, NewToken, TokenInfo};
 use rummy_core::store::StoreError;
 use rummy_core::time::Millis;
@@ -18,24 +19,22 @@ pub fn run(command: TokenCommand) -> Exit {
         Ok(config) => config,
         Err(e) => return fail(Exit::Usage, &e.to_string()),
     };
-    if let Some(dir) = config
-        .db_path
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-    {
-        if let Err(e) = std::fs::create_dir_all(dir) {
-            return fail(
-                Exit::Failure,
-                &format!("cannot create {}: {e}", dir.display()),
-            );
+    let location = config.database();
+    // An SQLite file may be the first thing in a new home.
+    if let Location::Sqlite(path) = &location {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            if let Err(e) = std::fs::create_dir_all(dir) {
+                return fail(
+                    Exit::Failure,
+                    &format!("cannot create {}: {e}", dir.display()),
+                );
+            }
         }
     }
-    let mut conn = match rummy_core::store::database::open_writer(&config.db_path)
-        .and_then(|mut c| rummy_core::store::database::run_migrations(&mut c).map(|()| c))
-    {
+    let mut conn = match rummy_core::store::database::open(&location) {
         Ok(conn) => conn,
         Err(e) => {
-            let message = format!("cannot open {}: {e}", config.db_path.display());
+            let message = format!("cannot open {}: {e}", location.display());
             return fail(Exit::Failure, &message);
         }
     };

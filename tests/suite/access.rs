@@ -185,11 +185,7 @@ async fn calls_before_hello_are_not_logged() {
 async fn logged_methods(server: &TestServer, count: usize) -> Vec<String> {
     use diesel::prelude::*;
     use rummy_core::schema::rpc_log::dsl as l;
-    let db = rummy_core::store::database::open_read_pool(
-        &rummy_core::config::Location::Sqlite(server.home().join("rummy.db")),
-        1,
-    )
-    .unwrap();
+    let db = rummy_core::store::database::open_read_pool(&server.database(), 1).unwrap();
     let deadline = std::time::Instant::now() + WAIT;
     loop {
         let mut conn = db.get().unwrap();

@@ -135,11 +135,7 @@ async fn proposals_name_their_resolver_and_secrets_go_nowhere() {
     server.terminate();
     let mut stored = std::fs::read_to_string(&log_path).unwrap();
     assert!(stored.contains("token created"), "the log is at debug");
-    for name in ["rummy.db", "rummy.db-wal"] {
-        if let Ok(bytes) = std::fs::read(home.path().join(name)) {
-            stored += &String::from_utf8_lossy(&bytes);
-        }
-    }
+    stored += &crate::support::database::all_text(&crate::support::database::of_home(home.path()));
     for (what, secret) in [("the provider key", KEY), ("the token", token.as_str())] {
         assert!(!seen.contains(secret), "{what} reached a client");
         assert!(

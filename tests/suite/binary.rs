@@ -29,7 +29,13 @@ async fn binary_prints_its_address_and_stops_on_sigterm() {
         None,
         "stdout has exactly one line"
     );
-    assert!(home.path().join("rummy.db").exists());
+    match crate::support::database::of_home(home.path()) {
+        rummy::config::Location::Sqlite(db) => assert!(db.exists()),
+        // The server used its PostgreSQL database and made no file of its own.
+        rummy::config::Location::Postgres(_) => {
+            assert!(!home.path().join("rummy.db").exists())
+        }
+    }
 }
 
 /// A log reader that went away (`rummy serve 2>&1 | head -1`) neither takes the server down nor
@@ -56,6 +62,7 @@ async fn port_in_use_fails_clearly() {
         .env_clear()
         .env("PORT", port.to_string())
         .env("RUMMY_HOME", home.path())
+        .envs(crate::support::database::vars(home.path()))
         .output()
         .unwrap();
     assert!(!output.status.success());
@@ -81,6 +88,7 @@ async fn an_unwritable_stdout_is_reported_as_such() {
         .env_clear()
         .env("PORT", "0")
         .env("RUMMY_HOME", home.path())
+        .envs(crate::support::database::vars(home.path()))
         .stdout(full)
         .output()
         .unwrap();

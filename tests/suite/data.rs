@@ -32,13 +32,14 @@ async fn connect(port: u16, name: &str, root: &Path) -> RpcClient {
     crate::support::process::project_client(port, name, root, WAIT).await
 }
 
-/// Runs `rummy ARGS` with only `RUMMY_HOME` set, in `cwd`.
+/// Runs `rummy ARGS` with only `RUMMY_HOME` (and the home's database) set, in `cwd`.
 fn rummy(home: &Path, cwd: &Path, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_rummy"))
         .args(args)
         .current_dir(cwd)
         .env_clear()
         .env("RUMMY_HOME", home)
+        .envs(crate::support::database::vars(home))
         .output()
         .unwrap()
 }
@@ -119,6 +120,9 @@ fn busy_model(provider: &FakeProvider, done: Arc<AtomicBool>) {
 /// file is never overwritten.
 #[actix_rt::test]
 async fn a_backup_taken_while_runs_write_is_a_consistent_copy() {
+    if crate::support::database::on_postgres() {
+        return; // SQLite's VACUUM INTO: PostgreSQL is backed up with pg_dump
+    }
     let provider = FakeProvider::start().unwrap();
     let done = Arc::new(AtomicBool::new(false));
     busy_model(&provider, Arc::clone(&done));
@@ -228,6 +232,9 @@ async fn a_backup_taken_while_runs_write_is_a_consistent_copy() {
 /// A backup of a home whose server never ran says there is nothing to back up and leaves no file.
 #[actix_rt::test]
 async fn a_backup_without_a_database_fails_and_writes_nothing() {
+    if crate::support::database::on_postgres() {
+        return; // a home's SQLite file: a PostgreSQL database is not the home's to lack
+    }
     let home = tempfile::TempDir::new().unwrap();
     let out = tempfile::TempDir::new().unwrap();
     let taken = rummy(home.path(), out.path(), &["backup", "copy.db"]);
@@ -242,6 +249,35 @@ async fn a_backup_without_a_database_fails_and_writes_nothing() {
         )
     );
     assert!(!out.path().join("copy.db").exists());
+}
+
+/// On PostgreSQL `rummy backup` copies nothing and says to use pg_dump, before it ever connects
+/// (here to a server that is not there), without the URL's password.
+#[test]
+fn a_backup_of_postgresql_points_to_pg_dump() {
+    let home = tempfile::TempDir::new().unwrap();
+    let taken = Command::new(env!("CARGO_BIN_EXE_rummy"))
+        .args(["backup", "copy.db"])
+        .current_dir(home.path())
+        .env_clear()
+        .env("RUMMY_HOME", home.path())
+        .env(
+            "RUMMY_DATABASE_URL",
+            "postgres://ops:hunter2@127.0.0.1:1/rummy",
+        )
+        .output()
+        .unwrap();
+    assert_eq!(
+        (taken.status.code(), stderr(&taken)),
+        (
+            Some(1),
+            "rummy: postgres://127.0.0.1:1/rummy is a PostgreSQL database: rummy backup copies an \
+             SQLite file; back PostgreSQL up with its own tools (pg_dump --format=custom \
+             --file=FILE DATABASE_URL)\n"
+                .to_owned()
+        )
+    );
+    assert!(!home.path().join("copy.db").exists());
 }
 
 /// The export's document without its timestamps (which the test cannot know).
@@ -387,7 +423,7 @@ async fn export_prints_the_run_as_the_server_has_it() {
         document
     );
 
-    let db = home.path().join("rummy.db");
+    let db = crate::support::database::of_home(home.path());
     let missing = rummy(
         home.path(),
         project.path(),

@@ -48,7 +48,7 @@ async fn a_healthy_setup_is_ok_line_by_line_and_the_token_is_checked() {
     let home = tempfile::TempDir::new().unwrap();
     let mut server = server(home.path(), &provider);
     let url = format!("ws://127.0.0.1:{}/", server.port);
-    let db = home.path().join("rummy.db").display().to_string();
+    let db = crate::support::database::of_home(home.path()).display();
     let base = provider.base_url();
     let checks = |token_line: &str| {
         format!(

@@ -267,8 +267,7 @@ async fn corpus_server(team: bool) -> (TestServer, Option<Team>) {
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap()
         .as_millis() as i64;
-    let mut conn =
-        rummy_core::store::database::open_writer(&server.home().join("rummy.db")).unwrap();
+    let mut conn = rummy_core::store::database::open(&server.database()).unwrap();
     let expired = rummy_core::store::tokens::NewToken {
         user: "expired".into(),
         admin: false,

@@ -10,7 +10,8 @@ use std::path::PathBuf;
 use tempfile::TempDir;
 
 fn config_on(home: &TempDir, bind: IpAddr) -> Config {
-    let mut config = Config::with_home(home.path().to_path_buf());
+    let mut config =
+        crate::support::database::on_home_database(Config::with_home(home.path().to_path_buf()));
     config.port = 0;
     config.access.bind = bind;
     config
@@ -57,8 +58,7 @@ async fn a_network_without_tokens_is_refused_unless_insecure() {
 async fn a_network_bind_starts_once_a_token_exists() {
     let home = TempDir::new().unwrap();
     let config = config_on(&home, ANY);
-    let mut conn = rummy_core::store::database::open_writer(&config.db_path).unwrap();
-    rummy_core::store::database::run_migrations(&mut conn).unwrap();
+    let mut conn = rummy_core::store::database::open(&config.database()).unwrap();
     let admin = NewToken {
         user: "ops".into(),
         admin: true,
@@ -105,8 +105,9 @@ async fn tls_serves_https() {
         .text()
         .await
         .unwrap();
-    assert!(
-        body.starts_with("{\"database\":{\"writable\":true},"),
+    assert_eq!(
+        serde_json::from_str::<serde_json::Value>(&body).unwrap()["database"]["writable"],
+        serde_json::json!(true),
         "{body}"
     );
     let plain = reqwest::get(format!("http://127.0.0.1:{}/health", handle.addr().port())).await;

@@ -128,6 +128,7 @@ async fn json_lines_carry_the_summary_spans_and_events() {
         (
             &started["level"],
             &started["version"],
+            &started["backend"],
             &started["database"],
             &started["providers"],
             &started["models"],
@@ -135,7 +136,8 @@ async fn json_lines_carry_the_summary_spans_and_events() {
         (
             &json!("INFO"),
             &json!(env!("CARGO_PKG_VERSION")),
-            &json!(home.path().join("rummy.db").display().to_string()),
+            &json!(crate::support::database::of_home(home.path()).backend()),
+            &json!(crate::support::database::of_home(home.path()).display()),
             &json!(format!("openai={base_url}")),
             &json!("fast=openai/fake-model"),
         )

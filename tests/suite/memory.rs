@@ -6,7 +6,7 @@
 
 use crate::support::long_run::SIDE_MODEL;
 use crate::support::{start_run, wait_status, TestServer};
-use diesel::{Connection, RunQueryDsl};
+use diesel::RunQueryDsl;
 use pretty_assertions::assert_eq;
 use rummy_testkit::{Reply, RpcClient};
 use serde_json::{json, Value};
@@ -489,8 +489,7 @@ fn clocks(server: &TestServer) -> Vec<(String, i64)> {
         #[diesel(sql_type = diesel::sql_types::BigInt)]
         version: i64,
     }
-    let path = server.home().join("rummy.db");
-    let mut db = rummy_core::db::Db::establish(&path.display().to_string()).unwrap();
+    let mut db = crate::support::database::connect(&server.database());
     diesel::sql_query("SELECT name, version FROM context_clocks ORDER BY name")
         .load::<Clock>(&mut db)
         .unwrap()

@@ -27,6 +27,7 @@ mod logs;
 mod memory;
 mod metrics;
 mod pipeline;
+mod postgres;
 mod project;
 mod protocol;
 mod providers;

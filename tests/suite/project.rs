@@ -444,11 +444,7 @@ async fn rpc_log_records_calls_without_secrets() {
     let _ = client.call_err("getRun", json!({ "run": "nope" })).await;
     client.call("ping", json!({})).await.unwrap();
     // The log is written off the response path: wait for the three rows.
-    let db = rummy_core::store::database::open_read_pool(
-        &rummy_core::config::Location::Sqlite(server_db(&server).to_path_buf()),
-        1,
-    )
-    .unwrap();
+    let db = rummy_core::store::database::open_read_pool(&server.database(), 1).unwrap();
     use diesel::prelude::*;
     use rummy_core::schema::rpc_log::dsl as l;
     let deadline = std::time::Instant::now() + crate::support::WAIT;
@@ -478,10 +474,6 @@ async fn rpc_log_records_calls_without_secrets() {
         Some("-32004: run \"nope\" not found in this project")
     );
     assert_eq!(rows[3].2.as_deref(), Some("{}"));
-}
-
-fn server_db(server: &TestServer) -> std::path::PathBuf {
-    server.home().join("rummy.db")
 }
 
 /// A message over RUMMY_MAX_MESSAGE_BYTES is -32007 and the connection stays; a frame over RUMMY_MAX_FRAME_BYTES closes 1009.
@@ -545,7 +537,7 @@ async fn health_answers_plain_http() {
         json!({
             "status": "ok",
             "version": env!("CARGO_PKG_VERSION"),
-            "database": { "writable": true },
+            "database": { "writable": true, "backend": server.database().backend() },
             "providers": ["openai"],
         }),
         "{response}"
@@ -558,10 +550,9 @@ async fn health_answers_plain_http() {
 /// version and the providers' names.
 #[actix_rt::test]
 async fn health_is_503_when_the_database_refuses_a_write() {
-    use diesel::{Connection, RunQueryDsl};
+    use diesel::RunQueryDsl;
     let server = TestServer::start().await;
-    let path = server.home().join("rummy.db");
-    let mut db = rummy_core::db::Db::establish(&path.display().to_string()).unwrap();
+    let mut db = crate::support::database::connect(&server.database());
     // The probe's own table gone: its write fails as a full disk's or a read-only file's would.
     diesel::sql_query("DROP TABLE health_probe")
         .execute(&mut db)
@@ -576,7 +567,7 @@ async fn health_is_503_when_the_database_refuses_a_write() {
         json!({
             "status": "unavailable",
             "version": env!("CARGO_PKG_VERSION"),
-            "database": { "writable": false },
+            "database": { "writable": false, "backend": server.database().backend() },
             "providers": ["openai"],
         })
     );

@@ -418,23 +418,25 @@ async fn notifications_stay_in_their_project() {
     server.stop().await;
 }
 
-/// A call the store cannot answer within `RUMMY_RPC_TIMEOUT` (here: another process holds the
-/// database's write lock) is answered -32603 naming the method and the limit, the connection
-/// stays usable, and the write it queued still happens once the lock is free.
+/// A call the store cannot answer within `RUMMY_RPC_TIMEOUT` (here: another connection holds
+/// the lock its write needs — SQLite's write lock, PostgreSQL's on the runs table) is answered
+/// -32603 naming the method and the limit, the connection stays usable, and the write it
+/// queued still happens once the lock is free.
 #[actix_rt::test]
 async fn a_call_past_the_rpc_timeout_gets_an_error_and_its_write_still_lands() {
     use diesel::connection::SimpleConnection;
-    use diesel::Connection;
     let server = TestServer::start_with(|c| c.limits.rpc_timeout_ms = 300).await;
     server
         .provider
         .push(Reply::content("<update status=\"200\">done</update>"));
     let mut client = server.project_client("demo").await;
-    let mut holder =
-        rummy_core::db::Db::establish(&server.home().join("rummy.db").display().to_string())
-            .unwrap();
+    let mut holder = crate::support::database::connect(&server.database());
     holder
-        .batch_execute("PRAGMA busy_timeout = 5000; BEGIN IMMEDIATE")
+        .batch_execute(match holder {
+            rummy_core::db::Db::Sqlite(_) => "BEGIN IMMEDIATE",
+            // Reads go on; the new run's insert waits.
+            rummy_core::db::Db::Pg(_) => "BEGIN; LOCK TABLE runs IN EXCLUSIVE MODE",
+        })
         .unwrap();
 
     let err = client

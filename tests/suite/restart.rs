@@ -223,18 +223,18 @@ async fn runs_and_calls_past_the_retention_period_are_removed_at_start_up() {
             .unwrap();
     }
     first.kill();
+    let database = crate::support::database::of_home(home.path());
     {
         use diesel::prelude::*;
-        let mut db =
-            rummy_core::db::Db::establish(&home.path().join("rummy.db").display().to_string())
-                .unwrap();
+        use rummy_core::schema::{rpc_log, runs};
+        let mut db = crate::support::database::connect(&database);
         let forty_days_ago = rummy_actors::clock::now().days_before(40).0;
-        diesel::sql_query("UPDATE runs SET updated_at = ? WHERE alias = 'old'")
-            .bind::<diesel::sql_types::BigInt, _>(forty_days_ago)
+        diesel::update(runs::table.filter(runs::alias.eq("old")))
+            .set(runs::updated_at.eq(forty_days_ago))
             .execute(&mut db)
             .unwrap();
-        diesel::sql_query("UPDATE rpc_log SET created_at = ? WHERE params LIKE '%run://old%'")
-            .bind::<diesel::sql_types::BigInt, _>(forty_days_ago)
+        diesel::update(rpc_log::table.filter(rpc_log::params.like("%run://old%")))
+            .set(rpc_log::created_at.eq(forty_days_ago))
             .execute(&mut db)
             .unwrap();
     }
@@ -249,31 +249,25 @@ async fn runs_and_calls_past_the_retention_period_are_removed_at_start_up() {
         .unwrap();
     assert_eq!(fresh["summary"], json!("fresh done"));
     second.kill();
-    let mut db =
-        rummy_core::db::Db::establish(&home.path().join("rummy.db").display().to_string()).unwrap();
+    let mut db = crate::support::database::connect(&database);
     use diesel::prelude::*;
-    let facts: i64 =
-        diesel::sql_query("SELECT count(*) AS n FROM entries WHERE path = 'known://f'")
-            .get_result::<Count>(&mut db)
-            .unwrap()
-            .n;
+    use rummy_core::schema::{entries, rpc_log};
+    let facts: i64 = entries::table
+        .filter(entries::path.eq("known://f"))
+        .count()
+        .get_result(&mut db)
+        .unwrap();
     assert_eq!(facts, 0, "the old run's entries went with it");
-    let logged = |db: &mut rummy_core::db::Db, run: &str| {
-        diesel::sql_query("SELECT count(*) AS n FROM rpc_log WHERE params LIKE ?")
-            .bind::<diesel::sql_types::Text, _>(format!("%run://{run}%"))
-            .get_result::<Count>(db)
+    let logged = |db: &mut rummy_core::db::Db, run: &str| -> i64 {
+        rpc_log::table
+            .filter(rpc_log::params.like(format!("%run://{run}%")))
+            .count()
+            .get_result(db)
             .unwrap()
-            .n
     };
     assert_eq!(
         (logged(&mut db, "old"), logged(&mut db, "fresh")),
         (0, 1),
         "the old call's log went; the recent one stays"
     );
-}
-
-#[derive(diesel::QueryableByName)]
-struct Count {
-    #[diesel(sql_type = diesel::sql_types::BigInt)]
-    n: i64,
 }

@@ -382,14 +382,13 @@ async fn assert_each_concludes_again(client: &mut RpcClient, runs: &[String], pr
 
 /// Rows a stopped server left claimed: turns still running, loops still active or queued.
 fn unsettled(home: &Path) -> (i64, i64) {
-    use diesel::{Connection, QueryableByName, RunQueryDsl};
+    use diesel::{QueryableByName, RunQueryDsl};
     #[derive(QueryableByName)]
     struct Count {
         #[diesel(sql_type = diesel::sql_types::BigInt)]
         n: i64,
     }
-    let db = home.join("rummy.db");
-    let mut conn = rummy_core::db::Db::establish(db.to_str().unwrap()).unwrap();
+    let mut conn = crate::support::database::connect(&crate::support::database::of_home(home));
     let mut count = |sql: &str| {
         diesel::sql_query(sql)
             .get_result::<Count>(&mut conn)

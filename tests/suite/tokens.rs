@@ -229,8 +229,7 @@ async fn revoked_and_expired_tokens_end_their_connections() {
         .duration_since(UNIX_EPOCH)
         .unwrap()
         .as_millis() as i64;
-    let mut conn =
-        rummy_core::store::database::open_writer(&server.home().join("rummy.db")).unwrap();
+    let mut conn = rummy_core::store::database::open(&server.database()).unwrap();
     let brief = NewToken {
         user: "brief".into(),
         admin: false,
@@ -271,11 +270,7 @@ async fn the_rpc_log_names_the_user() {
     member.call("getRuns", json!({})).await.unwrap();
     use diesel::prelude::*;
     use rummy_core::schema::rpc_log::dsl as l;
-    let db = rummy_core::store::database::open_read_pool(
-        &rummy_core::config::Location::Sqlite(server.home().join("rummy.db")),
-        1,
-    )
-    .unwrap();
+    let db = rummy_core::store::database::open_read_pool(&server.database(), 1).unwrap();
     let deadline = std::time::Instant::now() + WAIT;
     let rows: Vec<(String, Option<String>)> = loop {
         let mut conn = db.get().unwrap();
@@ -307,6 +302,7 @@ fn token_cli(home: &std::path::Path, args: &[&str]) -> (i32, String, String) {
         .args(args)
         .env_clear()
         .env("RUMMY_HOME", home)
+        .envs(crate::support::database::vars(home))
         .output()
         .unwrap();
     (

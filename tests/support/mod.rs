@@ -1,5 +1,6 @@
 //! Test harness: starts `rummy::serve` in-process against the testkit's fake provider, and connects clients.
 
+pub mod database;
 pub mod long_run;
 pub mod process;
 pub mod raw;
@@ -27,9 +28,10 @@ pub struct TestServer {
     _home: TempDir,
 }
 
-/// A configuration with model `fast` → `openai/fake-model` on the fake provider.
+/// A configuration with model `fast` → `openai/fake-model` on the fake provider, on the home's
+/// database ([`database::of_home`]).
 pub fn config(provider: &FakeProvider, home: &TempDir) -> Config {
-    let mut config = Config::with_home(home.path().to_path_buf());
+    let mut config = database::on_home_database(Config::with_home(home.path().to_path_buf()));
     config.port = 0;
     config.models = vec![ModelSeed {
         alias: "fast".into(),
@@ -69,6 +71,12 @@ impl TestServer {
     /// `RUMMY_HOME` of this server.
     pub fn home(&self) -> &std::path::Path {
         self._home.path()
+    }
+
+    /// The database this server uses (its home's, kept across restarts): for a test that
+    /// looks under the server, on either backend.
+    pub fn database(&self) -> rummy::config::Location {
+        database::of_home(self.home())
     }
 
     /// The bound port.

@@ -19,14 +19,16 @@ pub struct ServerProcess {
 }
 
 impl ServerProcess {
-    /// Starts `rummy serve` on port 0 with home `home`, only `vars` in its environment and
-    /// stderr to `stderr`, and waits for its start-up line.
+    /// Starts `rummy serve` on port 0 with home `home` and the home's database
+    /// ([`super::database::vars`]), only `vars` besides in its environment and stderr to
+    /// `stderr`, and waits for its start-up line.
     pub fn start(home: &Path, vars: &[(&str, &str)], stderr: Stdio) -> ServerProcess {
         let mut child = Command::new(env!("CARGO_BIN_EXE_rummy"))
             .arg("serve")
             .env_clear()
             .env("PORT", "0")
             .env("RUMMY_HOME", home)
+            .envs(super::database::vars(home))
             .envs(vars.iter().copied())
             .stdout(Stdio::piped())
             .stderr(stderr)

@@ -269,6 +269,15 @@ impl Browser {
         .await;
     }
 
+    /// A scenario's start: leaves the page shown for a blank one, and forgets the console's
+    /// errors so far. The page of a scenario before, whose server stopped, would otherwise go
+    /// on trying to reconnect, logging a refused connection whenever its back-off allows — on
+    /// a busy machine, after the next scenario began.
+    pub async fn start_afresh(&self) {
+        self.goto("about:blank").await;
+        self.console_errors().await;
+    }
+
     /// The page's console errors since the last call (JavaScript errors, refused loads,
     /// Content-Security-Policy violations), as Chromium logs them.
     pub async fn console_errors(&self) -> Vec<String> {

@@ -155,8 +155,9 @@ pub fn checkpoint(conn: &mut SqliteConnection) -> Result<Checkpointed, StoreErro
     Ok(diesel::sql_query("PRAGMA wal_checkpoint(PASSIVE)").get_result(conn)?)
 }
 
-/// Opens a database that must already exist, as it is (no migration, nothing written): for the
-/// commands that read or copy it beside a running server (`rummy export`, `rummy backup`).
+/// Opens an SQLite database that must already exist, as it is (no migration, nothing written):
+/// for the commands that read or copy it beside a running server (`rummy export`, `rummy
+/// backup`).
 /// SQLite's write-ahead log lets them read while the server writes.
 pub fn open_existing(path: &Path) -> Result<Db, StoreError> {
     if !path.is_file() {
@@ -170,22 +171,52 @@ pub fn open_existing(path: &Path) -> Result<Db, StoreError> {
     Ok(Db::Sqlite(conn))
 }
 
-/// Opens a database that must already exist for reading only (`PRAGMA query_only`): nothing
-/// done on it can change the server's data.
-pub fn open_reader(path: &Path) -> Result<Db, StoreError> {
-    let mut conn = open_existing(path)?;
-    conn.batch_execute("PRAGMA query_only = ON;")?;
-    Ok(conn)
+/// Opens a database that must already exist for reading only (SQLite's `PRAGMA query_only`,
+/// PostgreSQL's read-only transactions): nothing done on it can change the server's data.
+pub fn open_reader(location: &Location) -> Result<Db, StoreError> {
+    match location {
+        Location::Sqlite(path) => {
+            let mut conn = open_existing(path)?;
+            conn.batch_execute("PRAGMA query_only = ON;")?;
+            Ok(conn)
+        }
+        Location::Postgres(_) => Readers(location.clone()).connect(),
+    }
 }
 
 /// Whether the database lacks migrations this build has (a server of an older version wrote
-/// it last): reading it with this build's queries would fail on the missing columns.
+/// it last): reading it with this build's queries would fail on the missing columns. Only
+/// reads (diesel's own check first creates its table, which a read-only PostgreSQL
+/// connection refuses).
 pub fn needs_migration(conn: &mut Db) -> Result<bool, StoreError> {
-    match conn {
-        Db::Sqlite(c) => c.has_pending_migration(MIGRATIONS),
-        Db::Pg(c) => c.has_pending_migration(PG_MIGRATIONS),
+    #[derive(diesel::QueryableByName)]
+    struct Applied {
+        #[diesel(sql_type = diesel::sql_types::Text)]
+        version: String,
     }
-    .map_err(StoreError::Migration)
+    let known: Vec<String> = match conn {
+        Db::Sqlite(_) => versions::<diesel::sqlite::Sqlite>(&MIGRATIONS)?,
+        Db::Pg(_) => versions::<diesel::pg::Pg>(&PG_MIGRATIONS)?,
+    };
+    let applied: std::collections::BTreeSet<String> =
+        diesel::sql_query("SELECT version FROM __diesel_schema_migrations")
+            .load::<Applied>(conn)?
+            .into_iter()
+            .map(|a| a.version)
+            .collect();
+    Ok(known.iter().any(|v| !applied.contains(v)))
+}
+
+/// The versions of the migrations in `source`, as diesel records them once run.
+fn versions<DB: diesel::backend::Backend>(
+    source: &impl diesel::migration::MigrationSource<DB>,
+) -> Result<Vec<String>, StoreError> {
+    Ok(source
+        .migrations()
+        .map_err(StoreError::Migration)?
+        .iter()
+        .map(|m| m.name().version().to_string())
+        .collect())
 }
 
 /// Copies the whole database into `target` as one consistent snapshot (`VACUUM INTO`, in one
@@ -206,6 +237,28 @@ pub fn backup_into(conn: &mut Db, target: &Path) -> Result<(), StoreError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A database with every migration needs none; one whose newest migration is not recorded
+    /// (an older server wrote it) does — found by reading alone, on either backend.
+    #[test]
+    fn a_database_missing_a_migration_needs_one() {
+        let mut conn = crate::store::testing::memory();
+        assert!(!needs_migration(&mut conn).unwrap());
+        let newest = match &conn {
+            Db::Sqlite(_) => versions::<diesel::sqlite::Sqlite>(&MIGRATIONS),
+            Db::Pg(_) => versions::<diesel::pg::Pg>(&PG_MIGRATIONS),
+        }
+        .unwrap()
+        .into_iter()
+        .max()
+        .unwrap();
+        diesel::sql_query(format!(
+            "DELETE FROM __diesel_schema_migrations WHERE version = '{newest}'"
+        ))
+        .execute(&mut conn)
+        .unwrap();
+        assert!(needs_migration(&mut conn).unwrap());
+    }
 
     /// With checkpoints handed off, commits leave the log alone until the checkpointer copies
     /// all of it.

@@ -45,7 +45,9 @@ impl Rig {
     /// Providers started from a configuration `adjust` filled in (quick retries by default).
     pub async fn start(adjust: impl FnOnce(&mut Config)) -> Rig {
         let home = TempDir::new().expect("temp home");
-        let mut config = Config::with_home(home.path().to_path_buf());
+        let mut config = crate::support::database::on_home_database(Config::with_home(
+            home.path().to_path_buf(),
+        ));
         config.providers.retry = quick_retries();
         adjust(&mut config);
         let store = Store::open(

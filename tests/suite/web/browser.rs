@@ -99,7 +99,7 @@ async fn a_person_works_runs(page: &Browser) {
         "<update status=\"200\">b.txt now says new</update>",
     ));
 
-    page.console_errors().await;
+    page.start_afresh().await;
     let base = format!("http://127.0.0.1:{}/", server.port());
     page.goto(&base).await;
     page.wait_for("#sign-in #token").await;

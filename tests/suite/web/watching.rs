@@ -29,7 +29,7 @@ async fn wait_for_exact(page: &Browser, css: &str, text: &str) {
 /// code, and the run goes on to its next turn, whose model read the output.
 pub(super) async fn output_a_cli_streams_shows_as_it_comes(page: &Browser) {
     let server = TestServer::start_with(|c| c.commands.runner = CommandRunner::Client).await;
-    page.console_errors().await;
+    page.start_afresh().await;
     server.provider.push(Reply::content(
         "Running the tests.\n<sh>make test</sh>\n<update status=\"102\">testing</update>",
     ));
@@ -197,7 +197,7 @@ pub(super) async fn the_summary_shows_beside_the_run(page: &Browser) {
             Reply::content(answer(turns.fetch_add(1, Ordering::SeqCst)))
         }
     });
-    page.console_errors().await;
+    page.start_afresh().await;
     let mut client = server.project_client("sums").await;
     client
         .call(

@@ -6,6 +6,7 @@ use crate::errors::Error;
 use crate::health;
 use crate::session::auth::{caller, require_admin};
 use crate::session::call::Call;
+use rummy_core::config::Location;
 use rummy_core::store::models;
 use rummy_core::wire::params::NoParams;
 use rummy_core::wire::results::{Check, DoctorReport, ModelCheck, ProviderCheck};
@@ -17,18 +18,25 @@ const MAX_MODELS: i64 = 200;
 pub async fn server_doctor(call: Call, _: NoParams) -> Result<DoctorReport, Error> {
     require_admin(&caller(&call, None).await?, "server/doctor")?;
     let svc = call.svc().clone();
+    let location = svc.config.database();
     let database = match health::database_writable(&svc.store).await {
         Ok(()) => Check {
             ok: true,
-            detail: format!("{} takes writes", svc.config.db_path.display()),
+            detail: format!("{} takes writes", location.display()),
         },
-        Err(why) => Check {
-            ok: false,
-            detail: format!(
-                "{} does not take writes ({why}): check that the disk has room and that the server's user may write the file and its directory",
-                svc.config.db_path.display()
-            ),
-        },
+        Err(why) => {
+            let what_to_do = match location {
+                Location::Sqlite(_) => "check that the disk has room and that the server's user may write the file and its directory",
+                Location::Postgres(_) => "check that PostgreSQL runs and has room, and that RUMMY_DATABASE_URL's role may write its tables",
+            };
+            Check {
+                ok: false,
+                detail: format!(
+                    "{} does not take writes ({why}): {what_to_do}",
+                    location.display()
+                ),
+            }
+        }
     };
     let bases: Vec<(&'static str, String)> = svc.config.configured_providers();
     let providers = svc
