@@ -529,7 +529,10 @@ mod tests {
         // then, keeps its run).
         let late = Millis(t0.0 + LEASE + 1);
         register(&mut conn, "z", late, LEASE).unwrap();
-        assert_eq!(take_orphans(&mut conn, "x", late, 10).unwrap(), Vec::<RunId>::new());
+        assert_eq!(
+            take_orphans(&mut conn, "x", late, 10).unwrap(),
+            Vec::<RunId>::new()
+        );
     }
 
     /// A small push rides the payload, its quotes doubled; a large one goes through the table.
