@@ -6,7 +6,6 @@
 use crate::support::process::{project_client, ServerProcess};
 use rummy_testkit::{FakeProvider, Reply, RpcClient};
 use serde_json::{json, Value};
-use std::path::Path;
 use std::process::Stdio;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -46,21 +45,47 @@ impl Drop for Database {
     }
 }
 
-/// A `rummy serve` of the cluster: its own home, the shared database and provider.
-fn process(home: &Path, db: &Database, provider: &FakeProvider) -> ServerProcess {
-    let base_url = provider.base_url();
-    let vars = [
-        ("OPENAI_BASE_URL", base_url.as_str()),
-        ("RUMMY_MODEL_fast", "openai/fake-model"),
-        ("RUMMY_DATABASE_URL", db.url.as_str()),
-        ("RUMMY_LEASE_MS", LEASE_MS),
-        ("RUMMY_MAX_TURNS", "6"),
-    ];
-    ServerProcess::start(home, &vars, Stdio::null())
+/// Two `rummy serve` processes A and B on the shared database and provider, each with its own
+/// home, and a client of each bound to the same project.
+struct Pair {
+    a: ServerProcess,
+    b: ServerProcess,
+    on_a: RpcClient,
+    on_b: RpcClient,
+    root: tempfile::TempDir,
+    _homes: (tempfile::TempDir, tempfile::TempDir),
 }
 
-async fn client(server: &ServerProcess, root: &Path) -> RpcClient {
-    project_client(server.port, "shared", root, WAIT).await
+impl Pair {
+    /// Starts both with `extra` settings beside the shared ones.
+    async fn start(db: &Database, provider: &FakeProvider, extra: &[(&str, &str)]) -> Pair {
+        let base_url = provider.base_url();
+        let mut vars = vec![
+            ("OPENAI_BASE_URL", base_url.as_str()),
+            ("RUMMY_MODEL_fast", "openai/fake-model"),
+            ("RUMMY_DATABASE_URL", db.url.as_str()),
+            ("RUMMY_LEASE_MS", LEASE_MS),
+            ("RUMMY_MAX_TURNS", "6"),
+        ];
+        vars.extend_from_slice(extra);
+        let homes = (
+            tempfile::TempDir::new().unwrap(),
+            tempfile::TempDir::new().unwrap(),
+        );
+        let root = tempfile::TempDir::new().unwrap();
+        let a = ServerProcess::start(homes.0.path(), &vars, Stdio::null());
+        let b = ServerProcess::start(homes.1.path(), &vars, Stdio::null());
+        let on_a = project_client(a.port, "shared", root.path(), WAIT).await;
+        let on_b = project_client(b.port, "shared", root.path(), WAIT).await;
+        Pair {
+            a,
+            b,
+            on_a,
+            on_b,
+            root,
+            _homes: homes,
+        }
+    }
 }
 
 /// The notification `method` about run `run` that `matches`.
@@ -97,15 +122,14 @@ async fn a_client_of_one_process_watches_and_steers_a_run_on_another() {
             Reply::content("<update status=\"200\">written</update>")
         }
     });
-    let (home_a, home_b, root) = (
-        tempfile::TempDir::new().unwrap(),
-        tempfile::TempDir::new().unwrap(),
-        tempfile::TempDir::new().unwrap(),
-    );
-    let a = process(home_a.path(), &db, &provider);
-    let b = process(home_b.path(), &db, &provider);
-    let mut on_a = client(&a, root.path()).await;
-    let mut on_b = client(&b, root.path()).await;
+    let Pair {
+        a,
+        b,
+        mut on_a,
+        mut on_b,
+        root,
+        _homes,
+    } = Pair::start(&db, &provider, &[]).await;
 
     let started = on_b
         .call(
@@ -180,15 +204,14 @@ async fn a_killed_process_has_its_runs_finished_by_another() {
             Reply::content("<update status=\"200\">second done</update>")
         }
     });
-    let (home_a, home_b, root) = (
-        tempfile::TempDir::new().unwrap(),
-        tempfile::TempDir::new().unwrap(),
-        tempfile::TempDir::new().unwrap(),
-    );
-    let a = process(home_a.path(), &db, &provider);
-    let b = process(home_b.path(), &db, &provider);
-    let mut on_a = client(&a, root.path()).await;
-    let mut on_b = client(&b, root.path()).await;
+    let Pair {
+        a,
+        b,
+        mut on_a,
+        mut on_b,
+        root: _root,
+        _homes,
+    } = Pair::start(&db, &provider, &[]).await;
     on_b.call(
         "set",
         json!({ "path": "run://taken", "body": "first task", "attributes": { "model": "fast", "mode": "ask" } }),
@@ -239,15 +262,14 @@ async fn an_inject_and_a_cancel_through_one_process_reach_a_run_on_another() {
                 .delay(Duration::from_millis(300))
         }
     });
-    let (home_a, home_b, root) = (
-        tempfile::TempDir::new().unwrap(),
-        tempfile::TempDir::new().unwrap(),
-        tempfile::TempDir::new().unwrap(),
-    );
-    let a = process(home_a.path(), &db, &provider);
-    let b = process(home_b.path(), &db, &provider);
-    let mut on_a = client(&a, root.path()).await;
-    let mut on_b = client(&b, root.path()).await;
+    let Pair {
+        a,
+        b,
+        mut on_a,
+        mut on_b,
+        root: _root,
+        _homes,
+    } = Pair::start(&db, &provider, &[]).await;
     on_b.call(
         "set",
         json!({ "path": "run://steady", "body": "keep going", "attributes": { "model": "fast" } }),
@@ -311,25 +333,16 @@ async fn two_processes_share_a_providers_concurrency() {
     provider.set_responder(|_| {
         Reply::content("<update status=\"200\">done</update>").delay(Duration::from_millis(200))
     });
-    let (home_a, home_b, root) = (
-        tempfile::TempDir::new().unwrap(),
-        tempfile::TempDir::new().unwrap(),
-        tempfile::TempDir::new().unwrap(),
-    );
-    let base_url = provider.base_url();
-    let vars = [
-        ("OPENAI_BASE_URL", base_url.as_str()),
-        ("RUMMY_MODEL_fast", "openai/fake-model"),
-        ("RUMMY_DATABASE_URL", db.url.as_str()),
-        ("RUMMY_LEASE_MS", LEASE_MS),
-        ("RUMMY_OPENAI_CONCURRENCY", "2"),
-    ];
-    let a = ServerProcess::start(home_a.path(), &vars, Stdio::null());
-    let b = ServerProcess::start(home_b.path(), &vars, Stdio::null());
-    // A renewal of A's hold sees B (every third of the lease).
+    // A renewal of A's hold sees B (every third of the lease); B took its share joining.
+    let Pair {
+        a,
+        b,
+        mut on_a,
+        mut on_b,
+        root: _root,
+        _homes,
+    } = Pair::start(&db, &provider, &[("RUMMY_OPENAI_CONCURRENCY", "2")]).await;
     tokio::time::sleep(Duration::from_millis(800)).await;
-    let mut on_a = client(&a, root.path()).await;
-    let mut on_b = client(&b, root.path()).await;
     for i in 0..6 {
         let c = if i % 2 == 0 { &mut on_a } else { &mut on_b };
         c.call(

@@ -204,6 +204,17 @@ fn proposals_are_written_at_once() {
     );
 }
 
+/// How many of the project's entries recall finds for `word`.
+fn recalled(conn: &mut crate::db::Db, project_id: crate::ids::ProjectId, word: &str) -> usize {
+    let terms = [word.to_owned()];
+    let query = store::RecallQuery {
+        terms: &terms,
+        project_id,
+        except_run: None,
+    };
+    store::recall_matches(conn, &query, 10).unwrap().len()
+}
+
 /// Cleanup removes a memory that only held a task's transient state: it leaves recall and its
 /// path, its text kept archived with who removed it and why; removing what is not there is left
 /// out; a memory written at the path again continues the version numbers.
@@ -218,20 +229,7 @@ fn cleanup_removes_transient_content_and_keeps_it_archived() {
         "memory://wip/migration",
         "Currently halfway through moving the billing tables.",
     );
-    assert_eq!(
-        store::recall_matches(
-            &mut conn,
-            &store::RecallQuery {
-                terms: &["billing".to_owned()],
-                project_id: p.id,
-                except_run: None,
-            },
-            10
-        )
-        .unwrap()
-        .len(),
-        1
-    );
+    assert_eq!(recalled(&mut conn, p.id, "billing"), 1);
     let at = WriteCtx {
         divisor: 2,
         now: NOW,
@@ -285,20 +283,7 @@ fn cleanup_removes_transient_content_and_keeps_it_archived() {
             Value::from(NOW.to_rfc3339()),
         )
     );
-    assert_eq!(
-        store::recall_matches(
-            &mut conn,
-            &store::RecallQuery {
-                terms: &["billing".to_owned()],
-                project_id: p.id,
-                except_run: None,
-            },
-            10
-        )
-        .unwrap()
-        .len(),
-        0
-    );
+    assert_eq!(recalled(&mut conn, p.id, "billing"), 0);
 
     remember_one(
         &mut conn,
