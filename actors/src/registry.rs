@@ -632,6 +632,14 @@ pub(crate) async fn recover(
                     Vec::new(),
                 )),
                 Some(me) => {
+                    // A process of this machine that is gone (killed, or an earlier start of
+                    // this one) holds nothing any more: its runs are taken over now, not once
+                    // its hold expires.
+                    let gone = crate::cluster::gone_here(
+                        &rummy_core::store::cluster::alive(c, at.now)?,
+                        &me,
+                    );
+                    rummy_core::store::cluster::expire(c, &gone)?;
                     let taken = match taking {
                         Some(run_id) => vec![run_id],
                         None => rummy_core::store::cluster::take_orphans(c, &me, at.now, 10_000)?,

@@ -134,6 +134,35 @@ pub fn start(
     })
 }
 
+/// Of the processes `alive` says are alive, those of this machine that are gone: an earlier
+/// start of this process (same host and process id, another start), or a process whose id no
+/// longer exists here. A process id is `host/pid/start` (`rummy::process_id`); on a system
+/// without `/proc` nothing is judged gone.
+pub fn gone_here(alive: &[String], me: &str) -> Vec<String> {
+    fn parts(id: &str) -> Option<(&str, &str, &str)> {
+        let mut it = id.rsplitn(3, '/');
+        let (start, pid, host) = (it.next()?, it.next()?, it.next()?);
+        Some((host, pid, start))
+    }
+    let Some((host, pid, _)) = parts(me) else {
+        return Vec::new();
+    };
+    if !std::path::Path::new("/proc/self").exists() {
+        return Vec::new();
+    }
+    alive
+        .iter()
+        .filter(|id| id.as_str() != me)
+        .filter(|id| match parts(id) {
+            Some((h, p, _)) if h == host => {
+                p == pid || !std::path::Path::new("/proc").join(p).exists()
+            }
+            _ => false,
+        })
+        .cloned()
+        .collect()
+}
+
 /// Where calls addressed to this process go: the run registry, once it runs.
 #[derive(Message)]
 #[rtype(result = "()")]
@@ -500,6 +529,32 @@ impl Handler<Renew> for ClusterActor {
                 }
             }
             .into_actor(self),
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Gone: an earlier start of this very process, a process of this machine whose id no
+    /// longer runs. Alive: this process, a running one of this machine, another machine's.
+    #[test]
+    fn processes_of_this_machine_that_are_gone() {
+        let me = format!("vm/{}/beef", std::process::id());
+        let alive = vec![
+            me.clone(),
+            format!("vm/{}/aaaa", std::process::id()),
+            "vm/1/cafe".to_owned(),
+            "vm/999999999/cafe".to_owned(),
+            "other/999999999/cafe".to_owned(),
+        ];
+        assert_eq!(
+            gone_here(&alive, &me),
+            vec![
+                format!("vm/{}/aaaa", std::process::id()),
+                "vm/999999999/cafe".to_owned()
+            ]
         );
     }
 }

@@ -51,6 +51,17 @@ pub fn retire(conn: &mut Db, id: &str) -> Result<(), StoreError> {
     Ok(())
 }
 
+/// Ends the processes `ids` now (known gone): their runs are anyone's to take over.
+pub fn expire(conn: &mut Db, ids: &[String]) -> Result<(), StoreError> {
+    if ids.is_empty() {
+        return Ok(());
+    }
+    diesel::update(processes::table.filter(processes::id.eq_any(ids)))
+        .set(processes::expires_at.eq(0))
+        .execute(conn)?;
+    Ok(())
+}
+
 /// The processes alive at `now`, oldest first.
 pub fn alive(conn: &mut Db, now: Millis) -> Result<Vec<String>, StoreError> {
     Ok(processes::table
