@@ -352,11 +352,15 @@ async fn two_processes_share_a_providers_concurrency() {
         .await
         .unwrap();
     }
-    for i in 0..6 {
-        heard(&mut on_a, "run/state", &format!("r{i}"), |p| {
-            p["status"] == json!(200)
-        })
-        .await;
+    // Every run's end, in whatever order they come (waiting for one run's would drop the
+    // others' that came first).
+    let mut ended = std::collections::BTreeSet::new();
+    while ended.len() < 6 {
+        let state = on_a
+            .wait_for_notification("run/state", WAIT, |p| p["status"] == json!(200))
+            .await
+            .unwrap_or_else(|e| panic!("ended so far {ended:?}: {e:?}"));
+        ended.insert(state["run"].as_str().unwrap_or_default().to_owned());
     }
     assert_eq!(provider.chat_requests().len(), 6);
     assert!(
