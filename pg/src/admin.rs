@@ -67,6 +67,78 @@ pub fn drop_database(url: &str, name: &str) -> Result<(), String> {
     Err(refused)
 }
 
+/// Drops every database on the server whose name begins with `prefix` (what a test run made).
+///
+/// # Errors
+/// The server's refusal, in its words.
+pub fn drop_databases_named(url: &str, prefix: &str) -> Result<(), String> {
+    for name in databases_named(url, prefix)? {
+        drop_database(url, &name)?;
+    }
+    Ok(())
+}
+
+/// Fresh databases that are each a copy of one template, prepared once (migrations are paid
+/// for once, each copy costs a file copy): what a test suite wants per test. PostgreSQL copies
+/// a template for one `CREATE DATABASE` at a time, so copies are made one after another.
+#[derive(Debug)]
+pub struct TemplateCopies {
+    template: std::sync::OnceLock<String>,
+    copying: std::sync::Mutex<()>,
+    next: std::sync::atomic::AtomicU32,
+}
+
+impl Default for TemplateCopies {
+    fn default() -> Self {
+        TemplateCopies::new()
+    }
+}
+
+impl TemplateCopies {
+    /// No template yet (usable in a `static`).
+    pub const fn new() -> TemplateCopies {
+        TemplateCopies {
+            template: std::sync::OnceLock::new(),
+            copying: std::sync::Mutex::new(()),
+            next: std::sync::atomic::AtomicU32::new(0),
+        }
+    }
+
+    /// The URL of a new database on the server `url` names, `<prefix><n>`: a copy of the
+    /// template `<prefix>template`, which `prepare` (given its URL) readies on first use.
+    ///
+    /// # Errors
+    /// The server's refusal, in its words.
+    pub fn fresh(
+        &self,
+        url: &str,
+        prefix: &str,
+        prepare: impl FnOnce(&str),
+    ) -> Result<String, String> {
+        // One at a time: the first caller makes the template, and PostgreSQL copies a
+        // template for one CREATE DATABASE at a time anyway.
+        let _one = self
+            .copying
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let template = match self.template.get() {
+            Some(template) => template,
+            None => {
+                let name = format!("{prefix}template");
+                create_database(url, &name, None)?;
+                prepare(&with_database(url, &name));
+                self.template.get_or_init(|| name)
+            }
+        };
+        let name = format!(
+            "{prefix}{}",
+            self.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+        );
+        create_database(url, &name, Some(template))?;
+        Ok(with_database(url, &name))
+    }
+}
+
 /// The databases on the server whose names begin with `prefix`.
 ///
 /// # Errors

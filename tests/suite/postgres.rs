@@ -44,9 +44,7 @@ fn the_end_to_end_suite_passes_on_postgres() {
         .unwrap();
     let prefix = database_prefix(child.id());
     let output = child.wait_with_output().unwrap();
-    for name in rummy_pg::admin::databases_named(&url, &prefix).unwrap() {
-        rummy_pg::admin::drop_database(&url, &name).unwrap();
-    }
+    rummy_pg::admin::drop_databases_named(&url, &prefix).unwrap();
     let stdout = String::from_utf8_lossy(&output.stdout);
     let failures: Vec<&str> = stdout
         .lines()

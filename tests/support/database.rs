@@ -10,7 +10,7 @@ use rummy::config::{Config, Location};
 use rummy_core::db::Db;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, OnceLock, PoisonError};
+use std::sync::{Mutex, PoisonError};
 
 /// The variable that sends the suite's servers to PostgreSQL.
 pub const BACKEND_VAR: &str = "RUMMY_TEST_BACKEND";
@@ -116,25 +116,14 @@ pub fn all_text(location: &Location) -> String {
 /// A fresh database on `RUMMY_TEST_POSTGRES_URL`: a copy of this process's migrated template
 /// (made on first use), so each server pays for a copy, not for the migrations.
 fn fresh_postgres() -> Location {
-    use std::sync::atomic::{AtomicU32, Ordering};
-    static TEMPLATE: OnceLock<String> = OnceLock::new();
-    static COPYING: Mutex<()> = Mutex::new(());
-    static NEXT: AtomicU32 = AtomicU32::new(0);
-
+    static COPIES: rummy_pg::admin::TemplateCopies = rummy_pg::admin::TemplateCopies::new();
     let url = std::env::var(POSTGRES_URL_VAR).expect("RUMMY_TEST_POSTGRES_URL names the server");
     let prefix = database_prefix(std::process::id());
-    let template = TEMPLATE.get_or_init(|| {
-        let name = format!("{prefix}template");
-        rummy_pg::admin::create_database(&url, &name, None).unwrap();
-        let location = Location::Postgres(rummy_pg::admin::with_database(&url, &name));
-        drop(rummy_core::store::database::open(&location).unwrap());
-        name
-    });
-    let name = format!("{prefix}{}", NEXT.fetch_add(1, Ordering::Relaxed));
-    {
-        // PostgreSQL copies a template for one CREATE DATABASE at a time.
-        let _one = COPYING.lock().unwrap_or_else(PoisonError::into_inner);
-        rummy_pg::admin::create_database(&url, &name, Some(template)).unwrap();
-    }
-    Location::Postgres(rummy_pg::admin::with_database(&url, &name))
+    let fresh = COPIES
+        .fresh(&url, &prefix, |template| {
+            let location = Location::Postgres(template.to_owned());
+            drop(rummy_core::store::database::open(&location).unwrap());
+        })
+        .unwrap();
+    Location::Postgres(fresh)
 }

@@ -76,7 +76,7 @@ impl Cluster {
         let (tell, told) = oneshot::channel();
         let id = self
             .addr
-            .send(Send {
+            .send(RecordCall {
                 run_id,
                 owner,
                 method,
@@ -189,7 +189,7 @@ pub struct Execute {
 /// Records a call and waits for its answer.
 #[derive(Message)]
 #[rtype(result = "Result<i32, RpcError>")]
-struct Send {
+struct RecordCall {
     run_id: RunId,
     owner: String,
     method: String,
@@ -436,12 +436,12 @@ impl Handler<Bind> for ClusterActor {
     }
 }
 
-impl Handler<Send> for ClusterActor {
+impl Handler<RecordCall> for ClusterActor {
     type Result = ResponseActFuture<Self, Result<i32, RpcError>>;
 
-    fn handle(&mut self, msg: Send, _: &mut Context<Self>) -> Self::Result {
+    fn handle(&mut self, msg: RecordCall, _: &mut Context<Self>) -> Self::Result {
         let store = self.store.clone();
-        let Send {
+        let RecordCall {
             run_id,
             owner,
             method,

@@ -112,9 +112,10 @@ impl ManageConnection for Readers {
 pub fn open_read_pool(location: &Location, size: u32) -> Result<ReadPool, StoreError> {
     Pool::builder()
         .max_size(size.max(1))
-        // A local SQLite connection does not go stale: no `SELECT 1` before every checkout.
-        // A PostgreSQL one can (a restarted server): r2d2 then hands out a fresh one.
-        .test_on_check_out(matches!(location, Location::Postgres(_)))
+        // No `SELECT 1` before every checkout: a round trip per read. A PostgreSQL connection
+        // that went stale (a restarted server) fails its read, is then marked broken and
+        // replaced (`has_broken`).
+        .test_on_check_out(false)
         .build(Readers(location.clone()))
         .map_err(StoreError::Pool)
 }

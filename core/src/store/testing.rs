@@ -50,31 +50,17 @@ pub fn database_prefix(pid: u32) -> String {
 /// A fresh database on `RUMMY_TEST_POSTGRES_URL`: a copy of this process's migrated and
 /// seeded template (made on first use), so each test pays for a copy, not for the migrations.
 fn postgres() -> Db {
-    use std::sync::atomic::{AtomicU32, Ordering};
-    use std::sync::{Mutex, OnceLock};
-    static TEMPLATE: OnceLock<String> = OnceLock::new();
-    static COPYING: Mutex<()> = Mutex::new(());
-    static NEXT: AtomicU32 = AtomicU32::new(0);
-
+    static COPIES: rummy_pg::admin::TemplateCopies = rummy_pg::admin::TemplateCopies::new();
     let url = std::env::var(POSTGRES_URL_VAR).expect("RUMMY_TEST_POSTGRES_URL names the server");
     let prefix = database_prefix(std::process::id());
-    let template = TEMPLATE.get_or_init(|| {
-        let name = format!("{prefix}template");
-        rummy_pg::admin::create_database(&url, &name, None).unwrap();
-        let mut conn = Db::establish(&rummy_pg::admin::with_database(&url, &name)).unwrap();
-        run_migrations(&mut conn).unwrap();
-        schemes::seed(&mut conn).unwrap();
-        name
-    });
-    let name = format!("{prefix}{}", NEXT.fetch_add(1, Ordering::Relaxed));
-    {
-        // PostgreSQL copies a template for one CREATE DATABASE at a time.
-        let _one = COPYING
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        rummy_pg::admin::create_database(&url, &name, Some(template)).unwrap();
-    }
-    Db::establish(&rummy_pg::admin::with_database(&url, &name)).unwrap()
+    let fresh = COPIES
+        .fresh(&url, &prefix, |template| {
+            let mut conn = Db::establish(template).unwrap();
+            run_migrations(&mut conn).unwrap();
+            schemes::seed(&mut conn).unwrap();
+        })
+        .unwrap();
+    Db::establish(&fresh).unwrap()
 }
 
 /// Project `name` (rooted at `/<name>`).
