@@ -21,6 +21,7 @@ use rummy_actors::provider::Providers;
 use rummy_actors::registry::{CountRunActors, Recover, RunRegistry};
 use rummy_actors::search::SearchClient;
 use rummy_actors::services::commands::Commands;
+use rummy_actors::services::sandbox::Sandbox;
 use rummy_actors::services::Services;
 use rummy_actors::session::{Seats, SessionDeps, Socket};
 use rummy_actors::store::Store;
@@ -365,6 +366,14 @@ pub async fn serve(
         store.clone(),
         hub.clone(),
     );
+    // The server's memory (provider keys, tokens) cannot be read through /proc or ptrace by a
+    // process of the same user, such as an unconfined command.
+    if let Err(e) =
+        rustix::process::set_dumpable_behavior(rustix::process::DumpableBehavior::NotDumpable)
+    {
+        tracing::warn!(error = %e, "cannot make the server non-dumpable");
+    }
+    let sandbox = Sandbox::start(&config);
     let svc = Services {
         store,
         hub: hub.clone(),
@@ -374,6 +383,7 @@ pub async fn serve(
         scan_stamps: Default::default(),
         resolution_locks: Default::default(),
         commands: Default::default(),
+        sandbox,
         admission,
         cluster: cluster.clone(),
     };

@@ -1,6 +1,7 @@
 //! Accepted `sh`/`env` end to end (CLIENTS.md §2a): the server runs them in the project root with a clean environment and streams their output into the channels; timeout, `stream/cancel`, a run's cancel and shutdown kill their process group; the output is capped; the turn waits for the output (or `RUMMY_STREAM_WAIT`), also across a restart; with `RUMMY_COMMAND_RUNNER=client` the accepting client runs them.
 
 use crate::support::process::ServerProcess;
+use crate::support::procs::{running, sleeper, wait_marked};
 use crate::support::{self, accept, wait_status, TestServer, WAIT};
 use pretty_assertions::assert_eq;
 use rummy::config::{CommandRunner, Config};
@@ -13,9 +14,6 @@ use tempfile::TempDir;
 
 /// The model's second reply in every script: it concludes.
 const CONCLUDE: &str = "<update status=\"200\">done</update>";
-
-/// A command that starts a `sleep 30` in its group, writes both pids, and waits.
-const SLEEPER: &str = "sleep 30 & echo $! > sleeper.pid; echo $$ > shell.pid; echo started; wait";
 
 /// A project directory (its real path, as the server stores it).
 fn project() -> (TempDir, PathBuf) {
@@ -88,32 +86,6 @@ fn user_message(provider: &FakeProvider, index: usize) -> String {
         .as_str()
         .unwrap_or_default()
         .to_owned()
-}
-
-/// The number in file `name` of `root`, once the command wrote it.
-async fn pid_in(root: &Path, name: &str) -> i32 {
-    let deadline = Instant::now() + WAIT;
-    loop {
-        if let Some(pid) = std::fs::read_to_string(root.join(name))
-            .ok()
-            .and_then(|text| text.trim().parse().ok())
-        {
-            return pid;
-        }
-        assert!(Instant::now() < deadline, "{name} never written");
-        actix_rt::time::sleep(Duration::from_millis(20)).await;
-    }
-}
-
-/// Whether process `pid` still runs (a zombie nobody reaped yet counts as gone).
-fn running(pid: i32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .ok()
-        .and_then(|stat| {
-            stat.rsplit_once(')')
-                .map(|(_, rest)| !rest.trim_start().starts_with('Z'))
-        })
-        .unwrap_or(false)
 }
 
 /// Waits up to 3 s for every process of `pids` to be gone; whether they are.
@@ -295,8 +267,12 @@ async fn a_command_gets_no_server_secret() {
     names.sort_unstable();
     // What `sh` adds itself (PWD, and SHLVL or OLDPWD depending on the shell) aside.
     names.retain(|n| !["PWD", "SHLVL", "OLDPWD", "_"].contains(n));
-    assert_eq!(names, ["GIT_TERMINAL_PROMPT", "HOME", "PATH"]);
-    assert!(body.contains(&format!("HOME={user_home_path}\n")), "{body}");
+    assert_eq!(names, ["GIT_TERMINAL_PROMPT", "HOME", "PATH", "TMPDIR"]);
+    // Not the server's HOME: the project's own, beside the server's home.
+    let project_home = format!("{}-homes/", home.path().canonicalize().unwrap().display());
+    assert!(body.contains(&format!("HOME={project_home}")), "{body}");
+    assert!(!body.contains(&user_home_path), "{body}");
+    assert!(body.contains("TMPDIR=/tmp\n"), "{body}");
     assert!(
         body.contains("PATH=/usr/local/bin:/usr/bin:/bin\n"),
         "{body}"
@@ -310,18 +286,16 @@ async fn a_command_gets_no_server_secret() {
 async fn stream_cancel_kills_the_process_group() {
     let server = TestServer::start().await;
     let (_dir, root) = project();
+    let (sleeper, mark) = sleeper();
     let mut client = proposing(
         &server.url(),
         &server.provider,
         &root,
-        &format!("<sh>{SLEEPER}</sh>"),
+        &format!("<sh>{sleeper}</sh>"),
     )
     .await;
     let path = accept_next(&mut client, "server").await;
-    let pids = [
-        pid_in(&root, "shell.pid").await,
-        pid_in(&root, "sleeper.pid").await,
-    ];
+    let pids = wait_marked(&mark, 2).await;
     assert!(pids.iter().all(|p| running(*p)));
     let asked = Instant::now();
     client
@@ -361,18 +335,16 @@ async fn stream_cancel_kills_the_process_group() {
 async fn run_cancel_kills_the_command() {
     let server = TestServer::start().await;
     let (_dir, root) = project();
+    let (sleeper, mark) = sleeper();
     let mut client = proposing(
         &server.url(),
         &server.provider,
         &root,
-        &format!("<sh>{SLEEPER}</sh>"),
+        &format!("<sh>{sleeper}</sh>"),
     )
     .await;
     let path = accept_next(&mut client, "server").await;
-    let pids = [
-        pid_in(&root, "shell.pid").await,
-        pid_in(&root, "sleeper.pid").await,
-    ];
+    let pids = wait_marked(&mark, 2).await;
     client
         .call("set", json!({ "path": "run://cmd", "state": "cancelled" }))
         .await
@@ -409,18 +381,16 @@ async fn run_cancel_kills_the_command() {
 async fn a_command_past_its_timeout_is_killed() {
     let server = server_with(|c| c.commands.timeout = Duration::from_millis(1500)).await;
     let (_dir, root) = project();
+    let (sleeper, mark) = sleeper();
     let mut client = proposing(
         &server.url(),
         &server.provider,
         &root,
-        &format!("<sh>{SLEEPER}</sh>"),
+        &format!("<sh>{sleeper}</sh>"),
     )
     .await;
     let path = accept_next(&mut client, "server").await;
-    let pids = [
-        pid_in(&root, "shell.pid").await,
-        pid_in(&root, "sleeper.pid").await,
-    ];
+    let pids = wait_marked(&mark, 2).await;
     wait_status(&mut client, "cmd", 200).await;
     assert!(all_gone(&pids).await, "{pids:?} still run");
     let reason = "timed out after 1.5 s (RUMMY_COMMAND_TIMEOUT); its processes were killed";
@@ -649,12 +619,10 @@ async fn a_restart_fails_the_channels_and_the_loop_goes_on() {
     let (_dir, root) = project();
     let mut first = ServerProcess::start(home.path(), &vars, Stdio::null());
     let url = format!("ws://127.0.0.1:{}/", first.port);
-    let mut client = proposing(&url, &provider, &root, &format!("<sh>{SLEEPER}</sh>")).await;
+    let (sleeper, mark) = sleeper();
+    let mut client = proposing(&url, &provider, &root, &format!("<sh>{sleeper}</sh>")).await;
     let path = accept_next(&mut client, "server").await;
-    let pids = [
-        pid_in(&root, "shell.pid").await,
-        pid_in(&root, "sleeper.pid").await,
-    ];
+    let pids = wait_marked(&mark, 2).await;
     let stdout = format!("{path}_1");
     client
         .wait_for_notification("run/state", WAIT, |p| {

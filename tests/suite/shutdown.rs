@@ -7,6 +7,7 @@
 //! turn that waited on a command gone on after it with its channels failed by the restart.
 
 use crate::support::process::ServerProcess;
+use crate::support::procs::{running, sleeper, wait_marked};
 use pretty_assertions::assert_eq;
 use rummy_testkit::{CallError, FakeProvider, Reply, RpcClient};
 use serde_json::{json, Value};
@@ -52,36 +53,6 @@ fn troubles(home: &Path, log: &str) -> Vec<String> {
         .filter(|l| l.contains("WARN") || l.contains("ERROR") || l.contains("panicked"))
         .map(str::to_owned)
         .collect()
-}
-
-/// The pid a command wrote to `file`, once it has.
-async fn pid_in(file: &Path) -> i32 {
-    let deadline = Instant::now() + WAIT;
-    loop {
-        if let Some(pid) = std::fs::read_to_string(file)
-            .ok()
-            .and_then(|text| text.trim().parse().ok())
-        {
-            return pid;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "{} never written",
-            file.display()
-        );
-        actix_rt::time::sleep(Duration::from_millis(20)).await;
-    }
-}
-
-/// Whether process `pid` still runs (a zombie nobody reaped yet counts as gone).
-fn running(pid: i32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .ok()
-        .and_then(|stat| {
-            stat.rsplit_once(')')
-                .and_then(|(_, rest)| rest.split_whitespace().next().map(str::to_owned))
-        })
-        .is_some_and(|state| state != "Z" && state != "X")
 }
 
 /// Sends every `(method, params)` at once, then reads the answers; each must be ok.
@@ -170,11 +141,15 @@ async fn sigterm_with_200_runs_mid_turn_leaves_each_as_recovery_says() {
             "<set path=\"notes{k}.txt\">from proposal {k}\n</set>\n<update status=\"102\">wrote notes</update>"
         )));
     }
-    for k in 0..COMMANDS {
-        busy.push(Reply::content(format!(
-            "<sh>sleep 30 & echo $! > sleeper{k}.pid; echo $$ > shell{k}.pid; echo started; wait</sh>\n<update status=\"102\">running it</update>"
-        )));
-    }
+    let marks: Vec<String> = (0..COMMANDS)
+        .map(|_| {
+            let (command, mark) = sleeper();
+            busy.push(Reply::content(format!(
+                "<sh>{command}</sh>\n<update status=\"102\">running it</update>"
+            )));
+            mark
+        })
+        .collect();
     // Every later call is answered only after a minute: the model is slow, the turns are mid-call.
     busy.set_responder(|_| {
         Reply::content("<update status=\"200\">too late</update>").delay(Duration::from_secs(60))
@@ -202,9 +177,7 @@ async fn sigterm_with_200_runs_mid_turn_leaves_each_as_recovery_says() {
             .unwrap();
         let path = proposed["proposed"][0]["path"].as_str().unwrap().to_owned();
         crate::support::accept(&mut client, run, &path).await;
-        for name in [format!("shell{k}.pid"), format!("sleeper{k}.pid")] {
-            pids.push(pid_in(&project.path().join(name)).await);
-        }
+        pids.extend(wait_marked(&marks[k], 2).await);
     }
     let runs: Vec<String> = (0..BUSY).map(|k| format!("r{k}")).collect();
     all_ok(

@@ -3,6 +3,7 @@
 pub mod database;
 pub mod long_run;
 pub mod process;
+pub mod procs;
 pub mod raw;
 pub mod webdriver;
 
@@ -26,6 +27,8 @@ pub struct TestServer {
     pub provider: FakeProvider,
     /// `RUMMY_HOME`, deleted when the test ends.
     _home: TempDir,
+    /// `RUMMY_COMMAND_HOMES` (outside `RUMMY_HOME`, as it must be), deleted when the test ends.
+    _command_homes: TempDir,
 }
 
 /// A configuration with model `fast` → `openai/fake-model` on the fake provider, on the home's
@@ -56,7 +59,9 @@ impl TestServer {
     pub async fn start_with(adjust: impl FnOnce(&mut Config)) -> TestServer {
         let provider = FakeProvider::start().expect("fake provider starts");
         let home = TempDir::new().expect("temp home");
+        let command_homes = TempDir::new().expect("temp command homes");
         let mut config = config(&provider, &home);
+        config.commands.sandbox.homes = Some(command_homes.path().to_path_buf());
         adjust(&mut config);
         let handle = rummy::serve(config, std::future::pending())
             .await
@@ -65,6 +70,7 @@ impl TestServer {
             handle: Some(handle),
             provider,
             _home: home,
+            _command_homes: command_homes,
         }
     }
 
@@ -130,6 +136,7 @@ impl TestServer {
             handle.stop().await;
         }
         let mut config = config(&self.provider, &self._home);
+        config.commands.sandbox.homes = Some(self._command_homes.path().to_path_buf());
         adjust(&mut config);
         let handle = rummy::serve(config, std::future::pending())
             .await

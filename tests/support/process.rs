@@ -16,6 +16,9 @@ pub struct ServerProcess {
     pub port: u16,
     /// Its later stdout lines as they arrive; `None` at end of output.
     pub lines: mpsc::Receiver<Option<String>>,
+    /// Its commands' `HOME`s (`RUMMY_COMMAND_HOMES`'s default beside the home), removed when
+    /// it is dropped.
+    command_homes: std::path::PathBuf,
 }
 
 impl ServerProcess {
@@ -43,10 +46,13 @@ impl ServerProcess {
             let _ = tx.send(None);
         });
         // Owned before the first assertion, so a failed start-up kills it.
+        let mut homes = home.as_os_str().to_owned();
+        homes.push("-homes");
         let mut server = ServerProcess {
             child,
             port: 0,
             lines,
+            command_homes: homes.into(),
         };
         let line = server
             .lines
@@ -94,6 +100,7 @@ impl Drop for ServerProcess {
             let _ = self.child.kill();
             let _ = self.child.wait();
         }
+        let _ = std::fs::remove_dir_all(&self.command_homes);
     }
 }
 

@@ -29,6 +29,12 @@ pub struct CommandJob {
     pub command: String,
     /// The project root: where it runs.
     pub root: PathBuf,
+    /// Whether it may write the project root and its `HOME` (an accepted `sh`); an `env`
+    /// writes nowhere but its private `/tmp`, in every mode.
+    pub writes: bool,
+    /// Whether it reaches the network (the project's `commandNetwork`, else the server's
+    /// `RUMMY_COMMAND_NETWORK`).
+    pub network: bool,
 }
 
 /// Starting a command needs the `Services` the registry is part of, so it is defined here,

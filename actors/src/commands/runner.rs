@@ -12,6 +12,7 @@
 use super::CommandJob;
 use crate::clock::now;
 use crate::services::commands::{kill_group, Commands, Key, Stop};
+use crate::services::sandbox::{Mode, Request};
 use crate::services::Services;
 use rummy_core::commands::env::command_env;
 use rummy_core::commands::output::{ChannelText, Pending};
@@ -23,6 +24,7 @@ use rummy_core::store::{runs, StoreError};
 use rummy_core::turn::state;
 use rummy_core::turn::streams::{self, StreamEnd, StreamWrite};
 use rummy_core::wire::notifications::StreamCancelled;
+use rummy_sandbox::cgroup::CommandCgroups;
 use serde_json::Value;
 use std::os::unix::process::ExitStatusExt;
 use std::process::Stdio;
@@ -98,27 +100,17 @@ pub(super) async fn run(
     let settings = svc.config.commands.clone();
     let started = Instant::now();
     tracing::info!(run_id = job.run.run_id.0, path = %job.path, "command started");
-    let spawned = tokio::process::Command::new("sh")
-        .arg("-c")
-        .arg(&job.command)
-        .current_dir(&job.root)
-        .env_clear()
-        .envs(command_env(server_vars(), &settings.pass_env))
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0)
-        .kill_on_drop(true)
-        .spawn();
-    let mut child = match spawned {
-        Ok(child) => child,
-        Err(e) => {
-            let end = end_of(&Finish::NotStarted(e.to_string()), started.elapsed());
+    let spawned = match spawn(&svc, &job) {
+        Ok(spawned) => spawned,
+        Err(why) => {
+            tracing::warn!(path = %job.path, reason = %why, "command not run");
+            let end = end_of(&Finish::NotStarted(why), started.elapsed());
             settle(&svc, &job, Vec::new(), end, None).await;
             commands.finished(&key, true);
             return;
         }
     };
+    let Spawned { mut child, cgroups } = spawned;
     let mut group = Group(child.id().and_then(|id| i32::try_from(id).ok()));
     commands.set_group(&key, group.0);
 
@@ -234,6 +226,87 @@ pub(super) async fn run(
         }
     }
     commands.finished(&key, !matches!(quiet, Some(Quiet::Shutdown)));
+    // The cgroups empty once the namespace's processes are gone: removing them may wait a little.
+    let _ = actix_rt::task::spawn_blocking(move || cgroups.remove()).await;
+}
+
+/// A command started: its process (the sandbox's helper, or the shell itself when commands
+/// run unconfined) and its cgroups.
+struct Spawned {
+    child: tokio::process::Child,
+    cgroups: CommandCgroups,
+}
+
+/// Starts the command as the sandbox's mode says: confined, unconfined, or not at all (why).
+fn spawn(svc: &Services, job: &CommandJob) -> Result<Spawned, String> {
+    let settings = &svc.config.commands;
+    let env = command_env(server_vars(), &settings.pass_env);
+    let mut command = match svc.sandbox.mode() {
+        Mode::Refused(missing) => {
+            return Err(format!(
+                "the server runs no command itself here: its sandbox lacks {missing} (an admin \
+                 may set RUMMY_UNSANDBOXED_COMMANDS=1, or use a client runner)"
+            ))
+        }
+        Mode::Unconfined(_) => {
+            let mut command = tokio::process::Command::new("sh");
+            command
+                .arg("-c")
+                .arg(&job.command)
+                .current_dir(&job.root)
+                .env_clear()
+                .envs(env)
+                .stdin(Stdio::null());
+            (command, None)
+        }
+        Mode::Confined => {
+            let request = Request {
+                project: job.run.project_id,
+                root: &job.root,
+                command: &job.command,
+                env,
+                writes: job.writes,
+                network: job.network,
+            };
+            let prepared = svc
+                .sandbox
+                .prepare(&svc.config, request)
+                .map_err(|e| format!("cannot prepare the sandbox: {e}"))?;
+            let mut command = tokio::process::Command::new(&prepared.program);
+            command
+                .args(&prepared.args)
+                .env_clear()
+                .stdin(Stdio::piped());
+            (command, Some(prepared))
+        }
+    };
+    let (command, prepared) = (&mut command.0, command.1);
+    let mut child = command
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .kill_on_drop(true)
+        .spawn()
+        .map_err(|e| e.to_string())?;
+    let cgroups = match prepared {
+        Some(prepared) => {
+            // The spec is small and the helper reads it at once: written without waiting.
+            if let Some(stdin) = child.stdin.take() {
+                actix_rt::spawn(write_spec(stdin, prepared.stdin));
+            }
+            prepared.cgroups
+        }
+        None => CommandCgroups::default(),
+    };
+    Ok(Spawned { child, cgroups })
+}
+
+/// Hands the helper its spec and closes its stdin.
+async fn write_spec(mut stdin: tokio::process::ChildStdin, spec: Vec<u8>) {
+    use tokio::io::AsyncWriteExt;
+    if let Err(e) = stdin.write_all(&spec).await {
+        tracing::warn!(error = %e, "cannot hand the sandbox its command");
+    }
 }
 
 /// Appends a batch of output and pushes `run/state`.

@@ -5,6 +5,7 @@ use crate::commands::CommandJob;
 use crate::turn::Start;
 use actix::prelude::*;
 use rummy_core::config::CommandRunner;
+use rummy_core::parse::ToolName;
 use rummy_core::turn::proposals::Resolved;
 use rummy_core::turn::streams::Awaited;
 use rummy_core::wire::{ErrorKind, RpcError};
@@ -128,6 +129,8 @@ impl RunActor {
                         path: resolved.path.clone(),
                         command,
                         root,
+                        writes: resolved.tool == ToolName::Sh,
+                        network: act.svc.config.commands.sandbox.network,
                     }),
                     _ => None,
                 };

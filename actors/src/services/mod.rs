@@ -6,6 +6,7 @@
 
 pub mod commands;
 pub mod locks;
+pub mod sandbox;
 pub mod stamps;
 
 use crate::admission::Admission;
@@ -45,6 +46,8 @@ pub struct Services {
     pub resolution_locks: ResolutionLocks,
     /// Accepted commands the server runs, and the turns waiting for commands' output.
     pub commands: Commands,
+    /// How the server confines the commands it runs.
+    pub sandbox: sandbox::Sandbox,
     /// Where a run asks for a place before its next loop while a fair-use limit applies.
     pub admission: Admission,
     /// The other server processes on the same PostgreSQL database, and this one's hold on its

@@ -2,7 +2,7 @@
 //! output is kept, which of the server's variables they may see, and how long a turn waits for
 //! them.
 
-use super::{invalid, positive, ConfigError};
+use super::{invalid, positive, ConfigError, SandboxSettings};
 use crate::commands::env::is_secret;
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -45,6 +45,8 @@ pub struct CommandSettings {
     /// `RUMMY_COMMAND_ENV`: names of further server variables a command gets (comma- or
     /// space-separated); a name that looks like a secret is refused.
     pub pass_env: Vec<String>,
+    /// How the commands the server runs are confined.
+    pub sandbox: SandboxSettings,
 }
 
 impl Default for CommandSettings {
@@ -55,6 +57,7 @@ impl Default for CommandSettings {
             output_bytes: 64 * 1024,
             stream_wait: Duration::from_secs(600),
             pass_env: Vec::new(),
+            sandbox: SandboxSettings::default(),
         }
     }
 }
@@ -104,6 +107,7 @@ impl CommandSettings {
                 })
                 .collect::<Result<_, _>>()?;
         }
+        s.sandbox = SandboxSettings::from_vars(vars)?;
         Ok(s)
     }
 }
@@ -130,6 +134,7 @@ mod tests {
                 output_bytes: 65_536,
                 stream_wait: Duration::from_secs(600),
                 pass_env: Vec::new(),
+                sandbox: SandboxSettings::default(),
             })
         );
     }
@@ -151,6 +156,7 @@ mod tests {
                 output_bytes: 1024,
                 stream_wait: Duration::from_secs(7),
                 pass_env: vec!["JAVA_HOME".to_owned(), "GOPATH".to_owned()],
+                sandbox: SandboxSettings::default(),
             })
         );
     }
