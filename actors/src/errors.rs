@@ -63,6 +63,7 @@ impl From<Error> for RpcError {
 pub fn from_store(err: StoreError) -> RpcError {
     match err {
         StoreError::Permission { .. } => RpcError::new(ErrorKind::Permission, err.to_string()),
+        StoreError::Refused(m) => RpcError::new(ErrorKind::Permission, m),
         StoreError::NotFound(m) => RpcError::new(ErrorKind::NotFound, m),
         StoreError::Conflict(m) => RpcError::new(ErrorKind::Conflict, m),
         StoreError::TooLarge {
@@ -117,6 +118,11 @@ mod tests {
                 "run \"a\" not found",
             ),
             (StoreError::Conflict("taken".into()), -32005, "taken"),
+            (
+                StoreError::Refused("a.txt is a project file".into()),
+                -32003,
+                "a.txt is a project file",
+            ),
             (
                 StoreError::Invalid("path: empty".into()),
                 -32602,

@@ -51,7 +51,8 @@ Exit codes:
     1    failed on this side (I/O, a local server that could not start)
     2    usage error (unknown command, flag or argument)
     3    the server cannot be reached, or the connection was lost
-    4    the server refused a call (no such run or project, a name taken, ...)
+    4    the server refused a call (no such run or project, a name taken, ...), or
+         no pending proposal matches what approve or reject was given
     5    the run failed (500)
     6    the run was abandoned going round in circles (508)
     7    the run's context was full (413)
@@ -111,9 +112,19 @@ with no command running) cancels the run; a third time leaves at once.")]
 Follows a run as `rummy act` does, from where it stands: its pending proposals can be answered
 here, and new output is shown as it comes. Ends when the run's loop ends.")]
     Watch(WatchArgs),
-    /// Accept a run's pending proposals (all of them, or the paths given)
+    /// Accept a run's pending proposals (all of them, or those named)
+    #[command(after_long_help = HELP_TAIL, long_about = "\
+Accepts the run's pending proposals: every one, or those named. A PATH names a proposal by its
+own path (set://turn_2/a.txt) or by the project file it acts on, as `rummy show` labels it
+(`edit a.txt` is a.txt). When a PATH matches no pending proposal, or a file several of them act
+on, nothing is accepted: it says what is pending and exits 4.")]
     Approve(ApproveArgs),
     /// Reject a run's pending proposal, with the reason the model reads
+    #[command(after_long_help = HELP_TAIL, long_about = "\
+Rejects one pending proposal of the run; the model reads the reason next turn. PATH names it by
+its own path (set://turn_2/a.txt) or by the project file it acts on, as `rummy show` labels it
+(`edit a.txt` is a.txt). When PATH matches no pending proposal, or a file several of them act
+on, nothing is rejected: it says what is pending and exits 4.")]
     Reject(RejectArgs),
     /// Add a prompt to a run: folded into its running loop, or a new loop when it is idle
     Inject(InjectArgs),
@@ -386,7 +397,8 @@ pub struct WatchArgs {
 pub struct ApproveArgs {
     /// The run
     pub run: String,
-    /// The proposals' paths [default: every pending one]
+    /// The proposals: each its path or the file it acts on [default: every pending one]
+    #[arg(value_name = "PATH")]
     pub paths: Vec<String>,
     #[command(flatten)]
     pub connect: ConnectArgs,
@@ -397,7 +409,7 @@ pub struct ApproveArgs {
 pub struct RejectArgs {
     /// The run
     pub run: String,
-    /// The proposal's path
+    /// The proposal: its path or the file it acts on (`edit a.txt`: a.txt)
     pub path: String,
     /// Why: the model reads it next turn
     #[arg(long, value_name = "TEXT")]

@@ -425,14 +425,23 @@ fn history_line(item: &HistoryItem, style: super::view::Style) -> String {
     render::command_line(item, style)
 }
 
-/// `approve`: accepts the paths given, or every pending proposal.
+/// `approve`: accepts the proposals named (by their paths or the files they act on), or every
+/// pending one. A name that matches no pending proposal, or a file that several act on, is
+/// refused (4) before anything is accepted.
 pub async fn approve(args: ApproveArgs) -> Result<Exit, Failure> {
     let mut session = Session::open(&args.connect, Intent::Open).await?;
-    let paths = if args.paths.is_empty() {
-        pending(&mut session, &args.run).await?
+    let pending = pending(&mut session, &args.run).await?;
+    let mut paths: Vec<String> = Vec::new();
+    if args.paths.is_empty() {
+        paths.extend(pending.iter().map(|p| p.path.clone()));
     } else {
-        args.paths.clone()
-    };
+        for name in &args.paths {
+            let proposal = named(&args.run, name, &pending)?;
+            if !paths.contains(&proposal.path) {
+                paths.push(proposal.path.clone());
+            }
+        }
+    }
     if paths.is_empty() {
         print(&format!("run {} has no pending proposal", args.run));
         session.close().await;
@@ -518,8 +527,33 @@ async fn run_here(session: &mut Session, run: &str, path: &str) -> Result<(), Fa
     Ok(())
 }
 
-/// The paths of a run's pending proposals.
-async fn pending(session: &mut Session, run: &str) -> Result<Vec<String>, Failure> {
+/// A run's pending proposal, as `approve` and `reject` find it by name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Pending {
+    /// Its path (`set://turn_2/a.txt`).
+    path: String,
+    /// What `rummy show` calls it (`edit a.txt`, `sh ls -l`).
+    label: String,
+    /// The project files it acts on ([`render::proposal_files`]).
+    files: Vec<String>,
+}
+
+impl Pending {
+    fn of(path: String, attributes: &serde_json::Map<String, Value>) -> Pending {
+        let kind = match attributes.get("kind").and_then(Value::as_str) {
+            Some(kind) => kind.to_owned(),
+            None => path.split("://").next().unwrap_or_default().to_owned(),
+        };
+        Pending {
+            label: format!("{kind} {}", render::target_of(&path, attributes)),
+            files: render::proposal_files(attributes),
+            path,
+        }
+    }
+}
+
+/// A run's pending proposals.
+async fn pending(session: &mut Session, run: &str) -> Result<Vec<Pending>, Failure> {
     let entries = session
         .client
         .get_entries(&GetEntriesParams {
@@ -534,21 +568,67 @@ async fn pending(session: &mut Session, run: &str) -> Result<Vec<String>, Failur
     Ok(entries
         .into_iter()
         .filter(|e| e.attributes.contains_key("commandIndex"))
-        .map(|e| e.path)
+        .map(|e| Pending::of(e.path, &e.attributes))
         .collect())
 }
 
-/// `reject`.
+/// The pending proposal of `run` that `name` names: the one whose path it is, else the one
+/// acting on the project file it is (the name `rummy show` gives it: `edit a.txt`). None, or
+/// several acting on that file, is refused (4), saying what is pending; nothing is resolved.
+fn named<'p>(run: &str, name: &str, pending: &'p [Pending]) -> Result<&'p Pending, Failure> {
+    if let Some(proposal) = pending.iter().find(|p| p.path == name) {
+        return Ok(proposal);
+    }
+    let acting: Vec<&Pending> = pending
+        .iter()
+        .filter(|p| p.files.iter().any(|f| f == name))
+        .collect();
+    let list = |proposals: &[&Pending]| {
+        proposals
+            .iter()
+            .map(|p| format!("{} ({})", p.path, p.label))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    match acting.as_slice() {
+        [one] => Ok(one),
+        [] if pending.is_empty() => Err(Failure::new(
+            Exit::Refused,
+            format!("run {run} has no pending proposal (nothing is {name}); nothing was resolved"),
+        )),
+        [] => Err(Failure::new(
+            Exit::Refused,
+            format!(
+                "no pending proposal of run {run} is {name} or acts on it; nothing was resolved"
+            ),
+        )
+        .hint(format!(
+            "pending: {}",
+            list(&pending.iter().collect::<Vec<_>>())
+        ))),
+        several => Err(Failure::new(
+            Exit::Refused,
+            format!(
+                "{} pending proposals of run {run} act on {name}; nothing was resolved",
+                several.len()
+            ),
+        )
+        .hint(format!("name one by its path: {}", list(several)))),
+    }
+}
+
+/// `reject`: rejects the proposal named (by its path or the file it acts on), with the reason.
 pub async fn reject(args: RejectArgs) -> Result<Exit, Failure> {
     let mut session = Session::open(&args.connect, Intent::Open).await?;
+    let pending = pending(&mut session, &args.run).await?;
+    let path = named(&args.run, &args.path, &pending)?.path.clone();
     let ack = session
         .client
-        .resolve(&args.run, &args.path, Decision::Reject(args.reason.clone()))
+        .resolve(&args.run, &path, Decision::Reject(args.reason.clone()))
         .await
-        .map_err(|e| Failure::call(&args.path, e))?;
+        .map_err(|e| Failure::call(&path, e))?;
     print(&format!(
-        "{}: {}",
-        args.path,
+        "{path}: {}",
         ack.state.unwrap_or_else(|| "cancelled".into())
     ));
     session.close().await;
@@ -751,6 +831,91 @@ mod tests {
             (
                 Exit::Usage,
                 Some("pass --model with one of: a, b".to_owned())
+            )
+        );
+    }
+
+    /// A proposal is named by its own path or by a project file it acts on, exactly; a name
+    /// that matches none, or a file several act on, is refused 4 with what is pending.
+    #[test]
+    fn naming_a_pending_proposal() {
+        let proposal = |path: &str, attributes: Value| {
+            Pending::of(path.to_owned(), attributes.as_object().unwrap())
+        };
+        let pending = [
+            proposal(
+                "set://turn_2/a.txt",
+                serde_json::json!({"kind": "edit", "path": "a.txt", "commandIndex": 0}),
+            ),
+            proposal(
+                "sh://turn_2/ls",
+                serde_json::json!({"kind": "sh", "command": "ls -l", "commandIndex": 1}),
+            ),
+            proposal(
+                "rm://turn_3/b.txt",
+                serde_json::json!({"kind": "rm", "paths": ["b.txt", "c.txt"], "commandIndex": 0}),
+            ),
+            proposal(
+                "mv://turn_3/known%3A%2F%2Fx",
+                serde_json::json!({"kind": "mv", "from": "known://x", "to": "c.txt", "commandIndex": 1}),
+            ),
+        ];
+        let path_of = |name: &str| named("r", name, &pending).map(|p| p.path.clone());
+
+        assert_eq!(
+            (
+                path_of("a.txt").unwrap(),
+                path_of("set://turn_2/a.txt").unwrap(),
+                path_of("sh://turn_2/ls").unwrap(),
+                path_of("b.txt").unwrap(),
+            ),
+            (
+                "set://turn_2/a.txt".to_owned(),
+                "set://turn_2/a.txt".to_owned(),
+                "sh://turn_2/ls".to_owned(),
+                "rm://turn_3/b.txt".to_owned(),
+            )
+        );
+        assert_eq!(pending[0].label, "edit a.txt");
+        let refusal = |name: &str| {
+            let f = named("r", name, &pending).unwrap_err();
+            (f.exit, f.message, f.hint)
+        };
+        assert_eq!(
+            refusal("f.txt"),
+            (
+                Exit::Refused,
+                "no pending proposal of run r is f.txt or acts on it; nothing was resolved"
+                    .to_owned(),
+                Some(
+                    "pending: set://turn_2/a.txt (edit a.txt), sh://turn_2/ls (sh ls -l), \
+                     rm://turn_3/b.txt (rm b.txt), mv://turn_3/known%3A%2F%2Fx (mv known://x)"
+                        .to_owned()
+                )
+            )
+        );
+        for inexact in ["./a.txt", "A.txt", "a", "ls -l", "known://x"] {
+            assert_eq!(refusal(inexact).0, Exit::Refused, "{inexact}");
+        }
+        assert_eq!(
+            refusal("c.txt"),
+            (
+                Exit::Refused,
+                "2 pending proposals of run r act on c.txt; nothing was resolved".to_owned(),
+                Some(
+                    "name one by its path: rm://turn_3/b.txt (rm b.txt), \
+                     mv://turn_3/known%3A%2F%2Fx (mv known://x)"
+                        .to_owned()
+                )
+            )
+        );
+        let none = named("r", "a.txt", &[]).unwrap_err();
+        assert_eq!(
+            (none.exit, none.message, none.hint),
+            (
+                Exit::Refused,
+                "run r has no pending proposal (nothing is a.txt); nothing was resolved".to_owned(),
+                None
             )
         );
     }

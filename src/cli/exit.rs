@@ -13,7 +13,8 @@ pub enum Exit {
     Usage = 2,
     /// 3: the server could not be reached, or the connection was lost for good.
     Connection = 3,
-    /// 4: the server refused a call (no such run, a name taken, …).
+    /// 4: the server refused a call (no such run, a name taken, …), or no pending proposal
+    /// matches what `approve` or `reject` was given.
     Refused = 4,
     /// 5: the run failed (500).
     RunFailed = 5,
@@ -60,7 +61,8 @@ Exit codes:
     1    failed on this side (I/O, a local server that could not start)
     2    usage error (unknown command, flag or argument)
     3    the server cannot be reached, or the connection was lost
-    4    the server refused a call (no such run or project, a name taken, ...)
+    4    the server refused a call (no such run or project, a name taken, ...), or
+         no pending proposal matches what approve or reject was given
     5    the run failed (500)
     6    the run was abandoned going round in circles (508)
     7    the run's context was full (413)

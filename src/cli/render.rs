@@ -3,22 +3,46 @@
 
 use super::view::{diff_lines, short_count, Style};
 use rummy_client::results::HistoryItem;
+use serde_json::{Map, Value};
 use std::time::Duration;
 
 /// What a command acted on: its path, command or question, else its entry's path.
 pub fn target(item: &HistoryItem) -> String {
+    target_of(&item.path, &item.attributes)
+}
+
+/// [`target`] of an entry at `path` with `attributes` (a history item's, or `getEntries`').
+pub fn target_of(path: &str, attributes: &Map<String, Value>) -> String {
     for key in ["path", "command", "question"] {
-        if let Some(value) = item.attr(key) {
+        if let Some(value) = attributes.get(key).and_then(Value::as_str) {
             return value.to_owned();
         }
     }
-    let after_turn = item
-        .path
+    let after_turn = path
         .split_once("://turn_")
         .and_then(|(_, rest)| rest.split_once('/'))
-        .map_or(item.path.as_str(), |(_, target)| target);
+        .map_or(path, |(_, target)| target);
     // The server escapes targets in paths.
     rummy_core::path::decode_component(after_turn)
+}
+
+/// The project files a proposal with `attributes` acts on: an edit's file, the file a copy or
+/// a move writes (and the file a move takes away), the files a removal removes. A command or a
+/// question acts on none.
+pub fn proposal_files(attributes: &Map<String, Value>) -> Vec<String> {
+    let mut files = Vec::new();
+    for key in ["path", "to", "from"] {
+        if let Some(value) = attributes.get(key).and_then(Value::as_str) {
+            files.push(value.to_owned());
+        }
+    }
+    if let Some(paths) = attributes.get("paths").and_then(Value::as_array) {
+        files.extend(paths.iter().filter_map(Value::as_str).map(str::to_owned));
+    }
+    // A copy or a move from an entry (`known://…`) takes no file.
+    files.retain(|f| !f.contains("://"));
+    files.dedup();
+    files
 }
 
 /// One line for a command the model ran, with its outcome.

@@ -3,7 +3,7 @@
 //! exit codes asserted. The terminal view is checked under a pseudo-terminal (`script`).
 
 use crate::support::process::ServerProcess;
-use crate::support::{wait_status, TestServer, WAIT};
+use crate::support::{entry, wait_status, TestServer, WAIT};
 use pretty_assertions::assert_eq;
 use rummy_testkit::{Gate, Reply, RpcClient};
 use serde_json::{json, Value};
@@ -443,6 +443,193 @@ async fn runs_show_reject_approve_and_cancel_from_another_process() {
     assert_eq!(stdout(&cancel).trim(), "run other cancelled");
     let requests = server.provider.chat_requests();
     assert!(requests[1].body.to_string().contains("not yet"));
+    server.stop().await;
+}
+
+/// A client bound to `dir`'s project (named as the CLI names it), with run `alias` started in
+/// act mode and waiting on its first proposal; with that proposal's path.
+async fn waiting_on_a_proposal(url: &str, dir: &Path, alias: &str) -> (RpcClient, String) {
+    let mut client = RpcClient::connect(url).await.unwrap();
+    let root = dir.canonicalize().unwrap().display().to_string();
+    client
+        .call(
+            "rummy/hello",
+            json!({"name": name_of(dir), "projectRoot": root}),
+        )
+        .await
+        .unwrap();
+    client
+        .call("set", json!({"path": format!("run://{alias}"), "body": "Edit a.txt", "attributes": {"model": "fast", "mode": "act"}}))
+        .await
+        .unwrap();
+    let proposed = client
+        .next_notification("run/proposal", WAIT)
+        .await
+        .unwrap();
+    let path = proposed["proposed"][0]["path"].as_str().unwrap().to_owned();
+    (client, path)
+}
+
+/// `a.txt`'s entry in run `run` and the proposal's: (body, state) and state.
+async fn file_and_proposal(client: &mut RpcClient, run: &str, proposal: &str) -> (Value, Value) {
+    let file = entry(client, run, "a.txt")
+        .await
+        .expect("a.txt is an entry");
+    let proposal = entry(client, run, proposal).await.expect("the proposal");
+    (
+        json!([file["body"], file["state"]]),
+        proposal["state"].clone(),
+    )
+}
+
+/// `reject RUN a.txt` — the file name `rummy show` labels the proposal with (`edit a.txt`) —
+/// rejects that proposal: it says which, the proposal is cancelled, the model reads the reason,
+/// and the file's entry keeps the disk's content (it once took the reason as its body, in state
+/// cancelled, and the file read as that text until it changed on disk).
+#[actix_rt::test]
+async fn reject_by_the_file_name_rejects_its_proposal() {
+    let server = TestServer::start().await;
+    server.provider.push(Reply::content(EDIT_A));
+    server.provider.push(Reply::content(DONE));
+    let dir = project();
+    let url = server.url();
+    let (mut client, path) = waiting_on_a_proposal(&url, dir.path(), "named").await;
+
+    let reject = rummy(
+        dir.path(),
+        Some(&url),
+        &["reject", "named", "a.txt", "--reason", "keep the old word"],
+        &[],
+        "",
+    )
+    .await;
+    wait_status(&mut client, "named", 200).await;
+
+    assert_eq!(
+        (code(&reject), stdout(&reject).trim().to_owned()),
+        (0, format!("{path}: cancelled")),
+        "{}",
+        stderr(&reject)
+    );
+    assert_eq!(
+        file_and_proposal(&mut client, "named", &path).await,
+        (json!(["old\n", "resolved"]), json!("cancelled"))
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("a.txt")).unwrap(),
+        "old\n"
+    );
+    let requests = server.provider.chat_requests();
+    assert_eq!(requests.len(), 2);
+    assert!(
+        requests[1].body.to_string().contains("keep the old word"),
+        "{}",
+        requests[1].body
+    );
+    server.stop().await;
+}
+
+/// `approve` and `reject` given a name no pending proposal has (a file nothing acts on, or the
+/// proposal once it is resolved) resolve nothing: exit 4 with a message on stderr naming the
+/// run and what is pending, and the proposal, the file's entry and the disk stay as they were.
+/// Named by its file, the proposal is then accepted.
+#[actix_rt::test]
+async fn approve_by_a_name_that_matches_nothing_exits_4_and_changes_nothing() {
+    let server = TestServer::start().await;
+    server.provider.push(Reply::content(EDIT_A));
+    server.provider.push(Reply::content(DONE));
+    let dir = project();
+    let url = server.url();
+    let (mut client, path) = waiting_on_a_proposal(&url, dir.path(), "named").await;
+
+    let approve = rummy(
+        dir.path(),
+        Some(&url),
+        &["approve", "named", "b.txt"],
+        &[],
+        "",
+    )
+    .await;
+    let partly = rummy(
+        dir.path(),
+        Some(&url),
+        &["approve", "named", "a.txt", "./a.txt"],
+        &[],
+        "",
+    )
+    .await;
+    let reject = rummy(
+        dir.path(),
+        Some(&url),
+        &["reject", "named", "b.txt", "--reason", "no"],
+        &[],
+        "",
+    )
+    .await;
+
+    assert_eq!([&approve, &partly, &reject].map(code), [4, 4, 4]);
+    assert_eq!(
+        [&approve, &partly, &reject].map(stdout),
+        ["", "", ""].map(str::to_owned)
+    );
+    assert_eq!(
+        stderr(&approve),
+        format!(
+            "rummy: no pending proposal of run named is b.txt or acts on it; nothing was resolved\n  pending: {path} (edit a.txt)\n"
+        )
+    );
+    assert!(
+        stderr(&partly).contains("is ./a.txt or acts on it"),
+        "{}",
+        stderr(&partly)
+    );
+    assert!(
+        stderr(&reject).contains("of run named is b.txt"),
+        "{}",
+        stderr(&reject)
+    );
+    assert_eq!(
+        file_and_proposal(&mut client, "named", &path).await,
+        (json!(["old\n", "resolved"]), json!("proposed"))
+    );
+    assert_eq!(server.provider.chat_requests().len(), 1);
+
+    let by_file = rummy(
+        dir.path(),
+        Some(&url),
+        &["approve", "named", "a.txt"],
+        &[],
+        "",
+    )
+    .await;
+    wait_status(&mut client, "named", 200).await;
+    let again = rummy(
+        dir.path(),
+        Some(&url),
+        &["approve", "named", "a.txt"],
+        &[],
+        "",
+    )
+    .await;
+
+    assert_eq!(
+        (code(&by_file), stdout(&by_file).trim().to_owned()),
+        (0, format!("{path}: resolved")),
+        "{}",
+        stderr(&by_file)
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("a.txt")).unwrap(),
+        "new\n"
+    );
+    assert_eq!(
+        (code(&again), stderr(&again)),
+        (
+            4,
+            "rummy: run named has no pending proposal (nothing is a.txt); nothing was resolved\n"
+                .to_owned()
+        )
+    );
     server.stop().await;
 }
 

@@ -16,6 +16,7 @@ mod docs;
 mod doctor;
 mod entries;
 mod fair;
+mod file_entries;
 mod healing;
 mod history;
 mod hostile;

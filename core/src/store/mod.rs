@@ -44,7 +44,7 @@ use thiserror::Error;
 ///
 /// The caller reacts by kind, never by text: the session maps each variant to one wire error
 /// (`rummy_actors::errors`), a turn ends its loop 500 with the message as its `error://` entry,
-/// start-up gives up. Only `Permission`, `NotFound`, `Conflict`, `Invalid` and `TooLarge` are
+/// start-up gives up. Only `Permission`, `Refused`, `NotFound`, `Conflict`, `Invalid` and `TooLarge` are
 /// the client's doing and reach it with their message; every other variant is the server's
 /// failure: logged, and answered -32603 with no detail.
 #[derive(Debug, Error)]
@@ -93,6 +93,10 @@ pub enum StoreError {
         /// The tiers that may.
         allowed: String,
     },
+    /// The writer may write the scheme but not this change of it (-32003): a client's change
+    /// of a project file's body or state. The message says what is refused and why.
+    #[error("{0}")]
+    Refused(String),
     /// The named thing does not exist (-32004).
     #[error("{0}")]
     NotFound(String),

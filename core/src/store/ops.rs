@@ -2,7 +2,9 @@
 //!
 //! Every operation checks the writer's tier against the scheme of each entry
 //! it touches — for body, state, visibility and attribute changes alike — and
-//! takes a new view revision for each change so `run/state` pushes see it.
+//! takes a new view revision for each change so `run/state` pushes see it. A client may not
+//! change a project file's body or state at all ([`check_file_change`]): files change on
+//! disk and through accepted proposals.
 //! Patterns and body filters are hedberg patterns evaluated in SQL
 //! (`hedmatch`, `hedsearch`, registered on every connection).
 
@@ -78,6 +80,26 @@ pub fn check_writer(path: &str, writer: Writer) -> Result<(), StoreError> {
     entries::admitted(path, scheme_of(path).as_deref(), writer).map(|_| ())
 }
 
+/// Whether `path` (normalised) is a project file's entry: a bare project path, no scheme.
+pub fn is_file(path: &str) -> bool {
+    scheme_of(path).is_none()
+}
+
+/// Fails when a client would change the body or state of a project file's entry. A file's
+/// content follows the disk and changes through accepted proposals: a body or state a client
+/// wrote would be what every later run reads as the file (and its edits would fail 409 until
+/// the file changed on disk). A client resolves a proposal by the proposal's own path.
+pub fn check_file_change(path: &str, writer: Writer) -> Result<(), StoreError> {
+    if writer != Writer::Client || !is_file(path) {
+        return Ok(());
+    }
+    Err(StoreError::Refused(format!(
+        "permission denied: a client may not change the body or state of {path}, a project \
+         file: files change on disk and through accepted proposals (to accept or reject a \
+         proposal, set the proposal's own path to resolved or cancelled)"
+    )))
+}
+
 fn clean(path: &str) -> Result<String, StoreError> {
     normalize(path).map_err(|err| StoreError::Invalid(err.to_string()))
 }
@@ -148,6 +170,9 @@ pub fn change_view(
 ) -> Result<(), StoreError> {
     let now = op.at.now;
     check_writer(&row.path, op.writer)?;
+    if change.state.is_some() {
+        check_file_change(&row.path, op.writer)?;
+    }
     let rev = runs::take_rev(conn, op.run.run_id)?;
     let state = change.state.unwrap_or(row.state);
     let outcome = match change.state {
@@ -219,6 +244,7 @@ pub fn write_content(
 ) -> Result<String, StoreError> {
     let (run, writer, at) = (op.run, op.writer, op.at);
     let path = clean(&w.path)?;
+    check_file_change(&path, writer)?;
     let current = entries::by_path(conn, run.run_id, &path)?;
     let body = match (&current, w.append) {
         (Some(row), true) => format!("{}{}", row.body, w.body),

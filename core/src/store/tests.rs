@@ -3,7 +3,7 @@
 use super::testing::memory;
 use super::*;
 use crate::db::Db;
-use crate::entry::{Visibility, Writer};
+use crate::entry::{State, Visibility, Writer};
 use crate::ids::{ProjectId, RunId};
 use crate::run::{Mode, RunStatus};
 use crate::schema as t;
@@ -489,6 +489,88 @@ fn writer_tiers_are_enforced() {
         write_entry(&mut conn, rr, "nosuch://x", "x", Writer::System),
         Err(StoreError::Invalid(_))
     ));
+}
+
+/// A client may not change a project file's body or state (its content follows the disk and
+/// accepted proposals): a write, a state change and a copy onto it are refused and the entry
+/// stays as it was; its visibility and a `known://` entry's state are still the client's, and
+/// the tiers above (the server's own writes) are not affected.
+#[test]
+fn a_client_may_not_change_a_files_body_or_state() {
+    let mut conn = memory();
+    let rr = run_w(&mut conn);
+    write_entry(&mut conn, rr, "f.txt", "real\n", Writer::System).unwrap();
+    write_entry(&mut conn, rr, "known://k", "fact", Writer::Model).unwrap();
+    let op = |writer| ops::Op {
+        run: rr,
+        writer,
+        max_entry_tokens: 1000,
+        at: entries::WriteCtx {
+            divisor: 4,
+            now: NOW,
+        },
+    };
+    let client = op(Writer::Client);
+    let content = |path: &str, state| ops::ContentWrite {
+        path: path.to_owned(),
+        body: "the reason".to_owned(),
+        append: false,
+        state,
+        outcome: None,
+        visibility: None,
+        attributes: None,
+    };
+    let state = |state| ops::ViewChange {
+        state: Some(state),
+        ..ops::ViewChange::default()
+    };
+    let row = ops::exact(&mut conn, rr.run_id, "f.txt").unwrap();
+
+    let refused = [
+        ops::write_content(
+            &mut conn,
+            &client,
+            &content("f.txt", Some(State::Cancelled)),
+            1,
+        ),
+        ops::write_content(&mut conn, &client, &content("./new.txt", None), 1),
+        ops::change_view(&mut conn, &client, &row, &state(State::Cancelled))
+            .map(|()| String::new()),
+        ops::cp(&mut conn, &client, "known://k", "f.txt", None),
+    ];
+
+    for result in refused {
+        match result {
+            Err(StoreError::Refused(message)) => assert!(
+                message.contains("may not change the body or state of")
+                    && message.contains(".txt, a project file"),
+                "{message}"
+            ),
+            other => panic!("expected a refusal, got {other:?}"),
+        }
+    }
+    let after = ops::exact(&mut conn, rr.run_id, "f.txt").unwrap();
+    assert_eq!(
+        (after.body.as_str(), after.state),
+        ("real\n", State::Resolved)
+    );
+    assert!(entries::by_path(&mut conn, rr.run_id, "new.txt")
+        .unwrap()
+        .is_none());
+    let summarize = ops::ViewChange {
+        visibility: Some(Visibility::Summarized),
+        ..ops::ViewChange::default()
+    };
+    ops::change_view(&mut conn, &client, &after, &summarize).unwrap();
+    let fact = ops::exact(&mut conn, rr.run_id, "known://k").unwrap();
+    ops::change_view(&mut conn, &client, &fact, &state(State::Failed)).unwrap();
+    ops::change_view(
+        &mut conn,
+        &op(Writer::System),
+        &after,
+        &state(State::Failed),
+    )
+    .unwrap();
 }
 
 /// Rewriting an entry updates body, hash, tokens and write_count; each write takes a new revision.

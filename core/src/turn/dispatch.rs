@@ -127,6 +127,7 @@ fn act(
 fn refusal_of(e: StoreError) -> Result<(&'static str, String), StoreError> {
     match e {
         e @ StoreError::Permission { .. } => Ok(("permission", e.to_string())),
+        StoreError::Refused(reason) => Ok(("permission", reason)),
         StoreError::Invalid(reason) => Ok(("validation", reason)),
         StoreError::NotFound(reason) => Ok(("not_found", reason)),
         StoreError::Conflict(reason) => Ok(("conflict", reason)),

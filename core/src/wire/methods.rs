@@ -338,7 +338,7 @@ pub const GET_ENTRIES: MethodSpec = MethodSpec {
 /// `set`.
 pub const SET: MethodSpec = MethodSpec {
     name: "set",
-    description: "Writes an entry (body, append, state, visibility, attribute merge; with pattern or bodyFilter on every match); answers {ok, path} (or {ok, count}). A known:// body over RUMMY_MAX_ENTRY_TOKENS is refused -32007. On a proposal's path, state resolves it (resolved accept, cancelled reject, failed error; body = output or reason); answers {ok, path, state, outcome}. On run://<alias>: start (body + attributes.model; attributes.fork to fork), continue (body; attributes change the run's settings first), inject (attributes.inject), configure (attributes only) or cancel (state: cancelled); answers {ok, alias} at once.",
+    description: "Writes an entry (body, append, state, visibility, attribute merge; with pattern or bodyFilter on every match); answers {ok, path} (or {ok, count}). A known:// body over RUMMY_MAX_ENTRY_TOKENS is refused -32007; a project file's body or state is refused -32003 (files change on disk and through accepted proposals). On a proposal's path, state resolves it (resolved accept, cancelled reject, failed error; body = output or reason); answers {ok, path, state, outcome}. On run://<alias>: start (body + attributes.model; attributes.fork to fork), continue (body; attributes change the run's settings first), inject (attributes.inject), configure (attributes only) or cancel (state: cancelled); answers {ok, alias} at once.",
     params: &[
         p("run", "string", false, "run alias (on run:// paths only the same alias, or absent)"),
         p("path", "string", true, "entry path, a pattern with pattern: true, or run://<alias> (run:// alone: the server names the run)"),

@@ -1,5 +1,8 @@
 //! A run's entries: `getEntries`, `set` (on an entry, or every match of a pattern; on a pending
-//! proposal's path it resolves it), `get`, `rm`, `cp`, `mv` and `update`.
+//! proposal's path it resolves it), `get`, `rm`, `cp`, `mv` and `update`. A project file's
+//! body or state is never a client's to change (-32003, [`ops::check_file_change`]): a write,
+//! a state, a pattern's match or a copy onto it is refused, so the entry keeps the disk's
+//! content; a proposal on the file is resolved by the proposal's own path.
 
 use super::runs;
 use crate::errors::Error;
@@ -400,7 +403,8 @@ async fn set_shared_question(
 }
 
 /// `set {state}` on a pending proposal resolves it: resolved = accept, cancelled = reject,
-/// failed = error. `None` when the path holds no proposal (an ordinary entry's state is set).
+/// failed = error. `None` when the path holds no proposal (an ordinary entry's state is set;
+/// a project file's is refused).
 async fn resolve_if_proposed(
     call: &Call,
     alias: &str,
