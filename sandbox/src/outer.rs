@@ -8,7 +8,7 @@ use crate::report::{LayerName, Report};
 use crate::spec::{Network, Spec};
 use crate::{HELPER_ARG, NOTE_PREFIX, SETUP_FAILED};
 use rustix::process::Signal;
-use rustix::thread::UnshareFlags;
+use rustix::thread::{CapabilitySet, CapabilitySets, UnshareFlags};
 use std::io::{Read, Write};
 use std::os::unix::process::ExitStatusExt;
 use std::process::{Command, ExitCode, Stdio};
@@ -74,6 +74,7 @@ fn confine(spec: &Spec) -> Result<ExitCode, String> {
     })?;
     if !root {
         map_ids()?;
+        keep_capabilities_across_exec()?;
     }
 
     let mut child = Command::new("/proc/self/exe")
@@ -154,6 +155,30 @@ fn map_ids() -> Result<(), String> {
         .map_err(|e| format!("cannot map the uid: {e}"))?;
     std::fs::write("/proc/self/gid_map", format!("{gid} {gid} 1"))
         .map_err(|e| format!("cannot map the gid: {e}"))?;
+    Ok(())
+}
+
+/// Makes the capabilities the new user namespace gave stage 1 ambient, so that stage 2 (an
+/// exec, as the same non-root uid) still has them to build its root; stage 2 drops them all
+/// before the command starts.
+fn keep_capabilities_across_exec() -> Result<(), String> {
+    let sets = rustix::thread::capabilities(None)
+        .map_err(|e| format!("cannot read the capabilities: {e}"))?;
+    rustix::thread::set_capabilities(
+        None,
+        CapabilitySets {
+            inheritable: sets.permitted,
+            ..sets
+        },
+    )
+    .map_err(|e| format!("cannot make the capabilities inheritable: {e}"))?;
+    for bit in 0..64 {
+        let cap = CapabilitySet::from_bits_retain(1 << bit);
+        if sets.permitted.contains(cap) {
+            rustix::thread::configure_capability_in_ambient_set(cap, true)
+                .map_err(|e| format!("cannot keep capability {bit}: {e}"))?;
+        }
+    }
     Ok(())
 }
 

@@ -35,6 +35,7 @@ mod providers;
 mod registry;
 mod restart;
 mod runs;
+mod sandbox;
 mod search;
 mod session_state;
 mod shutdown;

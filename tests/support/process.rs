@@ -26,7 +26,22 @@ impl ServerProcess {
     /// ([`super::database::vars`]), only `vars` besides in its environment and stderr to
     /// `stderr`, and waits for its start-up line.
     pub fn start(home: &Path, vars: &[(&str, &str)], stderr: Stdio) -> ServerProcess {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_rummy"))
+        Self::start_as(home, vars, stderr, None)
+    }
+
+    /// [`ServerProcess::start`], as user and group `ids` when given (the test runs as root).
+    pub fn start_as(
+        home: &Path,
+        vars: &[(&str, &str)],
+        stderr: Stdio,
+        ids: Option<(u32, u32)>,
+    ) -> ServerProcess {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_rummy"));
+        if let Some((uid, gid)) = ids {
+            use std::os::unix::process::CommandExt;
+            command.uid(uid).gid(gid);
+        }
+        let mut child = command
             .arg("serve")
             .env_clear()
             .env("PORT", "0")

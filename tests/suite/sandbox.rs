@@ -1,0 +1,344 @@
+//! The command sandbox against every escape a member could try from an accepted command, on
+//! the real binary, with the server running as root and as an unprivileged user: another
+//! project's root, the server's home and database, the server's environment through /proc,
+//! signals and ptrace to the server, processes that outlive the command, a write from `env`,
+//! the server's port (network off, and on), a fork bomb, and an allocation past the limit.
+//!
+//! A machine where a sandbox cannot be made (a user namespace refused, no Landlock) or a
+//! variant cannot run (not root) skips with one line, unless `RUMMY_REQUIRE_SANDBOX=1` (as
+//! `.ci/run` sets): then it fails.
+
+use crate::support::process::ServerProcess;
+use crate::support::procs::{marked, unique_sleep};
+use crate::support::{self, accept, wait_status, WAIT};
+use pretty_assertions::assert_eq;
+use rummy_testkit::{FakeProvider, Reply, RpcClient};
+use serde_json::json;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+use tempfile::TempDir;
+
+/// The provider key the server holds: no command may see it.
+const KEY: &str = "sk-sandbox-secret";
+
+/// The unprivileged user the second variant runs the server as.
+const NOBODY: (u32, u32) = (65534, 65534);
+
+/// Whether a sandbox test that cannot run must fail instead of skipping.
+fn required() -> bool {
+    std::env::var("RUMMY_REQUIRE_SANDBOX").is_ok_and(|v| v == "1")
+}
+
+/// Skips (one line) or, when the sandbox is required, fails.
+fn skip(why: &str) {
+    assert!(!required(), "RUMMY_REQUIRE_SANDBOX=1 but {why}");
+    eprintln!("SKIPPED sandbox: {why}");
+}
+
+/// A server (the real binary) with a project and another project's root beside it.
+struct Fixture {
+    server: ServerProcess,
+    provider: FakeProvider,
+    home: TempDir,
+    project: TempDir,
+    other: TempDir,
+    runs: usize,
+}
+
+impl Fixture {
+    /// Starts the server as `ids` (root when `None`) with `vars` besides the model's.
+    fn start(ids: Option<(u32, u32)>, vars: &[(&str, &str)]) -> Fixture {
+        let provider = FakeProvider::start().unwrap();
+        let home = TempDir::new().unwrap();
+        let project = TempDir::new().unwrap();
+        let other = TempDir::new().unwrap();
+        std::fs::write(
+            other.path().join("secret.txt"),
+            "another project's secret\n",
+        )
+        .unwrap();
+        std::fs::write(project.path().join("f.txt"), "mine\n").unwrap();
+        if let Some((uid, gid)) = ids {
+            for dir in [home.path(), project.path()] {
+                std::os::unix::fs::chown(dir, Some(uid), Some(gid)).unwrap();
+            }
+            std::os::unix::fs::chown(project.path().join("f.txt"), Some(uid), Some(gid)).unwrap();
+        }
+        // The other project is readable to anyone on the host: only the sandbox keeps it out.
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(other.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+        let base_url = provider.base_url();
+        let mut all = vec![
+            ("OPENAI_BASE_URL", base_url.as_str()),
+            ("OPENAI_API_KEY", KEY),
+            ("RUMMY_MODEL_fast", "openai/fake-model"),
+            ("RUMMY_LOG", "info"),
+        ];
+        all.extend_from_slice(vars);
+        let log = std::fs::File::create(home.path().join("server.log")).unwrap();
+        if let Some((uid, gid)) = ids {
+            std::os::unix::fs::chown(home.path().join("server.log"), Some(uid), Some(gid)).unwrap();
+        }
+        let server = ServerProcess::start_as(home.path(), &all, Stdio::from(log), ids);
+        Fixture {
+            server,
+            provider,
+            home,
+            project,
+            other,
+            runs: 0,
+        }
+    }
+
+    /// The server's log so far.
+    fn log(&self) -> String {
+        std::fs::read_to_string(self.home.path().join("server.log")).unwrap_or_default()
+    }
+
+    /// Whether the server could make a sandbox (its start-up log says so).
+    fn confined(&self) -> bool {
+        let deadline = Instant::now() + Duration::from_secs(5);
+        loop {
+            let log = self.log();
+            if log.contains("accepted commands run in a sandbox") {
+                return true;
+            }
+            if log.contains("runs no accepted command itself") || Instant::now() > deadline {
+                return false;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// The project root (its real path).
+    fn root(&self) -> PathBuf {
+        self.project.path().canonicalize().unwrap()
+    }
+
+    /// Runs `tag` (`<sh>…</sh>` or `<env>…</env>`) as the model's proposal in a new act run,
+    /// accepts it, and answers (stdout, stderr) once the loop ended.
+    async fn run(&mut self, tag: &str) -> (String, String) {
+        self.runs += 1;
+        let run = format!("esc{}", self.runs);
+        self.provider.push(Reply::content(format!(
+            "{tag}\n<update status=\"102\">running it</update>"
+        )));
+        self.provider
+            .push(Reply::content("<update status=\"200\">done</update>"));
+        let mut client = RpcClient::connect(&format!("ws://127.0.0.1:{}/", self.server.port))
+            .await
+            .unwrap();
+        client.set_timeout(WAIT);
+        client
+            .call(
+                "rummy/hello",
+                json!({ "name": "escapes", "projectRoot": self.root().display().to_string() }),
+            )
+            .await
+            .unwrap();
+        client
+            .call(
+                "set",
+                json!({ "path": format!("run://{run}"), "body": "Try it", "attributes": { "model": "fast", "mode": "act" } }),
+            )
+            .await
+            .unwrap();
+        let proposed = match client.next_notification("run/proposal", WAIT).await {
+            Ok(p) => p["proposed"][0]["path"].as_str().unwrap().to_owned(),
+            Err(e) => {
+                let run = client.call("getRun", json!({ "run": run })).await;
+                panic!(
+                    "no proposal ({e:?}): {run:?}\nthe server's log:\n{}",
+                    self.log()
+                );
+            }
+        };
+        accept(&mut client, &run, &proposed).await;
+        wait_status(&mut client, &run, 200).await;
+        let out = support::entry(&mut client, &run, &format!("{proposed}_1")).await;
+        let err = support::entry(&mut client, &run, &format!("{proposed}_2")).await;
+        let text = |e: Option<serde_json::Value>| {
+            e.and_then(|e| e["body"].as_str().map(str::to_owned))
+                .unwrap_or_default()
+        };
+        (text(out), text(err))
+    }
+}
+
+/// The `ptrace(2)` syscall number of this architecture.
+fn ptrace_number() -> u32 {
+    if cfg!(target_arch = "aarch64") {
+        117
+    } else {
+        101
+    }
+}
+
+/// Every escape, tried from accepted commands of a server running as `ids`; each refused.
+async fn every_escape_is_refused(ids: Option<(u32, u32)>) {
+    let mut f = Fixture::start(
+        ids,
+        &[
+            ("RUMMY_COMMAND_PIDS", "64"),
+            ("RUMMY_COMMAND_MEMORY", "256M"),
+        ],
+    );
+    if !f.confined() {
+        skip(&format!(
+            "this machine gives the server (as {}) no sandbox:\n{}",
+            if ids.is_some() { "nobody" } else { "root" },
+            f.log()
+        ));
+        return;
+    }
+    let other = f.other.path().canonicalize().unwrap();
+    let home = f.home.path().canonicalize().unwrap();
+    let server_pid = f.server.child.id();
+    let port = f.server.port;
+    let tries = [
+        ("another project's file", format!("cat {}/secret.txt", other.display())),
+        ("another project's root", format!("ls {}", other.display())),
+        ("the server's home", format!("ls {}", home.display())),
+        ("the database", format!("cat {}/rummy.db", home.display())),
+        ("a write to the database", format!("echo x >> {}/rummy.db", home.display())),
+        ("the server's environment", format!("cat /proc/{server_pid}/environ /proc/*/environ | grep -q {KEY}")),
+        ("a signal to the server", format!("kill -0 {server_pid}")),
+        ("ptrace of the server", format!("perl -e 'syscall({}, 16, {server_pid}, 0, 0) == 0 or exit 1'", ptrace_number())),
+        ("the server's port", format!("perl -MIO::Socket::INET -e 'IO::Socket::INET->new(PeerAddr => \"127.0.0.1:{port}\", Timeout => 3) or exit 1'")),
+        ("the host's /home", "ls /home".to_owned()),
+        ("the host's /run", "ls /run".to_owned()),
+    ];
+    // One attempt per command: a command is at most 512 characters.
+    for chunk in tries.chunks(1) {
+        let script: String = chunk
+            .iter()
+            .map(|(label, attempt)| {
+                format!("if ( {attempt} ) >/dev/null 2>&1; then echo \"{label}: ESCAPED\"; else echo \"{label}: refused\"; fi; ")
+            })
+            .collect::<String>()
+            + "kill -9 -1; echo 'killed what it could'";
+        let (out, _) = f.run(&format!("<sh>{script}</sh>")).await;
+        let expected: String = chunk
+            .iter()
+            .map(|(label, _)| format!("{label}: refused\n"))
+            .collect::<String>()
+            + "killed what it could\n";
+        assert_eq!(out, expected);
+    }
+    assert_eq!(f.server.child.try_wait().unwrap(), None, "the server died");
+
+    // Nothing outlives the command: not a setsid child, not a double fork.
+    let marks = [unique_sleep(), unique_sleep(), unique_sleep()];
+    let (out, _) = f
+        .run(&format!(
+            "<sh>setsid sleep {} & (sleep {} &) ; sh -c 'sleep {} &'; echo started</sh>",
+            marks[0], marks[1], marks[2]
+        ))
+        .await;
+    assert_eq!(out, "started\n");
+    let deadline = Instant::now() + Duration::from_secs(3);
+    let left = |m: &u64| !marked(&format!("sleep {m}")).is_empty();
+    while marks.iter().any(left) && Instant::now() < deadline {
+        actix_rt::time::sleep(Duration::from_millis(20)).await;
+    }
+    let survivors: Vec<&u64> = marks.iter().filter(|m| left(m)).collect();
+    assert_eq!(survivors, Vec::<&u64>::new(), "outlived their command");
+
+    // `env` writes nowhere but its private /tmp, in act mode too.
+    let (out, _) = f
+        .run("<env>echo x > written.txt && echo wrote; echo y > /tmp/t && cat /tmp/t</env>")
+        .await;
+    assert_eq!(out, "y\n");
+    assert!(!f.root().join("written.txt").exists());
+
+    // A fork bomb stops at the process limit (64): of 200 background processes asked for,
+    // fewer than 64 start (the shell and the sandbox's init count too) before a fork fails;
+    // the command goes on, and the server stays up.
+    let (out, _) = f
+        .run("<sh>(i=0; while [ $i -lt 200 ]; do sleep 30 & i=$((i+1)); echo $i > started; done) 2>/dev/null; echo stopped</sh>")
+        .await;
+    assert_eq!(out, "stopped\n");
+    let started: u32 = std::fs::read_to_string(f.root().join("started"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert!((30..64).contains(&started), "{started} processes started");
+    // An allocation past the memory limit (256 MiB) fails; the server stays up.
+    let (out, _) = f
+        .run("<sh>perl -e '$x = \"a\" x (512 * 1024 * 1024); print \"allocated\\n\"' 2>/dev/null || echo refused</sh>")
+        .await;
+    assert_eq!(out, "refused\n");
+    // The project itself stays writable.
+    let (out, _) = f.run("<sh>echo more >> f.txt && cat f.txt</sh>").await;
+    assert_eq!(out, "mine\nmore\n");
+    assert_eq!(f.server.child.try_wait().unwrap(), None, "the server died");
+}
+
+/// With the server running as root, every escape from an accepted command is refused.
+#[actix_rt::test]
+async fn every_escape_is_refused_with_the_server_as_root() {
+    if !rustix_is_root() {
+        skip("the tests do not run as root");
+        return;
+    }
+    every_escape_is_refused(None).await;
+}
+
+/// With the server running as an unprivileged user, every escape is refused too.
+#[actix_rt::test]
+async fn every_escape_is_refused_with_the_server_unprivileged() {
+    if !rustix_is_root() {
+        // Already unprivileged: the server runs as this user.
+        every_escape_is_refused(None).await;
+        return;
+    }
+    if !binary_reachable_by(NOBODY) {
+        skip("the built binary is not reachable by an unprivileged user here");
+        return;
+    }
+    every_escape_is_refused(Some(NOBODY)).await;
+}
+
+/// With network on, a command still cannot connect to the host's loopback (the server's
+/// port): only the listed ports are open, and the server's is not one.
+#[actix_rt::test]
+async fn a_command_with_network_cannot_reach_the_servers_port() {
+    let mut f = Fixture::start(None, &[("RUMMY_COMMAND_NETWORK", "1")]);
+    if !f.confined() {
+        skip(&format!("no sandbox here:\n{}", f.log()));
+        return;
+    }
+    let port = f.server.port;
+    let (out, _) = f
+        .run(&format!(
+            "<sh>perl -MIO::Socket::INET -e 'IO::Socket::INET->new(PeerAddr => \"127.0.0.1:{port}\", Timeout => 3) or exit 1' && echo connected || echo refused; grep -c : /proc/net/dev</sh>"
+        ))
+        .await;
+    // Refused, and on the host's network (more interfaces than a lone loopback).
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines[0], "refused");
+    assert!(lines[1].parse::<u32>().unwrap() > 1, "{out}");
+}
+
+/// Whether this test process is root.
+fn rustix_is_root() -> bool {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines().find_map(|l| {
+                l.strip_prefix("Uid:")
+                    .map(|v| v.split_whitespace().next() == Some("0"))
+            })
+        })
+        .unwrap_or(false)
+}
+
+/// Whether user `ids` can execute the built binary (every directory above it searchable).
+fn binary_reachable_by(_ids: (u32, u32)) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    Path::new(env!("CARGO_BIN_EXE_rummy"))
+        .ancestors()
+        .all(|p| std::fs::metadata(p).is_ok_and(|m| m.permissions().mode() & 0o001 != 0))
+}
