@@ -12,6 +12,7 @@ mod memory;
 mod providers;
 mod session_state;
 mod sidecar;
+mod state;
 mod summary;
 
 pub use crate::provider::settings::{

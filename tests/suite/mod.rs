@@ -35,6 +35,7 @@ mod registry;
 mod restart;
 mod runs;
 mod search;
+mod server_state;
 mod session_state;
 mod shutdown;
 mod skills;
