@@ -18,6 +18,7 @@
 use crate::clock::now;
 use crate::services::stamps::{Begin, Ended, ProjectRoot, ScanStamps};
 use crate::services::Services;
+use rummy_core::access::server_state::ServerState;
 use rummy_core::files::sync::{sync_project, SyncReport};
 use rummy_core::files::{scan_since, Scan, ScanLimits, Stamps};
 use rummy_core::ids::ProjectId;
@@ -70,17 +71,23 @@ impl ProjectScan {
                 );
                 Ok(None)
             }
-            Begin::Scan(stamps) => Self::scan(svc.scan_stamps.clone(), key, stamps, watching)
-                .await
-                .map(Some),
+            Begin::Scan(stamps) => {
+                let known = svc.scan_stamps.clone();
+                let server = svc.config.server_state();
+                Self::scan(known, key, stamps, server, watching)
+                    .await
+                    .map(Some)
+            }
         }
     }
 
-    /// Scans `key`'s root, counted in flight by the caller.
+    /// Scans `key`'s root, counted in flight by the caller, keeping out of the server's own
+    /// state (`server`, looked up on disk as the scan begins).
     async fn scan(
         known: ScanStamps,
         key: ProjectRoot,
         stamps: Arc<Stamps>,
+        server: ServerState,
         watching: bool,
     ) -> Result<Self, StoreError> {
         let root = PathBuf::from(&key.1);
@@ -93,7 +100,8 @@ impl ProjectScan {
             settled: false,
         };
         scan.scanned = actix_rt::task::spawn_blocking(move || {
-            scan_since(&root, ScanLimits::default(), &stamps, now())
+            let server = server.on_disk();
+            scan_since(&root, ScanLimits::default(), &stamps, &server, now())
         })
         .await
         .map_err(|e| StoreError::Task(Box::new(e)))?;
@@ -137,7 +145,8 @@ impl ProjectScan {
             self.commit(false);
             let (known, key, watching) = (self.known.clone(), self.key.clone(), self.watching);
             known.begin_again(&key);
-            let (report, mut again) = Self::scan(known, key, Arc::default(), watching)
+            let server = svc.config.server_state();
+            let (report, mut again) = Self::scan(known, key, Arc::default(), server, watching)
                 .await?
                 .synced(svc)
                 .await?;

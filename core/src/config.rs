@@ -13,6 +13,7 @@ mod providers;
 mod sandbox;
 mod session_state;
 mod sidecar;
+mod state;
 mod summary;
 
 pub use crate::provider::settings::{

@@ -3,7 +3,9 @@
 //! `$RUMMY_DB_PATH`, else `$RUMMY_HOME/rummy.db`, resolved by the same [`rummy::env::load`]) —
 //! with or without a server running. SQLite's write-ahead log (PostgreSQL's snapshots) lets them
 //! read a consistent snapshot while the server writes; neither takes the server's lock nor
-//! writes to the database. A PostgreSQL database is backed up with PostgreSQL's own tools.
+//! writes to the database, which they open read-only at the file, so closing it can never
+//! remove the server's live log. A PostgreSQL database is backed up with PostgreSQL's own
+//! tools; a backup is never written inside a project's root.
 //!
 //! Why not ask the server: a backup is most wanted when the server is down or being moved, and
 //! an export of a finished run needs nothing only the server has. Like `rummy token`, they are
@@ -32,8 +34,8 @@ pub fn backup(args: &BackupArgs) -> Exit {
         }
         Err(exit) => return exit,
     };
-    // A connection that may write, since SQLite's `query_only` refuses VACUUM INTO too; all it
-    // runs is that, which only reads this database.
+    // Read-only at the file, without `query_only` (which refuses VACUUM INTO too): all it runs
+    // is that, which only reads this database.
     let mut conn = match rummy_core::store::database::open_existing(&db) {
         Ok(conn) => conn,
         Err(e @ StoreError::NotFound(_)) => {
@@ -42,6 +44,18 @@ pub fn backup(args: &BackupArgs) -> Exit {
         Err(e) => return fail(Exit::Failure, &format!("{}: {e}", db.display())),
     };
     let target = &args.path;
+    match inside_a_project(&mut conn, target) {
+        Ok(false) => {}
+        Ok(true) => {
+            let message = format!(
+                "{} is inside a project's root: a backup there would be one of the project's \
+                 files, which its runs read; write it outside every project",
+                target.display()
+            );
+            return fail(Exit::Refused, &message);
+        }
+        Err(e) => return fail(Exit::Failure, &format!("{}: {e}", db.display())),
+    }
     // Claimed atomically, so a file that appears meanwhile is not overwritten either; SQLite
     // writes into an empty file as it would into a new one.
     match std::fs::OpenOptions::new()
@@ -81,6 +95,29 @@ pub fn backup(args: &BackupArgs) -> Exit {
         target.display()
     ));
     Exit::Ok
+}
+
+/// Whether the file `target` would be (its directory's real path, then its name) inside a
+/// project's root, as the database records the roots (their real paths).
+fn inside_a_project(
+    conn: &mut rummy_core::db::Db,
+    target: &std::path::Path,
+) -> Result<bool, StoreError> {
+    let roots = rummy_core::store::projects::roots(conn)?;
+    let absolute =
+        std::env::current_dir().map_or_else(|_| target.to_path_buf(), |cwd| cwd.join(target));
+    let Some(plain) = rummy_core::access::roots::lexical(&absolute) else {
+        return Ok(false);
+    };
+    // A directory that does not exist makes the file's creation fail, saying so.
+    let real = match (
+        plain.parent().map(std::path::Path::canonicalize),
+        plain.file_name(),
+    ) {
+        (Some(Ok(dir)), Some(name)) => dir.join(name),
+        _ => plain,
+    };
+    Ok(roots.iter().any(|(_, root)| real.starts_with(root)))
 }
 
 /// Prints a run of a project as one JSON document.

@@ -37,6 +37,7 @@ mod restart;
 mod runs;
 mod sandbox;
 mod search;
+mod server_state;
 mod session_state;
 mod shutdown;
 mod skills;

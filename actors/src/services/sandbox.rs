@@ -92,20 +92,21 @@ impl Sandbox {
     pub fn start(config: &Config) -> Sandbox {
         let settings = &config.commands.sandbox;
         let helper = settings.helper.clone().unwrap_or_else(find_helper);
-        let homes = settings.homes_for(&config.home);
         let cgroups = CgroupRoot::detect();
         if let Some(root) = &cgroups {
             root.sweep(|pid| Path::new(&format!("/proc/{pid}")).exists());
         }
-        let mut hidden = vec![config.home.clone(), config.db_path.clone()];
-        for suffix in ["-wal", "-shm", "-journal", ".lock"] {
-            let mut name = config.db_path.as_os_str().to_owned();
-            name.push(suffix);
-            hidden.push(PathBuf::from(name));
-        }
-        if let Some(tls) = &config.access.tls {
-            hidden.push(tls.key.clone());
-        }
+        // The server's own state (home, database and its companions, TLS key): the one list
+        // no project root may hold, hidden from commands wherever else it lies. The command
+        // homes are bound one project at a time, so the others stay out.
+        let homes = config.command_homes();
+        let hidden: Vec<PathBuf> = config
+            .server_state()
+            .held()
+            .iter()
+            .map(|held| held.path.clone())
+            .filter(|p| *p != homes)
+            .collect();
         let hidden: Vec<PathBuf> = hidden
             .into_iter()
             .map(|p| p.canonicalize().unwrap_or(p))

@@ -7,6 +7,7 @@
 
 use rummy_bench::server::write_project;
 use rummy_bench::{report, sample};
+use rummy_core::access::server_state::StateOnDisk;
 use rummy_core::files::sync::{attach, sync_project};
 use rummy_core::files::{scan, ScanLimits};
 use rummy_core::hedberg;
@@ -76,7 +77,7 @@ fn seed(conn: &mut rummy_core::db::Db, root: &std::path::Path) -> Result<RunRef,
     sync_project(
         conn,
         p.id,
-        &scan(root, ScanLimits::default(), NOW),
+        &scan(root, ScanLimits::default(), &StateOnDisk::default(), NOW),
         WriteCtx {
             divisor: DIVISOR,
             now: NOW,

@@ -7,6 +7,7 @@
 //! alone) before anything on disk is looked at, so a refusal says nothing about paths outside
 //! it; then on the real path, after symlinks, so a link inside the bound cannot point out.
 
+use super::server_state::ServerState;
 use std::path::{Component, Path, PathBuf};
 
 /// Where project roots may be.
@@ -37,6 +38,29 @@ pub enum RootRefusal {
     /// Inside the bound, but not a directory or not readable (a `-32602`).
     #[error("{0} is not a directory")]
     NotDirectory(String),
+    /// Holds the server's own state, holds another project's root or lies inside one (a
+    /// `-32003`): says why, never which other project.
+    #[error("project root {0} is not allowed: {1}")]
+    Overlaps(String, &'static str),
+}
+
+/// Why the real path `root` may not be a project's beside the other projects' roots (real
+/// paths as stored): it is one of them, holds one, or lies inside one.
+pub fn overlap<'a>(
+    root: &Path,
+    others: impl IntoIterator<Item = &'a Path>,
+) -> Option<&'static str> {
+    others.into_iter().find_map(|other| {
+        if other == root {
+            Some("it is another project's root")
+        } else if other.starts_with(root) {
+            Some("it holds another project's root")
+        } else if root.starts_with(other) {
+            Some("it lies inside another project's root")
+        } else {
+            None
+        }
+    })
 }
 
 /// Top-level trees that are never a project root without `RUMMY_PROJECT_ROOTS`.
@@ -106,6 +130,20 @@ impl RootBound {
             return Err(RootRefusal::NotDirectory(requested.to_owned()));
         }
         Ok(real)
+    }
+
+    /// [`RootBound::resolve`], and a root that holds any of the server's own state (its home,
+    /// its database, ...) is refused, saying what it holds.
+    pub fn resolve_clear_of(
+        &self,
+        requested: &str,
+        server: &ServerState,
+    ) -> Result<PathBuf, RootRefusal> {
+        let real = self.resolve(requested)?;
+        match server.within(&real) {
+            Some(what) => Err(RootRefusal::Overlaps(requested.to_owned(), what)),
+            None => Ok(real),
+        }
     }
 }
 
@@ -206,5 +244,28 @@ mod tests {
             Err(RootRefusal::Outside(..))
         ));
         assert_eq!(system.resolve(&at("project")), Ok(project));
+    }
+
+    /// Project roots never nest: the same root, one holding another and one inside another
+    /// are refused, each for what it is; siblings and a shared prefix of names are not.
+    #[test]
+    fn project_roots_never_nest() {
+        let others = [Path::new("/srv/a"), Path::new("/srv/b/c")];
+        let table = [
+            ("/srv/a", Some("it is another project's root")),
+            ("/srv", Some("it holds another project's root")),
+            ("/srv/b", Some("it holds another project's root")),
+            ("/srv/a/x", Some("it lies inside another project's root")),
+            (
+                "/srv/b/c/d/e",
+                Some("it lies inside another project's root"),
+            ),
+            ("/srv/ab", None),
+            ("/srv/b/cd", None),
+            ("/srv/d", None),
+        ];
+        for (root, expected) in table {
+            assert_eq!(overlap(Path::new(root), others), expected, "{root}");
+        }
     }
 }

@@ -1,6 +1,7 @@
 //! Walking a project root: which files become entries, with their text and hash.
 
 use super::root::{kind_name, read_flags};
+use crate::access::server_state::StateOnDisk;
 use crate::store::entries::hex_sha256;
 use crate::time::Millis;
 use std::collections::HashMap;
@@ -74,24 +75,44 @@ pub struct Scan {
     pub dirs: Vec<PathBuf>,
 }
 
-/// Scans `root` at `now`, reading every file; a root that does not exist or is not a directory
-/// gives an empty scan.
-pub fn scan(root: &Path, limits: ScanLimits, now: Millis) -> Scan {
-    scan_since(root, limits, &Stamps::new(), now)
+/// Scans `root` at `now`, reading every file but the server's (`server`); a root that does not
+/// exist, is not a directory or is the server's gives an empty scan.
+pub fn scan(root: &Path, limits: ScanLimits, server: &StateOnDisk, now: Millis) -> Scan {
+    scan_since(root, limits, &Stamps::new(), server, now)
 }
 
 /// Scans `root` at `now`, reading only the files whose stamp differs from `known` (see
-/// [`Scan::unchanged`]); a file modified less than 2 s before `now` gets no stamp.
-pub fn scan_since(root: &Path, limits: ScanLimits, known: &Stamps, now: Millis) -> Scan {
+/// [`Scan::unchanged`]); a file modified less than 2 s before `now` gets no stamp. The server's
+/// own state (`server`: its home, database, locks, key), found under any name, is neither
+/// opened nor walked into: opening and closing a database file would drop the server's locks
+/// on it.
+pub fn scan_since(
+    root: &Path,
+    limits: ScanLimits,
+    known: &Stamps,
+    server: &StateOnDisk,
+    now: Millis,
+) -> Scan {
     let mut out = Scan::default();
     let now = now.to_system_time();
-    if !root.is_dir() {
+    let Ok(meta) = std::fs::metadata(root) else {
+        return out;
+    };
+    if !meta.is_dir() || server.holds(root, &meta) {
         return out;
     }
+    let server = server.clone();
+    // Decided from the entry's own metadata (an lstat, never an open), before the walk yields
+    // the file or goes into the directory.
     let walker = ignore::WalkBuilder::new(root)
         .follow_links(false)
         .require_git(false)
         .hidden(true)
+        .filter_entry(move |entry| {
+            entry
+                .metadata()
+                .map_or(true, |meta| !server.holds(entry.path(), &meta))
+        })
         .build();
     for entry in walker.flatten() {
         match entry.file_type() {
@@ -202,6 +223,7 @@ fn read_text(path: &Path, max: u64) -> Outcome {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::access::server_state::{Held, ServerState};
     use pretty_assertions::assert_eq;
 
     /// Text files are read; .gitignore'd, hidden, binary, oversized and symlinked files are not.
@@ -231,6 +253,7 @@ mod tests {
                 max_file_bytes: 1024,
                 max_files: 100,
             },
+            &StateOnDisk::default(),
             now(),
         );
         let paths: Vec<&str> = scan.files.iter().map(|f| f.path.as_str()).collect();
@@ -265,7 +288,12 @@ mod tests {
         .unwrap();
         let started = std::time::Instant::now();
 
-        let scan = scan(dir.path(), ScanLimits::default(), now());
+        let scan = scan(
+            dir.path(),
+            ScanLimits::default(),
+            &StateOnDisk::default(),
+            now(),
+        );
         let read = read_capped(&dir.path().join("pipe"), 1024).unwrap_err();
 
         assert!(started.elapsed() < Duration::from_secs(1));
@@ -277,6 +305,44 @@ mod tests {
         );
     }
 
+    /// The server's files are never opened or walked into, whatever they are called in the
+    /// project: a hard link to its log is skipped and a symlink to its home is not followed,
+    /// while the project's own file named like the log is read.
+    #[test]
+    fn the_servers_own_files_are_never_opened() {
+        let dir = tempfile::TempDir::new().unwrap();
+        let base = dir.path().canonicalize().unwrap();
+        let (home, root) = (base.join("home"), base.join("project"));
+        std::fs::create_dir_all(home.join("skills")).unwrap();
+        std::fs::create_dir_all(root.join("state")).unwrap();
+        std::fs::write(home.join("rummy.db-wal"), "the server's log").unwrap();
+        std::fs::write(home.join("skills/s.md"), "a skill").unwrap();
+        std::fs::hard_link(home.join("rummy.db-wal"), root.join("state/log")).unwrap();
+        std::fs::write(root.join("rummy.db-wal"), "the project's notes").unwrap();
+        std::os::unix::fs::symlink(&home, root.join("home")).unwrap();
+        let server = ServerState::new(
+            ["", "rummy.db", "rummy.db-wal"]
+                .iter()
+                .map(|name| Held {
+                    path: home.join(name),
+                    why: "it holds the server's state",
+                })
+                .collect(),
+        )
+        .on_disk();
+
+        let scanned = scan(&root, ScanLimits::default(), &server, now());
+        let read: Vec<(&str, &str)> = scanned
+            .files
+            .iter()
+            .map(|f| (f.path.as_str(), f.body.as_str()))
+            .collect();
+        assert_eq!(read, vec![("rummy.db-wal", "the project's notes")]);
+        // The whole home, walked as a root by mistake, gives nothing of itself.
+        let walked = scan(&home, ScanLimits::default(), &server, now());
+        assert_eq!(walked, Scan::default());
+    }
+
     /// A missing root scans as empty, and the file cap marks the scan incomplete.
     #[test]
     fn missing_roots_and_caps() {
@@ -284,6 +350,7 @@ mod tests {
             scan(
                 Path::new("/nonexistent/rummy/root"),
                 ScanLimits::default(),
+                &StateOnDisk::default(),
                 now()
             ),
             Scan::default()
@@ -298,6 +365,7 @@ mod tests {
                 max_file_bytes: 1024,
                 max_files: 3,
             },
+            &StateOnDisk::default(),
             now(),
         );
         assert_eq!((capped.files.len(), capped.truncated), (3, true));
@@ -329,7 +397,12 @@ mod tests {
         }
         age(&old, 60);
         age(&edited, 60);
-        let first = scan(dir.path(), ScanLimits::default(), now());
+        let first = scan(
+            dir.path(),
+            ScanLimits::default(),
+            &StateOnDisk::default(),
+            now(),
+        );
         assert_eq!(first.files.len(), 3);
         let mut remembered: Vec<&str> = first.stamps.keys().map(String::as_str).collect();
         remembered.sort_unstable();
@@ -337,7 +410,13 @@ mod tests {
 
         std::fs::write(&edited, "two!").unwrap();
         age(&edited, 30);
-        let second = scan_since(dir.path(), ScanLimits::default(), &first.stamps, now());
+        let second = scan_since(
+            dir.path(),
+            ScanLimits::default(),
+            &first.stamps,
+            &StateOnDisk::default(),
+            now(),
+        );
         let read: Vec<(&str, &str)> = second
             .files
             .iter()

@@ -41,6 +41,7 @@ pub fn sync_project(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::access::server_state::StateOnDisk;
     use crate::entry::Scope;
     use crate::files::{scan, scan_since, ScanLimits};
     use crate::ids::RunId;
@@ -92,7 +93,12 @@ mod tests {
         let dir = tempfile::TempDir::new().unwrap();
         write_old(&dir.path().join("a.txt"), "alpha");
         write_old(&dir.path().join("b.txt"), "beta");
-        let first = scan(dir.path(), ScanLimits::default(), now());
+        let first = scan(
+            dir.path(),
+            ScanLimits::default(),
+            &StateOnDisk::default(),
+            now(),
+        );
         let report = sync_project(
             &mut conn,
             p.id,
@@ -106,7 +112,13 @@ mod tests {
         assert_eq!((report.added, report.missing), (2, 0));
 
         std::fs::remove_file(dir.path().join("b.txt")).unwrap();
-        let second = scan_since(dir.path(), ScanLimits::default(), &first.stamps, now());
+        let second = scan_since(
+            dir.path(),
+            ScanLimits::default(),
+            &first.stamps,
+            &StateOnDisk::default(),
+            now(),
+        );
         assert_eq!((second.files.len(), second.unchanged.len()), (0, 1));
         let report = sync_project(
             &mut conn,
@@ -122,7 +134,13 @@ mod tests {
         assert_eq!(stored_paths(&mut conn, p.id), vec!["a.txt".to_owned()]);
 
         diesel::delete(entries::table).execute(&mut conn).unwrap();
-        let third = scan_since(dir.path(), ScanLimits::default(), &second.stamps, now());
+        let third = scan_since(
+            dir.path(),
+            ScanLimits::default(),
+            &second.stamps,
+            &StateOnDisk::default(),
+            now(),
+        );
         let report = sync_project(
             &mut conn,
             p.id,
@@ -141,7 +159,7 @@ mod tests {
         sync_project(
             conn,
             project_id,
-            &scan(root, ScanLimits::default(), now()),
+            &scan(root, ScanLimits::default(), &StateOnDisk::default(), now()),
             WriteCtx {
                 divisor: 4,
                 now: NOW,

@@ -156,10 +156,15 @@ pub fn checkpoint(conn: &mut SqliteConnection) -> Result<Checkpointed, StoreErro
     Ok(diesel::sql_query("PRAGMA wal_checkpoint(PASSIVE)").get_result(conn)?)
 }
 
-/// Opens an SQLite database that must already exist, as it is (no migration, nothing written):
-/// for the commands that read or copy it beside a running server (`rummy export`, `rummy
-/// backup`).
-/// SQLite's write-ahead log lets them read while the server writes.
+/// Opens an SQLite database that must already exist, as it is and read-only (SQLite's
+/// `mode=ro`: no migration, nothing written): for the commands that read or copy it beside a
+/// running server (`rummy export`, `rummy backup`). SQLite's write-ahead log lets them read
+/// while the server writes.
+///
+/// Read-only at the file, not only `query_only`: a connection that closes as the database's
+/// last user (as far as the locks say) checkpoints the log and removes it — and a server whose
+/// locks were lost would go on writing into the removed file. Holding the database file open
+/// for reading only, this connection can never take the lock that removal needs.
 pub fn open_existing(path: &Path) -> Result<Db, StoreError> {
     if !path.is_file() {
         return Err(StoreError::NotFound(format!(
@@ -167,9 +172,30 @@ pub fn open_existing(path: &Path) -> Result<Db, StoreError> {
             path.display()
         )));
     }
-    let mut conn = SqliteConnection::establish(path_str(path)?)?;
+    let mut conn = SqliteConnection::establish(&read_only_uri(path_str(path)?))?;
     conn.batch_execute(COMMON_PRAGMAS)?;
     Ok(Db::Sqlite(conn))
+}
+
+/// The SQLite URI that opens the file at `path` read-only: `file:` with the path's `%`, `?`
+/// and `#` escaped (SQLite decodes `%HH`; `?` and `#` would end the path), an absolute path
+/// behind an empty authority so a leading `//` is not read as a host.
+fn read_only_uri(path: &str) -> String {
+    let mut uri = String::from(if path.starts_with('/') {
+        "file://"
+    } else {
+        "file:"
+    });
+    for c in path.chars() {
+        match c {
+            '%' => uri.push_str("%25"),
+            '?' => uri.push_str("%3f"),
+            '#' => uri.push_str("%23"),
+            c => uri.push(c),
+        }
+    }
+    uri.push_str("?mode=ro");
+    uri
 }
 
 /// Opens a database that must already exist for reading only (SQLite's `PRAGMA query_only`,
@@ -281,6 +307,50 @@ mod tests {
         let done = checkpoint(&mut checkpointer).unwrap();
         assert!(done.log >= 50, "every commit stayed in the log: {done:?}");
         assert_eq!(done.checkpointed, done.log);
+    }
+
+    /// A path becomes a read-only URI whatever characters it holds.
+    #[test]
+    fn read_only_uris_escape_the_path() {
+        let table = [
+            (
+                "/var/lib/rummy/rummy.db",
+                "file:///var/lib/rummy/rummy.db?mode=ro",
+            ),
+            ("//srv/r.db", "file:////srv/r.db?mode=ro"),
+            ("data/r.db", "file:data/r.db?mode=ro"),
+            ("/a b/100%?#.db", "file:///a b/100%25%3f%23.db?mode=ro"),
+        ];
+        for (path, uri) in table {
+            assert_eq!(read_only_uri(path), uri, "{path}");
+        }
+    }
+
+    /// The reader of the commands beside a server cannot write, even without `query_only`,
+    /// and closing it while the server's connection is open leaves the log in place; a
+    /// database at a path with URI characters in it opens all the same.
+    #[test]
+    fn the_commands_reader_is_read_only_at_the_file() {
+        let dir = tempfile::TempDir::new().unwrap();
+        let path = dir.path().join("odd ?#%.db");
+        let mut writer = open_writer(&path).unwrap();
+        writer
+            .batch_execute(
+                "INSERT INTO projects (name, project_root, created_at) VALUES ('web', '/w', 0)",
+            )
+            .unwrap();
+        let mut reader = open_existing(&path).unwrap();
+        let refused = reader
+            .batch_execute(
+                "INSERT INTO projects (name, project_root, created_at) VALUES ('x', '/x', 0)",
+            )
+            .unwrap_err();
+        assert!(refused.to_string().contains("readonly"), "{refused}");
+        assert!(!needs_migration(&mut reader).unwrap());
+        drop(reader);
+        let mut wal = path.as_os_str().to_owned();
+        wal.push("-wal");
+        assert!(std::path::Path::new(&wal).exists());
     }
 
     /// A backup is the database's rows in a file of its own, without a log beside it; an

@@ -113,6 +113,22 @@ pub fn list(conn: &mut Db, limit: i64, offset: i64) -> Result<Vec<Project>, Stor
         .load(conn)?)
 }
 
+/// Every project's name and root, for telling whether a path nests with a project's root.
+pub fn roots(conn: &mut Db) -> Result<Vec<(String, String)>, StoreError> {
+    Ok(projects::table
+        .select((projects::name, projects::project_root))
+        .load(conn)?)
+}
+
+/// The roots of every project but the one named `name`.
+pub fn roots_but(conn: &mut Db, name: &str) -> Result<Vec<String>, StoreError> {
+    Ok(roots(conn)?
+        .into_iter()
+        .filter(|(other, _)| other != name)
+        .map(|(_, root)| root)
+        .collect())
+}
+
 /// Sets the cost ceiling of the project `name`: `ceiling` `Some(None)` removes it, `None` keeps
 /// it; `period` `None` keeps the current one. Answers the project as it now stands.
 pub fn set_ceiling(

@@ -6,7 +6,7 @@ use crate::errors::Error;
 use crate::session::auth;
 use crate::session::call::{Binding, Call, Outcome};
 use rummy_core::access::principal::Caller;
-use rummy_core::access::roots::RootRefusal;
+use rummy_core::access::roots::{overlap, RootRefusal};
 use rummy_core::db::Db;
 use rummy_core::fair::period::CostPeriod;
 use rummy_core::store::constraints::{self, ConstraintKind};
@@ -19,6 +19,7 @@ use rummy_core::wire::params::{
 };
 use rummy_core::wire::results::{Constraint, Hello, PatternAck, Project};
 use rummy_core::wire::{ErrorKind, RpcError};
+use std::path::Path;
 
 /// `getProjects`: the projects the caller may open (all of them for the owner and admins, the
 /// granted ones for a member token).
@@ -91,7 +92,9 @@ pub async fn hello(call: Call, p: HelloParams) -> Result<Outcome, Error> {
 }
 
 /// `rummy/hello {name, projectRoot}`: the project of that name, created at that root (its real
-/// path, inside the bound) when it does not exist yet — which only an admin may do.
+/// path, inside the bound) when it does not exist yet — which only an admin may do. The root
+/// holds none of the server's own state and nests with no other project's root (checked in the
+/// write that creates the project, so two hellos cannot nest their roots).
 async fn create_or_open(
     call: &Call,
     caller: &Caller,
@@ -116,7 +119,9 @@ async fn create_or_open(
         }
     }
     let bound = call.svc().config.access.project_roots.clone();
-    let root = actix_rt::task::spawn_blocking(move || bound.resolve(&requested))
+    let server = call.svc().config.server_state();
+    let asked = requested.clone();
+    let root = actix_rt::task::spawn_blocking(move || bound.resolve_clear_of(&asked, &server))
         .await?
         .map_err(root_refused)?;
     let (name, root, config) = (
@@ -124,24 +129,53 @@ async fn create_or_open(
         root.display().to_string(),
         p.config_path.clone(),
     );
-    call.write(move |c| projects::hello(c, &name, &root, config.as_deref(), now()))
-        .await
+    let opened = call
+        .write(move |c| {
+            // A project asked for at another root is refused for moving (-32005) first.
+            let moved = projects::by_name(c, &name)?.is_some_and(|p| p.project_root != root);
+            if !moved {
+                let others = projects::roots_but(c, &name)?;
+                if let Some(why) = overlap(Path::new(&root), others.iter().map(Path::new)) {
+                    return Ok(Err(RootRefusal::Overlaps(requested, why)));
+                }
+            }
+            projects::hello(c, &name, &root, config.as_deref(), now()).map(Ok)
+        })
+        .await?;
+    opened.map_err(|refusal| root_refused(refusal).into())
 }
 
 /// `rummy/hello {name}`: an existing project the connection may open (-32004 otherwise), whose
-/// root is still an existing directory inside the bound (the bound may have narrowed since).
+/// root is still an existing directory inside the bound (the bound may have narrowed since),
+/// holding none of the server's state and nesting with no other project's root (it may have
+/// been created before these were refused, or the server's home moved since).
 async fn open_named(call: &Call, name: &str) -> Result<Stored, Error> {
     let lookup = name.to_owned();
-    let project = call
-        .read(move |c| projects::by_name(c, &lookup))
+    let (project, others) = call
+        .read(move |c| {
+            let project = projects::by_name(c, &lookup)?;
+            let others = projects::roots_but(c, &lookup)?;
+            Ok(project.map(|p| (p, others)))
+        })
         .await?
         .ok_or_else(|| not_a_project(name))?;
     let bound = call.svc().config.access.project_roots.clone();
+    let server = call.svc().config.server_state();
     let stored = project.project_root.clone();
-    let checked = actix_rt::task::spawn_blocking(move || bound.resolve(&stored)).await?;
+    let checked =
+        actix_rt::task::spawn_blocking(move || bound.resolve_clear_of(&stored, &server)).await?;
+    let checked = checked.and_then(|_| {
+        let root = &project.project_root;
+        match overlap(Path::new(root), others.iter().map(Path::new)) {
+            Some(why) => Err(RootRefusal::Overlaps(root.clone(), why)),
+            None => Ok(()),
+        }
+    });
     match checked {
-        Ok(_) => Ok(project),
-        Err(refusal @ RootRefusal::Outside(..)) => Err(root_refused(refusal).into()),
+        Ok(()) => Ok(project),
+        Err(refusal @ (RootRefusal::Outside(..) | RootRefusal::Overlaps(..))) => {
+            Err(root_refused(refusal).into())
+        }
         Err(refusal) => Err(RpcError::new(
             ErrorKind::NotFound,
             format!("project \"{name}\" cannot be opened: its root {refusal}"),
@@ -158,11 +192,14 @@ fn not_a_project(name: &str) -> RpcError {
     )
 }
 
-/// A refused project root as the client hears it: outside the bound is -32003 (whatever is on
-/// disk there), anything else about the path -32602.
+/// A refused project root as the client hears it: outside the bound (whatever is on disk
+/// there), holding the server's state or nesting with another project's root is -32003,
+/// anything else about the path -32602.
 fn root_refused(refusal: RootRefusal) -> RpcError {
     match refusal {
-        RootRefusal::Outside(..) => RpcError::new(ErrorKind::Permission, refusal.to_string()),
+        RootRefusal::Outside(..) | RootRefusal::Overlaps(..) => {
+            RpcError::new(ErrorKind::Permission, refusal.to_string())
+        }
         other => RpcError::invalid_param("projectRoot", other),
     }
 }
