@@ -6,6 +6,6 @@ pub use rummy_protocol::catalogue::{Catalogue, MethodDoc, NotificationDoc, Param
 pub use rummy_protocol::results::{
     Ack, AddedModel, Bucket, Check, Constraint, DoctorReport, Entry, Hello, HistoryItem, MadeToken,
     MissedNotification, Model, ModelCheck, NamedFile, Project, ProviderCheck, Queued, Route,
-    RouteCheck, RouteClass, RunSkill, RunSnapshot, RunSummary, SidecarCall, SkillFile, Telemetry,
-    TokenInfo, Unknown, Usage,
+    RouteCheck, RouteClass, RunSkill, RunSnapshot, RunSummary, SandboxCheck, SandboxLayer,
+    SandboxMode, SidecarCall, SkillFile, Telemetry, TokenInfo, Unknown, Usage,
 };

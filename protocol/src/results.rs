@@ -571,6 +571,54 @@ pub struct DoctorReport {
     /// Each model alias, and whether its context length is known.
     #[serde(default)]
     pub models: Vec<ModelCheck>,
+    /// The command sandbox: what the server does with accepted commands, and each layer its
+    /// probe at start-up found.
+    #[serde(default)]
+    pub sandbox: SandboxCheck,
+}
+
+/// What the server does with the commands it runs, and the layers of their sandbox.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SandboxCheck {
+    /// Confined, unconfined or refused.
+    pub mode: SandboxMode,
+    /// The missing required layers, each with its reason (empty when confined).
+    #[serde(default)]
+    pub missing: String,
+    /// Every layer the probe looked at, in the order they are listed to people.
+    #[serde(default)]
+    pub layers: Vec<SandboxLayer>,
+}
+
+/// What the server does with an accepted `sh` or `env` command.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum SandboxMode {
+    /// Runs it in the sandbox: every required layer is there.
+    Confined,
+    /// Runs it unconfined: a required layer is missing and `RUMMY_UNSANDBOXED_COMMANDS=1`.
+    Unconfined,
+    /// Runs none itself (a client runner still may): a required layer is missing. Also what an
+    /// older server that says nothing of its sandbox reads as.
+    #[default]
+    Refused,
+}
+
+/// One layer of the command sandbox as the server's probe found it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SandboxLayer {
+    /// Its name: `userNamespace`, `landlock`, `mountNamespace`, `pidNamespace`, `proc`,
+    /// `network` or `limits`.
+    pub name: String,
+    /// Its name for people (`file system (Landlock)`).
+    pub label: String,
+    /// Whether the server runs no command itself without it (unless told to).
+    pub required: bool,
+    /// Whether it works, and what it is or why it is missing.
+    #[serde(flatten)]
+    pub check: Check,
 }
 
 /// One check: passed or not, and what it found or what to do.

@@ -1,15 +1,16 @@
 //! `rummy doctor`: a running setup checked line by line, for a person who just configured it —
 //! the server reachable, the token valid, and, asked of the server (`server/doctor`), the
-//! database writable, each provider answering, each model's context length known. Each line is
-//! green or red (colour only on a terminal) with what to do; any red line makes the exit code
-//! non-zero. `rummy doctor --health` is a container's HEALTHCHECK: the local server's `/health`,
+//! database writable, each provider answering, each model's context length known, each layer
+//! of the command sandbox found. Each line is green or red (colour only on a terminal) with what
+//! to do, or yellow for what is missing but does not stop the server; any red line makes the
+//! exit code non-zero. `rummy doctor --health` is a container's HEALTHCHECK: the local server's `/health`,
 //! one line, exit 0 when healthy and 1 otherwise.
 
 use super::args::DoctorArgs;
 use super::exit::Exit;
 use super::session::DEFAULT_URL;
 use super::view::style::{self, Style};
-use rummy_client::results::{Check, DoctorReport};
+use rummy_client::results::{Check, DoctorReport, SandboxCheck, SandboxMode};
 use rummy_client::{CallError, Client, ClientError, ClientOptions};
 use std::io::{IsTerminal, Write};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
@@ -49,6 +50,12 @@ impl Report {
 
     fn check(&mut self, what: &str, check: &Check) {
         self.line(check.ok, what, &check.detail);
+    }
+
+    /// A warning's line: missing, but the setup works without it (the exit code stays 0).
+    fn warn(&mut self, what: &str, detail: &str) {
+        let mark = self.style.yellow("warn");
+        let _ = writeln!(std::io::stdout(), "{mark} {what}: {detail}");
     }
 }
 
@@ -158,6 +165,50 @@ fn server_checks(report: &mut Report, found: &DoctorReport) {
             &format!("model {} ({})", model.alias, model.actual),
             &model.check,
         );
+    }
+    sandbox_checks(report, &found.sandbox);
+}
+
+/// The command sandbox's lines: one per layer, then what that means for accepted commands. A
+/// missing required layer is red while the server refuses commands for it, yellow once an
+/// admin let them run unconfined; a missing optional layer is yellow.
+fn sandbox_checks(report: &mut Report, sandbox: &SandboxCheck) {
+    for layer in &sandbox.layers {
+        let what = format!("sandbox {}", layer.label);
+        if layer.check.ok {
+            report.line(true, &what, &layer.check.detail);
+            continue;
+        }
+        let detail = format!("{}: {}", layer.check.detail, remedy(&layer.name));
+        if layer.required && sandbox.mode == SandboxMode::Refused {
+            report.line(false, &what, &detail);
+        } else {
+            report.warn(&what, &detail);
+        }
+    }
+    match sandbox.mode {
+        SandboxMode::Confined => report.line(true, "commands", "accepted commands run in the sandbox"),
+        SandboxMode::Unconfined => report.warn(
+            "commands",
+            "accepted commands run UNCONFINED (RUMMY_UNSANDBOXED_COMMANDS=1): give the server the missing layers to confine them",
+        ),
+        SandboxMode::Refused => report.line(
+            false,
+            "commands",
+            "the server runs no accepted command itself (a client runner still may): give it the missing layers, or set RUMMY_UNSANDBOXED_COMMANDS=1 to run commands unconfined",
+        ),
+    }
+}
+
+/// What to do about a missing sandbox layer, by its name.
+fn remedy(layer: &str) -> &'static str {
+    match layer {
+        "userNamespace" => "allow unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1 and kernel.apparmor_restrict_unprivileged_userns=0 where they exist; under systemd RestrictNamespaces= naming user; in a container seccomp and AppArmor profiles that allow them)",
+        "landlock" => "run a kernel with Landlock (5.13 or later, landlock in its lsm= list) and let the server call it (under systemd SystemCallFilter= naming the landlock_* calls; in a container a seccomp profile that allows them)",
+        "mountNamespace" | "pidNamespace" | "network" => "let the server make mount, PID, IPC, UTS and network namespaces (under systemd RestrictNamespaces= naming them and SystemCallFilter= with @mount; in a container seccomp and AppArmor profiles that allow unshare and mount)",
+        "proc" => "let the server mount a /proc of its own (under systemd no ProtectKernelTunables= or ProtectKernelLogs=; in Docker security_opt systempaths=unconfined)",
+        "limits" => "give the server a writable pids cgroup (/sys/fs/cgroup/rummy-commands on cgroup v2) or run it as a user other than root, whose processes RLIMIT_NPROC counts",
+        _ => "see the server's start-up log",
     }
 }
 

@@ -215,6 +215,7 @@ fn compose() -> (
     BTreeMap<String, String>,
 ) {
     let text = read("deploy/compose.yaml");
+    // The service's keys are indented four spaces, their entries six.
     let mut section = String::new();
     let (mut env, mut volumes, mut keys) = (BTreeMap::new(), Vec::new(), BTreeMap::new());
     for line in text.lines() {
@@ -230,8 +231,15 @@ fn compose() -> (
         } else if indent == 6 && section == "environment" {
             let (key, value) = trimmed.split_once(':').unwrap();
             env.insert(key.to_owned(), value.trim().trim_matches('"').to_owned());
-        } else if indent == 6 && section == "volumes" {
-            volumes.push(trimmed.trim_start_matches("- ").to_owned());
+        } else if indent == 6 && ["volumes", "security_opt"].contains(&section.as_str()) {
+            let item = trimmed.trim_start_matches("- ").to_owned();
+            if section == "volumes" {
+                volumes.push(item);
+            } else {
+                let joined = keys.entry(section.clone()).or_default();
+                joined.push_str(if joined.is_empty() { "" } else { " " });
+                joined.push_str(&item);
+            }
         }
     }
     (env, volumes, keys)
@@ -248,21 +256,30 @@ fn compose_mounts_projects_at_their_own_paths_and_restarts() {
         (Some(&"unless-stopped".to_owned()), Some(&"true".to_owned()))
     );
     let mut projects = Vec::new();
-    let mut home = None;
+    let mut named = Vec::new();
     for volume in &volumes {
         let (outside, inside) = volume.split_once(':').unwrap();
         if outside.starts_with('/') {
             assert_eq!(outside, inside, "a project is mounted at its own path");
             projects.push(inside.to_owned());
         } else {
-            home = Some(inside.to_owned());
+            named.push(inside.to_owned());
         }
     }
     let roots: Vec<String> = env["RUMMY_PROJECT_ROOTS"]
         .split(':')
         .map(str::to_owned)
         .collect();
-    assert_eq!((home.as_ref(), &projects), (env.get("RUMMY_HOME"), &roots));
+    assert_eq!(
+        (named, &projects),
+        (
+            vec![
+                env["RUMMY_HOME"].clone(),
+                env["RUMMY_COMMAND_HOMES"].clone()
+            ],
+            &roots
+        )
+    );
 }
 
 /// `[Service]` and `[Unit]` settings of the unit: every value of each key.
@@ -315,7 +332,7 @@ fn the_systemd_unit_is_hardened() {
         .map(one),
         [
             "rummy",
-            "rummy",
+            "rummy rummy-homes",
             "strict",
             "yes",
             "network-online.target",
@@ -327,7 +344,10 @@ fn the_systemd_unit_is_hardened() {
     );
     assert_eq!(
         env.get("RUMMY_HOME"),
-        Some(&format!("/var/lib/{}", one("StateDirectory")))
+        Some(&format!(
+            "/var/lib/{}",
+            keys["StateDirectory"][0].split(' ').next().unwrap()
+        ))
     );
     let writable: BTreeSet<&str> = keys["ReadWritePaths"]
         .iter()
@@ -578,7 +598,9 @@ fn the_deploy_files_set_only_settings_the_server_has() {
     let documented = documented_settings();
     let mut seen = BTreeMap::new();
     for (file, settings) in deploy_settings() {
-        for name in settings.keys() {
+        // HOME is the process's own (the deploy files keep it apart from RUMMY_HOME), not a
+        // setting of rummy's.
+        for name in settings.keys().filter(|k| *k != "HOME") {
             assert!(
                 documented.contains(name),
                 "{file}: {name} is no setting the README lists"
@@ -603,5 +625,151 @@ fn the_deploy_files_set_only_settings_the_server_has() {
             ("deploy/compose.yaml", expected.clone()),
             ("deploy/rummy.service", expected),
         ])
+    );
+}
+
+/// The systemd unit keeps the command sandbox working inside its own: it allows the namespaces
+/// the sandbox makes (`RestrictNamespaces=yes` would refuse them), adds `@mount` and Landlock's
+/// calls to `@system-service`, lets a refused call fail `EPERM`, mounts nothing over `/proc`
+/// (no `ProtectKernelTunables=` or `ProtectKernelLogs=`), keeps the cgroup tree read-only for a
+/// user that is not root, gives the server a `HOME` apart from `RUMMY_HOME` and the commands'
+/// `HOME`s a writable state directory of their own; the rest of the hardening stays. Both
+/// compose files give the container the security options the sandbox needs, the image keeps
+/// `HOME` apart from `RUMMY_HOME` and makes the commands' homes for its user, and the README's
+/// *Deploying* says what a container needs.
+#[test]
+fn the_deploy_keeps_the_command_sandbox() {
+    let keys = unit();
+    let env = settings_of_unit();
+    let all = |key: &str| -> Vec<String> {
+        keys.get(key)
+            .into_iter()
+            .flatten()
+            .flat_map(|v| v.split_whitespace().map(str::to_owned).collect::<Vec<_>>())
+            .collect()
+    };
+    let namespaces: BTreeSet<String> = all("RestrictNamespaces").into_iter().collect();
+    let filter: BTreeSet<String> = all("SystemCallFilter").into_iter().collect();
+    let state: Vec<String> = all("StateDirectory");
+    let command_homes = env["RUMMY_COMMAND_HOMES"].clone();
+    assert_eq!(
+        (
+            namespaces,
+            filter,
+            all("SystemCallErrorNumber"),
+            [
+                "ProtectKernelTunables",
+                "ProtectKernelLogs",
+                "ProtectControlGroups"
+            ]
+            .map(&all),
+            [
+                "NoNewPrivileges",
+                "ProtectSystem",
+                "PrivateDevices",
+                "CapabilityBoundingSet",
+                "ProtectProc"
+            ]
+            .map(|k| all(k).join(" ")),
+            state.clone(),
+        ),
+        (
+            ["user", "mnt", "pid", "net", "ipc", "uts"]
+                .map(str::to_owned)
+                .into(),
+            [
+                "@system-service",
+                "@mount",
+                "landlock_create_ruleset",
+                "landlock_add_rule",
+                "landlock_restrict_self",
+            ]
+            .map(str::to_owned)
+            .into(),
+            vec!["EPERM".to_owned()],
+            [vec![], vec![], vec!["yes".to_owned()]],
+            ["yes", "strict", "yes", "", "invisible"].map(str::to_owned),
+            vec!["rummy".to_owned(), "rummy-homes".to_owned()],
+        )
+    );
+    let home = env["HOME"].clone();
+    let rummy_home = env["RUMMY_HOME"].clone();
+    let made: Vec<String> = state
+        .iter()
+        .map(|d| format!("/var/lib/{d}"))
+        .chain(
+            all("CacheDirectory")
+                .iter()
+                .map(|d| format!("/var/cache/{d}")),
+        )
+        .collect();
+    assert!(
+        made.contains(&home) && made.contains(&command_homes) && made.contains(&rummy_home),
+        "HOME {home}, RUMMY_COMMAND_HOMES {command_homes} and RUMMY_HOME {rummy_home} are \
+         directories systemd makes for the user: {made:?}"
+    );
+    for (what, dir) in [("HOME", &home), ("RUMMY_COMMAND_HOMES", &command_homes)] {
+        assert!(
+            !std::path::Path::new(dir).starts_with(&rummy_home),
+            "{what} {dir} is inside RUMMY_HOME {rummy_home}, which commands never see"
+        );
+    }
+    assert_ne!(home, command_homes);
+
+    let needed =
+        "seccomp=unconfined apparmor=unconfined systempaths=unconfined no-new-privileges:true";
+    assert_eq!(
+        compose().2.get("security_opt").map(String::as_str),
+        Some(needed)
+    );
+    let postgres = read("deploy/compose.postgres.yaml");
+    let options: Vec<&str> = postgres
+        .lines()
+        .skip_while(|l| l.trim() != "security_opt:")
+        .skip(1)
+        .take_while(|l| l.trim_start().starts_with("- "))
+        .map(|l| l.trim().trim_start_matches("- "))
+        .collect();
+    assert_eq!(options.join(" "), needed);
+    assert!(
+        postgres.contains("RUMMY_COMMAND_HOMES: /var/lib/rummy-homes"),
+        "compose.postgres.yaml gives commands their homes"
+    );
+
+    let image = settings_of_dockerfile(&read("deploy/Dockerfile"));
+    assert_eq!(
+        (image.get("HOME"), image.get("RUMMY_COMMAND_HOMES")),
+        (
+            Some(&"/home/rummy".to_owned()),
+            Some(&"/var/lib/rummy-homes".to_owned())
+        )
+    );
+    assert!(
+        read("deploy/Dockerfile")
+            .contains("install -d -o rummy -g rummy -m 0700 /var/lib/rummy-homes"),
+        "the image makes the commands' homes for its user"
+    );
+
+    let readme = read("README.md");
+    let deploying = readme
+        .split("\n## Deploying\n")
+        .nth(1)
+        .and_then(|rest| rest.split("\n## ").next())
+        .unwrap()
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    for said in [
+        "`security_opt: seccomp=unconfined, apparmor=unconfined, systempaths=unconfined`",
+        "needs user namespaces, mounts and Landlock allowed by the container's seccomp and AppArmor profiles",
+        "`RestrictNamespaces=` allows the user, mount, PID, network, IPC and UTS namespaces",
+        "`SystemCallFilter=` adds `@mount` and the `landlock_*` calls",
+        "`/var/cache/rummy` as the server's own `HOME` (apart from `RUMMY_HOME`)",
+    ] {
+        assert!(deploying.contains(said), "the README's Deploying does not say {said}");
+    }
+    assert!(
+        !deploying.contains("Accepted commands run inside that sandbox too"),
+        "the README still says commands run in the unit's sandbox only"
     );
 }

@@ -1,8 +1,10 @@
 //! `rummy doctor` (issue 31 item 5), the real binary against a real server and the fake
 //! provider: a healthy setup line by line, a token missing or invalid, a provider that is down,
-//! a server that cannot be reached; and `rummy doctor --health`, a container's HEALTHCHECK.
+//! a server that cannot be reached; the command sandbox's layers, found, refused and let run
+//! unconfined; and `rummy doctor --health`, a container's HEALTHCHECK.
 
 use crate::support::process::ServerProcess;
+use crate::support::TestServer;
 use pretty_assertions::assert_eq;
 use rummy_testkit::{FakeProvider, RpcClient};
 use serde_json::json;
@@ -24,6 +26,44 @@ fn doctor(args: &[&str], vars: &[(&str, &str)]) -> (i32, String) {
         String::from_utf8_lossy(&out.stdout).into_owned(),
     )
 }
+
+/// The same, run off the async runtime (an in-process server must keep serving meanwhile).
+async fn doctor_beside(args: &[&str], vars: &[(&str, &str)]) -> (i32, String) {
+    let args: Vec<String> = args.iter().map(|a| (*a).to_owned()).collect();
+    let vars: Vec<(String, String)> = vars
+        .iter()
+        .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+        .collect();
+    actix_rt::task::spawn_blocking(move || {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let vars: Vec<(&str, &str)> = vars.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        doctor(&args, &vars)
+    })
+    .await
+    .unwrap()
+}
+
+/// Doctor's output split in two: the command sandbox's lines (`sandbox …` and `commands`), and
+/// the rest.
+fn sandbox_lines(out: &str) -> (Vec<String>, String) {
+    let (sandbox, rest): (Vec<&str>, Vec<&str>) = out.lines().partition(|l| {
+        l.get(5..)
+            .is_some_and(|l| l.starts_with("sandbox ") || l.starts_with("commands: "))
+    });
+    let rest: String = rest.iter().map(|l| format!("{l}\n")).collect();
+    (sandbox.into_iter().map(str::to_owned).collect(), rest)
+}
+
+/// The sandbox's layers as doctor labels them, in its order.
+const LAYER_LABELS: [&str; 7] = [
+    "user namespace",
+    "file system (Landlock)",
+    "private root (mount namespace)",
+    "processes (PID namespace)",
+    "/proc isolation",
+    "network (own namespace)",
+    "limits",
+];
 
 /// A server process on `home` with model `fast` on the fake provider, its context length set.
 fn server(home: &Path, provider: &FakeProvider) -> ServerProcess {
@@ -61,8 +101,9 @@ async fn a_healthy_setup_is_ok_line_by_line_and_the_token_is_checked() {
             env!("CARGO_PKG_VERSION")
         )
     };
+    let without_sandbox = |(code, out): (i32, String)| (code, sandbox_lines(&out).1);
     assert_eq!(
-        doctor(&[], &[("RUMMY_URL", &url)]),
+        without_sandbox(doctor(&[], &[("RUMMY_URL", &url)])),
         (0, checks("none needed: the server is open to this machine"))
     );
 
@@ -98,10 +139,172 @@ async fn a_healthy_setup_is_ok_line_by_line_and_the_token_is_checked() {
         (1, format!("ok   server: reachable at {url}\nFAIL token: refused (unknown, revoked or expired): set RUMMY_TOKEN to a token of this server (rummy token create --user NAME --admin, on its machine)\n"))
     );
     assert_eq!(
-        doctor(&[], &[("RUMMY_URL", &url), ("RUMMY_TOKEN", &token)]),
+        without_sandbox(doctor(&[], &[("RUMMY_URL", &url), ("RUMMY_TOKEN", &token)])),
         (0, checks("valid (admin)"))
     );
     server.terminate();
+}
+
+/// The server's answer lists every layer of the command sandbox by name, in order, with which
+/// are required, and the mode; doctor prints one line per layer and one for what commands get.
+/// On this machine (root, a kernel with Landlock) every required layer is there: they are `ok`,
+/// commands run in the sandbox, and the exit code is 0; the limits (a cgroup or not, by machine)
+/// are `ok` or a warning.
+#[actix_rt::test]
+async fn doctor_lists_every_sandbox_layer_and_what_commands_get() {
+    let provider = FakeProvider::start().unwrap();
+    provider.set_models(json!({ "object": "list", "data": [{ "id": "fake-model" }] }));
+    let home = tempfile::TempDir::new().unwrap();
+    let mut server = server(home.path(), &provider);
+    let url = format!("ws://127.0.0.1:{}/", server.port);
+
+    let mut client = RpcClient::connect(&url).await.unwrap();
+    let answer = client.call("server/doctor", json!({})).await.unwrap();
+    let sandbox = &answer["sandbox"];
+    let layers = sandbox["layers"].as_array().unwrap();
+    let fields =
+        |key: &str| -> Vec<serde_json::Value> { layers.iter().map(|l| l[key].clone()).collect() };
+    assert_eq!(
+        (
+            sandbox["mode"].clone(),
+            sandbox["missing"].clone(),
+            fields("name"),
+            fields("label"),
+            fields("required"),
+        ),
+        (
+            json!("confined"),
+            json!(""),
+            [
+                "userNamespace",
+                "landlock",
+                "mountNamespace",
+                "pidNamespace",
+                "proc",
+                "network",
+                "limits"
+            ]
+            .map(|n| json!(n))
+            .to_vec(),
+            LAYER_LABELS.map(|n| json!(n)).to_vec(),
+            [false, true, false, true, true, true, false]
+                .map(|r| json!(r))
+                .to_vec(),
+        )
+    );
+    for layer in layers {
+        let name = layer["name"].as_str().unwrap();
+        assert!(
+            layer["detail"].as_str().is_some_and(|d| !d.is_empty()),
+            "{name}: {layer}"
+        );
+        if name != "limits" {
+            assert_eq!(layer["ok"], json!(true), "{name}: {layer}");
+        }
+    }
+    drop(client);
+
+    let (code, out) = doctor(&[], &[("RUMMY_URL", &url)]);
+    let (lines, _) = sandbox_lines(&out);
+    assert_eq!(code, 0, "{out}");
+    let heads: Vec<String> = lines
+        .iter()
+        .map(|l| l.split(": ").next().unwrap().to_owned())
+        .collect();
+    let limits = heads[6].clone();
+    assert!(
+        ["ok   sandbox limits", "warn sandbox limits"].contains(&limits.as_str()),
+        "{out}"
+    );
+    let mut expected: Vec<String> = LAYER_LABELS[..6]
+        .iter()
+        .map(|label| format!("ok   sandbox {label}"))
+        .collect();
+    expected.push(limits);
+    expected.push("ok   commands".to_owned());
+    assert_eq!(heads, expected);
+    assert_eq!(
+        lines.last().map(String::as_str),
+        Some("ok   commands: accepted commands run in the sandbox")
+    );
+    for (line, layer) in lines.iter().zip(layers) {
+        assert!(
+            line.ends_with(&format!(": {}", layer["detail"].as_str().unwrap()))
+                || line.starts_with("warn "),
+            "{line}"
+        );
+    }
+    server.terminate();
+}
+
+/// A server whose sandbox helper cannot start has every layer missing and runs no command:
+/// each required layer is a red line with what to do, the optional ones yellow, the commands
+/// line red saying how to run them unconfined, and the exit code 1. Once an admin lets
+/// commands run unconfined (`RUMMY_UNSANDBOXED_COMMANDS=1`) the same layers are yellow, the
+/// commands line says UNCONFINED, and the exit code is 0.
+#[actix_rt::test]
+async fn a_missing_sandbox_layer_is_red_until_commands_may_run_unconfined() {
+    let helper = "/nonexistent/rummy";
+    let why =
+        format!("cannot start the sandbox helper {helper}: No such file or directory (os error 2)");
+    let ns = "let the server make mount, PID, IPC, UTS and network namespaces (under systemd RestrictNamespaces= naming them and SystemCallFilter= with @mount; in a container seccomp and AppArmor profiles that allow unshare and mount)";
+    let layer_lines = |required: &str| {
+        vec![
+            format!("warn sandbox user namespace: {why}: allow unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1 and kernel.apparmor_restrict_unprivileged_userns=0 where they exist; under systemd RestrictNamespaces= naming user; in a container seccomp and AppArmor profiles that allow them)"),
+            format!("{required} sandbox file system (Landlock): {why}: run a kernel with Landlock (5.13 or later, landlock in its lsm= list) and let the server call it (under systemd SystemCallFilter= naming the landlock_* calls; in a container a seccomp profile that allows them)"),
+            format!("warn sandbox private root (mount namespace): {why}: {ns}"),
+            format!("{required} sandbox processes (PID namespace): {why}: {ns}"),
+            format!("{required} sandbox /proc isolation: {why}: let the server mount a /proc of its own (under systemd no ProtectKernelTunables= or ProtectKernelLogs=; in Docker security_opt systempaths=unconfined)"),
+            format!("{required} sandbox network (own namespace): {why}: {ns}"),
+            format!("warn sandbox limits: {why}: give the server a writable pids cgroup (/sys/fs/cgroup/rummy-commands on cgroup v2) or run it as a user other than root, whose processes RLIMIT_NPROC counts"),
+        ]
+    };
+
+    let mut server = TestServer::start_with(|c| {
+        c.commands.sandbox.helper = Some(helper.into());
+    })
+    .await;
+    server
+        .provider
+        .set_models(json!({ "object": "list", "data": [{ "id": "fake-model" }] }));
+    let url = server.url();
+    let (code, out) = doctor_beside(&[], &[("RUMMY_URL", &url)]).await;
+    let mut expected = layer_lines("FAIL");
+    expected.push("FAIL commands: the server runs no accepted command itself (a client runner still may): give it the missing layers, or set RUMMY_UNSANDBOXED_COMMANDS=1 to run commands unconfined".to_owned());
+    assert_eq!((code, sandbox_lines(&out).0), (1, expected), "{out}");
+    let mut client = server.client().await;
+    let answer = client.call("server/doctor", json!({})).await.unwrap();
+    assert_eq!(
+        (
+            answer["sandbox"]["mode"].clone(),
+            answer["sandbox"]["missing"].clone()
+        ),
+        (
+            json!("refused"),
+            json!([
+                "file system (Landlock)",
+                "processes (PID namespace)",
+                "/proc isolation",
+                "network (own namespace)"
+            ]
+            .map(|l| format!("{l} ({why})"))
+            .join(", "))
+        )
+    );
+    drop(client);
+
+    server
+        .restart_with(|c| {
+            c.commands.sandbox.helper = Some(helper.into());
+            c.commands.sandbox.unsandboxed = true;
+        })
+        .await;
+    let url = server.url();
+    let (code, out) = doctor_beside(&[], &[("RUMMY_URL", &url)]).await;
+    let mut expected = layer_lines("warn");
+    expected.push("warn commands: accepted commands run UNCONFINED (RUMMY_UNSANDBOXED_COMMANDS=1): give the server the missing layers to confine them".to_owned());
+    assert_eq!((code, sandbox_lines(&out).0), (0, expected), "{out}");
+    server.stop().await;
 }
 
 /// A provider that is down is a red line saying what to check, and so are a model whose
@@ -128,7 +331,8 @@ async fn a_provider_that_is_down_is_a_red_line() {
     let url = format!("ws://127.0.0.1:{}/", server.port);
     let (code, out) = doctor(&[], &[("RUMMY_URL", &url)]);
     assert_eq!(code, 1, "{out}");
-    let lines: Vec<&str> = out.lines().collect();
+    let rest = sandbox_lines(&out).1;
+    let lines: Vec<&str> = rest.lines().collect();
     assert_eq!(lines.len(), 8, "{out}");
     assert!(
         lines[4].starts_with(&format!("FAIL provider openai ({base}): does not answer: "))

@@ -1,15 +1,18 @@
 //! The admin's look at the server itself: `server/doctor`, the checks only the server can make
 //! for `rummy doctor` — the database takes a write, each provider answers, each model's context
-//! length is known.
+//! length is known, and what the command sandbox found at start-up.
 
 use crate::errors::Error;
 use crate::health;
+use crate::services::sandbox::{Mode, Sandbox};
 use crate::session::auth::{caller, require_admin};
 use crate::session::call::Call;
 use rummy_core::config::Location;
 use rummy_core::store::models;
 use rummy_core::wire::params::NoParams;
-use rummy_core::wire::results::{Check, DoctorReport, ModelCheck, ProviderCheck};
+use rummy_core::wire::results::{
+    Check, DoctorReport, ModelCheck, ProviderCheck, SandboxCheck, SandboxLayer, SandboxMode,
+};
 
 /// The most model aliases one report checks (each may ask its provider for a context length).
 const MAX_MODELS: i64 = 200;
@@ -104,5 +107,45 @@ pub async fn server_doctor(call: Call, _: NoParams) -> Result<DoctorReport, Erro
         database,
         providers,
         models: checked,
+        sandbox: sandbox_check(&svc.sandbox),
     })
+}
+
+/// The sandbox's mode and every layer its probe found, in the order they are set up from the
+/// outside in (the user namespace first, the limits last).
+fn sandbox_check(sandbox: &Sandbox) -> SandboxCheck {
+    let (mode, missing) = match sandbox.mode() {
+        Mode::Confined => (SandboxMode::Confined, String::new()),
+        Mode::Unconfined(missing) => (SandboxMode::Unconfined, missing.clone()),
+        Mode::Refused(missing) => (SandboxMode::Refused, missing.clone()),
+    };
+    let report = sandbox.report();
+    let mut layers = report.layers.clone();
+    // A required layer the probe was silent on counts as missing: listed so.
+    for silent in report.missing() {
+        if !layers.iter().any(|l| l.name == silent.name) {
+            layers.push(silent);
+        }
+    }
+    layers.sort_by_key(|l| l.name);
+    let layers = layers
+        .into_iter()
+        .map(|layer| SandboxLayer {
+            name: serde_json::to_value(layer.name)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_owned))
+                .unwrap_or_default(),
+            label: layer.name.label().to_owned(),
+            required: layer.name.required(),
+            check: Check {
+                ok: layer.ok,
+                detail: layer.detail,
+            },
+        })
+        .collect();
+    SandboxCheck {
+        mode,
+        missing,
+        layers,
+    }
 }
