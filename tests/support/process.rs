@@ -26,17 +26,25 @@ impl ServerProcess {
     /// ([`super::database::vars`]), only `vars` besides in its environment and stderr to
     /// `stderr`, and waits for its start-up line.
     pub fn start(home: &Path, vars: &[(&str, &str)], stderr: Stdio) -> ServerProcess {
-        Self::start_as(home, vars, stderr, None)
+        Self::start_as(
+            Path::new(env!("CARGO_BIN_EXE_rummy")),
+            home,
+            vars,
+            stderr,
+            None,
+        )
     }
 
-    /// [`ServerProcess::start`], as user and group `ids` when given (the test runs as root).
+    /// [`ServerProcess::start`] of the binary at `binary`, as user and group `ids` when given
+    /// (the test runs as root).
     pub fn start_as(
+        binary: &Path,
         home: &Path,
         vars: &[(&str, &str)],
         stderr: Stdio,
         ids: Option<(u32, u32)>,
     ) -> ServerProcess {
-        let mut command = Command::new(env!("CARGO_BIN_EXE_rummy"));
+        let mut command = Command::new(binary);
         if let Some((uid, gid)) = ids {
             use std::os::unix::process::CommandExt;
             command.uid(uid).gid(gid);
