@@ -16,7 +16,7 @@ use rummy_core::store::loops::{self, Loop};
 use rummy_core::store::models::{self, Model};
 use rummy_core::store::notifications::Recorded;
 use rummy_core::store::runs::{self, Run};
-use rummy_core::store::{entries, turns, StoreError};
+use rummy_core::store::{entries, projects, turns, StoreError};
 use rummy_core::turn::{proposals, record, state, TurnRef};
 use serde_json::{json, Value};
 
@@ -61,6 +61,9 @@ pub struct Claimed {
     pub run: Run,
     /// The loop's model (the routed one for a routed loop), if defined.
     pub model: Option<Model>,
+    /// Its project's command network override (`project/set {commandNetwork}`) as the loop
+    /// was claimed; `None`: the server's `RUMMY_COMMAND_NETWORK` applies.
+    pub command_network: Option<bool>,
 }
 
 /// Ends the active loop, sets the run's status and pushes the final `run/state`.
@@ -236,10 +239,12 @@ pub fn claim(
     runs::set_status(c, run_id, RunStatus::Running, now)?;
     let run = runs::by_id(c, run_id)?;
     let model = models::by_alias(c, &loop_row.model)?;
+    let command_network = projects::command_network(c, run.project_id)?;
     Ok(Some(Claimed {
         loop_row,
         run,
         model,
+        command_network,
     }))
 }
 

@@ -26,7 +26,7 @@ use rummy_core::session_state::stored::FLAG as SESSION_STATE_FLAG;
 use rummy_core::session_state::Occasion;
 use rummy_core::store::entries::RunRef;
 use rummy_core::store::runs::{self, NewRun, Run, RunSettings};
-use rummy_core::store::{entries, loops, models, rpc_log, StoreError};
+use rummy_core::store::{entries, loops, models, projects, rpc_log, StoreError};
 use rummy_core::turn::{recovery, summary};
 use rummy_core::wire::params::RunAttributes;
 use rummy_core::wire::{ErrorKind, RpcError};
@@ -610,6 +610,8 @@ pub(crate) struct Recovered {
     report: recovery::Recovery,
     waiting: HashMap<RunId, (rummy_core::ids::LoopId, Option<rummy_core::time::Millis>)>,
     taken: Vec<RunId>,
+    /// The command network overrides of the projects of the loops restored.
+    command_network: HashMap<ProjectId, Option<bool>>,
 }
 
 /// Recovers the runs a stop left mid-loop: every run (`taking: None`) or, with several
@@ -659,7 +661,10 @@ pub(crate) async fn recover(
         .filter(|r| admission.applies(r.project_id))
         .map(|r| r.id)
         .collect();
-    let waiting = svc
+    let restored: Vec<ProjectId> = (report.to_restore.iter().map(|(run, ..)| run.project_id))
+        .chain(report.to_resume.iter().map(|(run, ..)| run.project_id))
+        .collect();
+    let (waiting, command_network) = svc
         .store
         .read(move |c| {
             let mut waiting = HashMap::new();
@@ -668,13 +673,20 @@ pub(crate) async fn recover(
                     waiting.insert(run_id, next);
                 }
             }
-            Ok(waiting)
+            let mut network = HashMap::new();
+            for project_id in restored {
+                if let std::collections::hash_map::Entry::Vacant(e) = network.entry(project_id) {
+                    e.insert(projects::command_network(c, project_id)?);
+                }
+            }
+            Ok((waiting, network))
         })
         .await?;
     Ok(Recovered {
         report,
         waiting,
         taken,
+        command_network,
     })
 }
 
@@ -686,6 +698,7 @@ impl RunRegistry {
             report,
             waiting,
             taken,
+            command_network,
         } = recovered;
         let at = now();
         for run_id in taken {
@@ -725,6 +738,7 @@ impl RunRegistry {
         for (run, loop_row, model, proposal) in report.to_restore {
             let claimed = Claimed {
                 loop_row,
+                command_network: command_network.get(&run.project_id).copied().flatten(),
                 run: run.clone(),
                 model,
             };
@@ -734,6 +748,7 @@ impl RunRegistry {
         for (run, loop_row, model, awaited) in report.to_resume {
             let claimed = Claimed {
                 loop_row,
+                command_network: command_network.get(&run.project_id).copied().flatten(),
                 run: run.clone(),
                 model,
             };

@@ -387,7 +387,7 @@ pub struct TokenRevokeParams {
     pub token: String,
 }
 
-/// `project/set` (admin): a project's cost ceiling.
+/// `project/set` (admin): a project's cost ceiling and command network.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ProjectSetParams {
@@ -399,4 +399,8 @@ pub struct ProjectSetParams {
     /// `month` or `day`; none keeps the current period.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub period: Option<String>,
+    /// Whether its accepted commands reach the network: `Some(None)` removes the override
+    /// (sent as `null`; the server's setting applies); `None` keeps it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub command_network: Option<Option<bool>>,
 }

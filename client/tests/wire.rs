@@ -444,27 +444,37 @@ fn tokens_read_back() {
     assert_eq!(revoked.token, "rummy_0a1b2c3d");
 }
 
-/// A project's cost ceiling: set, removed (null) or kept (absent).
+/// A project's cost ceiling and command network: set, removed (null) or kept (absent).
 #[test]
 fn project_set_reads_back() {
     let set: server::ProjectSetParams = read_back(&client::ProjectSetParams {
         name: "web".into(),
         cost_ceiling: Some(Some(12.5)),
         period: Some("day".into()),
+        command_network: Some(Some(false)),
     });
     assert_eq!(
-        (set.name, set.cost_ceiling, set.period),
-        ("web".to_owned(), Some(Some(12.5)), Some("day".to_owned()))
+        (set.name, set.cost_ceiling, set.period, set.command_network),
+        (
+            "web".to_owned(),
+            Some(Some(12.5)),
+            Some("day".to_owned()),
+            Some(Some(false))
+        )
     );
     let removed: server::ProjectSetParams = read_back(&client::ProjectSetParams {
         name: "web".into(),
         cost_ceiling: Some(None),
         period: None,
+        command_network: Some(None),
     });
-    assert_eq!(removed.cost_ceiling, Some(None));
+    assert_eq!(
+        (removed.cost_ceiling, removed.command_network),
+        (Some(None), Some(None))
+    );
     let kept: server::ProjectSetParams = read_back(&client::ProjectSetParams {
         name: "web".into(),
         ..client::ProjectSetParams::default()
     });
-    assert_eq!(kept.cost_ceiling, None);
+    assert_eq!((kept.cost_ceiling, kept.command_network), (None, None));
 }

@@ -99,6 +99,7 @@ diesel::table! {
         created_at -> BigInt,
         cost_ceiling -> Nullable<Double>,
         cost_period -> Text,
+        command_network -> Nullable<Bool>,
     }
 }
 

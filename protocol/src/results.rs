@@ -53,6 +53,10 @@ pub struct Project {
     /// What its turns begun since `period_start` cost (USD).
     #[serde(default)]
     pub spent: f64,
+    /// Whether its accepted commands reach the network, as an admin set it; `None`: the
+    /// server's `RUMMY_COMMAND_NETWORK` applies.
+    #[serde(default)]
+    pub command_network: Option<bool>,
 }
 
 /// One model alias of `getModels`.

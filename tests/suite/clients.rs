@@ -113,7 +113,8 @@ async fn a_project_is_opened_by_name_and_listed() {
     assert_eq!(
         listed,
         json!([{ "name": "alpha", "projectId": created["projectId"], "projectRoot": root, "createdAt": null,
-                 "costCeiling": null, "period": "month", "periodStart": null, "spent": 0.0 }])
+                 "costCeiling": null, "period": "month", "periodStart": null, "spent": 0.0,
+                 "commandNetwork": null }])
     );
     assert!(
         created_at.as_str().is_some_and(|t| t.ends_with('Z')),

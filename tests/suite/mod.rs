@@ -27,6 +27,7 @@ mod listen;
 mod logs;
 mod memory;
 mod metrics;
+mod network;
 mod pipeline;
 mod postgres;
 mod project;

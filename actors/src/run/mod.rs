@@ -300,6 +300,7 @@ impl RunActor {
             loop_row,
             run,
             model,
+            command_network,
         } = claimed;
         self.user.clone_from(&run.user);
         // As the claim read it: an actor started just before a rename committed takes it here.
@@ -361,6 +362,7 @@ impl RunActor {
                 .unwrap_or(self.svc.config.limits.temperature),
             persona: run.persona.clone(),
             context_size,
+            command_network: command_network.unwrap_or(self.svc.config.commands.sandbox.network),
             healer: Healer::new(HealerLimits::from(&self.svc.config.limits)),
             context: Arc::default(),
         };

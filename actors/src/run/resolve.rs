@@ -2,10 +2,13 @@
 
 use super::{Doing, Phase, Resolve, RunActor};
 use crate::commands::CommandJob;
+use crate::services::Services;
 use crate::turn::Start;
 use actix::prelude::*;
 use rummy_core::config::CommandRunner;
 use rummy_core::parse::ToolName;
+use rummy_core::store::entries::RunRef;
+use rummy_core::store::projects;
 use rummy_core::turn::proposals::Resolved;
 use rummy_core::turn::streams::Awaited;
 use rummy_core::wire::{ErrorKind, RpcError};
@@ -22,6 +25,24 @@ fn not_pending(path: &str) -> RpcError {
         ErrorKind::Conflict,
         format!("{path} is not a pending proposal of this run (already resolved?)"),
     )
+}
+
+/// Whether the run's project's accepted commands reach the network: its override
+/// (`project/set {commandNetwork}`), read as each command starts, else the server's
+/// `RUMMY_COMMAND_NETWORK`. A failed read runs the command without network.
+async fn command_network(svc: &Services, run: RunRef) -> bool {
+    let project_id = run.project_id;
+    match svc
+        .store
+        .read(move |c| projects::command_network(c, project_id))
+        .await
+    {
+        Ok(set) => set.unwrap_or(svc.config.commands.sandbox.network),
+        Err(error) => {
+            tracing::warn!(run = run.run_id.0, %error, "command network unread: none");
+            false
+        }
+    }
 }
 
 impl Handler<Resolve> for RunActor {
@@ -84,10 +105,16 @@ impl RunActor {
         let waiter = self.svc.commands.waiter(run.run_id, &msg.path);
         let (root, asked) = (msg.root.clone(), msg.path.clone());
         let resolve = async move {
-            crate::proposals::resolve(&svc, run, msg.path, msg.decision, msg.root, msg.by).await
+            let done =
+                crate::proposals::resolve(&svc, run, msg.path, msg.decision, msg.root, msg.by)
+                    .await?;
+            let server_runs = svc.config.commands.runner == CommandRunner::Server;
+            let network = server_runs && done.command.is_some() && command_network(&svc, run).await;
+            Ok::<_, RpcError>((done, network))
         };
         let resolved = resolve.into_actor(self).map(move |res, act, ctx| {
-            let done = res.inspect_err(|_| act.svc.commands.forget_waiter(run.run_id, &asked))?;
+            let (done, network) =
+                res.inspect_err(|_| act.svc.commands.forget_waiter(run.run_id, &asked))?;
             let resolved = done.resolved;
             act.svc
                 .publish_state(act.run.project_id, &act.alias, &done.push);
@@ -130,7 +157,7 @@ impl RunActor {
                         command,
                         root,
                         writes: resolved.tool == ToolName::Sh,
-                        network: act.svc.config.commands.sandbox.network,
+                        network,
                     }),
                     _ => None,
                 };

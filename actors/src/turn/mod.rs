@@ -59,6 +59,10 @@ pub struct TurnJob {
     pub no_repo: bool,
     /// min(run contextLimit, model context length), when known.
     pub context_size: Option<i32>,
+    /// Whether the loop's accepted commands reach the network, as its start read it (the
+    /// project's `commandNetwork`, else `RUMMY_COMMAND_NETWORK`): what the `sh`/`env` docs
+    /// say.
+    pub command_network: bool,
     /// The loop's healer as it stood after the previous turn.
     pub healer: Healer,
     /// The run's context rows as the loop's last read left them, for the next read to start

@@ -46,6 +46,7 @@ fn bench(files: usize) -> Result<(), String> {
         &tools::active_tools(Mode::Act, LoopFlags::default(), false),
         15,
         None,
+        &tools::CommandReach::Offline,
     );
 
     let rows = context_rows(&mut conn, run.run_id).map_err(|e| e.to_string())?;

@@ -27,6 +27,9 @@ pub struct Project {
     pub cost_ceiling: Option<f64>,
     /// `month` or `day` (UTC): the period the ceiling counts over.
     pub cost_period: String,
+    /// Whether its accepted commands reach the network, as an admin set it; `None`: the
+    /// server's `RUMMY_COMMAND_NETWORK` applies.
+    pub command_network: Option<bool>,
 }
 
 /// A project's cost ceiling: at or over `usd` spent in the current period, new loops queue.
@@ -157,6 +160,34 @@ pub fn set_ceiling(
         .returning(Project::as_returning())
         .get_result(c))?,
     )
+}
+
+/// Sets or removes (`None`) the command network override of the project `name`. Answers the
+/// project as it now stands.
+pub fn set_command_network(
+    conn: &mut Db,
+    name: &str,
+    network: Option<bool>,
+) -> Result<Project, StoreError> {
+    let project = by_name(conn, name)?
+        .ok_or_else(|| StoreError::NotFound(format!("project \"{name}\" not found")))?;
+    Ok(
+        crate::on_backend!(conn, c => diesel::update(projects::table.find(project.id))
+        .set(projects::command_network.eq(network))
+        .returning(Project::as_returning())
+        .get_result(c))?,
+    )
+}
+
+/// The project's command network override (`None`: the server's setting applies): one column
+/// of one row, read before each accepted command and as each loop starts.
+pub fn command_network(conn: &mut Db, project_id: ProjectId) -> Result<Option<bool>, StoreError> {
+    projects::table
+        .find(project_id)
+        .select(projects::command_network)
+        .first(conn)
+        .optional()?
+        .ok_or_else(|| StoreError::NotFound(format!("project {project_id} not found")))
 }
 
 /// Every project with a cost ceiling, with it.

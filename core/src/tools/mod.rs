@@ -35,6 +35,7 @@ use crate::store::entries::ViewRow;
 use crate::store::StoreError;
 use context::LoopFlags;
 use handler::{Handler, Outcome};
+pub use sh::CommandReach;
 use std::sync::LazyLock;
 
 /// Every tool, in the order tools are advertised (gather → reason → act → communicate).
@@ -160,17 +161,27 @@ static STRIPPED_DOCS: LazyLock<Vec<(ToolName, String)>> = LazyLock::new(|| {
 /// The preamble with its rationale stripped.
 static STRIPPED_PREAMBLE: LazyLock<String> = LazyLock::new(|| strip_rationale(PREAMBLE));
 
-/// The instructions that open the system message: preamble, tool list and the docs of the active tools in advertised order.
-pub fn instructions(tools: &[ToolName], max_commands: usize, persona: Option<&str>) -> String {
+/// The instructions that open the system message: preamble, tool list and the docs of the
+/// active tools in advertised order, `sh`'s and `env`'s saying where their commands run and
+/// what they reach (`reach`).
+pub fn instructions(
+    tools: &[ToolName],
+    max_commands: usize,
+    persona: Option<&str>,
+    reach: &CommandReach,
+) -> String {
     let ordered: Vec<ToolName> = TOOL_ORDER
         .into_iter()
         .filter(|t| tools.contains(t))
         .collect();
     let names: Vec<&str> = ordered.iter().map(|t| t.as_str()).collect();
-    let docs: Vec<&str> = STRIPPED_DOCS
+    let docs: Vec<String> = STRIPPED_DOCS
         .iter()
         .filter(|(tool, _)| ordered.contains(tool))
-        .map(|(_, doc)| doc.as_str())
+        .map(|(tool, doc)| match tool {
+            ToolName::Sh | ToolName::Env => reach.fill(doc),
+            _ => doc.clone(),
+        })
         .collect();
     let mut text = STRIPPED_PREAMBLE
         .replace("[%MAX%]", &max_commands.to_string())

@@ -111,6 +111,7 @@ impl Fixture {
                 &crate::tools::active_tools(Mode::Act, LoopFlags::default(), false),
                 15,
                 None,
+                &crate::tools::CommandReach::Offline,
             ),
             mode: Mode::Act,
             budget: None,
@@ -725,6 +726,7 @@ fn session_state_opens_the_system_message() {
         &crate::tools::active_tools(Mode::Act, LoopFlags::default(), false),
         15,
         None,
+        &crate::tools::CommandReach::Offline,
     );
 
     let kept = f.messages_with(true).system;

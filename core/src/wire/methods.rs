@@ -165,7 +165,7 @@ const TOKEN: ParamSpec = p(
 /// `getProjects`.
 pub const GET_PROJECTS: MethodSpec = MethodSpec {
     name: "getProjects",
-    description: "The projects this connection may open, by name: [{name, projectId, projectRoot, createdAt, costCeiling, period, periodStart, spent}] — spent: what its turns cost (USD) since periodStart.",
+    description: "The projects this connection may open, by name: [{name, projectId, projectRoot, createdAt, costCeiling, period, periodStart, spent, commandNetwork}] — spent: what its turns cost (USD) since periodStart; commandNetwork: whether its accepted commands reach the network as an admin set it (null: the server's setting).",
     params: &[TOKEN, LIST[0], LIST[1]],
     requires_hello: false,
     long_running: false,
@@ -186,11 +186,12 @@ pub const TOKEN_CREATE: MethodSpec = MethodSpec {
 /// `project/set`.
 pub const PROJECT_SET: MethodSpec = MethodSpec {
     name: "project/set",
-    description: "Admin: sets a project's cost ceiling; at or over it (the turns' cost in the current period) new loops of the project queue (queued.reason cost_ceiling) until it is raised or removed or the period rolls over. Answers the project as getProjects lists it.",
+    description: "Admin: sets a project's cost ceiling — at or over it (the turns' cost in the current period) new loops of the project queue (queued.reason cost_ceiling) until it is raised or removed or the period rolls over — and whether its accepted commands reach the network. Answers the project as getProjects lists it.",
     params: &[
         p("name", "string", true, "the project's name"),
         p("costCeiling", "number", false, "US dollars per period, 0 or more; null removes the ceiling; absent keeps it"),
         p("period", "string", false, "the period spending is summed over, in UTC: month (calendar month, the default) or day; absent keeps it").one_of(PERIODS),
+        p("commandNetwork", "boolean", false, "whether the project's accepted commands reach the network (TCP to RUMMY_COMMAND_NETWORK_PORTS), over the server's RUMMY_COMMAND_NETWORK; null removes the override; absent keeps it"),
     ],
     requires_hello: false,
     long_running: false,

@@ -61,7 +61,7 @@ pub struct TokenCreateParams {
     pub expires_in_days: Option<u32>,
 }
 
-/// `project/set` (admin): a project's cost ceiling.
+/// `project/set` (admin): a project's cost ceiling and command network.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 #[serde(rename_all = "camelCase")]
@@ -74,6 +74,11 @@ pub struct ProjectSetParams {
     pub cost_ceiling: Option<Option<f64>>,
     /// `month` or `day`; absent keeps the current period (a month for a new ceiling).
     pub period: Option<String>,
+    /// Whether the project's accepted commands reach the network: `Some(None)` (sent as
+    /// `null`) removes the override, so the server's `RUMMY_COMMAND_NETWORK` applies; `None`
+    /// (absent) keeps it.
+    #[serde(default, deserialize_with = "present")]
+    pub command_network: Option<Option<bool>>,
 }
 
 /// A field that may be given as `null`: present (`Some`, holding `None` for `null`) or absent

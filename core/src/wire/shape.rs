@@ -377,6 +377,7 @@ mod tests {
                 field("name", "string", true),
                 field("costCeiling", "number", false),
                 field("period", "string", false),
+                field("commandNetwork", "boolean", false),
             ]
         );
         let set = shape_of::<SetParams>();

@@ -205,7 +205,8 @@ fn root_refused(refusal: RootRefusal) -> RpcError {
 }
 
 /// A project as `getProjects` lists it: with its cost ceiling (`null`: none), the period, when
-/// the current period began and what its turns begun since then cost (USD).
+/// the current period began, what its turns begun since then cost (USD), and its command
+/// network override (`null`: none).
 fn shown(c: &mut Db, project: Stored, at: Millis) -> Result<Project, StoreError> {
     let period = project.period();
     let start = period.start(at);
@@ -219,12 +220,16 @@ fn shown(c: &mut Db, project: Stored, at: Millis) -> Result<Project, StoreError>
         period: period.as_str().to_owned(),
         period_start: start.to_rfc3339(),
         spent,
+        command_network: project.command_network,
     })
 }
 
-/// `project/set {name, costCeiling, period}` (admin): sets (a number), removes (`null`) or
-/// keeps (absent) the ceiling, and the period; admission looks at the project's waiting runs
-/// again at once. Answers the project as `getProjects` lists it.
+/// `project/set {name, costCeiling, period, commandNetwork}` (admin): sets (a number), removes
+/// (`null`) or keeps (absent) the ceiling, and the period; admission looks at the project's
+/// waiting runs again at once. `commandNetwork` likewise sets (`true`/`false`), removes
+/// (`null`: the server's `RUMMY_COMMAND_NETWORK` applies) or keeps (absent) whether the
+/// project's accepted commands reach the network, from their next command and loop on. One
+/// write. Answers the project as `getProjects` lists it.
 pub async fn project_set(call: Call, p: ProjectSetParams) -> Result<Project, Error> {
     auth::require_admin(&auth::caller(&call, None).await?, "project/set")?;
     let period = p
@@ -244,15 +249,22 @@ pub async fn project_set(call: Call, p: ProjectSetParams) -> Result<Project, Err
             .into());
         }
     }
-    let (name, ceiling) = (p.name, p.cost_ceiling);
+    let (name, ceiling, network) = (p.name, p.cost_ceiling, p.command_network);
     let project = call
-        .write(move |c| projects::set_ceiling(c, &name, ceiling, period))
+        .write(move |c| {
+            let project = projects::set_ceiling(c, &name, ceiling, period)?;
+            match network {
+                Some(network) => projects::set_command_network(c, &name, network),
+                None => Ok(project),
+            }
+        })
         .await?;
     tracing::info!(
         project = %project.name,
         ceiling = ?project.cost_ceiling,
         period = %project.cost_period,
-        "cost ceiling set"
+        command_network = ?project.command_network,
+        "project set"
     );
     call.svc()
         .admission

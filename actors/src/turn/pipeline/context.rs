@@ -12,6 +12,7 @@ use crate::services::Services;
 use crate::sidecar::Charge;
 use crate::turn::events::distribution;
 use crate::turn::{ContextRead, TurnFailure, TurnJob};
+use rummy_core::config::CommandRunner;
 use rummy_core::ids::RunId;
 use rummy_core::run::Mode;
 use rummy_core::session_state::stored;
@@ -20,6 +21,7 @@ use rummy_core::store::context::{context_since, KeptContext};
 use rummy_core::store::entries::ViewRow;
 use rummy_core::tools;
 use rummy_core::tools::context::SkillTools;
+use rummy_core::tools::CommandReach;
 use rummy_core::turn::assemble::{assemble, AssemblyInput, Messages};
 use rummy_core::turn::budget::{self, Budget};
 use rummy_core::turn::dispatch::LoopFlags;
@@ -187,8 +189,8 @@ pub(super) async fn materialise(
 }
 
 /// What a loop offers its model, before the run's active skills narrow the tools: the mode,
-/// the flags, whether `search` has a backend, the command cap, the persona, and whether the
-/// run keeps session state.
+/// the flags, whether `search` has a backend, the command cap, the persona, whether the run
+/// keeps session state, and where its commands run and what they reach.
 struct Offer {
     mode: Mode,
     flags: LoopFlags,
@@ -196,6 +198,7 @@ struct Offer {
     max_commands: usize,
     persona: Option<String>,
     session_state: bool,
+    reach: CommandReach,
 }
 
 impl Offer {
@@ -207,6 +210,13 @@ impl Offer {
             max_commands: svc.config.limits.max_commands,
             persona: job.persona.clone(),
             session_state: stored::enabled(&job.flags, svc.config.session_state.enabled),
+            reach: match svc.config.commands.runner {
+                CommandRunner::Client => CommandReach::Client,
+                CommandRunner::Server => CommandReach::sandboxed(
+                    job.command_network,
+                    &svc.config.commands.sandbox.network_ports,
+                ),
+            },
         }
     }
 
@@ -219,7 +229,12 @@ impl Offer {
             ..self.flags
         };
         let active = tools::active_tools(self.mode, flags, self.search_enabled);
-        let text = tools::instructions(&active, self.max_commands, self.persona.as_deref());
+        let text = tools::instructions(
+            &active,
+            self.max_commands,
+            self.persona.as_deref(),
+            &self.reach,
+        );
         (text, flags)
     }
 }

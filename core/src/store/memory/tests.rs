@@ -386,6 +386,10 @@ fn the_recall_index_follows_the_entries() {
 fn the_migration_indexes_the_facts_already_stored() {
     use diesel_migrations::MigrationHarness;
     let mut conn = store();
+    // The project and run in today's schema (a later migration's columns are read back), kept
+    // through the reverts below.
+    let p = project(&mut conn, "p");
+    let a = run(&mut conn, p.id, "a");
     // Back to before the migration that made the index (and every later one).
     while conn
         .applied_migrations()
@@ -396,8 +400,6 @@ fn the_migration_indexes_the_facts_already_stored() {
         conn.revert_last_migration(crate::store::database::migrations_of(&conn))
             .unwrap();
     }
-    let p = project(&mut conn, "p");
-    let a = run(&mut conn, p.id, "a");
     // Written as the store of that time did: the entry alone, in the schema of then.
     diesel::sql_query(format!(
         "INSERT INTO entries (scope, path, scheme, body, attributes, hash, tokens, created_at, updated_at) \

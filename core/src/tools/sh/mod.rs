@@ -10,6 +10,52 @@ use crate::store::StoreError;
 /// The model-facing doc of `sh`.
 pub const DOC: &str = include_str!("doc.md");
 
+/// What the `sh`/`env` docs say of a loop's commands with network off.
+const NO_NETWORK: &str = "no network";
+
+/// Where a loop's accepted `sh`/`env` run and what they reach, as their docs tell the model
+/// (the line holding `[%NETWORK%]`).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum CommandReach {
+    /// The accepting client runs them (`RUMMY_COMMAND_RUNNER=client`): the docs say nothing
+    /// of a confinement the server does not apply.
+    Client,
+    /// The server's sandbox, without network.
+    #[default]
+    Offline,
+    /// The server's sandbox, with TCP to these ports only.
+    Online(Vec<u16>),
+}
+
+impl CommandReach {
+    /// The server's sandbox, with network (to `ports`) or without: the project's
+    /// `commandNetwork`, else `RUMMY_COMMAND_NETWORK`.
+    pub fn sandboxed(network: bool, ports: &[u16]) -> CommandReach {
+        if network {
+            CommandReach::Online(ports.to_vec())
+        } else {
+            CommandReach::Offline
+        }
+    }
+
+    /// A tool doc with its `[%NETWORK%]` line filled in, or dropped where the client runs
+    /// commands.
+    pub fn fill(&self, doc: &str) -> String {
+        let network = match self {
+            CommandReach::Client => {
+                let kept: Vec<&str> = doc.lines().filter(|l| !l.contains("[%NETWORK%]")).collect();
+                return kept.join("\n");
+            }
+            CommandReach::Offline => NO_NETWORK.to_owned(),
+            CommandReach::Online(ports) => {
+                let ports: Vec<String> = ports.iter().map(u16::to_string).collect();
+                format!("network only by TCP to ports {}", ports.join(", "))
+            }
+        };
+        doc.replace("[%NETWORK%]", &network)
+    }
+}
+
 /// A shell command without a command.
 pub const COMMAND_REQUIRED: &str = "command is required: <sh>command</sh> or command=\"…\"";
 

@@ -1,11 +1,17 @@
 //! The model-facing docs: the tool-doc discipline (seed 000 §7), rationale kept in source and never shown, only active tools documented.
 
 use crate::run::Mode;
-use crate::tools::{active_tools, doc, instructions, strip_rationale, ToolName, TOOL_ORDER};
+use crate::tools::{
+    active_tools, doc, instructions, strip_rationale, CommandReach, ToolName, TOOL_ORDER,
+};
 use crate::turn::dispatch::LoopFlags;
 use pretty_assertions::assert_eq;
 
 const RFC_2119: [&str; 3] = ["MUST", "SHOULD", "MAY"];
+
+/// Commands in the server's sandbox without network: what the tests that are not about the
+/// network assume.
+const OFFLINE: CommandReach = CommandReach::Offline;
 
 /// How one doc measures against the discipline.
 #[derive(Debug, PartialEq, Eq)]
@@ -76,7 +82,7 @@ fn every_doc_follows_the_discipline() {
 #[test]
 fn instructions_show_only_active_docs() {
     let tools = active_tools(Mode::Act, LoopFlags::default(), true);
-    let text = instructions(&tools, 15, None);
+    let text = instructions(&tools, 15, None, &OFFLINE);
     let all: Vec<&str> = tools.iter().map(|t| t.as_str()).collect();
     assert!(
         !text.contains("<!--") && !text.contains("-->") && !text.contains("why:"),
@@ -103,15 +109,70 @@ fn instructions_show_only_active_docs() {
         &active_tools(Mode::Ask, LoopFlags::default(), false),
         15,
         None,
+        &OFFLINE,
     );
     assert!(!ask.contains("## <sh>") && !ask.contains("## <search>"));
     assert!(ask.contains("## <env>"));
 }
 
+/// The `sh` and `env` docs say where an accepted command may write and whether it reaches the
+/// network — off, or TCP to the allowed ports — and that env is read-only in every mode (ask
+/// mode offers env alone); where the client runs commands they say neither.
+#[test]
+fn command_docs_say_what_a_command_reaches() {
+    let reach_lines = |mode: Mode, reach: CommandReach| -> Vec<String> {
+        instructions(
+            &active_tools(mode, LoopFlags::default(), false),
+            15,
+            None,
+            &reach,
+        )
+        .lines()
+        .filter(|l| l.starts_with("* It runs confined") || l.starts_with("* It is read-only"))
+        .map(str::to_owned)
+        .collect()
+    };
+    let sh =
+        "* It runs confined: it writes only the project root, its HOME and a private /tmp, with";
+    let env = "* It is read-only in every mode: it writes nothing but a private /tmp, with";
+    let online = CommandReach::Online(vec![80, 443]);
+    assert_eq!(
+        [
+            reach_lines(Mode::Act, CommandReach::Offline),
+            reach_lines(Mode::Act, online.clone()),
+            reach_lines(Mode::Ask, online),
+            reach_lines(Mode::Ask, CommandReach::sandboxed(false, &[443])),
+            reach_lines(Mode::Act, CommandReach::Client),
+        ],
+        [
+            vec![format!("{env} no network."), format!("{sh} no network."),],
+            vec![
+                format!("{env} network only by TCP to ports 80, 443."),
+                format!("{sh} network only by TCP to ports 80, 443."),
+            ],
+            vec![format!("{env} network only by TCP to ports 80, 443.")],
+            vec![format!("{env} no network.")],
+            vec![],
+        ]
+    );
+    let client = instructions(
+        &active_tools(Mode::Act, LoopFlags::default(), false),
+        15,
+        None,
+        &CommandReach::Client,
+    );
+    assert!(!client.contains("[%NETWORK%]"), "{client}");
+}
+
 /// Docs follow advertised order even when the caller lists tools in another; a persona is appended.
 #[test]
 fn order_and_persona() {
-    let text = instructions(&[ToolName::Update, ToolName::Get], 15, Some("  Be terse. "));
+    let text = instructions(
+        &[ToolName::Update, ToolName::Get],
+        15,
+        Some("  Be terse. "),
+        &OFFLINE,
+    );
     assert!(text.contains("Tools available: get, update"));
     let get = text.find("## <get").unwrap_or(usize::MAX);
     let update = text.find("## <update").unwrap_or(0);
@@ -122,7 +183,7 @@ fn order_and_persona() {
 /// The preamble teaches the workflow, not the old limit to known:// and unknown:// paths.
 #[test]
 fn preamble_teaches_the_workflow() {
-    let text = instructions(&[ToolName::Update], 15, None);
+    let text = instructions(&[ToolName::Update], 15, None, &OFFLINE);
     assert!(!text.contains("only `known://` and `unknown://`"));
     let steps: Vec<&str> = text
         .lines()
