@@ -8,6 +8,7 @@ use super::begin::Begun;
 use super::end::Full;
 use super::{failure, loop_flags, summary};
 use crate::clock::now;
+use crate::services::sandbox::Mode as SandboxMode;
 use crate::services::Services;
 use crate::sidecar::Charge;
 use crate::turn::events::distribution;
@@ -210,9 +211,11 @@ impl Offer {
             max_commands: svc.config.limits.max_commands,
             persona: job.persona.clone(),
             session_state: stored::enabled(&job.flags, svc.config.session_state.enabled),
-            reach: match svc.config.commands.runner {
-                CommandRunner::Client => CommandReach::Client,
-                CommandRunner::Server => CommandReach::sandboxed(
+            reach: match (svc.config.commands.runner, svc.sandbox.mode()) {
+                (CommandRunner::Client, _) | (_, SandboxMode::Unconfined(_)) => {
+                    CommandReach::Unconfined
+                }
+                (CommandRunner::Server, _) => CommandReach::sandboxed(
                     job.command_network,
                     &svc.config.commands.sandbox.network_ports,
                 ),

@@ -17,9 +17,10 @@ const NO_NETWORK: &str = "no network";
 /// (the line holding `[%NETWORK%]`).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub enum CommandReach {
-    /// The accepting client runs them (`RUMMY_COMMAND_RUNNER=client`): the docs say nothing
-    /// of a confinement the server does not apply.
-    Client,
+    /// Nothing confines them: the accepting client runs them (`RUMMY_COMMAND_RUNNER=client`),
+    /// or the server runs them unconfined (`RUMMY_UNSANDBOXED_COMMANDS=1` where a layer is
+    /// missing); the docs say nothing of a confinement that is not applied.
+    Unconfined,
     /// The server's sandbox, without network.
     #[default]
     Offline,
@@ -42,7 +43,7 @@ impl CommandReach {
     /// commands.
     pub fn fill(&self, doc: &str) -> String {
         let network = match self {
-            CommandReach::Client => {
+            CommandReach::Unconfined => {
                 let kept: Vec<&str> = doc.lines().filter(|l| !l.contains("[%NETWORK%]")).collect();
                 return kept.join("\n");
             }

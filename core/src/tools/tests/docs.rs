@@ -142,7 +142,7 @@ fn command_docs_say_what_a_command_reaches() {
             reach_lines(Mode::Act, online.clone()),
             reach_lines(Mode::Ask, online),
             reach_lines(Mode::Ask, CommandReach::sandboxed(false, &[443])),
-            reach_lines(Mode::Act, CommandReach::Client),
+            reach_lines(Mode::Act, CommandReach::Unconfined),
         ],
         [
             vec![format!("{env} no network."), format!("{sh} no network."),],
@@ -159,7 +159,7 @@ fn command_docs_say_what_a_command_reaches() {
         &active_tools(Mode::Act, LoopFlags::default(), false),
         15,
         None,
-        &CommandReach::Client,
+        &CommandReach::Unconfined,
     );
     assert!(!client.contains("[%NETWORK%]"), "{client}");
 }
