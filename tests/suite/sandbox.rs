@@ -348,3 +348,56 @@ fn binary_for(ids: Option<(u32, u32)>, home: &Path) -> PathBuf {
     std::fs::set_permissions(&copy, std::fs::Permissions::from_mode(0o755)).unwrap();
     copy
 }
+
+/// A server killed with `-9` while a command runs takes the command with it: its helper dies
+/// with the server, its init with the helper, and everything the command started with its init.
+#[actix_rt::test]
+async fn nothing_a_command_started_outlives_a_killed_server() {
+    let mut f = Fixture::start(None, &[]);
+    if !f.confined() {
+        skip(&format!("no sandbox here:\n{}", f.log()));
+        return;
+    }
+    let marks = [unique_sleep(), unique_sleep()];
+    f.provider.push(Reply::content(format!(
+        "<sh>setsid sleep {} & sleep {} & echo started; wait</sh>\n<update status=\"102\">running it</update>",
+        marks[0], marks[1]
+    )));
+    let mut client = RpcClient::connect(&format!("ws://127.0.0.1:{}/", f.server.port))
+        .await
+        .unwrap();
+    client
+        .call(
+            "rummy/hello",
+            json!({ "name": "escapes", "projectRoot": f.root().display().to_string() }),
+        )
+        .await
+        .unwrap();
+    client
+        .call(
+            "set",
+            json!({ "path": "run://killed", "body": "Try it", "attributes": { "model": "fast", "mode": "act" } }),
+        )
+        .await
+        .unwrap();
+    let proposed = client
+        .next_notification("run/proposal", WAIT)
+        .await
+        .unwrap()["proposed"][0]["path"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    accept(&mut client, "killed", &proposed).await;
+    for mark in &marks {
+        crate::support::procs::wait_marked(&format!("sleep {mark}"), 1).await;
+    }
+    f.server.child.kill().unwrap();
+    f.server.child.wait().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(3);
+    let left = |m: &u64| !marked(&format!("sleep {m}")).is_empty();
+    while marks.iter().any(left) && Instant::now() < deadline {
+        actix_rt::time::sleep(Duration::from_millis(20)).await;
+    }
+    let survivors: Vec<&u64> = marks.iter().filter(|m| left(m)).collect();
+    assert_eq!(survivors, Vec::<&u64>::new(), "outlived the killed server");
+}
