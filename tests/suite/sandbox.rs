@@ -117,9 +117,9 @@ impl Fixture {
         self.project.path().canonicalize().unwrap()
     }
 
-    /// Runs `tag` (`<sh>…</sh>` or `<env>…</env>`) as the model's proposal in a new act run,
-    /// accepts it, and answers (stdout, stderr) once the loop ended.
-    async fn run(&mut self, tag: &str) -> (String, String) {
+    /// Starts a new act run whose model proposes `tag` (`<sh>…</sh>` or `<env>…</env>`) and
+    /// accepts it: the client, the run and the proposal's path.
+    async fn accepted(&mut self, tag: &str) -> (RpcClient, String, String) {
         self.runs += 1;
         let run = format!("esc{}", self.runs);
         self.provider.push(Reply::content(format!(
@@ -156,6 +156,13 @@ impl Fixture {
             }
         };
         accept(&mut client, &run, &proposed).await;
+        (client, run, proposed)
+    }
+
+    /// Runs `tag` as the model's proposal in a new act run, accepts it, and answers (stdout,
+    /// stderr) once the loop ended.
+    async fn run(&mut self, tag: &str) -> (String, String) {
+        let (mut client, run, proposed) = self.accepted(tag).await;
         wait_status(&mut client, &run, 200).await;
         let out = support::entry(&mut client, &run, &format!("{proposed}_1")).await;
         let err = support::entry(&mut client, &run, &format!("{proposed}_2")).await;
@@ -359,35 +366,12 @@ async fn nothing_a_command_started_outlives_a_killed_server() {
         return;
     }
     let marks = [unique_sleep(), unique_sleep()];
-    f.provider.push(Reply::content(format!(
-        "<sh>setsid sleep {} & sleep {} & echo started; wait</sh>\n<update status=\"102\">running it</update>",
-        marks[0], marks[1]
-    )));
-    let mut client = RpcClient::connect(&format!("ws://127.0.0.1:{}/", f.server.port))
-        .await
-        .unwrap();
-    client
-        .call(
-            "rummy/hello",
-            json!({ "name": "escapes", "projectRoot": f.root().display().to_string() }),
-        )
-        .await
-        .unwrap();
-    client
-        .call(
-            "set",
-            json!({ "path": "run://killed", "body": "Try it", "attributes": { "model": "fast", "mode": "act" } }),
-        )
-        .await
-        .unwrap();
-    let proposed = client
-        .next_notification("run/proposal", WAIT)
-        .await
-        .unwrap()["proposed"][0]["path"]
-        .as_str()
-        .unwrap()
-        .to_owned();
-    accept(&mut client, "killed", &proposed).await;
+    let _running = f
+        .accepted(&format!(
+            "<sh>setsid sleep {} & sleep {} & echo started; wait</sh>",
+            marks[0], marks[1]
+        ))
+        .await;
     for mark in &marks {
         crate::support::procs::wait_marked(&format!("sleep {mark}"), 1).await;
     }
