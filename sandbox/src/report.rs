@@ -118,13 +118,21 @@ impl Report {
             .collect()
     }
 
-    /// One line for a log or a refusal: the missing required layers, each with its reason.
+    /// One line for a log or a refusal: the missing required layers with their reasons, the
+    /// layers that share a reason named together (`a, b: why; c: why`).
     pub fn missing_line(&self) -> String {
-        self.missing()
+        let mut groups: Vec<(Vec<&'static str>, String)> = Vec::new();
+        for layer in self.missing() {
+            match groups.iter_mut().find(|(_, why)| *why == layer.detail) {
+                Some((names, _)) => names.push(layer.name.label()),
+                None => groups.push((vec![layer.name.label()], layer.detail)),
+            }
+        }
+        groups
             .iter()
-            .map(|l| format!("{} ({})", l.name.label(), l.detail))
+            .map(|(names, why)| format!("{}: {why}", names.join(", ")))
             .collect::<Vec<_>>()
-            .join(", ")
+            .join("; ")
     }
 }
 
@@ -161,7 +169,13 @@ mod tests {
         report.set(LayerName::Landlock, false, "not in this kernel");
         assert_eq!(
             report.missing_line(),
-            "file system (Landlock) (not in this kernel)"
+            "file system (Landlock): not in this kernel"
+        );
+        report.set(LayerName::Network, false, "not in this kernel");
+        report.set(LayerName::Proc, false, "no mount");
+        assert_eq!(
+            report.missing_line(),
+            "file system (Landlock), network (own namespace): not in this kernel; /proc isolation: no mount"
         );
     }
 

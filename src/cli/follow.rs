@@ -434,6 +434,7 @@ impl<'a> Follow<'a> {
         if self.own.contains(&proposal) {
             return;
         }
+        self.channel_failure(item);
         let body = item.body.as_deref().unwrap_or_default();
         let shown = self.channels.entry(item.path.clone()).or_default();
         if body.len() <= shown.taken || !body.is_char_boundary(shown.taken) {
@@ -447,6 +448,29 @@ impl<'a> Follow<'a> {
             .and_then(|c| c.as_u64())
             .unwrap_or(1);
         self.show_output(&item.path, channel, &new);
+    }
+
+    /// Why a command ended without an exit code of its own (it could not start, the sandbox
+    /// refused it, it timed out, a restart interrupted it), once, from its first channel: the
+    /// exit line says the rest.
+    fn channel_failure(&mut self, item: &HistoryItem) {
+        let Some(outcome) = item.outcome.as_deref() else {
+            return;
+        };
+        if item.state != "failed" || !item.path.ends_with("_1") || outcome.starts_with("exit:") {
+            return;
+        }
+        if self
+            .printed
+            .insert(item.path.clone(), item.state.clone())
+            .as_deref()
+            == Some("failed")
+        {
+            return;
+        }
+        self.view.end_stream();
+        let line = format!("  {}", self.view.style.red(&format!("✗ {outcome}")));
+        self.view.line(&line);
     }
 
     fn show_output(&mut self, key: &str, channel: u64, text: &str) {

@@ -281,14 +281,10 @@ async fn a_missing_sandbox_layer_is_red_until_commands_may_run_unconfined() {
         ),
         (
             json!("refused"),
-            json!([
-                "file system (Landlock)",
-                "processes (PID namespace)",
-                "/proc isolation",
-                "network (own namespace)"
-            ]
-            .map(|l| format!("{l} ({why})"))
-            .join(", "))
+            json!(format!(
+                "file system (Landlock), processes (PID namespace), /proc isolation, \
+                 network (own namespace): {why}"
+            ))
         )
     );
     drop(client);

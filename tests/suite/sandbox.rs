@@ -385,3 +385,51 @@ async fn nothing_a_command_started_outlives_a_killed_server() {
     let survivors: Vec<&u64> = marks.iter().filter(|m| left(m)).collect();
     assert_eq!(survivors, Vec::<&u64>::new(), "outlived the killed server");
 }
+
+/// On a machine where the server cannot make a sandbox (here: inside a user namespace whose
+/// uid 1000 is root outside, which no nested namespace may map), `rummy demo` says why its
+/// command did not run and which layers are missing, finishes the rest without claiming the
+/// check passed, and exits 0.
+#[actix_rt::test]
+async fn the_demo_without_a_sandbox_says_why_its_check_did_not_run() {
+    if !rustix_is_root() {
+        skip("the tests do not run as root (the demo is put in a user namespace mapped to root)");
+        return;
+    }
+    let home = TempDir::new().unwrap();
+    let out = tokio::process::Command::new("unshare")
+        .args(["--user", "--map-user=1000", "--map-group=1000"])
+        .arg(env!("CARGO_BIN_EXE_rummy"))
+        .arg("demo")
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", home.path())
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::null())
+        .kill_on_drop(true)
+        .output()
+        .await
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    let lines: Vec<&str> = stdout.lines().map(str::trim).collect();
+    let refused = lines
+        .iter()
+        .find(|l| l.starts_with("✗ could not start:"))
+        .unwrap_or_else(|| panic!("no line says why: {stdout}"));
+    assert!(
+        refused.contains(
+            "its sandbox lacks file system (Landlock), processes (PID namespace), /proc \
+             isolation, network (own namespace): cannot map the uid"
+        ),
+        "{refused}"
+    );
+    assert!(
+        stdout.contains(
+            "The check did not pass here (its outcome is above), so the fix is not confirmed."
+        ),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("check.sh passes"), "{stdout}");
+    assert!(stdout.contains("✔ done · 4 turns"), "{stdout}");
+}

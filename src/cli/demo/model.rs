@@ -17,6 +17,13 @@ const SCRIPT: [&str; 4] = [
     include_str!("script/turn_4.xml"),
 ];
 
+/// The last reply when the check did not pass (it failed, was rejected, or could not run):
+/// the demo never claims a check it did not see pass.
+const UNCHECKED: &str = include_str!("script/turn_4_unchecked.xml");
+
+/// What the user message shows of the check that passed (the accepted command's log entry).
+const CHECK_PASSED: &str = "ran 'sh check.sh', exit=0";
+
 /// The model's name, as the server asks for it.
 pub const NAME: &str = "rummy-demo";
 
@@ -79,7 +86,27 @@ async fn models() -> HttpResponse {
 /// The turn a request is for: one more than the status reports (`<update`) the user message
 /// already shows of the loop's earlier turns.
 pub fn turn_of(request: &Value) -> usize {
-    let user = request["messages"]
+    user_message(request).matches("<update ").count() + 1
+}
+
+/// The script's reply for `turn` (1-based).
+pub fn reply_for(turn: usize) -> &'static str {
+    SCRIPT[turn.clamp(1, SCRIPT.len()) - 1]
+}
+
+/// The reply to `request`: the script's for its turn, but the last one says the fix is
+/// unconfirmed unless the user message shows the check passing.
+pub fn reply_to(request: &Value) -> &'static str {
+    let turn = turn_of(request);
+    if turn >= SCRIPT.len() && !user_message(request).contains(CHECK_PASSED) {
+        return UNCHECKED;
+    }
+    reply_for(turn)
+}
+
+/// The text of the request's last user message.
+fn user_message(request: &Value) -> &str {
+    request["messages"]
         .as_array()
         .and_then(|messages| {
             messages
@@ -88,17 +115,11 @@ pub fn turn_of(request: &Value) -> usize {
                 .find(|m| m["role"] == "user")
                 .and_then(|m| m["content"].as_str())
         })
-        .unwrap_or_default();
-    user.matches("<update ").count() + 1
-}
-
-/// The script's reply for `turn` (1-based).
-pub fn reply_for(turn: usize) -> &'static str {
-    SCRIPT[turn.clamp(1, SCRIPT.len()) - 1]
+        .unwrap_or_default()
 }
 
 async fn complete(request: web::Json<Value>) -> HttpResponse {
-    let reply = reply_for(turn_of(&request));
+    let reply = reply_to(&request);
     let prompt_tokens = request.to_string().len() / 4;
     let completion_tokens = reply.len() / 4;
     let usage = json!({
@@ -190,6 +211,24 @@ mod tests {
         .collect();
         assert_eq!(turns, vec![1, 2, 3]);
         assert_eq!(reply_for(9), SCRIPT[3]);
+    }
+
+    /// The last turn claims the check passed only when the user message shows it passing.
+    #[test]
+    fn the_last_reply_follows_the_check() {
+        let request = |user: &str| {
+            json!({"messages": [{"role": "user", "content": format!(
+                "<update status=\"102\">a</update><update status=\"102\">b</update>\
+                 <update status=\"102\">c</update>{user}")}]})
+        };
+        assert_eq!(
+            [
+                reply_to(&request("ran 'sh check.sh', exit=0 (12ms)")),
+                reply_to(&request("ran 'sh check.sh', exit=1 (12ms)")),
+                reply_to(&request("could not start: no sandbox")),
+            ],
+            [SCRIPT[3], UNCHECKED, UNCHECKED]
+        );
     }
 
     /// The streamed events put the whole reply back together, then finish and end.
