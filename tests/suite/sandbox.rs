@@ -216,6 +216,11 @@ async fn every_escape_is_refused(ids: Option<(u32, u32)>) {
         ("the server's port", format!("perl -MIO::Socket::INET -e 'IO::Socket::INET->new(PeerAddr => \"127.0.0.1:{port}\", Timeout => 3) or exit 1'")),
         ("the host's /home", "ls /home".to_owned()),
         ("the host's /run", "ls /run".to_owned()),
+        (
+            "a capability or new privileges",
+            "grep -Eq '^(CapEff|CapPrm|CapBnd|CapAmb):.*[1-9a-f]|^NoNewPrivs:.0' /proc/self/status"
+                .to_owned(),
+        ),
     ];
     // One attempt per command: a command is at most 512 characters.
     for chunk in tries.chunks(1) {
