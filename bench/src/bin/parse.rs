@@ -1,4 +1,4 @@
-//! Parsing a model reply: a ~10 KB reply with 12 commands (target ≤ 100 µs median), plus the dialect and spotter paths.
+//! Parsing a model reply: a ~10 KB reply with 12 commands (target ≤ 100 µs median), plus the dialect and spotter paths, and the time per byte of replies of one repeated unit (linear: the same at 64 KiB and 4 MiB).
 
 use std::hint::black_box;
 use std::process::ExitCode;
@@ -100,5 +100,22 @@ fn main() -> ExitCode {
         &times,
         "≤ 100 µs median",
     );
+    // Replies of one repeated unit that once made the parser rescan the rest of the reply
+    // per occurrence: the time per byte must not grow with the size.
+    for unit in ["```get", "<![CDATA[", "<!--", "<?x "] {
+        for bytes in [64 * 1024, 4 * 1024 * 1024] {
+            let text = unit.repeat(bytes / unit.len());
+            let times = sample(1, 5, || {
+                black_box(parse_reply(black_box(&text), 15));
+            });
+            let median = times[times.len() / 2];
+            println!(
+                "parse_reply: {unit:<10} × {:>7} ({:>4} KiB)        {:>8.2} ns/byte (median of 5)",
+                text.len() / unit.len(),
+                bytes / 1024,
+                median.as_nanos() as f64 / text.len() as f64
+            );
+        }
+    }
     ExitCode::SUCCESS
 }

@@ -13,7 +13,7 @@ use xmlparser::{ElementEnd, StrSpan, Token as XmlToken, Tokenizer};
 
 use super::entities::decode;
 use super::tag::{scan_close_tag, scan_open_tag};
-use super::{command_tag, Tag};
+use super::{command_tag, steps, Tag};
 
 /// What kind of non-tool markup a [`Token::Markup`] is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -67,6 +67,11 @@ pub(crate) enum Token {
     },
 }
 
+/// Markup that runs to a terminator: a comment, a CDATA section, a processing instruction.
+/// xmlparser looks for the terminator to the end of its text, so one that never comes costs a
+/// scan to the end each time the opener appears.
+const RUNS_TO: [(&str, &str); 3] = [("<!--", "-->"), ("<![CDATA[", "]]>"), ("<?", "?>")];
+
 /// Tokenizes `text[start..limit]`, resuming after every error.
 pub(crate) struct Lexer<'a> {
     /// The whole reply; all offsets refer to it.
@@ -77,6 +82,10 @@ pub(crate) struct Lexer<'a> {
     limit: usize,
     /// The current strict tokenizer, over `text[base..limit]`.
     inner: Tokenizer<'a>,
+    /// For each of [`RUNS_TO`], from where (and up to which limit) its terminator is known
+    /// to be missing: an opener there is only text, and xmlparser is not asked again. Without
+    /// it, a reply of many unterminated openers is quadratic.
+    unterminated: [Option<(usize, usize)>; 3],
 }
 
 impl<'a> Lexer<'a> {
@@ -87,6 +96,7 @@ impl<'a> Lexer<'a> {
             base: start,
             limit,
             inner: Tokenizer::from_fragment("", 0..0),
+            unterminated: [None; 3],
         };
         lexer.restart(start, limit);
         lexer
@@ -118,7 +128,12 @@ impl<'a> Lexer<'a> {
     /// The next token, or `None` at the end of the region.
     pub(crate) fn next_token(&mut self) -> Option<Token> {
         let start = self.base + self.inner.stream().pos();
-        let token = match self.inner.next()? {
+        if self.known_unterminated(start) {
+            return Some(self.stray_byte(start));
+        }
+        let next = self.inner.next();
+        steps::add(self.base + self.inner.stream().pos() - start + 1);
+        let token = match next? {
             Err(_) => self.recover(start),
             Ok(XmlToken::Text { text }) => Token::Text(self.range(text)),
             Ok(XmlToken::Cdata { text, span }) => Token::Cdata {
@@ -205,6 +220,7 @@ impl<'a> Lexer<'a> {
         match tool {
             Some(tool) => {
                 let scanned = scan_open_tag(self.text, name_end, self.limit);
+                steps::add(scanned.end - name_end);
                 self.resume_at(scanned.end);
                 Token::Open {
                     tool,
@@ -219,11 +235,32 @@ impl<'a> Lexer<'a> {
         }
     }
 
+    /// The index in [`RUNS_TO`] of the opener at `at`, if one is there.
+    fn opener_at(&self, at: usize) -> Option<usize> {
+        let rest = self.text.get(at..self.limit)?;
+        RUNS_TO.iter().position(|(open, _)| rest.starts_with(open))
+    }
+
+    /// Whether the markup opening at `at` is known to run to no terminator.
+    fn known_unterminated(&self, at: usize) -> bool {
+        self.opener_at(at).is_some_and(|kind| {
+            self.unterminated[kind].is_some_and(|(from, limit)| at >= from && self.limit <= limit)
+        })
+    }
+
     /// Turns a tokenizer error at `start` into text (or a tool close tag
     /// written sloppily) and resumes after it.
     fn recover(&mut self, start: usize) -> Token {
+        if let Some(kind) = self.opener_at(start) {
+            let (open, close) = RUNS_TO[kind];
+            steps::add(self.limit - start);
+            if !self.text[start + open.len()..self.limit].contains(close) {
+                self.unterminated[kind] = Some((start, self.limit));
+            }
+        }
         if self.text.as_bytes().get(start) == Some(&b'<') {
             if let Some((tool, end)) = scan_close_tag(self.text, start, self.limit) {
+                steps::add(end - start);
                 self.resume_at(end);
                 return Token::Close {
                     tool,
@@ -236,6 +273,7 @@ impl<'a> Lexer<'a> {
         let end = self.text[start..self.limit]
             .find('<')
             .map_or(self.limit, |i| start + i);
+        steps::add(end - start);
         self.resume_at(end);
         Token::Text(start..end)
     }

@@ -5,6 +5,7 @@
 //! `tool_code`, `tool_command` or `xml` are how some models (Gemma) wrap
 //! real calls, so their inside is parsed like any reply text.
 
+use super::steps;
 use std::ops::Range;
 
 /// Fence info strings whose content is tool calls, not a quotation.
@@ -41,21 +42,54 @@ fn line_end(text: &str, at: usize, limit: usize) -> usize {
 
 /// Classifies the backtick run at `at` in top-level text of the region
 /// ending at `limit`.
-pub(crate) fn classify(text: &str, at: usize, limit: usize) -> Backticks {
+pub(crate) fn classify(text: &str, at: usize, limit: usize, memo: &mut FenceMemo) -> Backticks {
     let bytes = text.as_bytes();
     let run = run_length(bytes, at, limit);
-    // Only a fence needs its line's start; looking it up for every inline
-    // span would rescan a long line once per backtick.
-    if run >= 3 {
-        let line_start = text[..at].rfind('\n').map_or(0, |i| i + 1);
-        let indent = &text[line_start..at];
-        if indent.len() <= MAX_FENCE_INDENT && indent.bytes().all(|b| b == b' ') {
-            if let Some(fence) = fence(text, at, run, limit) {
-                return fence;
-            }
+    if run >= 3 && starts_line(bytes, at) && !memo.rules_out(at, run, limit) {
+        if let Some(fence) = fence(text, at, run, limit) {
+            return fence;
         }
+        memo.record(at, run, limit);
     }
     inline_span(text, at, run, limit)
+}
+
+/// Whether the backticks at `at` open their line: at most three spaces before them, then the
+/// line's start. Looks back at most four bytes, so a long line is never rescanned.
+fn starts_line(bytes: &[u8], at: usize) -> bool {
+    let mut i = at;
+    while i > 0 && bytes[i - 1] == b' ' {
+        if at - i == MAX_FENCE_INDENT {
+            return false;
+        }
+        i -= 1;
+    }
+    i == 0 || bytes[i - 1] == b'\n'
+}
+
+/// Fences already known not to close: a fence opened at `from` with `run` backticks found no
+/// closing line before `limit`, so no later fence of at least as many backticks closes there
+/// either (its closing line would have closed the earlier one). Without it, a reply of many
+/// unclosed fence lines would search to its end once per line.
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct FenceMemo {
+    unclosed: Option<(usize, usize, usize)>,
+}
+
+impl FenceMemo {
+    fn rules_out(&self, at: usize, run: usize, limit: usize) -> bool {
+        self.unclosed
+            .is_some_and(|(from, min_run, end)| at >= from && run >= min_run && limit <= end)
+    }
+
+    fn record(&mut self, at: usize, run: usize, limit: usize) {
+        let narrower = self
+            .unclosed
+            .is_none_or(|(_, min_run, end)| run < min_run || limit > end);
+        if narrower {
+            self.unclosed = Some((at, run, limit));
+        }
+    }
 }
 
 /// A fenced block opened by the `run` backticks at `at`, if it is one and
@@ -66,6 +100,7 @@ pub(crate) fn classify(text: &str, at: usize, limit: usize) -> Backticks {
 /// follow, so an unclosed fence is treated as plain text instead.
 fn fence(text: &str, at: usize, run: usize, limit: usize) -> Option<Backticks> {
     let open_end = line_end(text, at, limit);
+    steps::add(open_end - at);
     let info = text[at + run..open_end].trim();
     if info.contains('`') || open_end >= limit {
         return None;
@@ -74,6 +109,7 @@ fn fence(text: &str, at: usize, run: usize, limit: usize) -> Option<Backticks> {
     let mut line = inner_start;
     while line < limit {
         let end = line_end(text, line, limit);
+        steps::add(end + 1 - line);
         if is_closing_marker(&text[line..end], run) {
             let language = info.split_whitespace().next().unwrap_or("");
             let is_tool = TOOL_FENCE_INFO
@@ -118,6 +154,7 @@ pub(crate) fn inline_span(text: &str, at: usize, run: usize, limit: usize) -> Ba
     // Stop at the line end as we go: finding it first would scan a long
     // line to its end once per backtick.
     while let Some(i) = text[pos..limit].find(['`', '\n']) {
+        steps::add(i + 1);
         let candidate = pos + i;
         if bytes[candidate] == b'\n' {
             break;

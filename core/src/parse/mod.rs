@@ -27,6 +27,7 @@ mod legacy;
 mod lexer;
 mod markdown;
 mod reply;
+mod steps;
 mod suspect;
 mod tag;
 mod tool_name;

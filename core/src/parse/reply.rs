@@ -16,7 +16,8 @@ use super::dialect::{self, DialectRead};
 use super::entities::decode_into;
 use super::legacy;
 use super::lexer::{Lexer, MarkupKind, Token};
-use super::markdown::{classify, inline_span, run_length, Backticks};
+use super::markdown::{classify, inline_span, run_length, Backticks, FenceMemo};
+use super::steps;
 use super::warnings;
 use super::{ParsedReply, Tag, TaggedCall};
 
@@ -72,6 +73,8 @@ pub(crate) struct Parser<'a> {
     repaired: usize,
     /// Whether the command-cap warning was given.
     capped: bool,
+    /// Fences already known not to close.
+    fences_unclosed: FenceMemo,
 }
 
 impl<'a> Parser<'a> {
@@ -86,6 +89,7 @@ impl<'a> Parser<'a> {
             reply: ParsedReply::default(),
             repaired: 0,
             capped: false,
+            fences_unclosed: FenceMemo::default(),
         }
     }
 
@@ -207,6 +211,7 @@ impl<'a> Parser<'a> {
         let limit = self.lexer.limit();
         let mut pos = span.start;
         while let Some(i) = text[pos..span.end].find(['`', '<', '{', '[']) {
+            steps::add(i + 1);
             let at = pos + i;
             decode_into(&mut self.reply.unparsed, &text[pos..at]);
             if text.as_bytes()[at] != b'`' {
@@ -219,7 +224,7 @@ impl<'a> Parser<'a> {
                 pos = at + 1;
                 continue;
             }
-            match classify(text, at, limit) {
+            match classify(text, at, limit, &mut self.fences_unclosed) {
                 Backticks::Literal(end) => {
                     self.reply.unparsed.push_str(&text[at..end]);
                     pos = end;
@@ -227,6 +232,12 @@ impl<'a> Parser<'a> {
                 Backticks::Quoted(end) => {
                     // Quoted code is literal, so it is not entity-decoded.
                     self.reply.unparsed.push_str(&text[at..end]);
+                    if end <= span.end {
+                        // Still inside this text: go on here. Restarting the tokenizer would
+                        // read the rest of the text again, once per code span.
+                        pos = end;
+                        continue;
+                    }
                     self.lexer.restart(end, limit);
                     return;
                 }

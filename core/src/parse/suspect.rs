@@ -6,7 +6,7 @@
 //! quote, so they never count; the inside of a `tool_code` fence does.
 
 use super::dialect::tool_of;
-use super::markdown::{classify, Backticks};
+use super::markdown::{classify, Backticks, FenceMemo};
 
 /// Native-call markers, lower-cased: any of them is an attempted call.
 const MARKERS: &[&str] = &[
@@ -27,9 +27,10 @@ pub(crate) fn looks_like_tool_call(text: &str) -> bool {
     let limit = text.len();
     let mut pos = 0;
     let mut segment = 0;
+    let mut unclosed = FenceMemo::default();
     while let Some(i) = text[pos..].find('`') {
         let at = pos + i;
-        match classify(text, at, limit) {
+        match classify(text, at, limit, &mut unclosed) {
             Backticks::Literal(end) => pos = end,
             Backticks::Quoted(end) => {
                 if suspicious(&text[segment..at]) {

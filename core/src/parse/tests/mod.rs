@@ -4,6 +4,7 @@ mod cases;
 mod dialects;
 mod fuzz;
 mod healing;
+mod linear;
 mod props;
 mod reference;
 mod syntax;
