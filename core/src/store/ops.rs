@@ -132,14 +132,21 @@ pub fn matching(
             );
         }
     }
-    let mut rows: Vec<ViewRow> = query
+    let rows: Vec<ViewRow> = query
         .order(v::id.asc())
         .select(entries::VIEW_COLUMNS)
-        .load(conn)?;
-    if !in_sql {
-        rows.retain(|r| entries::passes(Some(pattern), body_filter, &r.path, &r.body));
+        .load(conn)
+        .map_err(entries::filter_error)?;
+    if in_sql {
+        return Ok(rows);
     }
-    Ok(rows)
+    let mut kept = Vec::with_capacity(rows.len());
+    for r in rows {
+        if entries::passes(Some(pattern), body_filter, &r.path, &r.body)? {
+            kept.push(r);
+        }
+    }
+    Ok(kept)
 }
 
 /// One exact entry of the run, or `NotFound`.
