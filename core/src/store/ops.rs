@@ -10,6 +10,7 @@
 
 use super::audit::FULL_BODY_SQL;
 use super::entries::{self, EntryWrite, RunRef, ViewRow, WriteCtx};
+use super::selection::{self, Selection};
 use super::{runs, StoreError};
 use crate::db::Db;
 use crate::entry::{State, Visibility, Writer};
@@ -294,15 +295,14 @@ pub fn write_content(
     Ok(path)
 }
 
-/// Promotes (or sets the visibility of) every matching entry; answers how many.
+/// Promotes (or sets the visibility of) every selected entry; answers how many.
 pub fn get(
     conn: &mut Db,
     op: &Op,
-    pattern: &str,
-    body_filter: Option<&str>,
+    selection: &Selection,
     visibility: Option<Visibility>,
 ) -> Result<usize, StoreError> {
-    let rows = matching(conn, op.run.run_id, &clean(pattern)?, body_filter)?;
+    let rows = selection::rows(conn, op.run.run_id, selection)?;
     let change = ViewChange {
         visibility: Some(visibility.unwrap_or(Visibility::Visible)),
         ..ViewChange::default()
@@ -313,14 +313,9 @@ pub fn get(
     Ok(rows.len())
 }
 
-/// Removes the run's views of every matching entry (the entries stay for other runs); answers the paths.
-pub fn rm(
-    conn: &mut Db,
-    op: &Op,
-    pattern: &str,
-    body_filter: Option<&str>,
-) -> Result<Vec<String>, StoreError> {
-    let rows = matching(conn, op.run.run_id, &clean(pattern)?, body_filter)?;
+/// Removes the run's views of every selected entry (the entries stay for other runs); answers the paths.
+pub fn rm(conn: &mut Db, op: &Op, selection: &Selection) -> Result<Vec<String>, StoreError> {
+    let rows = selection::rows(conn, op.run.run_id, selection)?;
     for row in &rows {
         check_writer(&row.path, op.writer)?;
     }
