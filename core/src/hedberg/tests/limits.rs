@@ -154,3 +154,16 @@ fn refusal_messages() {
         ]
     );
 }
+
+/// A document at the depth bound parses and selects on a thread with an eighth of the default
+/// 2 MiB stack: the bound leaves a wide margin, debug build included.
+#[test]
+fn depth_bound_fits_a_small_stack() {
+    let selected = std::thread::Builder::new()
+        .stack_size(256 * 1024)
+        .spawn(|| hedfilter("//a", &nested_xml(MAX_DEPTH)).map(|f| f.map(|f| f.text)))
+        .expect("thread starts")
+        .join()
+        .expect("no overflow");
+    assert_eq!(selected, Ok(Some("x".to_owned())));
+}
