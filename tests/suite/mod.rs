@@ -17,6 +17,7 @@ mod doctor;
 mod entries;
 mod fair;
 mod file_entries;
+mod filter_limits;
 mod healing;
 mod history;
 mod hostile;

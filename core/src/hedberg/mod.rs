@@ -50,6 +50,12 @@
 //! `$.ajax` still finds jQuery calls in a script). A regex that needs
 //! features the `regex` crate lacks (look-around, back-references) does not
 //! compile and is read as the next kind that fits, usually literal.
+//!
+//! A body filter ([`hedfilter`], and the SQL function `hedsearch`) refuses a
+//! body before parsing it when it is larger than 4 MiB (xpath, jsonpath,
+//! regex and sed) or nested deeper than 256 levels (xpath, jsonpath): see
+//! [`limits`]. The other operations never parse such a body either; they
+//! read it as a text that is not XML/JSON.
 //! Replacements read `$&`, `$1`, `$<name>` and `$$`; sed ones also `\1` and
 //! `\<punctuation>`. In sed replacements `&` is literal (write `$&`) and `\n`
 //! stays two characters: models editing code mean `&&` and `"\n"` far more
@@ -75,6 +81,7 @@ mod apply;
 pub mod edits;
 mod glob;
 mod jsonpath;
+pub mod limits;
 mod locate;
 pub mod messages;
 mod patch;
@@ -92,6 +99,7 @@ use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 pub use apply::{apply, Applied, BlockDiagnostic, EditFailure};
 pub use edits::{parse_edit, recognise, Block, BlockKind, Edit, EditAttrs, EditFormat};
+pub use limits::Refused;
 pub use locate::Problem;
 pub use patch::unified as unified_diff;
 pub use pattern::{Found, Pattern, PatternKind};
@@ -179,6 +187,12 @@ pub fn hedmatch(pattern: &str, text: &str) -> bool {
 /// Where `pattern` first occurs inside `text`, if it does.
 pub fn hedsearch(pattern: &str, text: &str) -> Option<Found> {
     cached(pattern).search(text)
+}
+
+/// Where body filter `pattern` first occurs inside `text`, or why the filter refused `text`
+/// unread: [`hedsearch`] behind the [`limits`].
+pub fn hedfilter(pattern: &str, text: &str) -> Result<Option<Found>, Refused> {
+    cached(pattern).filter(text)
 }
 
 /// `text` with `pattern`'s matches replaced by `replacement`, or `None` when nothing matched.

@@ -4,6 +4,7 @@ use regex::{NoExpand, Regex};
 
 use super::glob::{self, Glob};
 use super::jsonpath::{self, JsonPath};
+use super::limits::{self, Refused};
 use super::patch::{breaks, Splice};
 use super::rx::{self, Style};
 use super::sed::{self, SedCommand};
@@ -196,6 +197,19 @@ impl Pattern {
         }
     }
 
+    /// A body filter's search: [`search`](Self::search), after refusing a body over the
+    /// limits its kind must respect before reading it (see [`limits`]): for xpath and
+    /// jsonpath the size and the nesting depth, for regex and sed the size.
+    pub fn filter(&self, text: &str) -> Result<Option<Found>, Refused> {
+        match &self.compiled {
+            Compiled::Xpath => limits::check_xml(text)?,
+            Compiled::Jsonpath(_) => limits::check_json(text)?,
+            Compiled::Regex { .. } | Compiled::Sed { .. } => limits::check_size(text)?,
+            Compiled::Literal | Compiled::Glob(_) => {}
+        }
+        Ok(self.search(text))
+    }
+
     /// hedreplace: `text` with the pattern's matches replaced, or `None` when nothing matched.
     ///
     /// A sed pattern brings its own replacement and ignores `replacement`;
@@ -226,9 +240,13 @@ impl Pattern {
     }
 
     /// For xpath and jsonpath: `None` when `text` is not XML/JSON (so the pattern is
-    /// read as literal text), else the first selected value's text, if any.
+    /// read as literal text), else the first selected value's text, if any. A text over
+    /// the [`limits`] is never parsed (its depth could overflow the stack): it counts as
+    /// not XML/JSON here, and [`filter`](Self::filter) refuses it outright.
     fn select(&self, text: &str) -> Option<Option<String>> {
         match &self.compiled {
+            Compiled::Jsonpath(_) if limits::check_json(text).is_err() => None,
+            Compiled::Xpath if limits::check_xml(text).is_err() => None,
             Compiled::Jsonpath(path) => {
                 let value: serde_json::Value = serde_json::from_str(text).ok()?;
                 Some(path.select(&value).first().map(|v| jsonpath::value_text(v)))

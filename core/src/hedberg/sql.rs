@@ -6,9 +6,16 @@
 //! NULL in, no match out: `hedmatch`/`hedsearch` give 0 and `hedreplace`
 //! gives NULL. Compiled patterns come from the shared cache, so a pattern
 //! compiles once however many rows it is matched against.
+//!
+//! `hedsearch` is the body filter: a body over the filter's [`limits`](super::limits) makes
+//! the function raise an SQL error whose message is the [`Refused`] one, so the whole query
+//! fails and [`refusal`] tells the caller why.
 
+use super::limits::Refused;
 use crate::db::Db;
-use diesel::sql_types::{Nullable, Text};
+use diesel::serialize::{self, Output, ToSql};
+use diesel::sql_types::{Integer, Nullable, Text};
+use diesel::sqlite::Sqlite;
 use diesel::QueryResult;
 
 diesel::define_sql_function! {
@@ -42,8 +49,11 @@ pub fn register(conn: &mut Db) -> QueryResult<()> {
     hedsearch_utils::register_impl(
         conn,
         |pattern: Option<String>, text: Option<String>| match (pattern, text) {
-            (Some(pattern), Some(text)) => i32::from(super::hedsearch(&pattern, &text).is_some()),
-            _ => 0,
+            (Some(pattern), Some(text)) => match super::hedfilter(&pattern, &text) {
+                Ok(found) => Verdict::Hit(i32::from(found.is_some())),
+                Err(refused) => Verdict::Refused(refused),
+            },
+            _ => Verdict::Hit(0),
         },
     )?;
     hedreplace_utils::register_impl(
@@ -59,4 +69,31 @@ pub fn register(conn: &mut Db) -> QueryResult<()> {
             _ => None,
         },
     )
+}
+
+/// What `hedsearch` answers for one row: 1 or 0, or a refusal raised as an SQL error.
+#[derive(Debug)]
+enum Verdict {
+    /// Whether the filter occurs in the body.
+    Hit(i32),
+    /// The body is over the filter's limits.
+    Refused(Refused),
+}
+
+impl ToSql<Integer, Sqlite> for Verdict {
+    fn to_sql<'b>(&'b self, out: &mut Output<'b, '_, Sqlite>) -> serialize::Result {
+        match self {
+            Verdict::Hit(hit) => <i32 as ToSql<Integer, Sqlite>>::to_sql(hit, out),
+            // diesel raises a serialisation error as the function's SQL error, message intact.
+            Verdict::Refused(refused) => Err(Box::new(*refused)),
+        }
+    }
+}
+
+/// The filter refusal that made a query fail, when that is why it failed.
+pub fn refusal(err: &diesel::result::Error) -> Option<Refused> {
+    match err {
+        diesel::result::Error::DatabaseError(_, info) => Refused::from_message(info.message()),
+        _ => None,
+    }
 }

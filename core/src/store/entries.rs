@@ -532,18 +532,21 @@ pub fn list(
     }
     let query = query.order(run_views::id.asc()).select(VIEW_COLUMNS);
     if in_sql || (filter.pattern.is_none() && filter.body_filter.is_none()) {
-        return Ok(query.limit(limit).offset(offset).load(conn)?);
+        return query
+            .limit(limit)
+            .offset(offset)
+            .load(conn)
+            .map_err(filter_error);
     }
-    let mut rows: Vec<ViewRow> = query.load(conn)?;
-    rows.retain(|r| {
-        passes(
-            filter.pattern.as_deref(),
-            filter.body_filter.as_deref(),
-            &r.path,
-            &r.body,
-        )
-    });
-    Ok(page(rows, limit, offset))
+    let rows: Vec<ViewRow> = query.load(conn)?;
+    let mut kept = Vec::with_capacity(rows.len());
+    for r in rows {
+        let (pattern, body_filter) = (filter.pattern.as_deref(), filter.body_filter.as_deref());
+        if passes(pattern, body_filter, &r.path, &r.body)? {
+            kept.push(r);
+        }
+    }
+    Ok(page(kept, limit, offset))
 }
 
 /// Whether hedberg patterns filter rows in SQL on `conn`: on SQLite, through the functions
@@ -554,15 +557,38 @@ pub(crate) fn patterns_in_sql(conn: &Db) -> bool {
 }
 
 /// Whether a row at `path` holding `body` passes `pattern` and `body_filter`, judged as the
-/// SQL functions `hedmatch` and `hedsearch` judge them.
+/// SQL functions `hedmatch` and `hedsearch` judge them: a body over the filter's limits
+/// fails the whole query, as it does in SQL.
 pub(crate) fn passes(
     pattern: Option<&str>,
     body_filter: Option<&str>,
     path: &str,
     body: &str,
-) -> bool {
-    pattern.is_none_or(|p| crate::hedberg::hedmatch(p, path))
-        && body_filter.is_none_or(|f| crate::hedberg::hedsearch(f, body).is_some())
+) -> Result<bool, StoreError> {
+    if !pattern.is_none_or(|p| crate::hedberg::hedmatch(p, path)) {
+        return Ok(false);
+    }
+    match body_filter {
+        Some(f) => crate::hedberg::hedfilter(f, body)
+            .map(|found| found.is_some())
+            .map_err(refused_filter),
+        None => Ok(true),
+    }
+}
+
+/// A body filter's refusal, as the caller's error: the call (or the model's command) fails,
+/// nothing else does.
+pub(crate) fn refused_filter(refused: crate::hedberg::Refused) -> StoreError {
+    StoreError::Invalid(format!("body filter: {refused}"))
+}
+
+/// A failed query's error: a body filter's refusal raised by `hedsearch` in SQL is the
+/// caller's ([`refused_filter`]); anything else is the database's.
+pub(crate) fn filter_error(err: diesel::result::Error) -> StoreError {
+    match crate::hedberg::sql::refusal(&err) {
+        Some(refused) => refused_filter(refused),
+        None => StoreError::Db(err),
+    }
 }
 
 /// `limit` rows of `rows` after the first `offset`, as SQL's `LIMIT`/`OFFSET` page them.

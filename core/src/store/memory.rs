@@ -422,11 +422,20 @@ pub fn list(
         e::updated_at,
     ));
     let rows: Vec<ListedRow> = if in_sql || (pattern.is_none() && body_filter.is_none()) {
-        query.limit(limit).offset(offset).load(conn)?
+        query
+            .limit(limit)
+            .offset(offset)
+            .load(conn)
+            .map_err(entries::filter_error)?
     } else {
-        let mut rows: Vec<ListedRow> = query.load(conn)?;
-        rows.retain(|(_, path, _, body, ..)| entries::passes(pattern, body_filter, path, body));
-        entries::page(rows, limit, offset)
+        let rows: Vec<ListedRow> = query.load(conn)?;
+        let mut kept = Vec::with_capacity(rows.len());
+        for row in rows {
+            if entries::passes(pattern, body_filter, &row.1, &row.3)? {
+                kept.push(row);
+            }
+        }
+        entries::page(kept, limit, offset)
     };
     Ok(rows
         .into_iter()

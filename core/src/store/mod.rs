@@ -19,6 +19,7 @@ pub mod projects;
 pub mod rpc_log;
 pub mod runs;
 pub mod schemes;
+pub mod selection;
 pub mod session_state;
 pub mod shared;
 pub mod sidecar_calls;

@@ -10,6 +10,7 @@
 
 use super::audit::FULL_BODY_SQL;
 use super::entries::{self, EntryWrite, RunRef, ViewRow, WriteCtx};
+use super::selection::{self, Selection};
 use super::{runs, StoreError};
 use crate::db::Db;
 use crate::entry::{State, Visibility, Writer};
@@ -132,14 +133,21 @@ pub fn matching(
             );
         }
     }
-    let mut rows: Vec<ViewRow> = query
+    let rows: Vec<ViewRow> = query
         .order(v::id.asc())
         .select(entries::VIEW_COLUMNS)
-        .load(conn)?;
-    if !in_sql {
-        rows.retain(|r| entries::passes(Some(pattern), body_filter, &r.path, &r.body));
+        .load(conn)
+        .map_err(entries::filter_error)?;
+    if in_sql {
+        return Ok(rows);
     }
-    Ok(rows)
+    let mut kept = Vec::with_capacity(rows.len());
+    for r in rows {
+        if entries::passes(Some(pattern), body_filter, &r.path, &r.body)? {
+            kept.push(r);
+        }
+    }
+    Ok(kept)
 }
 
 /// One exact entry of the run, or `NotFound`.
@@ -287,15 +295,14 @@ pub fn write_content(
     Ok(path)
 }
 
-/// Promotes (or sets the visibility of) every matching entry; answers how many.
+/// Promotes (or sets the visibility of) every selected entry; answers how many.
 pub fn get(
     conn: &mut Db,
     op: &Op,
-    pattern: &str,
-    body_filter: Option<&str>,
+    selection: &Selection,
     visibility: Option<Visibility>,
 ) -> Result<usize, StoreError> {
-    let rows = matching(conn, op.run.run_id, &clean(pattern)?, body_filter)?;
+    let rows = selection::rows(conn, op.run.run_id, selection)?;
     let change = ViewChange {
         visibility: Some(visibility.unwrap_or(Visibility::Visible)),
         ..ViewChange::default()
@@ -306,14 +313,9 @@ pub fn get(
     Ok(rows.len())
 }
 
-/// Removes the run's views of every matching entry (the entries stay for other runs); answers the paths.
-pub fn rm(
-    conn: &mut Db,
-    op: &Op,
-    pattern: &str,
-    body_filter: Option<&str>,
-) -> Result<Vec<String>, StoreError> {
-    let rows = matching(conn, op.run.run_id, &clean(pattern)?, body_filter)?;
+/// Removes the run's views of every selected entry (the entries stay for other runs); answers the paths.
+pub fn rm(conn: &mut Db, op: &Op, selection: &Selection) -> Result<Vec<String>, StoreError> {
+    let rows = selection::rows(conn, op.run.run_id, selection)?;
     for row in &rows {
         check_writer(&row.path, op.writer)?;
     }

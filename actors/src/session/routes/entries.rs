@@ -9,12 +9,14 @@ use crate::errors::Error;
 use crate::registry::ResolveProposal;
 use crate::session::call::Call;
 use rummy_core::entry::{State, Visibility};
+use rummy_core::ids::RunId;
 use rummy_core::path::{normalize, scheme_of};
 use rummy_core::store::entries::{self, EntryFilter, RunRef};
 use rummy_core::store::export;
 use rummy_core::store::memory::{self, MemoryWrite, Provenance};
 use rummy_core::store::ops::{self, ContentWrite, ViewChange};
 use rummy_core::store::runs::Run;
+use rummy_core::store::selection::{self, Selection};
 use rummy_core::store::shared::{self, Ask};
 use rummy_core::store::StoreError;
 use rummy_core::turn::proposals::Decision as ProposalDecision;
@@ -184,10 +186,10 @@ async fn set_entry(call: Call, p: SetParams) -> Result<SetAnswer, Error> {
         merge: p.attributes.clone(),
     };
     if p.pattern || p.body_filter.is_some() {
+        let selection = choose(&call, rr.run_id, &p.path, p.body_filter.clone()).await?;
         let count = call
             .write(move |c| {
-                let pattern = normalize(&p.path).map_err(|e| StoreError::Invalid(e.to_string()))?;
-                let rows = ops::matching(c, rr.run_id, &pattern, p.body_filter.as_deref())?;
+                let rows = selection::rows(c, rr.run_id, &selection)?;
                 for row in &rows {
                     match &p.body {
                         Some(body) => {
@@ -469,8 +471,9 @@ async fn resolve_if_proposed(
 pub async fn get(call: Call, p: GetParams) -> Result<CountAck, Error> {
     let visibility = visibility_param(p.visibility.as_deref())?;
     let op = call.op(call.run(&p.run).await?.run_ref());
+    let selection = choose(&call, op.run.run_id, &p.path, p.body_filter).await?;
     let count = call
-        .write(move |c| ops::get(c, &op, &p.path, p.body_filter.as_deref(), visibility))
+        .write(move |c| ops::get(c, &op, &selection, visibility))
         .await?;
     Ok(CountAck {
         ok: true,
@@ -481,10 +484,26 @@ pub async fn get(call: Call, p: GetParams) -> Result<CountAck, Error> {
 /// `rm`: removes the run's view of every matching entry.
 pub async fn rm(call: Call, p: RmParams) -> Result<PathsAck, Error> {
     let op = call.op(call.run(&p.run).await?.run_ref());
-    let paths = call
-        .write(move |c| ops::rm(c, &op, &p.path, p.body_filter.as_deref()))
-        .await?;
+    let selection = choose(&call, op.run.run_id, &p.path, p.body_filter).await?;
+    let paths = call.write(move |c| ops::rm(c, &op, &selection)).await?;
     Ok(PathsAck { ok: true, paths })
+}
+
+/// What a pattern call changes. A body filter is judged here, on a read connection in the
+/// blocking pool: never on the store's writer, which every run's writes wait on, nor on the
+/// threads that serve other clients.
+async fn choose(
+    call: &Call,
+    run_id: RunId,
+    pattern: &str,
+    body_filter: Option<String>,
+) -> Result<Selection, Error> {
+    let Some(filter) = body_filter else {
+        return Ok(Selection::pattern(pattern)?);
+    };
+    let pattern = pattern.to_owned();
+    call.read(move |c| selection::choose(c, run_id, &pattern, Some(&filter)))
+        .await
 }
 
 /// `cp`: copies an entry (runs are copied with a fork, not here).

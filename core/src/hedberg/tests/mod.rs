@@ -1,7 +1,8 @@
-//! Hedberg's tests: pattern tables, the eight formats, applying edits, reference cases, properties, SQL.
+//! Hedberg's tests: pattern tables, the filter limits, the eight formats, applying edits, reference cases, properties, SQL.
 
 mod applying;
 mod formats;
+mod limits;
 mod patterns;
 mod props;
 mod reference;

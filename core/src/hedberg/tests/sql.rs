@@ -161,3 +161,27 @@ fn every_connection_has_the_functions() {
         )
     );
 }
+
+/// `WHERE hedsearch(?, body)` over a body past the filter's limits fails the whole query, and
+/// the error tells the refusal apart from other database errors.
+#[test]
+fn refused_body_fails_the_query() {
+    let mut conn = database();
+    let deep = format!("{}{}", "<a>".repeat(20_000), "</a>".repeat(20_000));
+    sql_query("INSERT INTO entries VALUES ('deep.xml', ?)")
+        .bind::<Text, _>(&deep)
+        .execute(&mut conn)
+        .expect("deep row");
+    let err = sql_query("SELECT path FROM entries WHERE hedsearch(?, body)")
+        .bind::<Text, _>("//a")
+        .load::<Row>(&mut conn)
+        .expect_err("the query is refused");
+    assert_eq!(
+        crate::hedberg::sql::refusal(&err),
+        Some(crate::hedberg::Refused::TooDeep)
+    );
+    let other = sql_query("SELECT nope FROM entries")
+        .load::<Row>(&mut conn)
+        .expect_err("no such column");
+    assert_eq!(crate::hedberg::sql::refusal(&other), None);
+}
