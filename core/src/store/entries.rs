@@ -425,11 +425,11 @@ impl ViewRow {
         self.state == State::Proposed && self.attributes().get("commandIndex").is_some()
     }
 
-    /// The hash a client approves ([`crate::tools::proposal::hash`]), while it is a pending
+    /// The hash a client approves ([`crate::approval::hash`]), while it is a pending
     /// proposal.
     pub fn proposal_hash(&self) -> Option<String> {
         self.is_pending_proposal()
-            .then(|| crate::tools::proposal::hash(&self.attributes(), &self.body))
+            .then(|| crate::approval::hash(&self.attributes(), &self.body))
     }
 
     /// The mode a `prompt://` entry was written in (its `mode` attribute), if it names one.
