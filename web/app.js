@@ -172,7 +172,7 @@ function notify(method, params) {
           if (!run.entries.has(p.path)) {
             run.entries.set(p.path, {
               path: p.path, tool: p.path.split("://")[0], state: "proposed", status: 202, visibility: "visible",
-              turn: p.turn, tokens: 0, attributes: p.attributes, body: p.body, outcome: null,
+              turn: p.turn, tokens: 0, attributes: p.attributes, body: p.body, outcome: null, hash: p.hash,
             });
             run.total += 1;
             run.reached += 1;
@@ -401,7 +401,8 @@ const actions = {
     await call("set", { path: `run://${state.run.alias}`, state: "cancelled" });
   },
   async accept(entry, answer) {
-    const params = { run: state.run.alias, path: entry.path, state: "resolved" };
+    // It approves what the page shows: the server refuses the accept (-32005) if it changed.
+    const params = { run: state.run.alias, path: entry.path, state: "resolved", approves: entry.hash };
     if (answer) params.body = answer;
     const done = await call("set", params);
     if (done) markResolved(entry.path, done);

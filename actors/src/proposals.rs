@@ -7,7 +7,8 @@
 //! pool (`rummy_core::turn::proposals::apply`: the base check, the writes and
 //! removals), and records the outcome in one write — for an accepted `sh`/`env`, with
 //! the mark that its turn waits for the output and who runs it
-//! (`rummy_core::turn::streams::await_output`). The resolution locks (`services::locks`) hold a
+//! (`rummy_core::turn::streams::await_output`); a command the server runs takes no output from
+//! the accepting client (its body is ignored: the server's runner writes the output). The resolution locks (`services::locks`) hold a
 //! run's resolutions to one at a time (a proposal accepted twice at once is
 //! applied once: the second reads it resolved and is answered 409) and each
 //! file of a project root to one acceptance at a time (the second checks the
@@ -17,6 +18,7 @@ use crate::clock::now;
 use crate::errors::{from_store, internal};
 use crate::services::locks::LockKey;
 use crate::services::Services;
+use rummy_core::config::CommandRunner;
 use rummy_core::entry::State;
 use rummy_core::parse::ToolName;
 use rummy_core::run::RunStatus;
@@ -109,6 +111,17 @@ pub async fn resolve(
         .read(move |c| proposals::read(c, run, &lookup))
         .await
         .map_err(from_store)?;
+    let runner = svc.config.commands.runner;
+    // A command the server runs speaks for itself: an accept's body is no output of it.
+    let server_runs = runner == CommandRunner::Server
+        && proposal
+            .kind
+            .as_ref()
+            .is_ok_and(|kind| kind.command().is_some());
+    let decision = match decision {
+        Decision::Accept(Some(_)) if server_runs => Decision::Accept(None),
+        other => other,
+    };
     let resolution = if matches!(decision, Decision::Accept(_)) {
         let mut files = Vec::new();
         for file in proposal.files() {
@@ -124,7 +137,6 @@ pub async fn resolve(
     };
     log_disk_work(run, &path, &resolution);
     let divisor = svc.config.limits.token_divisor;
-    let runner = svc.config.commands.runner;
     let recorded = svc
         .store
         .write(move |c| {

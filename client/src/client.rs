@@ -797,12 +797,14 @@ impl Client {
         self.set(&params).await
     }
 
-    /// Resolves the proposal at `path` of `run`.
+    /// Resolves the proposal at `path` of `run`; `approves`: the hash of the proposal decided
+    /// on (`run/proposal`'s, or the entry's `hash`), refused (-32005) when it changed.
     pub async fn resolve(
         &mut self,
         run: &str,
         path: &str,
         decision: Decision,
+        approves: Option<&str>,
     ) -> Result<Ack, CallError> {
         let (state, body) = match decision {
             Decision::Accept(note) => ("resolved", note),
@@ -814,6 +816,7 @@ impl Client {
             path: path.to_owned(),
             state: Some(state.to_owned()),
             body,
+            approves: approves.map(str::to_owned),
             ..SetParams::default()
         };
         self.set(&params).await

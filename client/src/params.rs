@@ -152,6 +152,10 @@ pub struct SetParams {
     /// Only entries whose body matches.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub body_filter: Option<String>,
+    /// On a proposal's resolution: the hash of the proposal decided on (`run/proposal`'s
+    /// `hash`); the server refuses it (-32005) when the proposal's differs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub approves: Option<String>,
 }
 
 /// A run's settings, sent as `set`'s `attributes` on `run://<alias>`.

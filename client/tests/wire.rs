@@ -189,6 +189,7 @@ fn set_and_run_attributes_read_back() {
         append: true,
         pattern: true,
         body_filter: Some("f".into()),
+        approves: Some("h".into()),
     });
     assert_eq!(
         (
@@ -200,7 +201,8 @@ fn set_and_run_attributes_read_back() {
             set.outcome,
             set.append,
             set.pattern,
-            set.body_filter
+            set.body_filter,
+            set.approves
         ),
         (
             Some("r".to_owned()),
@@ -211,7 +213,8 @@ fn set_and_run_attributes_read_back() {
             Some("o".to_owned()),
             true,
             true,
-            Some("f".to_owned())
+            Some("f".to_owned()),
+            Some("h".to_owned())
         )
     );
     let read: server::RunAttributes =

@@ -12,6 +12,7 @@
 //! - [`hedberg`]: patterns (glob, regex, sed, xpath, jsonpath) and edit formats;
 //! - [`wire`]: JSON-RPC framing, error codes, the method catalogue and params;
 //! - [`access`]: who may connect (browser origins) and where project roots may be;
+//! - [`approval`]: the hash of a pending proposal, what an accept approves;
 //! - [`fair`]: fair use — request rate, cost periods, admission of runs to the places in flight;
 //! - [`commands`]: what running an accepted `sh`/`env` means, without running it (its
 //!   environment, its output capped and batched, how it ended);
@@ -25,6 +26,7 @@
 //! PostgreSQL connection it stores through (`rummy-pg`) keeps its I/O runtime to itself.
 
 pub mod access;
+pub mod approval;
 pub mod commands;
 pub mod config;
 pub mod db;

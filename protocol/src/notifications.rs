@@ -132,7 +132,12 @@ pub struct Proposed {
     /// What it would do (a unified diff for an edit; empty for a command).
     #[serde(default)]
     pub body: String,
-    /// Its path: accept with `set {run, path, state: "resolved"}`.
+    /// What it does, hashed: the SHA-256 (hex) of its canonical JSON (`kind`, `paths`,
+    /// `command`, `content`, `patch`). An accept sends it as `approves`; the server refuses
+    /// the accept (-32005) when the proposal's differs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hash: Option<String>,
+    /// Its path: accept with `set {run, path, state: "resolved", approves: hash}`.
     pub path: String,
     /// The turn that proposed it.
     #[serde(default)]
@@ -191,6 +196,7 @@ mod tests {
                 proposed: vec![Proposed {
                     attributes: attributes.as_object().cloned().unwrap_or_default(),
                     body: "diff".into(),
+                    hash: Some("ab12".into()),
                     path: "edit://turn_1/a.rs".into(),
                     turn: 1,
                 }],

@@ -144,6 +144,10 @@ pub struct HistoryItem {
     /// Its body, when sent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub body: Option<String>,
+    /// While it is a pending proposal: the hash of what it does, which an accept sends as
+    /// `approves` (see `run/proposal`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hash: Option<String>,
 }
 
 impl HistoryItem {
@@ -457,6 +461,10 @@ pub struct Entry {
     /// Its body (with `withBody`; left out without).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub body: Option<String>,
+    /// While it is a pending proposal: the hash of what it does, which an accept sends as
+    /// `approves` (see `run/proposal`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hash: Option<String>,
 }
 
 /// One file constraint of `getConstraints`.

@@ -449,9 +449,19 @@ pub async fn approve(args: ApproveArgs) -> Result<Exit, Failure> {
     }
     let mut exit = Exit::Ok;
     for path in paths {
+        // What was listed is what is accepted: the server refuses it (-32005) if it changed.
+        let approves = pending
+            .iter()
+            .find(|p| p.path == path)
+            .and_then(|p| p.hash.clone());
         match session
             .client
-            .resolve(&args.run, &path, Decision::Accept(None))
+            .resolve(
+                &args.run,
+                &path,
+                Decision::Accept(None),
+                approves.as_deref(),
+            )
             .await
         {
             Ok(ack) => {
@@ -536,10 +546,16 @@ struct Pending {
     label: String,
     /// The project files it acts on ([`render::proposal_files`]).
     files: Vec<String>,
+    /// The hash of what it does, as listed: what accepting it approves.
+    hash: Option<String>,
 }
 
 impl Pending {
-    fn of(path: String, attributes: &serde_json::Map<String, Value>) -> Pending {
+    fn of(
+        path: String,
+        attributes: &serde_json::Map<String, Value>,
+        hash: Option<String>,
+    ) -> Pending {
         let kind = match attributes.get("kind").and_then(Value::as_str) {
             Some(kind) => kind.to_owned(),
             None => path.split("://").next().unwrap_or_default().to_owned(),
@@ -548,6 +564,7 @@ impl Pending {
             label: format!("{kind} {}", render::target_of(&path, attributes)),
             files: render::proposal_files(attributes),
             path,
+            hash,
         }
     }
 }
@@ -568,7 +585,7 @@ async fn pending(session: &mut Session, run: &str) -> Result<Vec<Pending>, Failu
     Ok(entries
         .into_iter()
         .filter(|e| e.attributes.contains_key("commandIndex"))
-        .map(|e| Pending::of(e.path, &e.attributes))
+        .map(|e| Pending::of(e.path, &e.attributes, e.hash))
         .collect())
 }
 
@@ -624,7 +641,12 @@ pub async fn reject(args: RejectArgs) -> Result<Exit, Failure> {
     let path = named(&args.run, &args.path, &pending)?.path.clone();
     let ack = session
         .client
-        .resolve(&args.run, &path, Decision::Reject(args.reason.clone()))
+        .resolve(
+            &args.run,
+            &path,
+            Decision::Reject(args.reason.clone()),
+            None,
+        )
         .await
         .map_err(|e| Failure::call(&path, e))?;
     print(&format!(
@@ -840,7 +862,7 @@ mod tests {
     #[test]
     fn naming_a_pending_proposal() {
         let proposal = |path: &str, attributes: Value| {
-            Pending::of(path.to_owned(), attributes.as_object().unwrap())
+            Pending::of(path.to_owned(), attributes.as_object().unwrap(), None)
         };
         let pending = [
             proposal(

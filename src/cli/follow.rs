@@ -619,10 +619,12 @@ impl<'a> Follow<'a> {
             _ => None,
         };
         self.decided.insert(item.path.clone());
+        // An accept approves what was shown: the server refuses it (-32005) if it changed.
+        let approves = item.hash.as_deref().filter(|_| accepting);
         let ack = match self
             .session
             .client
-            .resolve(&self.run, &item.path, decision)
+            .resolve(&self.run, &item.path, decision, approves)
             .await
         {
             Ok(ack) => ack,

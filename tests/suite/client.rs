@@ -165,7 +165,12 @@ async fn a_proposal_is_typed_and_resolved() {
     };
     let proposed = &proposal.proposed[0];
     let ack = client
-        .resolve(&alias, &proposed.path, Decision::Accept(None))
+        .resolve(
+            &alias,
+            &proposed.path,
+            Decision::Accept(None),
+            proposed.hash.as_deref(),
+        )
         .await
         .unwrap();
     states_until(&mut client, &alias, 200).await;

@@ -2,6 +2,7 @@
 
 mod accepts;
 mod access;
+mod approvals;
 mod audit;
 mod binary;
 mod cli;

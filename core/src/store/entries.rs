@@ -419,6 +419,19 @@ impl ViewRow {
         }
     }
 
+    /// Whether it is a proposal waiting for a decision: `proposed`, with the index of the
+    /// command that made it.
+    pub fn is_pending_proposal(&self) -> bool {
+        self.state == State::Proposed && self.attributes().get("commandIndex").is_some()
+    }
+
+    /// The hash a client approves ([`crate::approval::hash`]), while it is a pending
+    /// proposal.
+    pub fn proposal_hash(&self) -> Option<String> {
+        self.is_pending_proposal()
+            .then(|| crate::approval::hash(&self.attributes(), &self.body))
+    }
+
     /// The mode a `prompt://` entry was written in (its `mode` attribute), if it names one.
     pub fn prompt_mode(&self) -> Option<crate::run::Mode> {
         self.attributes()

@@ -145,6 +145,7 @@ pub struct SidecarPart {
 /// A row as `getEntries` answers it: its status from its state and outcome, its attributes as
 /// an object, its body when asked for.
 pub fn wire_entry(row: ViewRow, with_body: bool) -> Entry {
+    let hash = row.proposal_hash();
     Entry {
         status: i64::from(http_status(row.state, row.outcome.as_deref())),
         attributes: row.attribute_map(),
@@ -156,6 +157,7 @@ pub fn wire_entry(row: ViewRow, with_body: bool) -> Entry {
         turn: i64::from(row.turn),
         tokens: i64::from(row.tokens),
         body: with_body.then_some(row.body),
+        hash,
     }
 }
 

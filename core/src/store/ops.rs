@@ -4,7 +4,8 @@
 //! it touches — for body, state, visibility and attribute changes alike — and
 //! takes a new view revision for each change so `run/state` pushes see it. A client may not
 //! change a project file's body or state at all ([`check_file_change`]): files change on
-//! disk and through accepted proposals.
+//! disk and through accepted proposals. Nor may it change a pending proposal's body, attributes
+//! or state ([`check_proposal_change`]): it resolves the proposal, it never edits it.
 //! Patterns and body filters are hedberg patterns evaluated in SQL
 //! (`hedmatch`, `hedsearch`, registered on every connection).
 
@@ -101,6 +102,23 @@ pub fn check_file_change(path: &str, writer: Writer) -> Result<(), StoreError> {
     )))
 }
 
+/// Fails when a client would change a pending proposal other than by resolving it: its body,
+/// its attributes or its state. What it will do is fixed when `run/proposal` announces it; a
+/// client resolves it by `set {state}` on its path (accept, reject with a reason, answer),
+/// which goes through the resolution, never through here. Its visibility stays a client's to
+/// set, as every entry's (it changes nothing of what the proposal does).
+pub fn check_proposal_change(row: &ViewRow, writer: Writer) -> Result<(), StoreError> {
+    if writer != Writer::Client || !row.is_pending_proposal() {
+        return Ok(());
+    }
+    Err(StoreError::Refused(format!(
+        "permission denied: {} is a pending proposal, fixed once announced: a client may \
+         resolve it (set its state to resolved or cancelled, with a reason or an answer as the \
+         body), never change its body or attributes",
+        row.path
+    )))
+}
+
 fn clean(path: &str) -> Result<String, StoreError> {
     normalize(path).map_err(|err| StoreError::Invalid(err.to_string()))
 }
@@ -181,6 +199,9 @@ pub fn change_view(
     if change.state.is_some() {
         check_file_change(&row.path, op.writer)?;
     }
+    if change.state.is_some() || change.merge.is_some() {
+        check_proposal_change(row, op.writer)?;
+    }
     let rev = runs::take_rev(conn, op.run.run_id)?;
     let state = change.state.unwrap_or(row.state);
     let outcome = match change.state {
@@ -254,6 +275,9 @@ pub fn write_content(
     let path = clean(&w.path)?;
     check_file_change(&path, writer)?;
     let current = entries::by_path(conn, run.run_id, &path)?;
+    if let Some(row) = &current {
+        check_proposal_change(row, writer)?;
+    }
     let body = match (&current, w.append) {
         (Some(row), true) => format!("{}{}", row.body, w.body),
         _ => w.body.clone(),

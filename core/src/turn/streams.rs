@@ -63,6 +63,23 @@ fn rewrite(
     .map(|_| ())
 }
 
+/// Fails when the command at `path` is one the server runs (`runner: "server"`): its output and
+/// its exit are the server's to write, so a client's `stream`, `stream/completed` or
+/// `stream/aborted` on it is refused; `stream/cancel` still stops it. A command a client runs
+/// (`runner: "client"`) is that client's to stream.
+pub fn check_client_producer(conn: &mut Db, run_id: RunId, path: &str) -> Result<(), StoreError> {
+    let Some(log) = entries::by_path(conn, run_id, path)? else {
+        return Ok(());
+    };
+    if text_attr(&log.attributes(), "runner") != CommandRunner::Server.as_str() {
+        return Ok(());
+    }
+    Err(StoreError::Refused(format!(
+        "permission denied: {path} is run by the server, which streams its output and settles \
+         it; a client may only cancel it (stream/cancel)"
+    )))
+}
+
 /// Appends a chunk to channel `channel` of the stream at `path`; a settled channel is a conflict.
 pub fn append(
     conn: &mut Db,

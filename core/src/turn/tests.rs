@@ -501,7 +501,8 @@ fn fields<'de, T: serde::Deserialize<'de>>(absent: &[&str]) -> Vec<String> {
 
 /// What the server writes from rows — a `run/state` push, a `getRun` snapshot and their items —
 /// has exactly the fields of the protocol's types, which clients read (`queued` is left out of
-/// a push when no loop waits), and reads back into them.
+/// a push when no loop waits, an item's `hash` when it is no pending proposal), and reads back
+/// into them.
 #[test]
 fn pushes_and_snapshots_have_the_protocol_fields() {
     use crate::fair::admission::{QueueReason, Queued};
@@ -516,7 +517,7 @@ fn pushes_and_snapshots_have_the_protocol_fields() {
     assert_eq!(keys(&push), fields::<RunState>(&["queued"]));
     assert_eq!(
         keys(&push["history"][0]),
-        fields::<results::HistoryItem>(&[])
+        fields::<results::HistoryItem>(&["hash"])
     );
     assert_eq!(keys(&push["unknowns"][0]), fields::<results::Unknown>(&[]));
     assert!(serde_json::from_value::<RunState>(push).is_ok());
@@ -534,7 +535,7 @@ fn pushes_and_snapshots_have_the_protocol_fields() {
     assert_eq!(keys(&snapshot), fields::<RunSnapshot>(&[]));
     assert_eq!(
         keys(&snapshot["history"][0]),
-        fields::<results::HistoryItem>(&[])
+        fields::<results::HistoryItem>(&["hash"])
     );
     assert_eq!(keys(&snapshot["queued"]), fields::<results::Queued>(&[]));
     assert_eq!(

@@ -339,7 +339,7 @@ pub const GET_ENTRIES: MethodSpec = MethodSpec {
 /// `set`.
 pub const SET: MethodSpec = MethodSpec {
     name: "set",
-    description: "Writes an entry (body, append, state, visibility, attribute merge; with pattern or bodyFilter on every match); answers {ok, path} (or {ok, count}). A known:// body over RUMMY_MAX_ENTRY_TOKENS is refused -32007; a project file's body or state is refused -32003 (files change on disk and through accepted proposals). On a proposal's path, state resolves it (resolved accept, cancelled reject, failed error; body = output or reason); answers {ok, path, state, outcome}. On run://<alias>: start (body + attributes.model; attributes.fork to fork), continue (body; attributes change the run's settings first), inject (attributes.inject), configure (attributes only) or cancel (state: cancelled); answers {ok, alias} at once.",
+    description: "Writes an entry (body, append, state, visibility, attribute merge; with pattern or bodyFilter on every match); answers {ok, path} (or {ok, count}). A known:// body over RUMMY_MAX_ENTRY_TOKENS is refused -32007; a project file's body or state is refused -32003 (files change on disk and through accepted proposals). On a proposal's path, state resolves it (resolved accept, cancelled reject, failed error; body = output or reason, ignored on an accept of a command the server runs); answers {ok, path, state, outcome}; with approves, refused -32005 unless it is the proposal's hash. A pending proposal is never edited: any other change of its body, attributes or state is refused -32003. On run://<alias>: start (body + attributes.model; attributes.fork to fork), continue (body; attributes change the run's settings first), inject (attributes.inject), configure (attributes only) or cancel (state: cancelled); answers {ok, alias} at once.",
     params: &[
         p("run", "string", false, "run alias (on run:// paths only the same alias, or absent)"),
         p("path", "string", true, "entry path, a pattern with pattern: true, or run://<alias> (run:// alone: the server names the run)"),
@@ -351,6 +351,7 @@ pub const SET: MethodSpec = MethodSpec {
         p("append", "boolean", false, "append body to the current body"),
         p("pattern", "boolean", false, "treat path as a hedberg pattern"),
         p("bodyFilter", "string", false, "only entries whose body matches this hedberg pattern"),
+        p("approves", "string", false, "on a proposal's resolution: the hash of the proposal decided on (run/proposal's hash); refused -32005 when the proposal's differs"),
     ],
     requires_hello: true,
     long_running: false,
@@ -673,7 +674,7 @@ pub const NOTIFICATIONS: &[NotificationSpec] = &[
         description: "A proposal waits for a client: accept (set state resolved), reject (cancelled) or error (failed) on its path.",
         payload: &[
             RUN_FIELD,
-            p("proposed", "array", true, "[{path, body, attributes, turn}]; for file edits attributes carry patch (the unified diff), content, created, beforeTokens, afterTokens and warnings"),
+            p("proposed", "array", true, "[{path, body, attributes, turn, hash}]; hash: the SHA-256 (hex) of the proposal's canonical JSON (sorted keys of kind, paths, command, content, patch; absent ones left out), what an accept's approves names; for file edits attributes carry patch (the unified diff), content, created, beforeTokens, afterTokens and warnings"),
         ],
     },
     NotificationSpec {

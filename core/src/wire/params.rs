@@ -242,6 +242,8 @@ pub struct SetParams {
     pub pattern: bool,
     /// Body filter for pattern writes.
     pub body_filter: Option<String>,
+    /// On a proposal's resolution: the hash of the proposal the client decided on.
+    pub approves: Option<String>,
 }
 
 /// The attributes of a run start (`set` on `run://<alias>`).

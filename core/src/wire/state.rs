@@ -29,6 +29,9 @@ pub struct HistoryItem<'a> {
     attributes: Attributes<'a>,
     #[serde(skip_serializing_if = "Option::is_none")]
     body: Option<&'a str>,
+    /// A pending proposal's hash (what an accept approves).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    hash: Option<String>,
 }
 
 /// Stored attributes: the stored JSON text, or `{}` when the text is not JSON.
@@ -62,6 +65,7 @@ impl<'a> HistoryItem<'a> {
             tokens: row.tokens,
             attributes,
             body: Some(row.body.as_str()),
+            hash: row.proposal_hash(),
         }
     }
 }

@@ -171,11 +171,22 @@ async fn set_entry(call: Call, p: SetParams) -> Result<SetAnswer, Error> {
     let (rr, turn) = (run.run_ref(), run.last_turn().max(0));
     let state = state_param(p.state.as_deref())?;
     if let (Some(state), false) = (state, p.pattern || p.body_filter.is_some()) {
-        if let Some(answer) =
-            resolve_if_proposed(&call, &alias, rr, &p.path, state, p.body.clone()).await?
-        {
+        let decided = Decided {
+            state,
+            body: p.body.clone(),
+            approves: p.approves.clone(),
+            edits: p.attributes.is_some() || p.append,
+        };
+        if let Some(answer) = resolve_if_proposed(&call, &alias, rr, &p.path, decided).await? {
             return Ok(SetAnswer::Resolution(answer));
         }
+    }
+    if p.approves.is_some() {
+        return Err(RpcError::invalid_param(
+            "approves",
+            "only a pending proposal's resolution (set its path's state) approves a hash",
+        )
+        .into());
     }
     let visibility = visibility_param(p.visibility.as_deref())?;
     let op = call.op(rr);
@@ -404,17 +415,36 @@ async fn set_shared_question(
     Ok(SetAnswer::Path(PathAck { ok: true, path }))
 }
 
+/// What a `set {state}` on a proposal's path says: the decision, its body (output, reason or
+/// answer), the hash it approves, and whether it would also edit the proposal.
+struct Decided {
+    /// resolved, cancelled or failed.
+    state: State,
+    /// The output, the reason or the answer.
+    body: Option<String>,
+    /// The hash of the proposal the client decided on.
+    approves: Option<String>,
+    /// Whether it also sends attributes or an append: an edit, which a proposal never takes.
+    edits: bool,
+}
+
 /// `set {state}` on a pending proposal resolves it: resolved = accept, cancelled = reject,
 /// failed = error. `None` when the path holds no proposal (an ordinary entry's state is set;
-/// a project file's is refused).
+/// a project file's is refused). A resolution that would also change the proposal's attributes
+/// is refused (-32003); one whose `approves` is not the proposal's hash, -32005.
 async fn resolve_if_proposed(
     call: &Call,
     alias: &str,
     rr: RunRef,
     path: &str,
-    state: State,
-    body: Option<String>,
+    decided: Decided,
 ) -> Result<Option<Resolution>, Error> {
+    let Decided {
+        state,
+        body,
+        approves,
+        edits,
+    } = decided;
     let path = normalize(path).map_err(|e| RpcError::invalid_param("path", e))?;
     let lookup = path.clone();
     let row = call
@@ -431,6 +461,25 @@ async fn resolve_if_proposed(
             .into());
         }
         return Ok(None);
+    }
+    if edits && was_proposal {
+        return Err(StoreError::Refused(format!(
+            "permission denied: {path} is a pending proposal, fixed once announced: it is \
+             resolved with a state and a body (the reason or the answer), never with attributes"
+        ))
+        .into());
+    }
+    if let (Some(approved), Some(hash)) = (&approves, row.proposal_hash()) {
+        if *approved != hash {
+            return Err(RpcError::new(
+                ErrorKind::Conflict,
+                format!(
+                    "{path} is not the proposal you approved: its hash is {hash}, you approved \
+                     {approved}; read it again (getEntries) and decide on what it is"
+                ),
+            )
+            .into());
+        }
     }
     let decision = match state {
         State::Resolved => ProposalDecision::Accept(body),

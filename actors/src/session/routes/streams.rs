@@ -1,5 +1,7 @@
 //! An accepted command's output streamed by a client: `stream` appends to a channel, and
-//! `stream/completed`, `stream/aborted` and `stream/cancel` settle the channels.
+//! `stream/completed`, `stream/aborted` and `stream/cancel` settle the channels. A command the
+//! server runs speaks for itself: a client's `stream`, `stream/completed` or `stream/aborted` on
+//! it is refused (-32003, [`streams::check_client_producer`]); `stream/cancel` still stops it.
 
 use crate::clock::now;
 use crate::errors::Error;
@@ -26,6 +28,7 @@ pub async fn stream(call: Call, p: StreamParams) -> Result<Done, Error> {
                 run: rr,
                 ctx: crate::clock::write_ctx(divisor),
             };
+            streams::check_client_producer(c, rr.run_id, &p.path)?;
             streams::append(c, at, &p.path, p.channel, &p.chunk)?;
             // The run's status as of this write (see `settle`).
             let stored = runs::by_id(c, rr.run_id)?;
@@ -44,11 +47,14 @@ pub async fn stream(call: Call, p: StreamParams) -> Result<Done, Error> {
 }
 
 /// Settles the channels of the stream at `path` of `run` with `end`, and pushes the run's state.
+/// `producer`: the client says how the command ended (`stream/completed`, `stream/aborted`),
+/// which only the producer of its output may — refused on a command the server runs.
 async fn settle(
     call: &Call,
     alias: &str,
     path: &str,
     end: StreamEnd,
+    producer: bool,
 ) -> Result<Vec<String>, Error> {
     let run = call.run(alias).await?;
     let (rr, divisor) = (run.run_ref(), call.divisor());
@@ -60,6 +66,9 @@ async fn settle(
                 run: rr,
                 ctx: crate::clock::write_ctx(divisor),
             };
+            if producer {
+                streams::check_client_producer(c, rr.run_id, &path)?;
+            }
             let channels = streams::settle(c, at, &path, &end)?;
             // The run's status as of this write: read before it, a loop that ended meanwhile
             // would be pushed as still working after its final state.
@@ -87,7 +96,7 @@ pub async fn stream_completed(call: Call, p: StreamCompletedParams) -> Result<Ch
         exit_code: p.exit_code.unwrap_or(0),
         duration: p.duration,
     };
-    let channels = settle(&call, &p.run, &p.path, end).await?;
+    let channels = settle(&call, &p.run, &p.path, end, true).await?;
     Ok(ChannelsAck { ok: true, channels })
 }
 
@@ -97,7 +106,7 @@ pub async fn stream_aborted(call: Call, p: StreamAbortedParams) -> Result<Channe
         reason: p.reason,
         duration: p.duration,
     };
-    let channels = settle(&call, &p.run, &p.path, end).await?;
+    let channels = settle(&call, &p.run, &p.path, end, true).await?;
     Ok(ChannelsAck { ok: true, channels })
 }
 
@@ -108,7 +117,7 @@ pub async fn stream_cancel(call: Call, p: StreamCancelParams) -> Result<Channels
     let end = StreamEnd::Cancelled {
         reason: p.reason.clone(),
     };
-    let channels = settle(&call, &p.run, &p.path, end).await?;
+    let channels = settle(&call, &p.run, &p.path, end, false).await?;
     let reason = p.reason.unwrap_or_else(|| "cancelled".to_owned());
     let cancelled = StreamCancelled {
         path: p.path,

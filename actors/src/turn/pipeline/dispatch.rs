@@ -204,8 +204,10 @@ async fn announce_proposal(
             kind = attributes.get("kind").and_then(|k| k.as_str()),
             "proposal raised"
         );
+        let hash = row.proposal_hash();
         let proposed = Proposed {
             attributes,
+            hash,
             turn: i64::from(row.turn),
             path: row.path,
             body: row.body,
