@@ -42,7 +42,8 @@ struct Fixture {
     provider: FakeProvider,
     home: TempDir,
     project: TempDir,
-    other: TempDir,
+    /// A directory commands may read (`RUMMY_COMMAND_READ_PATHS`) holding another project's root.
+    shared: TempDir,
     runs: usize,
 }
 
@@ -52,12 +53,10 @@ impl Fixture {
         let provider = FakeProvider::start().unwrap();
         let home = TempDir::new().unwrap();
         let project = TempDir::new().unwrap();
-        let other = TempDir::new().unwrap();
-        std::fs::write(
-            other.path().join("secret.txt"),
-            "another project's secret\n",
-        )
-        .unwrap();
+        let shared = TempDir::new().unwrap();
+        let other = shared.path().join("other");
+        std::fs::create_dir(&other).unwrap();
+        std::fs::write(other.join("secret.txt"), "another project's secret\n").unwrap();
         std::fs::write(project.path().join("f.txt"), "mine\n").unwrap();
         if let Some((uid, gid)) = ids {
             for dir in [home.path(), project.path()] {
@@ -67,13 +66,17 @@ impl Fixture {
         }
         // The other project is readable to anyone on the host: only the sandbox keeps it out.
         use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(other.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+        for dir in [shared.path(), other.as_path()] {
+            std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+        }
+        let shared_path = shared.path().display().to_string();
         let base_url = provider.base_url();
         let mut all = vec![
             ("OPENAI_BASE_URL", base_url.as_str()),
             ("OPENAI_API_KEY", KEY),
             ("RUMMY_MODEL_fast", "openai/fake-model"),
             ("RUMMY_LOG", "info"),
+            ("RUMMY_COMMAND_READ_PATHS", shared_path.as_str()),
         ];
         all.extend_from_slice(vars);
         let log = std::fs::File::create(home.path().join("server.log")).unwrap();
@@ -87,7 +90,7 @@ impl Fixture {
             provider,
             home,
             project,
-            other,
+            shared,
             runs: 0,
         }
     }
@@ -200,7 +203,19 @@ async fn every_escape_is_refused(ids: Option<(u32, u32)>) {
         ));
         return;
     }
-    let other = f.other.path().canonicalize().unwrap();
+    // The other directory is a project too: its root is covered though commands may read
+    // the directory that holds it.
+    let other = f.shared.path().join("other").canonicalize().unwrap();
+    let mut owner = RpcClient::connect(&format!("ws://127.0.0.1:{}/", f.server.port))
+        .await
+        .unwrap();
+    owner
+        .call(
+            "rummy/hello",
+            json!({ "name": "other", "projectRoot": other.display().to_string() }),
+        )
+        .await
+        .unwrap();
     let home = f.home.path().canonicalize().unwrap();
     let server_pid = f.server.child.id();
     let port = f.server.port;

@@ -20,13 +20,14 @@ use rummy_core::commands::{end_of, Finish};
 use rummy_core::ids::RunId;
 use rummy_core::store::entries::RunRef;
 use rummy_core::store::notifications::Recorded;
-use rummy_core::store::{runs, StoreError};
+use rummy_core::store::{projects, runs, StoreError};
 use rummy_core::turn::state;
 use rummy_core::turn::streams::{self, StreamEnd, StreamWrite};
 use rummy_core::wire::notifications::StreamCancelled;
 use rummy_sandbox::cgroup::CommandCgroups;
 use serde_json::Value;
 use std::os::unix::process::ExitStatusExt;
+use std::path::PathBuf;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncRead, AsyncReadExt};
@@ -100,7 +101,22 @@ pub(super) async fn run(
     let settings = svc.config.commands.clone();
     let started = Instant::now();
     tracing::info!(run_id = job.run.run_id.0, path = %job.path, "command started");
-    let spawned = match spawn(&svc, &job) {
+    // Other projects' roots are covered in the command's root wherever they lie under a path it
+    // may read (an admin's RUMMY_COMMAND_READ_PATHS, /opt): one read, before it starts.
+    let root = job.root.clone();
+    let others: Vec<PathBuf> = svc
+        .store
+        .read(|c| projects::roots(c))
+        .await
+        .map(|roots| {
+            roots
+                .into_iter()
+                .map(|(_, other)| PathBuf::from(other))
+                .filter(|other| *other != root)
+                .collect()
+        })
+        .unwrap_or_default();
+    let spawned = match spawn(&svc, &job, others) {
         Ok(spawned) => spawned,
         Err(why) => {
             tracing::warn!(path = %job.path, reason = %why, "command not run");
@@ -238,7 +254,7 @@ struct Spawned {
 }
 
 /// Starts the command as the sandbox's mode says: confined, unconfined, or not at all (why).
-fn spawn(svc: &Services, job: &CommandJob) -> Result<Spawned, String> {
+fn spawn(svc: &Services, job: &CommandJob, others: Vec<PathBuf>) -> Result<Spawned, String> {
     let settings = &svc.config.commands;
     let env = command_env(server_vars(), &settings.pass_env);
     let mut command = match svc.sandbox.mode() {
@@ -267,6 +283,7 @@ fn spawn(svc: &Services, job: &CommandJob) -> Result<Spawned, String> {
                 env,
                 writes: job.writes,
                 network: job.network,
+                others,
             };
             let prepared = svc
                 .sandbox

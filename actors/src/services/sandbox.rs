@@ -71,6 +71,8 @@ pub struct Request<'a> {
     pub writes: bool,
     /// Whether it reaches the network.
     pub network: bool,
+    /// The other projects' roots: covered wherever they lie under a path it may read.
+    pub others: Vec<PathBuf>,
 }
 
 /// A command ready to start: the helper's command line, its spec, and its cgroups (removed
@@ -199,11 +201,13 @@ impl Sandbox {
             }
             None => CommandCgroups::default(),
         };
+        let mut hidden = self.inner.hidden.clone();
+        hidden.extend(request.others.iter().cloned());
         let spec = spec_for(
             config,
             &request,
             &home,
-            &self.inner.hidden,
+            &hidden,
             cgroups.dirs().to_vec(),
             false,
         );
@@ -327,6 +331,7 @@ fn probe(helper: &Path, config: &Config, cgroups: Option<&CgroupRoot>) -> Report
         env: Vec::new(),
         writes: true,
         network: false,
+        others: Vec::new(),
     };
     let dirs = made.as_ref().map(|m| m.dirs().to_vec()).unwrap_or_default();
     let spec = spec_for(config, &request, &root, &[], dirs, true);
