@@ -106,7 +106,7 @@ pub(super) async fn run(
     let root = job.root.clone();
     let others: Vec<PathBuf> = svc
         .store
-        .read(|c| projects::roots(c))
+        .read(projects::roots)
         .await
         .map(|roots| {
             roots
