@@ -193,6 +193,7 @@ async fn every_escape_is_refused(ids: Option<(u32, u32)>) {
         &[
             ("RUMMY_COMMAND_PIDS", "64"),
             ("RUMMY_COMMAND_MEMORY", "256M"),
+            ("RUMMY_COMMAND_TMP", "2M"),
         ],
     );
     if !f.confined() {
@@ -298,6 +299,14 @@ async fn every_escape_is_refused(ids: Option<(u32, u32)>) {
         .run("<sh>perl -e '$x = \"a\" x (512 * 1024 * 1024); print \"allocated\\n\"' 2>/dev/null || echo refused</sh>")
         .await;
     assert_eq!(out, "refused\n");
+    // The private /tmp holds 2 MiB (RUMMY_COMMAND_TMP): a write past it fails, and the sandbox
+    // says why.
+    let (_, err) = f.run("<sh>head -c 3000000 /dev/zero > /tmp/big</sh>").await;
+    assert!(err.contains("No space left on device"), "{err}");
+    assert!(
+        err.contains("rummy sandbox: the private /tmp is full (2 MiB)"),
+        "{err}"
+    );
     // The project itself stays writable.
     let (out, _) = f.run("<sh>echo more >> f.txt && cat f.txt</sh>").await;
     assert_eq!(out, "mine\nmore\n");
