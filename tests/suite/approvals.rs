@@ -124,14 +124,27 @@ async fn a_client_cannot_change_a_pending_proposal() {
             proposed["hash"].clone()
         )
     );
+    accept_applies_the_edit(&mut client, "edit", &path, &proposed["hash"], &root).await;
+    server.stop().await;
+}
+
+/// Accepts `path` of `run` approving `hash`, waits for the loop's end, and checks that the
+/// proposed edit of b.txt (`new`) was applied.
+async fn accept_applies_the_edit(
+    client: &mut RpcClient,
+    run: &str,
+    path: &str,
+    hash: &Value,
+    root: &Path,
+) {
     let answer = client
         .call(
             "set",
-            json!({ "run": "edit", "path": path, "state": "resolved", "approves": proposed["hash"] }),
+            json!({ "run": run, "path": path, "state": "resolved", "approves": hash }),
         )
         .await
         .unwrap();
-    wait_status(&mut client, "edit", 200).await;
+    wait_status(client, run, 200).await;
     assert_eq!(
         (
             answer["state"].clone(),
@@ -139,7 +152,6 @@ async fn a_client_cannot_change_a_pending_proposal() {
         ),
         (json!("resolved"), "new\n".to_owned())
     );
-    server.stop().await;
 }
 
 /// An accept whose `approves` is not the proposal's hash is refused -32005 (`conflict`), naming
@@ -185,21 +197,7 @@ async fn an_accept_applies_only_the_proposal_it_approves() {
         ),
         (json!("proposed"), "old\n".to_owned())
     );
-    let answer = client
-        .call(
-            "set",
-            json!({ "run": "approve", "path": path, "state": "resolved", "approves": right }),
-        )
-        .await
-        .unwrap();
-    wait_status(&mut client, "approve", 200).await;
-    assert_eq!(
-        (
-            answer["state"].clone(),
-            std::fs::read_to_string(root.join("b.txt")).unwrap()
-        ),
-        (json!("resolved"), "new\n".to_owned())
-    );
+    accept_applies_the_edit(&mut client, "approve", &path, &json!(right), &root).await;
     server.stop().await;
 }
 
