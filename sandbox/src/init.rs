@@ -5,7 +5,7 @@
 
 use crate::report::{LayerName, Report};
 use crate::spec::{Network, Spec};
-use crate::{rootfs, rules, NOTE_PREFIX, SETUP_FAILED};
+use crate::{exit_byte, rootfs, rules, NOTE_PREFIX, SETUP_FAILED};
 use rustix::io::Errno;
 use rustix::process::{Resource, Rlimit, Signal, WaitOptions};
 use rustix::thread::{CapabilitySet, CapabilitySets};
@@ -151,13 +151,7 @@ fn command(spec: &Spec) -> ExitCode {
     let code = loop {
         match rustix::process::wait(WaitOptions::empty()) {
             Ok(Some((pid, status))) if pid.as_raw_pid() == shell => {
-                break match (status.exit_status(), status.terminating_signal()) {
-                    (Some(code), _) => u8::try_from(code & 0xff).unwrap_or(SETUP_FAILED),
-                    (None, Some(signal)) => {
-                        u8::try_from(128 + (signal & 0x7f)).unwrap_or(SETUP_FAILED)
-                    }
-                    (None, None) => SETUP_FAILED,
-                };
+                break exit_byte(status.exit_status(), status.terminating_signal());
             }
             Ok(_) | Err(Errno::INTR) => {}
             Err(e) => {

@@ -44,6 +44,16 @@ pub const SETUP_FAILED: u8 = 125;
 /// Prefix of every line the sandbox itself writes into a command's stderr.
 pub const NOTE_PREFIX: &str = "rummy sandbox:";
 
+/// One process's end as an exit code: its own code, or 128 + the signal that ended it (as a
+/// shell reports it); [`SETUP_FAILED`] when neither is known.
+fn exit_byte(code: Option<i32>, signal: Option<i32>) -> u8 {
+    match (code, signal) {
+        (Some(code), _) => u8::try_from(code & 0xff).unwrap_or(SETUP_FAILED),
+        (None, Some(signal)) => u8::try_from(128 + (signal & 0x7f)).unwrap_or(SETUP_FAILED),
+        (None, None) => SETUP_FAILED,
+    }
+}
+
 /// Whether this process was started as a sandbox helper (`args` are the process's arguments,
 /// the program name first).
 pub fn is_helper(args: &[OsString]) -> bool {

@@ -6,7 +6,7 @@
 use crate::cgroup;
 use crate::report::{LayerName, Report};
 use crate::spec::{Network, Spec};
-use crate::{HELPER_ARG, NOTE_PREFIX, SETUP_FAILED};
+use crate::{exit_byte, HELPER_ARG, NOTE_PREFIX, SETUP_FAILED};
 use rustix::process::Signal;
 use rustix::thread::{CapabilitySet, CapabilitySets, UnshareFlags};
 use std::io::{Read, Write};
@@ -129,7 +129,7 @@ fn confine(spec: &Spec) -> Result<ExitCode, String> {
     for note in cgroup::limits_hit(&joined, spec.limits) {
         eprintln!("{NOTE_PREFIX} {note}");
     }
-    Ok(ExitCode::from(exit_code(&status)))
+    Ok(ExitCode::from(exit_byte(status.code(), status.signal())))
 }
 
 /// `unshare(2)` for namespaces only. rustix deprecates its safe wrapper because `CLONE_FILES`
@@ -208,15 +208,6 @@ fn limits_detail(spec: &Spec, joined: &[std::path::PathBuf]) -> (bool, String) {
             true,
             format!("rlimits: {pids} processes, {memory} bytes of data per process"),
         )
-    }
-}
-
-/// Stage 2's end as one exit code: its own code, or 128 + the signal that ended it.
-fn exit_code(status: &std::process::ExitStatus) -> u8 {
-    match (status.code(), status.signal()) {
-        (Some(code), _) => u8::try_from(code & 0xff).unwrap_or(SETUP_FAILED),
-        (None, Some(signal)) => u8::try_from(128 + (signal & 0x7f)).unwrap_or(SETUP_FAILED),
-        (None, None) => SETUP_FAILED,
     }
 }
 

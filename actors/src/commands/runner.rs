@@ -103,19 +103,11 @@ pub(super) async fn run(
     tracing::info!(run_id = job.run.run_id.0, path = %job.path, "command started");
     // Other projects' roots are covered in the command's root wherever they lie under a path it
     // may read (an admin's RUMMY_COMMAND_READ_PATHS, /opt): one read, before it starts.
-    let root = job.root.clone();
-    let others: Vec<PathBuf> = svc
-        .store
-        .read(projects::roots)
-        .await
-        .map(|roots| {
-            roots
-                .into_iter()
-                .map(|(_, other)| PathBuf::from(other))
-                .filter(|other| *other != root)
-                .collect()
-        })
-        .unwrap_or_default();
+    let others = if *svc.sandbox.mode() == Mode::Confined {
+        other_roots(&svc, &job.root).await
+    } else {
+        Vec::new()
+    };
     let spawned = match spawn(&svc, &job, others) {
         Ok(spawned) => spawned,
         Err(why) => {
@@ -244,6 +236,27 @@ pub(super) async fn run(
     commands.finished(&key, !matches!(quiet, Some(Quiet::Shutdown)));
     // The cgroups empty once the namespace's processes are gone: removing them may wait a little.
     let _ = actix_rt::task::spawn_blocking(move || cgroups.remove()).await;
+}
+
+/// Every project's root but `root`; none, with a warning, when they cannot be read (the
+/// server's own files stay covered, and other roots lie outside the read paths unless an admin
+/// put them there).
+async fn other_roots(svc: &Services, root: &std::path::Path) -> Vec<PathBuf> {
+    let root = root.to_path_buf();
+    svc.store
+        .read(projects::roots)
+        .await
+        .map(|roots| {
+            roots
+                .into_iter()
+                .map(|(_, other)| PathBuf::from(other))
+                .filter(|other| *other != root)
+                .collect()
+        })
+        .unwrap_or_else(|e| {
+            tracing::warn!(error = %e, "cannot read the other projects' roots to cover them");
+            Vec::new()
+        })
 }
 
 /// A command started: its process (the sandbox's helper, or the shell itself when commands

@@ -146,11 +146,6 @@ impl Sandbox {
         &self.inner.report
     }
 
-    /// Where the `HOME`s of projects are.
-    pub fn homes(&self) -> &Path {
-        &self.inner.homes
-    }
-
     /// The start-up lines: every layer, then what that means for commands.
     fn log(&self) {
         for layer in &self.inner.report.layers {
@@ -189,11 +184,7 @@ impl Sandbox {
     /// Everything to start `request` confined: the spec, and its cgroups made.
     pub fn prepare(&self, config: &Config, request: Request<'_>) -> std::io::Result<Prepared> {
         let home = self.home_of(request.project)?;
-        let settings = &config.commands.sandbox;
-        let limits = Limits {
-            memory_bytes: settings.memory_bytes,
-            pids: settings.pids,
-        };
+        let limits = limits_of(config);
         let cgroups = match &self.inner.cgroups {
             Some(root) => {
                 let n = NEXT_CGROUP.fetch_add(1, Ordering::Relaxed);
@@ -260,10 +251,7 @@ fn spec_for(
         write,
         hide: hidden.to_vec(),
         tmp_bytes: settings.tmp_bytes,
-        limits: Limits {
-            memory_bytes: settings.memory_bytes,
-            pids: settings.pids,
-        },
+        limits: limits_of(config),
         network: if request.network {
             Network::Ports {
                 ports: settings.network_ports.clone(),
@@ -294,6 +282,14 @@ fn find_helper() -> PathBuf {
         .unwrap_or(exe)
 }
 
+/// A command's limits from the settings.
+fn limits_of(config: &Config) -> Limits {
+    Limits {
+        memory_bytes: config.commands.sandbox.memory_bytes,
+        pids: config.commands.sandbox.pids,
+    }
+}
+
 /// Makes `dir` and its parents; `dir` itself is 0700 (tightened if it was wider).
 fn make_private_dir(dir: &Path) -> std::io::Result<()> {
     use std::os::unix::fs::PermissionsExt;
@@ -315,14 +311,12 @@ fn probe(helper: &Path, config: &Config, cgroups: Option<&CgroupRoot>) -> Report
         return Report::failed(&format!("cannot make {}: {e}", root.display()));
     }
     let root = root.canonicalize().unwrap_or(root);
-    let settings = &config.commands.sandbox;
-    let limits = Limits {
-        memory_bytes: settings.memory_bytes,
-        pids: settings.pids,
-    };
     let made = cgroups.and_then(|c| {
-        c.make(&format!("{}-probe{n}", std::process::id()), limits)
-            .ok()
+        c.make(
+            &format!("{}-probe{n}", std::process::id()),
+            limits_of(config),
+        )
+        .ok()
     });
     let request = Request {
         project: ProjectId(0),
