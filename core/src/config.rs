@@ -20,7 +20,7 @@ pub use crate::provider::settings::{
     OllamaConfig, OpenAiConfig, OpenRouterConfig, ProviderLimits, Providers, XaiConfig,
     DEFAULT_CONCURRENCY,
 };
-pub use access::{Access, TlsFiles};
+pub use access::{Access, TlsFiles, ANONYMOUS_MESSAGE_BYTES};
 pub use commands::{CommandRunner, CommandSettings};
 pub use database::Location;
 pub use fair::FairUse;

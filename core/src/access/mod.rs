@@ -2,6 +2,7 @@
 //! headers, tokens and paths: which browser origins may open a WebSocket, who a connection
 //! acts for, where a project root may be, and the server's own state no root may hold.
 
+pub mod bearer;
 pub mod origin;
 pub mod principal;
 pub mod roots;

@@ -52,9 +52,11 @@ pub fn check(
     }
 }
 
-/// Whether an authority (`host[:port]`) names this machine's loopback: `localhost`, a
-/// `*.localhost` name (RFC 6761), 127.0.0.0/8 or `[::1]`.
-fn is_loopback_host(authority: &str) -> bool {
+/// Whether an authority (`host[:port]`, any case) names this machine's loopback: `localhost`,
+/// a `*.localhost` name (RFC 6761), 127.0.0.0/8 or `[::1]`.
+pub fn is_loopback_host(authority: &str) -> bool {
+    let authority = authority.trim().to_ascii_lowercase();
+    let authority = authority.as_str();
     let host = match authority.strip_prefix('[') {
         Some(rest) => rest.split(']').next().unwrap_or_default(),
         None => authority.rsplit_once(':').map_or(authority, |(h, _)| h),

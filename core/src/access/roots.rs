@@ -63,9 +63,10 @@ pub fn overlap<'a>(
     })
 }
 
-/// Top-level trees that are never a project root without `RUMMY_PROJECT_ROOTS`.
-const SYSTEM_TREES: [&str; 9] = [
-    "etc", "usr", "proc", "sys", "dev", "boot", "var", "bin", "sbin",
+/// Top-level trees that are never a project root without `RUMMY_PROJECT_ROOTS`. `/run` holds
+/// sockets and the runtime state of services and of every logged-in user (`/run/user/<uid>`).
+const SYSTEM_TREES: [&str; 10] = [
+    "etc", "usr", "proc", "sys", "dev", "boot", "var", "bin", "sbin", "run",
 ];
 
 /// `path` made absolute-and-plain by text alone: `.` dropped, `..` removes the component
@@ -103,6 +104,9 @@ impl RootBound {
                     return Some("the filesystem root is not a project");
                 };
                 let top = top.to_string_lossy();
+                if top == "home" && path.components().count() == 2 {
+                    return Some("/home holds every user's home; it is not a project (RUMMY_PROJECT_ROOTS names where projects may be)");
+                }
                 let system = SYSTEM_TREES.contains(&top.as_ref())
                     || top.starts_with("lib")
                     || (top == "root" && !home.starts_with("/root"));
@@ -170,8 +174,9 @@ mod tests {
         }
     }
 
-    /// Without a list, system trees and `/` are refused however they are spelled; `/root`
-    /// only when the server's home is elsewhere.
+    /// Without a list, system trees (`/run` and all under it among them), `/home` itself and
+    /// `/` are refused however they are spelled; `/root` only when the server's home is
+    /// elsewhere; a directory inside `/home` is not.
     #[test]
     fn system_trees_are_never_projects() {
         let bound = RootBound::System {
@@ -186,6 +191,11 @@ mod tests {
             "/root/x",
             "/home/u/../../var/log",
             "/proc/self",
+            "/run",
+            "/run/user/1000",
+            "/home",
+            "/home/",
+            "/home/u/..",
         ] {
             assert!(
                 matches!(bound.resolve(path), Err(RootRefusal::Outside(..))),
@@ -197,6 +207,28 @@ mod tests {
         };
         assert!(!matches!(
             root_home.resolve("/root"),
+            Err(RootRefusal::Outside(..))
+        ));
+        assert_eq!(
+            bound.resolve("/home"),
+            Err(RootRefusal::Outside(
+                "/home".to_owned(),
+                "/home holds every user's home; it is not a project (RUMMY_PROJECT_ROOTS names where projects may be)"
+            ))
+        );
+        assert_eq!(
+            bound.resolve("/run/user/1000"),
+            Err(RootRefusal::Outside(
+                "/run/user/1000".to_owned(),
+                "system directories are not projects (RUMMY_PROJECT_ROOTS names where projects may be)"
+            ))
+        );
+        assert!(!matches!(
+            bound.resolve("/home/u/project"),
+            Err(RootRefusal::Outside(..))
+        ));
+        assert!(!matches!(
+            bound.resolve("/runs"),
             Err(RootRefusal::Outside(..))
         ));
     }

@@ -20,23 +20,32 @@ pub const DEFAULT_PATH: &str = "/usr/local/bin:/usr/bin:/bin";
 /// Variables every command gets, whatever the server's environment says.
 pub const FIXED: &[(&str, &str)] = &[("GIT_TERMINAL_PROMPT", "0")];
 
-/// Words that make a variable's name look like it holds a secret (as one `_`-separated part).
+/// Names of variables that hold database credentials though no secret word is part of them.
+const SECRET_NAMES: &[&str] = &["DATABASE_URL", "PGPASSWORD", "PGPASSFILE"];
+
+/// Words whose presence anywhere in a variable's name (upper-cased) makes it look like a
+/// secret. Matched inside words on purpose (`APIKEY`, `GHTOKEN`, `X_AUTHKEY`): a false positive
+/// (`KEYBOARD`, `MONKEY`, `GIT_AUTHOR_NAME`, `OAUTH_CALLBACK_URL`) costs an operator a rename,
+/// a miss hands a secret to every command the model writes.
 const SECRET_WORDS: &[&str] = &[
     "KEY",
-    "APIKEY",
     "TOKEN",
     "SECRET",
     "PASSWORD",
     "PASSWD",
     "CREDENTIAL",
-    "CREDENTIALS",
+    "AUTH",
 ];
 
-/// Whether a variable's name looks like one of the server's secrets: every `RUMMY_*`, and any
-/// name with a part such as `KEY`, `TOKEN` or `SECRET` (`OPENAI_API_KEY`, `GITHUB_TOKEN`).
+/// Whether a variable's name looks like one of the server's secrets: every `RUMMY_*` (among them
+/// `RUMMY_DATABASE_URL`), `DATABASE_URL`, `PGPASSWORD`, `PGPASSFILE`, and any name whose
+/// upper-case form contains `KEY`, `TOKEN`, `SECRET`, `PASSWORD`, `PASSWD`, `CREDENTIAL` or
+/// `AUTH`.
 pub fn is_secret(name: &str) -> bool {
     let upper = name.to_ascii_uppercase();
-    upper.starts_with("RUMMY_") || upper.split('_').any(|part| SECRET_WORDS.contains(&part))
+    upper.starts_with("RUMMY_")
+        || SECRET_NAMES.contains(&upper.as_str())
+        || SECRET_WORDS.iter().any(|word| upper.contains(word))
 }
 
 /// The environment of a command, from the server's variables (`server`) and the extra names
@@ -130,26 +139,36 @@ mod tests {
         );
     }
 
-    /// What counts as a secret's name.
+    /// What counts as a secret's name: the listed names, `RUMMY_*`, and a secret word anywhere
+    /// in the name, false positives such as `KEYBOARD` included.
     #[test]
     fn recognises_secret_names() {
         let names = [
-            "RUMMY_TOKEN",
-            "rummy_home",
-            "OPENAI_API_KEY",
-            "OPENROUTER_APIKEY",
-            "DB_PASSWORD",
-            "GOOGLE_APPLICATION_CREDENTIALS",
-            "SECRET",
-            "PATH",
-            "KEYBOARD",
-            "MONKEY_BUSINESS",
-            "GIT_AUTHOR_NAME",
+            ("RUMMY_TOKEN", true),
+            ("rummy_home", true),
+            ("RUMMY_DATABASE_URL", true),
+            ("DATABASE_URL", true),
+            ("database_url", true),
+            ("PGPASSWORD", true),
+            ("PGPASSFILE", true),
+            ("OPENAI_API_KEY", true),
+            ("OPENROUTER_APIKEY", true),
+            ("DB_PASSWORD", true),
+            ("MYSQL_PASSWD", true),
+            ("GOOGLE_APPLICATION_CREDENTIALS", true),
+            ("GHTOKEN", true),
+            ("SECRET", true),
+            ("AUTH_HEADER", true),
+            ("KEYBOARD", true),
+            ("MONKEY_BUSINESS", true),
+            ("GIT_AUTHOR_NAME", true),
+            ("PATH", false),
+            ("JAVA_HOME", false),
+            ("GOPATH", false),
+            ("PGHOST", false),
+            ("DATABASE", false),
         ];
-        let secret: Vec<bool> = names.iter().map(|n| is_secret(n)).collect();
-        assert_eq!(
-            secret,
-            [true, true, true, true, true, true, true, false, false, false, false]
-        );
+        let judged: Vec<(&str, bool)> = names.iter().map(|(n, _)| (*n, is_secret(n))).collect();
+        assert_eq!(judged, names);
     }
 }

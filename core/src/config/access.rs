@@ -31,7 +31,19 @@ pub struct Access {
     /// `RUMMY_PING_INTERVAL` in ms (30,000): the server pings every connection this often and
     /// closes one it has heard nothing from (not even a pong) for three intervals.
     pub ping_interval_ms: u64,
+    /// `RUMMY_MAX_ANONYMOUS_CONNECTIONS` (64): once a token exists, connections that have not
+    /// shown a valid token yet open at once; one more is refused (HTTP 503) before it is
+    /// upgraded.
+    pub max_anonymous_connections: usize,
+    /// `RUMMY_HELLO_TIMEOUT` in ms (10,000): once a token exists, how long a connection may stay
+    /// open without showing a valid token before it is closed (1008).
+    pub hello_timeout_ms: u64,
 }
+
+/// The largest message (and frame) a connection may send before it has shown a valid token,
+/// once a token exists: a larger one closes it (1009). Enough for any `rummy/hello` or
+/// `getProjects`.
+pub const ANONYMOUS_MESSAGE_BYTES: usize = 64 * 1024;
 
 /// The certificate chain and private key of a TLS listener, as PEM files.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -62,6 +74,8 @@ impl Access {
             },
             max_connections: 4_096,
             ping_interval_ms: 30_000,
+            max_anonymous_connections: 64,
+            hello_timeout_ms: 10_000,
         }
     }
 
@@ -134,6 +148,12 @@ impl Access {
         access.insecure = switch(vars, "RUMMY_INSECURE", access.insecure)?;
         access.max_connections = positive(vars, "RUMMY_MAX_CONNECTIONS", access.max_connections)?;
         access.ping_interval_ms = positive(vars, "RUMMY_PING_INTERVAL", access.ping_interval_ms)?;
+        access.max_anonymous_connections = positive(
+            vars,
+            "RUMMY_MAX_ANONYMOUS_CONNECTIONS",
+            access.max_anonymous_connections,
+        )?;
+        access.hello_timeout_ms = positive(vars, "RUMMY_HELLO_TIMEOUT", access.hello_timeout_ms)?;
         Ok(access)
     }
 }
@@ -176,6 +196,8 @@ mod tests {
                 ("RUMMY_PROJECT_ROOTS", "/srv/projects:/home/team/./work/"),
                 ("RUMMY_MAX_CONNECTIONS", "10"),
                 ("RUMMY_PING_INTERVAL", "500"),
+                ("RUMMY_MAX_ANONYMOUS_CONNECTIONS", "3"),
+                ("RUMMY_HELLO_TIMEOUT", "2500"),
             ]),
             home,
         )
@@ -197,6 +219,8 @@ mod tests {
                 ]),
                 max_connections: 10,
                 ping_interval_ms: 500,
+                max_anonymous_connections: 3,
+                hello_timeout_ms: 2500,
             }
         );
         assert_eq!(
@@ -209,6 +233,8 @@ mod tests {
             ("RUMMY_ALLOWED_ORIGINS", "evil.example"),
             ("RUMMY_PROJECT_ROOTS", "/srv:projects"),
             ("RUMMY_MAX_CONNECTIONS", "0"),
+            ("RUMMY_MAX_ANONYMOUS_CONNECTIONS", "0"),
+            ("RUMMY_HELLO_TIMEOUT", "10s"),
         ] {
             let err = Access::from_vars(&vars(&[(name, value)]), home).unwrap_err();
             assert_eq!(err.name, name);

@@ -92,15 +92,7 @@ impl CommandSettings {
                 .filter(|n| !n.is_empty())
                 .map(|name| {
                     if is_secret(name) {
-                        Err(invalid(
-                            "RUMMY_COMMAND_ENV",
-                            list,
-                            &format!(
-                                "{name} looks like a secret (RUMMY_*, or a KEY, TOKEN, SECRET, \
-                                 PASSWORD or CREDENTIALS name): commands never get the server's \
-                                 secrets"
-                            ),
-                        ))
+                        Err(invalid("RUMMY_COMMAND_ENV", list, &refused_secret(name)))
                     } else {
                         Ok(name.to_owned())
                     }
@@ -110,6 +102,15 @@ impl CommandSettings {
         s.sandbox = SandboxSettings::from_vars(vars)?;
         Ok(s)
     }
+}
+
+/// Why `RUMMY_COMMAND_ENV` may not list `name`, a secret-looking name (see [`is_secret`]).
+fn refused_secret(name: &str) -> String {
+    format!(
+        "{name} looks like a secret (RUMMY_*, DATABASE_URL, PGPASSWORD, PGPASSFILE, or a name \
+         containing KEY, TOKEN, SECRET, PASSWORD, PASSWD, CREDENTIAL or AUTH): commands never \
+         get the server's secrets"
+    )
 }
 
 #[cfg(test)]
@@ -176,12 +177,50 @@ mod tests {
                 err("RUMMY_COMMAND_RUNNER", "expected server or client"),
                 err("RUMMY_COMMAND_TIMEOUT", "expected a number above zero"),
                 err("RUMMY_STREAM_WAIT", "expected a whole number"),
-                err(
-                    "RUMMY_COMMAND_ENV",
-                    "OPENAI_API_KEY looks like a secret (RUMMY_*, or a KEY, TOKEN, SECRET, \
-                     PASSWORD or CREDENTIALS name): commands never get the server's secrets"
-                ),
+                err("RUMMY_COMMAND_ENV", &refused_secret("OPENAI_API_KEY")),
             ]
+        );
+    }
+
+    /// `RUMMY_COMMAND_ENV` refuses the database's credentials and every name containing a
+    /// secret word, in any case and wherever it is in the list, naming it; plain names pass.
+    #[test]
+    fn command_env_refuses_secret_names() {
+        for name in [
+            "DATABASE_URL",
+            "RUMMY_DATABASE_URL",
+            "PGPASSWORD",
+            "PGPASSFILE",
+            "STRIPE_KEY",
+            "ghtoken",
+            "MY_SECRETS",
+            "SMTP_PASSWORD",
+            "LDAP_PASSWD",
+            "AZURE_CREDENTIALS",
+            "AUTHORIZATION",
+            "KEYBOARD",
+        ] {
+            assert_eq!(
+                read(&[("RUMMY_COMMAND_ENV", &format!("JAVA_HOME, {name}"))]),
+                Err((
+                    "RUMMY_COMMAND_ENV".to_owned(),
+                    format!(
+                        "{name} looks like a secret (RUMMY_*, DATABASE_URL, PGPASSWORD, \
+                         PGPASSFILE, or a name containing KEY, TOKEN, SECRET, PASSWORD, PASSWD, \
+                         CREDENTIAL or AUTH): commands never get the server's secrets"
+                    )
+                )),
+                "{name}"
+            );
+        }
+        assert_eq!(
+            read(&[("RUMMY_COMMAND_ENV", "JAVA_HOME GOPATH PGHOST PGUSER")]).map(|s| s.pass_env),
+            Ok(vec![
+                "JAVA_HOME".to_owned(),
+                "GOPATH".to_owned(),
+                "PGHOST".to_owned(),
+                "PGUSER".to_owned()
+            ])
         );
     }
 }
