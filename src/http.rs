@@ -8,6 +8,7 @@ use rummy_actors::health;
 use rummy_actors::hub::BacklogBytes;
 use rummy_actors::metrics::Snapshot;
 use rummy_actors::session::{admin_bearer, upgrade, SessionDeps};
+use rummy_core::access::bearer::metrics_open;
 use rummy_core::config::Location;
 use rummy_core::store::stats;
 use serde_json::json;
@@ -33,7 +34,14 @@ async fn root(
     if crate::webpage::wants_upgrade(&req) {
         upgrade(&req, stream, deps.get_ref().clone()).await
     } else {
-        Ok(crate::webpage::page(&req))
+        // Unknown (the database cannot be read): the page asks for a token first.
+        let required = deps
+            .svc
+            .store
+            .read(rummy_core::store::tokens::any)
+            .await
+            .unwrap_or(true);
+        Ok(crate::webpage::page(&req, required))
     }
 }
 
@@ -78,13 +86,19 @@ async fn health(deps: web::Data<SessionDeps>) -> HttpResponse {
 /// The Prometheus text format's content type.
 const PROMETHEUS_TEXT: &str = "text/plain; version=0.0.4; charset=utf-8";
 
-/// `GET /metrics`: for an admin token (`Authorization: Bearer`), or for a peer on loopback —
-/// unless the server sits behind a proxy (`RUMMY_TRUST_PROXY`), whose every request comes
-/// from loopback: then only the token opens it. Anyone else is refused 403.
+/// `GET /metrics`: for an admin token (`Authorization: Bearer`, the scheme in any case), from
+/// anywhere and under any `Host`; without one, only for a request from a loopback peer whose
+/// `Host` is a loopback name (`localhost`, `127.0.0.1`, `[::1]`, any port) — and never when
+/// the server sits behind a proxy (`RUMMY_TRUST_PROXY`), whose every request comes from
+/// loopback. Anyone else is refused 403.
 async fn metrics(req: HttpRequest, deps: web::Data<SessionDeps>) -> HttpResponse {
     let proxied = deps.svc.config.access.trust_proxy;
     let loopback = req.peer_addr().is_some_and(|peer| peer.ip().is_loopback());
-    let allowed = (loopback && !proxied) || {
+    let host = req
+        .headers()
+        .get(header::HOST)
+        .and_then(|h| h.to_str().ok());
+    let allowed = metrics_open(loopback, host, proxied) || {
         let authorization = req
             .headers()
             .get(header::AUTHORIZATION)
@@ -92,10 +106,10 @@ async fn metrics(req: HttpRequest, deps: web::Data<SessionDeps>) -> HttpResponse
         admin_bearer(&deps, authorization.as_deref()).await
     };
     if !allowed {
-        tracing::warn!(peer = ?req.peer_addr(), "/metrics refused: neither loopback nor an admin token");
+        tracing::warn!(peer = ?req.peer_addr(), host = ?host, "/metrics refused: neither loopback nor an admin token");
         return HttpResponse::Forbidden()
             .content_type("text/plain; charset=utf-8")
-            .body("forbidden: /metrics needs an admin token (Authorization: Bearer), or a request from loopback without RUMMY_TRUST_PROXY\n");
+            .body("forbidden: /metrics needs an admin token (Authorization: Bearer), or a request from loopback to a loopback Host (localhost, 127.0.0.1, [::1]) without RUMMY_TRUST_PROXY\n");
     }
     let svc = &deps.svc;
     let counts = match svc.store.read(stats::counts).await {

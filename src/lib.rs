@@ -9,6 +9,7 @@
 pub mod env;
 pub mod http;
 pub mod lock;
+pub mod modes;
 pub mod webpage;
 
 use actix::prelude::*;
@@ -38,7 +39,8 @@ pub use rummy_core::config;
 /// Why the server could not start.
 #[derive(Debug, Error)]
 pub enum ServeError {
-    /// `RUMMY_HOME` or the database directory could not be created.
+    /// `RUMMY_HOME`, the database directory or the database's files could not be created or
+    /// made private (0700, 0600).
     #[error("cannot create {path}: {source}")]
     Home {
         /// The directory.
@@ -226,8 +228,9 @@ fn process_id() -> String {
     )
 }
 
+/// Makes a directory of the server's (mode 0700 for what it creates).
 fn create_dir(path: &std::path::Path) -> Result<(), ServeError> {
-    std::fs::create_dir_all(path).map_err(|source| ServeError::Home {
+    modes::create_private_dir(path).map_err(|source| ServeError::Home {
         path: path.display().to_string(),
         source,
     })
@@ -323,7 +326,10 @@ pub async fn serve(
     config: Config,
     shutdown_signal: impl Future<Output = ()> + 'static,
 ) -> Result<ServerHandle, ServeError> {
-    create_dir(&config.home)?;
+    modes::secure_home(&config.home).map_err(|source| ServeError::Home {
+        path: config.home.display().to_string(),
+        source,
+    })?;
     let database = config.database();
     // An SQLite file is one server's; a PostgreSQL database is shared by every process that
     // leases its runs (SCALE.md §2).
@@ -332,7 +338,12 @@ pub async fn serve(
             if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
                 create_dir(dir)?;
             }
-            Some(lock::DbLock::take(path)?)
+            let lock = lock::DbLock::take(path)?;
+            modes::secure_database(path).map_err(|source| ServeError::Home {
+                path: path.display().to_string(),
+                source,
+            })?;
+            Some(lock)
         }
         Location::Postgres(_) => None,
     };
@@ -403,6 +414,7 @@ pub async fn serve(
         svc,
         registry: registry.clone(),
         seats: seats.clone(),
+        anonymous: Seats::new(deps_config.access.max_anonymous_connections),
         tokens,
     };
     let server = HttpServer::new(move || {

@@ -7,6 +7,7 @@
 
 use std::fs::File;
 use std::io::{Read, Seek, Write};
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use thiserror::Error;
 
@@ -49,6 +50,7 @@ impl DbLock {
             .write(true)
             .create(true)
             .truncate(false)
+            .mode(crate::modes::FILE_MODE)
             .open(&path)
             .map_err(failed)?;
         match rustix::fs::flock(&file, rustix::fs::FlockOperation::NonBlockingLockExclusive) {

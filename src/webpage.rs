@@ -68,10 +68,22 @@ pub fn version() -> &'static str {
     })
 }
 
-/// The page as served: its asset links point at this version.
-fn index_html() -> &'static str {
-    static HTML: OnceLock<String> = OnceLock::new();
-    HTML.get_or_init(|| INDEX.replace("{{assets}}", &format!("/assets/{}", version())))
+/// The page as served: its asset links point at this version, and its `<body data-token>`
+/// says whether the server needs a token (`required`) or not (`none`), so the page asks for
+/// one before it connects rather than connecting without one first.
+fn index_html(token_required: bool) -> &'static str {
+    static REQUIRED: OnceLock<String> = OnceLock::new();
+    static NONE: OnceLock<String> = OnceLock::new();
+    let (cell, word) = if token_required {
+        (&REQUIRED, "required")
+    } else {
+        (&NONE, "none")
+    };
+    cell.get_or_init(|| {
+        INDEX
+            .replace("{{assets}}", &format!("/assets/{}", version()))
+            .replace("{{token}}", word)
+    })
 }
 
 /// The Content-Security-Policy for a page reached as `host`: everything from this server only;
@@ -121,9 +133,15 @@ fn secured(req: &HttpRequest, status: StatusCode) -> HttpResponseBuilder {
     builder
 }
 
-/// `GET /` without an upgrade: the page, revalidated on every load (its ETag is the version).
-pub fn page(req: &HttpRequest) -> HttpResponse {
-    let etag = format!("\"{}\"", version());
+/// `GET /` without an upgrade: the page, revalidated on every load (its ETag is the version
+/// and whether a token is required: the page a browser kept from before the first token was
+/// made is not fresh).
+pub fn page(req: &HttpRequest, token_required: bool) -> HttpResponse {
+    let etag = if token_required {
+        format!("\"{}-token\"", version())
+    } else {
+        format!("\"{}\"", version())
+    };
     let status = if fresh(req, &etag) {
         StatusCode::NOT_MODIFIED
     } else {
@@ -138,7 +156,7 @@ pub fn page(req: &HttpRequest) -> HttpResponse {
     }
     answer
         .content_type("text/html; charset=utf-8")
-        .body(index_html())
+        .body(index_html(token_required))
 }
 
 /// `GET /assets/{version}/{name}`: an embedded asset. Under the current version it may be kept
@@ -221,6 +239,8 @@ mod tests {
             .filter(|i| !ASSETS.iter().any(|a| a.name == **i))
             .collect();
         assert_eq!(missing, Vec::<&&str>::new());
-        assert!(index_html().contains(&format!("/assets/{}/app.js", version())));
+        assert!(index_html(false).contains(&format!("/assets/{}/app.js", version())));
+        assert!(index_html(true).contains("<body data-token=\"required\">"));
+        assert!(index_html(false).contains("<body data-token=\"none\">"));
     }
 }

@@ -44,17 +44,33 @@ function route() {
 
 const auth = () => (state.token ? { token: state.token } : {});
 
+// A server that needs a token (the page says so) is asked for one before the page connects:
+// it never opens a connection without one first.
+const tokenFirst = document.body.dataset.token === "required" && !state.token;
+if (tokenFirst) state.needToken = true;
+
 const conn = new Connection(socketUrl(location), {
   onopen: boot,
   onnotify: notify,
   onstate: (s, code) => {
     state.conn = s;
     connBadge.dataset.state = s;
+    // 1008: the server wants a (new) token — its first one was just made, or ours lapsed.
+    if (s === "closed" && code === 1008) {
+      state.needToken = true;
+      state.token = "";
+      sessionStorage.removeItem("rummy.token");
+      render();
+    }
     if (s === "closed" && state.needToken) conn.stopped = true;
     connBadge.textContent = s === "open" ? "live" : s === "connecting" ? "connecting…"
       : state.needToken ? "signed out" : `offline${code ? ` (${code})` : ""}, retrying`;
   },
-});
+}, { connect: !tokenFirst });
+if (tokenFirst) {
+  connBadge.dataset.state = "closed";
+  connBadge.textContent = "signed out";
+}
 
 /** After every (re)connect: projects, then the open project and run, replaying what was missed. */
 async function boot() {

@@ -10,9 +10,12 @@ export class RpcError extends Error {
   }
 }
 
-/** A connection that reconnects by itself; `onopen` runs after every (re)connect. */
+/**
+ * A connection that reconnects by itself; `onopen` runs after every (re)connect. With
+ * `connect: false` it waits for `reconnect()` (a page that must ask for a token first).
+ */
 export class Connection {
-  constructor(url, { onopen, onnotify, onstate }) {
+  constructor(url, { onopen, onnotify, onstate }, { connect = true } = {}) {
     this.url = url;
     this.onopen = onopen;
     this.onnotify = onnotify;
@@ -20,8 +23,8 @@ export class Connection {
     this.next = 1;
     this.pending = new Map();
     this.delay = 250;
-    this.stopped = false;
-    this.connect();
+    this.stopped = !connect;
+    if (connect) this.connect();
   }
 
   connect() {

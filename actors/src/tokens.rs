@@ -5,6 +5,14 @@
 //! token is revoked through the protocol — one read finds which of the watched tokens are revoked
 //! or expired, and their sessions are told to close. A token revoked straight on the database
 //! (`rummy token revoke`, with or without a server running) is caught by the next sweep.
+//!
+//! It also ends the sessions opened while no token existed, which act for the server's owner:
+//! once the first token is made they would keep that power without one. While such sessions
+//! are open, every [`OPEN_POLL`] one read asks whether a token exists now, and when one does,
+//! they are told to close (1008). Polling, not a notification, because a token is made as
+//! often by `rummy token create` writing the database itself (no server involved, SQLite or
+//! PostgreSQL) as through a server; and each process polls its own database, so in a cluster
+//! every process closes its own. With no such session open, nothing is read.
 
 use crate::clock::now;
 use crate::store::Store;
@@ -15,6 +23,25 @@ use std::time::Duration;
 
 /// How often watched tokens are checked.
 const SWEEP_EVERY: Duration = Duration::from_secs(2);
+
+/// How often, while sessions opened without a token are open, the database is asked whether a
+/// token exists now: well inside the half second in which they must be closed.
+pub const OPEN_POLL: Duration = Duration::from_millis(200);
+
+/// Tells a session opened while no token existed that one exists now: it closes (1008).
+#[derive(Message, Clone, Copy, Debug)]
+#[rtype(result = "()")]
+pub struct TokensRequired;
+
+/// A session opened without a token while none existed.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct WatchOpen {
+    /// The session's id.
+    pub session: u64,
+    /// Where to say a token now exists.
+    pub required: Recipient<TokensRequired>,
+}
 
 /// Tells a session its token lapsed: it closes (1008).
 #[derive(Message, Clone, Copy, Debug)]
@@ -51,6 +78,10 @@ pub struct TokenWatch {
     store: Store,
     /// session → (token, where to say it lapsed)
     sessions: HashMap<u64, (i32, Recipient<TokenLapsed>)>,
+    /// Sessions opened while no token existed → where to say one exists now.
+    open: HashMap<u64, Recipient<TokensRequired>>,
+    /// Whether a read for `open` is under way (one at a time).
+    asking: bool,
 }
 
 impl TokenWatch {
@@ -59,7 +90,36 @@ impl TokenWatch {
         TokenWatch {
             store,
             sessions: HashMap::new(),
+            open: HashMap::new(),
+            asking: false,
         }
+    }
+
+    /// Asks whether a token exists now, when sessions opened without one are open; if one does,
+    /// tells them all to close.
+    fn poll_open(&mut self, ctx: &mut Context<Self>) {
+        if self.open.is_empty() || self.asking {
+            return;
+        }
+        self.asking = true;
+        let store = self.store.clone();
+        let read = async move { store.read(tokens::any).await };
+        ctx.spawn(read.into_actor(self).map(|any, act, _| {
+            act.asking = false;
+            match any {
+                Ok(true) => {
+                    tracing::info!(
+                        sessions = act.open.len(),
+                        "a token exists now: closing the connections opened without one"
+                    );
+                    for (_, session) in act.open.drain() {
+                        session.do_send(TokensRequired);
+                    }
+                }
+                Ok(false) => {}
+                Err(e) => tracing::warn!(error = %e, "cannot tell whether a token exists"),
+            }
+        }));
     }
 
     fn sweep(&mut self, ctx: &mut Context<Self>) {
@@ -89,6 +149,7 @@ impl Actor for TokenWatch {
 
     fn started(&mut self, ctx: &mut Context<Self>) {
         ctx.run_interval(SWEEP_EVERY, |act, ctx| act.sweep(ctx));
+        ctx.run_interval(OPEN_POLL, |act, ctx| act.poll_open(ctx));
     }
 }
 
@@ -96,6 +157,7 @@ impl Handler<Watch> for TokenWatch {
     type Result = ();
 
     fn handle(&mut self, msg: Watch, _: &mut Context<Self>) {
+        self.open.remove(&msg.session);
         self.sessions
             .insert(msg.session, (msg.token_id, msg.lapsed));
     }
@@ -106,6 +168,15 @@ impl Handler<Unwatch> for TokenWatch {
 
     fn handle(&mut self, msg: Unwatch, _: &mut Context<Self>) {
         self.sessions.remove(&msg.session);
+        self.open.remove(&msg.session);
+    }
+}
+
+impl Handler<WatchOpen> for TokenWatch {
+    type Result = ();
+
+    fn handle(&mut self, msg: WatchOpen, _: &mut Context<Self>) {
+        self.open.insert(msg.session, msg.required);
     }
 }
 

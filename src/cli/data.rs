@@ -17,6 +17,7 @@ use rummy_core::config::Location;
 use rummy_core::store::{export, StoreError};
 use std::collections::BTreeMap;
 use std::io::Write;
+use std::os::unix::fs::OpenOptionsExt;
 
 /// Copies the database to a new file as one snapshot (`VACUUM INTO`); on PostgreSQL, says to
 /// use pg_dump.
@@ -58,9 +59,11 @@ pub fn backup(args: &BackupArgs) -> Exit {
     }
     // Claimed atomically, so a file that appears meanwhile is not overwritten either; SQLite
     // writes into an empty file as it would into a new one.
+    // 0600: a backup holds all the database holds (tokens' hashes, prompts, files read).
     match std::fs::OpenOptions::new()
         .write(true)
         .create_new(true)
+        .mode(0o600)
         .open(target)
     {
         Ok(_) => {}

@@ -25,6 +25,21 @@ async fn token(owner: &mut RpcClient, user: &str, admin: bool) -> String {
     made["token"].as_str().unwrap().to_owned()
 }
 
+/// An admin token `ops` made by the owner (whose connection then closes: a token exists), and
+/// a member token `alice` on `web` made with it.
+async fn ops_and_alice(server: &TestServer) -> (String, String) {
+    let mut owner = server.project_client("web").await;
+    let ops = token(&mut owner, "ops", true).await;
+    let mut admin = RpcClient::connect_with_headers(
+        &server.url(),
+        &[("Authorization", &format!("Bearer {ops}"))],
+    )
+    .await
+    .unwrap();
+    let alice = token(&mut admin, "alice", false).await;
+    (ops, alice)
+}
+
 /// The value of the series `name` (with its labels, as exported), if exported.
 fn value(text: &str, series: &str) -> Option<f64> {
     text.lines()
@@ -105,17 +120,14 @@ async fn a_scrape_after_a_run_shows_what_it_did() {
 #[actix_rt::test]
 async fn behind_a_proxy_only_an_admin_token_may_scrape() {
     let mut server = TestServer::start().await;
-    let mut owner = server.project_client("web").await;
-    let ops = token(&mut owner, "ops", true).await;
-    let alice = token(&mut owner, "alice", false).await;
-    drop(owner);
+    let (ops, alice) = ops_and_alice(&server).await;
     server
         .restart_with(|config| config.access.trust_proxy = true)
         .await;
     let (refused, why) = scrape(&server, None).await;
     assert_eq!(
         (refused, why.as_str()),
-        (403, "forbidden: /metrics needs an admin token (Authorization: Bearer), or a request from loopback without RUMMY_TRUST_PROXY\n")
+        (403, "forbidden: /metrics needs an admin token (Authorization: Bearer), or a request from loopback to a loopback Host (localhost, 127.0.0.1, [::1]) without RUMMY_TRUST_PROXY\n")
     );
     assert_eq!(scrape(&server, Some(&alice)).await.0, 403);
     assert_eq!(scrape(&server, Some("not-a-token")).await.0, 403);
@@ -124,6 +136,83 @@ async fn behind_a_proxy_only_an_admin_token_may_scrape() {
     assert!(
         text.contains("# TYPE rummy_loops_queued gauge\nrummy_loops_queued 0\n"),
         "{text}"
+    );
+    server.stop().await;
+}
+
+/// `GET /metrics` sent from loopback with `host` as its `Host` header and `authorization` if
+/// given: the status.
+async fn scrape_as(server: &TestServer, host: &str, authorization: Option<&str>) -> u16 {
+    let port = server.port();
+    let mut request = format!("GET /metrics HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n");
+    if let Some(value) = authorization {
+        request.push_str(&format!("Authorization: {value}\r\n"));
+    }
+    request.push_str("\r\n");
+    let answer = actix_rt::task::spawn_blocking(move || {
+        use std::io::{Read, Write};
+        let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+        stream.write_all(request.as_bytes()).unwrap();
+        let mut text = String::new();
+        stream.read_to_string(&mut text).unwrap();
+        text
+    })
+    .await
+    .unwrap();
+    answer
+        .split(' ')
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0)
+}
+
+/// Without a token, `/metrics` answers a loopback peer only when its `Host` is a loopback name
+/// (a page whose name was re-pointed at 127.0.0.1 sends its own); with an admin token — its
+/// scheme in any case — any `Host` is answered, and a member's token opens nothing.
+#[actix_rt::test]
+async fn without_a_token_metrics_answer_only_a_loopback_host() {
+    let server = TestServer::start().await;
+    let port = server.port();
+    let (ops, alice) = ops_and_alice(&server).await;
+    let mut statuses = Vec::new();
+    for host in [
+        format!("127.0.0.1:{port}"),
+        format!("localhost:{port}"),
+        "LOCALHOST".to_owned(),
+        format!("[::1]:{port}"),
+        format!("evil.example:{port}"),
+        format!("10.0.0.5:{port}"),
+    ] {
+        statuses.push((host.clone(), scrape_as(&server, &host, None).await));
+    }
+    let evil = format!("evil.example:{port}");
+    for authorization in [
+        format!("Bearer {ops}"),
+        format!("BEARER {ops}"),
+        format!("bearer {ops}"),
+        format!("Bearer {alice}"),
+    ] {
+        statuses.push((
+            authorization
+                .replace(&ops, "<ops>")
+                .replace(&alice, "<alice>"),
+            scrape_as(&server, &evil, Some(&authorization)).await,
+        ));
+    }
+    assert_eq!(
+        statuses,
+        vec![
+            (format!("127.0.0.1:{port}"), 200),
+            (format!("localhost:{port}"), 200),
+            ("LOCALHOST".to_owned(), 200),
+            (format!("[::1]:{port}"), 200),
+            (format!("evil.example:{port}"), 403),
+            (format!("10.0.0.5:{port}"), 403),
+            ("Bearer <ops>".to_owned(), 200),
+            ("BEARER <ops>".to_owned(), 200),
+            ("bearer <ops>".to_owned(), 200),
+            ("Bearer <alice>".to_owned(), 403),
+        ]
     );
     server.stop().await;
 }

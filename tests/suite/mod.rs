@@ -32,6 +32,7 @@ mod metrics;
 mod network;
 mod pipeline;
 mod postgres;
+mod preauth;
 mod project;
 mod protocol;
 mod providers;

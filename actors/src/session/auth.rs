@@ -10,6 +10,7 @@
 use super::call::{Call, SessionDeps};
 use crate::clock::now;
 use crate::errors::from_store;
+use rummy_core::access::bearer::{self as authorization, Authorization};
 use rummy_core::access::principal::{Caller, Principal};
 use rummy_core::store::tokens::{self, Refused};
 use rummy_core::wire::{ErrorKind, RpcError};
@@ -28,19 +29,17 @@ async fn check(deps: &SessionDeps, text: String) -> Result<Result<Principal, Ref
         .map_err(from_store)
 }
 
-/// The principal of an upgrade's `Authorization` header: `Ok(None)` without one, `Err(why)`
-/// for a header that is not a valid `Bearer` token (answered HTTP 401, no upgrade).
+/// The principal of an `Authorization` header (the upgrade's, `/metrics`'): `Ok(None)` without
+/// one, `Err(why)` for a header that is not a valid `Bearer` token, the scheme in any case
+/// (answered HTTP 401 at an upgrade, no upgrade).
 pub async fn bearer(deps: &SessionDeps, header: Option<&str>) -> Result<Option<Principal>, String> {
     let Some(header) = header else {
         return Ok(None);
     };
-    let Some(text) = header
-        .strip_prefix("Bearer ")
-        .or_else(|| header.strip_prefix("bearer "))
-    else {
+    let Authorization::Bearer(text) = authorization::token(header) else {
         return Err("unauthorized: the Authorization header must be Bearer <token>".into());
     };
-    match check(deps, text.trim().to_owned()).await {
+    match check(deps, text.to_owned()).await {
         Ok(Ok(principal)) => Ok(Some(principal)),
         Ok(Err(refused)) => Err(format!("unauthorized: {refused}")),
         Err(e) => Err(e.message),

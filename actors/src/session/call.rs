@@ -29,6 +29,9 @@ pub struct SessionDeps {
     pub registry: Addr<RunRegistry>,
     /// Places for sessions (`RUMMY_MAX_CONNECTIONS`).
     pub seats: super::Seats,
+    /// Places for sessions that have not shown a valid token while one exists
+    /// (`RUMMY_MAX_ANONYMOUS_CONNECTIONS`).
+    pub anonymous: super::Seats,
     /// Ends the sessions of tokens that lapse.
     pub tokens: Addr<crate::tokens::TokenWatch>,
 }

@@ -28,6 +28,9 @@ pub enum Trip {
     /// A frame header announced this many bytes, over the limit: the guard stopped the byte
     /// stream (the session closes 1009).
     Oversized(u64),
+    /// A fragment's header brought its message to this many bytes, over the limit: stopped
+    /// the same way.
+    OversizedMessage(u64),
     /// A whole text frame's payload is not UTF-8: the bytes go on to the decoder, which refuses
     /// the frame (the session closes 1007).
     InvalidUtf8,
@@ -35,6 +38,10 @@ pub enum Trip {
 
 /// Set by the guard at the first thing it saw that ends the connection.
 pub type Tripped = Rc<Cell<Option<Trip>>>;
+
+/// The largest frame, and fragmented message, the guard lets through; the session raises it
+/// once the connection has shown a valid token.
+pub type Limit = Rc<Cell<u64>>;
 
 /// Where the guard is in the frame it is reading.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -106,22 +113,32 @@ impl Utf8Check {
 /// The byte stream of one WebSocket connection, with every frame header checked against `limit`.
 pub struct FrameGuard<S> {
     inner: S,
-    limit: u64,
+    limit: Limit,
     position: Position,
     tripped: Tripped,
+    /// The bytes announced so far by the frames of the fragmented message being read.
+    message: u64,
 }
 
 impl<S> FrameGuard<S> {
     /// Guards `inner`, refusing frames over `limit` bytes; `tripped` is told when it does.
+    #[cfg(test)]
     pub fn new(inner: S, limit: usize, tripped: Tripped) -> Self {
+        let limit = Rc::new(Cell::new(u64::try_from(limit).unwrap_or(u64::MAX)));
+        FrameGuard::with_limit(inner, limit, tripped)
+    }
+
+    /// Guards `inner` with a limit its owner may change between frames.
+    pub fn with_limit(inner: S, limit: Limit, tripped: Tripped) -> Self {
         FrameGuard {
             inner,
-            limit: u64::try_from(limit).unwrap_or(u64::MAX),
+            limit,
             position: Position::Header {
                 bytes: [0; 14],
                 have: 0,
             },
             tripped,
+            message: 0,
         }
     }
 
@@ -164,8 +181,20 @@ impl<S> FrameGuard<S> {
                     if *have < header_len {
                         continue;
                     }
-                    if len > self.limit {
+                    if len > self.limit.get() {
                         return Some(Trip::Oversized(len));
+                    }
+                    // A data frame (not a control frame, which may come between fragments):
+                    // a continuation adds to its message, which ends with the FIN bit.
+                    if bytes[0] & 0x08 == 0 {
+                        let total = match bytes[0] & 0x0F {
+                            0 => self.message.saturating_add(len),
+                            _ => len,
+                        };
+                        if total > self.limit.get() {
+                            return Some(Trip::OversizedMessage(total));
+                        }
+                        self.message = if bytes[0] & 0x80 != 0 { 0 } else { total };
                     }
                     let check = whole_text(bytes[0]).then(|| {
                         // A masked header ends with its key; a client's frames are masked,
@@ -225,12 +254,12 @@ where
     type Item = Result<Bytes, PayloadError>;
 
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
-        if let Some(Trip::Oversized(_)) = self.tripped.get() {
+        if let Some(Trip::Oversized(_) | Trip::OversizedMessage(_)) = self.tripped.get() {
             return Poll::Ready(None);
         }
         match Pin::new(&mut self.inner).poll_next(cx) {
             Poll::Ready(Some(Ok(chunk))) => match self.follow(&chunk) {
-                Some(oversized @ Trip::Oversized(_)) => {
+                Some(oversized @ (Trip::Oversized(_) | Trip::OversizedMessage(_))) => {
                     self.tripped.set(Some(oversized));
                     Poll::Ready(Some(Err(PayloadError::Overflow)))
                 }
@@ -349,6 +378,39 @@ mod tests {
         assert_eq!(tripped, Some(Trip::InvalidUtf8));
     }
 
+    /// A fragmented message is stopped at the header of the fragment that brings it over the
+    /// limit, before that fragment's payload; control frames between fragments count nothing,
+    /// and a finished message leaves nothing behind for the next.
+    #[actix_rt::test]
+    async fn a_fragmented_message_over_the_limit_stops_at_the_fragment_header() {
+        let mut bytes = frame(0x01, &[b'x'; 600]);
+        bytes.extend(frame(0x89, b"ping"));
+        bytes.extend(frame(0x80, &[b'x'; 400]));
+        bytes.extend(frame(0x01, &[b'x'; 600]));
+        let (out, tripped) = pass(vec![bytes], 1024).await;
+        assert_eq!(out.len(), 1);
+        assert_eq!(tripped, None);
+        let mut bytes = frame(0x01, &[b'x'; 600]);
+        bytes.extend(frame(0x00, &[b'x'; 400]));
+        let (_, tripped) = pass(vec![bytes, header_of(0x80, 25)], 1024).await;
+        assert_eq!(tripped, Some(Trip::OversizedMessage(1025)));
+    }
+
+    /// A limit raised by the guard's owner holds from the next frame.
+    #[actix_rt::test]
+    async fn a_raised_limit_holds_from_the_next_frame() {
+        let limit: Limit = Rc::new(Cell::new(10));
+        let mut g = FrameGuard::with_limit(
+            futures_util::stream::empty::<Result<Bytes, PayloadError>>(),
+            Rc::clone(&limit),
+            Tripped::default(),
+        );
+        assert_eq!(g.follow(&frame(0x81, b"0123456789")), None);
+        limit.set(100);
+        assert_eq!(g.follow(&frame(0x81, &[b'x'; 100])), None);
+        assert_eq!(g.follow(&header(101)), Some(Trip::Oversized(101)));
+    }
+
     /// Characters split across chunks, at every cut, are read whole: valid text never trips.
     #[actix_rt::test]
     async fn characters_split_across_chunks_are_read_whole() {
@@ -391,7 +453,9 @@ mod tests {
             let mut first = None;
             for chunk in chunks(bytes, cuts) {
                 match g.follow(&chunk) {
-                    Some(oversized @ Trip::Oversized(_)) => return Some(oversized),
+                    Some(oversized @ (Trip::Oversized(_) | Trip::OversizedMessage(_))) => {
+                        return Some(oversized)
+                    }
                     found => first = first.or(found),
                 }
             }

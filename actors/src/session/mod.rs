@@ -2,8 +2,10 @@
 //!
 //! Invariants: a malformed or hostile message gets an error answer and the
 //! connection stays usable (except the WebSocket RFC's own closes: 1007 for
-//! invalid UTF-8, 1009 for an oversized frame; and 1013 when the client stopped reading and
-//! its unread notifications passed the limit, see `hub`); a response is sent before any
+//! invalid UTF-8, 1009 for a frame or message over the limit, refused at its header; 1013 when
+//! the client stopped reading and its unread notifications passed the limit, see `hub`; and
+//! 1008 for a connection without a valid token once tokens exist: refused, or silent past
+//! `RUMMY_HELLO_TIMEOUT`, or opened before the first token was made); a response is sent before any
 //! notification its request caused (notifications of a run with a request in
 //! flight are held until the response is out); `rummy/hello` is a barrier: what arrives after
 //! it (later messages, and the rest of its batch) is handled once it has completed, in order,
@@ -27,15 +29,16 @@ pub use seats::Seats;
 pub use socket::Socket;
 
 use crate::hub::{Backlog, FellBehind, GoingAway, Join, Notify, Subscribe, Unsubscribe};
-use crate::tokens::{TokenLapsed, Unwatch, Watch};
+use crate::tokens::{TokenLapsed, TokensRequired, Unwatch, Watch, WatchOpen};
 use actix::prelude::*;
 use actix_http::ws::Item;
 use actix_web::http::header;
 use actix_web::{web, HttpRequest, HttpResponse};
 use actix_web_actors::ws;
-use frames::{FrameGuard, Trip, Tripped};
+use frames::{FrameGuard, Limit, Trip, Tripped};
 use rummy_core::access::origin;
 use rummy_core::access::principal::Caller;
+use rummy_core::config::ANONYMOUS_MESSAGE_BYTES;
 use rummy_core::fair::rate::RateBucket;
 use rummy_core::wire::{ErrorKind, RpcError};
 use std::cell::Cell;
@@ -62,7 +65,8 @@ pub async fn admin_bearer(deps: &SessionDeps, header: Option<&str>) -> bool {
 
 /// Upgrades an HTTP request to a session — unless a web page from a foreign origin asks
 /// (403), the `Authorization` header holds no valid token (401), or every session place is
-/// taken (503); each is answered before any upgrade.
+/// taken (503), or, once a token exists, every place for a connection without one is taken
+/// (503); each is answered before any upgrade.
 pub async fn upgrade(
     req: &HttpRequest,
     stream: web::Payload,
@@ -98,6 +102,34 @@ pub async fn upgrade(
                 .body(format!("{why}\n")));
         }
     };
+    // Once a token exists, a connection without one on its upgrade is anonymous until it shows
+    // one (hello or getProjects): its place is one of few, its frames small, its time short.
+    let tokens_exist = principal.is_none()
+        && match deps.svc.store.read(rummy_core::store::tokens::any).await {
+            Ok(any) => any,
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot tell whether a token exists; treating the connection as anonymous");
+                true
+            }
+        };
+    let anonymous = if tokens_exist {
+        let Some(seat) = deps.anonymous.take() else {
+            tracing::warn!(
+                max = deps.anonymous.max(),
+                "WebSocket upgrade refused: every place for a connection without a token is taken"
+            );
+            return Ok(HttpResponse::ServiceUnavailable()
+                .insert_header((header::RETRY_AFTER, "5"))
+                .content_type("text/plain; charset=utf-8")
+                .body(format!(
+                    "the server holds its maximum of {} connections that have not shown a token (RUMMY_MAX_ANONYMOUS_CONNECTIONS); send Authorization: Bearer <token>, or try again later\n",
+                    deps.anonymous.max()
+                )));
+        };
+        Some(seat)
+    } else {
+        None
+    };
     let Some(seat) = deps.seats.take() else {
         tracing::warn!(
             max = deps.seats.max(),
@@ -111,9 +143,18 @@ pub async fn upgrade(
                 deps.seats.max()
             )));
     };
-    let frame_limit = deps.svc.config.limits.max_frame_bytes;
+    let limits = &deps.svc.config.limits;
+    // No message may be larger than RUMMY_MAX_MESSAGE_BYTES, so no frame is let in past it:
+    // refused at its header, nothing of it buffered.
+    let full_limit = limits.max_frame_bytes.min(limits.max_message_bytes);
+    let limit = if anonymous.is_some() {
+        full_limit.min(ANONYMOUS_MESSAGE_BYTES)
+    } else {
+        full_limit
+    };
+    let limit: Limit = Rc::new(Cell::new(u64::try_from(limit).unwrap_or(u64::MAX)));
     let tripped = Tripped::default();
-    let guarded = FrameGuard::new(stream, frame_limit, Rc::clone(&tripped));
+    let guarded = FrameGuard::with_limit(stream, Rc::clone(&limit), Rc::clone(&tripped));
     // Behind a trusted proxy the client is the one the proxy names; otherwise the peer.
     let info = req.connection_info();
     let peer = if deps.svc.config.access.trust_proxy {
@@ -124,12 +165,17 @@ pub async fn upgrade(
     .unwrap_or("unknown")
     .to_owned();
     drop(info);
+    let open = principal.is_none() && !tokens_exist;
     let mut session = SessionActor::new(deps, seat, tripped);
     session.socket = req.conn_data::<Socket>().cloned();
     session.peer = peer;
     session.caller = principal.map(Caller::Holder);
+    session.anonymous = anonymous;
+    session.open = open;
+    session.limit = limit;
+    session.full_limit = u64::try_from(full_limit).unwrap_or(u64::MAX);
     ws::WsResponseBuilder::new(session, req, guarded)
-        .frame_size(frame_limit)
+        .frame_size(full_limit)
         .start()
 }
 
@@ -155,6 +201,19 @@ pub struct SessionActor {
     _seat: seats::Seat,
     /// Set by the frame guard when a frame header announced more than the limit.
     tripped: Tripped,
+    /// The frame guard's limit: [`ANONYMOUS_MESSAGE_BYTES`] while the session is anonymous,
+    /// then `full_limit`.
+    limit: Limit,
+    /// The smaller of `RUMMY_MAX_FRAME_BYTES` and `RUMMY_MAX_MESSAGE_BYTES`.
+    full_limit: u64,
+    /// While a token exists and the session has not shown one: its place among
+    /// `RUMMY_MAX_ANONYMOUS_CONNECTIONS`, given back when it shows one or ends.
+    anonymous: Option<seats::Seat>,
+    /// Opened while no token existed (it acts for the owner): it closes once one exists.
+    open: bool,
+    /// Set when a token now exists and the session, opened without one, must close (1008) once
+    /// its calls in flight are answered.
+    token_required: bool,
     /// When the client last sent anything (a pong included): a connection silent for
     /// [`MISSED_PINGS`] ping intervals is dead and closed.
     heard: Instant,
@@ -210,6 +269,11 @@ impl SessionActor {
             deferred_bytes: 0,
             _seat: seat,
             tripped,
+            limit: Rc::default(),
+            full_limit: 0,
+            anonymous: None,
+            open: false,
+            token_required: false,
             heard: Instant::now(),
             socket: None,
             peer: String::new(),
@@ -222,11 +286,25 @@ impl SessionActor {
         }
     }
 
-    /// Closes with 1001 once the server is going away and every call has been answered.
+    /// Closes with 1001 once the server is going away and every call has been answered (1008
+    /// when a token now exists and the session has none).
     fn close_if_leaving(&mut self, ctx: &mut ws::WebsocketContext<Self>) {
-        if self.going_away && self.calls == 0 && ctx.state() == ActorState::Running {
+        if self.calls > 0 || ctx.state() != ActorState::Running {
+            return;
+        }
+        if self.token_required {
+            self.close(ctx, ws::CloseCode::Policy, TOKEN_NOW_REQUIRED);
+        } else if self.going_away {
             self.close(ctx, ws::CloseCode::Away, "server shutting down");
         }
+    }
+
+    /// The session showed a valid token: it is no longer anonymous (its place among the
+    /// anonymous ones is given back, its frames may be as large as any), nor open.
+    fn authenticated(&mut self) {
+        self.anonymous = None;
+        self.open = false;
+        self.limit.set(self.full_limit);
     }
 
     /// Closes the connection (1008) once a call was refused for want of a valid token: nothing
@@ -241,6 +319,7 @@ impl SessionActor {
     /// token lapses.
     fn act_for(&mut self, caller: Caller, ctx: &mut ws::WebsocketContext<Self>) {
         if let Some(token_id) = caller.token_id() {
+            self.authenticated();
             self.deps.tokens.do_send(Watch {
                 session: self.id,
                 token_id,
@@ -279,6 +358,20 @@ impl SessionActor {
 #[rtype(result = "()")]
 struct Bind(Binding);
 
+/// A call that carried a token (`getProjects {token}`, `rummy/hello {token}`) succeeded: the
+/// session has shown a valid one (sent before that call's response).
+#[derive(Message)]
+#[rtype(result = "()")]
+struct ShownToken;
+
+/// The close reason of a session opened while no token existed, once one does.
+const TOKEN_NOW_REQUIRED: &str =
+    "this server now has tokens: reconnect with one (Authorization: Bearer, or rummy/hello {token})";
+
+/// How long a session opened while no token existed may take to answer its calls in flight
+/// once a token exists, before it closes anyway.
+const TOKEN_REQUIRED_GRACE: Duration = Duration::from_millis(150);
+
 impl Actor for SessionActor {
     type Context = ws::WebsocketContext<Self>;
 
@@ -293,6 +386,25 @@ impl Actor for SessionActor {
         self.heartbeat(ctx);
         if let Some(caller) = self.caller.clone() {
             self.act_for(caller, ctx);
+        }
+        if self.open {
+            self.deps.tokens.do_send(WatchOpen {
+                session: self.id,
+                required: ctx.address().recipient(),
+            });
+        }
+        if self.anonymous.is_some() {
+            let wait = Duration::from_millis(self.deps.svc.config.access.hello_timeout_ms);
+            ctx.run_later(wait, move |act, ctx| {
+                if act.anonymous.is_some() {
+                    tracing::info!(session = act.id, peer = %act.peer, "no valid token in time; closing");
+                    let reason = format!(
+                        "no valid token within {} ms (RUMMY_HELLO_TIMEOUT)",
+                        wait.as_millis()
+                    );
+                    act.close(ctx, ws::CloseCode::Policy, &reason);
+                }
+            });
         }
         tracing::debug!(session = self.id, peer = %self.peer, "session opened");
     }
@@ -330,6 +442,37 @@ impl Handler<TokenLapsed> for SessionActor {
             "token revoked or expired; closing its session"
         );
         self.close(ctx, ws::CloseCode::Policy, "token revoked or expired");
+    }
+}
+
+impl Handler<ShownToken> for SessionActor {
+    type Result = ();
+
+    fn handle(&mut self, _: ShownToken, _: &mut Self::Context) {
+        self.authenticated();
+    }
+}
+
+impl Handler<TokensRequired> for SessionActor {
+    type Result = ();
+
+    /// Answers the calls in flight first (the one that made the token among them), for at most
+    /// [`TOKEN_REQUIRED_GRACE`].
+    fn handle(&mut self, _: TokensRequired, ctx: &mut Self::Context) {
+        if !self.open {
+            return;
+        }
+        tracing::info!(
+            session = self.id,
+            "a token exists now; closing a session opened without one"
+        );
+        self.token_required = true;
+        self.close_if_leaving(ctx);
+        ctx.run_later(TOKEN_REQUIRED_GRACE, |act, ctx| {
+            if ctx.state() == ActorState::Running {
+                act.close(ctx, ws::CloseCode::Policy, TOKEN_NOW_REQUIRED);
+            }
+        });
     }
 }
 
@@ -402,7 +545,14 @@ impl StreamHandler<Result<ws::Message, ws::ProtocolError>> for SessionActor {
                 Some(Trip::Oversized(announced)) => {
                     let reason = format!(
                         "a frame of {announced} bytes announced; the limit is {}",
-                        self.deps.svc.config.limits.max_frame_bytes
+                        self.limit.get()
+                    );
+                    self.close(ctx, ws::CloseCode::Size, &reason)
+                }
+                Some(Trip::OversizedMessage(announced)) => {
+                    let reason = format!(
+                        "a message of {announced} bytes announced; the limit is {}",
+                        self.limit.get()
                     );
                     self.close(ctx, ws::CloseCode::Size, &reason)
                 }
@@ -447,7 +597,7 @@ impl SessionActor {
             }
         };
         buffer.extend_from_slice(&bytes);
-        if buffer.len() > self.deps.svc.config.limits.max_frame_bytes {
+        if buffer.len() as u64 > self.limit.get() {
             self.fragments = None;
             return self.close(ctx, ws::CloseCode::Size, "message over the size limit");
         }
