@@ -672,3 +672,46 @@ async fn a_restart_fails_the_channels_and_the_loop_goes_on() {
     assert!(next.contains("interrupted by restart"), "{next}");
     drop(second);
 }
+
+/// `rummy serve` refuses to start (exit 2, one line naming the variable) when
+/// RUMMY_COMMAND_ENV lists the database's credentials or a name containing a secret word.
+#[test]
+fn the_server_refuses_to_pass_secrets_to_commands() {
+    let home = TempDir::new().unwrap();
+    let mut outcomes = Vec::new();
+    for name in ["DATABASE_URL", "PGPASSWORD", "GH_AUTH", "KEYBOARD"] {
+        let list = format!("JAVA_HOME,{name}");
+        let output = std::process::Command::new(env!("CARGO_BIN_EXE_rummy"))
+            .arg("serve")
+            .env_clear()
+            .env("RUMMY_HOME", home.path())
+            .env("PORT", "0")
+            .env("RUMMY_COMMAND_ENV", &list)
+            .output()
+            .unwrap();
+        outcomes.push((
+            output.status.code(),
+            String::from_utf8_lossy(&output.stderr).into_owned(),
+        ));
+    }
+    let refused = |name: &str| {
+        (
+            Some(2),
+            format!(
+                "rummy: RUMMY_COMMAND_ENV=\"JAVA_HOME,{name}\" is invalid: {name} looks like a \
+                 secret (RUMMY_*, DATABASE_URL, PGPASSWORD, PGPASSFILE, or a name containing \
+                 KEY, TOKEN, SECRET, PASSWORD, PASSWD, CREDENTIAL or AUTH): commands never get \
+                 the server's secrets\n"
+            ),
+        )
+    };
+    assert_eq!(
+        outcomes,
+        vec![
+            refused("DATABASE_URL"),
+            refused("PGPASSWORD"),
+            refused("GH_AUTH"),
+            refused("KEYBOARD"),
+        ]
+    );
+}

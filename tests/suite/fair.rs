@@ -116,6 +116,22 @@ async fn a_run_waiting_on_a_person_holds_no_place() {
     server.stop().await;
 }
 
+/// A connection with an admin token `ops`, made by `owner` (whose connection then closes: a
+/// token exists).
+async fn admin(server: &TestServer, owner: &mut RpcClient) -> RpcClient {
+    let made = owner
+        .call("token/create", json!({ "user": "ops", "admin": true }))
+        .await
+        .unwrap();
+    let token = made["token"].as_str().unwrap();
+    RpcClient::connect_with_headers(
+        &server.url(),
+        &[("Authorization", &format!("Bearer {token}"))],
+    )
+    .await
+    .unwrap()
+}
+
 /// A connection of `user`, a member of project `fair`, with a token `owner` made for them (over
 /// the protocol, as the owner may while no token exists or as an admin).
 async fn member(server: &TestServer, owner: &mut RpcClient, user: &str) -> RpcClient {
@@ -145,8 +161,9 @@ async fn over_the_user_limit_only_that_users_runs_queue() {
     server.provider.push(done("bob 1"));
     server.provider.push(done("alice 2"));
     let mut owner = server.project_client("fair").await;
-    let mut alice = member(&server, &mut owner, "alice").await;
-    let mut bob = member(&server, &mut owner, "bob").await;
+    let mut admin = admin(&server, &mut owner).await;
+    let mut alice = member(&server, &mut admin, "alice").await;
+    let mut bob = member(&server, &mut admin, "bob").await;
     for client in [&mut alice, &mut bob] {
         client
             .call("rummy/hello", json!({ "name": "fair" }))

@@ -245,12 +245,15 @@ async fn corpus_server(team: bool) -> (TestServer, Option<Team>) {
     if !team {
         return (server, Some(Team { tokens }));
     }
+    // The owner makes the admin token (its connection then closes: a token exists); the admin
+    // makes the rest.
+    let mut maker = owner;
     for (name, admin, projects) in [
         ("ops", true, json!([])),
         ("alice", false, json!(["other"])),
         ("revoked", false, json!(["corpus"])),
     ] {
-        let made = owner
+        let made = maker
             .call(
                 "token/create",
                 json!({ "user": name, "admin": admin, "projects": projects }),
@@ -258,8 +261,16 @@ async fn corpus_server(team: bool) -> (TestServer, Option<Team>) {
             .await
             .unwrap();
         tokens.insert(name, made["token"].as_str().unwrap().to_owned());
+        if name == "ops" {
+            maker = RpcClient::connect_with_headers(
+                &server.url(),
+                &[("Authorization", &format!("Bearer {}", tokens["ops"]))],
+            )
+            .await
+            .unwrap();
+        }
     }
-    owner
+    maker
         .call("token/revoke", json!({ "token": tokens["revoked"][..14] }))
         .await
         .unwrap();

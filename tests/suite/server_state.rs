@@ -407,3 +407,97 @@ fn export_never_removes_the_log_of_a_database_in_use() {
         vec!["before".to_owned(), "later".to_owned()]
     );
 }
+
+/// The mode bits of `path`.
+fn mode(path: &Path) -> u32 {
+    std::fs::metadata(path).unwrap().mode() & 0o7777
+}
+
+/// The built server makes its files its user's alone: a home found 0755 is tightened to 0700
+/// (said in the log), and the database with its `-wal`, `-shm` and `.lock` files is 0600, as is
+/// a backup of it.
+#[actix_rt::test]
+async fn the_servers_home_and_database_files_are_private() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let (_keep, base) = base();
+    let home = base.join("home");
+    std::fs::create_dir(&home).unwrap();
+    std::fs::set_permissions(&home, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let mut server = ServerProcess::start(&home, &[], Stdio::piped());
+    let mut logged = server.child.stderr.take().unwrap();
+    let log = std::thread::spawn(move || {
+        use std::io::Read as _;
+        let mut text = String::new();
+        let _ = logged.read_to_string(&mut text);
+        text
+    });
+    let project = PathBuf::from(dir(&base.join("project")));
+    crate::support::process::project_client(server.port, "p", &project, WAIT).await;
+    assert_eq!(mode(&home), 0o700);
+    if !crate::support::database::on_postgres() {
+        let files = ["rummy.db", "rummy.db-wal", "rummy.db-shm", "rummy.db.lock"];
+        let modes: Vec<(&str, u32)> = files.iter().map(|f| (*f, mode(&home.join(f)))).collect();
+        assert_eq!(modes, files.iter().map(|f| (*f, 0o600)).collect::<Vec<_>>());
+        let taken = rummy(&home, &base, &["backup", "copy.db"]);
+        assert!(taken.status.success(), "{}", stderr(&taken));
+        assert_eq!(mode(&base.join("copy.db")), 0o600);
+    }
+    server.terminate();
+    let log = log.join().unwrap();
+    let tightened = log
+        .lines()
+        .find(|l| l.contains("tightened the mode of the server's own file"))
+        .unwrap_or_else(|| panic!("no line says the home was tightened:\n{log}"));
+    assert!(
+        tightened.contains(&home.display().to_string())
+            && tightened.contains("was=755")
+            && tightened.contains("now=700"),
+        "{tightened}"
+    );
+}
+
+/// Without RUMMY_PROJECT_ROOTS, `/run` and everything under it, and `/home` itself, are refused
+/// as project roots (-32003) before the disk is looked at; a directory elsewhere is not.
+#[actix_rt::test]
+async fn run_and_home_are_refused_as_project_roots() {
+    let server = TestServer::start().await;
+    let mut client = server.client().await;
+    let system =
+        "system directories are not projects (RUMMY_PROJECT_ROOTS names where projects may be)";
+    let homes = "/home holds every user's home; it is not a project (RUMMY_PROJECT_ROOTS names where projects may be)";
+    let mut answers = Vec::new();
+    for root in [
+        "/run",
+        "/run/user/1000",
+        "/run/lock/",
+        "/home",
+        "/home/../home/.",
+    ] {
+        answers.push(refused(&mut client, json!({ "name": "x", "projectRoot": root })).await);
+    }
+    let here = |root: &str, why: &str| {
+        (
+            -32003,
+            format!("project root {root} is not allowed here: {why}"),
+        )
+    };
+    assert_eq!(
+        answers,
+        vec![
+            here("/run", system),
+            here("/run/user/1000", system),
+            here("/run/lock/", system),
+            here("/home", homes),
+            here("/home/../home/.", homes),
+        ]
+    );
+    let root = server.project_root("fine");
+    client
+        .call(
+            "rummy/hello",
+            json!({ "name": "fine", "projectRoot": root }),
+        )
+        .await
+        .unwrap();
+    server.stop().await;
+}

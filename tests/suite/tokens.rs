@@ -34,8 +34,9 @@ fn hello(server: &TestServer, name: &str) -> Value {
     json!({ "name": name, "projectRoot": server.project_root(name) })
 }
 
-/// A server with projects `web` and `api`, an admin token `ops` and a member token `alice`
-/// for `web`, made by the owner before any token existed.
+/// A server with projects `web` and `api`, an admin token `ops` made by the owner before any
+/// token existed (the owner's connection then closes), and a member token `alice` for `web`
+/// made by `ops`.
 async fn team() -> (TestServer, String, String) {
     let server = TestServer::start().await;
     let mut owner = server.client().await;
@@ -46,7 +47,8 @@ async fn team() -> (TestServer, String, String) {
             .unwrap();
     }
     let ops = token(&mut owner, "ops", true, &[]).await;
-    let alice = token(&mut owner, "alice", false, &["web"]).await;
+    let mut admin = bearer(&server, &ops).await.unwrap();
+    let alice = token(&mut admin, "alice", false, &["web"]).await;
     (server, ops, alice)
 }
 
