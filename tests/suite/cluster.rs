@@ -370,3 +370,47 @@ async fn two_processes_share_a_providers_concurrency() {
     );
     drop((a, b));
 }
+
+/// The first token, made on the shared database itself (as `rummy token create` makes it, no
+/// server involved), closes the connections opened without one on both processes (1008)
+/// within half a second.
+#[actix_rt::test]
+async fn the_first_token_closes_the_owners_connections_on_every_process() {
+    let Some(db) = Database::create("first_token") else {
+        return;
+    };
+    let provider = FakeProvider::start().unwrap();
+    let Pair {
+        a,
+        b,
+        mut on_a,
+        mut on_b,
+        root: _root,
+        _homes,
+    } = Pair::start(&db, &provider, &[]).await;
+    let location = rummy::config::Location::Postgres(db.url.clone());
+    let mut conn = rummy_core::store::database::open(&location).unwrap();
+    let ops = rummy_core::store::tokens::NewToken {
+        user: "ops".into(),
+        admin: true,
+        projects: Vec::new(),
+        expires_at: None,
+    };
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as i64;
+    let made = std::time::Instant::now();
+    rummy_core::store::tokens::create(&mut conn, &ops, &[3; 32], rummy_core::time::Millis(now))
+        .unwrap();
+    let reason = "this server now has tokens: reconnect with one (Authorization: Bearer, or rummy/hello {token})";
+    for client in [&mut on_a, &mut on_b] {
+        assert_eq!(
+            client.close_reason(WAIT).await,
+            Some((1008, reason.to_owned()))
+        );
+        let within = made.elapsed();
+        assert!(within < Duration::from_millis(500), "{within:?}");
+    }
+    drop((a, b));
+}
