@@ -41,7 +41,8 @@ pub fn database_files(db: &Path) -> Vec<PathBuf> {
         with("-wal"),
         with("-shm"),
         with("-journal"),
-        crate::lock::path_of(db),
+        // the lock's file (`crate::lock`), named here so that module may use this one's modes
+        with(".lock"),
     ]
 }
 
