@@ -51,6 +51,33 @@ pub(super) async fn wait_status(page: &Browser, status: i64) {
         .await;
 }
 
+/// The value of the series `name` (labels included) on the server's `/metrics`, read from
+/// loopback.
+async fn series(server: &TestServer, name: &str) -> f64 {
+    let text = reqwest::get(format!("http://127.0.0.1:{}/metrics", server.port()))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    text.lines()
+        .find_map(|l| l.strip_prefix(name)?.strip_prefix(' '))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("no {name} in\n{text}"))
+}
+
+/// The WebSocket messages the server has received.
+const MESSAGES_IN: &str = "rummy_websocket_messages_total{direction=\"in\"}";
+
+/// Waits until the server holds no connection.
+async fn wait_no_connection(server: &TestServer) {
+    let deadline = Instant::now() + WAIT;
+    while series(server, "rummy_websocket_connections").await != 0.0 {
+        assert!(Instant::now() < deadline, "connections stay open");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
 /// A client of the server with `token`.
 async fn with_token(server: &TestServer, token: &str) -> RpcClient {
     RpcClient::connect_with_headers(
@@ -101,9 +128,20 @@ async fn a_person_works_runs(page: &Browser) {
 
     page.start_afresh().await;
     let base = format!("http://127.0.0.1:{}/", server.port());
+    wait_no_connection(&server).await;
+    let heard = series(&server, MESSAGES_IN).await;
     page.goto(&base).await;
     page.wait_for("#sign-in #token").await;
     page.screenshot("sign-in").await;
+    // The page asks for the token before it connects: nothing reaches the server without one.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(
+        (
+            series(&server, "rummy_websocket_connections").await,
+            series(&server, MESSAGES_IN).await
+        ),
+        (0.0, heard)
+    );
     page.type_into("#token", &token).await;
     page.click("#sign-in button[type=submit]").await;
     page.wait_for(".chip[aria-current=\"true\"]").await;

@@ -129,3 +129,42 @@ async fn an_upgrade_on_the_root_is_still_the_websocket() {
     }
     server.stop().await;
 }
+
+/// The page says whether the server needs a token (`<body data-token>`), so it asks for one
+/// before it connects; its ETag changes with that, so a page kept from before the first token
+/// was made is not reused.
+#[actix_rt::test]
+async fn the_page_says_whether_a_token_is_needed() {
+    let server = TestServer::start().await;
+    let base = format!("http://127.0.0.1:{}", server.port());
+    let open = http().get(format!("{base}/")).send().await.unwrap();
+    let open_etag = header(&open, "etag");
+    let open_html = open.text().await.unwrap();
+    let mut conn = rummy_core::store::database::open(&server.database()).unwrap();
+    let ops = rummy_core::store::tokens::NewToken {
+        user: "ops".into(),
+        admin: true,
+        projects: Vec::new(),
+        expires_at: None,
+    };
+    rummy_core::store::tokens::create(&mut conn, &ops, &[4; 32], rummy_core::time::Millis(1))
+        .unwrap();
+    let closed = http()
+        .get(format!("{base}/"))
+        .header("If-None-Match", &open_etag)
+        .send()
+        .await
+        .unwrap();
+    let (status, closed_etag) = (closed.status().as_u16(), header(&closed, "etag"));
+    let closed_html = closed.text().await.unwrap();
+    assert_eq!(
+        (
+            open_html.contains("<body data-token=\"none\">"),
+            status,
+            closed_etag == format!("{}-token\"", open_etag.trim_end_matches('"')),
+            closed_html.contains("<body data-token=\"required\">"),
+        ),
+        (true, 200, true, true)
+    );
+    server.stop().await;
+}
