@@ -73,7 +73,9 @@ fn tighten(path: &Path, mode: u32) -> std::io::Result<()> {
     let was = std::fs::metadata(path)?.permissions().mode() & 0o7777;
     if was & !mode != 0 {
         std::fs::set_permissions(path, Permissions::from_mode(mode))?;
-        tracing::warn!(
+        // Info, not a warning: once tightened nothing is wrong (a home made with `mkdir` under the
+        // usual umask is 0755), and a setup with nothing to fix logs no warning.
+        tracing::info!(
             path = %path.display(),
             was = %format!("{was:o}"),
             now = %format!("{mode:o}"),
