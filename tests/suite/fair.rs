@@ -303,6 +303,63 @@ async fn a_loop_going_on_after_its_answer_waits_for_a_place() {
     server.stop().await;
 }
 
+/// Cancelling a run that waits for a place after its answer ends its loop 499 without another
+/// model call, and its ask leaves the line: a run started next is first in it.
+#[actix_rt::test]
+async fn cancelling_a_loop_waiting_for_a_place_after_its_answer_ends_it() {
+    let server = TestServer::start_with(|c| c.fair.max_runs_per_project = Some(1)).await;
+    let gate = Gate::new();
+    server.provider.push(Reply::content(
+        "<ask_user question=\"Go on?\">yes; no</ask_user>\n<update status=\"102\">asking</update>",
+    ));
+    server.provider.push(done("b done").held(&gate));
+    server.provider.push(done("c done"));
+    let mut client = server.project_client("withdraw").await;
+    start_run(&mut client, "run://a", "Ask first").await;
+    let proposed = client
+        .next_notification("run/proposal", WAIT)
+        .await
+        .unwrap();
+    let path = proposed["proposed"][0]["path"].as_str().unwrap().to_owned();
+    wait_status(&mut client, "a", 202).await;
+    start_run(&mut client, "run://b", "Hold the place").await;
+    server.provider.wait_for_chat_requests(2, WAIT).await;
+    client
+        .call(
+            "set",
+            json!({ "run": "a", "path": path, "state": "resolved", "body": "yes" }),
+        )
+        .await
+        .unwrap();
+    client
+        .wait_for_notification("run/progress", WAIT, |p| {
+            p["run"] == json!("a") && p["status"] == json!("queued")
+        })
+        .await
+        .unwrap();
+
+    client
+        .call("set", json!({ "path": "run://a", "state": "cancelled" }))
+        .await
+        .unwrap();
+    let a = wait_status(&mut client, "a", 499).await;
+    assert_eq!(a["stopReason"], json!("cancelled"));
+    start_run(&mut client, "run://c", "After").await;
+    assert_eq!(
+        queued_push(&mut client, "c").await,
+        json!({ "reason": "runs_limit", "position": 1 })
+    );
+    gate.open();
+    let c = wait_status(&mut client, "c", 200).await;
+    assert_eq!(c["summary"], json!("c done"));
+    assert_eq!(
+        server.provider.chat_requests().len(),
+        3,
+        "a never called the model again"
+    );
+    server.stop().await;
+}
+
 /// Under `RUMMY_MAX_REQUESTS_PER_SECOND=3`, a batch of four calls gets three answers and a
 /// -32006 with `retryAfterMs` (at most a third of a second); `ping` still answers; after that
 /// wait a call passes.

@@ -11,7 +11,7 @@ use crate::services::Services;
 use rummy_core::ids::RunId;
 use rummy_core::store::selection::{self, FilterCall, Judged};
 use rummy_core::store::StoreError;
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 use tokio::sync::Semaphore;
 
 /// How many body filters may run at once: the machine's cores, at least two.
@@ -19,9 +19,9 @@ fn concurrent() -> usize {
     std::thread::available_parallelism().map_or(2, |n| n.get().max(2))
 }
 
-fn permits() -> &'static Semaphore {
-    static PERMITS: OnceLock<Semaphore> = OnceLock::new();
-    PERMITS.get_or_init(|| Semaphore::new(concurrent()))
+fn permits() -> Arc<Semaphore> {
+    static PERMITS: OnceLock<Arc<Semaphore>> = OnceLock::new();
+    Arc::clone(PERMITS.get_or_init(|| Arc::new(Semaphore::new(concurrent()))))
 }
 
 /// Judges `call` over the run's entries as they are now.
@@ -35,11 +35,17 @@ pub(crate) async fn judge(
         .store
         .read(move |c| selection::candidates(c, run_id, &reading))
         .await?;
-    let _permit = permits()
-        .acquire()
+    let permit = permits()
+        .acquire_owned()
         .await
         .map_err(|e| StoreError::Task(Box::new(e)))?;
-    actix_rt::task::spawn_blocking(move || selection::judge(&call, &candidates))
-        .await
-        .map_err(|e| StoreError::Task(Box::new(e)))
+    // The permit goes with the work: a turn cancelled meanwhile stops waiting for it, but the
+    // filter it started still counts until it ends.
+    actix_rt::task::spawn_blocking(move || {
+        let judged = selection::judge(&call, &candidates);
+        drop(permit);
+        judged
+    })
+    .await
+    .map_err(|e| StoreError::Task(Box::new(e)))
 }
