@@ -1,5 +1,5 @@
 //! `Admission`: the one place a run asks for a place before it claims its next loop, while a
-//! fair-use limit applies (TEAM.md §4) — a runs-in-flight limit (`RUMMY_MAX_RUNS_PER_USER`,
+//! fair-use limit applies — a runs-in-flight limit (`RUMMY_MAX_RUNS_PER_USER`,
 //! `RUMMY_MAX_RUNS_PER_PROJECT`) or the project's cost ceiling (`project/set`).
 //!
 //! Without any (the default), [`Admission::applies`] is false and a run claims its loops as it
@@ -12,7 +12,9 @@
 //!
 //! The places taken are counted here, in memory ([`Book`]): runs hold one while a loop of theirs
 //! runs and give it back when it ends or waits on a person; a loop going on after a person
-//! answered takes its place back even over the limit (it is no new loop). After a restart,
+//! answered asks again before its next model call (`going_on`: the run stays 102 and tells its
+//! clients itself, with `run/progress` `queued`; a cost ceiling does not hold it). Waiters are
+//! admitted round-robin by the user who started their run ([`Book`]). After a restart,
 //! recovery rebuilds the counts from the database: the loops it resumes hold again, and the
 //! runs it finds queued are restored as waiters in the order they began waiting
 //! (`loops.waiting_since`).
@@ -158,12 +160,18 @@ impl Admission {
         self.0.gate.counts_runs
     }
 
-    /// Asks for a place for the run's next loop.
-    pub async fn acquire(&self, acquire: Acquire) -> Result<Admit, MailboxError> {
-        self.0.addr.send(acquire).await
+    /// Asks for a place for the run's next loop (or the next model call of a loop going on).
+    /// The ask is queued when this is called, before the answer is awaited: a withdrawal sent
+    /// after it finds it.
+    pub fn acquire(
+        &self,
+        acquire: Acquire,
+    ) -> impl std::future::Future<Output = Result<Admit, MailboxError>> {
+        self.0.addr.send(acquire)
     }
 
-    /// The run's loop runs: it holds a place (even over a limit). Only when runs are counted.
+    /// The run's loop runs without asking (a restart found it running): it holds a place, even
+    /// over a limit. Only when runs are counted.
     pub fn hold(&self, run_id: RunId, project_id: ProjectId, user: Option<String>) {
         if self.0.gate.counts_runs {
             self.0.addr.do_send(Hold {
@@ -226,6 +234,8 @@ struct Waiting {
     loop_id: LoopId,
     since: Millis,
     wake: Recipient<Admitted>,
+    /// A loop going on: it stays 102 and its run announces the wait itself.
+    going_on: bool,
 }
 
 /// Keeps the [`Book`] and talks to the store for it.
@@ -251,6 +261,7 @@ impl AdmissionActor {
             loop_id: acquire.loop_id,
             since: acquire.ask.since,
             wake: acquire.wake,
+            going_on: acquire.ask.going_on,
         });
         self.book.wait(acquire.ask);
     }
@@ -308,8 +319,11 @@ impl AdmissionActor {
                 }
             }
             for (run_id, queued) in pass.announce {
-                if let Some(waiting) = act.waiters.get(&run_id) {
-                    act.announce(run_id, waiting.loop_id, waiting.since, queued);
+                match act.waiters.get(&run_id) {
+                    Some(waiting) if !waiting.going_on => {
+                        act.announce(run_id, waiting.loop_id, waiting.since, queued);
+                    }
+                    _ => {}
                 }
             }
             act.schedule_recheck(at, ctx);

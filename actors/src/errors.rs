@@ -85,7 +85,8 @@ pub fn from_store(err: StoreError) -> RpcError {
         | StoreError::Stopped(_)
         | StoreError::Uncommitted(_)
         | StoreError::Task(_)
-        | StoreError::Spawn(_) => internal(&err),
+        | StoreError::Spawn(_)
+        | StoreError::Unjudged(_) => internal(&err),
     }
 }
 

@@ -726,6 +726,7 @@ impl RunRegistry {
                             project_id: run.project_id,
                             user: run.user.clone(),
                             since: since.unwrap_or(at),
+                            going_on: false,
                         },
                         loop_id: *loop_id,
                         wake: actor.recipient(),

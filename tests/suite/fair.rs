@@ -1,11 +1,13 @@
-//! Fair use (TEAM.md §4, issue 27 item 5): over a runs-in-flight limit (per project, per user) or
-//! a project's cost ceiling a new loop queues — status 100 with `queued: {reason, position}` —
-//! and starts, in the order runs began waiting, when a place frees or the ceiling is lifted; a
-//! run waiting on a person holds no place; queued runs stay queued across a restart; a
-//! connection past its request rate is answered -32006 with the exact `retryAfterMs`.
+//! Fair use: over a runs-in-flight limit (per project, per user) or a project's cost ceiling a
+//! new loop queues — status 100 with `queued: {reason, position}` — and starts, round-robin by
+//! the user who started its run and in the order runs began waiting within a user, when a place
+//! frees or the ceiling is lifted; a run waiting on a person holds no place, and once answered
+//! waits for one (at 102, `run/progress` `queued`) before its next model call; queued runs stay
+//! queued across a restart; a connection past its request rate is answered -32006 with the
+//! exact `retryAfterMs`.
 
 use crate::support::process::ServerProcess;
-use crate::support::{start_run, wait_status, TestServer, WAIT};
+use crate::support::{accept, prompt_element, start_run, wait_status, TestServer, WAIT};
 use rummy_core::fair::period::CostPeriod;
 use rummy_core::time::Millis;
 use rummy_testkit::{FakeProvider, Gate, Reply, RpcClient};
@@ -190,6 +192,188 @@ async fn over_the_user_limit_only_that_users_runs_queue() {
     wait_status(&mut alice, "a1", 200).await;
     let a2 = wait_status(&mut alice, "a2", 200).await;
     assert_eq!(a2["summary"], json!("alice 2"));
+    server.stop().await;
+}
+
+/// Under `RUMMY_MAX_RUNS_PER_PROJECT=1`, alice starts eight runs (one runs, seven queue), then
+/// bob one: bob's run starts second, not ninth — places go round the users — and alice's start
+/// after it in the order she started them.
+#[actix_rt::test]
+async fn one_users_queued_runs_do_not_hold_another_users_run() {
+    let server = TestServer::start_with(|c| c.fair.max_runs_per_project = Some(1)).await;
+    let gate = Gate::new();
+    server.provider.push(done("first").held(&gate));
+    server.provider.set_fallback(done("next"));
+    let mut owner = server.project_client("fair").await;
+    let mut alice = member(&server, &mut owner, "alice").await;
+    let mut bob = member(&server, &mut owner, "bob").await;
+    for client in [&mut alice, &mut bob] {
+        client
+            .call("rummy/hello", json!({ "name": "fair" }))
+            .await
+            .unwrap();
+    }
+    start_run(&mut alice, "run://a1", "Task a1").await;
+    server.provider.wait_for_chat_requests(1, WAIT).await;
+    for n in 2..=8 {
+        let alias = format!("a{n}");
+        start_run(
+            &mut alice,
+            &format!("run://{alias}"),
+            &format!("Task {alias}"),
+        )
+        .await;
+        assert_eq!(
+            queued_push(&mut alice, &alias).await,
+            json!({ "reason": "runs_limit", "position": n - 1 })
+        );
+    }
+    start_run(&mut bob, "run://b1", "Task b1").await;
+    assert_eq!(
+        queued_push(&mut bob, "b1").await,
+        json!({ "reason": "runs_limit", "position": 1 }),
+        "bob's run is first in line"
+    );
+
+    gate.open();
+    wait_status(&mut alice, "a8", 200).await;
+    let started: Vec<String> = server
+        .provider
+        .chat_requests()
+        .iter()
+        .map(|r| {
+            let user = r.body["messages"][1]["content"]
+                .as_str()
+                .unwrap_or_default();
+            let prompt = prompt_element(user);
+            let task = prompt.split("Task ").nth(1).unwrap_or_default();
+            task.chars().take(2).collect()
+        })
+        .collect();
+    assert_eq!(
+        started,
+        ["a1", "b1", "a2", "a3", "a4", "a5", "a6", "a7", "a8"]
+    );
+    server.stop().await;
+}
+
+/// Under `RUMMY_MAX_RUNS_PER_PROJECT=1`, a run answered while another holds the only place
+/// applies the accepted edit at once, then waits for a place before its next model call: it
+/// stays 102 and its clients get `run/progress` `queued` (`runs_limit`); it goes on when the
+/// other run ends.
+#[actix_rt::test]
+async fn a_loop_going_on_after_its_answer_waits_for_a_place() {
+    let server = TestServer::start_with(|c| c.fair.max_runs_per_project = Some(1)).await;
+    let root = std::path::PathBuf::from(server.project_root("going"));
+    std::fs::create_dir_all(&root).unwrap();
+    std::fs::write(root.join("b.txt"), "old\n").unwrap();
+    let gate = Gate::new();
+    server.provider.push(Reply::content(
+        "<set path=\"b.txt\"><<<<<<< SEARCH\nold\n=======\nnew\n>>>>>>> REPLACE</set>\n<update status=\"102\">edited</update>",
+    ));
+    server.provider.push(done("b done").held(&gate));
+    server.provider.push(done("a done"));
+    let mut client = server.project_client("going").await;
+    client
+        .call(
+            "set",
+            json!({ "path": "run://a", "body": "Edit b.txt", "attributes": { "model": "fast", "mode": "act" } }),
+        )
+        .await
+        .unwrap();
+    let proposed = client
+        .next_notification("run/proposal", WAIT)
+        .await
+        .unwrap();
+    let path = proposed["proposed"][0]["path"].as_str().unwrap().to_owned();
+    wait_status(&mut client, "a", 202).await;
+    start_run(&mut client, "run://b", "Hold the place").await;
+    server.provider.wait_for_chat_requests(2, WAIT).await;
+
+    assert_eq!(
+        accept(&mut client, "a", &path).await["state"],
+        json!("resolved")
+    );
+    let progress = client
+        .wait_for_notification("run/progress", WAIT, |p| {
+            p["run"] == json!("a") && p["status"] == json!("queued")
+        })
+        .await
+        .unwrap();
+    assert_eq!(
+        progress,
+        json!({ "run": "a", "status": "queued", "detail": "runs_limit", "turn": 2 })
+    );
+    assert_eq!(
+        std::fs::read_to_string(root.join("b.txt")).unwrap(),
+        "new\n",
+        "the accepted edit is applied before the wait"
+    );
+    assert_eq!(standing(&mut client, "a").await, (json!(102), json!(null)));
+    assert_eq!(server.provider.chat_requests().len(), 2, "a waits");
+
+    gate.open();
+    wait_status(&mut client, "b", 200).await;
+    let a = wait_status(&mut client, "a", 200).await;
+    assert_eq!(a["summary"], json!("a done"));
+    assert_eq!(server.provider.chat_requests().len(), 3);
+    server.stop().await;
+}
+
+/// Cancelling a run that waits for a place after its answer ends its loop 499 without another
+/// model call, and its ask leaves the line: a run started next is first in it.
+#[actix_rt::test]
+async fn cancelling_a_loop_waiting_for_a_place_after_its_answer_ends_it() {
+    let server = TestServer::start_with(|c| c.fair.max_runs_per_project = Some(1)).await;
+    let gate = Gate::new();
+    server.provider.push(Reply::content(
+        "<ask_user question=\"Go on?\">yes; no</ask_user>\n<update status=\"102\">asking</update>",
+    ));
+    server.provider.push(done("b done").held(&gate));
+    server.provider.push(done("c done"));
+    let mut client = server.project_client("withdraw").await;
+    start_run(&mut client, "run://a", "Ask first").await;
+    let proposed = client
+        .next_notification("run/proposal", WAIT)
+        .await
+        .unwrap();
+    let path = proposed["proposed"][0]["path"].as_str().unwrap().to_owned();
+    wait_status(&mut client, "a", 202).await;
+    start_run(&mut client, "run://b", "Hold the place").await;
+    server.provider.wait_for_chat_requests(2, WAIT).await;
+    client
+        .call(
+            "set",
+            json!({ "run": "a", "path": path, "state": "resolved", "body": "yes" }),
+        )
+        .await
+        .unwrap();
+    client
+        .wait_for_notification("run/progress", WAIT, |p| {
+            p["run"] == json!("a") && p["status"] == json!("queued")
+        })
+        .await
+        .unwrap();
+
+    client
+        .call("set", json!({ "path": "run://a", "state": "cancelled" }))
+        .await
+        .unwrap();
+    let a = wait_status(&mut client, "a", 499).await;
+    assert_eq!(a["stopReason"], json!("cancelled"));
+    start_run(&mut client, "run://c", "After").await;
+    assert_eq!(
+        queued_push(&mut client, "c").await,
+        json!({ "reason": "runs_limit", "position": 1 })
+    );
+    gate.open();
+    let c = wait_status(&mut client, "c", 200).await;
+    assert_eq!(c["summary"], json!("c done"));
+    assert_eq!(
+        server.provider.chat_requests().len(),
+        3,
+        "a never called the model again"
+    );
     server.stop().await;
 }
 

@@ -1,6 +1,6 @@
 //! Cancelling: the run's commands stopped and the loop ended 499, whatever phase it is in.
 
-use super::{Cancel, LoopEnd, Phase, RunActor};
+use super::{Cancel, Doing, LoopEnd, Phase, RunActor};
 use actix::prelude::*;
 
 impl Handler<Cancel> for RunActor {
@@ -21,6 +21,10 @@ impl RunActor {
         match &mut self.phase {
             Phase::Running(active) => {
                 if let Some(doing) = active.doing.take() {
+                    if matches!(doing, Doing::Place) {
+                        // Its ask leaves the line, or gives back the place just given.
+                        self.svc.admission.withdraw(self.run.run_id);
+                    }
                     doing.stop(ctx);
                 }
                 let loop_row = active.loop_row.clone();

@@ -74,7 +74,7 @@ impl RunActor {
         }
     }
 
-    /// Looks for a queued loop and asks admission for a place for it (TEAM.md §4): granted, the
+    /// Looks for a queued loop and asks admission for a place for it: granted, the
     /// loop is claimed; otherwise the run waits for [`Admitted`].
     fn ask(&mut self, ctx: &mut Context<Self>) {
         self.phase = Phase::Asking;
@@ -101,6 +101,7 @@ impl RunActor {
                 project_id,
                 user,
                 since: since.unwrap_or_else(now),
+                going_on: false,
             };
             admission
                 .acquire(Acquire { ask, loop_id, wake })
@@ -153,6 +154,9 @@ impl Handler<Admitted> for RunActor {
     type Result = ();
 
     fn handle(&mut self, _: Admitted, ctx: &mut Context<Self>) {
+        if self.admitted_on_the_way(ctx) {
+            return;
+        }
         match self.phase {
             Phase::Waiting => self.claim(true, ctx),
             Phase::Asking => self.admitted_early = true,

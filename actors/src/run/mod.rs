@@ -15,8 +15,9 @@
 //! While a fair-use limit applies to the run's project, an idle run with a queued
 //! loop first asks [`Admission`](crate::admission::Admission) for a place: granted, it claims
 //! the loop; otherwise it waits (status 100, `queued` in `run/state`) until it is sent
-//! [`Admitted`](crate::admission::Admitted). Its place frees when the loop ends or pauses on a proposal, and is taken
-//! again when the person's answer resumes it.
+//! [`Admitted`](crate::admission::Admitted). Its place frees when the loop ends or pauses on a
+//! proposal; when the person's answer resumes it, the accepted action is applied at once and the
+//! loop asks for a place again before its next model call (`place`), staying 102 meanwhile.
 //!
 //! An actor lives only while its run has something to do: idle, it tells its registry and is
 //! retired (`retire`); the run's next message starts a fresh one from the database.
@@ -25,6 +26,7 @@ mod cancel;
 mod claim;
 mod consolidate;
 mod output;
+mod place;
 mod queue;
 mod resolve;
 mod retire;
@@ -175,6 +177,13 @@ struct Active {
     /// Resolutions that arrived while a turn was in flight: its `run/proposal` can reach a
     /// client before its end reaches the run, so they wait for that end (see `resolve`).
     early: Vec<resolve::Early>,
+    /// The loop gave its place back when it paused on a proposal: its next model call waits
+    /// for one (see `place`).
+    placeless: bool,
+    /// The turn that waits for a place, while it does.
+    place: Option<place::PlaceWait>,
+    /// The number of the loop's latest turn started, when known.
+    last_turn: i32,
 }
 
 /// What a running loop is doing between its messages.
@@ -183,6 +192,8 @@ enum Doing {
     Turn(Addr<TurnExecutor>, u64),
     /// The wait for an accepted command's output, a future on the run's own context.
     Output(SpawnHandle),
+    /// The wait for a place before the next model call (`place`): a cancel withdraws it.
+    Place,
 }
 
 impl Doing {
@@ -193,6 +204,8 @@ impl Doing {
             Doing::Output(wait) => {
                 ctx.cancel_future(wait);
             }
+            // The run withdraws its ask (`cancel`): nothing runs meanwhile.
+            Doing::Place => {}
         }
     }
 }
@@ -367,6 +380,8 @@ impl RunActor {
             context: Arc::default(),
         };
         let restored = paused.is_some();
+        // A loop paused on a proposal holds no place: a restart found it so.
+        let placeless = matches!(paused, Some(Paused::Proposal(_)));
         let (waiting, output) = match paused {
             Some(Paused::Proposal(path)) => (Some(path), None),
             Some(Paused::Output(awaited)) => (None, Some(awaited)),
@@ -380,6 +395,9 @@ impl RunActor {
             waiting,
             output: None,
             early: Vec::new(),
+            placeless,
+            place: None,
+            last_turn: 0,
         }));
         match output {
             Some(awaited) => {
@@ -400,6 +418,14 @@ impl RunActor {
         if new_turn && active.turns_done >= max_turns {
             let loop_row = active.loop_row.clone();
             return self.finish(loop_row, LoopEnd::MaxTurns, ctx);
+        }
+        match &start {
+            Start::Allocated(next) => active.last_turn = next.turn,
+            Start::Resume { turn, .. } => active.last_turn = *turn,
+            Start::Fresh => {}
+        }
+        if new_turn && active.placeless && self.svc.admission.counts_runs() {
+            return self.ask_place(start, ctx);
         }
         let mut job = active.job.clone();
         job.first_in_loop = active.turns_done == 0;
@@ -436,6 +462,7 @@ impl RunActor {
                         // context rows meanwhile, and reads them whole when it goes on — nor
                         // its place among the runs in flight.
                         active.job.context = Arc::default();
+                        active.placeless = true;
                         self.svc.admission.release(self.run.run_id);
                         return;
                     }

@@ -126,12 +126,9 @@ impl RunActor {
             // (a cancel meanwhile has ended it).
             match &mut act.phase {
                 Phase::Running(active) if active.waiting.as_deref() == Some(&resolved.path) => {
+                    // The loop goes on: the accepted action is applied; its next model call
+                    // waits for a place (`place`).
                     active.waiting = None;
-                    // The loop goes on: it takes its place back, even over a limit (it is
-                    // no new loop).
-                    act.svc
-                        .admission
-                        .hold(act.run.run_id, act.run.project_id, act.user.clone());
                 }
                 _ => {
                     act.svc.commands.forget_waiter(run.run_id, &resolved.path);

@@ -1,11 +1,14 @@
-//! Which queued run takes the next place among the runs in flight (TEAM.md §4): the book the
-//! admission actor keeps, as plain data.
+//! Which queued run takes the next place among the runs in flight: the book the admission
+//! actor keeps, as plain data.
 //!
 //! A run counts while a loop of it runs — not while it waits on a person at 202, nor while it
-//! is queued. A new loop over a limit waits; waiters are kept in the order they began waiting
-//! (`since`, then arrival), and every pass admits them in that order while their limits
-//! allow. Each limit — a project's runs, a user's runs, a project's cost ceiling — has its own
-//! line: a waiter's `position` is its place among the runs waiting for the same limit.
+//! is queued. A new loop over a limit waits, and so does a loop going on after a person
+//! answered it, before its next model call. Waiters are taken round-robin by the user who
+//! started their run — the user served longest ago (or never) first — and, within a user, in
+//! the order they began waiting (`since`, then arrival): one user's backlog never holds another
+//! user's run behind all of it. Every pass admits them in that order while their limits allow.
+//! Each limit — a project's runs, a user's runs, a project's cost ceiling — has its own line:
+//! a waiter's `position` is its place among the runs waiting for the same limit, in that order.
 
 use crate::ids::{ProjectId, RunId};
 use crate::time::Millis;
@@ -80,6 +83,9 @@ pub struct Ask {
     pub user: Option<String>,
     /// When it began waiting (now for a new ask; what was stored, after a restart).
     pub since: Millis,
+    /// A loop going on after a person answered it (not a new loop): a runs limit holds it
+    /// until a place frees, a cost ceiling does not.
+    pub going_on: bool,
 }
 
 /// One limit, with its own line of waiters.
@@ -127,6 +133,10 @@ pub struct Book {
     /// In the order they began waiting.
     waiting: Vec<Waiter>,
     arrivals: u64,
+    /// When each user (`None`: runs started without a token) was last given a place, as a
+    /// count of places given: kept while the user has a run waiting or in flight.
+    served: HashMap<Option<String>, u64>,
+    serves: u64,
 }
 
 impl Book {
@@ -143,9 +153,9 @@ impl Book {
         self.holders.contains_key(&run_id)
     }
 
-    /// Counts `run_id` as in flight — a loop that starts, or goes on after a person answered it
-    /// — even over a limit: only new loops wait. Nothing to count without a runs limit; a run
-    /// already counted stays counted once.
+    /// Counts `run_id` as in flight without asking — a loop a restart found running — even over
+    /// a limit. Nothing to count without a runs limit; a run already counted stays counted
+    /// once.
     pub fn hold(&mut self, run_id: RunId, project_id: ProjectId, user: Option<String>) {
         if !self.limits.any() || self.holders.contains_key(&run_id) {
             return;
@@ -199,14 +209,22 @@ impl Book {
         self.waiting.len() != before
     }
 
-    /// Admits the waiters, in order, whose limits allow; the others get their place in the line
-    /// of the limit that holds them (a cost ceiling first, then the project's runs, then the
-    /// user's). `over` are the projects at or over their cost ceiling.
+    /// Admits the waiters, in round-robin order ([`Book::rotation`]), whose limits allow; the
+    /// others get their place in the line of the limit that holds them (a cost ceiling first,
+    /// then the project's runs, then the user's). `over` are the projects at or over their cost
+    /// ceiling.
     pub fn pass(&mut self, over: &HashSet<ProjectId>) -> Pass {
         let mut pass = Pass::default();
         let mut lines: HashMap<Limit, u32> = HashMap::new();
-        let mut kept = Vec::with_capacity(self.waiting.len());
-        for mut waiter in std::mem::take(&mut self.waiting) {
+        let order = self.rotation();
+        let mut slots: Vec<Option<Waiter>> = std::mem::take(&mut self.waiting)
+            .into_iter()
+            .map(Some)
+            .collect();
+        for at in order {
+            let Some(mut waiter) = slots.get_mut(at).and_then(Option::take) else {
+                continue;
+            };
             let Some(limit) = self.blocker(&waiter.ask, over) else {
                 let Ask {
                     run_id,
@@ -214,6 +232,8 @@ impl Book {
                     user,
                     ..
                 } = waiter.ask;
+                self.serves += 1;
+                self.served.insert(user.clone(), self.serves);
                 self.hold(run_id, project_id, user);
                 pass.admitted.push(run_id);
                 continue;
@@ -228,15 +248,50 @@ impl Book {
                 pass.announce.push((waiter.ask.run_id, queued));
             }
             waiter.queued = Some(queued);
-            kept.push(waiter);
+            slots[at] = Some(waiter);
         }
-        self.waiting = kept;
+        // The kept waiters stay in the order they began waiting.
+        self.waiting = slots.into_iter().flatten().collect();
+        self.forget_idle_users();
         pass
+    }
+
+    /// The waiters' indexes in the order a pass takes them: one of each user's in turn, the
+    /// user served longest ago (or never) first — ties to the user whose first waiter began
+    /// waiting first — and each user's own in the order they began waiting.
+    fn rotation(&self) -> Vec<usize> {
+        let mut lines: Vec<(&Option<String>, Vec<usize>)> = Vec::new();
+        for (at, waiter) in self.waiting.iter().enumerate() {
+            match lines.iter_mut().find(|(user, _)| **user == waiter.ask.user) {
+                Some((_, line)) => line.push(at),
+                None => lines.push((&waiter.ask.user, vec![at])),
+            }
+        }
+        // `lines` is in the order of each user's first waiter; a stable sort keeps that order
+        // among users served alike.
+        lines.sort_by_key(|(user, _)| self.served.get(*user).copied().unwrap_or(0));
+        let longest = lines.iter().map(|(_, line)| line.len()).max().unwrap_or(0);
+        (0..longest)
+            .flat_map(|round| {
+                lines
+                    .iter()
+                    .filter_map(move |(_, line)| line.get(round).copied())
+            })
+            .collect()
+    }
+
+    /// Forgets when users with nothing waiting or in flight were served: the next time they
+    /// ask, they are first in turn (they hold no place the others lack).
+    fn forget_idle_users(&mut self) {
+        let (waiting, holders) = (&self.waiting, &self.holders);
+        self.served.retain(|user, _| {
+            waiting.iter().any(|w| w.ask.user == *user) || holders.values().any(|(_, u)| u == user)
+        });
     }
 
     /// The limit that keeps `ask` waiting, if any.
     fn blocker(&self, ask: &Ask, over: &HashSet<ProjectId>) -> Option<Limit> {
-        if over.contains(&ask.project_id) {
+        if !ask.going_on && over.contains(&ask.project_id) {
             return Some(Limit::Cost(ask.project_id));
         }
         let count = |n: Option<&u32>| n.copied().unwrap_or(0);
@@ -266,9 +321,13 @@ impl Book {
         self.waiting.iter().any(|w| w.ask.run_id == run_id)
     }
 
-    /// The projects of the waiting runs (whose cost ceilings a pass must know).
+    /// The projects of the waiting new loops (whose cost ceilings a pass must know).
     pub fn waiting_projects(&self) -> HashSet<ProjectId> {
-        self.waiting.iter().map(|w| w.ask.project_id).collect()
+        self.waiting
+            .iter()
+            .filter(|w| !w.ask.going_on)
+            .map(|w| w.ask.project_id)
+            .collect()
     }
 
     /// The projects whose waiters are held by their cost ceiling (as of the last pass).
@@ -304,6 +363,7 @@ mod tests {
             project_id: ProjectId(project_id),
             user: user.map(str::to_owned),
             since: Millis(since),
+            going_on: false,
         }
     }
 
@@ -364,25 +424,96 @@ mod tests {
         assert!(!book.release(RunId(1)), "a place is freed once");
     }
 
-    /// A run waiting on a person frees its place; when the person answers it counts again,
-    /// even over the limit, and the next waiter starts only when both places are free.
+    /// A run waiting on a person frees its place; when the person answers, its loop goes on
+    /// only once a place frees again (it waits like any other, in its user's turn), and a cost
+    /// ceiling does not hold it.
     #[test]
-    fn a_resumed_loop_counts_again_even_over_the_limit() {
+    fn a_loop_going_on_waits_for_a_place_but_not_for_a_ceiling() {
         let mut book = Book::new(RunLimits {
             per_project: Some(1),
             per_user: None,
         });
-        book.hold(RunId(1), ProjectId(7), None);
+        book.wait(ask(1, 7, Some("alice"), 1));
+        assert_eq!(book.pass(&none()).admitted, runs(&[1]));
         book.release(RunId(1)); // waits at 202
-        book.wait(ask(2, 7, None, 5));
+        book.wait(ask(2, 7, Some("bob"), 5));
         assert_eq!(book.pass(&none()).admitted, runs(&[2]));
-        book.hold(RunId(1), ProjectId(7), None); // the proposal was accepted: over the limit
-        book.wait(ask(3, 7, None, 6));
+        book.wait(Ask {
+            going_on: true,
+            ..ask(1, 7, Some("alice"), 6)
+        }); // the proposal was accepted: no place is free
+        assert_eq!(
+            book.pass(&projects(&[7])),
+            Pass {
+                admitted: runs(&[]),
+                announce: vec![(RunId(1), queued(RUNS, 1))],
+            }
+        );
+        assert_eq!(book.waiting_projects(), none(), "no ceiling to read for it");
         book.release(RunId(2));
-        assert_eq!(book.pass(&none()).admitted, runs(&[]));
-        assert_eq!(book.queued(RunId(3)), Some(queued(RUNS, 1)));
-        book.release(RunId(1));
-        assert_eq!(book.pass(&none()).admitted, runs(&[3]));
+        assert_eq!(book.pass(&projects(&[7])).admitted, runs(&[1]));
+        assert!(book.holds(RunId(1)));
+    }
+
+    /// One user's eight runs queued first do not hold another user's run behind them: under a
+    /// project limit of 1, the other user's run takes the next place, then the first user's
+    /// start in the order they began waiting.
+    #[test]
+    fn one_users_backlog_does_not_hold_another_users_run() {
+        let mut book = Book::new(RunLimits {
+            per_project: Some(1),
+            per_user: None,
+        });
+        for run in 1..=8 {
+            book.wait(ask(run, 7, Some("alice"), i64::from(run)));
+        }
+        assert_eq!(book.pass(&none()).admitted, runs(&[1]));
+        book.wait(ask(9, 7, Some("bob"), 100));
+        assert_eq!(
+            book.pass(&none()),
+            Pass {
+                admitted: runs(&[]),
+                announce: vec![(RunId(9), queued(RUNS, 1))],
+            }
+        );
+        let mut started = Vec::new();
+        for running in [1, 9, 2, 3, 4, 5, 6, 7] {
+            book.release(RunId(running));
+            started.extend(book.pass(&none()).admitted);
+        }
+        assert_eq!(started, runs(&[9, 2, 3, 4, 5, 6, 7, 8]));
+    }
+
+    /// Places freed together go one to each user in turn, the user served longest ago first;
+    /// runs without a user take their turn as one more user.
+    #[test]
+    fn places_freed_together_go_round_the_users() {
+        let mut book = Book::new(RunLimits {
+            per_project: Some(3),
+            per_user: None,
+        });
+        book.wait(ask(1, 7, Some("bob"), 1));
+        book.wait(ask(2, 7, Some("alice"), 2));
+        book.wait(ask(3, 7, Some("alice"), 3));
+        assert_eq!(book.pass(&none()).admitted, runs(&[1, 2, 3]));
+        for (run, user, since) in [
+            (4, Some("alice"), 10),
+            (5, Some("alice"), 11),
+            (6, Some("bob"), 12),
+            (7, None, 13),
+            (8, Some("bob"), 14),
+        ] {
+            book.wait(ask(run, 7, user, since));
+        }
+        book.pass(&none());
+        let places: Vec<_> = [4, 5, 6, 7, 8]
+            .map(|r| book.queued(RunId(r)).map(|q| q.position))
+            .to_vec();
+        assert_eq!(places, vec![Some(3), Some(5), Some(2), Some(1), Some(4)]);
+        for run in [1, 2, 3] {
+            book.release(RunId(run));
+        }
+        assert_eq!(book.pass(&none()).admitted, runs(&[7, 6, 4]));
     }
 
     /// A user's limit holds only that user's runs: another user's run (or one without a

@@ -107,6 +107,11 @@ pub enum StoreError {
     /// The client's input is not acceptable (-32602); never a failure of the server's own.
     #[error("{0}")]
     Invalid(String),
+    /// A model's command needs its body filter judged off the writer first
+    /// ([`selection::Judgements`]): the dispatch stops before it, writing nothing of it, and
+    /// goes on once the filter is judged. Never reaches a client (-32603 if it did).
+    #[error("the body filter {} on {} is not judged yet", .0.filter, .0.pattern)]
+    Unjudged(Box<selection::FilterCall>),
     /// A body over a size limit (-32007): the message says the limit and what to do.
     #[error("{message}")]
     TooLarge {

@@ -19,6 +19,7 @@ use crate::schemes;
 use crate::store::entries::{self, EntryWrite, ViewRow, WriteCtx};
 use crate::store::files;
 use crate::store::ops::{self, check_writer, Op, ViewChange};
+use crate::store::selection::{FilterCall, Judgements};
 use crate::store::{views, StoreError};
 use crate::time::Millis;
 use crate::tokens;
@@ -35,6 +36,9 @@ pub struct Handler<'a> {
     pub ctx: &'a DispatchCtx,
     /// The time of the dispatch.
     pub now: Millis,
+    /// The body filters judged off the writer (a turn's dispatch); `None`: a filter is judged
+    /// here, on `conn`.
+    pub judged: Option<&'a Judgements>,
 }
 
 /// The result entry a handler asks dispatch to write.
@@ -260,7 +264,10 @@ impl Handler<'_> {
         Ok(entries::by_path(self.conn, run_id, path)?.filter(model_visible))
     }
 
-    /// Every entry the model may see that `target` selects, oldest first.
+    /// Every entry the model may see that `target` selects, oldest first. With a body filter
+    /// in a turn's dispatch, the filter's judgement made off the writer decides: without one
+    /// that fits the matches as they are now, this fails with [`StoreError::Unjudged`]. A
+    /// handler selects before it writes anything, so that failure leaves nothing behind.
     pub fn select(
         &mut self,
         target: &Target,
@@ -270,7 +277,20 @@ impl Handler<'_> {
             Target::Exact(path) => Ok(self.find(path)?.into_iter().collect()),
             Target::Pattern(pattern) => {
                 let run_id = self.run_id();
-                let mut rows = ops::matching(self.conn, run_id, pattern, filter)?;
+                let mut rows = match (filter, self.judged) {
+                    (Some(filter), Some(judgements)) => {
+                        let rows = ops::matching(self.conn, run_id, pattern, None)?;
+                        let call = FilterCall {
+                            pattern: pattern.clone(),
+                            filter: filter.to_owned(),
+                        };
+                        match judgements.get(&call) {
+                            Some(judged) if judged.fits(&rows) => judged.apply(rows)?,
+                            _ => return Err(StoreError::Unjudged(Box::new(call))),
+                        }
+                    }
+                    _ => ops::matching(self.conn, run_id, pattern, filter)?,
+                };
                 rows.retain(model_visible);
                 Ok(rows)
             }

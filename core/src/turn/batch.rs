@@ -12,9 +12,10 @@ use crate::entry::State;
 use crate::parse::{ToolCall, ToolName};
 use crate::run::RunStatus;
 use crate::store::notifications::Recorded;
+use crate::store::selection::{FilterCall, Judgements};
 use crate::store::{runs, StoreError};
 use crate::time::Millis;
-use crate::turn::dispatch::{dispatch, DispatchCtx, Dispatched, UpdateSignal};
+use crate::turn::dispatch::{dispatch_judged, DispatchCtx, Dispatched, UpdateSignal};
 use crate::turn::{state, TurnRef};
 use serde_json::Value;
 use std::sync::Arc;
@@ -77,7 +78,9 @@ impl Commands {
     }
 
     /// Dispatches the pending commands in order, in the caller's write, up to and including
-    /// the first that waits ([`Dispatched::waits`]). A proposal also makes the run `proposed`.
+    /// the first that waits ([`Dispatched::waits`]), or up to (not including) the first whose
+    /// body filter `judged` lacks ([`Batch::unjudged`]: judge it off the writer, then dispatch
+    /// on). A proposal also makes the run `proposed`.
     /// Every command but the last gets its `run/state` here; the last one's is the caller's
     /// to push ([`Batch::push_last`]) or to share with the turn-end push written after it.
     pub fn dispatch_batch(
@@ -85,11 +88,13 @@ impl Commands {
         c: &mut Db,
         ctx: &DispatchCtx,
         now: Millis,
+        judged: &Judgements,
     ) -> Result<Batch, StoreError> {
         let calls = Arc::clone(&self.calls);
         let mut batch = Batch {
             dispatched: Vec::new(),
             status: RunStatus::Running,
+            unjudged: None,
         };
         for call in calls.iter().skip(self.next) {
             batch.push_last(c, ctx.t, now)?;
@@ -97,7 +102,13 @@ impl Commands {
                 command_index: self.next,
                 ..*ctx
             };
-            let done = dispatch(c, &at, call, self.failed, now)?;
+            let done = match dispatch_judged(c, &at, call, self.failed, now, judged) {
+                Err(StoreError::Unjudged(filter)) => {
+                    batch.unjudged = Some(*filter);
+                    break;
+                }
+                done => done?,
+            };
             self.next += 1;
             batch.status = if done.state == State::Proposed {
                 runs::set_status(c, ctx.t.run.run_id, RunStatus::Proposed, now)?;
@@ -136,12 +147,15 @@ pub struct Batch {
     pub dispatched: Vec<(Dispatched, Option<Recorded>)>,
     /// The run status the last command's push carries: `proposed` after a proposal.
     status: RunStatus,
+    /// The body filter the next command needs judged before it is dispatched.
+    pub unjudged: Option<FilterCall>,
 }
 
 impl Batch {
-    /// Whether the batch stopped at a command that waits.
+    /// Whether the batch stopped at a command that waits, or before one whose filter must be
+    /// judged first.
     pub fn waits(&self) -> bool {
-        self.dispatched.last().is_some_and(|(d, _)| d.waits())
+        self.unjudged.is_some() || self.dispatched.last().is_some_and(|(d, _)| d.waits())
     }
 
     /// Pushes the last command's `run/state` if it has none yet: what the caller does when the

@@ -15,6 +15,7 @@ use crate::entry::{State, Visibility, Writer};
 use crate::parse::ToolCall;
 use crate::path::result_path;
 use crate::store::entries::{self, EntryWrite, WriteCtx};
+use crate::store::selection::Judgements;
 use crate::store::StoreError;
 use crate::time::Millis;
 use crate::tools::{self, handler::Outcome, policy, ToolName};
@@ -60,12 +61,39 @@ impl Dispatched {
 
 /// Dispatches one command. `aborted_by` names an earlier failed action: then
 /// every action is recorded as aborted (409) and not run; lifecycle signals still apply.
+/// A body filter is judged here, on `conn`: for commands that carry none (a turn's closing
+/// `update`) and for tests; a turn's commands go through [`dispatch_judged`].
 pub fn dispatch(
     conn: &mut Db,
     ctx: &DispatchCtx,
     call: &ToolCall,
     aborted_by: Option<ToolName>,
     now: Millis,
+) -> Result<Dispatched, StoreError> {
+    dispatch_with(conn, ctx, call, aborted_by, now, None)
+}
+
+/// [`dispatch`] with the body filters judged off the writer: a command whose filter is not in
+/// `judged` (or whose candidates changed since) fails with [`StoreError::Unjudged`] before it
+/// writes anything.
+pub fn dispatch_judged(
+    conn: &mut Db,
+    ctx: &DispatchCtx,
+    call: &ToolCall,
+    aborted_by: Option<ToolName>,
+    now: Millis,
+    judged: &Judgements,
+) -> Result<Dispatched, StoreError> {
+    dispatch_with(conn, ctx, call, aborted_by, now, Some(judged))
+}
+
+fn dispatch_with(
+    conn: &mut Db,
+    ctx: &DispatchCtx,
+    call: &ToolCall,
+    aborted_by: Option<ToolName>,
+    now: Millis,
+    judged: Option<&Judgements>,
 ) -> Result<Dispatched, StoreError> {
     match call.name {
         // Private reasoning: never recorded (the executor merges it into the turn's reasoning).
@@ -86,7 +114,7 @@ pub fn dispatch(
         | ToolName::Mv
         | ToolName::Rm
         | ToolName::Sh
-        | ToolName::AskUser => act(conn, ctx, call, aborted_by, now),
+        | ToolName::AskUser => act(conn, ctx, call, aborted_by, now, judged),
     }
 }
 
@@ -98,6 +126,7 @@ fn act(
     call: &ToolCall,
     aborted_by: Option<ToolName>,
     now: Millis,
+    judged: Option<&Judgements>,
 ) -> Result<Dispatched, StoreError> {
     let target = tools::handler::target_of(call);
     let outcome = if let Some(previous) = aborted_by {
@@ -111,7 +140,12 @@ fn act(
     } else if let Some(refused) = policy::refusal(ctx, call) {
         Outcome::failed(&target, refused.outcome, refused.reason)
     } else {
-        let mut h = tools::handler::Handler { conn, ctx, now };
+        let mut h = tools::handler::Handler {
+            conn,
+            ctx,
+            now,
+            judged,
+        };
         match tools::handle(&mut h, call) {
             Ok(outcome) => outcome,
             Err(e) => match refusal_of(e) {

@@ -9,6 +9,7 @@ use crate::ids::LoopId;
 use crate::parse::parse_reply;
 use crate::run::Mode;
 use crate::store::entries::{context_rows, RunRef, WriteCtx};
+use crate::store::selection::Judgements;
 use crate::store::{loops, projects, runs, turns};
 use crate::time::Millis;
 use crate::wire::params::HistoryPage;
@@ -585,7 +586,9 @@ fn a_batch_stops_at_the_first_proposal_and_the_resumed_turn_goes_on_after_it() {
         <set path=\"src/new.js\">export {};\n</set><set path=\"known://b\">2</set>";
     let parsed = parse_reply(reply, 15);
     let mut commands = Commands::new(&parsed.commands);
-    let mut batch = commands.dispatch_batch(&mut f.conn, &ctx(t), NOW).unwrap();
+    let mut batch = commands
+        .dispatch_batch(&mut f.conn, &ctx(t), NOW, &Judgements::default())
+        .unwrap();
     assert!(batch.waits());
     assert!(commands.pending());
     let first = "set://turn_1/known%3A%2F%2Fa".to_owned();
@@ -616,7 +619,9 @@ fn a_batch_stops_at_the_first_proposal_and_the_resumed_turn_goes_on_after_it() {
     );
 
     let mut resumed = Commands::resume_at(&parsed.commands, 2, None);
-    let rest = resumed.dispatch_batch(&mut f.conn, &ctx(t), NOW).unwrap();
+    let rest = resumed
+        .dispatch_batch(&mut f.conn, &ctx(t), NOW, &Judgements::default())
+        .unwrap();
     assert!(!rest.waits());
     assert!(!resumed.pending());
     assert_eq!(
@@ -639,7 +644,9 @@ fn the_first_failed_action_aborts_the_rest_and_the_update_still_applies() {
     let reply = r#"<set path="known://a">1</set><set path="prompt://9">x</set><set path="known://b">2</set><update status="200">done</update>"#;
     let parsed = parse_reply(reply, 15);
     let mut commands = Commands::new(&parsed.commands);
-    let batch = commands.dispatch_batch(&mut f.conn, &ctx(t), NOW).unwrap();
+    let batch = commands
+        .dispatch_batch(&mut f.conn, &ctx(t), NOW, &Judgements::default())
+        .unwrap();
     let states: Vec<(State, Option<String>)> = batch
         .dispatched
         .iter()
@@ -683,7 +690,9 @@ fn a_search_ends_its_batch_and_its_failure_aborts_the_rest() {
     };
     let reply = r#"<search>rust actors</search><set path="known://a">1</set>"#;
     let mut commands = Commands::new(&parse_reply(reply, 15).commands);
-    let batch = commands.dispatch_batch(&mut f.conn, &ctx, NOW).unwrap();
+    let batch = commands
+        .dispatch_batch(&mut f.conn, &ctx, NOW, &Judgements::default())
+        .unwrap();
     let (searched, _) = batch.dispatched.last().unwrap();
     assert_eq!((searched.state, batch.waits()), (State::Streaming, true));
     assert!(!commands.any_failed());
@@ -691,7 +700,9 @@ fn a_search_ends_its_batch_and_its_failure_aborts_the_rest() {
     let mut failed = searched.clone();
     failed.state = State::Failed;
     commands.note(&failed);
-    let rest = commands.dispatch_batch(&mut f.conn, &ctx, NOW).unwrap();
+    let rest = commands
+        .dispatch_batch(&mut f.conn, &ctx, NOW, &Judgements::default())
+        .unwrap();
     let outcomes: Vec<(State, Option<String>)> = rest
         .dispatched
         .iter()
@@ -858,5 +869,103 @@ fn a_loops_recall_is_one_block_before_its_prompt_for_that_loop_only() {
     assert_eq!(
         lines,
         vec!["r loop 1 (ask): \"What port?\" → concluded: noted".to_owned()]
+    );
+}
+
+/// A model command with a body filter is never judged in the write: the batch stops before it
+/// (the commands before it dispatched); judged off the write over the candidates read, the next
+/// batch dispatches it with that judgement; a candidate changed between judgement and write
+/// sends it back to be judged; judged anew too often, it fails as a conflict.
+#[test]
+fn a_body_filter_is_judged_off_the_write_and_checked_in_it() {
+    use super::batch::Commands;
+    use crate::store::entries;
+    use crate::store::selection::{self, FilterCall};
+    let mut f = fixture();
+    let t = f.turn();
+    let run_id = f.run.run_id;
+    let call = FilterCall {
+        pattern: "known://*".to_owned(),
+        filter: "//x".to_owned(),
+    };
+    let reply = r#"<set path="known://a"><x>1</x></set><set path="known://b">plain</set><get path="known://*">//x</get>"#;
+    let mut commands = Commands::new(&parse_reply(reply, 15).commands);
+    let mut judged = Judgements::default();
+    let batch = commands
+        .dispatch_batch(&mut f.conn, &ctx(t), NOW, &judged)
+        .unwrap();
+    assert_eq!(
+        (
+            batch.dispatched.len(),
+            batch.unjudged.clone(),
+            batch.waits()
+        ),
+        (2, Some(call.clone()), true)
+    );
+    assert!(commands.pending(), "the get is still to dispatch");
+
+    let candidates = selection::candidates(&mut f.conn, run_id, &call).unwrap();
+    judged.insert(call.clone(), selection::judge(&call, &candidates));
+    let batch = commands
+        .dispatch_batch(&mut f.conn, &ctx(t), NOW, &judged)
+        .unwrap();
+    let (got, _) = &batch.dispatched[0];
+    let body = entries::by_path(&mut f.conn, run_id, &got.path)
+        .unwrap()
+        .unwrap()
+        .body;
+    let a = entries::by_path(&mut f.conn, run_id, "known://a")
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        (got.state, body.lines().nth(1), batch.unjudged.clone()),
+        (
+            State::Resolved,
+            Some(format!("known://a ({})", a.tokens).as_str()),
+            None
+        )
+    );
+
+    // known://b changes in the same turn: the judgement no longer fits it.
+    let reply = r#"<set path="known://b"><x>2</x></set><get path="known://*">//x</get>"#;
+    let mut commands = Commands::new(&parse_reply(reply, 15).commands);
+    let batch = commands
+        .dispatch_batch(&mut f.conn, &ctx(t), NOW, &judged)
+        .unwrap();
+    assert_eq!(
+        (batch.dispatched.len(), batch.unjudged.clone()),
+        (1, Some(call.clone()))
+    );
+    for _ in 0..selection::MAX_REJUDGED {
+        assert!(!judged.exhausted(&call));
+        judged.insert(call.clone(), selection::judge(&call, &candidates));
+    }
+    assert!(judged.exhausted(&call));
+    judged.give_up(call.clone());
+    let batch = commands
+        .dispatch_batch(&mut f.conn, &ctx(t), NOW, &judged)
+        .unwrap();
+    let (failed, _) = &batch.dispatched[0];
+    assert_eq!(
+        (failed.state, failed.outcome.as_deref()),
+        (State::Failed, Some("conflict"))
+    );
+}
+
+/// A body over the filter limits is refused in the judgement, off the write: the command fails
+/// with the refusal, as the model's tool error.
+#[test]
+fn a_refused_body_fails_the_judged_command() {
+    use crate::store::selection::{self, FilterCall};
+    let call = FilterCall {
+        pattern: "known://*".to_owned(),
+        filter: "//a".to_owned(),
+    };
+    let deep = format!("{}x{}", "<a>".repeat(300), "</a>".repeat(300));
+    let judged = selection::judge(&call, &[(1, "<a>flat</a>".to_owned()), (2, deep)]);
+    let refused = judged.apply(Vec::new()).map(|rows| rows.len());
+    assert_eq!(
+        refused.map_err(|e| e.to_string()),
+        Err("body filter: body nested deeper than 256 levels".to_owned())
     );
 }

@@ -93,7 +93,9 @@ const VISIBILITIES: &[&str] = &["visible", "summarized", "archived"];
 
 /// The statuses of `run/progress` (transient activity of a run's current turn).
 pub mod progress {
-    /// The provider call waits for a place (`RUMMY_<PROVIDER>_CONCURRENCY`, per-minute limits, a 429 pause).
+    /// The provider call waits for a place (`RUMMY_<PROVIDER>_CONCURRENCY`, per-minute limits, a 429
+    /// pause); with `detail: "runs_limit"`, a loop going on after a person answered it waits for
+    /// a place among the runs in flight (`RUMMY_MAX_RUNS_PER_*`).
     pub const QUEUED: &str = "queued";
     /// The model is being called.
     pub const THINKING: &str = "thinking";

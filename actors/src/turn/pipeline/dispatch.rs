@@ -1,4 +1,4 @@
-//! Dispatch: the reply's commands run in order, in batches — one transaction up to the first that waits (a proposal pauses the turn; a search waits for its backend) — each command with its `run/state`, published after the batch committed.
+//! Dispatch: the reply's commands run in order, in batches — one transaction up to the first that waits (a proposal pauses the turn; a search waits for its backend; a body filter is judged off the writer) — each command with its `run/state`, published after the batch committed.
 //!
 //! The batches are core's ([`rummy_core::turn::batch`]); this phase moves where dispatch stands
 //! into each batch's write and back, publishes, answers a search, announces a proposal, and
@@ -14,6 +14,7 @@ use crate::turn::{Decision, TurnEnd, TurnFailure, TurnJob};
 use rummy_core::entry::State;
 use rummy_core::ids::TurnId;
 use rummy_core::parse::{parse_reply, ToolName};
+use rummy_core::store::selection::Judgements;
 use rummy_core::store::{entries, skills, turns, StoreError};
 use rummy_core::tools::context::SkillTools;
 use rummy_core::turn::batch::Commands;
@@ -22,6 +23,7 @@ use rummy_core::turn::streams::{self, StreamWrite};
 use rummy_core::turn::TurnRef;
 use rummy_core::wire::notifications::{Proposed, RunProposal};
 use serde_json::{json, Value};
+use std::sync::Arc;
 use tracing::Instrument;
 
 /// Store work that must commit with the first dispatched commands.
@@ -80,8 +82,12 @@ pub(super) async fn dispatch(
     };
     let end = EndInput::new(job, turn_id, prose, telemetry, ctx);
     let (context_size, ceiling) = (job.context_size, limits.budget_ceiling);
+    // The body filters judged so far in this turn (the write holds the only other reference
+    // while it runs, so adding to it copies nothing).
+    let mut judged = Arc::new(Judgements::default());
     while commands.pending() || prelude.is_some() {
         let (first, end_input) = (prelude.take(), end.clone());
+        let judgements = Arc::clone(&judged);
         let (back, batch, ended) = svc
             .store
             .write(move |c| {
@@ -89,7 +95,7 @@ pub(super) async fn dispatch(
                     first(c)?;
                 }
                 let now = now();
-                let mut batch = commands.dispatch_batch(c, &ctx, now)?;
+                let mut batch = commands.dispatch_batch(c, &ctx, now, &judgements)?;
                 // Nothing left to wait for: end the turn here when the context surely fits.
                 let ended = match (batch.waits(), assembled) {
                     (false, Some(a))
@@ -108,6 +114,7 @@ pub(super) async fn dispatch(
             .await
             .map_err(failure)?;
         commands = back;
+        let unjudged = batch.unjudged;
         for (done, params) in batch.dispatched {
             if let Some(params) = &params {
                 svc.publish_state(t.run.project_id, &job.alias, params);
@@ -124,6 +131,19 @@ pub(super) async fn dispatch(
                 // A search: answered before the turn goes on; a failed one aborts the rest.
                 let answered = crate::turn::search::answer(svc, job, t, done).await?;
                 commands.note(&answered);
+            }
+        }
+        if let Some(call) = unjudged {
+            // The next command's body filter, judged off the writer; the next batch dispatches
+            // it with the judgement (judged anew if its entries changed meanwhile).
+            if Arc::make_mut(&mut judged).exhausted(&call) {
+                Arc::make_mut(&mut judged).give_up(call);
+            } else {
+                let verdict = crate::turn::filters::judge(svc, t.run.run_id, call.clone())
+                    .instrument(tracing::info_span!("filter", pattern = %call.pattern))
+                    .await
+                    .map_err(failure)?;
+                Arc::make_mut(&mut judged).insert(call, verdict);
             }
         }
         if let Some(ended) = ended {
