@@ -157,9 +157,11 @@ function notify(method, params) {
     case "run/state":
       if (!applyToList(params)) refreshRunsSoon();
       // A turn's end brings its telemetry; its reply is read if it did not stream here whole.
-      if (run && run.loaded && applyState(run, params) && params.telemetry) {
+      if (run && run.loaded && applyState(run, params)) {
+        // Output appended past what the page holds (a push it never got): read it whole.
+        for (const item of params.history || []) if (run.entries.get(item.path)?.gap) loadBody(item.path);
         const reply = run.replies.get(params.turn);
-        if (!reply || reply.partial) loadReply(params.turn, true);
+        if (params.telemetry && (!reply || reply.partial)) loadReply(params.turn, true);
       }
       break;
     case "run/progress":
@@ -331,6 +333,24 @@ async function loadReply(turn, again = false) {
   render();
 }
 
+/** Reads an entry's whole body with `getBody`, slice by slice: a body the server sent cut
+ * (`bodyTruncated`), or output whose appends left a gap. */
+async function loadBody(path) {
+  const run = state.run;
+  if (!run) return;
+  let body = "";
+  let next = 0;
+  while (typeof next === "number") {
+    const slice = await call("getBody", { run: run.alias, path, offset: next });
+    if (!slice || state.run !== run) return;
+    body += slice.body;
+    next = slice.next;
+  }
+  const entry = run.entries.get(path);
+  if (entry) run.entries.set(path, { ...entry, body, bodyTruncated: false, bodyBytes: undefined, gap: false });
+  render();
+}
+
 /** The context by category of the run's last turn: its latest turn-end push, replayed. */
 async function loadTelemetry(run) {
   const back = await call("getRun", { run: run.alias, sinceSeq: Math.max(0, run.lastSeq - 20), limit: 0 });
@@ -430,6 +450,7 @@ const actions = {
     }
   },
   loadReply,
+  loadBody,
 };
 
 /** An answered proposal leaves the waiting list at once; its `run/state` follows. */

@@ -336,6 +336,19 @@ pub const GET_ENTRIES: MethodSpec = MethodSpec {
     requires_hello: true,
     long_running: false,
 };
+/// `getBody`.
+pub const GET_BODY: MethodSpec = MethodSpec {
+    name: "getBody",
+    description: "Reads a slice of one entry's body, in bytes of its UTF-8 text (a body sent with bodyTruncated is read whole this way): {path, offset, body, bodyBytes, next}; next is the offset of the next slice, null at the end. A slice never cuts a character: its end moves back to the character's start (a slice too short for the character at offset holds that one whole character). An offset past the end or inside a character is -32602; an unknown path -32004. The entries are those getEntries lists.",
+    params: &[
+        p("run", "string", true, "run alias"),
+        p("path", "string", true, "the entry's path"),
+        p("offset", "integer", false, "where the slice starts, in bytes (default 0)"),
+        p("length", "integer", false, "the most bytes wanted (default and at most what fits a message: RUMMY_MAX_MESSAGE_BYTES less 1 KiB, and less again for characters JSON escapes)"),
+    ],
+    requires_hello: true,
+    long_running: false,
+};
 /// `set`.
 pub const SET: MethodSpec = MethodSpec {
     name: "set",
@@ -608,6 +621,7 @@ pub const METHODS: &[MethodSpec] = &[
     GET_RUNS,
     GET_RUN,
     GET_ENTRIES,
+    GET_BODY,
     SET,
     GET,
     RM,
