@@ -39,7 +39,7 @@ async fn write(client: &mut RpcClient, path: &str, body: &str) {
 
 /// A 1 MiB body is listed (getEntries) and shown (getRun) as its first 256 KiB, cut before the
 /// character it would split, with `bodyBytes` and `bodyTruncated`; `getBody` reads it whole in
-/// slices that never cut a character, and refuses an offset inside a character or past the
+/// slices that never cut a character (and so does the client crate's `read_body`), and refuses an offset inside a character or past the
 /// end (-32602) and an unknown path (-32004).
 #[actix_rt::test]
 async fn a_long_body_is_sent_cut_and_read_whole_in_slices() {
@@ -102,6 +102,18 @@ async fn a_long_body_is_sent_cut_and_read_whole_in_slices() {
         slices,
         [0, 300_000, 600_000, 900_000].map(|o| (json!(o), json!(body.len())))
     );
+    // The client crate reads it whole the same way.
+    let mut typed = rummy_client::Client::connect(rummy_client::ClientOptions::new(server.url()))
+        .await
+        .unwrap();
+    typed
+        .hello(rummy_client::params::HelloParams {
+            name: "p".into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    assert!(typed.read_body("r", path).await.unwrap() == body);
     // A length shorter than a character still answers it whole.
     let one = client
         .call(

@@ -293,7 +293,7 @@ pub const GET_RUNS: MethodSpec = MethodSpec {
 /// `getRun`.
 pub const GET_RUN: MethodSpec = MethodSpec {
     name: "getRun",
-    description: "One run's whole state: {run, status, stopReason, queued, mode, turn, model, route, temperature, persona, contextLimit, summary, history, unknowns, recall, telemetry, lastSeq, created}; with sinceSeq also missed: the notifications it pushed after that seq, [{method, params}]; with limit, history is a page of it (counted from the newest entry) and historyTotal the number of entries.",
+    description: "One run's whole state: {run, status, stopReason, queued, mode, turn, model, route, temperature, persona, contextLimit, summary, history, unknowns, recall, telemetry, lastSeq, created}; with sinceSeq also missed: the notifications it pushed after that seq, [{method, params}]; with limit, history is a page of it (counted from the newest entry) and historyTotal the number of entries. Bodies, the history's and the replayed pushes', are at most RUMMY_INLINE_BODY_BYTES (bodyBytes, bodyTruncated); missed holds as many pushes as fit the message (missedMore: true when more followed); a history that does not fit RUMMY_MAX_MESSAGE_BYTES is refused -32007 with data.limit, how many of its newest entries fit.",
     params: &[
         p("run", "string", true, "run alias"),
         p(
@@ -321,7 +321,7 @@ pub const GET_RUN: MethodSpec = MethodSpec {
 /// `getEntries`.
 pub const GET_ENTRIES: MethodSpec = MethodSpec {
     name: "getEntries",
-    description: "Read-only listing of a run's entries: [{path, scheme, state, outcome, status, visibility, turn, tokens, attributes, body?}]; bodies only with withBody.",
+    description: "Read-only listing of a run's entries: [{path, scheme, state, outcome, status, visibility, turn, tokens, attributes, body?}]; bodies only with withBody, each at most RUMMY_INLINE_BODY_BYTES (a longer one is its first bytes with bodyBytes, its whole size, and bodyTruncated: true; getBody reads it whole). A page whose answer would pass RUMMY_MAX_MESSAGE_BYTES is refused -32007 with data.limit, how many of its entries fit.",
     params: &[
         p("run", "string", true, "run alias"),
         p("pattern", "string", false, "only paths matching this hedberg pattern (glob, regex, …; * is every path)"),
@@ -550,7 +550,7 @@ const RUN_PATH: [ParamSpec; 2] = [
 /// `stream`.
 pub const STREAM: MethodSpec = MethodSpec {
     name: "stream",
-    description: "Appends output to channel <path>_<channel> of an accepted sh/env proposal.",
+    description: "Appends output to channel <path>_<channel> of an accepted sh/env proposal, capped at RUMMY_COMMAND_OUTPUT_BYTES per channel as the server's own commands are (past it a marker once, then chunks are dropped); watchers get run/state with {append: true, offset, body}, only what was appended.",
     params: &[
         p("run", "string", true, "run alias"),
         p("path", "string", true, "the accepted proposal's path"),
@@ -663,11 +663,12 @@ pub const NOTIFICATIONS: &[NotificationSpec] = &[
             p("status", "integer", true, "the run's status").one_of(&["100", "102", "200", "202", "413", "499", "500", "508"]),
             p("stopReason", "string", true, "why the last loop ended; null while a loop is queued, running or waiting").one_of(STOP_REASONS),
             p("summary", "string", true, "the latest summary the model gave"),
-            p("history", "array", true, "entries changed since the previous push: [{path, tool, state, outcome, status, visibility, turn, tokens, attributes, body}]"),
+            p("history", "array", true, "entries changed since the previous push: [{path, tool, state, outcome, status, visibility, turn, tokens, attributes, body}]; a body over RUMMY_INLINE_BODY_BYTES is its first bytes with bodyBytes and bodyTruncated; a channel's growth is {append: true, offset, body}: the text appended at that byte offset"),
             p("unknowns", "array", true, "open questions: [{path, body, shared}]"),
             p("telemetry", "object", true, "at turn end: token counts (prompt, cached, completion, reasoning), cost, context distribution, and the side tasks the turn made (sidecar); null mid-turn"),
             p("route", "object", true, "the current loop's routing decision {class, model}, or null"),
             p("queued", "object", false, "why a loop waits, {reason, position}: with status 100, for a place (runs_limit: the project's or the user's runs in flight; cost_ceiling: the project's spending) and position its place in that line; with 102 or 202, behind the run's own loop (loop) and position how many loops wait; absent when no loop waits").one_of(QUEUE_REASONS),
+            p("historyOmitted", "integer", false, "how many changed entries did not fit RUMMY_MAX_MESSAGE_BYTES and were left out (read the run again with getRun); absent when none was"),
         ],
     },
     NotificationSpec {
