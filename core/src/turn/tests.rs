@@ -930,3 +930,91 @@ fn a_loops_recall_is_one_block_before_its_prompt_for_that_loop_only() {
         vec!["r loop 1 (ask): \"What port?\" → concluded: noted".to_owned()]
     );
 }
+
+/// A `run/state` body over the inline limit goes out as its first bytes with its size; a push
+/// over the message limit sends its largest body empty (still saying its size) instead.
+#[test]
+fn a_push_bounds_its_bodies_and_its_size() {
+    let long = "é".repeat(3000);
+    let bounded = |inline, message| {
+        let mut f = fixture();
+        let t = f.turn();
+        f.run_reply(t, &format!("<update status=\"102\">{long}</update>"));
+        let bounds = Bounds {
+            inline_body_bytes: inline,
+            max_message_bytes: message,
+        };
+        let push = state::push(&mut f.conn, f.run.run_id, 1, 102, json!(null), bounds, NOW)
+            .unwrap()
+            .value();
+        let item = push["history"][0].clone();
+        (
+            item["body"].as_str().map(str::len),
+            item["bodyBytes"].clone(),
+            item["bodyTruncated"].clone(),
+            push["historyOmitted"].clone(),
+        )
+    };
+    // 1,001 bytes would split an "é": the cut moves back to 1,000.
+    assert_eq!(
+        bounded(1001, 1 << 20),
+        (
+            Some(1000),
+            json!(6000),
+            json!(true),
+            serde_json::Value::Null
+        )
+    );
+    assert_eq!(
+        bounded(1 << 20, 1 << 20),
+        (
+            Some(6000),
+            serde_json::Value::Null,
+            serde_json::Value::Null,
+            serde_json::Value::Null
+        )
+    );
+    assert_eq!(
+        bounded(1 << 20, 4096),
+        (Some(0), json!(6000), json!(true), serde_json::Value::Null)
+    );
+}
+
+/// A channel appended to in the write goes out as what was appended and where; the others as
+/// they are.
+#[test]
+fn an_appended_channel_is_pushed_as_its_growth() {
+    let mut f = fixture();
+    let t = f.turn();
+    f.run_reply(t, "<update status=\"102\">first</update>");
+    let appended = [state::Appended {
+        path: "update://turn_1".into(),
+        offset: 2,
+    }];
+    let push = state::push_appended(
+        &mut f.conn,
+        f.run.run_id,
+        1,
+        102,
+        Bounds::default(),
+        &appended,
+        NOW,
+    )
+    .unwrap()
+    .value();
+    let item = &push["history"][0];
+    assert_eq!(
+        (
+            item["path"].clone(),
+            item["body"].clone(),
+            item["append"].clone(),
+            item["offset"].clone()
+        ),
+        (
+            json!("update://turn_1"),
+            json!("rst"),
+            json!(true),
+            json!(2)
+        )
+    );
+}
