@@ -122,7 +122,7 @@ async function open(where, reconnected = false) {
   try {
     const params = { run: alias, limit: PAGE };
     if (same && run.loaded) params.sinceSeq = run.lastSeq;
-    const snap = await conn.call("getRun", params);
+    const snap = await fitting("getRun", params);
     if (state.run !== run) return;
     if (!same || !run.loaded) {
       run.entries = new Map();
@@ -136,6 +136,18 @@ async function open(where, reconnected = false) {
     for (const turn of recent) if (!run.replies.has(turn)) loadReply(turn);
   } catch (e) {
     toast(`Cannot open run ${alias}: ${e.message}`);
+  }
+}
+
+/** A paged call that, refused -32007 for a page too large for one message, asks again with the
+ * page size the server says fits (`data.limit`). */
+async function fitting(method, params) {
+  try {
+    return await conn.call(method, params);
+  } catch (e) {
+    const fits = e instanceof RpcError && e.code === -32007 ? e.data.limit : undefined;
+    if (typeof fits !== "number" || fits >= (params.limit ?? Infinity)) throw e;
+    return conn.call(method, { ...params, limit: Math.max(1, fits) });
   }
 }
 

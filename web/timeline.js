@@ -59,11 +59,11 @@ function terminal(run, entry) {
  * reads the rest. */
 function showAll(entry, actions) {
   if (!entry.bodyTruncated) return null;
-  return h("div.loader.muted", `the first ${tokensOfBytes(byteLength(entry.body))} of ${tokensOfBytes(entry.bodyBytes)} are shown · `,
+  return h("div.loader.muted", `the first ${sizeText(byteLength(entry.body))} of ${sizeText(entry.bodyBytes)} are shown · `,
     h("a", { href: "#", on: { click: (e) => { e.preventDefault(); actions.loadBody(entry.path); } } }, "show all"));
 }
 
-function tokensOfBytes(n) {
+function sizeText(n) {
   return n >= 1024 * 1024 ? `${(n / 1024 / 1024).toFixed(1)} MiB` : n >= 1024 ? `${Math.round(n / 1024)} KiB` : `${n} bytes`;
 }
 
