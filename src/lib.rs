@@ -348,7 +348,8 @@ pub async fn serve(
         Location::Postgres(_) => None,
     };
     let metrics = Metrics::new().map_err(|e| ServeError::Metrics(e.to_string()))?;
-    let store = Store::open(&database, 4, Arc::new(metrics))?;
+    let store = Store::open(&database, 4, Arc::new(metrics))?
+        .bounded(rummy_core::wire::bounded::Bounds::of(&config.limits));
     refuse_open_network(&config, &store).await?;
     let tls = config.access.tls.as_ref().map(tls_config).transpose()?;
     let seeds = config.models.clone();

@@ -138,7 +138,7 @@ async function open(where, reconnected = false) {
   try {
     const params = { run: alias, limit: PAGE };
     if (same && run.loaded) params.sinceSeq = run.lastSeq;
-    const snap = await conn.call("getRun", params);
+    const snap = await fitting("getRun", params);
     if (state.run !== run) return;
     if (!same || !run.loaded) {
       run.entries = new Map();
@@ -152,6 +152,18 @@ async function open(where, reconnected = false) {
     for (const turn of recent) if (!run.replies.has(turn)) loadReply(turn);
   } catch (e) {
     toast(`Cannot open run ${alias}: ${e.message}`);
+  }
+}
+
+/** A paged call that, refused -32007 for a page too large for one message, asks again with the
+ * page size the server says fits (`data.limit`). */
+async function fitting(method, params) {
+  try {
+    return await conn.call(method, params);
+  } catch (e) {
+    const fits = e instanceof RpcError && e.code === -32007 ? e.data.limit : undefined;
+    if (typeof fits !== "number" || fits >= (params.limit ?? Infinity)) throw e;
+    return conn.call(method, { ...params, limit: Math.max(1, fits) });
   }
 }
 
@@ -173,9 +185,11 @@ function notify(method, params) {
     case "run/state":
       if (!applyToList(params)) refreshRunsSoon();
       // A turn's end brings its telemetry; its reply is read if it did not stream here whole.
-      if (run && run.loaded && applyState(run, params) && params.telemetry) {
+      if (run && run.loaded && applyState(run, params)) {
+        // Output appended past what the page holds (a push it never got): read it whole.
+        for (const item of params.history || []) if (run.entries.get(item.path)?.gap) loadBody(item.path);
         const reply = run.replies.get(params.turn);
-        if (!reply || reply.partial) loadReply(params.turn, true);
+        if (params.telemetry && (!reply || reply.partial)) loadReply(params.turn, true);
       }
       break;
     case "run/progress":
@@ -347,6 +361,24 @@ async function loadReply(turn, again = false) {
   render();
 }
 
+/** Reads an entry's whole body with `getBody`, slice by slice: a body the server sent cut
+ * (`bodyTruncated`), or output whose appends left a gap. */
+async function loadBody(path) {
+  const run = state.run;
+  if (!run) return;
+  let body = "";
+  let next = 0;
+  while (typeof next === "number") {
+    const slice = await call("getBody", { run: run.alias, path, offset: next });
+    if (!slice || state.run !== run) return;
+    body += slice.body;
+    next = slice.next;
+  }
+  const entry = run.entries.get(path);
+  if (entry) run.entries.set(path, { ...entry, body, bodyTruncated: false, bodyBytes: undefined, gap: false });
+  render();
+}
+
 /** The context by category of the run's last turn: its latest turn-end push, replayed. */
 async function loadTelemetry(run) {
   const back = await call("getRun", { run: run.alias, sinceSeq: Math.max(0, run.lastSeq - 20), limit: 0 });
@@ -446,6 +478,7 @@ const actions = {
     }
   },
   loadReply,
+  loadBody,
 };
 
 /** An answered proposal leaves the waiting list at once; its `run/state` follows. */

@@ -88,8 +88,33 @@ export function applyOlder(run, snap, offset) {
   run.reached = Math.max(run.reached, offset + (snap.history || []).length);
 }
 
+const utf8 = new TextEncoder();
+const text = new TextDecoder();
+
+/** A body's size as the server counts it: bytes of its UTF-8 text. */
+export function byteLength(body) {
+  return utf8.encode(body || "").length;
+}
+
+/** An item that appends (`append: true, offset`: a command's output as it grows) applied to
+ * the entry the page has: its text goes after the bytes held, what the page already holds of
+ * it (a push seen twice) is skipped, and an offset past the end leaves a gap the page reads
+ * again (`getBody`). */
+function appended(before, item) {
+  const held = before ? utf8.encode(before.body || "") : new Uint8Array();
+  const added = utf8.encode(item.body || "");
+  const base = { ...item, append: undefined, offset: undefined };
+  if (item.offset > held.length) return { ...base, body: before ? before.body : "", gap: true };
+  const fresh = added.subarray(Math.min(added.length, held.length - item.offset));
+  return { ...base, body: (before ? before.body || "" : "") + text.decode(fresh), gap: before ? before.gap : false };
+}
+
 function keep(run, item) {
   const before = run.entries.get(item.path);
+  if (item.append) {
+    run.entries.set(item.path, appended(before, item));
+    return;
+  }
   run.entries.set(item.path, before && item.body === undefined ? { ...item, body: before.body } : item);
   if (item.path === "session://state") run.memo.session = item.body ?? run.memo.session;
   if (item.path === "summary://run") run.memo.summary = item.body ?? run.memo.summary;

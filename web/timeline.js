@@ -4,7 +4,7 @@
 
 import { h, tokens, codeBadge } from "./dom.js";
 import { diffView } from "./diff.js";
-import { pending, turns, state } from "./store.js";
+import { pending, turns, state, byteLength } from "./store.js";
 
 const TOOLS = "get|set|rm|cp|mv|sh|env|ask_user|search|update|think|known|unknown|summarize|ask|act";
 const COMMAND_TAGS = new RegExp(`<(${TOOLS})\\b[^>]*?(/>|>[\\s\\S]*?</\\1\\s*>)`, "g");
@@ -55,7 +55,19 @@ function terminal(run, entry) {
   return h("pre.term", { dataset: { path: entry.path, live: live ? "1" : "0" } }, text);
 }
 
-function command(run, entry, open) {
+/** Under a body the server sent cut (its first bytes): how much there is, and a link that
+ * reads the rest. */
+function showAll(entry, actions) {
+  if (!entry.bodyTruncated) return null;
+  return h("div.loader.muted", `the first ${sizeText(byteLength(entry.body))} of ${sizeText(entry.bodyBytes)} are shown · `,
+    h("a", { href: "#", on: { click: (e) => { e.preventDefault(); actions.loadBody(entry.path); } } }, "show all"));
+}
+
+function sizeText(n) {
+  return n >= 1024 * 1024 ? `${(n / 1024 / 1024).toFixed(1)} MiB` : n >= 1024 ? `${Math.round(n / 1024)} KiB` : `${n} bytes`;
+}
+
+function command(run, entry, open, actions) {
   const a = entry.attributes || {};
   const body = entry.tool === "set" && a.patch ? diffView(a.patch, state.diffMode) : h("pre", entry.body || "");
   // The command was accepted (its code says so); how it ended is its exit code.
@@ -69,10 +81,11 @@ function command(run, entry, open) {
       entry.outcome ? h("span.muted", entry.outcome) : null,
       h("span.tok", `${tokens(entry.tokens)} tok`),
       codeBadge(entry.status, entry.state)),
-    h("div.body", body));
+    h("div.body", body, showAll(entry, actions)));
   // A command's output is what a person watches: always shown, as it streams.
   const term = a.kind === "sh" || a.kind === "env" ? terminal(run, entry) : null;
-  return term ? h("div.with-term", details, term) : details;
+  const cut = term ? channels(run, entry).map((c) => showAll(c, actions)) : [];
+  return term ? h("div.with-term", details, term, cut) : details;
 }
 
 function reply(run, turn, actions) {
@@ -103,7 +116,7 @@ function turnView(run, turn, entries, actions) {
       h("span", `${tokens(cost)} tokens`)),
     prompts.map((p) => h("div.card.prompt", h("div.who", p.attributes && p.attributes.inject ? "injected" : "prompt"), h("p", p.body || ""))),
     reply(run, turn, actions),
-    h("div.cmds", cmds.map((c) => command(run, c, live && c.state === "streaming"))));
+    h("div.cmds", cmds.map((c) => command(run, c, live && c.state === "streaming", actions))));
 }
 
 /** Turns already drawn, by turn, with what they were drawn from: a turn that did not change is

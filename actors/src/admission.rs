@@ -341,9 +341,12 @@ impl AdmissionActor {
     /// here waits for the write).
     fn announce(&self, run_id: RunId, loop_id: LoopId, since: Millis, queued: Queued) {
         let (store, hub) = (self.store.clone(), self.hub.clone());
+        let bounds = store.bounds();
         actix_rt::spawn(async move {
             let written = store
-                .write(move |c| state::push_queued(c, run_id, loop_id, since, queued, now()))
+                .write(move |c| {
+                    state::push_queued(c, run_id, loop_id, since, queued, bounds, now())
+                })
                 .await;
             match written {
                 Ok(Some((run, pushed))) => {

@@ -73,6 +73,9 @@ pub fn from_store(err: StoreError) -> RpcError {
         } => RpcError::new(ErrorKind::TooLarge, message)
             .with("tokens", tokens.into())
             .with("limit", limit.into()),
+        StoreError::TooMany { message, limit } => {
+            RpcError::new(ErrorKind::TooLarge, message).with("limit", limit.into())
+        }
         StoreError::Invalid(m) => {
             RpcError::new(ErrorKind::InvalidParams, format!("invalid params: {m}"))
         }

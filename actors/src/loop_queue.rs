@@ -18,6 +18,7 @@ use rummy_core::store::notifications::Recorded;
 use rummy_core::store::runs::{self, Run};
 use rummy_core::store::{entries, projects, turns, StoreError};
 use rummy_core::turn::{proposals, record, state, TurnRef};
+use rummy_core::wire::bounded::Bounds;
 use serde_json::{json, Value};
 
 /// Appends a loop to the queue.
@@ -255,9 +256,10 @@ impl Handler<Finish> for LoopQueue {
         let store = self.store.clone();
         let run = self.run;
         let divisor = self.token_divisor;
+        let bounds = store.bounds();
         Box::pin(async move {
             store
-                .write(move |c| finish(c, run, &msg, write_ctx(divisor)))
+                .write(move |c| finish(c, run, &msg, bounds, write_ctx(divisor)))
                 .await
         })
     }
@@ -267,6 +269,7 @@ fn finish(
     c: &mut rummy_core::db::Db,
     run: RunRef,
     msg: &Finish,
+    bounds: Bounds,
     at: WriteCtx,
 ) -> Result<Recorded, StoreError> {
     let now = at.now;
@@ -331,6 +334,7 @@ fn finish(
         last_turn,
         msg.run_status.code(),
         Value::Null,
+        bounds,
         now,
     )?;
     // A prompt injected for a turn the loop never ran (it concluded first) is not dropped: it
@@ -431,7 +435,7 @@ mod tests {
             error: None,
             kept: true,
         };
-        finish(&mut c, run, &end, write_ctx(DIVISOR)).unwrap();
+        finish(&mut c, run, &end, Bounds::default(), write_ctx(DIVISOR)).unwrap();
         let folded = inject(
             &mut c,
             run,
@@ -476,7 +480,7 @@ mod tests {
                 error: None,
                 kept: true,
             };
-            finish(&mut c, run, &end, write_ctx(DIVISOR)).unwrap();
+            finish(&mut c, run, &end, Bounds::default(), write_ctx(DIVISOR)).unwrap();
             let next = claim(&mut c, run.run_id, &RoutingConfig::default()).unwrap();
             let prompts: Vec<String> = next.iter().map(|n| n.loop_row.prompt.clone()).collect();
             assert_eq!(prompts, queued, "after a {loop_status}");

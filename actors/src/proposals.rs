@@ -137,6 +137,7 @@ pub async fn resolve(
     };
     log_disk_work(run, &path, &resolution);
     let divisor = svc.config.limits.token_divisor;
+    let bounds = svc.store.bounds();
     let recorded = svc
         .store
         .write(move |c| {
@@ -169,6 +170,7 @@ pub async fn resolve(
                 resolved.turn,
                 RunStatus::Running.code(),
                 Value::Null,
+                bounds,
                 now(),
             )?;
             Ok(Ok(Resolution {

@@ -28,6 +28,7 @@ use rummy_core::store::entries::RunRef;
 use rummy_core::store::runs::{self, NewRun, Run, RunSettings};
 use rummy_core::store::{entries, loops, models, projects, rpc_log, StoreError};
 use rummy_core::turn::{recovery, summary};
+use rummy_core::wire::bounded::Bounds;
 use rummy_core::wire::params::RunAttributes;
 use rummy_core::wire::{ErrorKind, RpcError};
 use serde_json::json;
@@ -623,6 +624,7 @@ pub(crate) async fn recover(
 ) -> Result<Recovered, StoreError> {
     let divisor = svc.config.limits.token_divisor;
     let recall_default = svc.config.recall.enabled;
+    let bounds = Bounds::of(&svc.config.limits);
     let me = svc.cluster.as_ref().map(|c| c.me().to_owned());
     let (report, taken) = svc
         .store
@@ -630,7 +632,7 @@ pub(crate) async fn recover(
             let at = crate::clock::write_ctx(divisor);
             match me {
                 None => Ok((
-                    recovery::recover(c, recovery::Scope::All, recall_default, at)?,
+                    recovery::recover(c, recovery::Scope::All, recall_default, bounds, at)?,
                     Vec::new(),
                 )),
                 Some(me) => {
@@ -647,7 +649,10 @@ pub(crate) async fn recover(
                         None => rummy_core::store::cluster::take_orphans(c, &me, at.now, 10_000)?,
                     };
                     let scope = recovery::Scope::Runs(&taken);
-                    Ok((recovery::recover(c, scope, recall_default, at)?, taken))
+                    Ok((
+                        recovery::recover(c, scope, recall_default, bounds, at)?,
+                        taken,
+                    ))
                 }
             }
         })

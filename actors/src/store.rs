@@ -23,6 +23,7 @@ use rummy_core::config::Location;
 use rummy_core::db::Db;
 use rummy_core::store::database::{self as db, ReadPool};
 use rummy_core::store::StoreError;
+use rummy_core::wire::bounded::Bounds;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{mpsc, Arc};
 use std::time::Duration;
@@ -261,6 +262,8 @@ pub struct Store {
     readers: ReadPool,
     metrics: Arc<Metrics>,
     location: Arc<Location>,
+    /// What every answer and push written through this handle is held to.
+    bounds: Bounds,
 }
 
 impl Store {
@@ -304,7 +307,21 @@ impl Store {
             readers: pool,
             metrics,
             location: Arc::new(location.clone()),
+            bounds: Bounds::default(),
         })
+    }
+
+    /// The same store, its pushes and answers held to `bounds` (the configuration's limits;
+    /// [`Store::open`] starts with the defaults).
+    pub fn bounded(mut self, bounds: Bounds) -> Store {
+        self.bounds = bounds;
+        self
+    }
+
+    /// What answers and pushes are held to: `RUMMY_INLINE_BODY_BYTES` and
+    /// `RUMMY_MAX_MESSAGE_BYTES`.
+    pub fn bounds(&self) -> Bounds {
+        self.bounds
     }
 
     /// The server's metrics.

@@ -22,13 +22,14 @@ use crate::connection::{
 use crate::error::{CallError, ClientError};
 use crate::notifications::Notification;
 use crate::params::{
-    AddModelParams, AliasParams, ConstraintParams, GetEntriesParams, GetParams, GetRunParams,
-    HelloParams, MoveParams, NoParams, Page, PersonaParams, RmParams, RouteCheckParams,
-    RunAttributes, RunParams, SetParams, SkillParams, StreamEndParams, StreamParams, UpdateParams,
+    AddModelParams, AliasParams, ConstraintParams, GetBodyParams, GetEntriesParams, GetParams,
+    GetRunParams, HelloParams, MoveParams, NoParams, Page, PersonaParams, RmParams,
+    RouteCheckParams, RunAttributes, RunParams, SetParams, SkillParams, StreamEndParams,
+    StreamParams, UpdateParams,
 };
 use crate::results::{
-    Ack, AddedModel, Catalogue, Constraint, Entry, Hello, Model, NamedFile, Project, RouteCheck,
-    RouteClass, RunSkill, RunSnapshot, RunSummary, SkillFile,
+    Ack, AddedModel, BodySlice, Catalogue, Constraint, Entry, Hello, Model, NamedFile, Project,
+    RouteCheck, RouteClass, RunSkill, RunSnapshot, RunSummary, SkillFile,
 };
 
 /// The most notifications one `getRun {sinceSeq}` answer replays; a full page means ask again.
@@ -48,6 +49,7 @@ pub const METHODS: &[&str] = &[
     "getRuns",
     "getRun",
     "getEntries",
+    "getBody",
     "set",
     "get",
     "rm",
@@ -622,6 +624,30 @@ impl Client {
         params: &GetEntriesParams,
     ) -> Result<Vec<Entry>, CallError> {
         self.call("getEntries", params).await
+    }
+
+    /// `getBody`: one slice of an entry's body.
+    pub async fn get_body(&mut self, params: &GetBodyParams) -> Result<BodySlice, CallError> {
+        self.call("getBody", params).await
+    }
+
+    /// An entry's whole body, read slice by slice with `getBody` (what a body sent with
+    /// `bodyTruncated` takes).
+    pub async fn read_body(&mut self, run: &str, path: &str) -> Result<String, CallError> {
+        let mut body = String::new();
+        let mut next = Some(0);
+        while let Some(offset) = next {
+            let params = GetBodyParams {
+                run: run.to_owned(),
+                path: path.to_owned(),
+                offset: Some(offset),
+                length: None,
+            };
+            let slice = self.get_body(&params).await?;
+            body.push_str(&slice.body);
+            next = slice.next;
+        }
+        Ok(body)
     }
 
     /// `set`.

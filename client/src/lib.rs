@@ -8,10 +8,13 @@
 //!   what each followed run pushed meanwhile (`getRun {run, sinceSeq}`), so nothing is missed
 //!   and nothing is seen twice.
 //! - [`params`] and [`results`] are the requests and answers, camelCase on the wire.
+//! - [`bodies`] keeps entries' bodies from the pushes: whole, cut (`bodyTruncated`, the rest
+//!   read with `getBody`) or appended to (`append: true, offset`: a command's output).
 //!
 //! The `rummy` command line, the testkit's test client and the benchmarks all speak through
 //! this crate.
 
+pub mod bodies;
 mod client;
 pub mod connection;
 mod error;

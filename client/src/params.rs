@@ -119,6 +119,22 @@ pub struct GetEntriesParams {
     pub offset: Option<i64>,
 }
 
+/// `getBody`: a slice of one entry's body.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GetBodyParams {
+    /// Run alias.
+    pub run: String,
+    /// The entry's path.
+    pub path: String,
+    /// Where the slice starts, in bytes (default 0).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub offset: Option<i64>,
+    /// The most bytes wanted (default: what fits a message).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub length: Option<i64>,
+}
+
 /// `set`: writes an entry; on `run://<alias>` starts, continues, injects, configures or cancels.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]

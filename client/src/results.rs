@@ -4,8 +4,8 @@
 
 pub use rummy_protocol::catalogue::{Catalogue, MethodDoc, NotificationDoc, ParamDoc};
 pub use rummy_protocol::results::{
-    Ack, AddedModel, Bucket, Check, Constraint, DoctorReport, Entry, Hello, HistoryItem, MadeToken,
-    MissedNotification, Model, ModelCheck, NamedFile, Project, ProviderCheck, Queued, Route,
-    RouteCheck, RouteClass, RunSkill, RunSnapshot, RunSummary, SandboxCheck, SandboxLayer,
+    Ack, AddedModel, BodySlice, Bucket, Check, Constraint, DoctorReport, Entry, Hello, HistoryItem,
+    MadeToken, MissedNotification, Model, ModelCheck, NamedFile, Project, ProviderCheck, Queued,
+    Route, RouteCheck, RouteClass, RunSkill, RunSnapshot, RunSummary, SandboxCheck, SandboxLayer,
     SandboxMode, SidecarCall, SkillFile, Telemetry, TokenInfo, Unknown, Usage,
 };

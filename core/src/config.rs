@@ -121,6 +121,10 @@ pub struct Limits {
     pub max_frame_bytes: usize,
     /// `RUMMY_MAX_MESSAGE_BYTES`: a larger message is answered -32007.
     pub max_message_bytes: usize,
+    /// `RUMMY_INLINE_BODY_BYTES`: the most of one body an answer or a push carries inline; a
+    /// longer body goes out as its first bytes with `bodyBytes` and `bodyTruncated`, and is
+    /// read whole with `getBody`.
+    pub inline_body_bytes: usize,
     /// `RUMMY_MAX_BACKLOG_BYTES`: notifications a client may leave unread before its
     /// connection is closed (1013); it reconnects and replays what it missed.
     pub max_backlog_bytes: usize,
@@ -151,6 +155,7 @@ impl Default for Limits {
             search_timeout_ms: 10_000,
             max_frame_bytes: 16 * 1024 * 1024,
             max_message_bytes: 4 * 1024 * 1024,
+            inline_body_bytes: 256 * 1024,
             max_backlog_bytes: 32 * 1024 * 1024,
             max_reply_bytes: 4 * 1024 * 1024,
             lease_ms: 15_000,
@@ -238,6 +243,7 @@ impl Config {
         l.search_timeout_ms = positive(vars, "RUMMY_SEARCH_TIMEOUT", l.search_timeout_ms)?;
         l.max_frame_bytes = positive(vars, "RUMMY_MAX_FRAME_BYTES", l.max_frame_bytes)?;
         l.max_message_bytes = positive(vars, "RUMMY_MAX_MESSAGE_BYTES", l.max_message_bytes)?;
+        l.inline_body_bytes = positive(vars, "RUMMY_INLINE_BODY_BYTES", l.inline_body_bytes)?;
         l.max_backlog_bytes = positive(vars, "RUMMY_MAX_BACKLOG_BYTES", l.max_backlog_bytes)?;
         l.max_reply_bytes = positive(vars, "RUMMY_MAX_REPLY_BYTES", l.max_reply_bytes)?;
         l.lease_ms = positive(vars, "RUMMY_LEASE_MS", l.lease_ms)?;

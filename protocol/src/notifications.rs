@@ -68,6 +68,10 @@ pub struct RunState {
     /// Why a loop waits; left out when none does.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub queued: Option<Queued>,
+    /// How many changed entries did not fit the message and were left out (read the run
+    /// again with `getRun`); left out when none was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub history_omitted: Option<i64>,
     /// Its per-run number, for `getRun {sinceSeq}`.
     #[serde(default)]
     pub seq: Option<i64>,
@@ -125,13 +129,21 @@ pub struct RunProposal {
 
 /// One proposal waiting for a decision.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Proposed {
     /// Its attributes (`kind`, `path`, `command`, `question`, …).
     #[serde(default)]
     pub attributes: Map<String, Value>,
-    /// What it would do (a unified diff for an edit; empty for a command).
+    /// What it would do (a unified diff for an edit; empty for a command): its first
+    /// `RUMMY_INLINE_BODY_BYTES` when `body_truncated`.
     #[serde(default)]
     pub body: String,
+    /// The body's whole size in bytes, when `body` is not all of it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub body_bytes: Option<i64>,
+    /// `body` is the body's first bytes only: `getBody` reads the rest.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub body_truncated: bool,
     /// What it does, hashed: the SHA-256 (hex) of its canonical JSON (`kind`, `paths`,
     /// `command`, `content`, `patch`). An accept sends it as `approves`; the server refuses
     /// the accept (-32005) when the proposal's differs.
@@ -196,6 +208,8 @@ mod tests {
                 proposed: vec![Proposed {
                     attributes: attributes.as_object().cloned().unwrap_or_default(),
                     body: "diff".into(),
+                    body_bytes: None,
+                    body_truncated: false,
                     hash: Some("ab12".into()),
                     path: "edit://turn_1/a.rs".into(),
                     turn: 1,

@@ -141,9 +141,22 @@ pub struct HistoryItem {
     /// Its attributes (`kind`, `command`, `path`, `channels`, `exitCode`, …).
     #[serde(default)]
     pub attributes: Map<String, Value>,
-    /// Its body, when sent.
+    /// Its body, when sent: with `append`, what was appended at `offset`; with
+    /// `body_truncated`, its first `RUMMY_INLINE_BODY_BYTES` only.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub body: Option<String>,
+    /// The body's whole size in bytes, when `body` is not all of it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub body_bytes: Option<i64>,
+    /// `body` is the body's first bytes only: `getBody` reads the rest.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub body_truncated: bool,
+    /// `body` is what was appended to the entry's body at `offset` (a channel's growth).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub append: bool,
+    /// With `append`: the byte offset in the body where the appended text starts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub offset: Option<i64>,
     /// While it is a pending proposal: the hash of what it does, which an accept sends as
     /// `approves` (see `run/proposal`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -418,6 +431,27 @@ pub struct RunSnapshot {
     /// field out without `sinceSeq`).
     #[serde(default)]
     pub missed: Vec<MissedNotification>,
+    /// With `sinceSeq`: more notifications followed than fit the answer; ask again from the
+    /// last one in `missed` (the server leaves the field out when all fit).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub missed_more: bool,
+}
+
+/// `getBody`'s answer: a slice of an entry's body.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BodySlice {
+    /// The entry's path.
+    pub path: String,
+    /// Where the slice starts, in bytes of the body's UTF-8 text.
+    pub offset: i64,
+    /// The slice (never a cut character).
+    pub body: String,
+    /// The body's whole size in bytes.
+    pub body_bytes: i64,
+    /// Where the next slice starts; `null` when this one reaches the end.
+    #[serde(default)]
+    pub next: Option<i64>,
 }
 
 /// A notification replayed by `getRun {sinceSeq}`.
@@ -458,9 +492,20 @@ pub struct Entry {
     /// Its attributes.
     #[serde(default)]
     pub attributes: Map<String, Value>,
-    /// Its body (with `withBody`; left out without).
+    /// Its body (with `withBody`; left out without): its first `RUMMY_INLINE_BODY_BYTES` when
+    /// `body_truncated`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub body: Option<String>,
+    /// The body's whole size in bytes, when `body` is not all of it.
+    #[serde(default, rename = "bodyBytes", skip_serializing_if = "Option::is_none")]
+    pub body_bytes: Option<i64>,
+    /// `body` is the body's first bytes only: `getBody` reads the rest.
+    #[serde(
+        default,
+        rename = "bodyTruncated",
+        skip_serializing_if = "std::ops::Not::not"
+    )]
+    pub body_truncated: bool,
     /// While it is a pending proposal: the hash of what it does, which an accept sends as
     /// `approves` (see `run/proposal`).
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -138,7 +138,10 @@ impl<'a> Follow<'a> {
         for item in &snapshot.history {
             if item.attributes.contains_key("channel") {
                 let shown = self.channels.entry(item.path.clone()).or_default();
-                shown.taken = item.body.as_deref().map_or(0, str::len);
+                shown.taken = item
+                    .body_bytes
+                    .and_then(|n| usize::try_from(n).ok())
+                    .unwrap_or_else(|| item.body.as_deref().map_or(0, str::len));
                 continue;
             }
             if item.is_proposal() && item.state == "proposed" {
@@ -435,13 +438,13 @@ impl<'a> Follow<'a> {
             return;
         }
         self.channel_failure(item);
-        let body = item.body.as_deref().unwrap_or_default();
         let shown = self.channels.entry(item.path.clone()).or_default();
-        if body.len() <= shown.taken || !body.is_char_boundary(shown.taken) {
+        // A push carries the whole channel or, as it grows, what was appended at an offset.
+        let Some((new, taken)) = rummy_client::bodies::unseen(item, shown.taken) else {
             return;
-        }
-        let new = body[shown.taken..].to_owned();
-        shown.taken = body.len();
+        };
+        let new = new.to_owned();
+        shown.taken = taken;
         let channel = item
             .attributes
             .get("channel")

@@ -16,7 +16,7 @@ use tempfile::TempDir;
 const CONCLUDE: &str = "<update status=\"200\">done</update>";
 
 /// A project directory (its real path, as the server stores it).
-fn project() -> (TempDir, PathBuf) {
+pub(super) fn project() -> (TempDir, PathBuf) {
     let dir = TempDir::new().unwrap();
     let root = dir.path().canonicalize().unwrap();
     (dir, root)
@@ -24,7 +24,12 @@ fn project() -> (TempDir, PathBuf) {
 
 /// Scripts the model to propose `tag` then conclude, and starts run `cmd` in act mode on a
 /// client bound to `root`.
-async fn proposing(url: &str, provider: &FakeProvider, root: &Path, tag: &str) -> RpcClient {
+pub(super) async fn proposing(
+    url: &str,
+    provider: &FakeProvider,
+    root: &Path,
+    tag: &str,
+) -> RpcClient {
     provider.push(Reply::content(format!(
         "{tag}\n<update status=\"102\">running it</update>"
     )));
@@ -49,7 +54,7 @@ async fn proposing(url: &str, provider: &FakeProvider, root: &Path, tag: &str) -
 }
 
 /// Accepts the next proposal, checking that it and the accept's answer say who runs it; its path.
-async fn accept_next(client: &mut RpcClient, runner: &str) -> String {
+pub(super) async fn accept_next(client: &mut RpcClient, runner: &str) -> String {
     let proposed = client
         .next_notification("run/proposal", WAIT)
         .await
@@ -487,8 +492,8 @@ async fn a_client_runner_streams_the_output_back() {
 }
 
 /// With the client runner, each chunk a client streams reaches the project's other clients at
-/// once as `run/state` (the channel with what arrived so far, still streaming), as the server
-/// runner's output does: a watcher sees the output grow, not only when it completes.
+/// once as `run/state` (the channel, still streaming, with what was appended and where), as the
+/// server runner's output does: a watcher sees the output grow, not only when it completes.
 #[actix_rt::test]
 async fn a_client_runners_chunks_reach_the_other_clients_as_they_come() {
     let server = server_with(|c| c.commands.runner = CommandRunner::Client).await;
@@ -504,7 +509,7 @@ async fn a_client_runners_chunks_reach_the_other_clients_as_they_come() {
         .await
         .unwrap();
     let stdout = format!("{path}_1");
-    for (chunk, shown) in [("one\n", "one\n"), ("two\n", "one\ntwo\n")] {
+    for (chunk, offset) in [("one\n", 0), ("two\n", 4)] {
         client
             .call(
                 "stream",
@@ -529,9 +534,17 @@ async fn a_client_runners_chunks_reach_the_other_clients_as_they_come() {
             (
                 pushed["status"].clone(),
                 channel["state"].clone(),
-                channel["body"].clone()
+                channel["body"].clone(),
+                channel["append"].clone(),
+                channel["offset"].clone()
             ),
-            (json!(102), json!("streaming"), json!(shown))
+            (
+                json!(102),
+                json!("streaming"),
+                json!(chunk),
+                json!(true),
+                json!(offset)
+            )
         );
     }
     client

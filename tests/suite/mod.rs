@@ -5,6 +5,7 @@ mod access;
 mod approvals;
 mod audit;
 mod binary;
+mod bounded;
 mod cli;
 mod client;
 mod clients;

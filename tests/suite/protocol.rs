@@ -270,6 +270,7 @@ async fn discover_lists_the_routing_table() {
             "file/constraint",
             "file/drop",
             "get",
+            "getBody",
             "getConstraints",
             "getEntries",
             "getModels",

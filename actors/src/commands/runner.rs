@@ -25,7 +25,6 @@ use rummy_core::turn::state;
 use rummy_core::turn::streams::{self, StreamEnd, StreamWrite};
 use rummy_core::wire::notifications::StreamCancelled;
 use rummy_sandbox::cgroup::CommandCgroups;
-use serde_json::Value;
 use std::os::unix::process::ExitStatusExt;
 use std::path::PathBuf;
 use std::process::Stdio;
@@ -396,6 +395,7 @@ async fn write(
     end: Option<StreamEnd>,
 ) -> Result<(), StoreError> {
     let divisor = svc.config.limits.token_divisor;
+    let bounds = svc.store.bounds();
     let (alias, pushed): (String, Recorded) = svc
         .store
         .write(move |c| {
@@ -403,19 +403,28 @@ async fn write(
                 run,
                 ctx: crate::clock::write_ctx(divisor),
             };
+            let mut appended = Vec::new();
             for (channel, text) in &chunks {
-                streams::append(c, at, &path, *channel, text)?;
+                appended.push(streams::append(c, at, &path, *channel, text)?);
             }
             if let Some(end) = &end {
-                streams::settle(c, at, &path, end)?;
+                let channels = streams::settle(c, at, &path, end)?;
+                // A settled channel's body is what was pushed already: only its state goes out
+                // (with what this write appended to it, if anything).
+                for unchanged in streams::unchanged(c, run.run_id, &channels)? {
+                    if !appended.iter().any(|a| a.path == unchanged.path) {
+                        appended.push(unchanged);
+                    }
+                }
             }
             let stored = runs::by_id(c, run.run_id)?;
-            let pushed = state::push(
+            let pushed = state::push_appended(
                 c,
                 stored.id,
                 stored.last_turn(),
                 stored.status,
-                Value::Null,
+                bounds,
+                &appended,
                 now(),
             )?;
             Ok((stored.alias, pushed))

@@ -56,9 +56,19 @@ pub struct Services {
 }
 
 impl Services {
-    /// Sends a notification to every session of the project, serialised once.
+    /// Sends a notification to every session of the project, serialised once. One that would
+    /// pass `RUMMY_MAX_MESSAGE_BYTES` is not sent (a warning says so): every push a client must
+    /// not miss is a `run/state`, which is held to the limit when it is recorded, and what a
+    /// dropped `run/proposal` announced is in it too.
     pub fn push<N: Push>(&self, project_id: ProjectId, run: &str, params: &N) {
         match serde_json::to_string(params) {
+            Ok(json) if json.len() > self.store.bounds().result_bytes() => {
+                tracing::warn!(
+                    method = N::METHOD,
+                    bytes = json.len(),
+                    "a notification over the message limit was not sent"
+                );
+            }
             Ok(json) => self.send(project_id, run, notification_text(N::METHOD, &json)),
             Err(e) => {
                 tracing::error!(method = N::METHOD, error = %e, "cannot serialise a notification")

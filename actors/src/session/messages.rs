@@ -304,6 +304,7 @@ impl SessionActor {
             .then(|| Duration::from_millis(self.deps.svc.config.limits.rpc_timeout_ms));
         let addr = ctx.address();
         let answer_id = id.clone();
+        let most = self.max_message();
         Started {
             keys,
             id,
@@ -333,7 +334,7 @@ impl SessionActor {
                 };
                 let id = answer_id?;
                 Some(match answer {
-                    Ok(value) => response(&id, &value),
+                    Ok(value) => bounded_response(&id, &value, most),
                     Err(err) => error_response(Some(&id), &err),
                 })
             }),
@@ -432,6 +433,25 @@ fn batch_answer(
     }
     out.push(']');
     any.then_some(out)
+}
+
+/// The answer to request `id`, or -32007 when it would pass `RUMMY_MAX_MESSAGE_BYTES`
+/// (`data.limit`: the limit in bytes): no answer is a bigger message. The methods whose
+/// answers can grow (lists, bodies) hold themselves to the limit first and say what fits.
+fn bounded_response(id: &RequestId, value: &Value, limit: usize) -> String {
+    let text = response(id, value);
+    if text.len() <= limit {
+        return text;
+    }
+    let err = RpcError::new(
+        ErrorKind::TooLarge,
+        format!(
+            "too large: the answer of {} bytes is over the {limit}-byte message limit",
+            text.len()
+        ),
+    )
+    .with("limit", Value::from(limit));
+    error_response(Some(id), &err)
 }
 
 /// `call`'s outcome, or an error when `limit` passes first. The work it started is not

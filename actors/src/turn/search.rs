@@ -58,6 +58,7 @@ pub async fn answer(
     }
     let (divisor, path) = (svc.config.limits.token_divisor, done.path.clone());
     let recorded = found.is_ok();
+    let bounds = svc.store.bounds();
     let params: Recorded = svc
         .store
         .write(move |c| {
@@ -73,6 +74,7 @@ pub async fn answer(
                 t.turn,
                 RunStatus::Running.code(),
                 Value::Null,
+                bounds,
                 now,
             )
         })

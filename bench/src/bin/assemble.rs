@@ -123,6 +123,7 @@ fn seed(conn: &mut rummy_core::db::Db, root: &std::path::Path) -> Result<RunRef,
             limits: DispatchLimits {
                 token_divisor: DIVISOR,
                 max_entry_tokens: 4096,
+                bounds: rummy_core::wire::bounded::Bounds::default(),
             },
             mode: Mode::Act,
             flags: LoopFlags::default(),

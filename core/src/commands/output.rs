@@ -40,6 +40,19 @@ impl ChannelText {
         }
     }
 
+    /// A channel that already holds `kept` bytes of text: past the cap (its marker written)
+    /// it keeps nothing more. What caps a channel that a client fills chunk by chunk
+    /// (`stream`), the store holding what came before.
+    pub fn resumed(cap: usize, kept: usize) -> ChannelText {
+        ChannelText {
+            cap,
+            kept: kept.min(cap),
+            carry: Vec::new(),
+            capped: kept > cap,
+            dropped: 0,
+        }
+    }
+
     /// The text to append for `bytes` just read (empty once the cap was reached).
     pub fn push(&mut self, bytes: &[u8]) -> String {
         if self.capped {
@@ -195,6 +208,18 @@ mod tests {
             ]
         );
         assert_eq!(channel.dropped(), 3 + 4);
+    }
+
+    /// A channel resumed below its cap keeps up to it and then writes the marker; one resumed
+    /// past it (its marker written) keeps nothing and counts what it drops.
+    #[test]
+    fn a_resumed_channel_keeps_to_the_same_cap() {
+        let mut channel = ChannelText::resumed(6, 4);
+        assert_eq!(channel.push(b"abc"), format!("ab{}", capped_marker(6)));
+        assert_eq!(channel.dropped(), 1);
+        let mut full = ChannelText::resumed(6, 6 + capped_marker(6).len());
+        assert_eq!(full.push(b"more"), "");
+        assert_eq!(full.dropped(), 4);
     }
 
     /// Output exactly at the cap is kept whole, with no marker.

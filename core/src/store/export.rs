@@ -157,6 +157,8 @@ pub fn wire_entry(row: ViewRow, with_body: bool) -> Entry {
         turn: i64::from(row.turn),
         tokens: i64::from(row.tokens),
         body: with_body.then_some(row.body),
+        body_bytes: None,
+        body_truncated: false,
         hash,
     }
 }

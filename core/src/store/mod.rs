@@ -45,7 +45,7 @@ use thiserror::Error;
 ///
 /// The caller reacts by kind, never by text: the session maps each variant to one wire error
 /// (`rummy_actors::errors`), a turn ends its loop 500 with the message as its `error://` entry,
-/// start-up gives up. Only `Permission`, `Refused`, `NotFound`, `Conflict`, `Invalid` and `TooLarge` are
+/// start-up gives up. Only `Permission`, `Refused`, `NotFound`, `Conflict`, `Invalid`, `TooLarge` and `TooMany` are
 /// the client's doing and reach it with their message; every other variant is the server's
 /// failure: logged, and answered -32603 with no detail.
 #[derive(Debug, Error)]
@@ -121,6 +121,15 @@ pub enum StoreError {
         tokens: i32,
         /// The limit in tokens.
         limit: i32,
+    },
+    /// A list whose answer would pass the message limit (-32007): `limit` is how many of its
+    /// items fit, a page size that is answered.
+    #[error("{message}")]
+    TooMany {
+        /// What the caller reads.
+        message: String,
+        /// How many items fit one message.
+        limit: usize,
     },
 }
 

@@ -16,6 +16,8 @@ pub struct DispatchLimits {
     pub token_divisor: u32,
     /// Largest `known://` body in tokens.
     pub max_entry_tokens: u32,
+    /// What each command's `run/state` is held to.
+    pub bounds: crate::wire::bounded::Bounds,
 }
 
 /// The loop's flags (from its config JSON), and the tools its run's active skills allow: each

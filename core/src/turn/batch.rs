@@ -17,6 +17,7 @@ use crate::store::{runs, StoreError};
 use crate::time::Millis;
 use crate::turn::dispatch::{dispatch_judged, DispatchCtx, Dispatched, UpdateSignal};
 use crate::turn::{state, TurnRef};
+use crate::wire::bounded::Bounds;
 use serde_json::Value;
 use std::sync::Arc;
 
@@ -97,7 +98,7 @@ impl Commands {
             unjudged: None,
         };
         for call in calls.iter().skip(self.next) {
-            batch.push_last(c, ctx.t, now)?;
+            batch.push_last(c, ctx.t, ctx.limits.bounds, now)?;
             let at = DispatchCtx {
                 command_index: self.next,
                 ..*ctx
@@ -161,7 +162,13 @@ impl Batch {
     /// Pushes the last command's `run/state` if it has none yet: what the caller does when the
     /// turn does not end in the same write (when it does, the turn-end push — nothing is
     /// written between the two — is that command's push too).
-    pub fn push_last(&mut self, c: &mut Db, t: TurnRef, now: Millis) -> Result<(), StoreError> {
+    pub fn push_last(
+        &mut self,
+        c: &mut Db,
+        t: TurnRef,
+        bounds: Bounds,
+        now: Millis,
+    ) -> Result<(), StoreError> {
         if let Some((_, params @ None)) = self.dispatched.last_mut() {
             let status = self.status.code();
             *params = Some(state::push(
@@ -170,6 +177,7 @@ impl Batch {
                 t.turn,
                 status,
                 Value::Null,
+                bounds,
                 now,
             )?);
         }

@@ -21,6 +21,7 @@ use crate::store::notifications::Recorded;
 use crate::store::runs::{self, Run};
 use crate::store::{loops, turns, views, StoreError};
 use crate::tools::search;
+use crate::wire::bounded::Bounds;
 use serde_json::{json, Value};
 
 /// The message the model and clients read on an interrupted turn.
@@ -68,6 +69,7 @@ pub fn recover(
     conn: &mut Db,
     scope: Scope<'_>,
     recall_default: bool,
+    bounds: Bounds,
     at: WriteCtx,
 ) -> Result<Recovery, StoreError> {
     let now = at.now;
@@ -151,6 +153,7 @@ pub fn recover(
                 run.last_turn(),
                 RunStatus::Failed.code(),
                 Value::Null,
+                bounds,
                 now,
             )?;
             report
@@ -173,7 +176,15 @@ pub fn recover(
         {
             continue;
         }
-        let params = state::push(conn, run.id, run.last_turn(), run.status, Value::Null, now)?;
+        let params = state::push(
+            conn,
+            run.id,
+            run.last_turn(),
+            run.status,
+            Value::Null,
+            bounds,
+            now,
+        )?;
         report.pushed.push((run.project_id, run.alias, params));
     }
     Ok(report)

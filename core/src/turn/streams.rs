@@ -9,6 +9,7 @@
 /// How a stream ended (defined with the commands that end one, which know nothing of turns).
 pub use crate::commands::StreamEnd;
 
+use crate::commands::output::ChannelText;
 use crate::config::CommandRunner;
 use crate::db::Db;
 use crate::entry::{strings_attr, text_attr, State, Visibility, Writer};
@@ -17,6 +18,7 @@ use crate::parse::ToolName;
 use crate::store::entries::{self, EntryWrite, RunRef, ViewRow, WriteCtx};
 use crate::store::ops::{change_view, Op, ViewChange};
 use crate::store::{views, StoreError};
+use crate::turn::state::Appended;
 use serde_json::{Map, Value};
 
 /// The log-entry attribute set while the command's turn waits for its output.
@@ -80,14 +82,79 @@ pub fn check_client_producer(conn: &mut Db, run_id: RunId, path: &str) -> Result
     )))
 }
 
-/// Appends a chunk to channel `channel` of the stream at `path`; a settled channel is a conflict.
+/// Appends a chunk to channel `channel` of the stream at `path` (text the server's runner has
+/// capped already); a settled channel is a conflict. Answers the channel and where the chunk
+/// went in it, for the push to carry only what was appended.
 pub fn append(
     conn: &mut Db,
     at: StreamWrite,
     path: &str,
     channel: u32,
     chunk: &str,
-) -> Result<(), StoreError> {
+) -> Result<Appended, StoreError> {
+    let row = streaming_channel(conn, at, path, channel)?;
+    let appended = Appended {
+        path: row.path.clone(),
+        offset: row.body.len(),
+    };
+    let body = format!("{}{chunk}", row.body);
+    rewrite(conn, at, &row, &body, State::Streaming, None)?;
+    Ok(appended)
+}
+
+/// Appends a client's chunk to channel `channel` of the stream at `path`, the channel capped
+/// at `cap` bytes as the server caps the output of a command it runs
+/// ([`ChannelText`]: past the cap the marker, once, then nothing). Answers where the chunk
+/// went, or `None` when nothing of it was kept (the channel was full): nothing is written.
+pub fn append_capped(
+    conn: &mut Db,
+    at: StreamWrite,
+    path: &str,
+    channel: u32,
+    chunk: &str,
+    cap: usize,
+) -> Result<Option<Appended>, StoreError> {
+    let row = streaming_channel(conn, at, path, channel)?;
+    let kept = ChannelText::resumed(cap, row.body.len()).push(chunk.as_bytes());
+    if kept.is_empty() {
+        return Ok(None);
+    }
+    let appended = Appended {
+        path: row.path.clone(),
+        offset: row.body.len(),
+    };
+    let body = format!("{}{kept}", row.body);
+    rewrite(conn, at, &row, &body, State::Streaming, None)?;
+    Ok(Some(appended))
+}
+
+/// The channels at `paths` as they stand, each as "nothing appended at its end": what a push
+/// after settling them carries, so a channel's state change does not send its whole body
+/// again (a client that holds less reads it again).
+pub fn unchanged(
+    conn: &mut Db,
+    run_id: RunId,
+    paths: &[String],
+) -> Result<Vec<Appended>, StoreError> {
+    paths
+        .iter()
+        .map(|path| {
+            let row = channel_row(conn, run_id, path)?;
+            Ok(Appended {
+                offset: row.body.len(),
+                path: row.path,
+            })
+        })
+        .collect()
+}
+
+/// Channel `channel` of the stream at `path`, still streaming; a settled one is a conflict.
+fn streaming_channel(
+    conn: &mut Db,
+    at: StreamWrite,
+    path: &str,
+    channel: u32,
+) -> Result<ViewRow, StoreError> {
     let row = channel_row(conn, at.run.run_id, &format!("{path}_{channel}"))?;
     if row.state != State::Streaming {
         return Err(StoreError::Conflict(format!(
@@ -95,8 +162,7 @@ pub fn append(
             row.path, row.state
         )));
     }
-    let body = format!("{}{chunk}", row.body);
-    rewrite(conn, at, &row, &body, State::Streaming, None)
+    Ok(row)
 }
 
 /// Settles every channel of the stream at `path` and rewrites its log entry; answers the channel paths.

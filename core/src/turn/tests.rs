@@ -12,6 +12,7 @@ use crate::store::entries::{context_rows, RunRef, WriteCtx};
 use crate::store::selection::Judgements;
 use crate::store::{loops, projects, runs, turns};
 use crate::time::Millis;
+use crate::wire::bounded::Bounds;
 use crate::wire::params::HistoryPage;
 use pretty_assertions::assert_eq;
 use serde_json::json;
@@ -20,6 +21,10 @@ const NOW: Millis = Millis(1_700_000_000_000);
 const LIMITS: DispatchLimits = DispatchLimits {
     token_divisor: 2,
     max_entry_tokens: 512,
+    bounds: Bounds {
+        inline_body_bytes: 256 * 1024,
+        max_message_bytes: 4 * 1024 * 1024,
+    },
 };
 
 fn ctx(t: TurnRef) -> DispatchCtx {
@@ -298,15 +303,31 @@ fn run_state_pushes_are_incremental() {
     let mut f = fixture();
     let t = f.turn();
     f.run_reply(t, r#"<set path="known://a">1</set>"#);
-    let first = state::push(&mut f.conn, f.run.run_id, 1, 102, json!(null), NOW)
-        .unwrap()
-        .value();
+    let first = state::push(
+        &mut f.conn,
+        f.run.run_id,
+        1,
+        102,
+        json!(null),
+        Bounds::default(),
+        NOW,
+    )
+    .unwrap()
+    .value();
     assert_eq!(first["seq"], json!(1));
     assert_eq!(first["history"].as_array().map(Vec::len), Some(2));
     f.run_reply(t, r#"<update status="200">done</update>"#);
-    let second = state::push(&mut f.conn, f.run.run_id, 1, 200, json!({}), NOW)
-        .unwrap()
-        .value();
+    let second = state::push(
+        &mut f.conn,
+        f.run.run_id,
+        1,
+        200,
+        json!({}),
+        Bounds::default(),
+        NOW,
+    )
+    .unwrap()
+    .value();
     assert_eq!(second["seq"], json!(2));
     assert_eq!(second["summary"], json!("done"));
     assert_eq!(history_paths(&second), vec!["update://turn_1"]);
@@ -371,9 +392,17 @@ fn attached_files_are_not_history_until_a_turn_touches_them() {
     .unwrap();
     let attached = crate::files::sync::attach(&mut f.conn, f.run, &[], |_, _| false, NOW).unwrap();
     assert_eq!(attached, 2);
-    let first = state::push(&mut f.conn, f.run.run_id, 1, 102, json!(null), NOW)
-        .unwrap()
-        .value();
+    let first = state::push(
+        &mut f.conn,
+        f.run.run_id,
+        1,
+        102,
+        json!(null),
+        Bounds::default(),
+        NOW,
+    )
+    .unwrap()
+    .value();
     assert_eq!(first["history"], json!([]));
 
     let t = f.turn();
@@ -382,9 +411,17 @@ fn attached_files_are_not_history_until_a_turn_touches_them() {
         r#"<set path="a.txt">changed
 </set>"#,
     );
-    let second = state::push(&mut f.conn, f.run.run_id, 1, 102, json!(null), NOW)
-        .unwrap()
-        .value();
+    let second = state::push(
+        &mut f.conn,
+        f.run.run_id,
+        1,
+        102,
+        json!(null),
+        Bounds::default(),
+        NOW,
+    )
+    .unwrap()
+    .value();
     assert_eq!(history_paths(&second), vec!["set://turn_1/a.txt"]);
 }
 
@@ -406,6 +443,7 @@ fn restart_fails_a_search_in_flight() {
         &mut f.conn,
         super::recovery::Scope::All,
         true,
+        Bounds::default(),
         WriteCtx {
             divisor: 2,
             now: NOW,
@@ -456,9 +494,17 @@ fn the_summary_is_the_latest_concluding_update_and_audit_is_not_history() {
     )
     .unwrap();
     f.run_reply(t, r#"<update status="102">still going</update>"#);
-    let pushed = state::push(&mut f.conn, f.run.run_id, 1, 102, json!(null), NOW)
-        .unwrap()
-        .value();
+    let pushed = state::push(
+        &mut f.conn,
+        f.run.run_id,
+        1,
+        102,
+        json!(null),
+        Bounds::default(),
+        NOW,
+    )
+    .unwrap()
+    .value();
     assert_eq!(pushed["summary"], json!("first answer"));
     assert_eq!(
         pushed["history"][0],
@@ -500,6 +546,9 @@ fn fields<'de, T: serde::Deserialize<'de>>(absent: &[&str]) -> Vec<String> {
     names
 }
 
+/// The fields a history item leaves out when it is no pending proposal and its body is whole.
+const UNCUT_ITEM: &[&str] = &["hash", "bodyBytes", "bodyTruncated", "append", "offset"];
+
 /// What the server writes from rows — a `run/state` push, a `getRun` snapshot and their items —
 /// has exactly the fields of the protocol's types, which clients read (`queued` is left out of
 /// a push when no loop waits, an item's `hash` when it is no pending proposal), and reads back
@@ -512,13 +561,24 @@ fn pushes_and_snapshots_have_the_protocol_fields() {
     let mut f = fixture();
     let t = f.turn();
     f.run_reply(t, TURN_ONE);
-    let push = state::push(&mut f.conn, f.run.run_id, 1, 102, json!(null), NOW)
-        .unwrap()
-        .value();
-    assert_eq!(keys(&push), fields::<RunState>(&["queued"]));
+    let push = state::push(
+        &mut f.conn,
+        f.run.run_id,
+        1,
+        102,
+        json!(null),
+        Bounds::default(),
+        NOW,
+    )
+    .unwrap()
+    .value();
+    assert_eq!(
+        keys(&push),
+        fields::<RunState>(&["queued", "historyOmitted"])
+    );
     assert_eq!(
         keys(&push["history"][0]),
-        fields::<results::HistoryItem>(&["hash"])
+        fields::<results::HistoryItem>(UNCUT_ITEM)
     );
     assert_eq!(keys(&push["unknowns"][0]), fields::<results::Unknown>(&[]));
     assert!(serde_json::from_value::<RunState>(push).is_ok());
@@ -532,11 +592,19 @@ fn pushes_and_snapshots_have_the_protocol_fields() {
         limit: 10,
         offset: 0,
     };
-    let snapshot = state::snapshot(&mut f.conn, &run, Some(queued), Some(0), Some(page)).unwrap();
-    assert_eq!(keys(&snapshot), fields::<RunSnapshot>(&[]));
+    let snapshot = state::snapshot(
+        &mut f.conn,
+        &run,
+        Some(queued),
+        Some(0),
+        Some(page),
+        Bounds::default(),
+    )
+    .unwrap();
+    assert_eq!(keys(&snapshot), fields::<RunSnapshot>(&["missedMore"]));
     assert_eq!(
         keys(&snapshot["history"][0]),
-        fields::<results::HistoryItem>(&["hash"])
+        fields::<results::HistoryItem>(UNCUT_ITEM)
     );
     assert_eq!(keys(&snapshot["queued"]), fields::<results::Queued>(&[]));
     assert_eq!(
@@ -546,10 +614,10 @@ fn pushes_and_snapshots_have_the_protocol_fields() {
     assert!(serde_json::from_value::<RunSnapshot>(snapshot).is_ok());
     // Without sinceSeq nothing is replayed, and the field is left out.
     // Without a page the whole history goes out, and its total is left out too.
-    let plain = state::snapshot(&mut f.conn, &run, None, None, None).unwrap();
+    let plain = state::snapshot(&mut f.conn, &run, None, None, None, Bounds::default()).unwrap();
     assert_eq!(
         keys(&plain),
-        fields::<RunSnapshot>(&["historyTotal", "missed"])
+        fields::<RunSnapshot>(&["historyTotal", "missed", "missedMore"])
     );
 }
 
@@ -608,7 +676,9 @@ fn a_batch_stops_at_the_first_proposal_and_the_resumed_turn_goes_on_after_it() {
         runs::by_id(&mut f.conn, f.run.run_id).unwrap().run_status(),
         RunStatus::Proposed
     );
-    batch.push_last(&mut f.conn, t, NOW).unwrap();
+    batch
+        .push_last(&mut f.conn, t, Bounds::default(), NOW)
+        .unwrap();
     assert_eq!(
         batch_seen(&batch)[1],
         (
@@ -967,5 +1037,93 @@ fn a_refused_body_fails_the_judged_command() {
     assert_eq!(
         refused.map_err(|e| e.to_string()),
         Err("body filter: body nested deeper than 256 levels".to_owned())
+    );
+}
+
+/// A `run/state` body over the inline limit goes out as its first bytes with its size; a push
+/// over the message limit sends its largest body empty (still saying its size) instead.
+#[test]
+fn a_push_bounds_its_bodies_and_its_size() {
+    let long = "é".repeat(3000);
+    let bounded = |inline, message| {
+        let mut f = fixture();
+        let t = f.turn();
+        f.run_reply(t, &format!("<update status=\"102\">{long}</update>"));
+        let bounds = Bounds {
+            inline_body_bytes: inline,
+            max_message_bytes: message,
+        };
+        let push = state::push(&mut f.conn, f.run.run_id, 1, 102, json!(null), bounds, NOW)
+            .unwrap()
+            .value();
+        let item = push["history"][0].clone();
+        (
+            item["body"].as_str().map(str::len),
+            item["bodyBytes"].clone(),
+            item["bodyTruncated"].clone(),
+            push["historyOmitted"].clone(),
+        )
+    };
+    // 1,001 bytes would split an "é": the cut moves back to 1,000.
+    assert_eq!(
+        bounded(1001, 1 << 20),
+        (
+            Some(1000),
+            json!(6000),
+            json!(true),
+            serde_json::Value::Null
+        )
+    );
+    assert_eq!(
+        bounded(1 << 20, 1 << 20),
+        (
+            Some(6000),
+            serde_json::Value::Null,
+            serde_json::Value::Null,
+            serde_json::Value::Null
+        )
+    );
+    assert_eq!(
+        bounded(1 << 20, 4096),
+        (Some(0), json!(6000), json!(true), serde_json::Value::Null)
+    );
+}
+
+/// A channel appended to in the write goes out as what was appended and where; the others as
+/// they are.
+#[test]
+fn an_appended_channel_is_pushed_as_its_growth() {
+    let mut f = fixture();
+    let t = f.turn();
+    f.run_reply(t, "<update status=\"102\">first</update>");
+    let appended = [state::Appended {
+        path: "update://turn_1".into(),
+        offset: 2,
+    }];
+    let push = state::push_appended(
+        &mut f.conn,
+        f.run.run_id,
+        1,
+        102,
+        Bounds::default(),
+        &appended,
+        NOW,
+    )
+    .unwrap()
+    .value();
+    let item = &push["history"][0];
+    assert_eq!(
+        (
+            item["path"].clone(),
+            item["body"].clone(),
+            item["append"].clone(),
+            item["offset"].clone()
+        ),
+        (
+            json!("update://turn_1"),
+            json!("rst"),
+            json!(true),
+            json!(2)
+        )
     );
 }

@@ -295,7 +295,7 @@ pub const GET_RUNS: MethodSpec = MethodSpec {
 /// `getRun`.
 pub const GET_RUN: MethodSpec = MethodSpec {
     name: "getRun",
-    description: "One run's whole state: {run, status, stopReason, queued, mode, turn, model, route, temperature, persona, contextLimit, summary, history, unknowns, recall, telemetry, lastSeq, created}; with sinceSeq also missed: the notifications it pushed after that seq, [{method, params}]; with limit, history is a page of it (counted from the newest entry) and historyTotal the number of entries.",
+    description: "One run's whole state: {run, status, stopReason, queued, mode, turn, model, route, temperature, persona, contextLimit, summary, history, unknowns, recall, telemetry, lastSeq, created}; with sinceSeq also missed: the notifications it pushed after that seq, [{method, params}]; with limit, history is a page of it (counted from the newest entry) and historyTotal the number of entries. Bodies, the history's and the replayed pushes', are at most RUMMY_INLINE_BODY_BYTES (bodyBytes, bodyTruncated); missed holds as many pushes as fit the message (missedMore: true when more followed); a history that does not fit RUMMY_MAX_MESSAGE_BYTES is refused -32007 with data.limit, how many of its newest entries fit.",
     params: &[
         p("run", "string", true, "run alias"),
         p(
@@ -323,7 +323,7 @@ pub const GET_RUN: MethodSpec = MethodSpec {
 /// `getEntries`.
 pub const GET_ENTRIES: MethodSpec = MethodSpec {
     name: "getEntries",
-    description: "Read-only listing of a run's entries: [{path, scheme, state, outcome, status, visibility, turn, tokens, attributes, body?}]; bodies only with withBody.",
+    description: "Read-only listing of a run's entries: [{path, scheme, state, outcome, status, visibility, turn, tokens, attributes, body?}]; bodies only with withBody, each at most RUMMY_INLINE_BODY_BYTES (a longer one is its first bytes with bodyBytes, its whole size, and bodyTruncated: true; getBody reads it whole). A page whose answer would pass RUMMY_MAX_MESSAGE_BYTES is refused -32007 with data.limit, how many of its entries fit.",
     params: &[
         p("run", "string", true, "run alias"),
         p("pattern", "string", false, "only paths matching this hedberg pattern (glob, regex, …; * is every path)"),
@@ -334,6 +334,19 @@ pub const GET_ENTRIES: MethodSpec = MethodSpec {
         p("withBody", "boolean", false, "include bodies"),
         p("limit", "integer", false, "page size (default 100, at most 1000)"),
         p("offset", "integer", false, "items to skip"),
+    ],
+    requires_hello: true,
+    long_running: false,
+};
+/// `getBody`.
+pub const GET_BODY: MethodSpec = MethodSpec {
+    name: "getBody",
+    description: "Reads a slice of one entry's body, in bytes of its UTF-8 text (a body sent with bodyTruncated is read whole this way): {path, offset, body, bodyBytes, next}; next is the offset of the next slice, null at the end. A slice never cuts a character: its end moves back to the character's start (a slice too short for the character at offset holds that one whole character). An offset past the end or inside a character is -32602; an unknown path -32004. The entries are those getEntries lists.",
+    params: &[
+        p("run", "string", true, "run alias"),
+        p("path", "string", true, "the entry's path"),
+        p("offset", "integer", false, "where the slice starts, in bytes (default 0)"),
+        p("length", "integer", false, "the most bytes wanted (default and at most what fits a message: RUMMY_MAX_MESSAGE_BYTES less 1 KiB, and less again for characters JSON escapes)"),
     ],
     requires_hello: true,
     long_running: false,
@@ -539,7 +552,7 @@ const RUN_PATH: [ParamSpec; 2] = [
 /// `stream`.
 pub const STREAM: MethodSpec = MethodSpec {
     name: "stream",
-    description: "Appends output to channel <path>_<channel> of an accepted sh/env proposal.",
+    description: "Appends output to channel <path>_<channel> of an accepted sh/env proposal, capped at RUMMY_COMMAND_OUTPUT_BYTES per channel as the server's own commands are (past it a marker once, then chunks are dropped); watchers get run/state with {append: true, offset, body}, only what was appended.",
     params: &[
         p("run", "string", true, "run alias"),
         p("path", "string", true, "the accepted proposal's path"),
@@ -610,6 +623,7 @@ pub const METHODS: &[MethodSpec] = &[
     GET_RUNS,
     GET_RUN,
     GET_ENTRIES,
+    GET_BODY,
     SET,
     GET,
     RM,
@@ -651,11 +665,12 @@ pub const NOTIFICATIONS: &[NotificationSpec] = &[
             p("status", "integer", true, "the run's status").one_of(&["100", "102", "200", "202", "413", "499", "500", "508"]),
             p("stopReason", "string", true, "why the last loop ended; null while a loop is queued, running or waiting").one_of(STOP_REASONS),
             p("summary", "string", true, "the latest summary the model gave"),
-            p("history", "array", true, "entries changed since the previous push: [{path, tool, state, outcome, status, visibility, turn, tokens, attributes, body}]"),
+            p("history", "array", true, "entries changed since the previous push: [{path, tool, state, outcome, status, visibility, turn, tokens, attributes, body}]; a body over RUMMY_INLINE_BODY_BYTES is its first bytes with bodyBytes and bodyTruncated; a channel's growth is {append: true, offset, body}: the text appended at that byte offset"),
             p("unknowns", "array", true, "open questions: [{path, body, shared}]"),
             p("telemetry", "object", true, "at turn end: token counts (prompt, cached, completion, reasoning), cost, context distribution, and the side tasks the turn made (sidecar); null mid-turn"),
             p("route", "object", true, "the current loop's routing decision {class, model}, or null"),
             p("queued", "object", false, "why a loop waits, {reason, position}: with status 100, for a place (runs_limit: the project's or the user's runs in flight; cost_ceiling: the project's spending) and position its place in that line; with 102 or 202, behind the run's own loop (loop) and position how many loops wait; absent when no loop waits").one_of(QUEUE_REASONS),
+            p("historyOmitted", "integer", false, "how many changed entries did not fit RUMMY_MAX_MESSAGE_BYTES and were left out (read the run again with getRun); absent when none was"),
         ],
     },
     NotificationSpec {

@@ -2,6 +2,7 @@
 //! params, and what the server answers and pushes — the protocol's own types (`rummy-protocol`,
 //! shared with clients), and `run/state` / `getRun` written straight from the store's rows.
 
+pub mod bounded;
 pub mod jsonrpc;
 pub mod methods;
 pub mod params;

@@ -215,6 +215,21 @@ pub struct GetEntriesParams {
     pub offset: Option<i64>,
 }
 
+/// `getBody`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[serde(rename_all = "camelCase")]
+pub struct GetBodyParams {
+    /// Run alias.
+    pub run: String,
+    /// The entry's path.
+    pub path: String,
+    /// Where the slice starts, in bytes.
+    pub offset: Option<u64>,
+    /// The most bytes wanted.
+    pub length: Option<u64>,
+}
+
 /// `set`.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]

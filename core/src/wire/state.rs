@@ -8,6 +8,7 @@ use crate::fair::admission::Queued;
 use crate::provider::routing::Routed;
 use crate::provider::Usage;
 use crate::store::entries::ViewRow;
+use crate::wire::bounded;
 use rummy_protocol::results::{MissedNotification, Recall};
 use serde::Serialize;
 use serde_json::value::RawValue;
@@ -16,6 +17,7 @@ use serde_json::Value;
 /// One history item as clients see it (the protocol's `HistoryItem`), serialised straight from
 /// the row.
 #[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct HistoryItem<'a> {
     path: &'a str,
     tool: &'a str,
@@ -29,6 +31,18 @@ pub struct HistoryItem<'a> {
     attributes: Attributes<'a>,
     #[serde(skip_serializing_if = "Option::is_none")]
     body: Option<&'a str>,
+    /// The body's whole size in bytes, when `body` is not all of it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    body_bytes: Option<usize>,
+    /// `body` is the body's first bytes only (`getBody` reads the rest).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    body_truncated: bool,
+    /// `body` is what was appended at `offset`, not the whole body.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    append: bool,
+    /// With `append`: the byte offset the appended text starts at.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    offset: Option<usize>,
     /// A pending proposal's hash (what an accept approves).
     #[serde(skip_serializing_if = "Option::is_none")]
     hash: Option<String>,
@@ -50,10 +64,11 @@ impl Serialize for Attributes<'_> {
 }
 
 impl<'a> HistoryItem<'a> {
-    /// The row as a history item, with its body.
-    pub fn of(row: &'a ViewRow) -> Self {
+    /// The row as a history item, with its body's first `inline` bytes at most.
+    pub fn of(row: &'a ViewRow, inline: usize) -> Self {
         let attributes = serde_json::from_str::<&RawValue>(&row.attributes)
             .map_or(Attributes::Unreadable, Attributes::Stored);
+        let body = bounded::inline(&row.body, inline);
         HistoryItem {
             path: &row.path,
             tool: row.tag(),
@@ -64,9 +79,36 @@ impl<'a> HistoryItem<'a> {
             turn: row.turn,
             tokens: row.tokens,
             attributes,
-            body: Some(row.body.as_str()),
+            body: Some(body.text),
+            body_bytes: body.truncated_from,
+            body_truncated: body.truncated_from.is_some(),
+            append: false,
+            offset: None,
             hash: row.proposal_hash(),
         }
+    }
+
+    /// The row as what was appended to its body from byte `offset` (a channel's growth), when
+    /// the whole body is within `inline` bytes and `offset` is a character's start in it;
+    /// otherwise the row as [`HistoryItem::of`] sends it.
+    pub fn appended(row: &'a ViewRow, offset: usize, inline: usize) -> Self {
+        let mut item = HistoryItem::of(row, inline);
+        if row.body.len() <= inline && row.body.is_char_boundary(offset) {
+            item.body = Some(&row.body[offset..]);
+            item.append = true;
+            item.offset = Some(offset);
+        }
+        item
+    }
+
+    /// Sends the item without its body (`bodyTruncated`, `bodyBytes` the whole size): what a
+    /// push too large for one message does with its largest bodies.
+    pub fn without_body(&mut self, full: usize) {
+        self.body = Some("");
+        self.body_bytes = Some(full);
+        self.body_truncated = true;
+        self.append = false;
+        self.offset = None;
     }
 }
 
@@ -114,6 +156,10 @@ pub struct StatePush<'a> {
     /// Left out unless a loop waits: every push carries it otherwise, and clients parse each.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub queued: Option<Queued>,
+    /// How many changed entries did not fit the message and were left out (a client reads the
+    /// run again with `getRun`); left out when none was.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub history_omitted: Option<usize>,
 }
 
 /// `getRun`'s answer (the protocol's `RunSnapshot`).
@@ -162,4 +208,8 @@ pub struct Snapshot<'a> {
     /// With `sinceSeq`: the pushes after it; left out without.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub missed: Option<Vec<MissedNotification>>,
+    /// With `sinceSeq`: `true` when more pushes followed than fit the answer (ask again from
+    /// the last one replayed); left out otherwise.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub missed_more: bool,
 }

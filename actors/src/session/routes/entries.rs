@@ -11,7 +11,7 @@ use crate::session::call::Call;
 use rummy_core::entry::{State, Visibility};
 use rummy_core::ids::RunId;
 use rummy_core::path::{normalize, scheme_of};
-use rummy_core::store::entries::{self, EntryFilter, RunRef};
+use rummy_core::store::entries::{self, EntryFilter, RunRef, ViewRow};
 use rummy_core::store::export;
 use rummy_core::store::memory::{self, MemoryWrite, Provenance};
 use rummy_core::store::ops::{self, ContentWrite, ViewChange};
@@ -20,10 +20,13 @@ use rummy_core::store::selection::{self, Selection};
 use rummy_core::store::shared::{self, Ask};
 use rummy_core::store::StoreError;
 use rummy_core::turn::proposals::Decision as ProposalDecision;
+use rummy_core::wire::bounded::{self, SliceError};
 use rummy_core::wire::params::{
-    GetEntriesParams, GetParams, MoveParams, Page, RmParams, SetParams, UpdateParams,
+    GetBodyParams, GetEntriesParams, GetParams, MoveParams, Page, RmParams, SetParams, UpdateParams,
 };
-use rummy_core::wire::results::{CountAck, Entry, PathAck, PathsAck, Resolution, RunAck};
+use rummy_core::wire::results::{
+    BodySlice, CountAck, Entry, PathAck, PathsAck, Resolution, RunAck,
+};
 use rummy_core::wire::{ErrorKind, RpcError};
 use serde::Serialize;
 use serde_json::Value;
@@ -54,11 +57,47 @@ fn visibility_param(visibility: Option<&str>) -> Result<Option<Visibility>, RpcE
 }
 
 /// `getEntries`: a page of the run's entries, filtered; for the schemes `memory` and `history`,
-/// the project's (no run has views of them; a superseded memory is listed archived).
+/// the project's (no run has views of them; a superseded memory is listed archived). Each body
+/// at most `RUMMY_INLINE_BODY_BYTES` (`bodyTruncated`, `bodyBytes`); a page that would still pass
+/// `RUMMY_MAX_MESSAGE_BYTES` is refused -32007 with `data.limit`, how many of its entries fit.
 pub async fn get_entries(call: Call, p: GetEntriesParams) -> Result<Vec<Entry>, Error> {
+    let bounds = call.store().bounds();
+    let listed = list_entries(&call, &p).await?;
+    let listed: Vec<Entry> = listed
+        .into_iter()
+        .map(|r| {
+            bounded::inline_entry(export::wire_entry(r, p.with_body), bounds.inline_body_bytes)
+        })
+        .collect();
+    let sizes = listed
+        .iter()
+        .map(|e| serde_json::to_vec(e).map(|v| v.len()))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(StoreError::Json)?;
+    let fit = bounded::fitting(sizes.iter().copied(), bounds.result_bytes());
+    if fit < listed.len() {
+        let total: usize = sizes.iter().sum::<usize>() + sizes.len() + 1;
+        return Err(StoreError::TooMany {
+            message: format!(
+                "too large: these {} entries take {total} bytes, over the {}-byte message \
+                 limit; ask for at most {fit} at a time (limit), or without withBody, and read \
+                 long bodies with getBody",
+                listed.len(),
+                bounds.max_message_bytes
+            ),
+            limit: fit,
+        }
+        .into());
+    }
+    Ok(listed)
+}
+
+/// The rows `getEntries` lists: the run's entries, or the project's memory or history.
+async fn list_entries(call: &Call, p: &GetEntriesParams) -> Result<Vec<ViewRow>, Error> {
     let state = state_param(p.state.as_deref())?;
     let visibility = visibility_param(p.visibility.as_deref())?;
     let run = call.run(&p.run).await?;
+    let p = p.clone();
     let pattern = p
         .pattern
         .as_deref()
@@ -104,10 +143,61 @@ pub async fn get_entries(call: Call, p: GetEntriesParams) -> Result<Vec<Entry>, 
             None => entries::list(c, run.id, &filter, limit, offset),
         })
         .await?;
-    Ok(rows
-        .into_iter()
-        .map(|r| export::wire_entry(r, p.with_body))
-        .collect())
+    Ok(rows)
+}
+
+/// `getBody`: a slice of one entry's body (of those `getEntries` lists), in bytes, at most
+/// what fits a message; -32602 for an offset past the end or inside a character, -32004 for a
+/// path the run does not have.
+pub async fn get_body(call: Call, p: GetBodyParams) -> Result<BodySlice, Error> {
+    let bounds = call.store().bounds();
+    let run = call.run(&p.run).await?;
+    let path = normalize(&p.path).map_err(|e| RpcError::invalid_param("path", e))?;
+    let lookup = path.clone();
+    let row = call
+        .read(move |c| {
+            let scheme = scheme_of(&lookup);
+            if !memory::is_viewless(scheme.as_deref()) {
+                return entries::by_path(c, run.id, &lookup);
+            }
+            let scheme = scheme.unwrap_or_default();
+            let rows = memory::list(c, run.project_id, &scheme, Some(&lookup), None, 1000, 0)?;
+            Ok(rows.into_iter().find(|r| r.path == lookup))
+        })
+        .await?
+        .ok_or_else(|| {
+            RpcError::new(
+                ErrorKind::NotFound,
+                format!("no entry {path} in run \"{}\"", p.run),
+            )
+        })?;
+    let offset = usize::try_from(p.offset.unwrap_or(0)).unwrap_or(usize::MAX);
+    let room = bounds
+        .result_bytes()
+        .saturating_sub(row.path.len() * 6 + 128);
+    let rest = row.body.get(offset..).unwrap_or_default();
+    let most = bounded::json_fit(rest, room);
+    let length = p
+        .length
+        .map_or(most, |l| usize::try_from(l).unwrap_or(usize::MAX).min(most));
+    let slice = bounded::slice(&row.body, offset, length).map_err(|e| match e {
+        SliceError::PastEnd { size } => RpcError::invalid_param(
+            "offset",
+            format!("{offset} is past the body's end: it has {size} bytes"),
+        ),
+        SliceError::InsideCharacter { start } => RpcError::invalid_param(
+            "offset",
+            format!("{offset} falls inside a character, which starts at byte {start}"),
+        ),
+    })?;
+    let int = |n: usize| i64::try_from(n).unwrap_or(i64::MAX);
+    Ok(BodySlice {
+        offset: int(slice.offset),
+        body: slice.text.to_owned(),
+        body_bytes: int(row.body.len()),
+        next: slice.next.map(int),
+        path: row.path,
+    })
 }
 
 /// What `set` answers, by what it did: a run's `{ok, alias}`, an entry's `{ok, path}`, a

@@ -21,10 +21,10 @@ use rummy_core::wire::catalogue::Catalogue;
 use rummy_core::wire::jsonrpc;
 use rummy_core::wire::methods::{self, MethodSpec};
 use rummy_core::wire::params::{
-    AddModelParams, AliasParams, ConstraintParams, DropParams, GetEntriesParams, GetParams,
-    GetRunParams, HelloParams, MoveParams, NoParams, Page, PersonaParams, ProjectSetParams,
-    ProjectsParams, RmParams, RouteCheckParams, RunParams, SetParams, SkillParams,
-    StreamAbortedParams, StreamCancelParams, StreamCompletedParams, StreamParams,
+    AddModelParams, AliasParams, ConstraintParams, DropParams, GetBodyParams, GetEntriesParams,
+    GetParams, GetRunParams, HelloParams, MoveParams, NoParams, Page, PersonaParams,
+    ProjectSetParams, ProjectsParams, RmParams, RouteCheckParams, RunParams, SetParams,
+    SkillParams, StreamAbortedParams, StreamCancelParams, StreamCompletedParams, StreamParams,
     TokenCreateParams, TokenRevokeParams, UpdateParams,
 };
 use rummy_core::wire::results::Pong;
@@ -93,6 +93,7 @@ pub(super) static ROUTES: &[Route] = &[
     route!(methods::GET_RUNS, runs::get_runs, Page),
     route!(methods::GET_RUN, runs::get_run, GetRunParams),
     route!(methods::GET_ENTRIES, entries::get_entries, GetEntriesParams),
+    route!(methods::GET_BODY, entries::get_body, GetBodyParams),
     route!(methods::SET, entries::set, SetParams),
     route!(methods::GET, entries::get, GetParams),
     route!(methods::RM, entries::rm, RmParams),

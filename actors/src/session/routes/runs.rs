@@ -60,8 +60,9 @@ pub async fn get_run(call: Call, p: GetRunParams) -> Result<Json, Error> {
         None
     };
     let (since, page) = (p.since_seq, p.history_page());
+    let bounds = call.store().bounds();
     Ok(Json(
-        call.read(move |c| snapshot(c, &run, held, since, page))
+        call.read(move |c| snapshot(c, &run, held, since, page, bounds))
             .await?,
     ))
 }

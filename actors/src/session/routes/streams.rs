@@ -7,21 +7,26 @@ use crate::clock::now;
 use crate::errors::Error;
 use crate::session::call::Call;
 use rummy_core::store::runs;
-use rummy_core::turn::state::push;
+use rummy_core::turn::state::push_appended;
 use rummy_core::turn::streams::{self, StreamEnd, StreamWrite};
 use rummy_core::wire::notifications::StreamCancelled;
 use rummy_core::wire::params::{
     StreamAbortedParams, StreamCancelParams, StreamCompletedParams, StreamParams,
 };
 use rummy_core::wire::results::{ChannelsAck, Done};
-use serde_json::Value;
 
 /// `stream`: appends a chunk to channel `<path>_<channel>` and pushes the run's state, so every
 /// client watching the run (the web page, another CLI) sees the output as it grows, as it does
-/// a command the server runs.
+/// a command the server runs: the push carries what was appended (`append: true, offset`), and
+/// the channel is capped at `RUMMY_COMMAND_OUTPUT_BYTES` as the server caps a command's output
+/// (past it the marker once, then the chunks are dropped: nothing is written or pushed).
 pub async fn stream(call: Call, p: StreamParams) -> Result<Done, Error> {
     let run = call.run(&p.run).await?;
     let (rr, divisor) = (run.run_ref(), call.divisor());
+    let (cap, bounds) = (
+        call.svc().config.commands.output_bytes,
+        call.store().bounds(),
+    );
     let pushed = call
         .write(move |c| {
             let at = StreamWrite {
@@ -29,20 +34,27 @@ pub async fn stream(call: Call, p: StreamParams) -> Result<Done, Error> {
                 ctx: crate::clock::write_ctx(divisor),
             };
             streams::check_client_producer(c, rr.run_id, &p.path)?;
-            streams::append(c, at, &p.path, p.channel, &p.chunk)?;
+            let Some(appended) = streams::append_capped(c, at, &p.path, p.channel, &p.chunk, cap)?
+            else {
+                return Ok(None);
+            };
             // The run's status as of this write (see `settle`).
             let stored = runs::by_id(c, rr.run_id)?;
-            push(
+            push_appended(
                 c,
                 rr.run_id,
                 stored.last_turn(),
                 stored.status,
-                Value::Null,
+                bounds,
+                &[appended],
                 now(),
             )
+            .map(Some)
         })
         .await?;
-    call.svc().publish_state(rr.project_id, &run.alias, &pushed);
+    if let Some(pushed) = pushed {
+        call.svc().publish_state(rr.project_id, &run.alias, &pushed);
+    }
     Ok(Done::OK)
 }
 
@@ -58,6 +70,7 @@ async fn settle(
 ) -> Result<Vec<String>, Error> {
     let run = call.run(alias).await?;
     let (rr, divisor) = (run.run_ref(), call.divisor());
+    let bounds = call.store().bounds();
     let settled = path.to_owned();
     let path = path.to_owned();
     let (channels, pushed) = call
@@ -70,15 +83,17 @@ async fn settle(
                 streams::check_client_producer(c, rr.run_id, &path)?;
             }
             let channels = streams::settle(c, at, &path, &end)?;
+            let unchanged = streams::unchanged(c, rr.run_id, &channels)?;
             // The run's status as of this write: read before it, a loop that ended meanwhile
             // would be pushed as still working after its final state.
             let stored = runs::by_id(c, rr.run_id)?;
-            let pushed = push(
+            let pushed = push_appended(
                 c,
                 rr.run_id,
                 stored.last_turn(),
                 stored.status,
-                Value::Null,
+                bounds,
+                &unchanged,
                 now(),
             )?;
             Ok((channels, pushed))

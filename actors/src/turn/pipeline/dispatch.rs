@@ -21,6 +21,7 @@ use rummy_core::turn::batch::Commands;
 use rummy_core::turn::dispatch::{DispatchCtx, DispatchLimits, LoopFlags};
 use rummy_core::turn::streams::{self, StreamWrite};
 use rummy_core::turn::TurnRef;
+use rummy_core::wire::bounded;
 use rummy_core::wire::notifications::{Proposed, RunProposal};
 use serde_json::{json, Value};
 use std::sync::Arc;
@@ -73,6 +74,7 @@ pub(super) async fn dispatch(
         limits: DispatchLimits {
             token_divisor: limits.token_divisor,
             max_entry_tokens: limits.max_entry_tokens,
+            bounds: svc.store.bounds(),
         },
         mode: job.mode,
         flags,
@@ -106,7 +108,7 @@ pub(super) async fn dispatch(
                     _ => None,
                 };
                 if ended.is_none() {
-                    batch.push_last(c, t, now)?;
+                    batch.push_last(c, t, ctx.limits.bounds, now)?;
                 }
                 Ok((commands, batch, ended))
             })
@@ -225,12 +227,17 @@ async fn announce_proposal(
             "proposal raised"
         );
         let hash = row.proposal_hash();
+        let cut = bounded::inline(&row.body, svc.store.bounds().inline_body_bytes);
         let proposed = Proposed {
             attributes,
             hash,
             turn: i64::from(row.turn),
+            body: cut.text.to_owned(),
+            body_bytes: cut
+                .truncated_from
+                .map(|n| i64::try_from(n).unwrap_or(i64::MAX)),
+            body_truncated: cut.truncated_from.is_some(),
             path: row.path,
-            body: row.body,
         };
         let proposal = RunProposal {
             proposed: vec![proposed],

@@ -249,6 +249,7 @@ pub(super) fn end_turn(
         t.turn,
         RunStatus::Running.code(),
         telemetry,
+        ctx.limits.bounds,
         now,
     )?;
     let context = next.and_then(|_| read_ahead(c, t.run.run_id, take_kept(&slot)));

@@ -97,6 +97,7 @@ pub fn fixture_with(mode: Mode, flags: LoopFlags, search_enabled: bool) -> Fixtu
         limits: DispatchLimits {
             token_divisor: 2,
             max_entry_tokens: 50,
+            bounds: crate::wire::bounded::Bounds::default(),
         },
         mode,
         flags,

@@ -178,6 +178,7 @@ fn a_restart_fails_the_channels_and_the_turn_goes_on() {
         &mut f.conn,
         crate::turn::recovery::Scope::All,
         true,
+        crate::wire::bounded::Bounds::default(),
         WriteCtx {
             divisor: 2,
             now: NOW,
@@ -229,6 +230,7 @@ fn a_restart_fails_the_channels_and_the_turn_goes_on() {
         &mut f.conn,
         crate::turn::recovery::Scope::All,
         true,
+        crate::wire::bounded::Bounds::default(),
         WriteCtx {
             divisor: 2,
             now: NOW,
