@@ -50,7 +50,7 @@ Exit codes:
     0    done; a run concluded (200)
     1    failed on this side (I/O, a local server that could not start)
     2    usage error (unknown command, flag or argument)
-    3    the server cannot be reached, or the connection was lost
+    3    the server cannot be reached, or the connection was lost (after retrying)
     4    the server refused a call (no such run or project, a name taken, ...), or
          no pending proposal matches what approve or reject was given
     5    the run failed (500)
@@ -59,6 +59,9 @@ Exit codes:
     8    the run was cancelled (499)
     9    the run stopped at the turn limit (RUMMY_MAX_TURNS) without concluding
     10   left while the run waits on a proposal ([q]uit, or stdin ended)
+    11   not allowed: the token (RUMMY_TOKEN) is missing, unknown, revoked or expired,
+         or does not open this project or allow this call
+    12   cancel: the run had already ended, so nothing was cancelled
     130  interrupted with Ctrl-C before the run ended";
 
 /// The subcommands.
@@ -133,7 +136,14 @@ on, nothing is rejected: it says what is pending and exits 4.")]
     /// Fork a run into a new one (the new run starts from the parent's context) and follow it
     #[command(after_long_help = HELP_TAIL)]
     Fork(ForkArgs),
-    /// List the server's models and their providers
+    /// List the server's models and their providers, or remove one
+    #[command(after_long_help = HELP_TAIL, long_about = "\
+Lists the server's model aliases: provider, model, context length, fallback, and where each comes
+from. `environment`: the server's environment defines it now (RUMMY_MODEL_<alias>), and every
+start writes it again. `stored`: the database keeps it but the environment no longer names it: an
+earlier start's environment defined it, or an admin added it with addModel; it stays usable until
+removed. --remove ALIAS removes one (admin); an alias still in the environment comes back at the
+server's next start.")]
     Models(ModelsArgs),
     /// Check a running setup line by line: server, token, database, providers, models
     #[command(after_long_help = HELP_TAIL, long_about = "\
@@ -143,9 +153,10 @@ alone can reach them (an admin token is needed once tokens exist) — the databa
 configured provider answering its models endpoint, each model's context length known. Each line
 is ok or FAIL with what to do; any FAIL exits 1 (3: the server cannot be reached).
 
---health is for a container's HEALTHCHECK: it asks the local server's /health (at RUMMY_BIND and
-PORT from the same settings the server reads, a wildcard bind on loopback; no token needed) and
-prints one line; exit 0 when healthy, 1 otherwise.")]
+--health is for a container's HEALTHCHECK: it asks the server's /health (no token needed) and
+prints one line; exit 0 when healthy, 1 otherwise. The server is the one RUMMY_URL (or --url)
+names, over http:// for ws:// and https:// for wss://; without either, the local one at RUMMY_BIND
+and PORT from the same settings the server reads (a wildcard bind on loopback).")]
     Doctor(DoctorArgs),
     /// Show routing's class → model map as the server is configured
     #[command(long_about = "\
@@ -468,13 +479,17 @@ pub struct DoctorArgs {
     #[arg(long)]
     pub health: bool,
     /// The server's WebSocket URL [default: $RUMMY_URL, else ws://127.0.0.1:3044/ws]
-    #[arg(long, value_name = "URL", conflicts_with = "health")]
+    #[arg(long, value_name = "URL")]
     pub url: Option<String>,
 }
 
 /// `models`.
 #[derive(Debug, Clone, Args)]
 pub struct ModelsArgs {
+    /// Remove this model alias from the server (admin): one that is not in its environment
+    /// (listed `stored`), which a restart would otherwise keep
+    #[arg(long, value_name = "ALIAS")]
+    pub remove: Option<String>,
     /// Print the server's answer as JSON
     #[arg(long)]
     pub json: bool,

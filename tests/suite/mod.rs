@@ -6,6 +6,7 @@ mod approvals;
 mod audit;
 mod binary;
 mod cli;
+mod cli_truth;
 mod client;
 mod clients;
 mod cluster;
