@@ -199,6 +199,7 @@ pub async fn fork(args: ForkArgs) -> Result<Exit, Failure> {
         Some(model),
         context,
     )
+    .after_turn(parent.turn)
     .run()
     .await;
     session.close().await;

@@ -464,6 +464,11 @@ impl<'a> Follow<'a> {
     }
 
     fn item(&mut self, item: &HistoryItem) {
+        // What came before this command followed the run (a fork's copy of its parent's
+        // history, a continued run's earlier turns) was not done now: not shown as if it were.
+        if item.turn > 0 && item.turn <= self.base_turn {
+            return;
+        }
         if item.attributes.contains_key("channel") {
             self.channel(item);
             return;
