@@ -130,8 +130,16 @@ its own path (set://turn_2/a.txt) or by the project file it acts on, as `rummy s
 on, nothing is rejected: it says what is pending and exits 4.")]
     Reject(RejectArgs),
     /// Add a prompt to a run: folded into its running loop, or a new loop when it is idle
+    #[command(after_long_help = HELP_TAIL, long_about = "\
+Adds a prompt to a run of the project. A run with a loop under way reads it at that loop's next
+turn — unless the turn in flight concludes the loop first: then the prompt starts a new loop of
+its own. inject waits up to 5 s to say which happened. An idle run starts a new loop with it at
+once. A run that does not exist is said so (exit 4): nothing is started.")]
     Inject(InjectArgs),
     /// Cancel a run's loop
+    #[command(after_long_help = HELP_TAIL, long_about = "\
+Cancels the run's loop under way (and any command it runs). A run that had already ended is
+said so and exits 12: nothing was cancelled.")]
     Cancel(CancelArgs),
     /// Fork a run into a new one (the new run starts from the parent's context) and follow it
     #[command(after_long_help = HELP_TAIL)]

@@ -548,3 +548,73 @@ async fn fork_shows_the_new_runs_work_in_order() {
         "{text}"
     );
 }
+
+/// An inject folded into a loop whose turn then concludes it is reported as the new loop it
+/// becomes, and that loop runs.
+#[actix_rt::test]
+async fn an_inject_that_becomes_a_new_loop_is_reported_as_that() {
+    let server = TestServer::start().await;
+    let gate = Gate::new();
+    server.provider.push(Reply::content(DONE).held(&gate));
+    server.provider.push(Reply::content(
+        "<update status=\"200\">read the inject</update>",
+    ));
+    let dir = project();
+    let url = server.url();
+    let mut client = bound(&url, dir.path()).await;
+    client
+        .call(
+            "set",
+            json!({"path": "run://busy", "body": "Go", "attributes": {"model": "fast"}}),
+        )
+        .await
+        .unwrap();
+    client
+        .wait_for_notification("run/progress", WAIT, |p| p["status"] == "thinking")
+        .await
+        .unwrap();
+    let inject = tokio::process::Command::new(env!("CARGO_BIN_EXE_rummy"))
+        .args(["inject", "busy", "and", "more"])
+        .current_dir(dir.path())
+        .env_clear()
+        .env("RUMMY_URL", &url)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    // The prompt is in (it waits for turn 2) before the turn in flight concludes the loop.
+    let deadline = Instant::now() + WAIT;
+    loop {
+        let prompt = client
+            .call(
+                "getEntries",
+                json!({"run": "busy", "pattern": "prompt://*"}),
+            )
+            .await
+            .unwrap();
+        if prompt.as_array().map_or(0, Vec::len) > 1 || Instant::now() > deadline {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    gate.open();
+
+    let out = finish(inject, "").await;
+
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(
+        stdout(&out),
+        "run busy's loop concluded at turn 1 before reading it: the prompt starts a new loop of the run (`rummy watch busy` follows it)\n"
+    );
+    let run = wait_status(&mut client, "busy", 200).await;
+    let deadline = Instant::now() + WAIT;
+    let mut turn = run["turn"].clone();
+    while turn != json!(2) && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        turn = client.call("getRun", json!({"run": "busy"})).await.unwrap()["turn"].clone();
+    }
+    assert_eq!(turn, json!(2));
+    server.stop().await;
+}
