@@ -273,10 +273,12 @@ impl<'a> Follow<'a> {
         error: ClientError,
         interrupts: &mut tokio::signal::unix::Signal,
     ) -> Result<Option<Exit>, Failure> {
-        if matches!(
-            error,
-            ClientError::Closed(Some((1008, _))) | ClientError::Rejected { .. }
-        ) {
+        let refused = match &error {
+            ClientError::Closed(Some((1008, reason))) => super::session::lapsed_token(reason),
+            ClientError::Rejected { .. } => true,
+            _ => false,
+        };
+        if refused {
             return Err(Failure::connection("following the run", &error));
         }
         self.view.end_stream();
@@ -930,7 +932,14 @@ impl<'a> Follow<'a> {
             };
             return match sent {
                 Ok(_) => Ok(None),
-                Err(CallError::Client(e)) => self.reconnect(e, interrupts).await,
+                // The connection was lost on the way: once back, the cancel goes again.
+                Err(CallError::Client(e)) => match self.reconnect(e, interrupts).await? {
+                    Some(exit) => Ok(Some(exit)),
+                    None => match self.session.client.cancel_run(&self.run).await {
+                        Ok(_) => Ok(None),
+                        Err(e) => Err(Failure::call("cancelling the run", e)),
+                    },
+                },
                 Err(e) => Err(Failure::call("cancelling the run", e)),
             };
         }

@@ -75,7 +75,7 @@ impl Failure {
     /// A connection that failed: lost (3), or closed because its token lapsed (11).
     pub fn connection(what: &str, error: &ClientError) -> Failure {
         match error {
-            ClientError::Closed(Some((1008, reason))) => Failure::new(
+            ClientError::Closed(Some((1008, reason))) if lapsed_token(reason) => Failure::new(
                 Exit::NotAllowed,
                 format!("{what}: not allowed: the server closed the connection ({reason})"),
             )
@@ -94,6 +94,12 @@ impl Failure {
             ),
         }
     }
+}
+
+/// Whether a connection the server closed for its policy (1008) was closed for its token
+/// (refused, revoked or expired), not for another reason.
+pub fn lapsed_token(reason: &str) -> bool {
+    reason.contains("token") || reason.contains("unauthorized")
 }
 
 /// What to do about a token the server does not take.
