@@ -104,7 +104,9 @@ proposes edits (shown as diffs) and commands; each waits for your answer:
 An accepted edit is written into the project by the server. An accepted command runs where the
 project's files are, on the server's machine (or here, when the server asks its client to run
 it), and its output is shown as it comes. Ctrl-C stops a running command; Ctrl-C again (or
-with no command running) cancels the run; a third time leaves at once.")]
+with no command running) cancels the run; a third time leaves at once. It follows the run until
+its loop ends, and any loop queued behind it meanwhile. A lost connection is said at once and
+retried for about 12 s (Ctrl-C leaves meanwhile); then it exits 3, \"connection lost\".")]
     Act(StartArgs),
     /// List the project's runs: name, status, turns, tokens, cost, age
     Runs(RunsArgs),
