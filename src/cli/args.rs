@@ -48,11 +48,12 @@ Environment:
 
 Exit codes:
     0    done; a run concluded (200)
-    1    failed on this side (I/O, a local server that could not start)
-    2    usage error (unknown command, flag or argument)
+    1    failed on this side (I/O, a server that could not start or listen)
+    2    usage error (unknown command, flag or argument; a server URL not ws:// or wss://)
     3    the server cannot be reached, or the connection was lost (after retrying)
-    4    the server refused a call (no such run or project, a name taken, ...), or
-         no pending proposal matches what approve or reject was given
+    4    the server refused a call (no such run or project, a directory that is no
+         project, a name taken, ...), or no pending proposal matches what approve or
+         reject was given
     5    the run failed (500)
     6    the run was abandoned going round in circles (508)
     7    the run's context was full (413)
