@@ -330,6 +330,16 @@ pub async fn serve(
         path: config.home.display().to_string(),
         source,
     })?;
+    // A port in use (or not permitted) is found before anything starts: recovering runs or
+    // starting actors for a server that cannot listen would be work done for nothing.
+    let asked = SocketAddr::new(config.access.bind, config.port);
+    let probe = (config.port != 0)
+        .then(|| std::net::TcpListener::bind(asked))
+        .transpose()
+        .map_err(|source| ServeError::Bind {
+            addr: asked,
+            source,
+        })?;
     let database = config.database();
     // An SQLite file is one server's; a PostgreSQL database is shared by every process that
     // leases its runs (SCALE.md §2).
@@ -446,6 +456,7 @@ pub async fn serve(
     .tcp_nodelay(true)
     .disable_signals();
     let with_tls = tls.is_some();
+    drop(probe);
     let server = match tls {
         Some(tls) => server.bind_rustls_0_23(addr, tls),
         None => server.bind(addr),

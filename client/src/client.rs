@@ -405,6 +405,17 @@ impl Client {
         Err(last)
     }
 
+    /// One try at a new connection in place of a lost one: the same hello again, then what the
+    /// followed runs missed, as an automatic reconnect does. For an owner that reconnects on
+    /// its own schedule (with [`ClientOptions::reconnect`] off) and says so meanwhile.
+    pub async fn reconnect(&mut self) -> Result<(), ClientError> {
+        let options = connect_options(&self.options);
+        let conn = Connection::open(&self.options.url, &options).await?;
+        self.conn = conn;
+        self.unsynced = true;
+        self.after_reconnect().await
+    }
+
     /// On a new connection: the hello again, then the replay of every followed run.
     async fn after_reconnect(&mut self) -> Result<(), ClientError> {
         self.unsynced = false;

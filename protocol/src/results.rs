@@ -73,6 +73,11 @@ pub struct Model {
     /// Fallback alias.
     #[serde(default)]
     pub fallback: Option<String>,
+    /// Whether the server's environment defines it now (`RUMMY_MODEL_<alias>`); false: the
+    /// database keeps it from an earlier start's environment or an `addModel`. `None` from a
+    /// server that does not say.
+    #[serde(default)]
+    pub configured: Option<bool>,
 }
 
 /// `addModel`'s answer.

@@ -48,17 +48,21 @@ Environment:
 
 Exit codes:
     0    done; a run concluded (200)
-    1    failed on this side (I/O, a local server that could not start)
-    2    usage error (unknown command, flag or argument)
-    3    the server cannot be reached, or the connection was lost
-    4    the server refused a call (no such run or project, a name taken, ...), or
-         no pending proposal matches what approve or reject was given
+    1    failed on this side (I/O, a server that could not start or listen)
+    2    usage error (unknown command, flag or argument; a server URL not ws:// or wss://)
+    3    the server cannot be reached, or the connection was lost (after retrying)
+    4    the server refused a call (no such run or project, a directory that is no
+         project, a name taken, ...), or no pending proposal matches what approve or
+         reject was given
     5    the run failed (500)
     6    the run was abandoned going round in circles (508)
     7    the run's context was full (413)
     8    the run was cancelled (499)
     9    the run stopped at the turn limit (RUMMY_MAX_TURNS) without concluding
     10   left while the run waits on a proposal ([q]uit, or stdin ended)
+    11   not allowed: the token (RUMMY_TOKEN) is missing, unknown, revoked or expired,
+         or does not open this project or allow this call
+    12   cancel: the run had already ended, so nothing was cancelled
     130  interrupted with Ctrl-C before the run ended";
 
 /// The subcommands.
@@ -101,7 +105,9 @@ proposes edits (shown as diffs) and commands; each waits for your answer:
 An accepted edit is written into the project by the server. An accepted command runs where the
 project's files are, on the server's machine (or here, when the server asks its client to run
 it), and its output is shown as it comes. Ctrl-C stops a running command; Ctrl-C again (or
-with no command running) cancels the run; a third time leaves at once.")]
+with no command running) cancels the run; a third time leaves at once. It follows the run until
+its loop ends, and any loop queued behind it meanwhile. A lost connection is said at once and
+retried for about 12 s (Ctrl-C leaves meanwhile); then it exits 3, \"connection lost\".")]
     Act(StartArgs),
     /// List the project's runs: name, status, turns, tokens, cost, age
     Runs(RunsArgs),
@@ -127,13 +133,28 @@ its own path (set://turn_2/a.txt) or by the project file it acts on, as `rummy s
 on, nothing is rejected: it says what is pending and exits 4.")]
     Reject(RejectArgs),
     /// Add a prompt to a run: folded into its running loop, or a new loop when it is idle
+    #[command(after_long_help = HELP_TAIL, long_about = "\
+Adds a prompt to a run of the project. A run with a loop under way reads it at that loop's next
+turn — unless the turn in flight concludes the loop first: then the prompt starts a new loop of
+its own. inject waits up to 5 s to say which happened. An idle run starts a new loop with it at
+once. A run that does not exist is said so (exit 4): nothing is started.")]
     Inject(InjectArgs),
     /// Cancel a run's loop
+    #[command(after_long_help = HELP_TAIL, long_about = "\
+Cancels the run's loop under way (and any command it runs). A run that had already ended is
+said so and exits 12: nothing was cancelled.")]
     Cancel(CancelArgs),
     /// Fork a run into a new one (the new run starts from the parent's context) and follow it
     #[command(after_long_help = HELP_TAIL)]
     Fork(ForkArgs),
-    /// List the server's models and their providers
+    /// List the server's models and their providers, or remove one
+    #[command(after_long_help = HELP_TAIL, long_about = "\
+Lists the server's model aliases: provider, model, context length, fallback, and where each comes
+from. `environment`: the server's environment defines it now (RUMMY_MODEL_<alias>), and every
+start writes it again. `stored`: the database keeps it but the environment no longer names it: an
+earlier start's environment defined it, or an admin added it with addModel; it stays usable until
+removed. --remove ALIAS removes one (admin); an alias still in the environment comes back at the
+server's next start.")]
     Models(ModelsArgs),
     /// Check a running setup line by line: server, token, database, providers, models
     #[command(after_long_help = HELP_TAIL, long_about = "\
@@ -143,9 +164,10 @@ alone can reach them (an admin token is needed once tokens exist) — the databa
 configured provider answering its models endpoint, each model's context length known. Each line
 is ok or FAIL with what to do; any FAIL exits 1 (3: the server cannot be reached).
 
---health is for a container's HEALTHCHECK: it asks the local server's /health (at RUMMY_BIND and
-PORT from the same settings the server reads, a wildcard bind on loopback; no token needed) and
-prints one line; exit 0 when healthy, 1 otherwise.")]
+--health is for a container's HEALTHCHECK: it asks the server's /health (no token needed) and
+prints one line; exit 0 when healthy, 1 otherwise. The server is the one RUMMY_URL (or --url)
+names, over http:// for ws:// and https:// for wss://; without either, the local one at RUMMY_BIND
+and PORT from the same settings the server reads (a wildcard bind on loopback).")]
     Doctor(DoctorArgs),
     /// Show routing's class → model map as the server is configured
     #[command(long_about = "\
@@ -468,13 +490,17 @@ pub struct DoctorArgs {
     #[arg(long)]
     pub health: bool,
     /// The server's WebSocket URL [default: $RUMMY_URL, else ws://127.0.0.1:3044/ws]
-    #[arg(long, value_name = "URL", conflicts_with = "health")]
+    #[arg(long, value_name = "URL")]
     pub url: Option<String>,
 }
 
 /// `models`.
 #[derive(Debug, Clone, Args)]
 pub struct ModelsArgs {
+    /// Remove this model alias from the server (admin): one that is not in its environment
+    /// (listed `stored`), which a restart would otherwise keep
+    #[arg(long, value_name = "ALIAS")]
+    pub remove: Option<String>,
     /// Print the server's answer as JSON
     #[arg(long)]
     pub json: bool,

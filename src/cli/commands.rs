@@ -35,6 +35,15 @@ pub async fn start(args: StartArgs, mode: &str) -> Result<Exit, Failure> {
         ..RunAttributes::default()
     };
     let prompt = args.prompt.join(" ");
+    // A named run that exists is continued: its summary counts the turns from here.
+    let base_turn = match args.run.as_deref() {
+        Some(name) => session
+            .client
+            .get_run(name, None)
+            .await
+            .map_or(0, |run| run.turn),
+        None => 0,
+    };
     let run = session
         .client
         .start_run(args.run.as_deref(), &prompt, &attributes)
@@ -60,6 +69,7 @@ pub async fn start(args: StartArgs, mode: &str) -> Result<Exit, Failure> {
         Some(model),
         context,
     )
+    .after_turn(base_turn)
     .run()
     .await;
     session.close().await;
@@ -111,7 +121,7 @@ pub async fn watch(args: WatchArgs) -> Result<Exit, Failure> {
         .client
         .get_run(&args.run, None)
         .await
-        .map_err(|e| Failure::call(&format!("run {}", args.run), e))?;
+        .map_err(|e| Failure::run_call(&session.project, &args.run, e))?;
     session.client.follow(&args.run, snapshot.last_seq);
     let models = session
         .client
@@ -123,10 +133,10 @@ pub async fn watch(args: WatchArgs) -> Result<Exit, Failure> {
     let mut view = View::new(args.follow.json);
     let style = view.style;
     view.line(&format!(
-        "{} watching {} · status {} · turn {} · {}",
+        "{} watching {} · {} · turn {} · {}",
         style.bold("rummy"),
         style.cyan(&args.run),
-        snapshot.status,
+        render::status_word(snapshot.status, snapshot.stop_reason.as_deref()),
         snapshot.turn,
         snapshot.summary.clone().unwrap_or_default()
     ));
@@ -151,7 +161,7 @@ pub async fn fork(args: ForkArgs) -> Result<Exit, Failure> {
         .client
         .get_run(&args.run, None)
         .await
-        .map_err(|e| Failure::call(&format!("run {}", args.run), e))?;
+        .map_err(|e| Failure::run_call(&session.project, &args.run, e))?;
     let model =
         args.model.clone().or(parent.model.clone()).ok_or_else(|| {
             Failure::new(Exit::Usage, "the parent run has no model: pass --model")
@@ -189,6 +199,7 @@ pub async fn fork(args: ForkArgs) -> Result<Exit, Failure> {
         Some(model),
         context,
     )
+    .after_turn(parent.turn)
     .run()
     .await;
     session.close().await;
@@ -234,16 +245,16 @@ pub async fn runs(args: RunsArgs) -> Result<Exit, Failure> {
         ));
     } else {
         print(&format!(
-            "{:<20} {:>6} {:>6} {:>8} {:>8} {:>8}  {:<12} SUMMARY",
+            "{:<20} {:<12} {:>6} {:>8} {:>8} {:>8}  {:<12} SUMMARY",
             "RUN", "STATUS", "TURNS", "TOKENS", "COST", "AGE", "MODEL"
         ));
     }
     let now = std::time::SystemTime::now();
     for run in list {
         print(&format!(
-            "{:<20} {:>6} {:>6} {:>8} {:>8} {:>8}  {:<12} {}",
+            "{:<20} {:<12} {:>6} {:>8} {:>8} {:>8}  {:<12} {}",
             run.run,
-            run.status,
+            render::status_word(run.status, None),
             run.turn,
             short_count(run.tokens),
             format!("${:.3}", run.cost),
@@ -299,7 +310,7 @@ pub async fn show(args: ShowArgs) -> Result<Exit, Failure> {
         .client
         .call("getRun", &params)
         .await
-        .map_err(|e| Failure::call(&format!("run {}", args.run), e))?;
+        .map_err(|e| Failure::run_call(&session.project, &args.run, e))?;
     if args.json {
         print_json(&raw);
         session.close().await;
@@ -311,11 +322,11 @@ pub async fn show(args: ShowArgs) -> Result<Exit, Failure> {
     let style = view.style;
     drop(view);
     print(&format!(
-        "{} {} · status {} · {} turns · model {} · {} tokens · ${:.3} · created {}",
+        "{} {} · {} · {} · model {} · {} tokens · ${:.3} · created {}",
         style.bold("run"),
         style.cyan(&snapshot.run),
-        snapshot.status,
-        snapshot.turn,
+        render::status_word(snapshot.status, snapshot.stop_reason.as_deref()),
+        render::turns(snapshot.turn),
         snapshot.model.clone().unwrap_or_default(),
         short_count(snapshot.telemetry.total_tokens),
         snapshot.telemetry.cost,
@@ -338,7 +349,10 @@ pub async fn show(args: ShowArgs) -> Result<Exit, Failure> {
             turn = item.turn;
             print(&style.dim(&format!("─ turn {turn}")));
         }
-        print(&format!("  {}", history_line(item, style)));
+        print(&format!(
+            "  {}",
+            history_line(item, &snapshot.history, style)
+        ));
     }
     let pending: Vec<&HistoryItem> = snapshot
         .history
@@ -404,25 +418,64 @@ pub async fn show(args: ShowArgs) -> Result<Exit, Failure> {
     Ok(Exit::Ok)
 }
 
-fn history_line(item: &HistoryItem, style: super::view::Style) -> String {
+/// One line of `show`'s history. A proposal says what became of it: accepted, rejected (with
+/// the reason the model read), failed; an accepted command also how it ended — its exit code,
+/// or why it has none (interrupted by a restart, cancelled, refused by the sandbox).
+fn history_line(item: &HistoryItem, history: &[HistoryItem], style: super::view::Style) -> String {
     if item.tool == "update" {
         return style.cyan(&format!("» {}", item.body.as_deref().unwrap_or_default()));
     }
-    if item.is_proposal() {
-        let kind = item.attr("kind").unwrap_or(&item.tool);
-        return format!(
-            "{} {} {} ({})",
-            match item.state.as_str() {
-                "resolved" => style.green("✓"),
-                "proposed" => style.yellow("?"),
-                _ => style.red("✗"),
-            },
-            style.bold(kind),
-            render::target(item),
-            item.state
-        );
+    if !item.is_proposal() {
+        return render::command_line(item, style);
     }
-    render::command_line(item, style)
+    let kind = item.attr("kind").unwrap_or(&item.tool);
+    let outcome = item.outcome.as_deref().filter(|o| !o.is_empty());
+    let (ok, what) = match (item.state.as_str(), outcome) {
+        ("proposed", _) => (None, "waiting".to_owned()),
+        ("cancelled", Some(reason)) if reason != "rejected" => {
+            (Some(false), format!("rejected: {reason}"))
+        }
+        ("cancelled", _) => (Some(false), "rejected".to_owned()),
+        ("resolved", _) => match command_end(item, history) {
+            Some((ok, end)) => (Some(ok), format!("accepted, {end}")),
+            None => (Some(true), "accepted".to_owned()),
+        },
+        (state, Some(why)) => (Some(false), format!("{state}: {why}")),
+        (state, None) => (Some(false), state.to_owned()),
+    };
+    let mark = match ok {
+        Some(true) => style.green("✓"),
+        Some(false) => style.red("✗"),
+        None => style.yellow("?"),
+    };
+    format!(
+        "{mark} {} {} ({what})",
+        style.bold(kind),
+        render::target(item)
+    )
+}
+
+/// How an accepted command ended, from its first output channel: whether it went well, and
+/// `exit 0`, `exit 3`, or why it has no exit code. `None` for what is not a command, or a
+/// command still running.
+fn command_end(item: &HistoryItem, history: &[HistoryItem]) -> Option<(bool, String)> {
+    if !matches!(item.attr("kind"), Some("sh" | "env")) {
+        return None;
+    }
+    if let Some(code) = item.attributes.get("exitCode").and_then(Value::as_i64) {
+        return Some((code == 0, format!("exit {code}")));
+    }
+    let first = format!("{}_1", item.path);
+    let channel = history.iter().find(|i| i.path == first)?;
+    match (channel.state.as_str(), channel.outcome.as_deref()) {
+        ("streaming", _) => Some((true, "running".to_owned())),
+        ("resolved", _) => Some((true, "exit 0".to_owned())),
+        (_, Some(outcome)) => match outcome.strip_prefix("exit:") {
+            Some(code) => Some((false, format!("exit {code}"))),
+            None => Some((false, outcome.to_owned())),
+        },
+        (state, None) => Some((false, state.to_owned())),
+    }
 }
 
 /// `approve`: accepts the proposals named (by their paths or the files they act on), or every
@@ -581,7 +634,7 @@ async fn pending(session: &mut Session, run: &str) -> Result<Vec<Pending>, Failu
             ..GetEntriesParams::default()
         })
         .await
-        .map_err(|e| Failure::call(&format!("run {run}"), e))?;
+        .map_err(|e| Failure::run_call(&session.project, run, e))?;
     Ok(entries
         .into_iter()
         .filter(|e| e.attributes.contains_key("commandIndex"))
@@ -649,47 +702,155 @@ pub async fn reject(args: RejectArgs) -> Result<Exit, Failure> {
         )
         .await
         .map_err(|e| Failure::call(&path, e))?;
-    print(&format!(
-        "{path}: {}",
-        ack.state.unwrap_or_else(|| "cancelled".into())
-    ));
-    session.close().await;
-    Ok(Exit::Ok)
-}
-
-/// `inject`.
-pub async fn inject(args: InjectArgs) -> Result<Exit, Failure> {
-    let mut session = Session::open(&args.connect, Intent::Open).await?;
-    let ack = session
-        .client
-        .inject(&args.run, &args.prompt.join(" "))
-        .await
-        .map_err(|e| Failure::call(&format!("run {}", args.run), e))?;
-    print(if ack.injected == Some(true) {
-        "injected into the running loop: the model reads it next turn"
-    } else {
-        "queued as a new loop of the run"
+    let state = ack.state.unwrap_or_else(|| "cancelled".into());
+    print(&match (state.as_str(), ack.outcome.as_deref()) {
+        ("cancelled", Some(reason)) if reason != "rejected" => {
+            format!("{path}: rejected: {reason}")
+        }
+        ("cancelled", _) => format!("{path}: rejected"),
+        (other, outcome) => format!(
+            "{path}: {other}{}",
+            outcome.map(|o| format!(" ({o})")).unwrap_or_default()
+        ),
     });
     session.close().await;
     Ok(Exit::Ok)
 }
 
-/// `cancel`.
-pub async fn cancel(args: CancelArgs) -> Result<Exit, Failure> {
+/// How long `inject` waits to learn what became of a prompt folded into a running loop.
+const INJECT_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// What became of a prompt folded into a running loop.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Injected {
+    /// The loop went on: the model reads it at this turn.
+    Read(i64),
+    /// The loop concluded at this turn before reading it: the prompt starts a loop of its own.
+    NewLoop(i64),
+    /// The loop was cancelled first: the prompt went with it.
+    Dropped,
+}
+
+/// `inject`: into a run that exists (one that does not is said so, nothing is started). A
+/// prompt folded into a running loop is read at its next turn, unless the turn in flight
+/// concludes the loop first: then it starts a new loop. Which one is known only when that turn
+/// ends, so `inject` waits for it a few seconds and says what happened (or both, when the
+/// turn takes longer). With no loop under way it starts one at once.
+pub async fn inject(args: InjectArgs) -> Result<Exit, Failure> {
     let mut session = Session::open(&args.connect, Intent::Open).await?;
-    session
+    let before = session
         .client
-        .cancel_run(&args.run)
+        .get_run(&args.run, None)
         .await
-        .map_err(|e| Failure::call(&format!("run {}", args.run), e))?;
-    print(&format!("run {} cancelled", args.run));
+        .map_err(|e| Failure::run_call(&session.project, &args.run, e))?;
+    session.client.follow(&args.run, before.last_seq);
+    let ack = session
+        .client
+        .inject(&args.run, &args.prompt.join(" "))
+        .await
+        .map_err(|e| Failure::run_call(&session.project, &args.run, e))?;
+    let run = &args.run;
+    let text = if ack.injected == Some(true) {
+        match injected(&mut session, run, before.turn).await {
+            Some(Injected::Read(turn)) => {
+                format!("injected into run {run}'s running loop: the model reads it at turn {turn}")
+            }
+            Some(Injected::NewLoop(turn)) => format!(
+                "run {run}'s loop concluded at turn {turn} before reading it: the prompt starts \
+                 a new loop of the run (`rummy watch {run}` follows it)"
+            ),
+            Some(Injected::Dropped) => {
+                format!("run {run}'s loop was cancelled before reading it: the prompt went with it")
+            }
+            None => format!(
+                "injected into run {run}'s running loop (at turn {}): the model reads it next \
+                 turn; should that turn conclude the loop first, the prompt starts a new loop",
+                before.turn
+            ),
+        }
+    } else {
+        format!(
+            "run {run} was {}: the prompt starts a new loop of the run (`rummy watch {run}` \
+             follows it)",
+            render::status_word(before.status, before.stop_reason.as_deref())
+        )
+    };
+    print(&text);
     session.close().await;
     Ok(Exit::Ok)
 }
 
+/// What became of a prompt folded into `run`'s loop at `turn`, from the run's pushes, once
+/// known within [`INJECT_WAIT`].
+async fn injected(session: &mut Session, run: &str, turn: i64) -> Option<Injected> {
+    use rummy_client::Notification;
+    let deadline = std::time::Instant::now() + INJECT_WAIT;
+    loop {
+        let left = deadline.checked_duration_since(std::time::Instant::now())?;
+        let (note, _) = session.client.next_message(Some(left)).await.ok()?;
+        match note {
+            Notification::RunState(state) if state.run == run => {
+                if !matches!(state.status, 100 | 102 | 202) {
+                    return Some(if state.status == 499 {
+                        Injected::Dropped
+                    } else {
+                        Injected::NewLoop(state.turn)
+                    });
+                }
+                if state.turn > turn {
+                    return Some(Injected::Read(state.turn));
+                }
+            }
+            Notification::RunProgress(p) if p.run == run && p.turn > turn => {
+                return Some(Injected::Read(p.turn));
+            }
+            _ => {}
+        }
+    }
+}
+
+/// `cancel`: cancels the run's loop; a run that had already ended is said so (12). The cancel
+/// is sent either way: it also stops commands a finished loop left running on the server.
+pub async fn cancel(args: CancelArgs) -> Result<Exit, Failure> {
+    let mut session = Session::open(&args.connect, Intent::Open).await?;
+    let before = session
+        .client
+        .get_run(&args.run, None)
+        .await
+        .map_err(|e| Failure::run_call(&session.project, &args.run, e))?;
+    session
+        .client
+        .cancel_run(&args.run)
+        .await
+        .map_err(|e| Failure::run_call(&session.project, &args.run, e))?;
+    session.close().await;
+    if matches!(before.status, 100 | 102 | 202) {
+        print(&format!("run {} cancelled", args.run));
+        return Ok(Exit::Ok);
+    }
+    Err(Failure::new(
+        Exit::AlreadyEnded,
+        format!(
+            "run {} had already ended ({}): nothing to cancel",
+            args.run,
+            render::status_word(before.status, before.stop_reason.as_deref())
+        ),
+    ))
+}
+
 /// `models`.
 pub async fn models(args: ModelsArgs) -> Result<Exit, Failure> {
-    let mut session = Session::open(&args.connect, Intent::Open).await?;
+    let mut session = Session::open(&args.connect, Intent::Server).await?;
+    if let Some(alias) = &args.remove {
+        session
+            .client
+            .remove_model(alias)
+            .await
+            .map_err(|e| Failure::call(&format!("removing model {alias}"), e))?;
+        print(&format!("model {alias} removed"));
+        session.close().await;
+        return Ok(Exit::Ok);
+    }
     let page = Page {
         limit: Some(1000),
         offset: None,
@@ -713,20 +874,32 @@ pub async fn models(args: ModelsArgs) -> Result<Exit, Failure> {
             );
         } else {
             print(&format!(
-                "{:<16} {:<12} {:<32} {:>9}  FALLBACK",
-                "ALIAS", "PROVIDER", "MODEL", "CONTEXT"
+                "{:<16} {:<12} {:<32} {:>9}  {:<16} SOURCE",
+                "ALIAS", "PROVIDER", "MODEL", "CONTEXT", "FALLBACK"
             ));
         }
+        let stored = list.iter().filter(|m| m.configured == Some(false)).count();
         for model in list {
             let (provider, name) = model.actual.split_once('/').unwrap_or(("", &model.actual));
             print(&format!(
-                "{:<16} {:<12} {:<32} {:>9}  {}",
+                "{:<16} {:<12} {:<32} {:>9}  {:<16} {}",
                 model.alias,
                 provider,
                 name,
                 model.context_length.map_or("-".into(), short_count),
-                model.fallback.unwrap_or_default()
+                model.fallback.unwrap_or_default(),
+                match model.configured {
+                    Some(true) => "environment",
+                    Some(false) => "stored",
+                    None => "-",
+                }
             ));
+        }
+        if stored > 0 {
+            print(
+                "stored: not in the server's environment now (an earlier start's, or addModel); \
+                 `rummy models --remove ALIAS` removes one (admin)",
+            );
         }
     }
     session.close().await;
@@ -735,7 +908,7 @@ pub async fn models(args: ModelsArgs) -> Result<Exit, Failure> {
 
 /// `routes`: routing's class → model map.
 pub async fn routes(args: RoutesArgs) -> Result<Exit, Failure> {
-    let mut session = Session::open(&args.connect, Intent::Open).await?;
+    let mut session = Session::open(&args.connect, Intent::Server).await?;
     if args.json {
         let list: Value = session
             .client
@@ -844,6 +1017,7 @@ mod tests {
             actual: format!("openai/{alias}"),
             context_length: None,
             fallback: None,
+            configured: None,
         };
         assert_eq!(choose_model(None, &[model("a")]).unwrap(), "a");
         assert_eq!(choose_model(Some("b"), &[model("a")]).unwrap(), "b");
@@ -854,6 +1028,43 @@ mod tests {
                 Exit::Usage,
                 Some("pass --model with one of: a, b".to_owned())
             )
+        );
+    }
+
+    /// `show` says what became of a proposal: a rejection with its reason, an accepted command
+    /// with its exit code, or why it has none (a restart killed it: not shown as fine).
+    #[test]
+    fn history_lines_say_what_became_of_proposals() {
+        let item = |value: Value| -> HistoryItem { serde_json::from_value(value).unwrap() };
+        let plain = crate::cli::view::Style::new(false);
+        let rejected = item(
+            serde_json::json!({"path": "set://turn_1/a.txt", "tool": "set",
+            "state": "cancelled", "status": 202, "outcome": "keep it",
+            "attributes": {"kind": "edit", "path": "a.txt", "commandIndex": 0}}),
+        );
+        let killed = item(serde_json::json!({"path": "sh://turn_2/make", "tool": "sh",
+            "state": "resolved", "status": 200,
+            "attributes": {"kind": "sh", "command": "make", "commandIndex": 0}}));
+        let channel = item(
+            serde_json::json!({"path": "sh://turn_2/make_1", "tool": "sh",
+            "state": "failed", "status": 200, "outcome": "interrupted by restart",
+            "attributes": {"channel": 1}}),
+        );
+        let ran = item(serde_json::json!({"path": "sh://turn_3/ls", "tool": "sh",
+            "state": "resolved", "status": 200,
+            "attributes": {"kind": "sh", "command": "ls", "commandIndex": 0, "exitCode": 0}}));
+        let history = [rejected.clone(), killed.clone(), channel, ran.clone()];
+        let lines: Vec<String> = [rejected, killed, ran]
+            .iter()
+            .map(|i| history_line(i, &history, plain))
+            .collect();
+        assert_eq!(
+            lines,
+            vec![
+                "✗ edit a.txt (rejected: keep it)",
+                "✗ sh make (accepted, interrupted by restart)",
+                "✓ sh ls (accepted, exit 0)",
+            ]
         );
     }
 

@@ -61,8 +61,12 @@ impl Report {
 
 /// `rummy doctor` (and `--health`).
 pub fn run(args: DoctorArgs) -> Exit {
+    let url = args
+        .url
+        .clone()
+        .or_else(|| std::env::var("RUMMY_URL").ok().filter(|u| !u.is_empty()));
     if args.health {
-        return health();
+        return health(url.as_deref());
     }
     actix_rt::System::new().block_on(doctor(args))
 }
@@ -73,6 +77,14 @@ async fn doctor(args: DoctorArgs) -> Exit {
         .url
         .or_else(|| std::env::var("RUMMY_URL").ok().filter(|u| !u.is_empty()))
         .unwrap_or_else(|| DEFAULT_URL.to_owned());
+    let url = match super::session::websocket_url(&url) {
+        Ok(url) => url,
+        Err(failure) => {
+            let hint = failure.hint.unwrap_or_default();
+            report.line(false, "server", &format!("{}: {hint}", failure.message));
+            return failure.exit;
+        }
+    };
     let token = std::env::var("RUMMY_TOKEN").ok().filter(|t| !t.is_empty());
     let mut options = ClientOptions::new(&url);
     options.token = token.clone();
@@ -212,26 +224,24 @@ fn remedy(layer: &str) -> &'static str {
     }
 }
 
-/// `--health`: the local server's `/health`, at the address its settings give (a wildcard bind
-/// asked on loopback). One line; 0 when it answers 200, 1 otherwise.
-fn health() -> Exit {
-    let vars = std::env::vars().collect();
-    let config = match rummy::env::load(vars) {
-        Ok(config) => config,
-        Err(e) => return unhealthy(&format!("configuration: {e}")),
+/// `--health`: the server's `/health` — at `RUMMY_URL` (or `--url`) when set, its host and
+/// port over HTTP(S); else at the address the server's own settings give (a wildcard bind asked
+/// on loopback). One line; 0 when it answers 200, 1 otherwise.
+fn health(url: Option<&str>) -> Exit {
+    let url = match url {
+        Some(url) => match health_url(url) {
+            Some(url) => url,
+            None => {
+                return unhealthy(&format!(
+                    "{url}: not a ws://, wss://, http:// or https:// URL"
+                ))
+            }
+        },
+        None => match local_health_url() {
+            Ok(url) => url,
+            Err(why) => return unhealthy(&why),
+        },
     };
-    let host = match config.access.bind {
-        IpAddr::V4(ip) if ip.is_unspecified() => IpAddr::V4(Ipv4Addr::LOCALHOST),
-        IpAddr::V6(ip) if ip.is_unspecified() => IpAddr::V6(Ipv6Addr::LOCALHOST),
-        ip => ip,
-    };
-    let addr = SocketAddr::new(host, config.port);
-    let scheme = if config.access.tls.is_some() {
-        "https"
-    } else {
-        "http"
-    };
-    let url = format!("{scheme}://{addr}/health");
     let asked = actix_rt::System::new().block_on(async {
         // The server's own certificate names the host clients use, not this address: on its own
         // machine the check trusts whatever answers there.
@@ -277,7 +287,66 @@ fn health() -> Exit {
     }
 }
 
+/// The `/health` URL of the server a client URL names: its scheme made HTTP(S), its path
+/// replaced.
+fn health_url(url: &str) -> Option<String> {
+    let (scheme, rest) = url.split_once("://")?;
+    let scheme = match scheme.to_ascii_lowercase().as_str() {
+        "ws" | "http" => "http",
+        "wss" | "https" => "https",
+        _ => return None,
+    };
+    let host = rest.split('/').next().filter(|h| !h.is_empty())?;
+    Some(format!("{scheme}://{host}/health"))
+}
+
+/// The `/health` URL of the server on this machine, from its own settings.
+fn local_health_url() -> Result<String, String> {
+    let vars = std::env::vars().collect();
+    let config = rummy::env::load(vars).map_err(|e| format!("configuration: {e}"))?;
+    let host = match config.access.bind {
+        IpAddr::V4(ip) if ip.is_unspecified() => IpAddr::V4(Ipv4Addr::LOCALHOST),
+        IpAddr::V6(ip) if ip.is_unspecified() => IpAddr::V6(Ipv6Addr::LOCALHOST),
+        ip => ip,
+    };
+    let addr = SocketAddr::new(host, config.port);
+    let scheme = if config.access.tls.is_some() {
+        "https"
+    } else {
+        "http"
+    };
+    Ok(format!("{scheme}://{addr}/health"))
+}
+
 fn unhealthy(why: &str) -> Exit {
     let _ = writeln!(std::io::stdout(), "unhealthy: {why}");
     Exit::Failure
+}
+
+#[cfg(test)]
+mod tests {
+    use pretty_assertions::assert_eq;
+
+    /// A client URL's host and port give the `/health` URL, over TLS for `wss`.
+    #[test]
+    fn health_urls_follow_the_client_url() {
+        let urls: Vec<Option<String>> = [
+            "ws://127.0.0.1:4100/ws",
+            "wss://rummy.example:443/ws",
+            "http://10.0.0.2:3044",
+            "ftp://x",
+        ]
+        .into_iter()
+        .map(super::health_url)
+        .collect();
+        assert_eq!(
+            urls,
+            vec![
+                Some("http://127.0.0.1:4100/health".to_owned()),
+                Some("https://rummy.example:443/health".to_owned()),
+                Some("http://10.0.0.2:3044/health".to_owned()),
+                None
+            ]
+        );
+    }
 }

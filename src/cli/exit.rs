@@ -11,7 +11,7 @@ pub enum Exit {
     Failure = 1,
     /// 2: the command line was wrong.
     Usage = 2,
-    /// 3: the server could not be reached, or the connection was lost for good.
+    /// 3: the server could not be reached, or the connection was lost and retrying failed.
     Connection = 3,
     /// 4: the server refused a call (no such run, a name taken, …), or no pending proposal
     /// matches what `approve` or `reject` was given.
@@ -28,6 +28,11 @@ pub enum Exit {
     MaxTurns = 9,
     /// 10: the command left while the run waits on a proposal ([q]uit, or no answer on stdin).
     Waiting = 10,
+    /// 11: the server does not allow this token: unknown, revoked or expired, none given where
+    /// one is needed, or one that does not open this project or allow this call.
+    NotAllowed = 11,
+    /// 12: `cancel` found the run had already ended: nothing was cancelled.
+    AlreadyEnded = 12,
     /// 130: interrupted (Ctrl-C) before the run ended.
     Interrupted = 130,
 }
@@ -58,17 +63,21 @@ impl From<Exit> for ExitCode {
 pub const TABLE: &str = "\
 Exit codes:
     0    done; a run concluded (200)
-    1    failed on this side (I/O, a local server that could not start)
-    2    usage error (unknown command, flag or argument)
-    3    the server cannot be reached, or the connection was lost
-    4    the server refused a call (no such run or project, a name taken, ...), or
-         no pending proposal matches what approve or reject was given
+    1    failed on this side (I/O, a server that could not start or listen)
+    2    usage error (unknown command, flag or argument; a server URL not ws:// or wss://)
+    3    the server cannot be reached, or the connection was lost (after retrying)
+    4    the server refused a call (no such run or project, a directory that is no
+         project, a name taken, ...), or no pending proposal matches what approve or
+         reject was given
     5    the run failed (500)
     6    the run was abandoned going round in circles (508)
     7    the run's context was full (413)
     8    the run was cancelled (499)
     9    the run stopped at the turn limit (RUMMY_MAX_TURNS) without concluding
     10   left while the run waits on a proposal ([q]uit, or stdin ended)
+    11   not allowed: the token (RUMMY_TOKEN) is missing, unknown, revoked or expired,
+         or does not open this project or allow this call
+    12   cancel: the run had already ended, so nothing was cancelled
     130  interrupted with Ctrl-C before the run ended";
 
 #[cfg(test)]

@@ -19,6 +19,13 @@ use std::collections::{BTreeSet, HashMap, HashSet, VecDeque};
 use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
 
+/// How many times a lost connection is tried again before the command gives up (3).
+const RETRIES: u32 = 8;
+/// The wait before the first try; it doubles up to [`MAX_RETRY_DELAY`] (about 12 s in all).
+const RETRY_DELAY: Duration = Duration::from_millis(250);
+/// The longest wait between two tries.
+const MAX_RETRY_DELAY: Duration = Duration::from_secs(2);
+
 /// How proposals are answered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Policy {
@@ -79,6 +86,8 @@ pub struct Follow<'a> {
     header_turn: i64,
     /// Reconnections already told of.
     reconnects: u32,
+    /// The run's last turn before this command followed it: the summary counts the turns after.
+    base_turn: i64,
 }
 
 impl<'a> Follow<'a> {
@@ -125,7 +134,16 @@ impl<'a> Follow<'a> {
             files: BTreeSet::new(),
             header_turn: 0,
             reconnects: 0,
+            base_turn: 0,
         }
+    }
+
+    /// The run's last turn before the loop this command follows (a continued run's): the
+    /// summary line counts only the turns after it.
+    pub fn after_turn(mut self, turn: i64) -> Follow<'a> {
+        self.base_turn = turn;
+        self.header_turn = turn;
+        self
     }
 
     /// Starts from a run's whole state (attaching to it): what it did is taken as shown, its
@@ -175,6 +193,11 @@ impl<'a> Follow<'a> {
                 }
             }
             if self.done() {
+                // Another loop of the run may be queued behind the one that ended (a
+                // continuation, or an inject that found the turn concluded): followed too.
+                if self.another_loop().await? {
+                    continue;
+                }
                 break;
             }
             let event = tokio::select! {
@@ -194,17 +217,14 @@ impl<'a> Follow<'a> {
                         self.note(n, &params).await?;
                         None
                     }
-                    Err(e) => {
-                        let what = "the connection to the server was lost";
-                        return Err(Failure::connection(what, &e));
-                    }
+                    Err(e) => self.reconnect(e, &mut interrupts).await?,
                 },
                 Event::Answer(line) => self.answer(line).await?,
                 Event::Output(out) => {
                     self.output(out).await;
                     None
                 }
-                Event::Interrupt => self.interrupt().await?,
+                Event::Interrupt => self.interrupt(&mut interrupts).await?,
                 Event::Tick => {
                     self.draw_status();
                     None
@@ -216,6 +236,105 @@ impl<'a> Follow<'a> {
             }
         }
         self.finish().await
+    }
+
+    /// Whether the run has a loop under way after the one that ended (queued while it ran):
+    /// then it is followed too, from the run's state now.
+    async fn another_loop(&mut self) -> Result<bool, Failure> {
+        let snapshot = match self.session.client.get_run(&self.run, None).await {
+            Ok(snapshot) => snapshot,
+            Err(e) => return Err(Failure::call("reading the run's state", e)),
+        };
+        if !matches!(snapshot.status, 100 | 102 | 202) && snapshot.queued.is_none() {
+            return Ok(false);
+        }
+        self.ended = None;
+        self.run_status = snapshot.status;
+        self.status_seq = self.status_seq.max(snapshot.last_seq);
+        self.status.activity = if snapshot.status == 100 {
+            "queued".into()
+        } else {
+            "working".into()
+        };
+        for item in &snapshot.history {
+            self.item(item);
+        }
+        let line = self
+            .view
+            .style
+            .dim("─ another loop of the run follows (queued while this one ran)");
+        self.view.end_stream();
+        self.view.line(&line);
+        Ok(true)
+    }
+
+    /// The connection was lost: says so at once, then tries again a few times over some
+    /// seconds (Ctrl-C leaves meanwhile); `Some` when the person left, an error (3) when the
+    /// server did not come back, or (11) when it no longer takes the token.
+    async fn reconnect(
+        &mut self,
+        error: ClientError,
+        interrupts: &mut tokio::signal::unix::Signal,
+    ) -> Result<Option<Exit>, Failure> {
+        let refused = match &error {
+            ClientError::Closed(Some((1008, reason))) => super::session::lapsed_token(reason),
+            ClientError::Rejected { .. } => true,
+            _ => false,
+        };
+        if refused {
+            return Err(Failure::connection("following the run", &error));
+        }
+        self.view.end_stream();
+        self.warn(&format!(
+            "the connection to the server was lost ({error}): retrying (Ctrl-C leaves)"
+        ));
+        self.status.activity = "reconnecting".into();
+        self.draw_status();
+        let started = Instant::now();
+        let mut delay = RETRY_DELAY;
+        let mut last = error;
+        for _ in 0..RETRIES {
+            let tried = tokio::select! {
+                tried = async {
+                    tokio::time::sleep(delay).await;
+                    self.session.client.reconnect().await
+                } => tried,
+                _ = interrupts.recv() => {
+                    self.warn(&format!(
+                        "left while reconnecting: the run goes on if the server does \
+                         (`rummy watch {}` follows it again)",
+                        self.run
+                    ));
+                    self.view.finish();
+                    return Ok(Some(Exit::Interrupted));
+                }
+            };
+            delay = (delay * 2).min(MAX_RETRY_DELAY);
+            match tried {
+                Ok(()) => {
+                    self.reconnects = self.session.client.reconnects();
+                    self.warn("reconnected, and caught up on what was missed");
+                    self.status.activity = "working".into();
+                    return Ok(None);
+                }
+                Err(e @ ClientError::Rejected { .. }) => {
+                    return Err(Failure::connection("reconnecting", &e));
+                }
+                Err(e) => last = e,
+            }
+        }
+        self.view.finish();
+        Err(Failure::new(
+            Exit::Connection,
+            format!(
+                "connection lost: the server did not come back in {} ({RETRIES} tries; the last: {last})",
+                runner::seconds(started.elapsed())
+            ),
+        )
+        .hint(format!(
+            "once it is back, `rummy watch {}` follows the run again",
+            self.run
+        )))
     }
 
     fn done(&self) -> bool {
@@ -335,7 +454,7 @@ impl<'a> Follow<'a> {
             102 => self.status.activity.clone(),
             _ => "done".into(),
         };
-        if !matches!(state.status, 100 | 102 | 202) {
+        if !matches!(state.status, 100 | 102 | 202) && state.queued.is_none() {
             self.ended = Some((state.status, state.stop_reason, state.turn));
         } else if self
             .ended
@@ -350,6 +469,11 @@ impl<'a> Follow<'a> {
     }
 
     fn item(&mut self, item: &HistoryItem) {
+        // What came before this command followed the run (a fork's copy of its parent's
+        // history, a continued run's earlier turns) was not done now: not shown as if it were.
+        if item.turn > 0 && item.turn <= self.base_turn {
+            return;
+        }
         if item.attributes.contains_key("channel") {
             self.channel(item);
             return;
@@ -422,7 +546,11 @@ impl<'a> Follow<'a> {
                 "cancelled" => self.view.style.yellow("✗ rejected elsewhere"),
                 other => self.view.style.red(&format!("✗ {other}")),
             };
-            let line = format!("  {what}: {}", render::target(item));
+            let reason = match (item.state.as_str(), item.outcome.as_deref()) {
+                ("cancelled", Some(reason)) if reason != "rejected" => format!(": {reason}"),
+                _ => String::new(),
+            };
+            let line = format!("  {what}: {}{reason}", render::target(item));
             self.view.line(&line);
         }
     }
@@ -755,8 +883,12 @@ impl<'a> Follow<'a> {
         self.view.line(&line);
     }
 
-    /// Ctrl-C: stop the running command; else cancel the run; else leave.
-    async fn interrupt(&mut self) -> Result<Option<Exit>, Failure> {
+    /// Ctrl-C: stop the running command; else cancel the run; else leave. Another Ctrl-C
+    /// while the cancel is on its way leaves at once.
+    async fn interrupt(
+        &mut self,
+        interrupts: &mut tokio::signal::unix::Signal,
+    ) -> Result<Option<Exit>, Failure> {
         if let Some(running) = &self.running {
             if !self.aborting {
                 running.stop();
@@ -794,10 +926,25 @@ impl<'a> Follow<'a> {
             }
             self.queue.clear();
             self.warn("cancelling the run (Ctrl-C again leaves at once)");
-            if let Err(e) = self.session.client.cancel_run(&self.run).await {
-                return Err(Failure::call("cancelling the run", e));
-            }
-            return Ok(None);
+            let sent = tokio::select! {
+                sent = self.session.client.cancel_run(&self.run) => sent,
+                _ = interrupts.recv() => {
+                    self.view.finish();
+                    return Ok(Some(Exit::Interrupted));
+                }
+            };
+            return match sent {
+                Ok(_) => Ok(None),
+                // The connection was lost on the way: once back, the cancel goes again.
+                Err(CallError::Client(e)) => match self.reconnect(e, interrupts).await? {
+                    Some(exit) => Ok(Some(exit)),
+                    None => match self.session.client.cancel_run(&self.run).await {
+                        Ok(_) => Ok(None),
+                        Err(e) => Err(Failure::call("cancelling the run", e)),
+                    },
+                },
+                Err(e) => Err(Failure::call("cancelling the run", e)),
+            };
         }
         if let Some(running) = &self.running {
             running.stop();
@@ -815,6 +962,7 @@ impl<'a> Follow<'a> {
             ended,
             mut files,
             printed,
+            base_turn,
             ..
         } = self;
         view.end_stream();
@@ -849,7 +997,7 @@ impl<'a> Follow<'a> {
         let files: Vec<String> = files.into_iter().collect();
         view.line(&render::summary_line(
             &ending,
-            snapshot.turn,
+            (snapshot.turn - base_turn).max(0),
             snapshot.telemetry.total_tokens,
             snapshot.telemetry.cost,
             started.elapsed(),

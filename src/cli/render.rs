@@ -199,6 +199,28 @@ impl Status {
     }
 }
 
+/// A run's status in words, as the protocol's table of run statuses defines them (the CLI
+/// never shows the number): `queued`, `running`, `waiting` (on a proposal), `done`, …
+pub fn status_word(status: i64, stop_reason: Option<&str>) -> String {
+    match (status, stop_reason) {
+        (200, Some("max_turns")) => "stopped at the turn limit".to_owned(),
+        (100, _) => "queued".to_owned(),
+        (102, _) => "running".to_owned(),
+        (202, _) => "waiting".to_owned(),
+        (200, _) => "done".to_owned(),
+        (413, _) => "context full".to_owned(),
+        (499, _) => "cancelled".to_owned(),
+        (500, _) => "failed".to_owned(),
+        (508, _) => "abandoned".to_owned(),
+        (other, _) => format!("status {other}"),
+    }
+}
+
+/// `1 turn`, `2 turns`.
+pub fn turns(n: i64) -> String {
+    format!("{n} turn{}", if n == 1 { "" } else { "s" })
+}
+
 /// How a run ended, in words, painted: `✔ done`, `✗ failed`, …
 pub fn ending(status: i64, stop_reason: Option<&str>, style: Style) -> String {
     match (status, stop_reason) {
@@ -224,7 +246,7 @@ pub fn summary_line(
 ) -> String {
     let mut parts = vec![
         ending.to_owned(),
-        format!("{turns} turn{}", if turns == 1 { "" } else { "s" }),
+        self::turns(turns),
         format!("{} tokens", short_count(tokens)),
         format!("${cost:.3}"),
         super::runner::seconds(elapsed),
@@ -335,6 +357,41 @@ mod tests {
         assert_eq!(
             status.line(),
             " fix_1 · turn 3/99 · ███░░░░░░░ 8.0k/32k · 12k tok · $0.012 · 1:15 · fast · thinking"
+        );
+    }
+
+    /// Every run status reads as a word, and a count of one turn is singular.
+    #[test]
+    fn statuses_in_words() {
+        let words: Vec<String> = [100, 102, 202, 200, 413, 499, 500, 508, 999]
+            .into_iter()
+            .map(|s| status_word(s, None))
+            .collect();
+        assert_eq!(
+            words,
+            vec![
+                "queued",
+                "running",
+                "waiting",
+                "done",
+                "context full",
+                "cancelled",
+                "failed",
+                "abandoned",
+                "status 999"
+            ]
+        );
+        assert_eq!(
+            status_word(200, Some("max_turns")),
+            "stopped at the turn limit"
+        );
+        assert_eq!(
+            (turns(1), turns(0), turns(2)),
+            (
+                "1 turn".to_owned(),
+                "0 turns".to_owned(),
+                "2 turns".to_owned()
+            )
         );
     }
 

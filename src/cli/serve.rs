@@ -15,13 +15,14 @@ pub fn run() -> Exit {
             return Exit::Usage;
         }
     };
-    let result = actix_rt::System::new().block_on(async move {
+    let system = actix_rt::System::new();
+    let result = system.block_on(async move {
         let handle = rummy::serve(config, shutdown_signal()).await?;
         let mut stdout = std::io::stdout();
         writeln!(
             stdout,
-            "rummy listening on {}",
-            handle.ws_url().trim_end_matches('/')
+            "{}",
+            listening_line(handle.addr(), &handle.ws_url())
         )
         .and_then(|()| stdout.flush())?;
         Ok::<(), rummy::ServeError>(handle.wait().await?)
@@ -30,8 +31,23 @@ pub fn run() -> Exit {
         Ok(()) => Exit::Ok,
         Err(e) => {
             report(format_args!("{e}"));
+            // A server that failed half-way leaves actors that never ran; dropping the runtime
+            // would start them outside it (a panic). The process ends now: nothing is lost.
+            std::mem::forget(system);
             Exit::Failure
         }
+    }
+}
+
+/// The start-up line: the address bound (its real port when `PORT=0`), and for a wildcard
+/// bind also the URL clients on this machine use.
+fn listening_line(addr: std::net::SocketAddr, ws_url: &str) -> String {
+    let url = ws_url.trim_end_matches('/');
+    if addr.ip().is_unspecified() {
+        let scheme = url.split("://").next().unwrap_or("ws");
+        format!("rummy listening on {scheme}://{addr} (on this machine: {url}/ws)")
+    } else {
+        format!("rummy listening on {url}")
     }
 }
 
@@ -87,5 +103,30 @@ async fn shutdown_signal() {
         Err(_) => {
             let _ = tokio::signal::ctrl_c().await;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use pretty_assertions::assert_eq;
+
+    /// The line names the address bound; a wildcard bind adds the loopback URL.
+    #[test]
+    fn the_listening_line_names_the_bound_address() {
+        let line = |addr: &str, url: &str| super::listening_line(addr.parse().unwrap(), url);
+        assert_eq!(
+            (
+                line("127.0.0.1:4100", "ws://127.0.0.1:4100/"),
+                line("0.0.0.0:4100", "ws://127.0.0.1:4100/"),
+                line("[::]:4100", "wss://[::1]:4100/"),
+            ),
+            (
+                "rummy listening on ws://127.0.0.1:4100".to_owned(),
+                "rummy listening on ws://0.0.0.0:4100 (on this machine: ws://127.0.0.1:4100/ws)"
+                    .to_owned(),
+                "rummy listening on wss://[::]:4100 (on this machine: wss://[::1]:4100/ws)"
+                    .to_owned(),
+            )
+        );
     }
 }

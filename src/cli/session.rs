@@ -3,7 +3,8 @@
 
 use super::args::ConnectArgs;
 use super::exit::Exit;
-use rummy_client::params::HelloParams;
+use rummy_client::params::{HelloParams, Page};
+use rummy_client::results::Project;
 use rummy_client::{CallError, Client, ClientError, ClientOptions};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -38,27 +39,101 @@ impl Failure {
         self
     }
 
-    /// A call that failed: refused by the server (4) or lost with the connection (3).
+    /// A call that failed: refused by the server (4), not allowed to this token (11), or lost
+    /// with the connection (3).
     pub fn call(what: &str, error: CallError) -> Failure {
         match error {
+            CallError::Rpc(e) if matches!(e.kind(), Some("unauthorized" | "permission")) => {
+                Failure::new(
+                    Exit::NotAllowed,
+                    format!("{what}: not allowed: {}", e.message),
+                )
+            }
             CallError::Rpc(e) => Failure::new(Exit::Refused, format!("{what}: {}", e.message)),
             CallError::Client(e) => Failure::connection(what, &e),
         }
     }
 
-    /// A connection that failed.
+    /// A call about run `run` of `project` that failed: a run that does not exist is said so,
+    /// naming the project.
+    pub fn run_call(project: &str, run: &str, error: CallError) -> Failure {
+        match &error {
+            CallError::Rpc(e) if e.kind() == Some("not_found") && e.message.contains(run) => {
+                Failure::new(
+                    Exit::Refused,
+                    format!("run {run} not found in project {project}"),
+                )
+                .hint(format!(
+                    "`rummy runs` lists the runs of project {project} (the current directory's, \
+                     or the one --project names)"
+                ))
+            }
+            _ => Failure::call(&format!("run {run}"), error),
+        }
+    }
+
+    /// A connection that failed: lost (3), or closed because its token lapsed (11).
     pub fn connection(what: &str, error: &ClientError) -> Failure {
-        Failure::new(Exit::Connection, format!("{what}: {error}"))
+        match error {
+            ClientError::Closed(Some((1008, reason))) if lapsed_token(reason) => Failure::new(
+                Exit::NotAllowed,
+                format!("{what}: not allowed: the server closed the connection ({reason})"),
+            )
+            .hint(TOKEN_HINT),
+            ClientError::Rejected {
+                status: 401 | 403,
+                body,
+            } => Failure::new(
+                Exit::NotAllowed,
+                format!("{what}: not allowed: {}", body.trim()),
+            )
+            .hint(TOKEN_HINT),
+            _ => Failure::new(
+                Exit::Connection,
+                format!("{what}: the connection to the server was lost ({error})"),
+            ),
+        }
     }
 }
 
-/// Whether the command opens the project (reads it, steers its runs) or starts work in it.
+/// Whether a connection the server closed for its policy (1008) was closed for its token
+/// (refused, revoked or expired), not for another reason.
+pub fn lapsed_token(reason: &str) -> bool {
+    reason.contains("token") || reason.contains("unauthorized")
+}
+
+/// What to do about a token the server does not take.
+const TOKEN_HINT: &str = "set RUMMY_TOKEN to a valid token of that server (its admin makes one \
+     with `rummy token create --user NAME` on the server's machine)";
+
+/// What the command needs of the server: a project to work in, one to read, or none.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Intent {
-    /// Starts a run here: the project is this directory.
+    /// Starts a run here: the project is this directory, created on first use.
     Start,
-    /// Only opens the project: by name alone when `--project` names it.
+    /// Reads or steers an existing project: the one `--project` names, else the one rooted at
+    /// this directory (or above it). Never creates one: elsewhere it says so.
     Open,
+    /// Asks about the server itself (models, routes): no project is opened.
+    Server,
+}
+
+/// The project a session opens.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Target {
+    /// This name at this root on the server's machine: created when it does not exist yet.
+    Create {
+        /// The project's name.
+        name: String,
+        /// Its root.
+        root: String,
+    },
+    /// The existing project of this name.
+    Named(String),
+    /// The existing project rooted at this directory or above it (found with `getProjects`).
+    RootedAt(String),
+    /// None: the command asks about the server itself.
+    Server,
 }
 
 /// Where to connect, and the project to open there.
@@ -68,17 +143,15 @@ pub struct Place {
     pub url: String,
     /// A token, sent as `Authorization: Bearer`.
     pub token: Option<String>,
-    /// The project's name.
-    pub project: String,
-    /// Its root on the server's machine; without it the project is opened by name.
-    pub root: Option<String>,
+    /// The project to open.
+    pub target: Target,
 }
 
 /// A client bound to a project, and the in-process server when `--local` started one.
 pub struct Session {
     /// The client.
     pub client: Client,
-    /// The project's name.
+    /// The project's name (empty when none was opened).
     pub project: String,
     /// The project's root on the server's machine.
     pub root: String,
@@ -88,7 +161,7 @@ pub struct Session {
 }
 
 impl Session {
-    /// Connects as `args` say and says hello for the project.
+    /// Connects as `args` say and opens the project `intent` needs.
     pub async fn open(args: &ConnectArgs, intent: Intent) -> Result<Session, Failure> {
         let vars: BTreeMap<String, String> = std::env::vars().collect();
         let (url, server, max_turns) = if args.local {
@@ -104,24 +177,25 @@ impl Session {
                 .clone()
                 .or_else(|| vars.get("RUMMY_URL").filter(|u| !u.is_empty()).cloned())
                 .unwrap_or_else(|| DEFAULT_URL.to_owned());
-            (url, None, None)
+            (websocket_url(&url)?, None, None)
         };
         let token = vars.get("RUMMY_TOKEN").filter(|t| !t.is_empty()).cloned();
         let cwd = std::env::current_dir()
             .map_err(|e| Failure::new(Exit::Failure, format!("current directory: {e}")))?;
-        let (project, root) = project_of(&cwd, args.project.as_deref());
-        let by_name_only = intent == Intent::Open && args.project.is_some();
-        let place = Place {
-            url,
-            token,
-            project,
-            root: (!by_name_only).then_some(root),
+        let (name, root) = project_of(&cwd, args.project.as_deref());
+        let target = match (intent, &args.project) {
+            (Intent::Start, _) => Target::Create { name, root },
+            (Intent::Open, Some(_)) => Target::Named(name),
+            (Intent::Open, None) => Target::RootedAt(root),
+            (Intent::Server, _) => Target::Server,
         };
+        let place = Place { url, token, target };
         Session::connect(place, server, max_turns).await
     }
 
-    /// Connects to the server at `place` and says hello for its project; `server` is the
-    /// in-process server, stopped when the session closes.
+    /// Connects to the server at `place` and opens its project; `server` is the in-process
+    /// server, stopped when the session closes. The CLI reconnects by itself (while it
+    /// follows a run), so the client does not.
     pub async fn connect(
         place: Place,
         server: Option<rummy::ServerHandle>,
@@ -129,20 +203,39 @@ impl Session {
     ) -> Result<Session, Failure> {
         let mut options = ClientOptions::new(&place.url);
         options.token = place.token.clone();
+        options.reconnect = None;
         let client = match Client::connect(options).await {
             Ok(client) => client,
-            Err(e) => return Err(unreachable(&place.url, &e)),
+            Err(e) => return Err(unreachable(&place.url, place.token.is_some(), &e)),
         };
-        let Place { project, root, .. } = place;
         let mut session = Session {
             client,
-            project: project.clone(),
-            root: root.clone().unwrap_or_default(),
+            project: String::new(),
+            root: String::new(),
             max_turns,
             server,
         };
+        let (name, root) =
+            match place.target {
+                Target::Server => return Ok(session),
+                Target::Create { name, root } => (name, Some(root)),
+                Target::Named(name) => (name, None),
+                Target::RootedAt(dir) => match project_at(&mut session.client, &dir).await {
+                    Ok(Some(name)) => (name, None),
+                    Ok(None) => return Err(Failure::new(
+                        Exit::Refused,
+                        format!("{dir} is not a rummy project on this server (nothing changed)"),
+                    )
+                    .hint(
+                        "start a run here to make it one (`rummy act \"...\"` or `rummy ask`), \
+                         cd into a project, or name one with --project NAME",
+                    )),
+                    Err(e) => return Err(hello_failed(e, place.token.is_some(), "", None)),
+                },
+            };
+        session.project = name.clone();
         let hello = HelloParams {
-            name: project.clone(),
+            name: name.clone(),
             project_root: root.clone(),
             client_version: Some("2.0.0".into()),
             ..HelloParams::default()
@@ -152,20 +245,7 @@ impl Session {
                 session.root = answer.project_root;
                 Ok(session)
             }
-            Err(CallError::Rpc(e)) if e.kind() == Some("conflict") => Err(Failure::new(
-                Exit::Refused,
-                format!("the project name \"{project}\" is taken: {}", e.message),
-            )
-            .hint(format!(
-                "pass --project NAME to give {} a name of its own on this server",
-                root.unwrap_or_default()
-            ))),
-            Err(CallError::Rpc(e)) if e.kind() == Some("not_found") => Err(Failure::new(
-                Exit::Refused,
-                format!("no project \"{project}\" on this server: {}", e.message),
-            )
-            .hint("run `rummy act` in the project's directory once to create it")),
-            Err(e) => Err(Failure::call("rummy/hello", e)),
+            Err(e) => Err(hello_failed(e, place.token.is_some(), &name, root)),
         }
     }
 
@@ -176,6 +256,87 @@ impl Session {
             server.stop().await;
         }
     }
+}
+
+/// The name of the project rooted at `dir` or at a directory above it, among those this
+/// connection may open (`getProjects`: nothing is created or scanned).
+async fn project_at(client: &mut Client, dir: &str) -> Result<Option<String>, CallError> {
+    const PAGE: i64 = 1000;
+    let dir = std::path::Path::new(dir);
+    let mut offset = 0;
+    loop {
+        let page = Page {
+            limit: Some(PAGE),
+            offset: Some(offset),
+        };
+        let projects: Vec<Project> = client.call("getProjects", &page).await?;
+        let found = projects
+            .iter()
+            .filter(|p| dir.starts_with(&p.project_root))
+            .max_by_key(|p| p.project_root.len());
+        if let Some(project) = found {
+            return Ok(Some(project.name.clone()));
+        }
+        if i64::try_from(projects.len()).unwrap_or(0) < PAGE {
+            return Ok(None);
+        }
+        offset += PAGE;
+    }
+}
+
+/// The failure of a `rummy/hello` (or the `getProjects` that finds the project) for project
+/// `name` at `root`.
+fn hello_failed(error: CallError, token: bool, name: &str, root: Option<String>) -> Failure {
+    match error {
+        CallError::Rpc(e) if e.kind() == Some("conflict") => Failure::new(
+            Exit::Refused,
+            format!("the project name \"{name}\" is taken: {}", e.message),
+        )
+        .hint(format!(
+            "pass --project NAME to give {} a name of its own on this server",
+            root.unwrap_or_default()
+        )),
+        CallError::Rpc(e) if e.kind() == Some("not_found") => Failure::new(
+            Exit::Refused,
+            format!("no project \"{name}\" on this server: {}", e.message),
+        )
+        .hint("run `rummy act` in the project's directory once to create it"),
+        CallError::Rpc(e) if e.kind() == Some("unauthorized") && !token => Failure::new(
+            Exit::NotAllowed,
+            "not allowed: this server needs a token, and RUMMY_TOKEN is not set",
+        )
+        .hint(TOKEN_HINT),
+        CallError::Rpc(e) if matches!(e.kind(), Some("unauthorized" | "permission")) => {
+            Failure::new(Exit::NotAllowed, format!("not allowed: {}", e.message)).hint(TOKEN_HINT)
+        }
+        e => Failure::call("rummy/hello", e),
+    }
+}
+
+/// The server's URL as given, if it is a WebSocket one; an `http(s)://` one is refused (2)
+/// with its `ws(s)://` form.
+pub fn websocket_url(url: &str) -> Result<String, Failure> {
+    let lower = url.to_ascii_lowercase();
+    if lower.starts_with("ws://") || lower.starts_with("wss://") {
+        return Ok(url.to_owned());
+    }
+    let (scheme, rest) = url.split_once("://").unwrap_or(("", url));
+    let secure = scheme.eq_ignore_ascii_case("https");
+    let host_and_path = rest.trim_end_matches('/');
+    let path = if host_and_path.contains('/') {
+        ""
+    } else {
+        "/ws"
+    };
+    let suggestion = format!(
+        "{}://{host_and_path}{path}",
+        if secure { "wss" } else { "ws" }
+    );
+    Err(Failure::new(
+        Exit::Usage,
+        format!("{url} is not a WebSocket URL: rummy's clients speak WebSocket"),
+    )
+    .hint(format!("use {suggestion} (RUMMY_URL or --url)")))
 }
 
 /// The project's name and root: `--project`, else the directory's name; the root is the
@@ -191,14 +352,29 @@ pub fn project_of(cwd: &std::path::Path, named: Option<&str>) -> (String, String
     (name, root.display().to_string())
 }
 
-/// The failure of a server that cannot be reached, with what to do about it.
-fn unreachable(url: &str, error: &ClientError) -> Failure {
-    let failure = Failure::connection(&format!("cannot reach the rummy server at {url}"), error);
+/// The failure of a server that cannot be reached, or that refused the token, with what to do
+/// about it.
+fn unreachable(url: &str, token: bool, error: &ClientError) -> Failure {
     match error {
-        ClientError::Rejected { status: 401, .. } => {
-            failure.hint("set RUMMY_TOKEN to a token of that server")
-        }
-        _ => failure.hint(
+        ClientError::Rejected {
+            status: 401 | 403, ..
+        } if token => Failure::new(
+            Exit::NotAllowed,
+            format!("not allowed: the server at {url} refused the token in RUMMY_TOKEN (unknown, revoked or expired)"),
+        )
+        .hint(TOKEN_HINT),
+        ClientError::Rejected {
+            status: 401 | 403, ..
+        } => Failure::new(
+            Exit::NotAllowed,
+            format!("not allowed: the server at {url} needs a token, and RUMMY_TOKEN is not set"),
+        )
+        .hint(TOKEN_HINT),
+        _ => Failure::new(
+            Exit::Connection,
+            format!("cannot reach the rummy server at {url}: {error}"),
+        )
+        .hint(
             "start one with `rummy serve`, point RUMMY_URL at yours, or add --local to run one \
              in this process",
         ),

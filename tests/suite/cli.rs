@@ -12,18 +12,18 @@ use std::process::{Output, Stdio};
 use std::time::Duration;
 use tempfile::TempDir;
 
-const EDIT_A: &str = "<set path=\"a.txt\" search=\"old\" replace=\"new\"/>\n<update status=\"102\">editing a.txt</update>";
-const DONE: &str = "<update status=\"200\">a.txt now says new</update>";
+pub(super) const EDIT_A: &str = "<set path=\"a.txt\" search=\"old\" replace=\"new\"/>\n<update status=\"102\">editing a.txt</update>";
+pub(super) const DONE: &str = "<update status=\"200\">a.txt now says new</update>";
 
 /// A project directory holding `a.txt` = "old\n".
-fn project() -> TempDir {
+pub(super) fn project() -> TempDir {
     let dir = TempDir::new().unwrap();
     std::fs::write(dir.path().join("a.txt"), "old\n").unwrap();
     dir
 }
 
 /// The project's name as the CLI gives it: its directory's name.
-fn name_of(dir: &Path) -> String {
+pub(super) fn name_of(dir: &Path) -> String {
     dir.canonicalize()
         .unwrap()
         .file_name()
@@ -34,7 +34,7 @@ fn name_of(dir: &Path) -> String {
 
 /// Runs `rummy <args>` in `dir` with only `vars` in its environment (plus `RUMMY_URL` when
 /// given), `stdin` as its input, and waits (at most 30 s) for it to end.
-async fn rummy(
+pub(super) async fn rummy(
     dir: &Path,
     url: Option<&str>,
     args: &[&str],
@@ -61,7 +61,7 @@ async fn rummy(
 
 /// Feeds `stdin` to a child and waits (at most 30 s) for it to end; a child still running
 /// then is killed, and the test fails with what it printed so far.
-async fn finish(mut child: tokio::process::Child, stdin: &str) -> Output {
+pub(super) async fn finish(mut child: tokio::process::Child, stdin: &str) -> Output {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     if let Some(mut input) = child.stdin.take() {
         input.write_all(stdin.as_bytes()).await.unwrap();
@@ -101,20 +101,20 @@ async fn finish(mut child: tokio::process::Child, stdin: &str) -> Output {
     }
 }
 
-fn stdout(output: &Output) -> String {
+pub(super) fn stdout(output: &Output) -> String {
     String::from_utf8_lossy(&output.stdout).into_owned()
 }
 
-fn stderr(output: &Output) -> String {
+pub(super) fn stderr(output: &Output) -> String {
     String::from_utf8_lossy(&output.stderr).into_owned()
 }
 
-fn code(output: &Output) -> i32 {
+pub(super) fn code(output: &Output) -> i32 {
     output.status.code().unwrap_or(-1)
 }
 
 /// Asserts each of `wanted` appears in `text`, in that order.
-fn assert_in_order(text: &str, wanted: &[&str]) {
+pub(super) fn assert_in_order(text: &str, wanted: &[&str]) {
     let mut from = 0;
     for piece in wanted {
         match text[from..].find(piece) {
@@ -425,12 +425,12 @@ async fn runs_show_reject_approve_and_cancel_from_another_process() {
         stderr(&approve),
         stderr(&cancel)
     );
-    assert_in_order(&stdout(&runs), &["RUN", "STATUS", "steered", "202"]);
+    assert_in_order(&stdout(&runs), &["RUN", "STATUS", "steered", "waiting"]);
     assert_in_order(
         &stdout(&show),
         &["run steered", "pending proposals", "? edit a.txt", "+new"],
     );
-    assert_eq!(stdout(&reject).trim(), format!("{path}: cancelled"));
+    assert_eq!(stdout(&reject).trim(), format!("{path}: rejected: not yet"));
     assert!(
         stdout(&approve).contains(": resolved"),
         "{}",
@@ -507,7 +507,7 @@ async fn reject_by_the_file_name_rejects_its_proposal() {
 
     assert_eq!(
         (code(&reject), stdout(&reject).trim().to_owned()),
-        (0, format!("{path}: cancelled")),
+        (0, format!("{path}: rejected: keep the old word")),
         "{}",
         stderr(&reject)
     );
@@ -945,7 +945,7 @@ async fn project_opens_an_existing_project_by_name_from_elsewhere() {
     .await;
 
     assert_eq!(code(&out), 0, "{}", stderr(&out));
-    assert_in_order(&stdout(&out), &["RUN", "far", "200"]);
+    assert_in_order(&stdout(&out), &["RUN", "far", "done"]);
     server.stop().await;
 }
 
@@ -1043,7 +1043,7 @@ async fn watch_attaches_and_answers_a_pending_proposal() {
     assert_in_order(
         &stdout(&out),
         &[
-            "rummy watching watched · status 202",
+            "rummy watching watched · waiting",
             "? edit a.txt",
             "+new",
             "✓ accepted",

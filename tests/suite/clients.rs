@@ -38,7 +38,7 @@ async fn calls_sent_right_after_hello_wait_for_it() {
     assert_eq!(client.response_for(runs).await.unwrap(), json!([]));
     assert_eq!(
         client.response_for(models).await.unwrap(),
-        json!([{ "alias": "fast", "actual": "openai/fake-model", "contextLength": 32768, "fallback": null }])
+        json!([{ "alias": "fast", "actual": "openai/fake-model", "contextLength": 32768, "fallback": null, "configured": true }])
     );
     server.stop().await;
 }

@@ -7,6 +7,7 @@ mod audit;
 mod binary;
 mod bounded;
 mod cli;
+mod cli_truth;
 mod client;
 mod clients;
 mod cluster;

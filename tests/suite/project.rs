@@ -471,7 +471,7 @@ async fn rpc_log_records_calls_without_secrets() {
         .all(|r| !r.1.as_deref().unwrap_or_default().contains("tok-secret-1")));
     assert_eq!(
         rows[2].3.as_deref(),
-        Some("-32004: run \"nope\" not found in this project")
+        Some("-32004: run \"nope\" not found in project \"log\"")
     );
     assert_eq!(rows[3].2.as_deref(), Some("{}"));
 }

@@ -69,22 +69,17 @@ async fn unknown_method_is_32601() {
     server.stop().await;
 }
 
-/// Before hello only ping, discover and rummy/hello are served; the rest is -32000.
+/// Before hello only ping, discover, rummy/hello, the server's own lists (getProjects,
+/// getModels, getRoutes) and the admin's methods (addModel, removeModel, tokens) are served; the rest is -32000.
 #[actix_rt::test]
 async fn methods_before_hello_are_32000() {
     let server = TestServer::start().await;
     let mut client = server.client().await;
     assert_eq!(client.call("ping", json!({})).await.unwrap(), json!({}));
     assert!(client.call("discover", json!({})).await.is_ok());
-    for method in [
-        "getModels",
-        "getRuns",
-        "getRun",
-        "getEntries",
-        "set",
-        "addModel",
-        "removeModel",
-    ] {
+    assert!(client.call("getModels", json!({})).await.is_ok());
+    assert!(client.call("getRoutes", json!({})).await.is_ok());
+    for method in ["getRuns", "getRun", "getEntries", "set"] {
         let err = client.call_err(method, json!({})).await;
         assert_eq!(err.code, -32000, "{method}");
         assert_eq!(err.data.unwrap()["kind"], json!("not_initialized"));
@@ -344,8 +339,8 @@ async fn models_can_be_added_and_removed() {
     assert_eq!(
         models,
         json!([
-            { "alias": "big", "actual": "openai/big-model", "contextLength": 200000, "fallback": null },
-            { "alias": "fast", "actual": "openai/fake-model", "contextLength": 32768, "fallback": null }
+            { "alias": "big", "actual": "openai/big-model", "contextLength": 200000, "fallback": null, "configured": false },
+            { "alias": "fast", "actual": "openai/fake-model", "contextLength": 32768, "fallback": null, "configured": true }
         ])
     );
     let page = client

@@ -116,14 +116,15 @@ impl Call {
 
     /// The run with that alias in the session's project, or -32004.
     pub async fn run(&self, alias: &str) -> Result<Run, Error> {
-        let project_id = self.project()?.project_id;
+        let project = self.project()?;
+        let (project_id, name) = (project.project_id, project.name.clone());
         let lookup = alias.to_owned();
         self.read(move |c| runs::by_alias(c, project_id, &lookup))
             .await?
             .ok_or_else(|| {
                 Error::Rpc(RpcError::new(
                     ErrorKind::NotFound,
-                    format!("run \"{alias}\" not found in this project"),
+                    format!("run \"{alias}\" not found in project \"{name}\""),
                 ))
             })
     }

@@ -71,10 +71,17 @@ impl Config {
             .collect()
     }
 
-    /// The settings that look wrong, one sentence each saying what to do: a malformed base
-    /// URL, a model naming a provider rummy does not know, or one that is not configured.
+    /// The settings that look wrong, one sentence each saying what to do: a network bind
+    /// without TLS, a malformed base URL, a model naming a provider rummy does not know, or one
+    /// that is not configured.
     pub fn warnings(&self) -> Vec<String> {
         let mut warnings = Vec::new();
+        if !self.access.bind.is_loopback() && self.access.tls.is_none() {
+            warnings.push(format!(
+                "RUMMY_BIND={} serves the network without TLS: tokens, prompts and the project's code cross it in clear; set RUMMY_TLS_CERT and RUMMY_TLS_KEY, or bind 127.0.0.1 behind a TLS proxy (RUMMY_TRUST_PROXY=1)",
+                self.access.bind
+            ));
+        }
         for kind in ProviderKind::ALL {
             if let Some(endpoint) = Endpoint::of(kind, &self.providers) {
                 if let Some(why) = malformed_base(&endpoint.base) {
@@ -187,6 +194,30 @@ mod tests {
                 "model \"local\" uses provider ollama, which is not configured: set OLLAMA_BASE_URL".to_owned(),
                 "model \"odd\" names provider \"antropic\" (\"antropic/claude\"), which rummy does not know: use one of openai, ollama, openrouter, xai, as in RUMMY_MODEL_odd=openai/<model>".to_owned(),
             ]
+        );
+    }
+
+    /// A bind other than loopback without TLS is warned about; with TLS, or on loopback, not.
+    #[test]
+    fn a_network_bind_without_tls_is_warned_about() {
+        let warned = |pairs: &[(&str, &str)]| {
+            Config::from_vars(&vars(pairs), PathBuf::from("/h"))
+                .unwrap()
+                .warnings()
+                .iter()
+                .any(|w| w.contains("without TLS"))
+        };
+        assert_eq!(
+            (
+                warned(&[("RUMMY_BIND", "0.0.0.0")]),
+                warned(&[("RUMMY_BIND", "127.0.0.1")]),
+                warned(&[
+                    ("RUMMY_BIND", "0.0.0.0"),
+                    ("RUMMY_TLS_CERT", "/c.pem"),
+                    ("RUMMY_TLS_KEY", "/k.pem")
+                ]),
+            ),
+            (true, false, false)
         );
     }
 }

@@ -43,11 +43,13 @@ fn stop_reason(marks: &runs::PushMarks, status: i32) -> Option<&str> {
     marks.stop_reason.as_deref().filter(|_| !active)
 }
 
-/// `queued` of a run with a loop under way: its next loops wait behind it (`position`: how many).
+/// `queued` of a run with loops waiting behind its own (`position`: how many): one under way,
+/// or one that just ended while the next is not claimed yet (so a client following the run
+/// knows another loop comes). A run at 100 says why in its own `queued`.
 fn behind_own_loop(status: i32, queued_loops: i64) -> Option<Queued> {
-    let busy = status == RunStatus::Running.code() || status == RunStatus::Proposed.code();
+    let waiting = status != RunStatus::Queued.code();
     let position = u32::try_from(queued_loops).unwrap_or(u32::MAX);
-    (busy && position > 0).then_some(Queued {
+    (waiting && position > 0).then_some(Queued {
         reason: QueueReason::Loop,
         position,
     })

@@ -227,16 +227,16 @@ pub const SERVER_DOCTOR: MethodSpec = MethodSpec {
 /// `getModels`.
 pub const GET_MODELS: MethodSpec = MethodSpec {
     name: "getModels",
-    description: "Model aliases: [{alias, actual, contextLength, fallback}].",
+    description: "Model aliases: [{alias, actual, contextLength, fallback, configured}] — configured: whether the server's environment defines it now (false: the database keeps it from an earlier start's environment or an addModel). Served before rummy/hello.",
     params: &LIST,
-    requires_hello: true,
+    requires_hello: false,
     long_running: false,
 };
 /// `addModel`.
 pub const ADD_MODEL: MethodSpec = MethodSpec {
     name: "addModel",
     description:
-        "Adds or replaces a model alias; answers {id, alias}. Admin-only once tokens exist.",
+        "Adds or replaces a model alias; answers {id, alias}. Admin-only once tokens exist. Served before rummy/hello.",
     params: &[
         p("alias", "string", true, "the alias runs name"),
         p("actual", "string", true, "<provider>/<model>"),
@@ -253,23 +253,23 @@ pub const ADD_MODEL: MethodSpec = MethodSpec {
             "alias to fall back to on transport failures",
         ),
     ],
-    requires_hello: true,
+    requires_hello: false,
     long_running: false,
 };
 /// `removeModel`.
 pub const REMOVE_MODEL: MethodSpec = MethodSpec {
     name: "removeModel",
-    description: "Removes a model alias. Admin-only once tokens exist.",
+    description: "Removes a model alias. Admin-only once tokens exist. Served before rummy/hello.",
     params: &[p("alias", "string", true, "the alias")],
-    requires_hello: true,
+    requires_hello: false,
     long_running: false,
 };
 /// `getRoutes`.
 pub const GET_ROUTES: MethodSpec = MethodSpec {
     name: "getRoutes",
-    description: "Routing's class → model map as the server is configured: [{class, model, variable}] for code, reasoning and default; model null: a run with route: true keeps its own model for that class.",
+    description: "Routing's class → model map as the server is configured: [{class, model, variable}] for code, reasoning and default; model null: a run with route: true keeps its own model for that class. Served before rummy/hello.",
     params: &[],
-    requires_hello: true,
+    requires_hello: false,
     long_running: false,
 };
 /// `route/check`.

@@ -10,7 +10,7 @@ mod model;
 use super::args::DemoArgs;
 use super::exit::Exit;
 use super::follow::{Follow, Policy};
-use super::session::{Failure, Place, Session};
+use super::session::{Failure, Place, Session, Target};
 use super::view::View;
 use rummy::config::{Config, ModelSeed, OpenAiConfig};
 use rummy_client::params::RunAttributes;
@@ -67,8 +67,10 @@ async fn demo(args: DemoArgs) -> Result<Exit, Failure> {
     let place = Place {
         url: format!("{}ws", server.ws_url()),
         token: None,
-        project: "greeter".into(),
-        root: Some(project.display().to_string()),
+        target: Target::Create {
+            name: "greeter".into(),
+            root: project.display().to_string(),
+        },
     };
     let mut session = Session::connect(place, Some(server), Some(max_turns)).await?;
     let mut view = View::new(args.json);

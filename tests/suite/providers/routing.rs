@@ -336,7 +336,7 @@ async fn route_check_says_the_class_and_the_model_routing_on_or_off() {
     );
     assert_eq!(
         (missing.code, missing.message.as_str()),
-        (-32004, "run \"nobody\" not found in this project")
+        (-32004, "run \"nobody\" not found in project \"demo\"")
     );
     assert_eq!(models_called(&server).len(), calls_before);
     server.stop().await;

@@ -12,13 +12,18 @@ use rummy_core::wire::params::{AddModelParams, AliasParams, NoParams, Page, Rout
 use rummy_core::wire::results::{AddedModel, Done, Model, RouteCheck, RouteClass};
 use rummy_core::wire::RpcError;
 
-/// `getModels`: a page of the aliases.
+/// `getModels`: a page of the aliases, each saying whether the environment defines it now.
+/// Served before `rummy/hello` (models are the server's, not a project's) to any caller the
+/// server lets in.
 pub async fn get_models(call: Call, page: Page) -> Result<Vec<Model>, Error> {
+    auth::caller(&call, None).await?;
     let (limit, offset) = page.bounds();
     let list = call.read(move |c| models::list(c, limit, offset)).await?;
+    let configured = &call.svc().config.models;
     Ok(list
         .into_iter()
         .map(|m| Model {
+            configured: Some(configured.iter().any(|seed| seed.alias == m.alias)),
             alias: m.alias,
             actual: m.actual,
             context_length: m.context_length.map(i64::from),
@@ -70,8 +75,9 @@ pub async fn remove_model(call: Call, p: AliasParams) -> Result<Done, Error> {
     Ok(Done::OK)
 }
 
-/// `getRoutes`: routing's class → model map as configured.
+/// `getRoutes`: routing's class → model map as configured (served before `rummy/hello`).
 pub async fn get_routes(call: Call, _: NoParams) -> Result<Vec<RouteClass>, Error> {
+    auth::caller(&call, None).await?;
     let table = routing::table(&call.svc().config.providers.routing);
     Ok(table
         .into_iter()

@@ -141,6 +141,8 @@ pub async fn set_run(call: Call, p: SetParams, alias: &str) -> Result<RunAck, Er
                 registry.send(ContinueRun { run, prompt: body }).await??;
                 Ok(ack(&alias, None))
             }
+            // An inject joins a run that exists: one into no run is not a start.
+            Some(Err(e @ Error::Rpc(_))) if attributes.inject && not_found(&e) => Err(e),
             Some(Err(Error::Rpc(e))) if e.kind == ErrorKind::NotFound => {
                 start(&call, project_id, alias, body, attributes).await
             }
@@ -160,6 +162,11 @@ pub async fn set_run(call: Call, p: SetParams, alias: &str) -> Result<RunAck, Er
         )
         .into()),
     }
+}
+
+/// Whether `e` says a run was not found.
+fn not_found(e: &Error) -> bool {
+    matches!(e, Error::Rpc(e) if e.kind == ErrorKind::NotFound)
 }
 
 /// Starts a run named `alias` (the server names it when empty) with its first prompt.
