@@ -20,6 +20,7 @@ mod sandbox;
     reason = "the support both test binaries share; this one uses part of it"
 )]
 mod support;
+mod systemd;
 mod watching;
 mod webdriver;
 
@@ -101,6 +102,7 @@ fn main() -> ExitCode {
     browser::register(&mut suites, &parts.browser);
     webdriver::register(&mut suites);
     sandbox::register(&mut suites, &parts);
+    systemd::register(&mut suites, &parts.systemd_analyze);
     // `--ignored` and `--include-ignored` run the skipped ones too: then none is skipped.
     let runs_ignored = args.ignored || args.include_ignored;
     let skipped: Vec<(String, String)> = suites

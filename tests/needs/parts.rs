@@ -1,6 +1,6 @@
 //! Which parts of the machine are here, each probed once before any test runs: PostgreSQL
 //! (`RUMMY_TEST_POSTGRES_URL`), Chromium and its WebDriver, a command sandbox for a server
-//! running as this user (and, as root, as `nobody`), and root itself.
+//! running as this user (and, as root, as `nobody`), root itself, and `systemd-analyze`.
 
 use std::path::PathBuf;
 
@@ -14,9 +14,17 @@ pub struct Need {
 }
 
 impl Need {
+    /// What a test that needs nothing needs.
+    pub fn nothing() -> Need {
+        Need {
+            require_var: "",
+            missing: None,
+        }
+    }
+
     /// Whether this run requires the part (`RUMMY_REQUIRE_…=1`).
     pub fn required(&self) -> bool {
-        std::env::var(self.require_var).is_ok_and(|v| v == "1")
+        !self.require_var.is_empty() && std::env::var(self.require_var).is_ok_and(|v| v == "1")
     }
 }
 
@@ -38,6 +46,8 @@ pub struct Parts {
     pub sandbox_as_nobody: Need,
     /// Running as root.
     pub root: Need,
+    /// `systemd-analyze`.
+    pub systemd_analyze: Need,
 }
 
 impl Parts {
@@ -54,6 +64,7 @@ impl Parts {
             sandbox_as_root: here("RUMMY_REQUIRE_SANDBOX"),
             sandbox_as_nobody: here("RUMMY_REQUIRE_SANDBOX"),
             root: here("RUMMY_REQUIRE_SANDBOX"),
+            systemd_analyze: here("RUMMY_REQUIRE_SYSTEMD"),
         }
     }
 
@@ -90,6 +101,10 @@ impl Parts {
             sandbox: sandbox(as_self),
             sandbox_as_nobody: sandbox(as_nobody),
             root: sandbox(not_root),
+            systemd_analyze: Need {
+                require_var: "RUMMY_REQUIRE_SYSTEMD",
+                missing: crate::systemd::missing(),
+            },
         }
     }
 }

@@ -307,13 +307,9 @@ fn decode_base64(text: &str) -> Vec<u8> {
 
 /// This module's own test: it needs nothing.
 pub fn register(suites: &mut crate::Suites) {
-    let nothing = crate::parts::Need {
-        require_var: "",
-        missing: None,
-    };
     suites.add(
         "webdriver::base64_decodes_as_the_rfc_says",
-        &nothing,
+        &crate::parts::Need::nothing(),
         base64_decodes_as_the_rfc_says,
     );
 }
