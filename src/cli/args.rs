@@ -77,8 +77,12 @@ SIGINT or SIGTERM stop it.
 Configuration comes from the environment over $RUMMY_HOME/.env (default ~/.rummy/.env):
     RUMMY_MODEL_<alias>=openai/<model>   a model alias
     OPENAI_BASE_URL, OPENAI_API_KEY      an OpenAI-compatible endpoint
-The README lists every setting.")]
-    Serve,
+The README lists every setting.
+
+--demo-model serves `rummy demo`'s scripted model (alias demo, no key, in this process) in
+place of every configured provider: try `rummy ask`, `rummy act` and the web page before
+configuring one.")]
+    Serve(ServeArgs),
     /// Run a whole task on a sample project with a built-in scripted model: no key, no set-up
     #[command(long_about = "\
 Starts a server in this process with a built-in scripted model (an OpenAI-compatible server on
@@ -376,6 +380,14 @@ pub struct DemoArgs {
     /// Print the run's notifications as JSON, one per line
     #[arg(long)]
     pub json: bool,
+}
+
+/// `serve`.
+#[derive(Debug, Clone, Args)]
+pub struct ServeArgs {
+    /// Serve the demo's scripted model (alias demo) in place of the configured providers
+    #[arg(long)]
+    pub demo_model: bool,
 }
 
 /// `runs`.

@@ -41,7 +41,7 @@ pub fn main() -> ExitCode {
         }
     };
     let exit = match cli.command {
-        Command::Serve => serve::run(),
+        Command::Serve(args) => serve::run(args),
         Command::Demo(args) => demo::run(args),
         Command::Token(command) => token::run(command),
         Command::Backup(args) => data::backup(&args),
@@ -72,7 +72,7 @@ fn client(command: Command) -> Exit {
             Command::Models(args) => commands::models(args).await,
             Command::Routes(args) => commands::routes(args).await,
             Command::Route(RouteCommand::Check(args)) => commands::route_check(args).await,
-            Command::Serve
+            Command::Serve(_)
             | Command::Demo(_)
             | Command::Token(_)
             | Command::Backup(_)
@@ -104,7 +104,7 @@ fn local(command: &Command) -> bool {
         Command::Models(a) => a.connect.local,
         Command::Routes(a) => a.connect.local,
         Command::Route(RouteCommand::Check(a)) => a.connect.local,
-        Command::Serve
+        Command::Serve(_)
         | Command::Demo(_)
         | Command::Token(_)
         | Command::Backup(_)

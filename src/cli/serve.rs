@@ -1,11 +1,13 @@
 //! `rummy serve`: the server, with its one start-up line on stdout and its log on stderr.
 
+use super::args::ServeArgs;
 use super::exit::Exit;
 use std::collections::BTreeMap;
 use std::io::{IsTerminal, Write};
 
-/// Runs the server until SIGINT or SIGTERM.
-pub fn run() -> Exit {
+/// Runs the server until SIGINT or SIGTERM; with `--demo-model`, on the demo's scripted model
+/// (served in this process) in place of the configured providers.
+pub fn run(args: ServeArgs) -> Exit {
     let process: BTreeMap<String, String> = std::env::vars().collect();
     init_log("info");
     let config = match rummy::env::load(process) {
@@ -17,6 +19,17 @@ pub fn run() -> Exit {
     };
     let system = actix_rt::System::new();
     let result = system.block_on(async move {
+        let mut config = config;
+        let model = if args.demo_model {
+            let model = super::demo::model::DemoModel::start()?;
+            super::demo::with_scripted_model(&mut config, model.base_url());
+            tracing::warn!(
+                "serving the scripted demo model (alias demo) in place of any configured provider"
+            );
+            Some(model)
+        } else {
+            None
+        };
         let handle = rummy::serve(config, shutdown_signal()).await?;
         let mut stdout = std::io::stdout();
         writeln!(
@@ -25,7 +38,11 @@ pub fn run() -> Exit {
             listening_line(handle.addr(), &handle.ws_url())
         )
         .and_then(|()| stdout.flush())?;
-        Ok::<(), rummy::ServeError>(handle.wait().await?)
+        handle.wait().await?;
+        if let Some(model) = model {
+            model.stop().await;
+        }
+        Ok::<(), rummy::ServeError>(())
     });
     match result {
         Ok(()) => Exit::Ok,

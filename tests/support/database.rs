@@ -1,8 +1,7 @@
 //! Which database a test's server uses: the SQLite file in its home, or — with
-//! `RUMMY_TEST_BACKEND=postgres` (the end-to-end suite on PostgreSQL,
-//! `suite::postgres::the_end_to_end_suite_passes_on_postgres`) — a fresh PostgreSQL database of
-//! its own on `RUMMY_TEST_POSTGRES_URL`, made the first time the home asks, so a restart on the
-//! same home finds the same data.
+//! `RUMMY_TEST_BACKEND=postgres` (the end-to-end suite on PostgreSQL, which the `needs` binary
+//! runs) — a fresh PostgreSQL database of its own on `RUMMY_TEST_POSTGRES_URL`, made the first
+//! time the home asks, so a restart on the same home finds the same data.
 
 use diesel::connection::SimpleConnection;
 use diesel::Connection;

@@ -5,7 +5,6 @@ pub mod long_run;
 pub mod process;
 pub mod procs;
 pub mod raw;
-pub mod webdriver;
 
 use rummy::config::{Config, ModelSeed, OpenAiConfig};
 use rummy::ServerHandle;

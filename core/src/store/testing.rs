@@ -16,7 +16,8 @@ use serde_json::json;
 pub const NOW: Millis = Millis(1_700_000_000_000);
 
 /// The variable that sends the store's tests to PostgreSQL: the store suite on PostgreSQL
-/// (`store::tests::the_store_suite_passes_on_postgres`) runs this test binary again with it.
+/// (the workspace's `needs` test binary, `postgres::the_store_suite_passes_on_postgres`) runs
+/// this test binary again with it.
 pub const BACKEND_VAR: &str = "RUMMY_TEST_BACKEND";
 
 /// The server the PostgreSQL suites create their databases on.

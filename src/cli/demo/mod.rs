@@ -5,7 +5,7 @@
 //! project (embedded in the binary) is copied into a temporary directory, and a task runs on
 //! it through the same view `rummy act` shows. Everything temporary goes when it ends.
 
-mod model;
+pub(super) mod model;
 
 use super::args::DemoArgs;
 use super::exit::Exit;
@@ -120,6 +120,13 @@ async fn demo(args: DemoArgs) -> Result<Exit, Failure> {
 fn config(home: std::path::PathBuf, base_url: String) -> Config {
     let mut config = Config::with_home(home);
     config.port = 0;
+    with_scripted_model(&mut config, base_url);
+    config
+}
+
+/// `config` with the scripted model at `base_url` as its one model (alias `demo`) and its one
+/// provider, in place of any configured: `rummy demo`, and `rummy serve --demo-model`.
+pub(super) fn with_scripted_model(config: &mut Config, base_url: String) {
     config.models = vec![ModelSeed {
         alias: ALIAS.into(),
         actual: format!("openai/{}", model::NAME),
@@ -130,5 +137,8 @@ fn config(home: std::path::PathBuf, base_url: String) -> Config {
         base_url,
         api_key: None,
     });
-    config
+    config.providers.ollama = None;
+    config.providers.openrouter = None;
+    config.providers.xai = None;
+    config.providers.routing = Default::default();
 }

@@ -21,6 +21,9 @@ const SCRIPT: [&str; 4] = [
 /// the demo never claims a check it did not see pass.
 const UNCHECKED: &str = include_str!("script/turn_4_unchecked.xml");
 
+/// The one reply to any task but the demo's (`rummy serve --demo-model`): what this model is.
+const OTHER_TASK: &str = include_str!("script/other_task.xml");
+
 /// What the user message shows of the check that passed (the accepted command's log entry).
 const CHECK_PASSED: &str = "ran 'sh check.sh', exit=0";
 
@@ -95,8 +98,12 @@ pub fn reply_for(turn: usize) -> &'static str {
 }
 
 /// The reply to `request`: the script's for its turn, but the last one says the fix is
-/// unconfirmed unless the user message shows the check passing.
+/// unconfirmed unless the user message shows the check passing; a task other than the demo's
+/// gets one line saying what this model is.
 pub fn reply_to(request: &Value) -> &'static str {
+    if !request["messages"].to_string().contains(super::TASK.trim()) {
+        return OTHER_TASK;
+    }
     let turn = turn_of(request);
     if turn >= SCRIPT.len() && !user_message(request).contains(CHECK_PASSED) {
         return UNCHECKED;
@@ -218,8 +225,8 @@ mod tests {
     fn the_last_reply_follows_the_check() {
         let request = |user: &str| {
             json!({"messages": [{"role": "user", "content": format!(
-                "<update status=\"102\">a</update><update status=\"102\">b</update>\
-                 <update status=\"102\">c</update>{user}")}]})
+                "<prompt>{}</prompt><update status=\"102\">a</update><update status=\"102\">b</update>\
+                 <update status=\"102\">c</update>{user}", super::super::TASK.trim())}]})
         };
         assert_eq!(
             [
@@ -228,6 +235,21 @@ mod tests {
                 reply_to(&request("could not start: no sandbox")),
             ],
             [SCRIPT[3], UNCHECKED, UNCHECKED]
+        );
+    }
+
+    /// Any task but the demo's gets the one line saying what this model is, at every turn.
+    #[test]
+    fn another_task_gets_the_line_that_says_what_the_model_is() {
+        let request = |user: &str| json!({"messages": [{"role": "user", "content": user}]});
+        assert_eq!(
+            [
+                reply_to(&request("<prompt>What does this project do?</prompt>")),
+                reply_to(&request(
+                    "<prompt>x</prompt><update status=\"102\">a</update>"
+                )),
+            ],
+            [OTHER_TASK, OTHER_TASK]
         );
     }
 

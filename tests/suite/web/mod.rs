@@ -1,7 +1,5 @@
-//! The web page (issue 30): its assets and headers, `getRun`'s history pages, and the page
-//! driven in a real browser.
+//! The web page (issue 30): its assets and headers and `getRun`'s history pages (the page in a
+//! real browser is the `needs` binary's `browser` test).
 
-mod browser;
 mod page;
 mod paging;
-mod watching;

@@ -2,10 +2,10 @@
 //! watches work the page does not do itself: a command a CLI runs and streams, and a run's
 //! summary the sidecar writes.
 
-use super::browser::wait_status;
+use crate::browser::wait_status;
 use crate::support::long_run::{answer, prompt, SIDE_MODEL};
-use crate::support::webdriver::{Browser, BROWSER_WAIT};
 use crate::support::TestServer;
+use crate::webdriver::{Browser, BROWSER_WAIT};
 use pretty_assertions::assert_eq;
 use rummy::config::{CommandRunner, ModelSeed};
 use rummy_testkit::{Gate, Reply, RpcClient};
@@ -27,7 +27,7 @@ async fn wait_for_exact(page: &Browser, css: &str, text: &str) {
 /// the `a` key does nothing), the CLI accepts and runs it, and the page watches: each chunk it
 /// streams shows as it comes — before the next is sent, stdout and stderr apart — then its exit
 /// code, and the run goes on to its next turn, whose model read the output.
-pub(super) async fn output_a_cli_streams_shows_as_it_comes(page: &Browser) {
+pub(crate) async fn output_a_cli_streams_shows_as_it_comes(page: &Browser) {
     let server = TestServer::start_with(|c| c.commands.runner = CommandRunner::Client).await;
     page.start_afresh().await;
     server.provider.push(Reply::content(
@@ -174,7 +174,7 @@ async fn continue_until_summarising(server: &TestServer, client: &mut RpcClient,
 /// A run that summarises what leaves its context: while a turn waits for the sidecar's summary
 /// the page says so as the run's activity (`run/progress` `sidecar`); then the summary shows
 /// beside the run — not in the timeline — and the loop goes on to its end.
-pub(super) async fn the_summary_shows_beside_the_run(page: &Browser) {
+pub(crate) async fn the_summary_shows_beside_the_run(page: &Browser) {
     let server = TestServer::start_with(|c| {
         c.models.push(ModelSeed {
             alias: "side".into(),

@@ -1,16 +1,13 @@
 //! A small W3C WebDriver client over the reqwest already in the tree, driving the
-//! distribution's headless Chromium through `chromedriver` (issue 30). WebDriver is a handful of
+//! distribution's headless Chromium through `chromedriver`. WebDriver is a handful of
 //! JSON endpoints; a crate such as fantoccini would bring its own hyper and tokio stacks to build
 //! on a 2-core machine for the dozen calls used here.
 //!
-//! Without a browser the tests that need one skip, saying so once; `RUMMY_REQUIRE_BROWSER=1`
-//! (as `.ci/run` sets) makes a missing browser a failure.
+//! Whether a browser is here is the harness's question (`parts::browser`).
 
 use serde_json::{json, Value};
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::Once;
 use std::time::{Duration, Instant};
 
 /// The key W3C WebDriver names an element reference with.
@@ -18,38 +15,6 @@ const ELEMENT: &str = "element-6066-11e4-a52e-4f735466cecf";
 
 /// How long a browser test waits for a condition: generous, for a loaded 2-core machine.
 pub const BROWSER_WAIT: Duration = Duration::from_secs(45);
-
-/// Where the browser and its driver are: `RUMMY_CHROMIUM` / `RUMMY_CHROMEDRIVER`, else the
-/// Debian packages' paths (`chromium`, `chromium-driver`). `None` (said once) when either is
-/// missing and no browser is required; a panic when `RUMMY_REQUIRE_BROWSER=1`.
-pub fn browser() -> Option<(PathBuf, PathBuf)> {
-    let path = |var: &str, default: &str| {
-        std::env::var_os(var).map_or_else(|| PathBuf::from(default), PathBuf::from)
-    };
-    let chromium = path("RUMMY_CHROMIUM", "/usr/bin/chromium");
-    let driver = path("RUMMY_CHROMEDRIVER", "/usr/bin/chromedriver");
-    if chromium.is_file() && driver.is_file() {
-        return Some((chromium, driver));
-    }
-    let required = std::env::var("RUMMY_REQUIRE_BROWSER").is_ok_and(|v| v == "1");
-    assert!(
-        !required,
-        "RUMMY_REQUIRE_BROWSER=1 but no browser: {} or {} is missing (apt-get install chromium chromium-driver)",
-        chromium.display(),
-        driver.display()
-    );
-    static SAID: Once = Once::new();
-    SAID.call_once(|| {
-        // Straight to the process's stderr: the test harness would swallow an eprintln!.
-        let _ = writeln!(
-            std::io::stderr(),
-            "browser tests skipped: no {} / {} (apt-get install chromium chromium-driver; RUMMY_REQUIRE_BROWSER=1 makes this a failure)",
-            chromium.display(),
-            driver.display()
-        );
-    });
-    None
-}
 
 /// Where screenshots are kept: `target/browser-artifacts/`.
 pub fn artifacts() -> PathBuf {
@@ -340,8 +305,16 @@ fn decode_base64(text: &str) -> Vec<u8> {
     bytes
 }
 
+/// This module's own test: it needs nothing.
+pub fn register(suites: &mut crate::Suites) {
+    suites.add(
+        "webdriver::base64_decodes_as_the_rfc_says",
+        &crate::parts::Need::nothing(),
+        base64_decodes_as_the_rfc_says,
+    );
+}
+
 /// Screenshots come back as standard base64, padding included.
-#[test]
 fn base64_decodes_as_the_rfc_says() {
     assert_eq!(decode_base64("TWFu"), b"Man");
     assert_eq!(decode_base64("TWE="), b"Ma");

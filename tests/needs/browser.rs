@@ -1,10 +1,11 @@
-//! The web page in a real browser (issue 30, item 6): headless Chromium over WebDriver, real
+//! The web page in a real browser: headless Chromium over WebDriver, real
 //! clicks and keys against the real server and the fake provider. Screenshots are kept in
 //! `target/browser-artifacts/`.
 
-use super::watching::{output_a_cli_streams_shows_as_it_comes, the_summary_shows_beside_the_run};
-use crate::support::webdriver::{browser, Browser, BROWSER_WAIT};
+use crate::parts::{browser, Need};
 use crate::support::{TestServer, WAIT};
+use crate::watching::{output_a_cli_streams_shows_as_it_comes, the_summary_shows_beside_the_run};
+use crate::webdriver::{Browser, BROWSER_WAIT};
 use pretty_assertions::assert_eq;
 use rummy_testkit::{Gate, Reply, RpcClient};
 use serde_json::{json, Value};
@@ -14,14 +15,20 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+/// The browser's test: it needs Chromium and its WebDriver.
+pub fn register(suites: &mut crate::Suites, need: &Need) {
+    suites.add_async(
+        "browser::the_page_in_a_real_browser",
+        need,
+        the_page_in_a_real_browser,
+    );
+}
+
 /// The web page in one headless Chromium session, scenario after scenario, each against a
 /// server of its own (so its own origin and storage): starting the browser is the heaviest
 /// thing the suite does, and one session at a time keeps a 2-core machine free for the rest.
-#[actix_rt::test]
 async fn the_page_in_a_real_browser() {
-    let Some((chromium, driver)) = browser() else {
-        return;
-    };
+    let (chromium, driver) = browser().expect("a browser");
     let page = Browser::start(&chromium, &driver, 1440, 900).await;
     // The long run first: its memory is measured in a renderer no other page has used.
     a_long_run_opens_quickly(&page).await;
@@ -46,7 +53,7 @@ async fn wait_for_file(path: &Path, content: &str) {
 }
 
 /// Waits until the open run's view says `status`.
-pub(super) async fn wait_status(page: &Browser, status: i64) {
+pub(crate) async fn wait_status(page: &Browser, status: i64) {
     page.wait_for(&format!("#run[data-status=\"{status}\"]"))
         .await;
 }

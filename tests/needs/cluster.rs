@@ -1,8 +1,9 @@
-//! Two server processes on one PostgreSQL database (SCALE.md §2, issue 32 item 4): a client of
-//! one process watches and steers a run the other runs, and a process killed (-9) has its runs
-//! taken over by the other, which finishes them, no loop run twice. Without
-//! `RUMMY_TEST_POSTGRES_URL` these return at once (the store suite's driver says so).
+//! Two server processes on one PostgreSQL database: a client of one process watches and steers
+//! a run the other runs, a process killed (-9) has its runs taken over by the other, which
+//! finishes them, no loop run twice, and the first token closes anonymous connections on both.
+//! They need PostgreSQL (`RUMMY_TEST_POSTGRES_URL`).
 
+use crate::parts::{Need, POSTGRES_URL_VAR};
 use crate::support::process::{project_client, ServerProcess};
 use rummy_testkit::{FakeProvider, Reply, RpcClient};
 use serde_json::{json, Value};
@@ -13,6 +14,35 @@ use std::time::Duration;
 
 /// How long a process's hold on its runs lasts here: short, so a takeover comes quickly.
 const LEASE_MS: &str = "1500";
+
+/// The two-process tests: each needs PostgreSQL.
+pub fn register(suites: &mut crate::Suites, postgres: &Need) {
+    suites.add_async(
+        "cluster::a_client_of_one_process_watches_and_steers_a_run_on_another",
+        postgres,
+        a_client_of_one_process_watches_and_steers_a_run_on_another,
+    );
+    suites.add_async(
+        "cluster::a_killed_process_has_its_runs_finished_by_another",
+        postgres,
+        a_killed_process_has_its_runs_finished_by_another,
+    );
+    suites.add_async(
+        "cluster::an_inject_and_a_cancel_through_one_process_reach_a_run_on_another",
+        postgres,
+        an_inject_and_a_cancel_through_one_process_reach_a_run_on_another,
+    );
+    suites.add_async(
+        "cluster::two_processes_share_a_providers_concurrency",
+        postgres,
+        two_processes_share_a_providers_concurrency,
+    );
+    suites.add_async(
+        "cluster::the_first_token_closes_the_owners_connections_on_every_process",
+        postgres,
+        the_first_token_closes_the_owners_connections_on_every_process,
+    );
+}
 
 /// Waits this long for what crosses processes (a notification, a call, a takeover).
 const WAIT: Duration = Duration::from_secs(20);
@@ -25,17 +55,13 @@ struct Database {
 }
 
 impl Database {
-    fn create(tag: &str) -> Option<Database> {
-        // The run of the suite on PostgreSQL (`postgres::…`) runs these already in its parent.
-        if std::env::var("RUMMY_TEST_BACKEND").as_deref() == Ok("postgres") {
-            return None;
-        }
-        let admin = std::env::var("RUMMY_TEST_POSTGRES_URL").ok()?;
+    fn create(tag: &str) -> Database {
+        let admin = std::env::var(POSTGRES_URL_VAR).expect("the harness saw PostgreSQL");
         let name = format!("rummy_c{}_{tag}", std::process::id());
         rummy_pg::admin::drop_database(&admin, &name).unwrap();
         rummy_pg::admin::create_database(&admin, &name, None).unwrap();
         let url = rummy_pg::admin::with_database(&admin, &name);
-        Some(Database { admin, name, url })
+        Database { admin, name, url }
     }
 }
 
@@ -107,11 +133,8 @@ async fn heard(
 /// A run started on B proposes a file; a client of A sees the proposal as it is raised,
 /// accepts it through A, the file changes on disk, and A's client sees the run end, its
 /// states numbered without a gap, as `getRun {sinceSeq}` on A replays them.
-#[actix_rt::test]
 async fn a_client_of_one_process_watches_and_steers_a_run_on_another() {
-    let Some(db) = Database::create("steer") else {
-        return;
-    };
+    let db = Database::create("steer");
     let provider = FakeProvider::start().unwrap();
     let turn = Arc::new(AtomicUsize::new(0));
     let counted = Arc::clone(&turn);
@@ -188,11 +211,8 @@ async fn a_client_of_one_process_watches_and_steers_a_run_on_another() {
 /// run over once B's hold expires — the interrupted loop ends 500, as at a restart, and the
 /// queued loop runs on A to the end. The interrupted loop's prompt reached the model once:
 /// no process ran it again.
-#[actix_rt::test]
 async fn a_killed_process_has_its_runs_finished_by_another() {
-    let Some(db) = Database::create("kill") else {
-        return;
-    };
+    let db = Database::create("kill");
     let provider = FakeProvider::start().unwrap();
     provider.set_responder(|body| {
         let text = body.to_string();
@@ -247,11 +267,8 @@ async fn a_killed_process_has_its_runs_finished_by_another() {
 /// A prompt injected and a cancel sent through A reach the run B runs: the injection folds
 /// into B's active loop (the model's next request on B carries it), and the cancel ends that
 /// loop 499.
-#[actix_rt::test]
 async fn an_inject_and_a_cancel_through_one_process_reach_a_run_on_another() {
-    let Some(db) = Database::create("inject") else {
-        return;
-    };
+    let db = Database::create("inject");
     let provider = FakeProvider::start().unwrap();
     provider.set_responder(|body| {
         if body.to_string().contains("also mind the tests") {
@@ -324,11 +341,8 @@ async fn an_inject_and_a_cancel_through_one_process_reach_a_run_on_another() {
 
 /// Two processes share a provider's limit: with `RUMMY_OPENAI_CONCURRENCY=2`, six runs started
 /// three through each process never have more than two requests in flight at the provider.
-#[actix_rt::test]
 async fn two_processes_share_a_providers_concurrency() {
-    let Some(db) = Database::create("share") else {
-        return;
-    };
+    let db = Database::create("share");
     let provider = FakeProvider::start().unwrap();
     provider.set_responder(|_| {
         Reply::content("<update status=\"200\">done</update>").delay(Duration::from_millis(200))
@@ -374,11 +388,8 @@ async fn two_processes_share_a_providers_concurrency() {
 /// The first token, made on the shared database itself (as `rummy token create` makes it, no
 /// server involved), closes the connections opened without one on both processes (1008)
 /// within half a second.
-#[actix_rt::test]
 async fn the_first_token_closes_the_owners_connections_on_every_process() {
-    let Some(db) = Database::create("first_token") else {
-        return;
-    };
+    let db = Database::create("first_token");
     let provider = FakeProvider::start().unwrap();
     let Pair {
         a,

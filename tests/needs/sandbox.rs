@@ -4,10 +4,11 @@
 //! signals and ptrace to the server, processes that outlive the command, a write from `env`,
 //! the server's port (network off, and on), a fork bomb, and an allocation past the limit.
 //!
-//! A machine where a sandbox cannot be made (a user namespace refused, no Landlock) or a
-//! variant cannot run (not root) skips with one line, unless `RUMMY_REQUIRE_SANDBOX=1` (as
-//! `.ci/run` sets): then it fails.
+//! On a machine where a sandbox cannot be made (a user namespace refused, no Landlock) or a
+//! variant cannot run (not root) the harness skips them, saying why, unless
+//! `RUMMY_REQUIRE_SANDBOX=1` (as `.ci/run` sets): then they fail.
 
+use crate::parts::Parts;
 use crate::support::process::ServerProcess;
 use crate::support::procs::{marked, unique_sleep};
 use crate::support::{self, accept, wait_status, WAIT};
@@ -23,17 +24,68 @@ use tempfile::TempDir;
 const KEY: &str = "sk-sandbox-secret";
 
 /// The unprivileged user the second variant runs the server as.
-const NOBODY: (u32, u32) = (65534, 65534);
+pub const NOBODY: (u32, u32) = (65534, 65534);
 
-/// Whether a sandbox test that cannot run must fail instead of skipping.
-fn required() -> bool {
-    std::env::var("RUMMY_REQUIRE_SANDBOX").is_ok_and(|v| v == "1")
+/// The sandbox's tests, each with what it needs: a sandbox for a server running as this user,
+/// as root, or as `nobody`; the demo's, root (it puts the demo in a user namespace).
+pub fn register(suites: &mut crate::Suites, parts: &Parts) {
+    suites.add_async(
+        "sandbox::every_escape_is_refused_with_the_server_as_root",
+        &parts.sandbox_as_root,
+        every_escape_is_refused_with_the_server_as_root,
+    );
+    let unprivileged = if is_root() {
+        &parts.sandbox_as_nobody
+    } else {
+        &parts.sandbox
+    };
+    suites.add_async(
+        "sandbox::every_escape_is_refused_with_the_server_unprivileged",
+        unprivileged,
+        every_escape_is_refused_with_the_server_unprivileged,
+    );
+    suites.add_async(
+        "sandbox::a_command_with_network_cannot_reach_the_servers_port",
+        &parts.sandbox,
+        a_command_with_network_cannot_reach_the_servers_port,
+    );
+    suites.add_async(
+        "sandbox::nothing_a_command_started_outlives_a_killed_server",
+        &parts.sandbox,
+        nothing_a_command_started_outlives_a_killed_server,
+    );
+    suites.add_async(
+        "sandbox::the_demo_without_a_sandbox_says_why_its_check_did_not_run",
+        &parts.root,
+        the_demo_without_a_sandbox_says_why_its_check_did_not_run,
+    );
 }
 
-/// Skips (one line) or, when the sandbox is required, fails.
-fn skip(why: &str) {
-    assert!(!required(), "RUMMY_REQUIRE_SANDBOX=1 but {why}");
-    eprintln!("SKIPPED sandbox: {why}");
+/// Why a server running as `ids` (this user when `None`) makes no command sandbox here, from
+/// its start-up log; `None` when it makes one.
+pub fn no_sandbox(ids: Option<(u32, u32)>) -> Option<String> {
+    let f = Fixture::start(ids, &[]);
+    if f.confined() {
+        return None;
+    }
+    let who = if ids.is_some() { "nobody" } else { "this user" };
+    let log = f.log();
+    let why = log
+        .lines()
+        .find_map(|l| l.split_once("missing=").map(|(_, m)| m.trim().to_owned()))
+        .unwrap_or_else(|| "its start-up log says nothing of a sandbox".to_owned());
+    Some(format!(
+        "no command sandbox for a server running as {who}: {why}"
+    ))
+}
+
+/// Asserts the server `f` confines its commands: the harness found a sandbox before.
+fn assert_confined(f: &Fixture) {
+    assert!(
+        f.confined(),
+        "a sandbox was found before the tests, yet this server has none:\n{}",
+        f.log()
+    );
 }
 
 /// A server (the real binary) with a project and another project's root beside it.
@@ -196,14 +248,7 @@ async fn every_escape_is_refused(ids: Option<(u32, u32)>) {
             ("RUMMY_COMMAND_TMP", "2M"),
         ],
     );
-    if !f.confined() {
-        skip(&format!(
-            "this machine gives the server (as {}) no sandbox:\n{}",
-            if ids.is_some() { "nobody" } else { "root" },
-            f.log()
-        ));
-        return;
-    }
+    assert_confined(&f);
     // The other directory is a project too: its root is covered though commands may read
     // the directory that holds it.
     let other = f.shared.path().join("other").canonicalize().unwrap();
@@ -314,19 +359,13 @@ async fn every_escape_is_refused(ids: Option<(u32, u32)>) {
 }
 
 /// With the server running as root, every escape from an accepted command is refused.
-#[actix_rt::test]
 async fn every_escape_is_refused_with_the_server_as_root() {
-    if !rustix_is_root() {
-        skip("the tests do not run as root");
-        return;
-    }
     every_escape_is_refused(None).await;
 }
 
 /// With the server running as an unprivileged user, every escape is refused too.
-#[actix_rt::test]
 async fn every_escape_is_refused_with_the_server_unprivileged() {
-    if !rustix_is_root() {
+    if !is_root() {
         // Already unprivileged: the server runs as this user.
         every_escape_is_refused(None).await;
         return;
@@ -336,13 +375,9 @@ async fn every_escape_is_refused_with_the_server_unprivileged() {
 
 /// With network on, a command still cannot connect to the host's loopback (the server's
 /// port): only the listed ports are open, and the server's is not one.
-#[actix_rt::test]
 async fn a_command_with_network_cannot_reach_the_servers_port() {
     let mut f = Fixture::start(None, &[("RUMMY_COMMAND_NETWORK", "1")]);
-    if !f.confined() {
-        skip(&format!("no sandbox here:\n{}", f.log()));
-        return;
-    }
+    assert_confined(&f);
     let port = f.server.port;
     let (out, _) = f
         .run(&format!(
@@ -356,7 +391,7 @@ async fn a_command_with_network_cannot_reach_the_servers_port() {
 }
 
 /// Whether this test process is root.
-fn rustix_is_root() -> bool {
+pub fn is_root() -> bool {
     std::fs::read_to_string("/proc/self/status")
         .ok()
         .and_then(|s| {
@@ -387,13 +422,9 @@ fn binary_for(ids: Option<(u32, u32)>, home: &Path) -> PathBuf {
 
 /// A server killed with `-9` while a command runs takes the command with it: its helper dies
 /// with the server, its init with the helper, and everything the command started with its init.
-#[actix_rt::test]
 async fn nothing_a_command_started_outlives_a_killed_server() {
     let mut f = Fixture::start(None, &[]);
-    if !f.confined() {
-        skip(&format!("no sandbox here:\n{}", f.log()));
-        return;
-    }
+    assert_confined(&f);
     let marks = [unique_sleep(), unique_sleep()];
     let _running = f
         .accepted(&format!(
@@ -419,12 +450,7 @@ async fn nothing_a_command_started_outlives_a_killed_server() {
 /// uid 1000 is root outside, which no nested namespace may map), `rummy demo` says why its
 /// command did not run and which layers are missing, finishes the rest without claiming the
 /// check passed, and exits 0.
-#[actix_rt::test]
 async fn the_demo_without_a_sandbox_says_why_its_check_did_not_run() {
-    if !rustix_is_root() {
-        skip("the tests do not run as root (the demo is put in a user namespace mapped to root)");
-        return;
-    }
     let home = TempDir::new().unwrap();
     let out = tokio::process::Command::new("unshare")
         .args(["--user", "--map-user=1000", "--map-group=1000"])
