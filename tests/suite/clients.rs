@@ -516,6 +516,7 @@ async fn discover_lists_what_is_accepted() {
         state,
         vec![
             "history",
+            "historyOmitted",
             "queued",
             "route",
             "run",
