@@ -2,6 +2,7 @@
 //! clicks and keys against the real server and the fake provider. Screenshots are kept in
 //! `target/browser-artifacts/`.
 
+use super::shapes::a_proposal_of_an_unexpected_shape_shows_as_text;
 use super::watching::{output_a_cli_streams_shows_as_it_comes, the_summary_shows_beside_the_run};
 use crate::support::webdriver::{browser, Browser, BROWSER_WAIT};
 use crate::support::{TestServer, WAIT};
@@ -29,6 +30,7 @@ async fn the_page_in_a_real_browser() {
     output_a_cli_streams_shows_as_it_comes(&page).await;
     the_session_state_shows_beside_the_run(&page).await;
     the_summary_shows_beside_the_run(&page).await;
+    a_proposal_of_an_unexpected_shape_shows_as_text(&page).await;
     page.quit().await;
 }
 

@@ -4,4 +4,5 @@
 mod browser;
 mod page;
 mod paging;
+mod shapes;
 mod watching;
