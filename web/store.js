@@ -220,7 +220,7 @@ export function applyToList(push) {
 /** The proposals of the open run that wait for a decision, oldest first. */
 export function pending(run) {
   if (!run) return [];
-  return [...run.entries.values()].filter((e) => e.state === "proposed" && e.attributes && "commandIndex" in e.attributes);
+  return [...run.entries.values()].filter((e) => e.state === "proposed" && e.attributes && typeof e.attributes === "object" && "commandIndex" in e.attributes);
 }
 
 /** The open run's entries grouped by turn, in turn order, each turn's in the order they came. */

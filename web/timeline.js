@@ -119,6 +119,17 @@ function turnView(run, turn, entries, actions) {
     h("div.cmds", cmds.map((c) => command(run, c, live && c.state === "streaming", actions))));
 }
 
+/** Draws with `build`; what it cannot draw (attributes of a shape the page does not know)
+ * shows as its entries' text instead, so one entry never keeps a run from loading. */
+function safely(build, entries) {
+  try {
+    return build();
+  } catch (err) {
+    console.warn("entries shown as text:", err);
+    return h("section.unexpected", entries.map((e) => h("pre", JSON.stringify(e, null, 2))));
+  }
+}
+
 /** Turns already drawn, by turn, with what they were drawn from: a turn that did not change is
  * not built again (a long run's push changes one turn, not two hundred). */
 const drawn = { run: null, turns: new Map() };
@@ -133,7 +144,7 @@ function cachedTurn(run, turn, entries, actions) {
   ]);
   const hit = drawn.turns.get(turn);
   if (hit && hit.sig === sig) return hit.node;
-  const node = turnView(run, turn, entries, actions);
+  const node = safely(() => turnView(run, turn, entries, actions), entries);
   drawn.turns.set(turn, { sig, node });
   return node;
 }
@@ -147,18 +158,40 @@ export function acceptable(entry) {
   return !((a.kind === "sh" || a.kind === "env") && a.runner === "client");
 }
 
+/** A value as text: a string as it is, anything else as its JSON. */
+function text(value) {
+  if (typeof value === "string") return value;
+  if (value === undefined || value === null) return "";
+  return JSON.stringify(value);
+}
+
+/** Whether a proposal's attributes have the shape its kind is drawn from (the server's own);
+ * one that does not is shown as its attributes' text, never half-drawn. */
+function wellShaped(a) {
+  const optionalString = (v) => v === undefined || v === null || typeof v === "string";
+  switch (a.kind) {
+    case "edit": return optionalString(a.patch) && optionalString(a.path);
+    case "sh": case "env": return optionalString(a.command);
+    case "ask_user": return optionalString(a.question)
+      && (a.options === undefined || a.options === null
+        || (Array.isArray(a.options) && a.options.every((o) => typeof o === "string")));
+    default: return true;
+  }
+}
+
 /** A proposal waiting for a decision: what it would do, and accept / reject with a reason. */
 export function proposalView(run, entry, actions, first) {
-  const a = entry.attributes || {};
+  const a = entry.attributes && typeof entry.attributes === "object" ? entry.attributes : {};
   const canAccept = acceptable(entry);
   let body;
-  if (a.kind === "edit") body = diffView(a.patch || entry.body, state.diffMode);
+  if (!wellShaped(a)) body = h("pre.unexpected", JSON.stringify(a, null, 2));
+  else if (a.kind === "edit") body = diffView(a.patch || entry.body, state.diffMode);
   else if (a.kind === "sh" || a.kind === "env") {
     body = [h("pre.term", `$ ${a.command || ""}`),
       canAccept ? null : h("p.muted.runner", "Run by a client, not the server: accept it in the client that runs commands (rummy on the command line, an editor), which runs it there; its output shows here as it streams. From here it can be rejected.")];
   }
   else if (a.kind === "ask_user") body = h("div", h("p", a.question || ""), (a.options || []).length ? h("p.muted", `options: ${a.options.join(", ")}`) : null);
-  else body = h("pre", entry.body || JSON.stringify(a, null, 2));
+  else body = h("pre", text(entry.body) || JSON.stringify(a, null, 2));
   const reason = h("input.reason", { placeholder: a.kind === "ask_user" ? "Your answer (Enter to send)" : "Reason to reject (the model reads it)", "aria-label": "reason" });
   reason.addEventListener("keydown", (e) => {
     if (e.key === "Enter") {
@@ -167,10 +200,10 @@ export function proposalView(run, entry, actions, first) {
       else actions.reject(entry, reason.value);
     }
   });
-  return h("article.proposal", { dataset: { path: entry.path, kind: a.kind || "", first: first ? "1" : "0" } },
+  return h("article.proposal", { dataset: { path: entry.path, kind: text(a.kind), first: first ? "1" : "0" } },
     h("div.proposal-head",
       h("span.status", { dataset: { tone: "wait" } }, "proposal"),
-      h("span.what", `${a.kind || entry.tool} ${a.path || a.command || ""}`),
+      h("span.what", `${text(a.kind) || entry.tool} ${text(a.path) || text(a.command)}`),
       h("span.spacer"),
       a.kind === "edit" ? h("span.seg",
         h("button", { type: "button", "aria-pressed": String(state.diffMode === "unified"), on: { click: () => actions.diffMode("unified") } }, "Unified"),
@@ -217,7 +250,7 @@ function cachedProposal(run, entry, actions, first) {
   const sig = JSON.stringify([state.diffMode, first, entry.state]);
   const hit = drawn.turns.get(key);
   if (hit && hit.sig === sig) return hit.node;
-  const node = proposalView(run, entry, actions, first);
+  const node = safely(() => proposalView(run, entry, actions, first), [entry]);
   if (hit) {
     const [was, now] = [hit.node.querySelector("input.reason"), node.querySelector("input.reason")];
     if (was && now) now.value = was.value;

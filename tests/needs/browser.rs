@@ -3,6 +3,7 @@
 //! `target/browser-artifacts/`.
 
 use crate::parts::{browser, Need};
+use crate::shapes::a_proposal_of_an_unexpected_shape_shows_as_text;
 use crate::support::{TestServer, WAIT};
 use crate::watching::{output_a_cli_streams_shows_as_it_comes, the_summary_shows_beside_the_run};
 use crate::webdriver::{Browser, BROWSER_WAIT};
@@ -36,6 +37,7 @@ async fn the_page_in_a_real_browser() {
     output_a_cli_streams_shows_as_it_comes(&page).await;
     the_session_state_shows_beside_the_run(&page).await;
     the_summary_shows_beside_the_run(&page).await;
+    a_proposal_of_an_unexpected_shape_shows_as_text(&page).await;
     page.quit().await;
 }
 

@@ -14,6 +14,7 @@ mod cluster;
 mod parts;
 mod postgres;
 mod sandbox;
+mod shapes;
 #[path = "../support/mod.rs"]
 #[expect(
     dead_code,

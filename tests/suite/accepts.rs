@@ -223,3 +223,45 @@ async fn a_proposal_accepted_the_moment_it_is_announced_is_applied() {
         );
     }
 }
+
+/// A file whose name takes all 255 bytes a name may have is edited: the model's proposal is
+/// accepted and applied (the temporary file beside it has a short name of its own; one named
+/// after the file would pass the limit), and nothing else is left in the project.
+#[actix_rt::test]
+async fn an_edit_of_a_file_with_a_255_byte_name_is_applied() {
+    let name = format!("{}.txt", "n".repeat(251));
+    let server = TestServer::start().await;
+    server.provider.push(Reply::content(format!(
+        "<set path=\"{name}\"><<<<<<< SEARCH\nold\n=======\nnew\n>>>>>>> REPLACE</set>\n<update status=\"102\">edited</update>"
+    )));
+    server.provider.push(Reply::content(DONE));
+    let dir = TempDir::new().unwrap();
+    std::fs::write(dir.path().join(&name), "old\n").unwrap();
+    let mut client = hello(&server, "long", dir.path()).await;
+    let path = proposed(&mut client, "long").await;
+
+    let answer = accept(&mut client, "long", &path).await;
+    wait_status(&mut client, "long", 200).await;
+
+    let files: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    assert_eq!(
+        (
+            name.len(),
+            answer["state"].clone(),
+            answer["outcome"].clone(),
+            read(dir.path(), &name),
+            files
+        ),
+        (
+            255,
+            json!("resolved"),
+            Value::Null,
+            "new\n".to_owned(),
+            vec![name.clone()]
+        )
+    );
+    server.stop().await;
+}

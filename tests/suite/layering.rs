@@ -115,7 +115,7 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
 fn every_file_starts_with_a_doc_line() {
     let mut files = Vec::new();
     for dir in [
-        "src", "protocol", "core", "actors", "client", "testkit", "tests", "bench",
+        "src", "protocol", "core", "actors", "client", "testkit", "tests", "bench", "fuzz",
     ] {
         rust_files(&root().join(dir), &mut files);
     }

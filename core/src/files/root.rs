@@ -5,7 +5,8 @@
 //! anywhere on the way (however recently planted) is refused, never
 //! followed, and `..` never reaches past the root (paths are normalised
 //! first). A write creates its temporary file in the final directory
-//! exclusively (`O_CREAT|O_EXCL|O_NOFOLLOW`, a fresh name each time), syncs
+//! exclusively (`O_CREAT|O_EXCL|O_NOFOLLOW`, a fresh short name each time, so
+//! a file whose name takes all 255 bytes a name may have is written too), syncs
 //! it, checks that the target is absent or a regular file, and renames it
 //! over the target within that directory: a planted symlink can neither
 //! redirect the temporary file nor be written through, and only regular
@@ -153,14 +154,14 @@ impl Root {
         &self,
         path: &str,
         content: &[u8],
-        names: &mut dyn FnMut(&str) -> String,
+        names: &mut dyn FnMut() -> String,
     ) -> Result<Written, RootError> {
         let rel = relative(path)?;
         let (dir, name) = self
             .parent(&rel, true)?
             .ok_or_else(|| RootError::Escapes(rel.clone()))?;
         let before = existing(&dir, &rel, name)?;
-        let (tmp, file) = create_temp(&dir, &rel, name, before, names)?;
+        let (tmp, file) = create_temp(&dir, &rel, before, names)?;
         let finished = fill(file, content, before)
             .map_err(|e| RootError::Io {
                 action: "write",
@@ -281,19 +282,18 @@ fn existing(dir: &OwnedFd, rel: &str, name: &str) -> Result<Option<u32>, RootErr
     }
 }
 
-/// Creates a temporary file beside `name` that did not exist before (never following or
-/// reusing what is there), readable by no more than the file it replaces.
+/// Creates a temporary file in `dir`, beside the file `rel` names, that did not exist before
+/// (never following or reusing what is there), readable by no more than the file it replaces.
 fn create_temp(
     dir: &OwnedFd,
     rel: &str,
-    name: &str,
     before: Option<u32>,
-    names: &mut dyn FnMut(&str) -> String,
+    names: &mut dyn FnMut() -> String,
 ) -> Result<(String, std::fs::File), RootError> {
     let flags = OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC;
     let mode = Mode::from_raw_mode(before.map_or(0o666, |m| m & 0o777));
     for _ in 0..TEMP_ATTEMPTS {
-        let tmp = names(name);
+        let tmp = names();
         match rustix::fs::openat(dir, tmp.as_str(), flags, mode) {
             Ok(fd) => return Ok((tmp, std::fs::File::from(fd))),
             Err(Errno::EXIST) => continue,
@@ -320,15 +320,16 @@ fn fill(mut file: std::fs::File, content: &[u8], before: Option<u32>) -> std::io
     file.sync_all()
 }
 
-/// A fresh temporary name beside `name`: hidden (scans skip it), and unguessable enough that
-/// a name planted in advance is almost never met (and skipped when it is).
-fn temp_name(name: &str) -> String {
+/// A fresh temporary name: hidden (scans skip it), unguessable enough that a name planted in
+/// advance is almost never met (and skipped when it is), and 23 bytes whatever the file's own
+/// name, so the longest name a file may have (255 bytes) is written through it too.
+fn temp_name() -> String {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
     // `RandomState` is seeded randomly per process and moves on with every instance.
     let mut hasher = RandomState::new().build_hasher();
     hasher.write_u64(COUNTER.fetch_add(1, Ordering::Relaxed));
     hasher.write_u32(std::process::id());
-    format!(".{name}.{:016x}.rummy-tmp", hasher.finish())
+    format!(".rummy-{:016x}", hasher.finish())
 }
 
 /// `path` as a relative file path inside the root.
@@ -432,6 +433,41 @@ mod tests {
         );
     }
 
+    /// A file whose name takes all 255 bytes a name may have is created and then replaced:
+    /// the temporary file beside it has a short name of its own, and none is left behind.
+    #[test]
+    fn a_file_name_of_255_bytes_is_written() {
+        let (project, _outside, root) = setup();
+        let name = format!("{}.txt", "n".repeat(251));
+        let path = format!("src/{name}");
+
+        let created = root.write(&path, b"one\n").unwrap();
+        let replaced = root.write(&path, b"two\n").unwrap();
+
+        let in_src: Vec<String> = std::fs::read_dir(project.path().join("src"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        assert_eq!(
+            (
+                name.len(),
+                created,
+                replaced,
+                std::fs::read_to_string(project.path().join(&path)).unwrap(),
+                in_src,
+                temp_name().len(),
+            ),
+            (
+                255,
+                Written { created: true },
+                Written { created: false },
+                "two\n".to_owned(),
+                vec![name.clone()],
+                23,
+            )
+        );
+    }
+
     /// Symlinks planted at the very names the writer draws are skipped (created exclusively):
     /// with a free name left the write succeeds, with none it is refused; the outside file is
     /// never touched and no temporary file is left behind.
@@ -445,7 +481,7 @@ mod tests {
             symlink(outside.path().join("victim.txt"), project.path().join(name)).unwrap();
         }
         let mut drawn = names.clone().into_iter();
-        let mut next = |_: &str| drawn.next().unwrap_or_default();
+        let mut next = || drawn.next().unwrap_or_default();
         assert_eq!(
             root.write_named("b.txt", b"new\n", &mut next).unwrap(),
             Written { created: false }
@@ -462,7 +498,7 @@ mod tests {
             symlink(outside.path().join("victim.txt"), project.path().join(name)).unwrap();
         }
         let mut drawn = names.clone().into_iter();
-        let mut next = |_: &str| drawn.next().unwrap_or_default();
+        let mut next = || drawn.next().unwrap_or_default();
         let err = root
             .write_named("b.txt", b"newer\n", &mut next)
             .unwrap_err();
