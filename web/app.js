@@ -138,9 +138,13 @@ async function open(where, reconnected = false) {
   try {
     const params = { run: alias, limit: PAGE };
     if (same && run.loaded) params.sinceSeq = run.lastSeq;
-    const snap = await fitting("getRun", params);
+    let snap = await fitting("getRun", params);
     if (state.run !== run) return;
-    if (!same || !run.loaded) {
+    // More was missed than one message holds: the run is read afresh instead.
+    const afresh = Boolean(params.sinceSeq !== undefined && snap.missedMore);
+    if (afresh) snap = await fitting("getRun", { run: alias, limit: PAGE });
+    if (state.run !== run) return;
+    if (!same || !run.loaded || afresh) {
       run.entries = new Map();
       run.reached = 0;
     }

@@ -467,7 +467,9 @@ impl Client {
                     self.accept(n, missed.params);
                 }
                 self.held = held;
-                if page < REPLAY_PAGE {
+                // More followed when the answer says so (the pushes that fit one message were
+                // sent) or when a whole page came; an empty page ends it either way.
+                if page == 0 || (!snapshot.missed_more && page < REPLAY_PAGE) {
                     break;
                 }
             }

@@ -269,6 +269,54 @@ async fn a_dropped_connection_is_replayed_with_nothing_missed() {
     server.stop().await;
 }
 
+/// More is missed while away than one message holds (`RUMMY_MAX_MESSAGE_BYTES` 64 KiB, three
+/// turns of 30 KB updates): `getRun {sinceSeq}` answers what fits with `missedMore`, and the
+/// client asks again until every `run/state` has arrived exactly once.
+#[actix_rt::test]
+async fn a_replay_longer_than_one_message_is_read_in_pages() {
+    let server = TestServer::start_with(|c| c.limits.max_message_bytes = 64 * 1024).await;
+    let gate = Gate::new();
+    let fact = |n: usize| {
+        format!(
+            "<update status=\"102\">step {n}: {}</update>",
+            "x".repeat(30_000)
+        )
+    };
+    server.provider.push(Reply::content(NOTE_AND_GO_ON));
+    server.provider.push(Reply::content(fact(1)).held(&gate));
+    server.provider.push(Reply::content(fact(2)));
+    server.provider.push(Reply::content(fact(3)));
+    server.provider.push(Reply::content(DONE));
+    let proxy = Proxy::start(server.port()).await;
+    let mut client = client_for(&server, &proxy.url, "paged").await;
+    let alias = client
+        .start_run(Some("r"), "Work in steps", &act_on_fast())
+        .await
+        .unwrap();
+
+    let mut seqs = Vec::new();
+    loop {
+        if let Notification::RunState(s) = client.next_notification(Some(WAIT)).await.unwrap() {
+            seqs.push(s.seq.unwrap());
+            if s.telemetry.is_some() {
+                break;
+            }
+        }
+    }
+    proxy.cut();
+    gate.open();
+    // The run ends while the client is away: all of it is replayed when it reads again.
+    let mut watcher = server.project_client("paged").await;
+    crate::support::wait_status(&mut watcher, &alias, 200).await;
+    let rest = states_until(&mut client, &alias, 200).await;
+    seqs.extend(rest.iter().map(|s| s.seq.unwrap()));
+    let last = client.get_run_page(&alias, 0, 0).await.unwrap().last_seq;
+    seqs.sort_unstable();
+
+    assert_eq!(seqs, (1..=last).collect::<Vec<i64>>());
+    server.stop().await;
+}
+
 /// `getProjects` lists the projects the connection may open, before any hello.
 #[actix_rt::test]
 async fn get_projects_lists_the_projects() {
