@@ -531,10 +531,34 @@ mod tests {
         Cli::command().debug_assert();
     }
 
-    /// The long help lists the environment and the same exit codes as the code that chooses them.
+    /// The long help lists the environment and the same exit codes as the code that chooses
+    /// them, each once, in order.
     #[test]
     fn help_lists_the_environment_and_the_exit_codes() {
+        use crate::cli::exit::Exit;
         assert!(super::HELP_TAIL.starts_with(super::AFTER_HELP));
-        assert!(super::HELP_TAIL.ends_with(crate::cli::exit::TABLE));
+        let (_, table) = super::HELP_TAIL.split_once("Exit codes:\n").unwrap();
+        let listed: Vec<u8> = table
+            .lines()
+            .filter_map(|line| line.split_whitespace().next()?.parse().ok())
+            .collect();
+        let codes = [
+            Exit::Ok,
+            Exit::Failure,
+            Exit::Usage,
+            Exit::Connection,
+            Exit::Refused,
+            Exit::RunFailed,
+            Exit::Abandoned,
+            Exit::ContextFull,
+            Exit::Cancelled,
+            Exit::MaxTurns,
+            Exit::Waiting,
+            Exit::NotAllowed,
+            Exit::AlreadyEnded,
+            Exit::Interrupted,
+        ]
+        .map(|exit| exit as u8);
+        pretty_assertions::assert_eq!(listed, codes.to_vec());
     }
 }

@@ -58,28 +58,6 @@ impl From<Exit> for ExitCode {
     }
 }
 
-/// The table `--help` and the README show (a test keeps `--help`'s copy equal to it).
-#[cfg(test)]
-pub const TABLE: &str = "\
-Exit codes:
-    0    done; a run concluded (200)
-    1    failed on this side (I/O, a server that could not start or listen)
-    2    usage error (unknown command, flag or argument; a server URL not ws:// or wss://)
-    3    the server cannot be reached, or the connection was lost (after retrying)
-    4    the server refused a call (no such run or project, a directory that is no
-         project, a name taken, ...), or no pending proposal matches what approve or
-         reject was given
-    5    the run failed (500)
-    6    the run was abandoned going round in circles (508)
-    7    the run's context was full (413)
-    8    the run was cancelled (499)
-    9    the run stopped at the turn limit (RUMMY_MAX_TURNS) without concluding
-    10   left while the run waits on a proposal ([q]uit, or stdin ended)
-    11   not allowed: the token (RUMMY_TOKEN) is missing, unknown, revoked or expired,
-         or does not open this project or allow this call
-    12   cancel: the run had already ended, so nothing was cancelled
-    130  interrupted with Ctrl-C before the run ended";
-
 #[cfg(test)]
 mod tests {
     use super::Exit;
