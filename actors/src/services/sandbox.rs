@@ -266,20 +266,29 @@ fn spec_for(
 }
 
 /// The `rummy` executable: the running one, or one beside it when this process is another
-/// (a test or benchmark binary, `target/<profile>/deps/<name>` or `target/<profile>/<name>`).
+/// (a test or benchmark binary, `target/<profile>/deps/<name>` or `target/<profile>/<name>`),
+/// else `rummy` on `PATH`.
 fn find_helper() -> PathBuf {
-    let Ok(exe) = std::env::current_exe() else {
-        return PathBuf::from("rummy");
-    };
-    if exe.file_name().is_some_and(|n| n == "rummy") {
-        return exe;
+    std::env::current_exe().map_or_else(|_| PathBuf::from(HELPER), |exe| helper_for(&exe))
+}
+
+/// The helper's name: the binary that knows `__sandbox`.
+const HELPER: &str = "rummy";
+
+/// The helper for a server running as `exe`. Never another executable than `rummy`: one that
+/// embeds the server but does not know `__sandbox` (a benchmark built without the `rummy`
+/// binary beside it) would run its whole self again for the probe, and that copy would probe
+/// in turn, without end. Without `rummy` beside it nor on `PATH` the probe fails, and says so.
+fn helper_for(exe: &Path) -> PathBuf {
+    if exe.file_name().is_some_and(|n| n == HELPER) {
+        return exe.to_path_buf();
     }
     exe.ancestors()
         .skip(1)
         .take(2)
-        .map(|dir| dir.join("rummy"))
+        .map(|dir| dir.join(HELPER))
         .find(|p| p.is_file())
-        .unwrap_or(exe)
+        .unwrap_or_else(|| PathBuf::from(HELPER))
 }
 
 /// A command's limits from the settings.
@@ -365,5 +374,34 @@ fn run_probe(helper: &Path, spec: &Spec) -> Report {
             ))
         }),
         Err(e) => Report::failed(&format!("the sandbox helper failed: {e}")),
+    }
+}
+
+#[cfg(test)]
+mod helper_tests {
+    use super::helper_for;
+    use pretty_assertions::assert_eq;
+    use std::path::PathBuf;
+
+    /// The running `rummy` is its own helper; another binary takes the `rummy` beside it (or
+    /// one level up, from `deps/`), and without one the `rummy` on `PATH` — never itself.
+    #[test]
+    fn the_helper_is_always_a_rummy() {
+        let dir = tempfile::tempdir().unwrap();
+        let deps = dir.path().join("deps");
+        std::fs::create_dir(&deps).unwrap();
+        let bench = dir.path().join("turn");
+        let test = deps.join("all-0123");
+        let alone = (helper_for(&bench), helper_for(&test));
+        std::fs::write(dir.path().join("rummy"), "").unwrap();
+        let beside = (helper_for(&bench), helper_for(&test));
+        assert_eq!(
+            (alone, beside, helper_for(&dir.path().join("rummy"))),
+            (
+                (PathBuf::from("rummy"), PathBuf::from("rummy")),
+                (dir.path().join("rummy"), dir.path().join("rummy")),
+                dir.path().join("rummy")
+            )
+        );
     }
 }
