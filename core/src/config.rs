@@ -78,7 +78,7 @@ pub struct Config {
     /// Runs in flight per user and per project, calls per second per connection (TEAM.md §4).
     pub fair: FairUse,
     /// Recall on a loop's first turn (on or off, its caps, re-ranking) and consolidation at a
-    /// loop's end (issue 29 item 5).
+    /// loop's end.
     pub recall: RecallSettings,
     /// How side tasks (summaries and the like) are called (MEMORY.md §1).
     pub sidecar: SidecarSettings,

@@ -1,4 +1,4 @@
-//! Accepting proposals against a hostile disk (issue 27, item 7): writes stay inside the project root, a FIFO stalls neither the accept nor the store's writer, and a proposal accepted twice at once is applied once.
+//! Accepting proposals against a hostile disk: writes stay inside the project root, a FIFO stalls neither the accept nor the store's writer, and a proposal accepted twice at once is applied once.
 
 use crate::support::{self, accept, start_run, wait_status, TestServer, WAIT};
 use pretty_assertions::assert_eq;

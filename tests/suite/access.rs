@@ -1,4 +1,4 @@
-//! Who may connect and what a connection may hold (TEAM.md §1, §3; issue 27): browser origins,
+//! Who may connect and what a connection may hold: browser origins,
 //! project-root bounds, frame and batch bounds, connection places, dead connections, and the
 //! findings of a hostile probe, each pinned by the exact answer it gets.
 

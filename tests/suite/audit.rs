@@ -1,4 +1,4 @@
-//! The audit (TEAM.md §5, issue 27 item 6): proposals record who resolved them and when, and no
+//! The audit: proposals record who resolved them and when, and no
 //! secret — a token, a provider key — reaches the log, an error, the RPC log, the database or
 //! a notification, even when a provider echoes its key in an error.
 

@@ -1,4 +1,4 @@
-//! What a client needs of the protocol (issue 26): hello as a barrier, opening a project by name, `getProjects`, runs that keep their mode, strict params, `stopReason`, the `known://` size gate for clients, the model's `set … preview`, and a `discover` that lists what is accepted.
+//! What a client needs of the protocol: hello as a barrier, opening a project by name, `getProjects`, runs that keep their mode, strict params, `stopReason`, the `known://` size gate for clients, the model's `set … preview`, and a `discover` that lists what is accepted.
 
 use crate::support::{accept, entry, start_run, wait_status, TestServer, WAIT};
 use pretty_assertions::assert_eq;

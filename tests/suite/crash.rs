@@ -1,4 +1,4 @@
-//! The crash test (TEAM.md §6, issue 27 item 8): the real binary is killed (-9) at
+//! The crash test: the real binary is killed (-9) at
 //! pseudo-random moments of a busy workload — several runs mid-call, proposals pending and
 //! being accepted — and after each restart everything a client was told is still there: every
 //! run it was told it started, every `run/state` it received (replayable by `getRun

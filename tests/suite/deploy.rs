@@ -1,4 +1,4 @@
-//! `deploy/` checked where it can be here (issue 31 item 4): no image is built (no network), so
+//! `deploy/` checked where it can be here: no image is built (no network), so
 //! the Dockerfile, compose file and systemd unit are read — against the locked dependencies'
 //! `rust-version` (`cargo metadata --offline`), the binary's real `--help`, the README's settings
 //! table and the configuration parser. (`systemd-analyze verify` of the unit needs the tool: the
@@ -471,7 +471,7 @@ fn the_deploy_files_run_only_commands_the_binary_has() {
             let first = words.first().cloned().unwrap_or_default();
             if first == "doctor" && !commands.contains("doctor") {
                 eprintln!(
-                    "deploy: this build has no `rummy doctor` yet (issue 31 item 5); `{}` in {file} is not checked",
+                    "deploy: this build has no `rummy doctor` yet; `{}` in {file} is not checked",
                     words.join(" ")
                 );
                 continue;

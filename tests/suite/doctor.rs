@@ -1,4 +1,4 @@
-//! `rummy doctor` (issue 31 item 5), the real binary against a real server and the fake
+//! `rummy doctor`, the real binary against a real server and the fake
 //! provider: a healthy setup line by line, a token missing or invalid, a provider that is down,
 //! a server that cannot be reached; the command sandbox's layers, found, refused and let run
 //! unconfined; and `rummy doctor --health`, a container's HEALTHCHECK.

@@ -1,4 +1,4 @@
-//! A long-lived run under a small context (issue 29 item 1): a new loop whose prompt does not
+//! A long-lived run under a small context: a new loop whose prompt does not
 //! fit beside the run's history demotes earlier loops' entries — summarized first, archived
 //! when that is not enough, oldest first — instead of ending 413; 413 stays for a prompt that
 //! cannot fit on its own.

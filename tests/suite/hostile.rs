@@ -1,4 +1,4 @@
-//! The hostile-input corpus (TEAM.md §6, issue 27 item 8): every case in
+//! The hostile-input corpus: every case in
 //! `tests/fixtures/hostile/corpus.json` — malformed and oversized frames, deep nesting, invalid
 //! UTF-8, batches, path escapes, symlinks out of the root, another project's names, expired and
 //! revoked tokens, hostile origins — gets exactly the answer the corpus names, while another

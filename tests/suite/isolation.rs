@@ -1,4 +1,4 @@
-//! Isolation between projects (TEAM.md §3, issue 27 item 4): a connection reaches only its
+//! Isolation between projects: a connection reaches only its
 //! project's runs, entries, proposals, streams and notifications, and another project's names
 //! answer exactly as names that do not exist — no oracle.
 

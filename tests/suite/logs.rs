@@ -1,4 +1,4 @@
-//! The server's log (issue 31 item 2), read from the real binary's stderr: JSON lines with
+//! The server's log, read from the real binary's stderr: JSON lines with
 //! `RUMMY_LOG_FORMAT=json` — the start-up summary, a turn's span tree, RPC spans naming the user
 //! and the method, proposals raised and resolved, file writes, a failed loop at WARN — and text
 //! without colour codes when stderr is a file, with a warning for a malformed base URL.

@@ -1,5 +1,4 @@
-//! Project memory, history and recall end to end (issue 29 item 5; seed 004's phase 0
-//! integration tests): what a run remembers comes back before a later run's prompt when it is
+//! Project memory, history and recall end to end: what a run remembers comes back before a later run's prompt when it is
 //! relevant, and only then; memory is superseded, never overwritten; every finished loop leaves
 //! one history line; none of it makes the project's other runs read their context again; and a
 //! question asked for the whole project is seen, and closed, by all its runs.

@@ -1,4 +1,4 @@
-//! `GET /metrics` (issue 31 item 1): the Prometheus text a scrape reads after a run, with the
+//! `GET /metrics`: the Prometheus text a scrape reads after a run, with the
 //! counters moved by exactly what the run did; and who may scrape it.
 
 use crate::support::{start_run, states_until, TestServer};

@@ -1,4 +1,4 @@
-//! Graceful shutdown under load, with the real binary (issue 31 item 6): SIGTERM while 200 runs
+//! Graceful shutdown under load, with the real binary: SIGTERM while 200 runs
 //! are mid-turn, waiting on a slow model, ten more wait on a proposal and ten on a command the
 //! server runs; the server exits cleanly and at once, killing the commands, and after the
 //! restart every run is where ARCHITECTURE.md's recovery puts it (`core/src/turn/recovery.rs`):

@@ -1,4 +1,4 @@
-//! Summarisation on eviction (issue 29 items 2 and 3) end to end, with the fake provider scripted as the sidecar model (`side` → `openai/side-model`): the first summary, its extension and compression, the summary inside the system message, its earlier texts kept, the fallback to plain demotion when the side task fails or is too slow, its usage and cost on the turn and in the run's, and no side task at all unless the run asks.
+//! Summarisation on eviction end to end, with the fake provider scripted as the sidecar model (`side` → `openai/side-model`): the first summary, its extension and compression, the summary inside the system message, its earlier texts kept, the fallback to plain demotion when the side task fails or is too slow, its usage and cost on the turn and in the run's, and no side task at all unless the run asks.
 
 use crate::support::long_run::{answer, prompt, SIDE_MODEL};
 use crate::support::{wait_status, TestServer};

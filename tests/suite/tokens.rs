@@ -1,4 +1,4 @@
-//! Users and tokens (TEAM.md §2, issue 27 item 3): open on loopback while no token exists; then
+//! Users and tokens: open on loopback while no token exists; then
 //! every connection needs one — as a Bearer header or in hello — granted the project; admin
 //! methods need an admin token; revoked and expired tokens are refused and their connections
 //! closed; the audit names the user.

@@ -1,4 +1,4 @@
-//! Cluster benchmark (issue 32 item 6): 1,000 runs × 3 turns against the fake provider with
+//! Cluster benchmark: 1,000 runs × 3 turns against the fake provider with
 //! 50 ms latency, served by the built `rummy` binary in child processes, in three set-ups:
 //! (a) one process on SQLite, (b) one process on PostgreSQL, (c) two processes on one
 //! PostgreSQL database, the clients spread over both.

@@ -1,4 +1,4 @@
-//! Recall (issue 29 item 9): what recall adds to a loop's first turn in a project that remembers
+//! Recall: what recall adds to a loop's first turn in a project that remembers
 //! 10,000 memories and facts.
 //!
 //! `cargo run --release -p rummy-bench --bin recall -- 10000` seeds a project on a real SQLite

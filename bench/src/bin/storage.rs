@@ -1,4 +1,4 @@
-//! Storage per turn (issue 32 item 5): what one turn adds to the database, by scheme.
+//! Storage per turn: what one turn adds to the database, by scheme.
 //!
 //! `cargo run --release -p rummy-bench --bin storage -- 200` runs one run of `--turns=N`
 //! (default 200) turns in one loop against the fake provider, over a project of that many files

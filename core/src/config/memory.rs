@@ -1,4 +1,4 @@
-//! Memory settings (issue 29 item 5): whether a loop's first turn recalls what the project
+//! Memory settings: whether a loop's first turn recalls what the project
 //! remembers, how much it may bring back, and the two steps that cost a model call — re-ranking
 //! the recall and consolidating a loop's facts into memory. Recall is lexical (the full-text
 //! index, no model call), so it is on unless turned off; the other two are off unless turned

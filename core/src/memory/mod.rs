@@ -1,4 +1,4 @@
-//! What a project remembers across its runs (issue 29 item 5): recall on a loop's first turn, and the history of its loops.
+//! What a project remembers across its runs: recall on a loop's first turn, and the history of its loops.
 //!
 //! - [`recall`]: the candidates the full-text index finds for a prompt, scored per section,
 //!   capped, rendered as one block before the prompt and stored as the loop's `recall://<loop>`;

@@ -1,4 +1,4 @@
-//! The audit trail stored as deltas (issue 32 item 5): each turn keeps exactly what the model
+//! The audit trail stored as deltas: each turn keeps exactly what the model
 //! was sent and answered, but a long text is stored as its difference from a keyframe.
 //!
 //! Every turn sends the whole context again, so a run's `system://N` and `user://N` texts are

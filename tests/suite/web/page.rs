@@ -1,4 +1,4 @@
-//! `GET /` serves the web page from the binary (issue 30, item 1): the page and its assets with
+//! `GET /` serves the web page from the binary: the page and its assets with
 //! their content types, a strict Content-Security-Policy and caching headers; `/` with an
 //! upgrade and `/ws` stay the WebSocket.
 

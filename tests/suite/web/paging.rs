@@ -1,4 +1,4 @@
-//! `getRun {limit, offset}` (issue 30): a long run's history is read a page at a time, counted
+//! `getRun {limit, offset}`: a long run's history is read a page at a time, counted
 //! from its newest entry, so a web page shows the latest work without the whole run.
 
 use crate::support::{start_run, wait_status, TestServer};

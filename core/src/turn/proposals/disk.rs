@@ -179,7 +179,7 @@ mod tests {
         crate::store::entries::hex_sha256(text)
     }
 
-    /// The probe of issue 27: a symlink planted at the old temporary name does not redirect an
+    /// The hostile-disk probe: a symlink planted at the old temporary name does not redirect an
     /// accepted edit; the file is written and the outside file is untouched.
     #[test]
     fn an_accepted_edit_ignores_a_planted_temporary_symlink() {
