@@ -137,9 +137,21 @@ impl TestServer {
         let mut config = config(&self.provider, &self._home);
         config.commands.sandbox.homes = Some(self._command_homes.path().to_path_buf());
         adjust(&mut config);
-        let handle = rummy::serve(config, std::future::pending())
-            .await
-            .expect("server restarts");
+        // The stopped server's lock is an flock on a close-on-exec file, but a process another
+        // test forks at that moment holds a copy of it until its exec: this process's own lock
+        // may so outlive the stop by a moment. Another process's lock is never waited for.
+        let mut tries = 0;
+        let handle = loop {
+            match rummy::serve(config.clone(), std::future::pending()).await {
+                Err(rummy::ServeError::Locked(held))
+                    if held.pid == std::process::id() && tries < 50 =>
+                {
+                    tries += 1;
+                    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+                }
+                started => break started.expect("server restarts"),
+            }
+        };
         self.handle = Some(handle);
     }
 
