@@ -1,4 +1,4 @@
-//! Reference §2.5 rows 6–8 and 31–34: the `set` bodies the original parsed, read and applied here.
+//! The `set` bodies of the replies the original server met (edit blocks, sed, merge markers), read and applied here.
 
 use pretty_assertions::assert_eq;
 

@@ -1,4 +1,4 @@
-//! Cases from the reference behaviour (§2.5), at the raw attribute and body level.
+//! Replies the original server met, at the raw attribute and body level.
 
 use pretty_assertions::assert_eq;
 
