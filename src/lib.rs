@@ -236,7 +236,7 @@ fn create_dir(path: &std::path::Path) -> Result<(), ServeError> {
     })
 }
 
-/// Refuses to serve a network without tokens (TEAM.md §1) unless `RUMMY_INSECURE` says so,
+/// Refuses to serve a network without tokens unless `RUMMY_INSECURE` says so,
 /// which is then logged loudly.
 async fn refuse_open_network(config: &Config, store: &Store) -> Result<(), ServeError> {
     let access = &config.access;
@@ -342,7 +342,7 @@ pub async fn serve(
         })?;
     let database = config.database();
     // An SQLite file is one server's; a PostgreSQL database is shared by every process that
-    // leases its runs (SCALE.md §2).
+    // leases its runs (docs/design/scale.md).
     let mut db_lock = match &database {
         Location::Sqlite(path) => {
             if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {

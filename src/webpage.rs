@@ -1,4 +1,4 @@
-//! The web page (CLIENTS.md §4): `GET /` without an upgrade answers the page, and
+//! The web page (docs/design/clients.md): `GET /` without an upgrade answers the page, and
 //! `/assets/<version>/<name>` its scripts, style and icon — all embedded in the binary, written
 //! by hand (no build step, nothing from the network). The page speaks only the public protocol
 //! over `/ws`.

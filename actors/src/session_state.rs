@@ -1,4 +1,4 @@
-//! Session state kept through the sidecar (MEMORY.md §3): after a loop (once the thresholds
+//! Session state kept through the sidecar (docs/design/memory.md): after a loop (once the thresholds
 //! passed), before a fork, and before a summarisation, the sidecar model is given the run's
 //! `session://state` and what happened since, and its answer becomes the new state.
 //!

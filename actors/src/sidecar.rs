@@ -1,4 +1,4 @@
-//! The sidecar (MEMORY.md §1): the one path side tasks — summaries, session state, re-ranking, consolidation — take to a model.
+//! The sidecar (docs/design/memory.md): the one path side tasks — summaries, session state, re-ranking, consolidation — take to a model.
 //!
 //! ```text
 //! let charge = Charge::new(turn_ref, &job.model_alias);

@@ -267,7 +267,7 @@ pub struct Store {
 }
 
 impl Store {
-    /// Opens the database (running migrations), seeds the scheme registry and starts the writer
+    /// Opens the database (running migrations), writes the scheme registry and starts the writer
     /// on an arbiter thread of its own. Must be called inside a running actix system. The
     /// server's `metrics` travel with the handle: every actor holds one. An SQLite database
     /// gets the checkpoint thread; PostgreSQL checkpoints by itself.

@@ -1,5 +1,5 @@
-//! `TokenWatch`: ends the connections of tokens that lapse (TEAM.md §2: "a revoked or expired
-//! token closes that user's open connections").
+//! `TokenWatch`: ends the connections of tokens that lapse (a revoked or expired
+//! token closes that user's open connections).
 //!
 //! Sessions opened with a token are watched by its id. Every `SWEEP_EVERY` — and at once when a
 //! token is revoked through the protocol — one read finds which of the watched tokens are revoked

@@ -1,4 +1,4 @@
-//! Server configuration read from environment variables (ENGINE.md §9), with a default for every setting.
+//! Server configuration read from environment variables, with a default for every setting; a malformed value is refused naming its variable.
 //!
 //! Parsing is pure: the caller passes the variables in (the process
 //! environment over `$RUMMY_HOME/.env`), so tests build a `Config` directly.
@@ -71,24 +71,24 @@ pub struct Config {
     /// walks a project only when something in it changed. Off for trees whose changes the
     /// kernel does not see, such as network filesystems written from other machines.
     pub watch_files: bool,
-    /// Browser origins, project-root bounds and connection limits (TEAM.md).
+    /// Browser origins, project-root bounds and connection limits.
     pub access: Access,
-    /// Who runs accepted `sh`/`env` commands and within which bounds (CLIENTS.md §2a).
+    /// Who runs accepted `sh`/`env` commands and within which bounds.
     pub commands: CommandSettings,
-    /// Runs in flight per user and per project, calls per second per connection (TEAM.md §4).
+    /// Runs in flight per user and per project, calls per second per connection.
     pub fair: FairUse,
     /// Recall on a loop's first turn (on or off, its caps, re-ranking) and consolidation at a
     /// loop's end.
     pub recall: RecallSettings,
-    /// How side tasks (summaries and the like) are called (MEMORY.md §1).
+    /// How side tasks (summaries and the like) are called.
     pub sidecar: SidecarSettings,
-    /// Whether runs keep a session state, and when the sidecar updates it (MEMORY.md §3).
+    /// Whether runs keep a session state, and when the sidecar updates it.
     pub session_state: SessionStateSettings,
     /// Summarisation on eviction: the server's default and the summary's cap.
     pub summary: SummarySettings,
 }
 
-/// Limits and tunables with ENGINE.md §9 defaults.
+/// Limits and tunables, each with its default (docs/design/turns.md, Settings).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Limits {
     /// `RUMMY_MAX_TURNS`: turns per loop.
@@ -129,7 +129,7 @@ pub struct Limits {
     /// connection is closed (1013); it reconnects and replays what it missed.
     pub max_backlog_bytes: usize,
     /// `RUMMY_MAX_REPLY_BYTES`: text and reasoning one model reply may hold; past it the call
-    /// is cut off and fails (ENGINE.md §9).
+    /// is cut off and fails.
     pub max_reply_bytes: usize,
     /// `RUMMY_LEASE_MS`: on PostgreSQL, how long a process's hold on its runs lasts unless it
     /// renews it (every third of this); a process that stops renewing has its runs taken

@@ -53,7 +53,7 @@ impl std::fmt::Display for State {
     }
 }
 
-/// The HTTP code the model and clients read for a state and its outcome (ENGINE.md §1).
+/// The HTTP code the model and clients read for a state and its outcome.
 ///
 /// Every outcome keeps its real code: failures are not collapsed to 500.
 pub fn http_status(state: State, outcome: Option<&str>) -> i32 {

@@ -56,7 +56,7 @@ impl RunStatus {
         matches!(self, Self::Queued | Self::Running | Self::Proposed)
     }
 
-    /// Whether the store lets a run go from `self` to `next` (ENGINE.md §2).
+    /// Whether the store lets a run go from `self` to `next` (docs/design/turns.md).
     ///
     /// The migration's `runs_status_transition` trigger encodes the same table;
     /// `store::runs` tests check the two agree for every pair.
@@ -96,7 +96,7 @@ impl TryFrom<i32> for RunStatus {
     }
 }
 
-/// Why a run's last loop ended, as `stopReason` in `run/state` and `getRun` (ENGINE.md §9):
+/// Why a run's last loop ended, as `stopReason` in `run/state` and `getRun`:
 /// stored in the loop's result, so it survives a restart. `null` on the wire while a loop is
 /// queued, running or waiting on a proposal.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

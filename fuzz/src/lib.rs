@@ -306,20 +306,20 @@ mod tests {
     use super::*;
     use std::path::Path;
 
-    /// Every committed seed runs through its target without a failure (the corpus is what
-    /// AFL++ starts from; a seed that fails would stop it before it fuzzes).
+    /// Every committed corpus input runs through its target without a failure (the corpus is what
+    /// AFL++ starts from; an input that fails would stop it before it fuzzes).
     #[test]
     fn every_seed_passes_its_target() {
         let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus");
         for (name, target) in TARGETS {
             let dir = corpus.join(name);
-            let mut seeds = 0;
+            let mut inputs = 0;
             for entry in std::fs::read_dir(&dir).unwrap() {
                 let path = entry.unwrap().path();
                 target(&std::fs::read(&path).unwrap());
-                seeds += 1;
+                inputs += 1;
             }
-            assert!(seeds > 0, "{} has no seeds", dir.display());
+            assert!(inputs > 0, "{} holds no input", dir.display());
         }
     }
 

@@ -2,7 +2,7 @@
 //! tokio-postgres, so the store's functions run on PostgreSQL exactly as they run on SQLite
 //! (plain functions over a connection, called from threads that may block).
 //!
-//! Why this shape (SCALE.md §1): the client is pure Rust — no system libpq, no OpenSSL to
+//! Why this shape: the client is pure Rust — no system libpq, no OpenSSL to
 //! build — and TLS goes through the rustls the server already ships. diesel-async's
 //! `AsyncConnectionWrapper` turns its async connection into a synchronous one; [`PgConn`] wraps
 //! that so it can be a variant of the store's `Db` (diesel's `MultiConnection` needs a helper

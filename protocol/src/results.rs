@@ -361,7 +361,7 @@ pub struct RouteCheck {
     pub reason: String,
 }
 
-/// Why a loop of a run waits (TEAM.md §4).
+/// Why a loop of a run waits: for a fair-use place, or behind the run's own loop.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Queued {
     /// `runs_limit` or `cost_ceiling` (status 100: for a place), `loop` (behind the run's own

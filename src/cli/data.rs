@@ -1,4 +1,4 @@
-//! `rummy backup` and `rummy export` (OPERATIONS.md §3): the database is all of rummy's state,
+//! `rummy backup` and `rummy export` (docs/design/operations.md): the database is all of rummy's state,
 //! so both work on it directly — the one `rummy serve` would use (`$RUMMY_DATABASE_URL`, else
 //! `$RUMMY_DB_PATH`, else `$RUMMY_HOME/rummy.db`, resolved by the same [`rummy::env::load`]) —
 //! with or without a server running. SQLite's write-ahead log (PostgreSQL's snapshots) lets them

@@ -388,7 +388,7 @@ async fn start_local(
     let mut config = rummy::env::load(vars)
         .map_err(|e| Failure::new(Exit::Usage, format!("configuration: {e}")))?;
     config.port = 0;
-    // An SQLite file is one server's; a PostgreSQL database is shared (SCALE.md §2).
+    // An SQLite file is one server's; a PostgreSQL database is shared.
     if let rummy::config::Location::Sqlite(path) = config.database() {
         if let Some(held) = rummy::lock::holder(&path) {
             return Err(refuse_local(held));

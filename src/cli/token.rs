@@ -1,5 +1,5 @@
 //! `rummy token`: users and tokens, made, listed and revoked on the server's database itself
-//! (TEAM.md §2: its SQLite file, or the PostgreSQL database of `RUMMY_DATABASE_URL`), so a new home's first admin token exists before its server ever starts and
+//! (its SQLite file, or the PostgreSQL database of `RUMMY_DATABASE_URL`), so a new home's first admin token exists before its server ever starts and
 //! revoking works with or without a server running (a running one closes the token's
 //! connections at its next sweep, within seconds).
 

@@ -282,7 +282,7 @@ async fn unknown_fields_are_refused_naming_the_field() {
     server.stop().await;
 }
 
-/// A failing command reported with the seed's `exit_code` is recorded as failing; reported
+/// A failing command reported with the older `exit_code` spelling is recorded as failing; reported
 /// with a misspelled field it is refused, and nothing is recorded (never exit 0). (The client
 /// runs the command here: `RUMMY_COMMAND_RUNNER=client`.)
 #[actix_rt::test]

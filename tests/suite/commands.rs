@@ -1,4 +1,4 @@
-//! Accepted `sh`/`env` end to end (CLIENTS.md §2a): the server runs them in the project root with a clean environment and streams their output into the channels; timeout, `stream/cancel`, a run's cancel and shutdown kill their process group; the output is capped; the turn waits for the output (or `RUMMY_STREAM_WAIT`), also across a restart; with `RUMMY_COMMAND_RUNNER=client` the accepting client runs them.
+//! Accepted `sh`/`env` end to end: the server runs them in the project root with a clean environment and streams their output into the channels; timeout, `stream/cancel`, a run's cancel and shutdown kill their process group; the output is capped; the turn waits for the output (or `RUMMY_STREAM_WAIT`), also across a restart; with `RUMMY_COMMAND_RUNNER=client` the accepting client runs them.
 
 use crate::support::process::ServerProcess;
 use crate::support::procs::{running, sleeper, wait_marked};

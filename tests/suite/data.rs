@@ -1,5 +1,5 @@
 //! `rummy backup` and `rummy export` through the real binary, beside a real server process
-//! (OPERATIONS.md §3): a backup taken while runs write is a whole, consistent database, and an
+//! (docs/design/operations.md): a backup taken while runs write is a whole, consistent database, and an
 //! export is the run exactly as the server answers for it.
 
 use crate::support::process::ServerProcess;

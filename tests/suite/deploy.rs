@@ -310,7 +310,7 @@ fn settings_of_unit() -> BTreeMap<String, String> {
         .collect()
 }
 
-/// The systemd unit is hardened as OPERATIONS.md §4 asks — a dedicated user, its home as the
+/// The systemd unit is hardened — a dedicated user, its home as the
 /// state directory, a read-only system but for the project roots it may open, no new
 /// privileges, started once the network is online, configured by an environment file.
 #[test]

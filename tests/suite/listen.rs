@@ -1,4 +1,4 @@
-//! Where and how the server listens (TEAM.md §1): a network bind needs tokens unless
+//! Where and how the server listens: a network bind needs tokens unless
 //! `RUMMY_INSECURE` says otherwise, and `RUMMY_TLS_CERT`/`RUMMY_TLS_KEY` make it speak TLS.
 
 use rummy::config::{Config, TlsFiles};

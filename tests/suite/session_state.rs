@@ -1,5 +1,4 @@
-//! Session state end to end, the fake provider scripted as the sidecar model (seed 004's
-//! Phase 1 and 1.5 integration tests that apply): a loop's end updates `session://state`, the
+//! Session state end to end, the fake provider scripted as the sidecar model: a loop's end updates `session://state`, the
 //! next loop reads it first, a fork starts from its parent's refreshed state, a restart
 //! recovers it, an old run is given one silently, a failed update keeps the last one and the
 //! run goes on, and a skill's `memoryScope` withholds it.

@@ -1,7 +1,7 @@
 //! Graceful shutdown under load, with the real binary: SIGTERM while 200 runs
 //! are mid-turn, waiting on a slow model, ten more wait on a proposal and ten on a command the
 //! server runs; the server exits cleanly and at once, killing the commands, and after the
-//! restart every run is where ARCHITECTURE.md's recovery puts it (`core/src/turn/recovery.rs`):
+//! restart every run is where start-up recovery puts it (`core/src/turn/recovery.rs`):
 //! an interrupted loop ended 500 (`interrupted`, with its `error://` entry) and the run usable,
 //! a loop queued behind it run, a pending proposal still pending and resumed by its answer, a
 //! turn that waited on a command gone on after it with its channels failed by the restart.

@@ -1,4 +1,4 @@
-//! Several processes on one PostgreSQL database (SCALE.md §2): this process's row and its
+//! Several processes on one PostgreSQL database (docs/design/scale.md): this process's row and its
 //! renewal, what the others commit reaching this process's clients, and calls for runs another
 //! process holds.
 //!

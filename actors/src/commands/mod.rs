@@ -1,4 +1,4 @@
-//! Accepted `sh`/`env` commands (CLIENTS.md §2a): the server's runner (with
+//! Accepted `sh`/`env` commands (docs/design/clients.md): the server's runner (with
 //! `RUMMY_COMMAND_RUNNER=server`) and the turns waiting for a command's output.
 //!
 //! [`Commands`] (`services::commands`) is shared through `Services`. It knows every command

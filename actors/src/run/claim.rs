@@ -174,7 +174,7 @@ impl Handler<AwaitPlace> for RunActor {
 
     fn handle(&mut self, _: AwaitPlace, _: &mut Context<Self>) {
         self.took();
-        // Admission learns of the waiter only after this was sent (`admission::Seed`), so no
+        // Admission learns of the waiter only after this was sent (with the waiters recovery hands it), so no
         // `Admitted` comes before it; a run busy already keeps what it does.
         if matches!(self.phase, Phase::Idle) {
             self.phase = Phase::Waiting;

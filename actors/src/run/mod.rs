@@ -139,7 +139,7 @@ pub enum Paused {
     Output(Awaited),
 }
 
-/// Restore a run a restart left waiting on a proposal or on a command's output (ARCHITECTURE.md §3).
+/// Restore a run a restart left waiting on a proposal or on a command's output (`rummy_core::turn::recovery`).
 #[derive(Message)]
 #[rtype(result = "()")]
 pub struct Restore {

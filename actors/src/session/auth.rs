@@ -1,4 +1,4 @@
-//! Who a call acts for (TEAM.md §2), and the admin methods on tokens.
+//! Who a call acts for (docs/design/team.md), and the admin methods on tokens.
 //!
 //! A connection's caller comes from the token on its upgrade (`Authorization: Bearer`), or from
 //! `rummy/hello {token}` / `getProjects {token}` for clients that cannot set headers. While no

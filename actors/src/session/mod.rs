@@ -308,7 +308,7 @@ impl SessionActor {
     }
 
     /// Closes the connection (1008) once a call was refused for want of a valid token: nothing
-    /// else is served on it (TEAM.md §2).
+    /// else is served on it.
     fn close_if_refused(&mut self, ctx: &mut ws::WebsocketContext<Self>) {
         if self.refused.get() {
             self.close(ctx, ws::CloseCode::Policy, "unauthorized");

@@ -1,4 +1,4 @@
-//! `TurnExecutor`: one turn's pipeline (ENGINE.md §3) — materialise, assemble, check the budget, call the model, record, dispatch, judge.
+//! `TurnExecutor`: one turn's pipeline (docs/design/turns.md) — materialise, assemble, check the budget, call the model, record, dispatch, judge.
 //!
 //! Short-lived: the `RunActor` starts one per turn (or to resume a turn after
 //! its proposal was resolved) and stops it to cancel. Every step is a call

@@ -1,4 +1,4 @@
-//! Materialise and assemble (QUALITY.md benchmark 4, core micro): read a run's context rows from
+//! Materialise and assemble (a core micro-benchmark): read a run's context rows from
 //! SQLite and build the two messages, at 200 and 1,000 project files plus a few knowns and a
 //! turn's results.
 //!

@@ -1,7 +1,7 @@
 //! Recall: what recall adds to a loop's first turn in a project that remembers
 //! 10,000 memories and facts.
 //!
-//! `cargo run --release -p rummy-bench --bin recall -- 10000` seeds a project on a real SQLite
+//! `cargo run --release -p rummy-bench --bin recall -- 10000` fills a project on a real SQLite
 //! file with that many entries — half `memory://` entries of the project, half `known://` facts
 //! of 20 other runs — their words drawn from a 3,000-word vocabulary with a skew (a few words
 //! common, most rare), and prompts drawn the same way, so every prompt matches many entries.

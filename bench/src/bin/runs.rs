@@ -1,4 +1,4 @@
-//! Concurrent runs benchmark (QUALITY.md benchmark 2): N runs × 3 turns against the fake provider in its own process with 50 ms latency.
+//! Concurrent runs benchmark: N runs × 3 turns against the fake provider in its own process with 50 ms latency.
 //!
 //! `cargo run --release -p rummy-bench --bin runs -- 20 200 1000` prints, per N:
 //! wall time, turns/s, run latency p50/p99, server CPU per turn, total CPU

@@ -1,4 +1,4 @@
-//! Turn overhead (QUALITY.md benchmark 1): server CPU per turn, the model's time excluded, at
+//! Turn overhead: server CPU per turn, the model's time excluded, at
 //! 200 and 1,000 entries of context (materialisation and assembly included).
 //!
 //! `cargo run --release -p rummy-bench --bin turn -- 200 1000` runs, per size, runs of 3 turns

@@ -1,4 +1,4 @@
-//! Browser origins (TEAM.md §1). A WebSocket upgrade that carries `Origin` was opened by a web
+//! Browser origins. A WebSocket upgrade that carries `Origin` was opened by a web
 //! page, which the browser lets any site do: without this check, any page the user has open
 //! could reach a server on their loopback, start a run, accept its edits and write files as the
 //! server's user. Clients that are not browsers send no `Origin` and are not concerned.

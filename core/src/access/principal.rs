@@ -1,4 +1,4 @@
-//! Who a connection acts for (TEAM.md §2): the machine's owner while no token exists on a
+//! Who a connection acts for (docs/design/team.md): the machine's owner while no token exists on a
 //! loopback server, otherwise the holder of a token — a user, admin or member, with the
 //! projects granted to them.
 

@@ -1,4 +1,4 @@
-//! Where a project root may be (TEAM.md §3). `RUMMY_PROJECT_ROOTS` bounds it when set; without
+//! Where a project root may be. `RUMMY_PROJECT_ROOTS` bounds it when set; without
 //! it any directory is allowed but the filesystem root and the system's own trees, so `rummy
 //! act` works in any checkout and no client can open `/etc` as a project (whose files, `shadow`
 //! among them, would become entries any run can read).

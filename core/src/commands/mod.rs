@@ -1,4 +1,4 @@
-//! Running an accepted `sh`/`env` command, the parts that need no process (CLIENTS.md §2a):
+//! Running an accepted `sh`/`env` command, the parts that need no process:
 //! the environment it gets ([`env`]), its output on the way into the channels ([`output`]),
 //! and how the way it ended settles them ([`Finish`] → [`StreamEnd`]).
 //!

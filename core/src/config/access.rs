@@ -1,4 +1,4 @@
-//! Access settings (TEAM.md §1, §3): browser origins, where project roots may be, and the
+//! Access settings (docs/design/team.md): browser origins, where project roots may be, and the
 //! connection limits that keep one client from holding the server.
 
 use super::{invalid, positive, switch, ConfigError};
@@ -56,7 +56,7 @@ pub struct TlsFiles {
 
 impl Access {
     /// Whether clients from other machines can reach the server: a bind other than loopback,
-    /// or a reverse proxy in front. Such a server needs tokens (TEAM.md §1).
+    /// or a reverse proxy in front. Such a server needs tokens.
     pub fn networked(&self) -> bool {
         !self.bind.is_loopback() || self.trust_proxy
     }

@@ -1,4 +1,4 @@
-//! Accepted `sh`/`env` commands (CLIENTS.md §2a): who runs them, for how long, how much of their
+//! Accepted `sh`/`env` commands (docs/design/clients.md): who runs them, for how long, how much of their
 //! output is kept, which of the server's variables they may see, and how long a turn waits for
 //! them.
 
@@ -14,7 +14,7 @@ pub enum CommandRunner {
     #[default]
     Server,
     /// The client that accepted it, which streams the output back with the `stream` methods
-    /// (the seed's behaviour); the server runs nothing.
+    /// (for an editor on the same machine that wants its own terminal); the server runs nothing.
     Client,
 }
 

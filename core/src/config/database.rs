@@ -3,7 +3,7 @@
 use super::check::without_credentials;
 use std::path::PathBuf;
 
-/// Where the store's database is (SCALE.md §1): an SQLite file, or a PostgreSQL database.
+/// Where the store's database is: an SQLite file, or a PostgreSQL database.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Location {
     /// The embedded SQLite database in this file.

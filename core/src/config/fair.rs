@@ -1,4 +1,4 @@
-//! Fair-use limits (TEAM.md §4): runs in flight per user and per project, and calls per second
+//! Fair-use limits: runs in flight per user and per project, and calls per second
 //! per connection. Each is unlimited until set.
 
 use super::{invalid, number, ConfigError};

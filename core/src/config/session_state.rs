@@ -1,4 +1,4 @@
-//! The session state's settings (MEMORY.md §3): whether runs keep one by default, and how much
+//! The session state's settings: whether runs keep one by default, and how much
 //! must happen after a loop before the sidecar updates it.
 
 use super::{positive, switch, ConfigError};

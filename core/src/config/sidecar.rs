@@ -1,4 +1,4 @@
-//! The sidecar's settings (MEMORY.md §1): which model side tasks go to, how long one may take, and how long its reply may be.
+//! The sidecar's settings: which model side tasks go to, how long one may take, and how long its reply may be.
 
 use super::{invalid, positive, ConfigError};
 use std::collections::BTreeMap;

@@ -1,4 +1,4 @@
-//! Summarisation on eviction (seed 002 §6): whether runs summarise what the budget evicts unless they say, and how long the summary may grow.
+//! Summarisation on eviction (docs/design/memory.md): whether runs summarise what the budget evicts unless they say, and how long the summary may grow.
 
 use super::{positive, switch, ConfigError};
 use std::collections::BTreeMap;

@@ -1,4 +1,4 @@
-//! Fair use (TEAM.md §4) as pure decisions: how many calls a connection may make per second
+//! Fair use (docs/design/team.md) as pure decisions: how many calls a connection may make per second
 //! ([`rate`]), which calendar period a project's spending is summed over ([`period`]), and which
 //! queued run takes the next place among the runs in flight ([`admission`]).
 //!

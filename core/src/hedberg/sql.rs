@@ -1,7 +1,7 @@
 //! The SQLite functions `hedmatch`, `hedsearch` and `hedreplace`, so queries filter by pattern in SQL.
 //!
 //! PostgreSQL has no such functions (and its regex dialect is not Rust's): there the store
-//! selects the candidate rows and evaluates the pattern in Rust (SCALE.md §1).
+//! selects the candidate rows and evaluates the pattern in Rust: its regex dialect is not Rust's.
 //!
 //! NULL in, no match out: `hedmatch`/`hedsearch` give 0 and `hedreplace`
 //! gives NULL. Compiled patterns come from the shared cache, so a pattern

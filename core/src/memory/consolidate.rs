@@ -1,6 +1,6 @@
 //! Consolidation at a loop's end (`RUMMY_CONSOLIDATE`, off by default; a run's `consolidate` attribute): the sidecar reads the run's facts (and its session state, when it keeps one) beside the project's related memories, and proposes memories to add, update or remove — applied at once, each an ordinary memory write (a changed one superseded, a removed one archived: the old version is always kept).
 //!
-//! Removal is the cleanup of seed 004's phase 1.5: a memory that only held a task's transient
+//! Removal: a memory that only held a task's transient
 //! state (what was being done, not what is true of the project) leaves recall, its text kept
 //! archived with who removed it and why.
 //!

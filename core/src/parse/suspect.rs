@@ -2,7 +2,7 @@
 //!
 //! When a reply has no commands, its prose is taken as the answer — unless
 //! the model clearly tried to act and the call was mangled; then the model
-//! must be told its command was not read (reference §0.9). Code spans only
+//! must be told its command was not read. Code spans only
 //! quote, so they never count; the inside of a `tool_code` fence does.
 
 use super::dialect::tool_of;

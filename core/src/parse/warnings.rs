@@ -6,7 +6,7 @@
 //!
 //! The dialect warnings never quote a native call marker or a tool tag: a
 //! warning that contains one would itself look like a mangled call (the
-//! original garbled its own notice that way, reference §0.9).
+//! original garbled its own notice that way).
 //!
 //! Healing a legacy form (`<known>`, `<unknown>`, `<summarize>`,
 //! `fidelity=`) adds no warning: the command does what the model meant, and

@@ -122,7 +122,7 @@ fn int(v: &Value, paths: &[&[&str]]) -> i32 {
 /// xAI cost ticks per US dollar (`cost_in_usd_ticks` counts ten-billionths).
 const TICKS_PER_USD: f64 = 1e10;
 
-/// Usage under the field names providers use (ref §9.5): chat-completions and Responses names, openrouter's `cost`, xAI's ticks.
+/// Usage under the field names providers use: chat-completions and Responses names, openrouter's `cost`, xAI's ticks.
 pub fn usage(u: &Value) -> Usage {
     let prompt = int(u, &[&["prompt_tokens"], &["input_tokens"]]);
     let completion = int(u, &[&["completion_tokens"], &["output_tokens"]]);

@@ -1,4 +1,4 @@
-//! Replies are bounded (ENGINE.md §9): how much of a model's answer the server holds before it cuts the call off.
+//! Replies are bounded: how much of a model's answer the server holds before it cuts the call off.
 //!
 //! `RUMMY_MAX_REPLY_BYTES` bounds a reply's text and reasoning together, as
 //! they accumulate. The raw bytes that carry them are bounded too, since a

@@ -1,4 +1,4 @@
-//! Which failed calls are retried, after how long, which pause the provider, and which may fall back to another model (seed 002 §5), as pure functions.
+//! Which failed calls are retried, after how long, which pause the provider, and which may fall back to another model, as pure functions (docs/design/providers.md).
 
 use crate::time::Millis;
 use regex::Regex;
@@ -34,7 +34,7 @@ pub enum Fault {
     TooLarge,
 }
 
-/// Provider messages that mean the prompt is too long (ref §9.4, plus the OpenAI error code).
+/// Provider messages that mean the prompt is too long (the wordings servers use, plus the OpenAI error code).
 static CONTEXT_LENGTH: LazyLock<Option<Regex>> = LazyLock::new(|| {
     Regex::new(
         r"(?i)context_length_exceeded|\b(context.*(size|length|limit|window)|token.*(limit|exceed)|too.*(long|large))\b",
@@ -99,7 +99,7 @@ impl Fault {
         )
     }
 
-    /// Whether the call may be tried once on the model's fallback: the seed's transport failures only.
+    /// Whether the call may be tried once on the model's fallback: transport failures only.
     ///
     /// 5xx, 408, 404 model-not-found, connection refused, DNS, timeout, and a
     /// 429 whose `Retry-After` is past the cap (the provider is as unavailable as

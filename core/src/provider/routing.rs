@@ -1,4 +1,4 @@
-//! Routing (seed 002 §4): a cheap, pure classifier of a loop's prompt, and the configured class → model alias map.
+//! Routing (docs/design/providers.md): a cheap, pure classifier of a loop's prompt, and the configured class → model alias map.
 //!
 //! Heuristics, first hit wins:
 //! 1. **code**: a ```` ``` ```` fence; "traceback", "stacktrace" or "stack
@@ -10,7 +10,7 @@
 //! 3. **default** otherwise.
 //!
 //! Nothing is routed unless the operator maps the class to an alias: the
-//! defaults send no prompt to a paid model by surprise (seed 002, N2). And
+//! defaults send no prompt to a paid model by surprise. And
 //! nothing is routed unless the run asks for it ([`ROUTE_FLAG`]): the run's
 //! own model stays the only switch by default.
 //!
@@ -299,7 +299,7 @@ mod tests {
     use pretty_assertions::assert_eq;
     use PromptClass::{Code, Default, Reasoning};
 
-    /// The corpus: each prompt lands in the class a person would pick, by the seed's heuristics.
+    /// The corpus: each prompt lands in the class a person would pick, by the heuristics of this module's doc.
     #[test]
     fn corpus() {
         let corpus: [(&str, PromptClass); 32] = [

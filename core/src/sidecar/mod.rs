@@ -1,4 +1,4 @@
-//! The sidecar (MEMORY.md §1): side tasks — summaries, session state, re-ranking, consolidation — as pure data: what to ask, how to read the answer, and what is recorded of the call.
+//! The sidecar (docs/design/memory.md): side tasks — summaries, session state, re-ranking, consolidation — as pure data: what to ask, how to read the answer, and what is recorded of the call.
 //!
 //! A [`SideTask`] is a system prompt, an input, a parser for the model's text, a time limit and
 //! a `max_tokens`. The actors' `sidecar::run` sends it through the same provider actors and the

@@ -1,4 +1,4 @@
-//! A run as one JSON document (`rummy export`, OPERATIONS.md §3): the run, its loops, turns,
+//! A run as one JSON document (`rummy export`): the run, its loops, turns,
 //! side-task calls, usage totals and every entry it has a view of, read in one transaction so
 //! the parts agree with each other while a server goes on writing.
 

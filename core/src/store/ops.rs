@@ -45,7 +45,7 @@ pub fn gated(path: &str) -> bool {
     scheme_of(path).is_some_and(|s| GATED.contains(&s.as_str()))
 }
 
-/// The size gate of `known://` and `memory://` (ENGINE.md §4): a body over
+/// The size gate of `known://` and `memory://`: a body over
 /// `RUMMY_MAX_ENTRY_TOKENS` is refused with the message that asks to split it, whoever writes it.
 pub fn size_gate(op: &Op, path: &str, body: &str) -> Result<(), StoreError> {
     if !gated(path) {

@@ -287,7 +287,7 @@ pub fn unfinished(conn: &mut Db) -> Result<Vec<Run>, StoreError> {
         .load(conn)?)
 }
 
-/// Moves the run to `status`; the database refuses transitions ENGINE.md §2 does not allow.
+/// Moves the run to `status`; the database refuses a transition the run-status table does not allow.
 pub fn set_status(
     conn: &mut Db,
     run_id: RunId,

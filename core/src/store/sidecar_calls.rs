@@ -1,4 +1,4 @@
-//! The sidecar's calls: one row per side task, on the turn that caused it, with the provider's usage and cost (MEMORY.md §1).
+//! The sidecar's calls: one row per side task, on the turn that caused it, with the provider's usage and cost.
 //!
 //! Apart from `turns`, whose own token columns calibrate the budget; the run's totals
 //! ([`super::turns::totals`]) and its project's spending ([`super::projects::spent_since`]) add

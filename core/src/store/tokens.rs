@@ -1,4 +1,4 @@
-//! Users and their tokens (TEAM.md §2): a token is shown once, when it is made, and stored only
+//! Users and their tokens: a token is shown once, when it is made, and stored only
 //! as the SHA-256 of its text; checking one looks its hash up.
 //!
 //! The secret's 32 random bytes come from the caller (core draws no randomness, as it reads

@@ -1,4 +1,4 @@
-//! Builds the turn's two messages from the run's context rows (ENGINE.md §3): no chat history, ever.
+//! Builds the turn's two messages from the run's context rows: no chat history, ever.
 //!
 //! System: instructions, then `<session>` (the run's session state, when it keeps one and its
 //! active skills allow it: what a restarted or forked run reads first), `<knowns>`,

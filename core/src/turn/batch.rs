@@ -1,7 +1,7 @@
 //! A turn's commands dispatched in batches: one write runs them in order up to the first that waits (a proposal, a search), each with its own `run/state`.
 //!
 //! One commit per batch instead of one per command; clients still see every
-//! command's outcome (PROTOCOL.md: a `run/state` after each dispatched command). Where
+//! command's outcome (clients get a `run/state` after each dispatched command). Where
 //! dispatch stands between batches — the next command, the first failed action, the
 //! latest update — is [`Commands`], kept here once: the executor moves it into each
 //! batch's write and gets it back, and a turn resumed after its proposal (or a

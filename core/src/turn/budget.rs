@@ -1,4 +1,4 @@
-//! The token budget (ENGINE.md §4): the ceiling, the calibrated estimate, and the two demotions that keep a run under it.
+//! The token budget (docs/design/turns.md): the ceiling, the calibrated estimate, and the two demotions that keep a run under it.
 //!
 //! The ceiling check scales the fresh estimate of what was assembled by the
 //! last turn's measured ratio (provider-reported prompt tokens ÷ our estimate

@@ -1,6 +1,6 @@
 //! One turn's pure steps: assembling the messages, recording the reply, dispatching commands (in batches), healing the turn, summarising what the budget evicts, and the run/state payloads.
 //!
-//! The `TurnExecutor` actor drives these in order (ENGINE.md §3); each write
+//! The `TurnExecutor` actor drives these in order (docs/design/turns.md); each write
 //! step is a function over the writing connection, run by the `StoreActor`.
 
 pub mod assemble;

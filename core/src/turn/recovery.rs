@@ -1,4 +1,4 @@
-//! Start-up recovery of runs a crash or stop left mid-loop (ARCHITECTURE.md §3).
+//! Start-up recovery of runs a crash or stop left mid-loop.
 //!
 //! A turn interrupted before its reply was recorded is marked failed with an
 //! `error://` entry, its loop ends 500, and the run waits for the client;

@@ -7,7 +7,7 @@
 //! `route`: the routing decision (`{class, model}`) of the run's
 //! current loop — the active one, else the one that ran last — or `null` when
 //! that loop was not routed, and `queued`: why a loop of the run waits (`{reason, position}`,
-//! TEAM.md §4) — for a place among the runs in flight or under the project's cost ceiling
+//! docs/design/team.md) — for a place among the runs in flight or under the project's cost ceiling
 //! (status 100, given by admission), or behind the run's own running loop (`loop`, status 102
 //! or 202, `position` the number of loops queued) — else `null` in `getRun` and left out of
 //! `run/state`.
@@ -113,7 +113,7 @@ struct PushAt<'a> {
     now: Millis,
 }
 
-/// A run waits for a place (TEAM.md §4): records when its queued loop `loop_id` began waiting
+/// A run waits for a place: records when its queued loop `loop_id` began waiting
 /// (`since`, unless it already had), makes the run queued (100) and pushes `run/state` with
 /// `queued`. Answers the run (as it was before) and the push, or `None` when the loop is no longer queued
 /// (it was claimed meanwhile), in which case nothing is written.

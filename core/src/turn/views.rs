@@ -1,4 +1,4 @@
-//! What the model sees of an entry at each visibility: the per-scheme projection of its body (seed 003, "Per-plugin visibility projection").
+//! What the model sees of an entry at each visibility: the per-scheme projection of its body.
 //!
 //! | scheme | visible | summarized |
 //! |---|---|---|

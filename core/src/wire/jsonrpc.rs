@@ -1,4 +1,4 @@
-//! JSON-RPC 2.0 framing: requests, responses, notifications and the error codes of PROTOCOL.md.
+//! JSON-RPC 2.0 framing: requests, responses, notifications and the error codes `docs/protocol.md` lists.
 
 use serde::de::DeserializeOwned;
 use serde_json::value::RawValue;
@@ -8,7 +8,7 @@ use std::collections::HashMap;
 /// The protocol version this server speaks.
 pub const PROTOCOL_VERSION: &str = "2.0.0";
 
-/// The most calls one batch may hold (TEAM.md §1): a bigger batch is refused whole.
+/// The most calls one batch may hold: a bigger batch is refused whole.
 pub const MAX_BATCH: usize = 100;
 
 /// A request id exactly as the client wrote it (a string, a number, or `null`): answers echo

@@ -19,7 +19,7 @@ pub struct ParamSpec {
     pub required: bool,
     /// What it is for.
     pub description: &'static str,
-    /// Other spellings accepted for it (the seed's snake_case).
+    /// Other spellings accepted for it (an older snake_case spelling).
     pub aliases: &'static [&'static str],
     /// The values it takes, when they are a fixed set.
     pub values: &'static [&'static str],
@@ -162,7 +162,7 @@ const TOKEN: ParamSpec = p(
     "token",
     "string",
     false,
-    "a token (TEAM.md), for clients that cannot send Authorization: Bearer on the upgrade; once any token exists every connection needs one (-32001 without, and the connection closes)",
+    "a token, for clients that cannot send Authorization: Bearer on the upgrade; once any token exists every connection needs one (-32001 without, and the connection closes)",
 );
 /// `getProjects`.
 pub const GET_PROJECTS: MethodSpec = MethodSpec {

@@ -450,7 +450,7 @@ pub struct StreamCompletedParams {
     pub run: String,
     /// The accepted proposal's path.
     pub path: String,
-    /// Exit code (default 0); the seed's `exit_code` spelling is read too.
+    /// Exit code (default 0); the older `exit_code` spelling is read too.
     #[serde(alias = "exit_code")]
     pub exit_code: Option<i32>,
     /// How long it ran.

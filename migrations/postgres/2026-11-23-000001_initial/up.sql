@@ -83,7 +83,7 @@ CREATE TABLE runs (
     UNIQUE (project_id, alias)
 );
 
--- Run status is an HTTP code; this is the transition table of ENGINE.md §2,
+-- Run status is an HTTP code; this is the run-status transition table,
 -- kept equal to `RunStatus::may_become` in core (a test checks every pair).
 -- The refusal is a check violation naming the trigger (SQLite: `RAISE(ABORT, …)`, same text).
 CREATE FUNCTION runs_status_transition() RETURNS trigger

@@ -1,4 +1,4 @@
--- Fair use (TEAM.md §4).
+-- Fair use: who started a run, when a queued loop began waiting, a project's cost ceiling.
 --
 -- Who started a run (the user a token named; NULL for the owner, who has no token), so a run's
 -- place among its user's runs in flight is known again after a restart. (`user` is reserved in

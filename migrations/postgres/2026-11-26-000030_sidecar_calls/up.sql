@@ -1,4 +1,4 @@
--- The sidecar's calls (MEMORY.md §1): side tasks (summaries, session state, re-ranking,
+-- The sidecar's calls: side tasks (summaries, session state, re-ranking,
 -- consolidation) made for a turn, with the provider's usage and cost, or why they failed.
 --
 -- Kept apart from `turns`: a turn's own columns calibrate the budget (its prompt tokens against

@@ -1,4 +1,4 @@
--- The audit trail stored as deltas (issue 32 item 5). Every turn keeps exactly what the model
+-- The audit trail stored as deltas. Every turn keeps exactly what the model
 -- was sent (`system://N`, `user://N`), and every turn sends the whole context again: stored
 -- whole, a run's audit trail grew with turns × context (99.8 % of a long run's stored bytes).
 -- A long audit text is now stored as the difference from a *keyframe* — an earlier audit entry

@@ -47,7 +47,7 @@ CREATE TABLE runs (
     UNIQUE (project_id, alias)
 );
 
--- Run status is an HTTP code; this is the transition table of ENGINE.md §2,
+-- Run status is an HTTP code; this is the run-status transition table,
 -- kept equal to `RunStatus::may_become` in core (a test checks every pair).
 CREATE TRIGGER runs_status_transition
 BEFORE UPDATE OF status ON runs

@@ -1,5 +1,5 @@
 -- A run keeps its context rows between the turns of a loop and rereads only what changed
--- (ENGINE.md §3, ARCHITECTURE.md: the turn's read). Its own views say when they changed:
+-- (a turn's context read). Its own views say when they changed:
 -- every view write takes the run's next revision (run_views.rev). These clocks say what a
 -- view's revision cannot: that an entry other runs share changed (a project's files, global
 -- skills: named by the entry's scope), or that one of the run's views was deleted (named

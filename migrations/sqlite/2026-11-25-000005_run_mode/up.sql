@@ -1,4 +1,4 @@
--- A run keeps the mode it was started or last configured with (PROTOCOL.md): a continuation
+-- A run keeps the mode it was started or last configured with: a continuation
 -- without `mode` runs in it, instead of falling back to `ask`. Existing runs take the mode of
 -- their latest loop.
 ALTER TABLE runs ADD COLUMN mode TEXT NOT NULL DEFAULT 'ask' CHECK (mode IN ('ask', 'act'));

@@ -1,4 +1,4 @@
--- Users and their tokens (TEAM.md §2). A token is stored only as the SHA-256 of its text;
+-- Users and their tokens. A token is stored only as the SHA-256 of its text;
 -- `prefix` (its first characters) lets a person tell tokens apart in a listing.
 CREATE TABLE users (
     id INTEGER PRIMARY KEY NOT NULL,
@@ -20,6 +20,6 @@ CREATE TABLE tokens (
 );
 CREATE INDEX tokens_user ON tokens (user_id);
 
--- Who made each logged call (TEAM.md §5): the user's name, as the token said it when the call
+-- Who made each logged call: the user's name, as the token said it when the call
 -- was made (kept when the user is deleted).
 ALTER TABLE rpc_log ADD COLUMN user TEXT;

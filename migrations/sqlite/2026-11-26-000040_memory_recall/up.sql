@@ -1,4 +1,4 @@
--- Project memory, history and recall (issue 29 item 5).
+-- Project memory, history and recall.
 --
 -- 1. `memory://` and `history://` entries are the project's (scope `project:<id>`), but no run
 --    holds a view of them: a run reads them only when its loop's first turn recalls them (as the

@@ -1,4 +1,4 @@
--- The health probe (OPERATIONS.md §4, §5): `/health` and `server/doctor` prove the database
+-- The health probe: `/health` and `server/doctor` prove the database
 -- writable by rewriting this one row through the store's writer — a real write and commit, a
 -- few bytes of the write-ahead log, and nothing a run reads.
 CREATE TABLE health_probe (

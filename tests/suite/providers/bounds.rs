@@ -1,4 +1,4 @@
-//! Replies are bounded (ENGINE.md §9): a reply past `RUMMY_MAX_REPLY_BYTES` is cut off and fails its call, neither retried nor sent to a fallback, and the run stays usable; streamed text reaches clients in `ui/render` notifications of bounded size.
+//! Replies are bounded: a reply past `RUMMY_MAX_REPLY_BYTES` is cut off and fails its call, neither retried nor sent to a fallback, and the run stays usable; streamed text reaches clients in `ui/render` notifications of bounded size.
 
 use super::Rig;
 use crate::support::{start_run, wait_status, TestServer, WAIT};

@@ -253,7 +253,7 @@ async fn some_failures_are_never_retried() {
     }
 }
 
-/// The seed's transport failures (5xx, 408, 404 model-not-found, refused, timeout) and a 429 asking to wait past the cap go once to the fallback model, after the retries, with a reroute event.
+/// Transport failures (5xx, 408, 404 model-not-found, refused, timeout) and a 429 asking to wait past the cap go once to the fallback model, after the retries, with a reroute event.
 #[actix_rt::test]
 async fn fallback_on_transport_failures() {
     let not_found = json!({"error": {"code": "model_not_found", "message": "The model `gpt-x` does not exist"}});

@@ -1,5 +1,5 @@
 //! The project a session works in: `rummy/hello` (which binds it), `getProjects`, the admin's
-//! `project/set` (a cost ceiling, TEAM.md §4) and the project's file constraints.
+//! `project/set` (an admin's cost ceiling) and the project's file constraints.
 
 use crate::clock::now;
 use crate::errors::Error;

@@ -52,7 +52,7 @@ pub async fn get_runs(call: Call, page: Page) -> Result<Vec<RunSummary>, Error> 
 /// `limit`/`offset`, a page of its history (counted from the newest entry).
 pub async fn get_run(call: Call, p: GetRunParams) -> Result<Json, Error> {
     let run = call.run(&p.run).await?;
-    // A run at 100 may wait for a place: admission knows why and where (TEAM.md §4).
+    // A run at 100 may wait for a place: admission knows why and where.
     let admission = &call.svc().admission;
     let held = if run.status == RunStatus::Queued.code() && admission.applies(run.project_id) {
         admission.queued(run.id).await
@@ -116,7 +116,7 @@ pub async fn set_run(call: Call, p: SetParams, alias: &str) -> Result<RunAck, Er
                     return Ok(ack(&alias, Some(injected)));
                 }
                 // A continuation runs in the run's mode and settings; one that names some
-                // configures the run first, so they stay for the loops after it (PROTOCOL.md).
+                // configures the run first, so they stay for the loops after it (docs/protocol.md).
                 // Named skills are read and checked before anything changes.
                 let names = attributes.skills.clone().unwrap_or_default();
                 let skills = super::skills::load_all(&call, &names).await?;

@@ -1,4 +1,4 @@
-//! The admin's methods on tokens (TEAM.md §2): `token/create`, `token/list`, `token/revoke`.
+//! The admin's methods on tokens: `token/create`, `token/list`, `token/revoke`.
 
 use crate::clock::now;
 use crate::errors::{internal, Error};

@@ -1,4 +1,4 @@
-//! Hedberg's tests: pattern tables, the filter limits, the eight formats, applying edits, reference cases, properties, SQL.
+//! Hedberg's tests: pattern tables, the filter limits, the eight formats, applying edits, replies the original server met, properties, SQL.
 
 mod applying;
 mod formats;

@@ -1,11 +1,11 @@
-//! Reference §2.5 rows 6–8 and 31–34: the `set` bodies the original parsed, read and applied here.
+//! The `set` bodies of replies the original server met (merge blocks and sed expressions), read and applied here.
 
 use pretty_assertions::assert_eq;
 
 use super::{edit, no_attrs};
 use crate::hedberg::{parse_edit, Block, Edit};
 
-/// Rows 6–8 and 31–34 read into the blocks the reference lists.
+/// Merge blocks and sed expressions, as models write them, read into the blocks they mean.
 #[test]
 fn reference_bodies_parse() {
     let sed = |s: &str, r: &str, f: &str| Block::sed(s, r, f);

@@ -1,4 +1,4 @@
-//! Recall against real SQLite (seed 004's phase 0 unit tests): candidates split into stable
+//! Recall against real SQLite: candidates split into stable
 //! sections, a session's current state ranked above old history, the caps, nothing injected
 //! when nothing is relevant, and sources that are missing, empty or not Markdown.
 

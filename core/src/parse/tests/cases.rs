@@ -1,4 +1,4 @@
-//! The 35 representative cases of reference §2.5 at the level of final commands, with fixes §0.1 and §0.2.
+//! Thirty-five representative replies the original server met, at the level of final commands, with two fixes: every attribute a tool's doc teaches reaches its handler, and sed takes any delimiter.
 
 use pretty_assertions::assert_eq;
 
@@ -26,7 +26,7 @@ fn set(path: &str, body: &str) -> ToolCall {
     call("set", &[("path", path)], body)
 }
 
-/// Every case of §2.5 (and the §0.1/§0.2 fixes) gives exactly these commands and warnings.
+/// Every case (and the two fixes) gives exactly these commands and warnings.
 #[test]
 fn reference_cases_final_commands() {
     let search = |query: &str| call("search", &[("path", query)], "");

@@ -241,7 +241,7 @@ fn dialect_prose_and_cap() {
     );
 }
 
-/// No dialect warning reads as a mangled call itself (the original garbled its own notice, §0.9).
+/// No dialect warning reads as a mangled call itself (the original garbled its own notice).
 #[test]
 fn dialect_warnings_are_not_calls() {
     let formats = [

@@ -1,11 +1,11 @@
-//! Cases from the reference behaviour (§2.5), at the raw attribute and body level.
+//! Replies the original server met, at the raw attribute and body level.
 
 use pretty_assertions::assert_eq;
 
 use super::{call, check, clean, warned};
 use crate::parse::{parse_reply, warnings, ParsedReply};
 
-/// Reference cases 1–5 and 9–17: every documented tag form yields its raw attributes and body.
+/// Every documented tag form yields its raw attributes and body.
 #[test]
 fn reference_tag_forms() {
     check(vec![
@@ -140,7 +140,7 @@ fn reference_tag_forms() {
     ]);
 }
 
-/// Reference cases 18–22: unclosed tags and mismatched closes are recovered with a warning.
+/// Unclosed tags and mismatched closes are recovered with a warning.
 #[test]
 fn reference_recovery() {
     check(vec![
@@ -204,7 +204,7 @@ fn reference_recovery() {
     ]);
 }
 
-/// Reference cases 23, 24, 28, 29, 30: quoted, nested and foreign tags are text, not commands.
+/// Quoted, nested and foreign tags are text, not commands.
 #[test]
 fn reference_quoting_and_bodies() {
     check(vec![
@@ -277,7 +277,7 @@ fn reference_quoting_and_bodies() {
     ]);
 }
 
-/// Reference case 35: the per-reply cap keeps the first N commands and warns once, only when exceeded.
+/// The per-reply cap keeps the first N commands and warns once, only when exceeded.
 #[test]
 fn command_cap() {
     let twenty = "<get path=\"f.js\"/>\n".repeat(20);

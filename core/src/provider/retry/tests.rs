@@ -3,7 +3,7 @@
 use super::*;
 use pretty_assertions::assert_eq;
 
-/// Each status and body maps to the fault the seed and the reference describe.
+/// Each status and body maps to its fault, as the table of `docs/design/providers.md` says.
 #[test]
 fn statuses_classify() {
     let cases = [
@@ -71,7 +71,7 @@ fn statuses_classify() {
     );
 }
 
-/// Only transient faults retry; only the seed's transport failures fall back.
+/// Only transient faults retry; only transport failures fall back.
 #[test]
 fn retry_and_fallback_eligibility() {
     let table = [

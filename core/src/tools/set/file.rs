@@ -1,7 +1,7 @@
 //! A `set` on a project file: the edit is applied to the file's current content now, and the result is proposed, never written.
 //!
 //! The proposal carries the complete new content; the client that accepts it
-//! gets exactly that content written (ENGINE.md §5, never re-derived from the
+//! gets exactly that content written (never re-derived from the
 //! edit), and only while the file on disk is still the one the edit was made
 //! against (`bases`). An edit that fails is no proposal: it fails `conflict` with each
 //! block's problem.

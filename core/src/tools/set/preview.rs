@@ -1,5 +1,5 @@
 //! `<set … preview>`: the change a `set` would make, shown and not made — no write, no
-//! proposal (the original documented it and never ran it: reference §0.8).
+//! proposal (the original documented it and never ran it).
 //!
 //! The edit is applied to the current content exactly as the real `set` would, so the model
 //! reads the same diff, token counts, warnings and failures (a conflict, a missing entry, a

@@ -1,4 +1,4 @@
-//! The model-facing docs: the tool-doc discipline (seed 000 §7), rationale kept in source and never shown, only active tools documented.
+//! The model-facing docs: the tool-doc discipline (a syntax line, two or more examples, two or more rules), rationale kept in source and never shown, only active tools documented.
 
 use crate::run::Mode;
 use crate::tools::{

@@ -1,6 +1,6 @@
 //! The healer: after each turn, continue, conclude or abandon the loop, with the warnings the model reads next turn.
 //!
-//! One [`Healer`] lives for one loop (ENGINE.md §6). The turn executor feeds
+//! One [`Healer`] lives for one loop. The turn executor feeds
 //! it the facts of each turn — what was dispatched, whether an action
 //! failed, the update, the prose — and acts on its [`Verdict`]. It is pure:
 //! no store, no clock, only the little memory repetition needs.

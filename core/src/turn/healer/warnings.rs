@@ -3,7 +3,7 @@
 //! The model reads these on its next turn as `error://` entries, so each
 //! says what happened and what to do instead. None quotes a tool tag or a
 //! native-call marker: a notice must never itself look like a mangled
-//! command (reference §0.9), and the tool docs already teach the syntax.
+//! command, and the tool docs already teach the syntax.
 
 /// A concluding update was overridden because an action in the same turn failed.
 pub const OVERRIDDEN: &str = "Overridden — an action in this turn failed, so the loop continues. Deal with the failure first, then conclude with an update with status=\"200\".";

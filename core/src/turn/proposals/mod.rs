@@ -328,7 +328,7 @@ pub fn record(
     if let (Some(map), Value::Object(more)) = (attributes.as_object_mut(), extra) {
         map.extend(more);
     }
-    // The audit (TEAM.md §5): when, and by whom when a token names the person.
+    // The audit: when, and by whom when a token names the person.
     if let Some(map) = attributes.as_object_mut() {
         map.insert("resolvedAt".into(), Value::from(now.to_rfc3339()));
         if let Some(user) = by {

@@ -1,7 +1,7 @@
-//! Summarisation on eviction (seed 002 §6): before the budget takes logging entries out of the model's view, the sidecar folds them into the run's rolling `summary://run`, shown inside the system message.
+//! Summarisation on eviction (docs/design/memory.md): before the budget takes logging entries out of the model's view, the sidecar folds them into the run's rolling `summary://run`, shown inside the system message.
 //!
 //! Opt-in per run (`attributes: {summarize: true}`; the server's default is `RUMMY_SUMMARIZE`).
-//! The fold has the seed's signature, `(prior summary, evicted entries)`:
+//! The fold has the signature `(prior summary, evicted entries)`:
 //! - `(none, evicted)` → a first summary ([`Fold::First`]);
 //! - `(prior, evicted)` → the summary extended ([`Fold::Extend`]);
 //! - `(prior, none)` → the summary compressed, when it passed `RUMMY_SUMMARY_MAX_CHARS`
@@ -65,7 +65,7 @@ pub fn reserve(max_chars: usize, divisor: u32) -> i32 {
     i32::try_from(chars.div_ceil(u64::from(divisor.max(1)))).unwrap_or(i32::MAX)
 }
 
-/// One question to the sidecar about the summary, by the seed's `(prior, evicted)` signature.
+/// One question to the sidecar about the summary, by the `(prior, evicted)` signature.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Fold {
     /// `(none, evicted)`: the run's first summary.
@@ -177,7 +177,7 @@ pub enum Step {
     Fallback,
 }
 
-/// The seed's update flow after `fold` was answered with `answer`: a first or extended summary
+/// The update flow after `fold` was answered with `answer`: a first or extended summary
 /// within `max_chars` is the new summary; past it, it is compressed (once); a compression is
 /// the new summary, cut to the cap if it is still longer, and if the compression failed the
 /// summary it was given is cut instead (it was already a valid summary). A failed first or

@@ -1,4 +1,4 @@
-//! Summarisation's pure parts: the seed 002 §6 cases (first, additive, compress, failure), the prompts, the answer's reading, the planning that keeps the budget a hard bound, and the stored summary with its archived texts.
+//! Summarisation's pure parts: the fold's cases (first, additive, compress, failure), the prompts, the answer's reading, the planning that keeps the budget a hard bound, and the stored summary with its archived texts.
 
 use super::*;
 use crate::db::Db;
@@ -33,7 +33,7 @@ fn failure() -> SidecarFailure {
     SidecarFailure::Timeout { ms: 10 }
 }
 
-/// The seed's dispatch on `(prior, evicted)`: nothing before → first summary; a prior and
+/// The dispatch on `(prior, evicted)`: nothing before → first summary; a prior and
 /// evicted entries → additive; a prior alone → compress; neither → nothing to ask. Blank text
 /// counts as none.
 #[test]
@@ -140,7 +140,7 @@ fn the_update_flow() {
     );
 }
 
-/// The seed's own test: a summariser answering "(summary N)" over a context that keeps
+/// A summariser answering "(summary N)" over a context that keeps
 /// evicting — the summary appears on the first eviction, accumulates with each one after, and
 /// once it passes the cap it is compressed and goes on from there; a failing summariser leaves
 /// the summary unchanged (silent eviction).
