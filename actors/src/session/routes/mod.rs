@@ -14,17 +14,19 @@ mod skills;
 mod streams;
 mod tokens;
 
-use super::call::{Call, IntoOutcome, Outcome};
+use super::call::{Call, IntoOutcome, Json, Outcome};
 use crate::errors::Error;
 use futures_util::future::LocalBoxFuture;
 use rummy_core::wire::catalogue::Catalogue;
 use rummy_core::wire::jsonrpc;
 use rummy_core::wire::methods as catalogue_of;
 use rummy_core::wire::params::NoParams;
-use rummy_core::wire::results::Pong;
+use rummy_core::wire::results::{
+    Ack, ChannelsAck, CountAck, Done, Hello, PathAck, PathsAck, PatternAck, Pong, RunSnapshot,
+    SkillAck,
+};
 use rummy_core::wire::RpcError;
 use rummy_protocol::methods::{self, Method, MethodInfo};
-use serde::de::DeserializeOwned;
 use serde_json::Value;
 use std::future::Future;
 
@@ -39,19 +41,36 @@ pub struct Route {
     pub handler: fn(Call, Value) -> Answer,
 }
 
-/// Reads `params` as `P`, runs `handler`, and turns what it answers (or its error) into the
-/// call's outcome.
-async fn serve<P, F, A>(
+/// What a handler's answer is, as the method table names it: the table's result type itself,
+/// or a type the server writes that clients read as it (a writing method's own `{ok, …}` is
+/// read as [`Ack`]). A handler whose answer is not its method's result does not compile.
+trait Answers<R> {}
+
+impl<T> Answers<T> for T {}
+impl Answers<Ack> for Done {}
+impl Answers<Ack> for PathAck {}
+impl Answers<Ack> for CountAck {}
+impl Answers<Ack> for PathsAck {}
+impl Answers<Ack> for PatternAck {}
+impl Answers<Ack> for SkillAck {}
+impl Answers<Ack> for ChannelsAck {}
+impl Answers<Ack> for entries::SetAnswer {}
+impl Answers<Hello> for Outcome {}
+impl Answers<RunSnapshot> for Json {}
+
+/// Reads `params` as method `M`'s params, runs `handler`, and turns what it answers (or its
+/// error) into the call's outcome.
+async fn serve<M, F, A>(
     call: Call,
     params: Value,
-    handler: impl FnOnce(Call, P) -> F,
+    handler: impl FnOnce(Call, M::Params) -> F,
 ) -> Result<Outcome, RpcError>
 where
-    P: DeserializeOwned,
+    M: Method,
     F: Future<Output = Result<A, Error>>,
-    A: IntoOutcome,
+    A: IntoOutcome + Answers<M::Result>,
 {
-    let p: P = jsonrpc::params(&params)?;
+    let p: M::Params = jsonrpc::params(&params)?;
     let answered = match handler(call, p).await {
         Ok(answer) => answer.into_outcome(),
         Err(err) => Err(err),
@@ -85,7 +104,7 @@ macro_rules! routes {
             Route {
                 spec: &<methods::$variant as Method>::INFO,
                 handler: |call, params| {
-                    Box::pin(serve::<<methods::$variant as Method>::Params, _, _>(
+                    Box::pin(serve::<methods::$variant, _, _>(
                         call,
                         params,
                         handlers::$handler,
