@@ -3,7 +3,7 @@
 //! - [`Connection`] is the wire: it connects (an optional token goes out as
 //!   `Authorization: Bearer` on the upgrade), sends requests and reads each message, sorted
 //!   into answers and notifications, only when its owner asks.
-//! - [`Client`] builds on it: a typed call for every method of the catalogue ([`METHODS`]),
+//! - [`Client`] builds on it: a typed call for every method of the protocol's table ([`Client::request`], and a named one each: [`METHODS`]),
 //!   typed [`Notification`]s, and reconnection that says the same hello again and replays
 //!   what each followed run pushed meanwhile (`getRun {run, sinceSeq}`), so nothing is missed
 //!   and nothing is seen twice.
@@ -15,6 +15,7 @@
 //! this crate.
 
 pub mod bodies;
+mod calls;
 mod client;
 pub mod connection;
 mod error;

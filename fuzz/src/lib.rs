@@ -134,7 +134,7 @@ fn every_params_type(value: &Value) {
     read::<params::StreamCancelParams>(value);
     read::<params::NoParams>(value);
     if let Ok(get_run) = jsonrpc::params::<params::GetRunParams>(value) {
-        let _ = get_run.history_page();
+        let _ = params::history_page(&get_run);
     }
     if let Some(attributes) = value.get("attributes") {
         let _ = jsonrpc::params_at::<params::RunAttributes>(attributes, "attributes.");

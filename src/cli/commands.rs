@@ -562,27 +562,30 @@ async fn run_here(session: &mut Session, run: &str, path: &str) -> Result<(), Fa
                 let _ = write!(std::io::stdout(), "{text}");
             }
             super::runner::Output::Exited(result) => {
-                let mut end = rummy_client::params::StreamEndParams {
-                    run: run.to_owned(),
-                    path: path.to_owned(),
-                    duration: Some(running.duration()),
-                    ..Default::default()
-                };
-                let sent = match result {
+                let (run, path, duration) = (run.to_owned(), path.to_owned(), running.duration());
+                let why = match result {
                     Ok(Some(code)) => {
-                        end.exit_code = Some(code);
                         print(&format!("exit {code}"));
-                        session.client.stream_completed(&end).await
+                        let end = rummy_client::params::StreamCompletedParams {
+                            run,
+                            path,
+                            exit_code: Some(code),
+                            duration: Some(duration),
+                        };
+                        let sent = session.client.stream_completed(&end).await;
+                        sent.map_err(|e| Failure::call("recording the command's end", e))?;
+                        continue;
                     }
-                    Ok(None) => {
-                        end.reason = Some("killed by a signal".into());
-                        session.client.stream_aborted(&end).await
-                    }
-                    Err(why) => {
-                        end.reason = Some(why);
-                        session.client.stream_aborted(&end).await
-                    }
+                    Ok(None) => "killed by a signal".to_owned(),
+                    Err(why) => why,
                 };
+                let end = rummy_client::params::StreamAbortedParams {
+                    run,
+                    path,
+                    reason: Some(why),
+                    duration: Some(duration),
+                };
+                let sent = session.client.stream_aborted(&end).await;
                 sent.map_err(|e| Failure::call("recording the command's end", e))?;
             }
         }

@@ -12,7 +12,9 @@ use super::runner::{self, Running};
 use super::session::{Failure, Session};
 use super::view::{Output, View};
 use rummy_client::notifications::RunState;
-use rummy_client::params::{StreamEndParams, StreamParams};
+use rummy_client::params::{
+    StreamAbortedParams, StreamCancelParams, StreamCompletedParams, StreamParams,
+};
 use rummy_client::results::{HistoryItem, RunSnapshot};
 use rummy_client::{CallError, ClientError, Decision, Notification};
 use std::collections::{BTreeSet, HashMap, HashSet, VecDeque};
@@ -834,29 +836,27 @@ impl<'a> Follow<'a> {
                 let end = match (&result, self.aborting) {
                     (Ok(Some(code)), false) => {
                         self.exit_line(i64::from(*code), Some(duration.clone()));
-                        StreamEndParams {
+                        Ok(StreamCompletedParams {
                             run,
                             path: path.clone(),
                             exit_code: Some(*code),
                             duration: Some(duration),
-                            ..StreamEndParams::default()
-                        }
+                        })
                     }
                     (Err(why), _) => {
                         self.warn(why);
-                        self.aborted(run, &path, why, duration)
+                        Err(aborted(run, &path, why, duration))
                     }
                     _ => {
                         let why = "interrupted (Ctrl-C)";
                         self.warn(&format!("command stopped: {why}"));
-                        self.aborted(run, &path, why, duration)
+                        Err(aborted(run, &path, why, duration))
                     }
                 };
                 self.exits.insert(path);
-                let ended = if end.exit_code.is_some() {
-                    self.session.client.stream_completed(&end).await
-                } else {
-                    self.session.client.stream_aborted(&end).await
+                let ended = match end {
+                    Ok(completed) => self.session.client.stream_completed(&completed).await,
+                    Err(aborted) => self.session.client.stream_aborted(&aborted).await,
                 };
                 if let Err(e) = ended {
                     self.warn(&format!("the command's end was not recorded: {e}"));
@@ -865,16 +865,6 @@ impl<'a> Follow<'a> {
                 self.status.activity = "working".into();
             }
             None => self.running = None,
-        }
-    }
-
-    fn aborted(&self, run: String, path: &str, why: &str, duration: String) -> StreamEndParams {
-        StreamEndParams {
-            run,
-            path: path.to_owned(),
-            reason: Some(why.to_owned()),
-            duration: Some(duration),
-            ..StreamEndParams::default()
         }
     }
 
@@ -906,11 +896,10 @@ impl<'a> Follow<'a> {
         if !streaming.is_empty() && !self.aborting {
             self.aborting = true;
             for path in streaming {
-                let params = StreamEndParams {
+                let params = StreamCancelParams {
                     run: self.run.clone(),
                     path,
                     reason: Some("interrupted (Ctrl-C)".into()),
-                    ..StreamEndParams::default()
                 };
                 if let Err(e) = self.session.client.stream_cancel(&params).await {
                     self.warn(&format!("the command could not be cancelled: {e}"));
@@ -1052,4 +1041,14 @@ fn read_stdin() -> mpsc::UnboundedReceiver<Option<String>> {
         return rx;
     }
     rx
+}
+
+/// The end of a command that did not exit by itself: `stream/aborted` with why.
+fn aborted(run: String, path: &str, why: &str, duration: String) -> StreamAbortedParams {
+    StreamAbortedParams {
+        run,
+        path: path.to_owned(),
+        reason: Some(why.to_owned()),
+        duration: Some(duration),
+    }
 }

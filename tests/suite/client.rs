@@ -92,7 +92,7 @@ async fn typed_calls_read_the_servers_answers() {
     client
         .file_constraint(&ConstraintParams {
             pattern: "*.lock".into(),
-            visibility: Some("ignore".into()),
+            visibility: "ignore".into(),
         })
         .await
         .unwrap();

@@ -15,8 +15,8 @@ use rummy_core::access::principal::Caller;
 use rummy_core::wire::jsonrpc::{
     error_response, parse_request, read_message, response, Message, RequestId,
 };
-use rummy_core::wire::methods;
 use rummy_core::wire::{ErrorKind, Request, RpcError};
+use rummy_protocol::methods::{self, Method};
 use serde_json::value::RawValue;
 use serde_json::Value;
 use std::collections::VecDeque;
@@ -37,7 +37,7 @@ impl SessionActor {
     /// `retryAfterMs`) when the bucket cannot cover it. `ping` is free.
     fn over_rate(&mut self, method: &str) -> Option<RpcError> {
         let bucket = self.rate.as_mut()?;
-        if method == methods::PING.name {
+        if method == methods::Ping::NAME {
             return None;
         }
         let now_us = u64::try_from(self.opened.elapsed().as_micros()).unwrap_or(u64::MAX);
@@ -308,7 +308,7 @@ impl SessionActor {
         Started {
             keys,
             id,
-            barrier: route.spec.name == methods::HELLO.name,
+            barrier: route.spec.name == methods::Hello::NAME,
             answer: Box::pin(async move {
                 let result = within(route.spec.name, limit, fut).instrument(span).await;
                 log.record(&result);

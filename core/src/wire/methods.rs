@@ -1,62 +1,34 @@
-//! The method catalogue: every RPC method and notification with its params, as `discover` returns it.
-//!
-//! The server's routing table pairs each [`MethodSpec`] here with its handler,
-//! so the catalogue cannot drift from what is actually served.
+//! The catalogue `discover` answers: the methods (from the protocol's method table,
+//! [`rummy_protocol::methods`]), the notifications the server pushes with their payloads, and
+//! the run statuses, stop reasons and error codes it uses.
 
 use super::jsonrpc::{ErrorKind, PROTOCOL_VERSION};
 use crate::run::{RunStatus, StopReason};
-use rummy_protocol::catalogue::{Catalogue, MethodDoc, NotificationDoc, ParamDoc};
+use rummy_protocol::catalogue::{Catalogue, NotificationDoc, ParamDoc};
 use std::collections::BTreeMap;
 
-/// One documented parameter (or field of a notification's payload).
+pub use rummy_protocol::methods::{Method, MethodInfo, PERIODS, STATES, VISIBILITIES};
+
+/// One field of a notification's payload.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ParamSpec {
     /// Wire name (camelCase).
     pub name: &'static str,
     /// JSON type (`string`, `integer`, `number`, `boolean`, `object`, `array`).
     pub ty: &'static str,
-    /// Whether the call fails without it (for a payload: whether it is always present).
+    /// Whether it is always present.
     pub required: bool,
     /// What it is for.
     pub description: &'static str,
-    /// Other spellings accepted for it (an older snake_case spelling).
-    pub aliases: &'static [&'static str],
     /// The values it takes, when they are a fixed set.
     pub values: &'static [&'static str],
 }
 
 impl ParamSpec {
-    /// The same param, also accepted under `aliases`.
-    pub const fn aliased(self, aliases: &'static [&'static str]) -> ParamSpec {
-        ParamSpec { aliases, ..self }
-    }
-
-    /// The same param, taking only `values`.
+    /// The same field, taking only `values`.
     pub const fn one_of(self, values: &'static [&'static str]) -> ParamSpec {
         ParamSpec { values, ..self }
     }
-
-    /// Every wire name the param is read under: its name, then its aliases.
-    pub fn spellings(&self) -> impl Iterator<Item = &'static str> {
-        std::iter::once(self.name).chain(self.aliases.iter().copied())
-    }
-}
-
-/// One method of the protocol.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct MethodSpec {
-    /// Wire name.
-    pub name: &'static str,
-    /// What it does and what it answers.
-    pub description: &'static str,
-    /// Its params.
-    pub params: &'static [ParamSpec],
-    /// Whether `rummy/hello` must come first.
-    pub requires_hello: bool,
-    /// Whether a call may take longer than `RUMMY_RPC_TIMEOUT` (the limit does not apply):
-    /// only `rummy/hello`, whose first scan of a large project reads every file. Every other
-    /// method only reads or writes the store (runs go on after their call is answered).
-    pub long_running: bool,
 }
 
 /// One notification the server pushes.
@@ -81,15 +53,9 @@ const fn p(
         ty,
         required,
         description,
-        aliases: &[],
         values: &[],
     }
 }
-
-/// Entry states, as `state` params take them.
-const STATES: &[&str] = &["proposed", "streaming", "resolved", "failed", "cancelled"];
-/// Entry visibilities, as `visibility` params take them.
-const VISIBILITIES: &[&str] = &["visible", "summarized", "archived"];
 
 /// The statuses of `run/progress` (transient activity of a run's current turn).
 pub mod progress {
@@ -116,539 +82,6 @@ pub mod progress {
         QUEUED, THINKING, PROCESSING, RETRYING, REROUTED, STREAMING, SIDECAR,
     ];
 }
-
-const LIST: [ParamSpec; 2] = [
-    p(
-        "limit",
-        "integer",
-        false,
-        "page size (default 100, at most 1000)",
-    ),
-    p("offset", "integer", false, "items to skip"),
-];
-
-/// `ping`.
-pub const PING: MethodSpec = MethodSpec {
-    name: "ping",
-    description: "Liveness check; answers {}.",
-    params: &[],
-    requires_hello: false,
-    long_running: false,
-};
-/// `discover`.
-pub const DISCOVER: MethodSpec = MethodSpec {
-    name: "discover",
-    description: "The live catalogue of methods and notifications.",
-    params: &[],
-    requires_hello: false,
-    long_running: false,
-};
-/// `rummy/hello`.
-pub const HELLO: MethodSpec = MethodSpec {
-    name: "rummy/hello",
-    description: "Binds the connection to a project (created by the first hello with a projectRoot; a name alone opens an existing one); answers {rummyVersion, protocolVersion, projectId, projectRoot, maxTurns}. Calls sent after it without waiting (or after it in a batch) are handled once it has completed.",
-    params: &[
-        p("name", "string", true, "the project's name"),
-        p("projectRoot", "string", false, "absolute path of the project's directory on the server: creates the project, or must equal an existing one's (-32005 otherwise); absent, the existing project of that name is opened (-32004 when there is none)"),
-        p("configPath", "string", false, "client configuration path"),
-        p("clientVersion", "string", false, "protocol version the client speaks; another MAJOR is refused"),
-        TOKEN,
-    ],
-    requires_hello: false,
-    long_running: true,
-};
-/// A token given in a call, for clients that cannot set headers.
-const TOKEN: ParamSpec = p(
-    "token",
-    "string",
-    false,
-    "a token, for clients that cannot send Authorization: Bearer on the upgrade; once any token exists every connection needs one (-32001 without, and the connection closes)",
-);
-/// `getProjects`.
-pub const GET_PROJECTS: MethodSpec = MethodSpec {
-    name: "getProjects",
-    description: "The projects this connection may open, by name: [{name, projectId, projectRoot, createdAt, costCeiling, period, periodStart, spent, commandNetwork}] — spent: what its turns cost (USD) since periodStart; commandNetwork: whether its accepted commands reach the network as an admin set it (null: the server's setting).",
-    params: &[TOKEN, LIST[0], LIST[1]],
-    requires_hello: false,
-    long_running: false,
-};
-/// `token/create`.
-pub const TOKEN_CREATE: MethodSpec = MethodSpec {
-    name: "token/create",
-    description: "Admin: makes a token for a user (made on first use); answers {token, id, user, prefix, admin, projects, createdAt, expiresAt} — the only time the token's text is shown.",
-    params: &[
-        p("user", "string", true, "the user's name"),
-        p("admin", "boolean", false, "an admin token: creates projects, manages models, tokens and limits, opens every project"),
-        p("projects", "array", false, "names of the projects a member token opens"),
-        p("expiresInDays", "integer", false, "days until it stops working; absent, never"),
-    ],
-    requires_hello: false,
-    long_running: false,
-};
-/// `project/set`.
-pub const PROJECT_SET: MethodSpec = MethodSpec {
-    name: "project/set",
-    description: "Admin: sets a project's cost ceiling — at or over it (the turns' cost in the current period) new loops of the project queue (queued.reason cost_ceiling) until it is raised or removed or the period rolls over — and whether its accepted commands reach the network. Answers the project as getProjects lists it.",
-    params: &[
-        p("name", "string", true, "the project's name"),
-        p("costCeiling", "number", false, "US dollars per period, 0 or more; null removes the ceiling; absent keeps it"),
-        p("period", "string", false, "the period spending is summed over, in UTC: month (calendar month, the default) or day; absent keeps it").one_of(PERIODS),
-        p("commandNetwork", "boolean", false, "whether the project's accepted commands reach the network (TCP to RUMMY_COMMAND_NETWORK_PORTS), over the server's RUMMY_COMMAND_NETWORK; null removes the override; absent keeps it"),
-    ],
-    requires_hello: false,
-    long_running: false,
-};
-/// The cost periods, in [`crate::fair::period::CostPeriod::ALL`] order.
-const PERIODS: &[&str] = &["month", "day"];
-/// `token/list`.
-pub const TOKEN_LIST: MethodSpec = MethodSpec {
-    name: "token/list",
-    description: "Admin: every token, without its text: [{id, user, prefix, admin, projects, createdAt, expiresAt, revokedAt}].",
-    params: &[],
-    requires_hello: false,
-    long_running: false,
-};
-/// `token/revoke`.
-pub const TOKEN_REVOKE: MethodSpec = MethodSpec {
-    name: "token/revoke",
-    description: "Admin: revokes a token; the connections it opened are closed (1008). Answers it as token/list shows it.",
-    params: &[p("token", "string", true, "the token's id or its listed prefix")],
-    requires_hello: false,
-    long_running: false,
-};
-/// `server/doctor`.
-pub const SERVER_DOCTOR: MethodSpec = MethodSpec {
-    name: "server/doctor",
-    description: "Admin: checks what only the server can reach, each with what to do when it fails: {version, database: {ok, detail} (a probe row written and committed), providers: [{name, baseUrl, ok, detail}] (each configured provider's models endpoint asked), models: [{alias, actual, contextLength, ok, detail}] (context lengths known: stored, or asked of the provider)}.",
-    params: &[],
-    requires_hello: false,
-    long_running: false,
-};
-/// `getModels`.
-pub const GET_MODELS: MethodSpec = MethodSpec {
-    name: "getModels",
-    description: "Model aliases: [{alias, actual, contextLength, fallback, configured}] — configured: whether the server's environment defines it now (false: the database keeps it from an earlier start's environment or an addModel). Served before rummy/hello.",
-    params: &LIST,
-    requires_hello: false,
-    long_running: false,
-};
-/// `addModel`.
-pub const ADD_MODEL: MethodSpec = MethodSpec {
-    name: "addModel",
-    description:
-        "Adds or replaces a model alias; answers {id, alias}. Admin-only once tokens exist. Served before rummy/hello.",
-    params: &[
-        p("alias", "string", true, "the alias runs name"),
-        p("actual", "string", true, "<provider>/<model>"),
-        p(
-            "contextLength",
-            "integer",
-            false,
-            "context window in tokens",
-        ),
-        p(
-            "fallback",
-            "string",
-            false,
-            "alias to fall back to on transport failures",
-        ),
-    ],
-    requires_hello: false,
-    long_running: false,
-};
-/// `removeModel`.
-pub const REMOVE_MODEL: MethodSpec = MethodSpec {
-    name: "removeModel",
-    description: "Removes a model alias. Admin-only once tokens exist. Served before rummy/hello.",
-    params: &[p("alias", "string", true, "the alias")],
-    requires_hello: false,
-    long_running: false,
-};
-/// `getRoutes`.
-pub const GET_ROUTES: MethodSpec = MethodSpec {
-    name: "getRoutes",
-    description: "Routing's class → model map as the server is configured: [{class, model, variable}] for code, reasoning and default; model null: a run with route: true keeps its own model for that class. Served before rummy/hello.",
-    params: &[],
-    requires_hello: false,
-    long_running: false,
-};
-/// `route/check`.
-pub const ROUTE_CHECK: MethodSpec = MethodSpec {
-    name: "route/check",
-    description: "What routing would do with a text as a loop's prompt: {class, mapped, run, routing, model, reason} — its class, the alias the class maps to, whether routing is on (the run's route setting; without a run, whether any class is mapped), the model the loop would use, and why in words (saying so when routing is off). Classifies only: nothing is called or stored.",
-    params: &[
-        p("text", "string", true, "the text, as a loop's prompt"),
-        p("run", "string", false, "a run alias: its route setting and model decide; absent, a run with route: true"),
-    ],
-    requires_hello: true,
-    long_running: false,
-};
-/// `getRuns`.
-pub const GET_RUNS: MethodSpec = MethodSpec {
-    name: "getRuns",
-    description:
-        "The project's runs, newest first: [{run, status, turn, summary, model, created, tokens, cost}].",
-    params: &LIST,
-    requires_hello: true,
-    long_running: false,
-};
-/// `getRun`.
-pub const GET_RUN: MethodSpec = MethodSpec {
-    name: "getRun",
-    description: "One run's whole state: {run, status, stopReason, queued, mode, turn, model, route, temperature, persona, contextLimit, summary, history, unknowns, recall, telemetry, lastSeq, created}; with sinceSeq also missed: the notifications it pushed after that seq, [{method, params}]; with limit, history is a page of it (counted from the newest entry) and historyTotal the number of entries. Bodies, the history's and the replayed pushes', are at most RUMMY_INLINE_BODY_BYTES (bodyBytes, bodyTruncated); missed holds as many pushes as fit the message (missedMore: true when more followed); a history that does not fit RUMMY_MAX_MESSAGE_BYTES is refused -32007 with data.limit, how many of its newest entries fit.",
-    params: &[
-        p("run", "string", true, "run alias"),
-        p(
-            "sinceSeq",
-            "integer",
-            false,
-            "replay notifications with a greater seq",
-        ),
-        p(
-            "limit",
-            "integer",
-            false,
-            "page the history: at most this many entries (at most 1000), the newest; the answer adds historyTotal",
-        ),
-        p(
-            "offset",
-            "integer",
-            false,
-            "with limit: how many of the newest history entries to skip",
-        ),
-    ],
-    requires_hello: true,
-    long_running: false,
-};
-/// `getEntries`.
-pub const GET_ENTRIES: MethodSpec = MethodSpec {
-    name: "getEntries",
-    description: "Read-only listing of a run's entries: [{path, scheme, state, outcome, status, visibility, turn, tokens, attributes, body?}]; bodies only with withBody, each at most RUMMY_INLINE_BODY_BYTES (a longer one is its first bytes with bodyBytes, its whole size, and bodyTruncated: true; getBody reads it whole). A page whose answer would pass RUMMY_MAX_MESSAGE_BYTES is refused -32007 with data.limit, how many of its entries fit.",
-    params: &[
-        p("run", "string", true, "run alias"),
-        p("pattern", "string", false, "only paths matching this hedberg pattern (glob, regex, …; * is every path)"),
-        p("scheme", "string", false, "only this scheme (file for project files)"),
-        p("state", "string", false, "only entries in this state").one_of(STATES),
-        p("visibility", "string", false, "only entries at this visibility").one_of(VISIBILITIES),
-        p("bodyFilter", "string", false, "only entries whose body matches this hedberg pattern"),
-        p("withBody", "boolean", false, "include bodies"),
-        p("limit", "integer", false, "page size (default 100, at most 1000)"),
-        p("offset", "integer", false, "items to skip"),
-    ],
-    requires_hello: true,
-    long_running: false,
-};
-/// `getBody`.
-pub const GET_BODY: MethodSpec = MethodSpec {
-    name: "getBody",
-    description: "Reads a slice of one entry's body, in bytes of its UTF-8 text (a body sent with bodyTruncated is read whole this way): {path, offset, body, bodyBytes, next}; next is the offset of the next slice, null at the end. A slice never cuts a character: its end moves back to the character's start (a slice too short for the character at offset holds that one whole character). An offset past the end or inside a character is -32602; an unknown path -32004. The entries are those getEntries lists.",
-    params: &[
-        p("run", "string", true, "run alias"),
-        p("path", "string", true, "the entry's path"),
-        p("offset", "integer", false, "where the slice starts, in bytes (default 0)"),
-        p("length", "integer", false, "the most bytes wanted (default and at most what fits a message: RUMMY_MAX_MESSAGE_BYTES less 1 KiB, and less again for characters JSON escapes)"),
-    ],
-    requires_hello: true,
-    long_running: false,
-};
-/// `set`.
-pub const SET: MethodSpec = MethodSpec {
-    name: "set",
-    description: "Writes an entry (body, append, state, visibility, attribute merge; with pattern or bodyFilter on every match); answers {ok, path} (or {ok, count}). A known:// body over RUMMY_MAX_ENTRY_TOKENS is refused -32007; a project file's body or state is refused -32003 (files change on disk and through accepted proposals). On a proposal's path, state resolves it (resolved accept, cancelled reject, failed error; body = output or reason, ignored on an accept of a command the server runs); answers {ok, path, state, outcome}; with approves, refused -32005 unless it is the proposal's hash. A pending proposal is never edited: any other change of its body, attributes or state is refused -32003. On run://<alias>: start (body + attributes.model; attributes.fork to fork), continue (body; attributes change the run's settings first), inject (attributes.inject), configure (attributes only) or cancel (state: cancelled); answers {ok, alias} at once.",
-    params: &[
-        p("run", "string", false, "run alias (on run:// paths only the same alias, or absent)"),
-        p("path", "string", true, "entry path, a pattern with pattern: true, or run://<alias> (run:// alone: the server names the run)"),
-        p("body", "string", false, "new body, or the chunk to append; on run:// the prompt"),
-        p("state", "string", false, "new state (on run:// only cancelled)").one_of(STATES),
-        p("outcome", "string", false, "why, with failed or cancelled"),
-        p("visibility", "string", false, "new visibility").one_of(VISIBILITIES),
-        p("attributes", "object", false, "entry attributes (replace them with a body, merged without; a null value removes a key); on run://: model, mode (ask | act), persona, temperature (0-2), contextLimit (>= 1024), fork, inject, noRepo, noInteraction, noWeb, noProposals, route, recall, recallRerank, consolidate, summarize, skills (skill names, added before the loop), fallback (false: no turn's call goes to its model's fallback), sessionState (keep session://state, updated by the sidecar between loops), and nothing else"),
-        p("append", "boolean", false, "append body to the current body"),
-        p("pattern", "boolean", false, "treat path as a hedberg pattern"),
-        p("bodyFilter", "string", false, "only entries whose body matches this hedberg pattern"),
-        p("approves", "string", false, "on a proposal's resolution: the hash of the proposal decided on (run/proposal's hash); refused -32005 when the proposal's differs"),
-    ],
-    requires_hello: true,
-    long_running: false,
-};
-/// `get`.
-pub const GET: MethodSpec = MethodSpec {
-    name: "get",
-    description: "Promotes every entry matching the path pattern (and body filter) to visible, or to the given visibility; answers {ok, count}.",
-    params: &[
-        p("run", "string", true, "run alias"),
-        p("path", "string", true, "path or hedberg pattern"),
-        p("bodyFilter", "string", false, "only entries whose body matches"),
-        p("visibility", "string", false, "visibility to set (default visible)").one_of(VISIBILITIES),
-    ],
-    requires_hello: true,
-    long_running: false,
-};
-/// `rm`.
-pub const RM: MethodSpec = MethodSpec {
-    name: "rm",
-    description: "Removes the run's view of every matching entry; answers {ok, paths}.",
-    params: &[
-        p("run", "string", true, "run alias"),
-        p("path", "string", true, "path or hedberg pattern"),
-        p(
-            "bodyFilter",
-            "string",
-            false,
-            "only entries whose body matches",
-        ),
-    ],
-    requires_hello: true,
-    long_running: false,
-};
-const MOVE: [ParamSpec; 4] = [
-    p("run", "string", true, "run alias"),
-    p("from", "string", true, "source path"),
-    p("to", "string", true, "destination path"),
-    p(
-        "visibility",
-        "string",
-        false,
-        "visibility of the destination",
-    )
-    .one_of(VISIBILITIES),
-];
-/// `cp`.
-pub const CP: MethodSpec = MethodSpec {
-    name: "cp",
-    description: "Copies an entry's body and attributes to a new path; answers {ok, path}.",
-    params: &MOVE,
-    requires_hello: true,
-    long_running: false,
-};
-/// `mv`.
-pub const MV: MethodSpec = MethodSpec {
-    name: "mv",
-    description: "Moves an entry (copy, then remove the source from the run); mv run://old run://new renames a run.",
-    params: &MOVE,
-    requires_hello: true,
-    long_running: false,
-};
-/// `update`.
-pub const UPDATE: MethodSpec = MethodSpec {
-    name: "update",
-    description: "Writes a status report to update://…; answers {ok, path}.",
-    params: &[
-        p("run", "string", true, "run alias"),
-        p("body", "string", true, "status text"),
-        p(
-            "status",
-            "integer",
-            false,
-            "102, 200, 204 or 422 (default 102)",
-        ),
-        p("attributes", "object", false, "extra attributes"),
-    ],
-    requires_hello: true,
-    long_running: false,
-};
-
-/// `file/constraint`.
-pub const FILE_CONSTRAINT: MethodSpec = MethodSpec {
-    name: "file/constraint",
-    description: "Sets a project file constraint: active (starts visible), readonly (edits refused), ignore (kept out).",
-    params: &[
-        p("pattern", "string", true, "path or glob; absolute paths under the project root are made relative"),
-        p("visibility", "string", true, "how the matching files are treated").one_of(&["active", "readonly", "ignore"]),
-    ],
-    requires_hello: true,
-    long_running: false,
-};
-/// `file/drop`.
-pub const FILE_DROP: MethodSpec = MethodSpec {
-    name: "file/drop",
-    description: "Removes a project file constraint.",
-    params: &[p("pattern", "string", true, "the constraint's pattern")],
-    requires_hello: true,
-    long_running: false,
-};
-/// `getConstraints`.
-pub const GET_CONSTRAINTS: MethodSpec = MethodSpec {
-    name: "getConstraints",
-    description: "The project's file constraints: [{pattern, visibility}].",
-    params: &[],
-    requires_hello: true,
-    long_running: false,
-};
-
-const RUN_NAME: [ParamSpec; 2] = [
-    p("run", "string", true, "run alias"),
-    p(
-        "name",
-        "string",
-        true,
-        "file name under $RUMMY_HOME/skills or /personas, without .md",
-    ),
-];
-
-/// `skill/add`.
-pub const SKILL_ADD: MethodSpec = MethodSpec {
-    name: "skill/add",
-    description: "Adds $RUMMY_HOME/skills/<name>.md to the run as skill://<name>: its frontmatter (description, whenToUse, allowedTools, paths, memoryScope) is checked first — invalid, -32602 naming the field — and the project files its paths match become visible. Answers {ok, skill, path}.",
-    params: &RUN_NAME,
-    requires_hello: true,
-    long_running: false,
-};
-/// `skill/remove`.
-pub const SKILL_REMOVE: MethodSpec = MethodSpec {
-    name: "skill/remove",
-    description: "Removes skill://<name> from the run.",
-    params: &RUN_NAME,
-    requires_hello: true,
-    long_running: false,
-};
-/// `getSkills`.
-pub const GET_SKILLS: MethodSpec = MethodSpec {
-    name: "getSkills",
-    description: "The run's skills with their frontmatter: [{name, state, active, description, whenToUse, allowedTools, paths, memoryScope}]; active: in the run's view and not archived.",
-    params: &[p("run", "string", true, "run alias")],
-    requires_hello: true,
-    long_running: false,
-};
-/// `listSkills`.
-pub const LIST_SKILLS: MethodSpec = MethodSpec {
-    name: "listSkills",
-    description: "Skills available in $RUMMY_HOME/skills: [{name, path, description, whenToUse, error}]; error: why skill/add would refuse it.",
-    params: &[],
-    requires_hello: true,
-    long_running: false,
-};
-/// `persona/set`.
-pub const PERSONA_SET: MethodSpec = MethodSpec {
-    name: "persona/set",
-    description:
-        "Sets the run's persona from $RUMMY_HOME/personas/<name>.md or as text; neither clears it.",
-    params: &[
-        p("run", "string", true, "run alias"),
-        p("name", "string", false, "persona file name, without .md"),
-        p("text", "string", false, "persona text"),
-    ],
-    requires_hello: true,
-    long_running: false,
-};
-/// `listPersonas`.
-pub const LIST_PERSONAS: MethodSpec = MethodSpec {
-    name: "listPersonas",
-    description: "Personas available in $RUMMY_HOME/personas: [{name, path}].",
-    params: &[],
-    requires_hello: true,
-    long_running: false,
-};
-
-const RUN_PATH: [ParamSpec; 2] = [
-    p("run", "string", true, "run alias"),
-    p(
-        "path",
-        "string",
-        true,
-        "the accepted sh/env proposal's path",
-    ),
-];
-/// `stream`.
-pub const STREAM: MethodSpec = MethodSpec {
-    name: "stream",
-    description: "Appends output to channel <path>_<channel> of an accepted sh/env proposal, capped at RUMMY_COMMAND_OUTPUT_BYTES per channel as the server's own commands are (past it a marker once, then chunks are dropped); watchers get run/state with {append: true, offset, body}, only what was appended.",
-    params: &[
-        p("run", "string", true, "run alias"),
-        p("path", "string", true, "the accepted proposal's path"),
-        p("channel", "integer", true, "1 stdout, 2 stderr"),
-        p("chunk", "string", true, "text to append"),
-    ],
-    requires_hello: true,
-    long_running: false,
-};
-/// `stream/completed`.
-pub const STREAM_COMPLETED: MethodSpec = MethodSpec {
-    name: "stream/completed",
-    description:
-        "Settles the channels: resolved on exit 0, else failed exit:<code>; answers {ok, channels}.",
-    params: &[
-        RUN_PATH[0],
-        RUN_PATH[1],
-        p(
-            "exitCode",
-            "integer",
-            false,
-            "the command's exit code (default 0)",
-        )
-        .aliased(&["exit_code"]),
-        p("duration", "string", false, "how long it ran"),
-    ],
-    requires_hello: true,
-    long_running: false,
-};
-/// `stream/aborted`.
-pub const STREAM_ABORTED: MethodSpec = MethodSpec {
-    name: "stream/aborted",
-    description:
-        "Settles the channels as cancelled (the producer stopped); answers {ok, channels}.",
-    params: &[
-        RUN_PATH[0],
-        RUN_PATH[1],
-        p("reason", "string", false, "why the producer stopped"),
-        p("duration", "string", false, "how long it ran"),
-    ],
-    requires_hello: true,
-    long_running: false,
-};
-/// `stream/cancel`.
-pub const STREAM_CANCEL: MethodSpec = MethodSpec {
-    name: "stream/cancel",
-    description: "Cancels the stream: the channels become cancelled and every client of the project gets stream/cancelled; answers {ok, channels}.",
-    params: &[
-        RUN_PATH[0],
-        RUN_PATH[1],
-        p("reason", "string", false, "why (default \"cancelled\")"),
-    ],
-    requires_hello: true,
-    long_running: false,
-};
-
-/// Every method, in catalogue order.
-pub const METHODS: &[MethodSpec] = &[
-    PING,
-    DISCOVER,
-    GET_PROJECTS,
-    HELLO,
-    GET_MODELS,
-    ADD_MODEL,
-    REMOVE_MODEL,
-    GET_ROUTES,
-    ROUTE_CHECK,
-    GET_RUNS,
-    GET_RUN,
-    GET_ENTRIES,
-    GET_BODY,
-    SET,
-    GET,
-    RM,
-    CP,
-    MV,
-    UPDATE,
-    FILE_CONSTRAINT,
-    FILE_DROP,
-    GET_CONSTRAINTS,
-    SKILL_ADD,
-    SKILL_REMOVE,
-    GET_SKILLS,
-    LIST_SKILLS,
-    PERSONA_SET,
-    LIST_PERSONAS,
-    STREAM,
-    STREAM_COMPLETED,
-    STREAM_ABORTED,
-    STREAM_CANCEL,
-    TOKEN_CREATE,
-    TOKEN_LIST,
-    TOKEN_REVOKE,
-    PROJECT_SET,
-    SERVER_DOCTOR,
-];
 
 const RUN_FIELD: ParamSpec = p("run", "string", true, "the run's alias");
 const TURN_FIELD: ParamSpec = p("turn", "integer", true, "the run's current turn number");
@@ -730,50 +163,38 @@ const STOP_REASONS: &[&str] = &[
     "interrupted",
 ];
 
-fn params_doc(params: &[ParamSpec]) -> BTreeMap<String, ParamDoc> {
-    let owned = |list: &[&str]| list.iter().map(|v| (*v).to_owned()).collect();
-    params
+fn payload_doc(payload: &[ParamSpec]) -> BTreeMap<String, ParamDoc> {
+    payload
         .iter()
         .map(|p| {
             let doc = ParamDoc {
                 ty: p.ty.to_owned(),
                 required: p.required,
                 description: p.description.to_owned(),
-                aliases: owned(p.aliases),
-                values: owned(p.values),
+                aliases: Vec::new(),
+                values: p.values.iter().map(|v| (*v).to_owned()).collect(),
             };
             (p.name.to_owned(), doc)
         })
         .collect()
 }
 
-/// The `discover` answer for a list of served methods: the methods with their params, the
-/// notifications with their payloads, the run statuses, the stop reasons and the error codes.
-pub fn catalogue(methods: &[&MethodSpec]) -> Catalogue {
-    let methods = methods
-        .iter()
-        .map(|m| {
-            let doc = MethodDoc {
-                description: m.description.to_owned(),
-                params: params_doc(m.params),
-                requires_hello: m.requires_hello,
-            };
-            (m.name.to_owned(), doc)
-        })
-        .collect();
+/// The `discover` answer: every method of the table with its params, the notifications with
+/// their payloads, the run statuses, the stop reasons and the error codes.
+pub fn catalogue() -> Catalogue {
     let notifications = NOTIFICATIONS
         .iter()
         .map(|n| {
             let doc = NotificationDoc {
                 description: n.description.to_owned(),
-                payload: params_doc(n.payload),
+                payload: payload_doc(n.payload),
             };
             (n.name.to_owned(), doc)
         })
         .collect();
     Catalogue {
         protocol_version: PROTOCOL_VERSION.to_owned(),
-        methods,
+        methods: rummy_protocol::methods::docs(),
         notifications,
         run_statuses: RunStatus::ALL
             .iter()

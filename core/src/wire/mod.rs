@@ -6,9 +6,8 @@ pub mod bounded;
 pub mod jsonrpc;
 pub mod methods;
 pub mod params;
-pub mod shape;
 pub mod state;
 
-pub use rummy_protocol::{catalogue, notifications, results};
+pub use rummy_protocol::{catalogue, notifications, results, shape};
 
 pub use jsonrpc::{ErrorKind, Request, RpcError};

@@ -22,7 +22,8 @@ use rummy_core::store::StoreError;
 use rummy_core::turn::proposals::Decision as ProposalDecision;
 use rummy_core::wire::bounded::{self, SliceError};
 use rummy_core::wire::params::{
-    GetBodyParams, GetEntriesParams, GetParams, MoveParams, Page, RmParams, SetParams, UpdateParams,
+    self, GetBodyParams, GetEntriesParams, GetParams, MoveParams, Page, RmParams, SetParams,
+    UpdateParams,
 };
 use rummy_core::wire::results::{
     BodySlice, CountAck, Entry, PathAck, PathsAck, Resolution, RunAck,
@@ -111,11 +112,10 @@ async fn list_entries(call: &Call, p: &GetEntriesParams) -> Result<Vec<ViewRow>,
         pattern,
         body_filter: p.body_filter.clone(),
     };
-    let (limit, offset) = Page {
+    let (limit, offset) = params::bounds(Page {
         limit: p.limit,
         offset: p.offset,
-    }
-    .bounds();
+    });
     // The project's memory and history have no views: listed from the project's entries.
     let viewless = filter
         .scheme

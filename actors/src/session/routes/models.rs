@@ -8,7 +8,9 @@ use crate::session::call::Call;
 use rummy_core::config::ModelSeed;
 use rummy_core::provider::routing::{self, CheckedRun};
 use rummy_core::store::models;
-use rummy_core::wire::params::{AddModelParams, AliasParams, NoParams, Page, RouteCheckParams};
+use rummy_core::wire::params::{
+    self, AddModelParams, AliasParams, NoParams, Page, RouteCheckParams,
+};
 use rummy_core::wire::results::{AddedModel, Done, Model, RouteCheck, RouteClass};
 use rummy_core::wire::RpcError;
 
@@ -17,7 +19,7 @@ use rummy_core::wire::RpcError;
 /// server lets in.
 pub async fn get_models(call: Call, page: Page) -> Result<Vec<Model>, Error> {
     auth::caller(&call, None).await?;
-    let (limit, offset) = page.bounds();
+    let (limit, offset) = params::bounds(page);
     let list = call.read(move |c| models::list(c, limit, offset)).await?;
     let configured = &call.svc().config.models;
     Ok(list

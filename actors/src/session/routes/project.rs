@@ -15,7 +15,8 @@ use rummy_core::store::StoreError;
 use rummy_core::time::Millis;
 use rummy_core::wire::jsonrpc::PROTOCOL_VERSION;
 use rummy_core::wire::params::{
-    ConstraintParams, DropParams, HelloParams, NoParams, Page, ProjectSetParams, ProjectsParams,
+    self, ConstraintParams, DropParams, HelloParams, NoParams, Page, ProjectSetParams,
+    ProjectsParams,
 };
 use rummy_core::wire::results::{Constraint, Hello, PatternAck, Project};
 use rummy_core::wire::{ErrorKind, RpcError};
@@ -25,11 +26,10 @@ use std::path::Path;
 /// granted ones for a member token).
 pub async fn get_projects(call: Call, p: ProjectsParams) -> Result<Vec<Project>, Error> {
     let caller = auth::caller(&call, p.token.as_deref()).await?;
-    let (limit, offset) = Page {
+    let (limit, offset) = params::bounds(Page {
         limit: p.limit,
         offset: p.offset,
-    }
-    .bounds();
+    });
     let at = now();
     let list = call
         .read(move |c| {

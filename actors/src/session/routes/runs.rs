@@ -12,7 +12,7 @@ use rummy_core::store::{entries, runs, turns};
 use rummy_core::time::Millis;
 use rummy_core::turn::state::snapshot;
 use rummy_core::wire::jsonrpc::params_at;
-use rummy_core::wire::params::{GetRunParams, Page, RunAttributes, SetParams};
+use rummy_core::wire::params::{self, GetRunParams, Page, RunAttributes, SetParams};
 use rummy_core::wire::results::{PathAck, RunAck, RunSummary};
 use rummy_core::wire::{ErrorKind, RpcError};
 use serde_json::Value;
@@ -20,7 +20,7 @@ use serde_json::Value;
 /// `getRuns`: a page of the project's runs, newest first.
 pub async fn get_runs(call: Call, page: Page) -> Result<Vec<RunSummary>, Error> {
     let project_id = call.project()?.project_id;
-    let (limit, offset) = page.bounds();
+    let (limit, offset) = params::bounds(page);
     let list = call
         .read(move |c| {
             let runs = runs::list(c, project_id, limit, offset)?;
@@ -59,7 +59,7 @@ pub async fn get_run(call: Call, p: GetRunParams) -> Result<Json, Error> {
     } else {
         None
     };
-    let (since, page) = (p.since_seq, p.history_page());
+    let (since, page) = (p.since_seq, params::history_page(&p));
     let bounds = call.store().bounds();
     Ok(Json(
         call.read(move |c| snapshot(c, &run, held, since, page, bounds))

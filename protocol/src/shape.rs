@@ -321,7 +321,7 @@ impl<'de> de::Deserializer<'de> for Plausible<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::wire::params::{
+    use crate::params::{
         NoParams, ProjectSetParams, SetParams, StreamCompletedParams, TokenCreateParams,
     };
     use pretty_assertions::assert_eq;
