@@ -1014,6 +1014,44 @@ fn each_transition_gives_its_effects_and_phase() {
     }
 }
 
+/// A machine restarted by its actor's supervisor is idle with nothing in flight, and keeps its
+/// counts: the registry's messages (its next idle report counts on from them) and its turns
+/// (its next turn is not numbered as the stopped one was).
+#[test]
+fn a_restarted_machine_is_idle_and_keeps_its_counts() {
+    let mut machine = Orchestration::<T>::new(MAX_TURNS);
+    for (input, facts) in turning() {
+        machine.step(input, facts);
+    }
+    let mut machine = machine.restarted();
+    assert_eq!(machine.phase(), &Phase::Idle);
+    let mut effects = machine.step(Input::Wake, OPEN);
+    effects.extend(machine.step(
+        Input::Claimed {
+            admitted: false,
+            claimed: None,
+        },
+        OPEN,
+    ));
+    assert_eq!(
+        effects,
+        vec![
+            Effect::Claim { admitted: false },
+            Effect::ReportIdle { handled: 2 }
+        ]
+    );
+    machine.step(Input::Begin("loop 2"), OPEN);
+    assert_eq!(
+        machine.step(Input::Prepared(Ok(None)), OPEN),
+        vec![Effect::StartTurn {
+            seq: 2,
+            start: Start::Fresh,
+            first_in_loop: true,
+            next_allowed: true,
+        }]
+    );
+}
+
 /// What each loop end records: its status, the run's, the stop reason and the error.
 #[test]
 fn each_loop_end_records_its_statuses() {
