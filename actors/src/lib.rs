@@ -1,7 +1,7 @@
 //! rummy's actors: the store writer, runs and their loop queues, turn executors, providers, side tasks (the sidecar) and the session state kept through it, web search, accepted commands, sessions and the notification hub.
 //!
-//! Layering: actors wire `rummy_core`'s pure functions into supervised actix
-//! actors. Only `StoreActor` writes to SQLite; only `ProviderActor` calls an
+//! Layering: actors wire `rummy_core`'s pure functions into actix actors; which of them
+//! are restarted under actix supervision, and by whom, is `docs/design/actors.md`. Only `StoreActor` writes to SQLite; only `ProviderActor` calls an
 //! LLM; only `session` imports `actix-web-actors`.
 
 pub mod admission;

@@ -1,5 +1,9 @@
 //! `LoopQueue`: a run's durable FIFO of loops (the `loops` table), and the run status that follows each loop's start and end.
 //!
+//! It owns the run's queue: every queuing, injection, claim and end of the run's loops goes
+//! through it, and it takes them one at a time (`serial`), so they reach the database in the
+//! order the run sent them — a claim never passes a queuing sent before it.
+//!
 //! Claiming a loop also fixes its model: a loop whose run asked for routing
 //! is routed in the claiming transaction (`loops::route`), so the choice is
 //! made once per loop and survives a restart.
@@ -121,13 +125,25 @@ impl Actor for LoopQueue {
     type Context = Context<Self>;
 }
 
+/// Handles the queue's messages one at a time: the next is not taken until this one's write is
+/// done, so the run's claims, queuings and ends are applied in the order they were sent.
+fn serial<T: 'static>(
+    work: std::pin::Pin<Box<dyn std::future::Future<Output = T>>>,
+    queue: &LoopQueue,
+) -> AtomicResponse<LoopQueue, T> {
+    AtomicResponse::new(Box::pin(work.into_actor(queue)))
+}
+
 impl Handler<Enqueue> for LoopQueue {
-    type Result = ResponseFuture<Result<Loop, StoreError>>;
+    type Result = AtomicResponse<Self, Result<Loop, StoreError>>;
 
     fn handle(&mut self, msg: Enqueue, _: &mut Context<Self>) -> Self::Result {
         let store = self.store.clone();
         let run_id = self.run.run_id;
-        Box::pin(async move { store.write(move |c| enqueue(c, run_id, &msg)).await })
+        serial(
+            Box::pin(async move { store.write(move |c| enqueue(c, run_id, &msg)).await }),
+            self,
+        )
     }
 }
 
@@ -150,19 +166,22 @@ fn enqueue(c: &mut rummy_core::db::Db, run_id: RunId, msg: &Enqueue) -> Result<L
 }
 
 impl Handler<InjectPrompt> for LoopQueue {
-    type Result = ResponseFuture<Result<bool, StoreError>>;
+    type Result = AtomicResponse<Self, Result<bool, StoreError>>;
 
     fn handle(&mut self, msg: InjectPrompt, _: &mut Context<Self>) -> Self::Result {
         let store = self.store.clone();
         let (run, divisor) = (self.run, self.token_divisor);
-        Box::pin(async move {
-            store
-                .write(move |c| {
-                    let at = write_ctx(divisor);
-                    inject(c, run, msg.loop_id, msg.mode, &msg.queued, at)
-                })
-                .await
-        })
+        serial(
+            Box::pin(async move {
+                store
+                    .write(move |c| {
+                        let at = write_ctx(divisor);
+                        inject(c, run, msg.loop_id, msg.mode, &msg.queued, at)
+                    })
+                    .await
+            }),
+            self,
+        )
     }
 }
 
@@ -198,29 +217,32 @@ fn inject(
 }
 
 impl Handler<ClaimNext> for LoopQueue {
-    type Result = ResponseFuture<Result<Option<Claimed>, StoreError>>;
+    type Result = AtomicResponse<Self, Result<Option<Claimed>, StoreError>>;
 
     fn handle(&mut self, _: ClaimNext, _: &mut Context<Self>) -> Self::Result {
         let store = self.store.clone();
         let run_id = self.run.run_id;
         let routing = self.routing.clone();
         let holder = self.holder.clone();
-        Box::pin(async move {
-            store
-                .write(move |c| {
-                    if let Some(me) = &holder {
-                        if !rummy_core::store::cluster::holds(c, run_id, me)? {
-                            tracing::warn!(
-                                run_id = run_id.0,
-                                "not claiming a loop of a run this process no longer holds"
-                            );
-                            return Ok(None);
+        serial(
+            Box::pin(async move {
+                store
+                    .write(move |c| {
+                        if let Some(me) = &holder {
+                            if !rummy_core::store::cluster::holds(c, run_id, me)? {
+                                tracing::warn!(
+                                    run_id = run_id.0,
+                                    "not claiming a loop of a run this process no longer holds"
+                                );
+                                return Ok(None);
+                            }
                         }
-                    }
-                    claim(c, run_id, &routing)
-                })
-                .await
-        })
+                        claim(c, run_id, &routing)
+                    })
+                    .await
+            }),
+            self,
+        )
     }
 }
 
@@ -250,18 +272,21 @@ pub fn claim(
 }
 
 impl Handler<Finish> for LoopQueue {
-    type Result = ResponseFuture<Result<Recorded, StoreError>>;
+    type Result = AtomicResponse<Self, Result<Recorded, StoreError>>;
 
     fn handle(&mut self, msg: Finish, _: &mut Context<Self>) -> Self::Result {
         let store = self.store.clone();
         let run = self.run;
         let divisor = self.token_divisor;
         let bounds = store.bounds();
-        Box::pin(async move {
-            store
-                .write(move |c| finish(c, run, &msg, bounds, write_ctx(divisor)))
-                .await
-        })
+        serial(
+            Box::pin(async move {
+                store
+                    .write(move |c| finish(c, run, &msg, bounds, write_ctx(divisor)))
+                    .await
+            }),
+            self,
+        )
     }
 }
 

@@ -6,6 +6,7 @@
 //! - [`ids`]: row ids as types (project, run, loop, turn);
 //! - [`run`]: run statuses and their transitions;
 //! - [`skill`]: skill files' frontmatter, and what a run's active skills allow;
+//! - [`orchestration`]: a run's orchestration as a pure state machine (its actor interprets it);
 //! - [`memory`]: what a project remembers across runs — recall on a loop's first turn, and the
 //!   history of its loops;
 //! - [`parse`]: reading tool commands out of model replies;
@@ -36,6 +37,7 @@ pub mod files;
 pub mod hedberg;
 pub mod ids;
 pub mod memory;
+pub mod orchestration;
 pub mod parse;
 pub mod path;
 pub mod provider;

@@ -48,5 +48,6 @@ mod shutdown;
 mod skills;
 mod store;
 mod summaries;
+mod supervision;
 mod tokens;
 mod web;

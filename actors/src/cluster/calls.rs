@@ -5,6 +5,7 @@ use rummy_core::entry::State;
 use rummy_core::parse::ToolName;
 use rummy_core::turn::proposals::{Decision, Resolved};
 use rummy_core::wire::{ErrorKind, RpcError};
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 use std::path::PathBuf;
 
@@ -65,77 +66,134 @@ fn text(params: &Value, key: &str) -> Result<String, RpcError> {
         .ok_or_else(|| bad(&format!("no {key}")))
 }
 
-impl Forwarded {
-    /// Its method and params, as the table keeps them.
-    pub fn encode(&self) -> (String, String) {
-        let (method, params) = match self {
-            Forwarded::Inject { prompt } => ("inject", json!({ "prompt": prompt })),
-            Forwarded::Continue { prompt } => ("continue", json!({ "prompt": prompt })),
-            Forwarded::Cancel => ("cancel", json!({})),
+/// The version of the calls' encoding this build writes: a row carries it (`"v"`), and one
+/// written by a later version is refused by name rather than misread. A row without it is of
+/// the first version, which had the same shape.
+pub const CALLS_ENCODING: u64 = 1;
+
+/// A call as the table keeps it: serde's encoding of [`Forwarded`], the method apart.
+#[derive(Serialize, Deserialize)]
+#[serde(tag = "method", rename_all = "lowercase")]
+enum Wire {
+    Inject {
+        prompt: String,
+    },
+    Continue {
+        prompt: String,
+    },
+    Cancel,
+    Resolve {
+        path: String,
+        decision: Kind,
+        body: Option<String>,
+        root: PathBuf,
+        by: Option<String>,
+    },
+    Rename {
+        alias: String,
+    },
+}
+
+/// A resolution's kind, its body beside it.
+#[derive(Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+enum Kind {
+    Accept,
+    Reject,
+    Error,
+}
+
+impl From<&Forwarded> for Wire {
+    fn from(call: &Forwarded) -> Wire {
+        match call.clone() {
+            Forwarded::Inject { prompt } => Wire::Inject { prompt },
+            Forwarded::Continue { prompt } => Wire::Continue { prompt },
+            Forwarded::Cancel => Wire::Cancel,
             Forwarded::Resolve {
                 path,
                 decision,
                 root,
                 by,
             } => {
-                let (kind, body) = match decision {
-                    Decision::Accept(body) => ("accept", body),
-                    Decision::Reject(body) => ("reject", body),
-                    Decision::Error(body) => ("error", body),
+                let (decision, body) = match decision {
+                    Decision::Accept(body) => (Kind::Accept, body),
+                    Decision::Reject(body) => (Kind::Reject, body),
+                    Decision::Error(body) => (Kind::Error, body),
                 };
-                (
-                    "resolve",
-                    json!({
-                        "path": path,
-                        "decision": kind,
-                        "body": body,
-                        "root": root.to_string_lossy(),
-                        "by": by,
-                    }),
-                )
+                Wire::Resolve {
+                    path,
+                    decision,
+                    body,
+                    root,
+                    by,
+                }
             }
-            Forwarded::Rename { alias } => ("rename", json!({ "alias": alias })),
+            Forwarded::Rename { alias } => Wire::Rename { alias },
+        }
+    }
+}
+
+impl From<Wire> for Forwarded {
+    fn from(wire: Wire) -> Forwarded {
+        match wire {
+            Wire::Inject { prompt } => Forwarded::Inject { prompt },
+            Wire::Continue { prompt } => Forwarded::Continue { prompt },
+            Wire::Cancel => Forwarded::Cancel,
+            Wire::Resolve {
+                path,
+                decision,
+                body,
+                root,
+                by,
+            } => Forwarded::Resolve {
+                path,
+                decision: match decision {
+                    Kind::Accept => Decision::Accept(body),
+                    Kind::Reject => Decision::Reject(body),
+                    Kind::Error => Decision::Error(body),
+                },
+                root,
+                by,
+            },
+            Wire::Rename { alias } => Forwarded::Rename { alias },
+        }
+    }
+}
+
+impl Forwarded {
+    /// Its method and params, as the table keeps them (the params carry the encoding's
+    /// version).
+    pub fn encode(&self) -> (String, String) {
+        let mut params = match serde_json::to_value(Wire::from(self)) {
+            Ok(Value::Object(params)) => params,
+            // A tagged enum of strings always serialises to an object.
+            _ => Map::new(),
         };
-        (method.to_owned(), params.to_string())
+        let method = match params.remove("method") {
+            Some(Value::String(method)) => method,
+            _ => String::new(),
+        };
+        params.insert("v".into(), Value::from(CALLS_ENCODING));
+        (method, Value::Object(params).to_string())
     }
 
     /// The call a table row holds.
     ///
     /// # Errors
-    /// A row this build cannot read (another version wrote it).
+    /// A row this build cannot read (a later version wrote it, or it is malformed).
     pub fn decode(method: &str, params: &str) -> Result<Forwarded, RpcError> {
-        let params: Value = serde_json::from_str(params).map_err(|e| bad(&e.to_string()))?;
-        Ok(match method {
-            "inject" => Forwarded::Inject {
-                prompt: text(&params, "prompt")?,
-            },
-            "continue" => Forwarded::Continue {
-                prompt: text(&params, "prompt")?,
-            },
-            "cancel" => Forwarded::Cancel,
-            "resolve" => {
-                let body = params
-                    .get("body")
-                    .and_then(Value::as_str)
-                    .map(str::to_owned);
-                let decision = match text(&params, "decision")?.as_str() {
-                    "accept" => Decision::Accept(body),
-                    "reject" => Decision::Reject(body),
-                    "error" => Decision::Error(body),
-                    other => return Err(bad(&format!("decision {other}"))),
-                };
-                Forwarded::Resolve {
-                    path: text(&params, "path")?,
-                    decision,
-                    root: PathBuf::from(text(&params, "root")?),
-                    by: params.get("by").and_then(Value::as_str).map(str::to_owned),
-                }
-            }
-            "rename" => Forwarded::Rename {
-                alias: text(&params, "alias")?,
-            },
-            other => return Err(bad(&format!("method {other}"))),
-        })
+        let mut params: Map<String, Value> =
+            serde_json::from_str(params).map_err(|e| bad(&e.to_string()))?;
+        let version = params.remove("v").and_then(|v| v.as_u64()).unwrap_or(1);
+        if version > CALLS_ENCODING {
+            return Err(bad(&format!(
+                "encoding {version}, written by a later version (this one reads up to {CALLS_ENCODING})"
+            )));
+        }
+        params.insert("method".into(), Value::from(method));
+        let wire: Wire =
+            serde_json::from_value(Value::Object(params)).map_err(|e| bad(&e.to_string()))?;
+        Ok(wire.into())
     }
 }
 
@@ -250,6 +308,36 @@ mod tests {
             let (method, params) = call.encode();
             assert_eq!(Forwarded::decode(&method, &params), Ok(call));
         }
+    }
+
+    /// A call carries its encoding's version; one without it (the first version's) reads the
+    /// same, and one from a later version is refused by name.
+    #[test]
+    fn calls_carry_their_encodings_version() {
+        let (method, params) = Forwarded::Inject { prompt: "p".into() }.encode();
+        assert_eq!(method, "inject");
+        assert_eq!(
+            serde_json::from_str::<Value>(&params).unwrap(),
+            json!({ "prompt": "p", "v": 1 })
+        );
+        assert_eq!(
+            Forwarded::decode(
+                "resolve",
+                r#"{"path":"edit://a","decision":"accept","body":null,"root":"/p","by":null}"#
+            ),
+            Ok(Forwarded::Resolve {
+                path: "edit://a".into(),
+                decision: Decision::Accept(None),
+                root: PathBuf::from("/p"),
+                by: None,
+            })
+        );
+        assert_eq!(
+            Forwarded::decode("cancel", r#"{"v":2}"#),
+            Err(bad(
+                "encoding 2, written by a later version (this one reads up to 1)"
+            ))
+        );
     }
 
     /// Every answer, an error with its data included, reads back as it was given.

@@ -1,84 +1,53 @@
-//! Claiming: the run wakes, asks admission for a place when a fair-use limit applies, and
-//! claims its next queued loop from the [`LoopQueue`](crate::loop_queue::LoopQueue).
+//! Claiming: the run wakes, asks admission for a place when a fair-use limit applies, claims its
+//! next queued loop from the [`LoopQueue`](crate::loop_queue::LoopQueue), and prepares it (its
+//! route, its model's context length) to run.
 
-use super::{AwaitPlace, Phase, RunActor, Wake};
+use super::{AwaitPlace, Current, RunActor, Wake};
 use crate::admission::{Acquire, Admit, Admitted};
 use crate::clock::now;
-use crate::loop_queue::ClaimNext;
+use crate::loop_queue::{ClaimNext, Claimed};
+use crate::provider::undefined_model;
+use crate::turn::TurnJob;
 use actix::prelude::*;
 use rummy_core::fair::admission::Ask;
+use rummy_core::memory::recall as memory_recall;
+use rummy_core::orchestration::{self as orch, Input, Look, Paused};
+use rummy_core::provider::routing;
 use rummy_core::store::entries::RunRef;
 use rummy_core::store::{loops, runs};
+use rummy_core::turn::healer::{Healer, HealerLimits};
+use serde_json::Value;
+use std::sync::Arc;
+
+/// A restored loop's pause, as the machine carries it.
+type Pause = Paused<super::OutputWait>;
 
 impl RunActor {
-    pub(super) fn wake(&mut self, ctx: &mut Context<Self>) {
-        if matches!(self.phase, Phase::Claiming | Phase::Asking) {
-            self.wake_again = true;
-        }
-        if !matches!(self.phase, Phase::Idle) {
-            return;
-        }
-        self.wake_again = false;
-        if self.svc.admission.applies(self.run.project_id) {
-            self.ask(ctx);
-        } else {
-            self.claim(false, ctx);
-        }
-    }
-
-    /// Claims the next queued loop and starts it. `admitted`: admission gave the run a place
-    /// for it, which the loop holds (or gives back when there is nothing to claim).
+    /// Claims the next queued loop. `admitted`: admission gave the run a place for it.
     pub(super) fn claim(&mut self, admitted: bool, ctx: &mut Context<Self>) {
-        self.phase = Phase::Claiming;
         let claim = self
             .queue
             .send(ClaimNext)
             .into_actor(self)
-            .map(move |res, act, ctx| match res {
-                Ok(Ok(Some(claimed))) => {
-                    if admitted {
-                        act.svc.admission.hold(
-                            act.run.run_id,
-                            act.run.project_id,
-                            claimed.run.user.clone(),
-                        );
+            .map(move |res, act, ctx| {
+                let claimed = match res {
+                    Ok(Ok(claimed)) => claimed,
+                    Ok(Err(e)) => {
+                        tracing::error!(run = %act.alias, error = %e, "cannot claim the next loop");
+                        None
                     }
-                    act.prepare_loop(claimed, ctx)
-                }
-                Ok(Ok(None)) => {
-                    act.give_back(admitted);
-                    act.phase = Phase::Idle;
-                    if act.wake_again {
-                        act.wake(ctx);
+                    Err(e) => {
+                        tracing::error!(run = %act.alias, error = %e, "loop queue unavailable");
+                        None
                     }
-                }
-                Ok(Err(e)) => {
-                    tracing::error!(run = %act.alias, error = %e, "cannot claim the next loop");
-                    act.give_back(admitted);
-                    act.phase = Phase::Idle;
-                }
-                Err(e) => {
-                    tracing::error!(run = %act.alias, error = %e, "loop queue unavailable");
-                    act.give_back(admitted);
-                    act.phase = Phase::Idle;
-                }
-            })
-            .map(|(), act, _| act.report_idle());
+                };
+                act.step(Input::Claimed { admitted, claimed }, ctx);
+            });
         ctx.spawn(claim);
     }
 
-    /// A place admission gave for a loop that did not start.
-    fn give_back(&self, admitted: bool) {
-        if admitted {
-            self.svc.admission.release(self.run.run_id);
-        }
-    }
-
-    /// Looks for a queued loop and asks admission for a place for it: granted, the
-    /// loop is claimed; otherwise the run waits for [`Admitted`].
-    fn ask(&mut self, ctx: &mut Context<Self>) {
-        self.phase = Phase::Asking;
-        self.admitted_early = false;
+    /// Looks for a queued loop and asks admission for a place for it.
+    pub(super) fn look_for_place(&mut self, ctx: &mut Context<Self>) {
         let RunRef { run_id, project_id } = self.run;
         let store = self.svc.store.clone();
         let admission = self.svc.admission.clone();
@@ -110,33 +79,136 @@ impl RunActor {
                 .map_err(|e| format!("admission unavailable: {e}"))
         };
         let answered = asked.into_actor(self).map(|res, act, ctx| {
-            let early = std::mem::take(&mut act.admitted_early);
-            match res {
-                Ok(None) => {
-                    act.phase = Phase::Idle;
-                    if act.wake_again {
-                        act.wake(ctx);
-                    }
-                }
-                Ok(Some(Admit::Granted)) => act.claim(true, ctx),
-                Ok(Some(Admit::Queued(_))) if early => act.claim(true, ctx),
-                Ok(Some(Admit::Queued(_))) if act.cancel_pending => {
-                    // Cancelled while it asked: the loop is not worth a place; it ends 499.
-                    act.svc.admission.withdraw(act.run.run_id);
-                    act.claim(false, ctx);
-                }
+            let look = match res {
+                Ok(None) => Look::Nothing,
+                Ok(Some(Admit::Granted)) => Look::Asked(orch::Admit::Granted),
                 Ok(Some(Admit::Queued(queued))) => {
                     tracing::debug!(run = %act.alias, reason = queued.reason.as_str(), position = queued.position, "waiting for a place");
-                    act.phase = Phase::Waiting;
+                    Look::Asked(orch::Admit::Queued(queued))
                 }
                 Err(e) => {
                     tracing::error!(run = %act.alias, error = %e, "cannot ask for a place");
-                    act.phase = Phase::Idle;
+                    Look::Failed
                 }
-            }
-            act.report_idle();
+            };
+            act.step(Input::Looked(look), ctx);
         });
         ctx.spawn(answered);
+    }
+
+    /// Learns the claimed loop's context length — asking the model's provider (and caching
+    /// the answer in `models`) when the store does not know it — then starts the loop. A
+    /// restored loop asks nothing: it ran before the restart, so any context length its
+    /// provider gave was cached then, and its pending proposal must be resolvable at once.
+    pub(super) fn prepare_loop(
+        &mut self,
+        claimed: Claimed,
+        paused: Option<Pause>,
+        ctx: &mut Context<Self>,
+    ) {
+        let model = match &claimed.model {
+            Some(m) if m.context_length.is_none() && paused.is_none() => m.clone(),
+            known_or_missing => {
+                let model_context = known_or_missing.as_ref().and_then(|m| m.context_length);
+                return self.start_loop(claimed, model_context, paused, ctx);
+            }
+        };
+        let providers = self.svc.providers.clone();
+        let discover = async move { providers.context_length(&model).await };
+        let start = discover
+            .into_actor(self)
+            .map(|model_context, act, ctx| act.start_loop(claimed, model_context, None, ctx));
+        ctx.spawn(start);
+    }
+
+    /// Builds the claimed loop's turn job; the machine then starts its first turn (or, with
+    /// `paused`, waits as the restored loop did). `model_context` is the loop's model's context
+    /// length, if known.
+    fn start_loop(
+        &mut self,
+        claimed: Claimed,
+        model_context: Option<i32>,
+        paused: Option<Pause>,
+        ctx: &mut Context<Self>,
+    ) {
+        let Claimed {
+            loop_row,
+            run,
+            model,
+            command_network,
+        } = claimed;
+        self.user.clone_from(&run.user);
+        // As the claim read it: an actor started just before a rename committed takes it here.
+        self.rename(&run.alias);
+        let routed = loop_row.routed();
+        tracing::info!(
+            run = %self.alias,
+            loop_seq = loop_row.sequence,
+            restored = paused.is_some(),
+            model = %loop_row.model,
+            route = routed.as_ref().map(|r| r.class.name()),
+            "loop started"
+        );
+        let route = match &model {
+            None => Err(match &routed {
+                Some(r) if r.changes(&run.model) => {
+                    format!("{} ({})", undefined_model(&r.model), r.why())
+                }
+                _ => format!("model \"{}\" is no longer defined", loop_row.model),
+            }),
+            Some(m) => self.svc.providers.route(m),
+        };
+        let mut route = match route {
+            Ok(route) => route,
+            Err(message) => {
+                self.current = Some(Current {
+                    loop_row,
+                    job: None,
+                });
+                return self.step(Input::Prepared(Err(message)), ctx);
+            }
+        };
+        let flags = loop_row.config();
+        // `fallback: false` on the run: its calls fail where they would have gone to the fallback.
+        if !routing::fallback_allowed(&flags) {
+            route.fallback = None;
+        }
+        let context_size = match (run.context_limit, model_context) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        let recall = memory_recall::requested(&flags, self.svc.config.recall.enabled);
+        let job = TurnJob {
+            run: self.run,
+            alias: Arc::clone(&self.alias),
+            loop_id: loop_row.id,
+            loop_number: loop_row.sequence,
+            recall,
+            prompt: loop_row.prompt.clone(),
+            mode: loop_row.mode(),
+            no_repo: flags
+                .get("noRepo")
+                .and_then(Value::as_bool)
+                .unwrap_or(false),
+            flags,
+            first_in_loop: true,
+            next_allowed: false,
+            model_alias: loop_row.model.clone(),
+            route,
+            temperature: run
+                .temperature
+                .unwrap_or(self.svc.config.limits.temperature),
+            persona: run.persona.clone(),
+            context_size,
+            command_network: command_network.unwrap_or(self.svc.config.commands.sandbox.network),
+            healer: Healer::new(HealerLimits::from(&self.svc.config.limits)),
+            context: Arc::default(),
+        };
+        self.current = Some(Current {
+            loop_row,
+            job: Some(job),
+        });
+        self.step(Input::Prepared(Ok(paused)), ctx);
     }
 }
 
@@ -144,9 +216,7 @@ impl Handler<Wake> for RunActor {
     type Result = ();
 
     fn handle(&mut self, _: Wake, ctx: &mut Context<Self>) {
-        self.took();
-        self.wake(ctx);
-        self.report_idle();
+        self.step(Input::Wake, ctx);
     }
 }
 
@@ -154,31 +224,14 @@ impl Handler<Admitted> for RunActor {
     type Result = ();
 
     fn handle(&mut self, _: Admitted, ctx: &mut Context<Self>) {
-        if self.admitted_on_the_way(ctx) {
-            return;
-        }
-        match self.phase {
-            Phase::Waiting => self.claim(true, ctx),
-            Phase::Asking => self.admitted_early = true,
-            // Claiming, running or finishing: the place admission counted is already the run's
-            // (its claim holds it; its end gives it back). Idle: the run no longer waits (its
-            // waiting loop was cancelled, and admission gave the place back on that
-            // withdrawal), so this is stale — and an idle actor may be retiring (see `retire`).
-            Phase::Claiming | Phase::Running(_) | Phase::Finishing | Phase::Idle => {}
-        }
+        self.step(Input::Admitted, ctx);
     }
 }
 
 impl Handler<AwaitPlace> for RunActor {
     type Result = ();
 
-    fn handle(&mut self, _: AwaitPlace, _: &mut Context<Self>) {
-        self.took();
-        // Admission learns of the waiter only after this was sent (with the waiters recovery hands it), so no
-        // `Admitted` comes before it; a run busy already keeps what it does.
-        if matches!(self.phase, Phase::Idle) {
-            self.phase = Phase::Waiting;
-        }
-        self.report_idle();
+    fn handle(&mut self, _: AwaitPlace, ctx: &mut Context<Self>) {
+        self.step(Input::AwaitPlace, ctx);
     }
 }

@@ -21,34 +21,35 @@
 //!
 //! An actor lives only while its run has something to do: idle, it tells its registry and is
 //! retired (`retire`); the run's next message starts a fresh one from the database.
+//!
+//! The actor is the interpreter of the run's pure state machine,
+//! [`rummy_core::orchestration`]: each message, and each end of work it spawned, becomes an
+//! input; the machine answers the new state's effects, which the actor performs
+//! (`interpret`). The control state — the phase, what the loop does, a pending cancel, the
+//! place asked for, the retire bookkeeping — lives in the machine; the actor keeps only what
+//! the effects need (the loop's row and turn job, the executor's address, the output wait).
 
-mod cancel;
 mod claim;
 mod consolidate;
+mod finish;
 mod output;
 mod place;
 mod queue;
 mod resolve;
 mod retire;
-use crate::loop_queue::{Claimed, Finish, LoopQueue};
-use crate::provider::undefined_model;
+use crate::loop_queue::{Claimed, LoopQueue};
 use crate::services::Services;
-use crate::session_state;
-use crate::turn::{
-    Decision, Start, StopTurn, TurnDone, TurnEnd, TurnExecutor, TurnFailure, TurnJob,
-};
+use crate::turn::{Decision, StopTurn, TurnDone, TurnExecutor, TurnJob};
 use actix::prelude::*;
-pub use retire::{Idle, Keeper, Retire};
-use rummy_core::memory::consolidate as memory_consolidate;
-use rummy_core::memory::recall as memory_recall;
-use rummy_core::provider::routing;
-use rummy_core::run::{Mode, RunStatus, StopReason};
-use rummy_core::session_state::stored;
-use rummy_core::session_state::Occasion;
+use output::OutputWait;
+use queue::PromptJob;
+use resolve::Pending;
+pub use retire::{Idle, Keeper, RecoverRun, Retire};
+use rummy_core::orchestration::{Effect, Facts, Input, Orchestration, TurnOutcome};
+use rummy_core::run::Mode;
 use rummy_core::store::entries::RunRef;
 use rummy_core::store::loops::Loop;
 use rummy_core::store::StoreError;
-use rummy_core::turn::healer::{Healer, HealerLimits};
 use rummy_core::turn::proposals::{Decision as ProposalDecision, Resolved};
 use rummy_core::turn::streams::Awaited;
 use rummy_core::wire::RpcError;
@@ -149,74 +150,40 @@ pub struct Restore {
     pub paused: Paused,
 }
 
-enum Phase {
-    /// Nothing to do.
-    Idle,
-    /// Looking for a queued loop and asking admission for a place for it.
-    Asking,
-    /// Queued for a place (a runs limit or the project's cost ceiling): [`Admitted`](crate::admission::Admitted) ends it.
-    Waiting,
-    /// Asking the queue for the next loop.
-    Claiming,
-    /// A loop is running (boxed: it is much larger than the other phases).
-    Running(Box<Active>),
-    /// Recording a loop's end.
-    Finishing,
-}
+/// What the run's actor carries through its state machine.
+pub(crate) struct Interpreter;
 
-struct Active {
-    loop_row: Loop,
-    job: TurnJob,
-    turns_done: u32,
-    /// What the loop does now, which a cancel stops in one step.
-    doing: Option<Doing>,
-    /// The proposal the loop waits on, if any.
-    waiting: Option<String>,
-    /// The accepted command whose output the loop waits for, if any.
-    output: Option<Awaited>,
-    /// Resolutions that arrived while a turn was in flight: its `run/proposal` can reach a
-    /// client before its end reaches the run, so they wait for that end (see `resolve`).
-    early: Vec<resolve::Early>,
-    /// The loop gave its place back when it paused on a proposal: its next model call waits
-    /// for one (see `place`).
-    placeless: bool,
-    /// The turn that waits for a place, while it does.
-    place: Option<place::PlaceWait>,
-    /// The number of the loop's latest turn started, when known.
-    last_turn: i32,
-}
+impl rummy_core::orchestration::Carry for Interpreter {
+    type Claimed = Claimed;
+    type Start = crate::turn::Start;
+    type Resolution = Pending;
+    type Output = OutputWait;
+    type Prompt = PromptJob;
 
-/// What a running loop is doing between its messages.
-enum Doing {
-    /// A turn: its executor, and the run's number for it (see [`TurnDone`]).
-    Turn(Addr<TurnExecutor>, u64),
-    /// The wait for an accepted command's output, a future on the run's own context.
-    Output(SpawnHandle),
-    /// The wait for a place before the next model call (`place`): a cancel withdraws it.
-    Place,
-}
+    fn fresh() -> crate::turn::Start {
+        crate::turn::Start::Fresh
+    }
 
-impl Doing {
-    /// Stops it: the turn's executor, or the wait.
-    fn stop(self, ctx: &mut Context<RunActor>) {
-        match self {
-            Doing::Turn(executor, _) => executor.do_send(StopTurn),
-            Doing::Output(wait) => {
-                ctx.cancel_future(wait);
-            }
-            // The run withdraws its ask (`cancel`): nothing runs meanwhile.
-            Doing::Place => {}
+    fn is_new(start: &crate::turn::Start) -> bool {
+        matches!(
+            start,
+            crate::turn::Start::Fresh | crate::turn::Start::Allocated(_)
+        )
+    }
+
+    fn turn_of(start: &crate::turn::Start) -> Option<i32> {
+        match start {
+            crate::turn::Start::Fresh => None,
+            crate::turn::Start::Allocated(next) => Some(next.turn),
+            crate::turn::Start::Resume { turn, .. } => Some(*turn),
         }
     }
 }
 
-enum LoopEnd {
-    Concluded(i32),
-    MaxTurns,
-    Cancelled,
-    Failed(String),
-    Abandoned(String),
-    Overflow,
+/// The loop the run claimed: its row, and its turns' job once it started.
+struct Current {
+    loop_row: Loop,
+    job: Option<TurnJob>,
 }
 
 /// One run.
@@ -225,28 +192,23 @@ pub struct RunActor {
     run: RunRef,
     alias: Arc<str>,
     queue: Addr<LoopQueue>,
-    phase: Phase,
-    /// A cancel that arrived while a loop was being claimed.
-    cancel_pending: bool,
-    /// A wake that arrived while a claim was in flight: that claim may have looked before the
-    /// new loop was stored, so one more claim follows if it finds nothing.
-    wake_again: bool,
-    /// [`Admitted`](crate::admission::Admitted) arrived while the run was still asking for a place: whatever the answer
-    /// says, the place is its.
-    admitted_early: bool,
+    /// The run's control state.
+    machine: Orchestration<Interpreter>,
+    /// The loop claimed or running.
+    current: Option<Current>,
+    /// The turn running: its number and executor.
+    executor: Option<(u64, Addr<TurnExecutor>)>,
+    /// The wait for an accepted command's output, a future on the actor's context.
+    output_wait: Option<SpawnHandle>,
+    /// What the last cancel answered.
+    cancelled: bool,
     /// Who started the run (its runs in flight are counted under this user), once a loop of
     /// it was claimed.
     user: Option<String>,
     /// The registry that keeps the actor, told when it is idle (see `retire`).
     keeper: Keeper,
-    /// How many of the registry's messages the actor has handled.
-    handled: u64,
-    /// Handlers whose work is still in flight on the actor's context.
-    busy: u32,
-    /// The count of handled messages the registry was last told the actor was idle at.
-    told: Option<u64>,
-    /// How many turns the actor has started: each turn's number, which its end carries.
-    turns_started: u64,
+    /// The actor retired: its supervisor does not bring it back to work.
+    retired: bool,
 }
 
 impl RunActor {
@@ -262,295 +224,127 @@ impl RunActor {
             queue = queue.held_by(Arc::from(cluster.me()));
         }
         let queue = queue.start();
+        let machine = Orchestration::new(svc.config.limits.max_turns);
         RunActor {
             svc,
             run,
             alias: Arc::from(alias),
             queue,
-            phase: Phase::Idle,
-            cancel_pending: false,
-            wake_again: false,
-            admitted_early: false,
+            machine,
+            current: None,
+            executor: None,
+            output_wait: None,
+            cancelled: false,
             user: None,
             keeper,
-            handled: 0,
-            turns_started: 0,
-            busy: 0,
-            told: None,
+            retired: false,
         }
     }
 
-    /// Learns the claimed loop's context length — asking the model's provider
-    /// (and caching the answer in `models`) when the store does not know it —
-    /// then starts the loop. The phase stays `Claiming` meanwhile, so a cancel
-    /// still lands.
-    fn prepare_loop(&mut self, claimed: Claimed, ctx: &mut Context<Self>) {
-        let model = match &claimed.model {
-            Some(m) if m.context_length.is_none() => m.clone(),
-            known_or_missing => {
-                let model_context = known_or_missing.as_ref().and_then(|m| m.context_length);
-                return self.start_loop(claimed, model_context, None, ctx);
-            }
+    /// Feeds the machine `input` and performs its effects, in order.
+    fn step(&mut self, input: Input<Interpreter>, ctx: &mut Context<Self>) {
+        let facts = Facts {
+            now: crate::clock::now(),
+            gated: self.svc.admission.applies(self.run.project_id),
+            counts_runs: self.svc.admission.counts_runs(),
         };
-        let providers = self.svc.providers.clone();
-        let discover = async move { providers.context_length(&model).await };
-        let start = discover
-            .into_actor(self)
-            .map(|model_context, act, ctx| act.start_loop(claimed, model_context, None, ctx));
-        ctx.spawn(start);
+        for effect in self.machine.step(input, facts) {
+            self.perform(effect, ctx);
+        }
     }
 
-    /// Starts a claimed loop, or (with `paused`) restores one paused on a proposal or a
-    /// command's output. `model_context` is the loop's model's context length, if known.
-    fn start_loop(
-        &mut self,
-        claimed: Claimed,
-        model_context: Option<i32>,
-        paused: Option<Paused>,
-        ctx: &mut Context<Self>,
-    ) {
-        let Claimed {
-            loop_row,
-            run,
-            model,
-            command_network,
-        } = claimed;
-        self.user.clone_from(&run.user);
-        // As the claim read it: an actor started just before a rename committed takes it here.
-        self.rename(&run.alias);
-        let routed = loop_row.routed();
-        tracing::info!(
-            run = %self.alias,
-            loop_seq = loop_row.sequence,
-            restored = paused.is_some(),
-            model = %loop_row.model,
-            route = routed.as_ref().map(|r| r.class.name()),
-            "loop started"
-        );
-        let route = match &model {
-            None => Err(match &routed {
-                Some(r) if r.changes(&run.model) => {
-                    format!("{} ({})", undefined_model(&r.model), r.why())
-                }
-                _ => format!("model \"{}\" is no longer defined", loop_row.model),
+    /// Performs one effect.
+    fn perform(&mut self, effect: Effect<Interpreter>, ctx: &mut Context<Self>) {
+        let run_id = self.run.run_id;
+        match effect {
+            Effect::ReportIdle { handled } => self.keeper.idle.do_send(Idle {
+                run_id,
+                id: self.keeper.id,
+                handled,
             }),
-            Some(m) => self.svc.providers.route(m),
-        };
-        let mut route = match route {
-            Ok(route) => route,
-            Err(message) => return self.finish(loop_row, LoopEnd::Failed(message), ctx),
-        };
-        if std::mem::take(&mut self.cancel_pending) {
-            return self.finish(loop_row, LoopEnd::Cancelled, ctx);
-        }
-        let flags = loop_row.config();
-        // `fallback: false` on the run: its calls fail where they would have gone to the fallback.
-        if !routing::fallback_allowed(&flags) {
-            route.fallback = None;
-        }
-        let context_size = match (run.context_limit, model_context) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        };
-        let recall = memory_recall::requested(&flags, self.svc.config.recall.enabled);
-        let job = TurnJob {
-            run: self.run,
-            alias: Arc::clone(&self.alias),
-            loop_id: loop_row.id,
-            loop_number: loop_row.sequence,
-            recall,
-            prompt: loop_row.prompt.clone(),
-            mode: loop_row.mode(),
-            no_repo: flags
-                .get("noRepo")
-                .and_then(Value::as_bool)
-                .unwrap_or(false),
-            flags,
-            first_in_loop: true,
-            next_allowed: false,
-            model_alias: loop_row.model.clone(),
-            route,
-            temperature: run
-                .temperature
-                .unwrap_or(self.svc.config.limits.temperature),
-            persona: run.persona.clone(),
-            context_size,
-            command_network: command_network.unwrap_or(self.svc.config.commands.sandbox.network),
-            healer: Healer::new(HealerLimits::from(&self.svc.config.limits)),
-            context: Arc::default(),
-        };
-        let restored = paused.is_some();
-        // A loop paused on a proposal holds no place: a restart found it so.
-        let placeless = matches!(paused, Some(Paused::Proposal(_)));
-        let (waiting, output) = match paused {
-            Some(Paused::Proposal(path)) => (Some(path), None),
-            Some(Paused::Output(awaited)) => (None, Some(awaited)),
-            None => (None, None),
-        };
-        self.phase = Phase::Running(Box::new(Active {
-            loop_row,
-            job,
-            turns_done: u32::from(restored),
-            doing: None,
-            waiting,
-            output: None,
-            early: Vec::new(),
-            placeless,
-            place: None,
-            last_turn: 0,
-        }));
-        match output {
-            Some(awaited) => {
-                let waiter = self.svc.commands.waiter(self.run.run_id, &awaited.path);
-                self.await_output(awaited, waiter, None, ctx);
+            Effect::Stop => {
+                tracing::debug!(run = %self.alias, "idle run actor retired");
+                self.retired = true;
+                ctx.stop();
             }
-            None if !restored => self.run_turn(Start::Fresh, ctx),
-            None => {}
-        }
-    }
-
-    fn run_turn(&mut self, start: Start, ctx: &mut Context<Self>) {
-        let max_turns = self.svc.config.limits.max_turns;
-        let Phase::Running(active) = &mut self.phase else {
-            return;
-        };
-        let new_turn = matches!(start, Start::Fresh | Start::Allocated(_));
-        if new_turn && active.turns_done >= max_turns {
-            let loop_row = active.loop_row.clone();
-            return self.finish(loop_row, LoopEnd::MaxTurns, ctx);
-        }
-        match &start {
-            Start::Allocated(next) => active.last_turn = next.turn,
-            Start::Resume { turn, .. } => active.last_turn = *turn,
-            Start::Fresh => {}
-        }
-        if new_turn && active.placeless && self.svc.admission.counts_runs() {
-            return self.ask_place(start, ctx);
-        }
-        let mut job = active.job.clone();
-        job.first_in_loop = active.turns_done == 0;
-        job.next_allowed = active.turns_done + 1 < max_turns;
-        self.turns_started += 1;
-        let seq = self.turns_started;
-        let executor =
-            TurnExecutor::start(self.svc.clone(), job, seq, start, ctx.address().recipient());
-        if let Phase::Running(active) = &mut self.phase {
-            active.doing = Some(Doing::Turn(executor, seq));
-        }
-    }
-
-    fn turn_done(&mut self, res: Result<TurnEnd, TurnFailure>, ctx: &mut Context<Self>) {
-        let Phase::Running(active) = &mut self.phase else {
-            return;
-        };
-        active.doing = None;
-        // Resolutions that came ahead of the end: answered once it is known, below or as they
-        // are dropped with the loop.
-        let early = std::mem::take(&mut active.early);
-        let loop_row = active.loop_row.clone();
-        let end = match res {
-            Ok(end) => {
-                active.job.healer = end.healer;
-                match end.decision {
-                    Decision::Paused { path } => {
-                        active.waiting = Some(path);
-                        self.resolve_early(early, ctx);
-                        let Phase::Running(active) = &mut self.phase else {
-                            return;
-                        };
-                        // A person may take hours to answer: the loop does not hold its
-                        // context rows meanwhile, and reads them whole when it goes on — nor
-                        // its place among the runs in flight.
-                        active.job.context = Arc::default();
-                        active.placeless = true;
-                        self.svc.admission.release(self.run.run_id);
-                        return;
+            Effect::StopCommands { awaiting } => self.stop_commands(awaiting),
+            Effect::Cancelled(cancelled) => self.cancelled = cancelled,
+            Effect::LookForPlace => self.look_for_place(ctx),
+            Effect::AskPlace { asked_at, since } => self.ask_place(asked_at, since, ctx),
+            Effect::TellQueued { turn, queued } => self.tell_queued(turn, queued),
+            Effect::ReleasePlace => self.svc.admission.release(run_id),
+            Effect::WithdrawPlace => self.svc.admission.withdraw(run_id),
+            Effect::Claim { admitted } => self.claim(admitted, ctx),
+            Effect::Prepare {
+                claimed,
+                hold,
+                paused,
+            } => {
+                if hold {
+                    let user = claimed.run.user.clone();
+                    self.svc.admission.hold(run_id, self.run.project_id, user);
+                }
+                self.prepare_loop(claimed, paused, ctx);
+            }
+            Effect::StartTurn {
+                seq,
+                start,
+                first_in_loop,
+                next_allowed,
+            } => {
+                let Some(mut job) = self.current.as_ref().and_then(|c| c.job.clone()) else {
+                    return;
+                };
+                job.first_in_loop = first_in_loop;
+                job.next_allowed = next_allowed;
+                let done = ctx.address().recipient();
+                let executor = TurnExecutor::start(self.svc.clone(), job, seq, start, done);
+                self.executor = Some((seq, executor));
+            }
+            Effect::StopTurn(seq) => {
+                if let Some((running, executor)) = self.executor.take() {
+                    if running == seq {
+                        executor.do_send(StopTurn);
                     }
-                    Decision::Continue => {
-                        active.turns_done += 1;
-                        let start = end.next.map_or(Start::Fresh, Start::Allocated);
-                        return self.run_turn(start, ctx);
-                    }
-                    Decision::Conclude(status) => LoopEnd::Concluded(status),
-                    Decision::Abandon(reason) => LoopEnd::Abandoned(reason),
-                    Decision::Overflow => LoopEnd::Overflow,
                 }
             }
-            Err(failure) => LoopEnd::Failed(failure.to_string()),
-        };
-        self.finish(loop_row, end, ctx);
+            Effect::AwaitOutput(wait) => self.await_output(wait, ctx),
+            Effect::StopOutputWait => {
+                if let Some(wait) = self.output_wait.take() {
+                    ctx.cancel_future(wait);
+                }
+            }
+            Effect::DropOutput(wait) => {
+                let path = wait.awaited.path;
+                self.svc.commands.forget_waiter(run_id, &path);
+                self.cancel_output(path);
+            }
+            Effect::ForgetContext => {
+                if let Some(job) = self.current.as_mut().and_then(|c| c.job.as_mut()) {
+                    job.context = Arc::default();
+                }
+            }
+            Effect::Resolve(pending) => self.resolve(pending, ctx),
+            Effect::NotPending(pending) => pending.not_pending(),
+            Effect::Enqueue(prompt) => self.enqueue(prompt, ctx),
+            Effect::Fold(prompt) => self.fold(prompt, ctx),
+            Effect::Finish(end) => self.finish(end, ctx),
+            Effect::Stray(_) => {
+                // Only a new run's actor is sent a claimed loop, and it starts idle; the loop
+                // stays running in the store, where recovery finds it should this ever happen.
+                tracing::error!(run = %self.alias, "a claimed loop arrived while another is active");
+            }
+        }
     }
 
-    fn finish(&mut self, loop_row: Loop, end: LoopEnd, ctx: &mut Context<Self>) {
-        self.phase = Phase::Finishing;
-        self.svc.admission.release(self.run.run_id);
-        // A loop that did its work (not cancelled, not failed by its model) updates the
-        // session state, when the run keeps one, before its end is recorded: the run's next
-        // loop, and every client told it ended, find the state current.
-        let flags = loop_row.config();
-        let refresh = !matches!(end, LoopEnd::Cancelled | LoopEnd::Failed(_))
-            && stored::enabled(&flags, self.svc.config.session_state.enabled);
-        let (loop_status, run_status, stop_reason, error) = match end {
-            LoopEnd::Concluded(status) => {
-                (status, RunStatus::Completed, StopReason::Concluded, None)
+    /// Notifications carry `alias` from now on.
+    fn rename(&mut self, alias: &str) {
+        if *self.alias != *alias {
+            self.alias = Arc::from(alias);
+            if let Some(job) = self.current.as_mut().and_then(|c| c.job.as_mut()) {
+                job.alias = Arc::clone(&self.alias);
             }
-            LoopEnd::MaxTurns => (200, RunStatus::Completed, StopReason::MaxTurns, None),
-            LoopEnd::Cancelled => (499, RunStatus::Cancelled, StopReason::Cancelled, None),
-            LoopEnd::Failed(message) => (500, RunStatus::Failed, StopReason::Failed, Some(message)),
-            LoopEnd::Abandoned(reason) => (
-                508,
-                RunStatus::LoopDetected,
-                StopReason::Abandoned,
-                Some(reason),
-            ),
-            LoopEnd::Overflow => (413, RunStatus::ContextFull, StopReason::ContextFull, None),
-        };
-        // A loop that failed, was abandoned or overflowed is a failure the operator should see.
-        if loop_status >= 400 && loop_status != 499 {
-            tracing::warn!(run = %self.alias, loop_seq = loop_row.sequence, loop_status, error = error.as_deref(), "loop failed");
-        } else {
-            tracing::info!(run = %self.alias, loop_seq = loop_row.sequence, loop_status, "loop finished");
         }
-        // A loop that did its work may leave memories behind, before its end is recorded.
-        let consolidating = matches!(stop_reason, StopReason::Concluded | StopReason::MaxTurns)
-            && memory_consolidate::requested(&flags, self.svc.config.recall.consolidate);
-        let msg = Finish {
-            loop_id: loop_row.id,
-            loop_status,
-            run_status,
-            stop_reason,
-            error,
-            kept: memory_recall::kept(&flags, self.svc.config.recall.enabled),
-        };
-        let (queue, svc, run) = (self.queue.clone(), self.svc.clone(), self.run);
-        let alias = Arc::clone(&self.alias);
-        let work = async move {
-            // The session state first: consolidation reads it.
-            if refresh {
-                let refreshed =
-                    session_state::refresh(&svc, run, Occasion::LoopEnd, &loop_row.model).await;
-                tracing::debug!(run = %alias, ?refreshed, "session state after the loop");
-            }
-            if consolidating {
-                consolidate::consolidate(svc, run, loop_row).await;
-            }
-            queue.send(msg).await
-        };
-        let done = work.into_actor(self).map(|res, act, ctx| {
-            match res {
-                Ok(Ok(params)) => act
-                    .svc
-                    .publish_state(act.run.project_id, &act.alias, &params),
-                Ok(Err(e)) => {
-                    tracing::error!(run = %act.alias, error = %e, "cannot record the loop's end")
-                }
-                Err(e) => tracing::error!(run = %act.alias, error = %e, "loop queue unavailable"),
-            }
-            act.phase = Phase::Idle;
-            act.wake(ctx);
-            act.report_idle();
-        });
-        ctx.spawn(done);
     }
 }
 
@@ -558,20 +352,35 @@ impl Actor for RunActor {
     type Context = Context<Self>;
 }
 
+impl Supervised for RunActor {
+    /// A failed actor (see `finish`) comes back with nothing in memory: its turn is stopped,
+    /// its place given back, and its registry recovers the run from the database as a restart
+    /// of the server would — an interrupted loop ends, a paused one is restored, queued loops
+    /// run. A retired actor stays idle until its last address is dropped.
+    fn restarting(&mut self, _: &mut Context<Self>) {
+        if let Some((_, executor)) = self.executor.take() {
+            executor.do_send(StopTurn);
+        }
+        self.output_wait = None;
+        self.current = None;
+        self.machine = self.machine.restarted();
+        if self.retired {
+            return;
+        }
+        tracing::warn!(run = %self.alias, "run actor restarted: its run is recovered from the database");
+        self.svc.admission.release(self.run.run_id);
+        self.keeper.recover.do_send(RecoverRun {
+            run: self.run,
+            alias: self.alias.to_string(),
+        });
+    }
+}
+
 impl Handler<Begin> for RunActor {
     type Result = ();
 
     fn handle(&mut self, msg: Begin, ctx: &mut Context<Self>) {
-        self.took();
-        if matches!(self.phase, Phase::Idle) {
-            self.phase = Phase::Claiming;
-            self.prepare_loop(msg.claimed, ctx);
-        } else {
-            // Only a new run's actor is sent this, and it starts idle; the claimed loop stays
-            // running in the store, where recovery finds it should this ever happen.
-            tracing::error!(run = %self.alias, "a claimed loop arrived while another is active");
-        }
-        self.report_idle();
+        self.step(Input::Begin(msg.claimed), ctx);
     }
 }
 
@@ -579,44 +388,39 @@ impl Handler<Restore> for RunActor {
     type Result = ();
 
     fn handle(&mut self, msg: Restore, ctx: &mut Context<Self>) {
-        self.took();
-        if matches!(self.phase, Phase::Idle) {
-            // No discovery here: the loop ran before the restart, so any context length its
-            // provider gave was cached then, and the pending proposal must be resolvable at once.
-            let model_context = msg.claimed.model.as_ref().and_then(|m| m.context_length);
-            if matches!(msg.paused, Paused::Output(_)) {
-                // Its turn was running: it holds its place again (a proposal's does not).
-                self.svc.admission.hold(
-                    self.run.run_id,
-                    self.run.project_id,
-                    msg.claimed.run.user.clone(),
-                );
+        let paused = match msg.paused {
+            Paused::Proposal(path) => rummy_core::orchestration::Paused::Proposal(path),
+            Paused::Output(awaited) => {
+                let waiter = self.svc.commands.waiter(self.run.run_id, &awaited.path);
+                let path = awaited.path.clone();
+                let wait = OutputWait {
+                    awaited,
+                    waiter,
+                    job: None,
+                };
+                rummy_core::orchestration::Paused::Output(path, wait)
             }
-            self.start_loop(msg.claimed, model_context, Some(msg.paused), ctx);
-        }
-        self.report_idle();
-    }
-}
-
-impl RunActor {
-    /// Notifications carry `alias` from now on.
-    fn rename(&mut self, alias: &str) {
-        if *self.alias != *alias {
-            self.alias = Arc::from(alias);
-            if let Phase::Running(active) = &mut self.phase {
-                active.job.alias = Arc::clone(&self.alias);
-            }
-        }
+        };
+        self.step(Input::Restore(msg.claimed, paused), ctx);
     }
 }
 
 impl Handler<Rename> for RunActor {
     type Result = ();
 
-    fn handle(&mut self, msg: Rename, _: &mut Context<Self>) {
-        self.took();
+    fn handle(&mut self, msg: Rename, ctx: &mut Context<Self>) {
         self.rename(&msg.0);
-        self.report_idle();
+        self.step(Input::Rename, ctx);
+    }
+}
+
+impl Handler<Cancel> for RunActor {
+    type Result = bool;
+
+    fn handle(&mut self, _: Cancel, ctx: &mut Context<Self>) -> bool {
+        self.cancelled = false;
+        self.step(Input::Cancel, ctx);
+        self.cancelled
     }
 }
 
@@ -624,13 +428,35 @@ impl Handler<TurnDone> for RunActor {
     type Result = ();
 
     /// The end of the loop's current turn; one that was stopped, or belongs to a loop already
-    /// ended, is stale and dropped.
+    /// ended, is stale and dropped (by the machine).
     fn handle(&mut self, msg: TurnDone, ctx: &mut Context<Self>) {
-        let current = matches!(&self.phase, Phase::Running(active)
-            if matches!(active.doing, Some(Doing::Turn(_, seq)) if seq == msg.seq));
+        let current = self
+            .executor
+            .as_ref()
+            .is_some_and(|(seq, _)| *seq == msg.seq);
         if current {
-            self.turn_done(msg.result, ctx);
+            self.executor = None;
         }
-        self.report_idle();
+        let end = match msg.result {
+            Ok(end) => {
+                if current {
+                    if let Some(job) = self.current.as_mut().and_then(|c| c.job.as_mut()) {
+                        job.healer = end.healer;
+                    }
+                }
+                match end.decision {
+                    Decision::Paused { path } => TurnOutcome::Paused(path),
+                    Decision::Continue => TurnOutcome::Continue(
+                        end.next
+                            .map_or(crate::turn::Start::Fresh, crate::turn::Start::Allocated),
+                    ),
+                    Decision::Conclude(status) => TurnOutcome::Concluded(status),
+                    Decision::Abandon(reason) => TurnOutcome::Abandoned(reason),
+                    Decision::Overflow => TurnOutcome::Overflow,
+                }
+            }
+            Err(failure) => TurnOutcome::Failed(failure.to_string()),
+        };
+        self.step(Input::TurnDone { seq: msg.seq, end }, ctx);
     }
 }

@@ -2,29 +2,39 @@
 //! `RUMMY_COMMAND_RUNNER=server`), `run/progress` `streaming`, the turn resumed once the
 //! channels are settled or `RUMMY_STREAM_WAIT` passed, and the commands stopped on a cancel.
 
-use super::{Phase, RunActor};
+use super::RunActor;
 use crate::commands::CommandJob;
 use crate::services::Services;
 use crate::turn::Start;
 use actix::prelude::*;
 use rummy_core::commands::RUN_CANCELLED;
 use rummy_core::entry::State;
+use rummy_core::orchestration::Input;
 use rummy_core::store::StoreError;
 use rummy_core::turn::streams::{self, Awaited, StreamEnd, StreamWrite};
 use rummy_core::wire::notifications::{RunProgress, StreamCancelled};
 use std::sync::Arc;
 
+/// The wait for an accepted command's output, as the run's machine carries it.
+pub(crate) struct OutputWait {
+    /// The command awaited.
+    pub(super) awaited: Awaited,
+    /// Notified when its channels settle; taken before they existed, so a settling in between
+    /// is not missed.
+    pub(super) waiter: Arc<tokio::sync::Notify>,
+    /// The command to start on the server, if the server runs it.
+    pub(super) job: Option<CommandJob>,
+}
+
 impl RunActor {
-    /// Waits for the output of the accepted command `awaited` (starting it on the server when
-    /// `job` is given), then resumes its turn after it. `waiter` was taken before the command's
-    /// channels existed, so a settling in between is not missed.
-    pub(super) fn await_output(
-        &mut self,
-        awaited: Awaited,
-        waiter: Arc<tokio::sync::Notify>,
-        job: Option<CommandJob>,
-        ctx: &mut Context<Self>,
-    ) {
+    /// Waits for the output of the accepted command (starting it on the server when it has a
+    /// job), then resumes its turn after it.
+    pub(super) fn await_output(&mut self, wait: OutputWait, ctx: &mut Context<Self>) {
+        let OutputWait {
+            awaited,
+            waiter,
+            job,
+        } = wait;
         if let Some(job) = job {
             self.svc.commands.start(&self.svc, job);
         }
@@ -51,7 +61,6 @@ impl RunActor {
             svc.commands.forget_waiter(run_id, &path);
             (in_time, states(svc, path).await)
         };
-        let waiting_for = awaited.clone();
         let handle = ctx.spawn(
             waited
                 .into_actor(self)
@@ -59,10 +68,7 @@ impl RunActor {
                     act.output_done(awaited, in_time, states, ctx)
                 }),
         );
-        if let Phase::Running(active) = &mut self.phase {
-            active.doing = Some(super::Doing::Output(handle));
-            active.output = Some(waiting_for);
-        }
+        self.output_wait = Some(handle);
     }
 
     /// The wait for `awaited`'s output is over (`in_time`: its channels were settled; else
@@ -74,13 +80,7 @@ impl RunActor {
         states: Result<Vec<State>, StoreError>,
         ctx: &mut Context<Self>,
     ) {
-        match &mut self.phase {
-            Phase::Running(active) if active.output.as_ref() == Some(&awaited) => {
-                active.output = None;
-                active.doing = None;
-            }
-            _ => return,
-        }
+        self.output_wait = None;
         let states = states.unwrap_or_else(|e| {
             tracing::error!(run = %self.alias, error = %e, "cannot read a command's channels");
             Vec::new()
@@ -91,33 +91,28 @@ impl RunActor {
         let failed = states
             .iter()
             .any(|s| matches!(s, State::Failed | State::Cancelled));
+        let path = awaited.path.clone();
         let start = Start::Resume {
             turn: awaited.turn,
             next_index: awaited.command_index + 1,
             aborted_by: failed.then_some(awaited.tool),
             awaited: Some(awaited.path),
         };
-        self.run_turn(start, ctx);
+        self.step(Input::OutputDone { path, start }, ctx);
     }
 
     /// Stops what the run's commands are doing on a cancel: the server's are killed (their
     /// channels cancelled by their runner); the output a client was producing for the loop's
-    /// turn is cancelled here, and the client told with `stream/cancelled`.
-    pub(super) fn stop_commands(&self) {
+    /// turn (`awaiting`) is cancelled here, and the client told with `stream/cancelled`.
+    pub(super) fn stop_commands(&self, awaiting: Option<String>) {
         let stopped = self.svc.commands.stop_run(self.run.run_id, RUN_CANCELLED);
-        let awaited = match &self.phase {
-            Phase::Running(active) => active.output.clone(),
-            _ => None,
-        };
-        let Some(awaited) = awaited else {
+        let Some(path) = awaiting else {
             return;
         };
         // The wait itself is dropped with the loop.
-        self.svc
-            .commands
-            .forget_waiter(self.run.run_id, &awaited.path);
+        self.svc.commands.forget_waiter(self.run.run_id, &path);
         if stopped == 0 {
-            self.cancel_output(awaited.path);
+            self.cancel_output(path);
         }
     }
 

@@ -6,119 +6,55 @@
 //! waits the run stays 102 (it is running, not queued) and its clients get `run/progress`
 //! `queued` with `detail: "runs_limit"`; a cancel withdraws the ask and ends the loop 499.
 
-use super::{Doing, Phase, RunActor};
+use super::RunActor;
 use crate::admission::{Acquire, Admit};
-use crate::clock::now;
-use crate::turn::Start;
 use actix::prelude::*;
-use rummy_core::fair::admission::Ask;
+use rummy_core::fair::admission::{Ask, Queued};
+use rummy_core::orchestration::{self as orch, Input};
+use rummy_core::time::Millis;
 use rummy_core::wire::methods::progress;
 use rummy_core::wire::notifications::RunProgress;
 
-/// A turn that waits for a place before it calls the model.
-pub(super) struct PlaceWait {
-    /// How the turn starts once the place is the run's.
-    start: Start,
-    /// The turn's number, for `run/progress`.
-    turn: i32,
-    /// The run's turn count when it asked: an answer for an earlier ask is stale.
-    asked_at: u64,
-    /// The ask is not answered yet.
-    asking: bool,
-    /// [`Admitted`](crate::admission::Admitted) came before the answer: the place is the run's.
-    admitted_early: bool,
-}
-
 impl RunActor {
-    /// Asks for a place for the loop's next model call; `start` runs once it is the run's.
-    pub(super) fn ask_place(&mut self, start: Start, ctx: &mut Context<Self>) {
-        let turns_started = self.turns_started;
-        let Phase::Running(active) = &mut self.phase else {
+    /// Asks for a place for the loop's next model call; the answer carries `asked_at` back.
+    pub(super) fn ask_place(&mut self, asked_at: u64, since: Millis, ctx: &mut Context<Self>) {
+        let Some(loop_id) = self.current.as_ref().map(|c| c.loop_row.id) else {
             return;
-        };
-        let turn = match &start {
-            Start::Allocated(next) => next.turn,
-            Start::Resume { turn, .. } => *turn,
-            Start::Fresh => active.last_turn + 1,
         };
         let ask = Ask {
             run_id: self.run.run_id,
             project_id: self.run.project_id,
             user: self.user.clone(),
-            since: now(),
+            since,
             going_on: true,
         };
         let asked = self.svc.admission.acquire(Acquire {
             ask,
-            loop_id: active.loop_row.id,
+            loop_id,
             wake: ctx.address().recipient(),
         });
-        active.place = Some(PlaceWait {
-            start,
-            turn,
-            asked_at: turns_started,
-            asking: true,
-            admitted_early: false,
-        });
-        active.doing = Some(Doing::Place);
         let answered = asked.into_actor(self).map(move |res, act, ctx| {
-            let Phase::Running(active) = &mut act.phase else {
-                return;
-            };
-            // Cancelled meanwhile (and perhaps another loop started since): not this ask's.
-            let Some(place) = active.place.as_mut().filter(|p| p.asked_at == turns_started)
-            else {
-                return;
-            };
-            place.asking = false;
-            match res {
-                Ok(Admit::Granted) => act.placed(ctx),
-                Ok(Admit::Queued(_)) if place.admitted_early => act.placed(ctx),
-                Ok(Admit::Queued(queued)) => {
-                    tracing::info!(run = %act.alias, reason = queued.reason.as_str(), position = queued.position, "going on after its answer: waiting for a place");
-                    let waiting = RunProgress {
-                        detail: Some(queued.reason.as_str().to_owned()),
-                        ..RunProgress::new(&act.alias, i64::from(place.turn), progress::QUEUED)
-                    };
-                    act.svc.push(act.run.project_id, &act.alias, &waiting);
-                }
+            let answer = match res {
+                Ok(Admit::Granted) => Some(orch::Admit::Granted),
+                Ok(Admit::Queued(queued)) => Some(orch::Admit::Queued(queued)),
                 Err(e) => {
                     // Without admission no place can be given: going on beats waiting forever.
                     tracing::error!(run = %act.alias, error = %e, "admission unavailable; the loop goes on");
-                    act.placed(ctx);
+                    None
                 }
-            }
+            };
+            act.step(Input::Placed { asked_at, answer }, ctx);
         });
         ctx.spawn(answered);
     }
 
-    /// The place is the run's: the turn that waited for it starts.
-    fn placed(&mut self, ctx: &mut Context<Self>) {
-        let Phase::Running(active) = &mut self.phase else {
-            return;
+    /// Tells the run's clients its turn `turn` waits for a place.
+    pub(super) fn tell_queued(&self, turn: i32, queued: Queued) {
+        tracing::info!(run = %self.alias, reason = queued.reason.as_str(), position = queued.position, "going on after its answer: waiting for a place");
+        let waiting = RunProgress {
+            detail: Some(queued.reason.as_str().to_owned()),
+            ..RunProgress::new(&self.alias, i64::from(turn), progress::QUEUED)
         };
-        let Some(place) = active.place.take() else {
-            return;
-        };
-        active.doing = None;
-        active.placeless = false;
-        self.run_turn(place.start, ctx);
-    }
-
-    /// Takes [`Admitted`](crate::admission::Admitted) for a loop going on that waits for a
-    /// place; answers whether it was that.
-    pub(super) fn admitted_on_the_way(&mut self, ctx: &mut Context<Self>) -> bool {
-        let Phase::Running(active) = &mut self.phase else {
-            return false;
-        };
-        let Some(place) = &mut active.place else {
-            return false;
-        };
-        if place.asking {
-            place.admitted_early = true;
-        } else {
-            self.placed(ctx);
-        }
-        true
+        self.svc.push(self.run.project_id, &self.alias, &waiting);
     }
 }

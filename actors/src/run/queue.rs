@@ -1,75 +1,131 @@
 //! New prompts for the run: a loop queued, or a prompt injected into the running loop.
 
-use super::{Inject, Phase, QueueLoop, RunActor};
+use super::{Inject, QueueLoop, RunActor};
 use crate::loop_queue::{Enqueue, InjectPrompt};
 use actix::prelude::*;
+use rummy_core::orchestration::Input;
 use rummy_core::store::StoreError;
+use tokio::sync::oneshot;
 
-impl Handler<QueueLoop> for RunActor {
-    type Result = ResponseActFuture<Self, Result<(), StoreError>>;
-
-    fn handle(&mut self, msg: QueueLoop, _: &mut Context<Self>) -> Self::Result {
-        self.took();
-        let enqueue = Enqueue {
-            mode: msg.mode,
-            model: msg.model,
-            prompt: msg.prompt,
-            config: msg.config,
-        };
-        let queued = self
-            .queue
-            .send(enqueue)
-            .into_actor(self)
-            .map(|res, act, ctx| {
-                res.map_err(|_| StoreError::Stopped("the loop queue"))??;
-                act.wake(ctx);
-                Ok(())
-            });
-        self.in_flight(queued)
-    }
+/// A prompt for the run (the loop it becomes when it is not folded in), and where the answer —
+/// whether it was folded in — goes.
+pub(crate) struct PromptJob {
+    queued: Enqueue,
+    answer: oneshot::Sender<Result<bool, StoreError>>,
 }
 
-impl Handler<Inject> for RunActor {
-    type Result = ResponseActFuture<Self, Result<bool, StoreError>>;
+impl RunActor {
+    /// Feeds the machine a prompt (`inject`: fold it into the active loop if there is one);
+    /// answers the reply on its way, counted in flight.
+    fn prompt(
+        &mut self,
+        queued: Enqueue,
+        inject: bool,
+        ctx: &mut Context<Self>,
+    ) -> ResponseActFuture<Self, Result<bool, StoreError>> {
+        let (answer, answered) = oneshot::channel();
+        let job = PromptJob { queued, answer };
+        let input = if inject {
+            Input::Inject(job)
+        } else {
+            Input::QueueLoop(job)
+        };
+        self.step(input, ctx);
+        let wait = async move {
+            answered
+                .await
+                .unwrap_or(Err(StoreError::Stopped("the run actor")))
+        };
+        self.in_flight(wait.into_actor(self))
+    }
 
-    fn handle(&mut self, msg: Inject, _: &mut Context<Self>) -> Self::Result {
-        self.took();
-        // What the prompt becomes when it cannot be folded in: a loop of its own.
-        let queued = Enqueue {
-            mode: msg.mode,
-            model: msg.model,
-            prompt: msg.prompt,
-            config: msg.flags,
+    /// Queues the prompt as a loop of its own; once written, the run wakes to claim it.
+    pub(super) fn enqueue(&mut self, prompt: PromptJob, ctx: &mut Context<Self>) {
+        let PromptJob { queued, answer } = prompt;
+        let written = self
+            .queue
+            .send(queued)
+            .into_actor(self)
+            .map(|res, act, ctx| {
+                let res = res
+                    .map_err(|_| StoreError::Stopped("the loop queue"))
+                    .and_then(|r| r.map(|_| false));
+                act.step(
+                    Input::Enqueued {
+                        queued: res.is_ok(),
+                    },
+                    ctx,
+                );
+                let _ = answer.send(res);
+            });
+        ctx.spawn(written);
+    }
+
+    /// Folds the prompt into the active loop; not folded in, it became a loop of its own, which
+    /// the run claims once it is idle.
+    pub(super) fn fold(&mut self, prompt: PromptJob, ctx: &mut Context<Self>) {
+        let PromptJob { queued, answer } = prompt;
+        let Some(current) = &self.current else {
+            return self.enqueue(PromptJob { queued, answer }, ctx);
         };
-        let Phase::Running(active) = &self.phase else {
-            let queued = self
-                .queue
-                .send(queued)
-                .into_actor(self)
-                .map(|res, act, ctx| {
-                    res.map_err(|_| StoreError::Stopped("the loop queue"))??;
-                    act.wake(ctx);
-                    Ok(false)
-                });
-            return self.in_flight(queued);
-        };
+        let mode = current
+            .job
+            .as_ref()
+            .map_or_else(|| current.loop_row.mode(), |job| job.mode);
         let inject = InjectPrompt {
-            loop_id: active.loop_row.id,
-            mode: active.job.mode,
+            loop_id: current.loop_row.id,
+            mode,
             queued,
         };
-        // Not folded in: it became a loop of its own, which the run claims once it is idle.
         let injected = self
             .queue
             .send(inject)
             .into_actor(self)
             .map(|res, act, ctx| {
                 let res = res.map_err(|_| StoreError::Stopped("the loop queue"))?;
-                if let Ok(false) = res {
-                    act.wake(ctx);
-                }
-                res
+                act.step(
+                    Input::Enqueued {
+                        queued: matches!(res, Ok(false)),
+                    },
+                    ctx,
+                );
+                Ok::<_, StoreError>(res)
+            })
+            .map(|res, _, _| {
+                let _ = answer.send(res.and_then(|r| r));
             });
-        self.in_flight(injected)
+        ctx.spawn(injected);
+    }
+}
+
+impl Handler<QueueLoop> for RunActor {
+    type Result = ResponseActFuture<Self, Result<(), StoreError>>;
+
+    fn handle(&mut self, msg: QueueLoop, ctx: &mut Context<Self>) -> Self::Result {
+        let queued = Enqueue {
+            mode: msg.mode,
+            model: msg.model,
+            prompt: msg.prompt,
+            config: msg.config,
+        };
+        Box::pin(
+            self.prompt(queued, false, ctx)
+                .map(|res, _, _| res.map(drop)),
+        )
+    }
+}
+
+impl Handler<Inject> for RunActor {
+    type Result = ResponseActFuture<Self, Result<bool, StoreError>>;
+
+    /// Folds the prompt into the running loop, or queues it as a loop of its own.
+    fn handle(&mut self, msg: Inject, ctx: &mut Context<Self>) -> Self::Result {
+        let queued = Enqueue {
+            mode: msg.mode,
+            model: msg.model,
+            prompt: msg.prompt,
+            config: msg.flags,
+        };
+        self.prompt(queued, true, ctx)
     }
 }

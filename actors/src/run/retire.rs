@@ -6,7 +6,8 @@
 //! registry's messages:
 //!
 //! 1. The registry counts the messages it sends each actor (every one, through one helper).
-//! 2. The actor counts those it has handled. Whenever it is idle — no loop claimed, running,
+//! 2. The actor counts those it has handled — its state machine does, for every input that
+//!    comes from the registry (`rummy_core::orchestration`), so no handler has to. Whenever it is idle — no loop claimed, running,
 //!    waiting for a place or finishing, no handler's work in flight, no cancel pending — it
 //!    tells the registry once per count: [`Idle`] with that count and the number the
 //!    registry knows it by.
@@ -26,9 +27,11 @@
 //! actor's own context, so it is not idle while one runs; a server-run command that outlives
 //! its loop writes through the store and never messages the actor.
 
-use super::{Phase, RunActor};
+use super::RunActor;
 use actix::prelude::*;
 use rummy_core::ids::RunId;
+use rummy_core::orchestration::Input;
+use rummy_core::store::entries::RunRef;
 
 /// The registry that keeps a `RunActor`: where it reports [`Idle`], and the number it knows this
 /// actor by (a run's later actor has another, so a late report of an earlier one is not taken
@@ -37,6 +40,8 @@ use rummy_core::ids::RunId;
 pub struct Keeper {
     /// Where [`Idle`] goes.
     pub idle: Recipient<Idle>,
+    /// Where a restarted actor asks for its run to be recovered from the database.
+    pub recover: Recipient<RecoverRun>,
     /// The number the registry knows this actor by.
     pub id: u64,
 }
@@ -53,63 +58,40 @@ pub struct Idle {
     pub handled: u64,
 }
 
+/// A run's actor was restarted by its supervisor (or found stopped): its run is recovered
+/// from the database as a restart would, and its actor sent what the recovery found.
+#[derive(Message, Debug, Clone)]
+#[rtype(result = "()")]
+pub struct RecoverRun {
+    /// The run.
+    pub run: RunRef,
+    /// Its alias, for the actor the registry may start.
+    pub alias: String,
+}
+
 /// The registry has forgotten the actor, which told it it was idle and has been sent nothing
 /// since: it stops.
 #[derive(Message, Debug, Clone, Copy)]
 #[rtype(result = "()")]
 pub struct Retire;
 
-impl RunActor {
-    /// Counts a message from the registry, at the start of its handler.
-    pub(super) fn took(&mut self) {
-        self.handled += 1;
-    }
-
-    /// Whether the actor has nothing to do: no loop in any phase, no handler's work in flight,
-    /// and no cancel waiting for the loop a claim might find.
-    fn idle(&self) -> bool {
-        matches!(self.phase, Phase::Idle) && self.busy == 0 && !self.cancel_pending
-    }
-
-    /// Tells the registry the actor is idle, once per count of handled messages: called after
-    /// every handler and whenever work on the actor's context ends.
-    pub(super) fn report_idle(&mut self) {
-        if self.idle() && self.told != Some(self.handled) {
-            self.told = Some(self.handled);
-            self.keeper.idle.do_send(Idle {
-                run_id: self.run.run_id,
-                id: self.keeper.id,
-                handled: self.handled,
-            });
-        }
-    }
-}
-
 impl Handler<Retire> for RunActor {
     type Result = ();
 
     fn handle(&mut self, _: Retire, ctx: &mut Context<Self>) {
-        // The registry sent it nothing since it reported idle, and nothing else wakes it.
-        debug_assert!(
-            self.idle() && self.told == Some(self.handled),
-            "a retired run actor had work"
-        );
-        tracing::debug!(run = %self.alias, "idle run actor retired");
-        ctx.stop();
+        self.step(Input::Retire, ctx);
     }
 }
 
 impl RunActor {
     /// A handler's reply that goes on after the handler returns (a write, a resolution): the
-    /// actor counts it in flight — it is not idle meanwhile — until it ends.
+    /// machine counts it in flight — the run is not idle meanwhile — until it ends.
     pub(super) fn in_flight<T: 'static>(
         &mut self,
         work: impl ActorFuture<Self, Output = T> + 'static,
     ) -> ResponseActFuture<Self, T> {
-        self.busy += 1;
-        Box::pin(work.map(|out, act, _| {
-            act.busy -= 1;
-            act.report_idle();
+        Box::pin(work.map(|out, act, ctx| {
+            act.step(Input::Settled, ctx);
             out
         }))
     }
