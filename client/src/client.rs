@@ -29,7 +29,7 @@ use crate::params::{
 };
 use crate::results::{
     Ack, AddedModel, BodySlice, Catalogue, Constraint, Entry, Hello, Model, NamedFile, Project,
-    RouteCheck, RouteClass, RunSkill, RunSnapshot, RunSummary, SkillFile,
+    RouteCheck, RouteClass, RunSkill, RunSnapshot, RunSummary, SkillFile, State,
 };
 
 /// The most notifications one `getRun {sinceSeq}` answer replays; a full page means ask again.
@@ -830,7 +830,7 @@ impl Client {
     pub async fn cancel_run(&mut self, run: &str) -> Result<Ack, CallError> {
         let params = SetParams {
             path: format!("run://{run}"),
-            state: Some("cancelled".into()),
+            state: Some(State::Cancelled),
             ..SetParams::default()
         };
         self.set(&params).await
@@ -846,14 +846,14 @@ impl Client {
         approves: Option<&str>,
     ) -> Result<Ack, CallError> {
         let (state, body) = match decision {
-            Decision::Accept(note) => ("resolved", note),
-            Decision::Reject(reason) => ("cancelled", reason),
-            Decision::Error(why) => ("failed", why),
+            Decision::Accept(note) => (State::Resolved, note),
+            Decision::Reject(reason) => (State::Cancelled, reason),
+            Decision::Error(why) => (State::Failed, why),
         };
         let params = SetParams {
             run: Some(run.to_owned()),
             path: path.to_owned(),
-            state: Some(state.to_owned()),
+            state: Some(state),
             body,
             approves: approves.map(str::to_owned),
             ..SetParams::default()

@@ -6,6 +6,7 @@
 //! half of the same wire, and the crate's tests read every one of them back through the
 //! server's types, so the two cannot drift apart unseen.
 
+use rummy_protocol::values::{State, Visibility};
 use serde::Serialize;
 use serde_json::{Map, Value};
 
@@ -101,10 +102,10 @@ pub struct GetEntriesParams {
     pub scheme: Option<String>,
     /// Only this state.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub state: Option<String>,
+    pub state: Option<State>,
     /// Only this visibility.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub visibility: Option<String>,
+    pub visibility: Option<Visibility>,
     /// Only bodies matching this pattern.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub body_filter: Option<String>,
@@ -149,10 +150,10 @@ pub struct SetParams {
     pub body: Option<String>,
     /// New state (`resolved` accepts a proposal, `cancelled` rejects it or cancels a run).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub state: Option<String>,
+    pub state: Option<State>,
     /// New visibility.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub visibility: Option<String>,
+    pub visibility: Option<Visibility>,
     /// Why, with a failed or cancelled state.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub outcome: Option<String>,
@@ -306,7 +307,7 @@ pub struct GetParams {
     pub body_filter: Option<String>,
     /// The visibility to set (default visible).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub visibility: Option<String>,
+    pub visibility: Option<Visibility>,
 }
 
 /// `rm`.
@@ -334,7 +335,7 @@ pub struct MoveParams {
     pub to: String,
     /// Visibility of the destination.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub visibility: Option<String>,
+    pub visibility: Option<Visibility>,
 }
 
 /// `update`.

@@ -7,6 +7,7 @@
 
 use pretty_assertions::assert_eq;
 use rummy_client::params as client;
+use rummy_client::results::{State, Visibility};
 use rummy_core::wire::params as server;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -122,8 +123,8 @@ fn model_run_and_entry_queries_read_back() {
         run: "r".into(),
         pattern: Some("src/**".into()),
         scheme: Some("file".into()),
-        state: Some("proposed".into()),
-        visibility: Some("visible".into()),
+        state: Some(State::Proposed),
+        visibility: Some(Visibility::Visible),
         body_filter: Some("x".into()),
         with_body: true,
         limit: Some(1),
@@ -182,8 +183,8 @@ fn set_and_run_attributes_read_back() {
         run: Some("r".into()),
         path: "run://r".into(),
         body: Some("b".into()),
-        state: Some("resolved".into()),
-        visibility: Some("archived".into()),
+        state: Some(State::Resolved),
+        visibility: Some(Visibility::Archived),
         outcome: Some("o".into()),
         attributes: Some(attributes.to_map()),
         append: true,
@@ -288,7 +289,7 @@ fn entry_primitives_read_back() {
         run: "r".into(),
         path: "known://*".into(),
         body_filter: Some("x".into()),
-        visibility: Some("summarized".into()),
+        visibility: Some(Visibility::Summarized),
     });
     assert_eq!(
         (get.run, get.path, get.body_filter, get.visibility),
@@ -312,7 +313,7 @@ fn entry_primitives_read_back() {
         run: "r".into(),
         from: "known://a".into(),
         to: "known://b".into(),
-        visibility: Some("visible".into()),
+        visibility: Some(Visibility::Visible),
     });
     assert_eq!(
         (moved.run, moved.from, moved.to, moved.visibility),

@@ -1,5 +1,7 @@
 //! rummy's wire types: what the server answers ([`results`]), what it pushes
-//! ([`notifications`]) and how it describes itself ([`catalogue`], the `discover` answer).
+//! ([`notifications`]) and how it describes itself ([`catalogue`], the `discover` answer); the
+//! closed sets of words in them (an entry's state, a stop reason, a proposal's kind, …) are the
+//! enums of [`values`], which read a word they do not know as `Unknown`.
 //!
 //! The server builds its answers from these types and its clients (`rummy-client`, and through
 //! it the CLI, the testkit and the benchmarks) read them back into the same types, so the two
@@ -15,3 +17,6 @@ pub mod acks;
 pub mod catalogue;
 pub mod notifications;
 pub mod results;
+pub mod values;
+
+pub use values::{FailureKind, ProposalKind, State, StopReason, ToolName, Visibility};
