@@ -543,13 +543,13 @@ impl<'a> Follow<'a> {
             self.view.ask(None);
         }
         if first.is_some() || queued.is_some() {
-            let what = match item.state.as_str() {
-                "resolved" => self.view.style.green("✓ accepted elsewhere"),
-                "cancelled" => self.view.style.yellow("✗ rejected elsewhere"),
+            let what = match item.state {
+                State::Resolved => self.view.style.green("✓ accepted elsewhere"),
+                State::Cancelled => self.view.style.yellow("✗ rejected elsewhere"),
                 other => self.view.style.red(&format!("✗ {other}")),
             };
-            let reason = match (item.state.as_str(), item.outcome.as_deref()) {
-                ("cancelled", Some(reason)) if reason != "rejected" => format!(": {reason}"),
+            let reason = match (item.state, item.outcome.as_deref()) {
+                (State::Cancelled, Some(reason)) if reason != "rejected" => format!(": {reason}"),
                 _ => String::new(),
             };
             let line = format!("  {what}: {}{reason}", render::target(item));
@@ -698,7 +698,7 @@ impl<'a> Follow<'a> {
             return Ok(Some(Exit::Waiting));
         };
         let text = line.trim();
-        let ask_user = item.attr("kind") == Some("ask_user");
+        let ask_user = item.proposal() == Some(ProposalKind::AskUser);
         let (word, rest) = text.split_once(char::is_whitespace).unwrap_or((text, ""));
         let rest = Some(rest.trim().to_owned()).filter(|r| !r.is_empty());
         let decision = match (ask_user, word.to_lowercase().as_str()) {
@@ -782,11 +782,11 @@ impl<'a> Follow<'a> {
         if state != State::Resolved || !accepting {
             return Ok(());
         }
-        match item.attr("kind") {
-            Some("edit") => {
+        match item.proposal() {
+            Some(ProposalKind::Edit) => {
                 self.files.insert(render::target(&item));
             }
-            Some("sh" | "env") => {
+            Some(ProposalKind::Sh | ProposalKind::Env) => {
                 let command = render::target(&item);
                 if ack.runner.as_deref() == Some("server") {
                     self.server_run.insert(item.path.clone());

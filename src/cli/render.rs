@@ -2,7 +2,7 @@
 //! status line, and the summary at the end. Pure functions of what the server sent.
 
 use super::view::{diff_lines, short_count, Style};
-use rummy_client::results::{HistoryItem, StopReason};
+use rummy_client::results::{HistoryItem, ProposalKind, StopReason};
 use serde_json::{Map, Value};
 use std::time::Duration;
 
@@ -123,7 +123,7 @@ pub fn proposal_lines(item: &HistoryItem, style: Style) -> Vec<String> {
 
 /// The question a proposal asks.
 pub fn question(item: &HistoryItem, style: Style) -> String {
-    if item.attr("kind") == Some("ask_user") {
+    if item.proposal() == Some(ProposalKind::AskUser) {
         return format!("  {} ", style.yellow("your answer (n to decline) ›"));
     }
     format!(
