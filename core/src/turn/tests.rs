@@ -914,7 +914,7 @@ fn a_loops_recall_is_one_block_before_its_prompt_for_that_loop_only() {
         f.loop_id,
         history::Outcome {
             status: 200,
-            stop_reason: "concluded",
+            stop_reason: crate::run::StopReason::Concluded,
             error: None,
             kept: true,
         },
