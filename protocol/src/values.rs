@@ -297,9 +297,8 @@ mod tests {
     /// Each known value is written as the exact word the server has always sent, and read back.
     #[test]
     fn known_values_are_their_wire_words() {
-        let words = |values: Vec<Value>| values;
         assert_eq!(
-            words(State::ALL.iter().map(|s| json!(s)).collect()),
+            State::ALL.iter().map(|s| json!(s)).collect::<Vec<Value>>(),
             [
                 json!("proposed"),
                 json!("streaming"),
@@ -309,7 +308,10 @@ mod tests {
             ]
         );
         assert_eq!(
-            words(Visibility::ALL.iter().map(|v| json!(v)).collect()),
+            Visibility::ALL
+                .iter()
+                .map(|v| json!(v))
+                .collect::<Vec<Value>>(),
             [json!("visible"), json!("summarized"), json!("archived")]
         );
         assert_eq!(
