@@ -346,7 +346,7 @@ fn finish(
         msg.loop_id,
         history::Outcome {
             status: msg.loop_status,
-            stop_reason: msg.stop_reason.as_str(),
+            stop_reason: msg.stop_reason,
             error: msg.error.as_deref(),
             kept: msg.kept,
         },

@@ -1,6 +1,7 @@
 //! The entry model: states, outcomes and their HTTP codes, visibility, writer tiers and scopes.
 
 use crate::ids::{ProjectId, RunId};
+pub use rummy_protocol::FailureKind;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -53,6 +54,18 @@ impl std::fmt::Display for State {
     }
 }
 
+impl From<State> for rummy_protocol::State {
+    fn from(state: State) -> Self {
+        match state {
+            State::Proposed => Self::Proposed,
+            State::Streaming => Self::Streaming,
+            State::Resolved => Self::Resolved,
+            State::Failed => Self::Failed,
+            State::Cancelled => Self::Cancelled,
+        }
+    }
+}
+
 /// The HTTP code the model and clients read for a state and its outcome.
 ///
 /// Every outcome keeps its real code: failures are not collapsed to 500.
@@ -62,22 +75,21 @@ pub fn http_status(state: State, outcome: Option<&str>) -> i32 {
         State::Proposed => 202,
         State::Streaming => 102,
         State::Cancelled => 499,
-        State::Failed => failed_status(outcome.unwrap_or("")),
+        State::Failed => failure_status(outcome.map_or(FailureKind::Unknown, FailureKind::parse)),
     }
 }
 
-fn failed_status(outcome: &str) -> i32 {
-    match outcome {
-        "validation" => 400,
-        "permission" | "readonly" => 403,
-        "not_found" => 404,
-        "conflict" | "aborted" => 409,
-        "overflow" => 413,
-        _ if outcome.starts_with("overflow:") => 413,
-        _ if outcome.len() == 3 && outcome.bytes().all(|b| b.is_ascii_digit()) => {
-            outcome.parse().unwrap_or(500)
-        }
-        _ => 500,
+/// The HTTP code of a failure: its own, never a blanket 500 (a backend's status is kept as it
+/// came).
+pub fn failure_status(kind: FailureKind) -> i32 {
+    match kind {
+        FailureKind::Validation => 400,
+        FailureKind::Permission | FailureKind::Readonly => 403,
+        FailureKind::NotFound => 404,
+        FailureKind::Conflict | FailureKind::Aborted => 409,
+        FailureKind::Overflow { .. } => 413,
+        FailureKind::Status { code } => i32::from(code),
+        FailureKind::Exit { .. } | FailureKind::Error | FailureKind::Unknown => 500,
     }
 }
 
@@ -123,6 +135,16 @@ impl Visibility {
     /// Parses a stored name: only the current names, which are the only ones ever written.
     pub fn stored(text: &str) -> Option<Visibility> {
         Visibility::ALL.into_iter().find(|v| v.as_str() == text)
+    }
+}
+
+impl From<Visibility> for rummy_protocol::Visibility {
+    fn from(visibility: Visibility) -> Self {
+        match visibility {
+            Visibility::Visible => Self::Visible,
+            Visibility::Summarized => Self::Summarized,
+            Visibility::Archived => Self::Archived,
+        }
     }
 }
 
@@ -320,6 +342,40 @@ mod tests {
             assert_eq!(Visibility::parse(name), Some(v));
         }
         assert_eq!(Visibility::parse("hidden"), None);
+    }
+
+    /// Every word the core writes for a state, visibility, tool or stop reason is one the
+    /// protocol's enums read back as a known value with the same word, so what a client reads
+    /// cannot drift from what the server writes (proposal kinds: `tools::proposal`'s tests).
+    #[test]
+    fn the_core_words_are_the_protocols() {
+        use crate::parse::ToolName;
+        use crate::run::StopReason;
+        use rummy_protocol as wire;
+        let written: Vec<&str> = (State::ALL.iter().map(|s| s.as_str()))
+            .chain(Visibility::ALL.iter().map(|v| v.as_str()))
+            .chain(ToolName::ALL.iter().map(|t| t.as_str()))
+            .chain(StopReason::ALL.iter().map(|r| r.as_str()))
+            .collect();
+        let read: Vec<Option<&str>> = (State::ALL.iter().map(|s| Some(wire::State::from(*s))))
+            .map(|s| s.filter(|s| s.is_known()).map(wire::State::as_str))
+            .chain(Visibility::ALL.iter().map(|v| {
+                Some(wire::Visibility::from(*v))
+                    .filter(|v| v.is_known())
+                    .map(wire::Visibility::as_str)
+            }))
+            .chain(
+                ToolName::ALL
+                    .iter()
+                    .map(|t| wire::ToolName::parse(t.as_str()).map(wire::ToolName::as_str)),
+            )
+            .chain(
+                StopReason::ALL
+                    .iter()
+                    .map(|r| wire::StopReason::parse(r.as_str()).map(wire::StopReason::as_str)),
+            )
+            .collect();
+        assert_eq!(read, written.iter().copied().map(Some).collect::<Vec<_>>());
     }
 
     /// The writer tiers are ordered system > plugin > client > model.

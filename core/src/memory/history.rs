@@ -7,6 +7,7 @@ use super::messages;
 use crate::db::Db;
 use crate::entry::Visibility;
 use crate::ids::{LoopId, ProjectId};
+use crate::run::StopReason;
 use crate::store::entries::RunRef;
 use crate::store::entries::WriteCtx;
 use crate::store::memory::{self, insert_history};
@@ -34,8 +35,8 @@ pub struct LoopEnd<'a> {
     pub prompt: &'a str,
     /// Its final status.
     pub status: i32,
-    /// Why it ended (`run::StopReason`'s name).
-    pub stop_reason: &'a str,
+    /// Why it ended.
+    pub stop_reason: StopReason,
     /// The last status report the loop gave, if any.
     pub update: Option<&'a str>,
     /// Why it failed, if it did.
@@ -83,7 +84,7 @@ pub fn attributes(end: &LoopEnd<'_>) -> Map<String, Value> {
     map.insert("mode".into(), Value::from(end.mode));
     map.insert("model".into(), Value::from(end.model));
     map.insert("status".into(), Value::from(end.status));
-    map.insert("stopReason".into(), Value::from(end.stop_reason));
+    map.insert("stopReason".into(), Value::from(end.stop_reason.as_str()));
     map.insert("prompt".into(), Value::from(gist(end.prompt)));
     map
 }
@@ -106,8 +107,8 @@ pub fn record(conn: &mut Db, end: &LoopEnd<'_>, at: WriteCtx) -> Result<(String,
 pub struct Outcome<'a> {
     /// The loop's status.
     pub status: i32,
-    /// Why it ended (`stopReason`).
-    pub stop_reason: &'a str,
+    /// Why it ended.
+    pub stop_reason: StopReason,
     /// Why it failed, if it did.
     pub error: Option<&'a str>,
     /// Whether the project keeps it for recall ([`recall::kept`](super::recall::kept)): its
@@ -172,7 +173,7 @@ mod tests {
     use pretty_assertions::assert_eq;
 
     fn end<'a>(
-        stop_reason: &'a str,
+        stop_reason: StopReason,
         update: Option<&'a str>,
         error: Option<&'a str>,
     ) -> LoopEnd<'a> {
@@ -194,10 +195,14 @@ mod tests {
     #[test]
     fn a_line_says_who_asked_what_and_how_it_ended() {
         let lines: Vec<String> = [
-            end("concluded", Some("Added it in\nsrc/main.rs."), None),
-            end("failed", None, Some("provider unreachable")),
-            end("cancelled", None, None),
-            end("max_turns", None, None),
+            end(
+                StopReason::Concluded,
+                Some("Added it in\nsrc/main.rs."),
+                None,
+            ),
+            end(StopReason::Failed, None, Some("provider unreachable")),
+            end(StopReason::Cancelled, None, None),
+            end(StopReason::MaxTurns, None, None),
         ]
         .iter()
         .map(line)
@@ -212,7 +217,10 @@ mod tests {
             ]
         );
         assert_eq!(
-            path(&end("cancelled", None, None), Millis(1_700_000_000_000)),
+            path(
+                &end(StopReason::Cancelled, None, None),
+                Millis(1_700_000_000_000)
+            ),
             "history://2023-11-14/b_1/3"
         );
     }

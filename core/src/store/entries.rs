@@ -18,6 +18,7 @@ use crate::tokens;
 use diesel::dsl::sql;
 use diesel::prelude::*;
 use diesel::sql_types::{Bool, Text};
+use rummy_protocol::ProposalKind;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
@@ -419,10 +420,19 @@ impl ViewRow {
         }
     }
 
-    /// Whether it is a proposal waiting for a decision: `proposed`, with the index of the
-    /// command that made it.
+    /// When it is (or was) a tool's proposal, its kind ([`ProposalKind::of`]: its attributes
+    /// hold the index of the command that made it). An entry a client marked `proposed` is none.
+    pub fn proposal(&self) -> Option<ProposalKind> {
+        // Most entries are no proposal: their text says so without being parsed.
+        if !self.attributes.contains(ProposalKind::MARK) {
+            return None;
+        }
+        ProposalKind::of(&self.attribute_map())
+    }
+
+    /// Whether it is a tool's proposal waiting for a decision.
     pub fn is_pending_proposal(&self) -> bool {
-        self.state == State::Proposed && self.attributes().get("commandIndex").is_some()
+        self.state == State::Proposed && self.proposal().is_some()
     }
 
     /// The hash a client approves ([`crate::approval::hash`]), while it is a pending

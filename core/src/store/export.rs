@@ -146,20 +146,22 @@ pub struct SidecarPart {
 /// an object, its body when asked for.
 pub fn wire_entry(row: ViewRow, with_body: bool) -> Entry {
     let hash = row.proposal_hash();
+    let proposal = row.proposal();
     Entry {
         status: i64::from(http_status(row.state, row.outcome.as_deref())),
         attributes: row.attribute_map(),
         path: row.path,
         scheme: row.scheme,
-        state: row.state.as_str().to_owned(),
+        state: row.state.into(),
         outcome: row.outcome,
-        visibility: row.visibility.as_str().to_owned(),
+        visibility: row.visibility.into(),
         turn: i64::from(row.turn),
         tokens: i64::from(row.tokens),
         body: with_body.then_some(row.body),
         body_bytes: None,
         body_truncated: false,
         hash,
+        proposal,
     }
 }
 

@@ -8,7 +8,7 @@
 
 use super::TurnRef;
 use crate::db::Db;
-use crate::entry::{Category, State, Visibility, Writer};
+use crate::entry::{Category, FailureKind, State, Visibility, Writer};
 use crate::ids::RunId;
 use crate::schemes;
 use crate::store::entries::{self as store_entries, EntryWrite, ViewRow, WriteCtx};
@@ -319,7 +319,10 @@ pub fn record_overflow(
          Add up the tokens=\"N\" of what you promote and write before you do; one turn should add no more than half of tokensFree.",
         budget.ceiling
     );
-    let outcome = format!("overflow:{overflow}");
+    let outcome = FailureKind::Overflow {
+        tokens: Some(i64::from(overflow)),
+    }
+    .to_string();
     store_entries::write(
         conn,
         &EntryWrite {

@@ -2,7 +2,7 @@
 
 use super::TurnRef;
 use crate::db::Db;
-use crate::entry::{State, Visibility, Writer};
+use crate::entry::{FailureKind, State, Visibility, Writer};
 use crate::path::result_path;
 use crate::run::Mode;
 use crate::store::entries::{self, EntryWrite, WriteCtx};
@@ -74,9 +74,10 @@ pub fn warning(
     let short: String = message.chars().take(ERROR_PATH_CHARS).collect();
     let path = entries::unique_path(conn, t.run, &result_path("error", t.turn, &short))?;
     let attributes = json!({});
+    let outcome = FailureKind::Validation.to_string();
     let warning = EntryWrite {
         state: State::Failed,
-        outcome: Some("validation"),
+        outcome: Some(&outcome),
         ..EntryWrite::plugin(t, &path, message, &attributes)
     };
     entries::write(conn, &warning, at)?;

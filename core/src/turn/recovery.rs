@@ -137,7 +137,7 @@ pub fn recover(
                 active.id,
                 history::Outcome {
                     status: 500,
-                    stop_reason: StopReason::Interrupted.as_str(),
+                    stop_reason: StopReason::Interrupted,
                     error: Some(INTERRUPTED),
                     kept: recall::kept(&active.config(), recall_default),
                 },

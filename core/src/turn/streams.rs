@@ -12,7 +12,7 @@ pub use crate::commands::StreamEnd;
 use crate::commands::output::ChannelText;
 use crate::config::CommandRunner;
 use crate::db::Db;
-use crate::entry::{strings_attr, text_attr, State, Visibility, Writer};
+use crate::entry::{strings_attr, text_attr, FailureKind, State, Visibility, Writer};
 use crate::ids::RunId;
 use crate::parse::ToolName;
 use crate::store::entries::{self, EntryWrite, RunRef, ViewRow, WriteCtx};
@@ -187,7 +187,10 @@ pub fn settle(
     let (state, outcome) = match end {
         StreamEnd::Completed { exit_code: 0, .. } => (State::Resolved, None),
         StreamEnd::Completed { exit_code, .. } => {
-            (State::Failed, Some(format!("exit:{exit_code}")))
+            let failure = FailureKind::Exit {
+                code: i64::from(*exit_code),
+            };
+            (State::Failed, Some(failure.to_string()))
         }
         StreamEnd::Aborted { reason, .. } => (
             State::Cancelled,
@@ -359,7 +362,7 @@ impl Awaited {
             turn: row.turn,
             command_index: row
                 .attributes()
-                .get("commandIndex")
+                .get(rummy_protocol::ProposalKind::MARK)
                 .and_then(Value::as_u64)
                 .unwrap_or(0) as usize,
         })

@@ -4,7 +4,7 @@ use super::assemble::{assemble, AssemblyInput};
 use super::dispatch::{dispatch, DispatchCtx, DispatchLimits, LoopFlags};
 use super::{record, state, TurnRef};
 use crate::db::Db;
-use crate::entry::State;
+use crate::entry::{FailureKind, State};
 use crate::ids::LoopId;
 use crate::parse::parse_reply;
 use crate::run::Mode;
@@ -99,7 +99,7 @@ impl Fixture {
             if d.failed() && failed.is_none() && d.update.is_none() {
                 failed = Some(d.tool);
             }
-            out.push((d.path, d.state, d.outcome));
+            out.push((d.path, d.state, d.outcome.map(String::from)));
         }
         out
     }
@@ -284,6 +284,7 @@ fn set_refusals_have_their_codes() {
             dispatch(&mut f.conn, &ctx(t), c, None, NOW)
                 .unwrap()
                 .outcome
+                .map(String::from)
         })
         .collect();
     assert_eq!(
@@ -546,8 +547,15 @@ fn fields<'de, T: serde::Deserialize<'de>>(absent: &[&str]) -> Vec<String> {
     names
 }
 
-/// The fields a history item leaves out when it is no pending proposal and its body is whole.
-const UNCUT_ITEM: &[&str] = &["hash", "bodyBytes", "bodyTruncated", "append", "offset"];
+/// The fields a history item leaves out when it is no proposal and its body is whole.
+const UNCUT_ITEM: &[&str] = &[
+    "hash",
+    "bodyBytes",
+    "bodyTruncated",
+    "append",
+    "offset",
+    "proposal",
+];
 
 /// What the server writes from rows — a `run/state` push, a `getRun` snapshot and their items —
 /// has exactly the fields of the protocol's types, which clients read (`queued` is left out of
@@ -720,7 +728,7 @@ fn the_first_failed_action_aborts_the_rest_and_the_update_still_applies() {
     let states: Vec<(State, Option<String>)> = batch
         .dispatched
         .iter()
-        .map(|(d, _)| (d.state, d.outcome.clone()))
+        .map(|(d, _)| (d.state, d.outcome.map(String::from)))
         .collect();
     assert_eq!(
         states,
@@ -776,7 +784,7 @@ fn a_search_ends_its_batch_and_its_failure_aborts_the_rest() {
     let outcomes: Vec<(State, Option<String>)> = rest
         .dispatched
         .iter()
-        .map(|(d, _)| (d.state, d.outcome.clone()))
+        .map(|(d, _)| (d.state, d.outcome.map(String::from)))
         .collect();
     assert_eq!(outcomes, vec![(State::Failed, Some("aborted".to_owned()))]);
 }
@@ -906,7 +914,7 @@ fn a_loops_recall_is_one_block_before_its_prompt_for_that_loop_only() {
         f.loop_id,
         history::Outcome {
             status: 200,
-            stop_reason: "concluded",
+            stop_reason: crate::run::StopReason::Concluded,
             error: None,
             kept: true,
         },
@@ -1017,8 +1025,8 @@ fn a_body_filter_is_judged_off_the_write_and_checked_in_it() {
         .unwrap();
     let (failed, _) = &batch.dispatched[0];
     assert_eq!(
-        (failed.state, failed.outcome.as_deref()),
-        (State::Failed, Some("conflict"))
+        (failed.state, failed.outcome),
+        (State::Failed, Some(FailureKind::Conflict))
     );
 }
 

@@ -10,6 +10,7 @@ use crate::provider::Usage;
 use crate::store::entries::ViewRow;
 use crate::wire::bounded;
 use rummy_protocol::results::{MissedNotification, Recall};
+use rummy_protocol::ProposalKind;
 use serde::Serialize;
 use serde_json::value::RawValue;
 use serde_json::Value;
@@ -46,6 +47,9 @@ pub struct HistoryItem<'a> {
     /// A pending proposal's hash (what an accept approves).
     #[serde(skip_serializing_if = "Option::is_none")]
     hash: Option<String>,
+    /// A tool's proposal's kind, pending or not.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    proposal: Option<ProposalKind>,
 }
 
 /// Stored attributes: the stored JSON text, or `{}` when the text is not JSON.
@@ -85,6 +89,7 @@ impl<'a> HistoryItem<'a> {
             append: false,
             offset: None,
             hash: row.proposal_hash(),
+            proposal: row.proposal(),
         }
     }
 

@@ -541,7 +541,7 @@ async fn resolve_if_proposed(
         .read(move |c| entries::by_path(c, rr.run_id, &lookup))
         .await?;
     let Some(row) = row else { return Ok(None) };
-    let was_proposal = row.attributes().get("commandIndex").is_some();
+    let was_proposal = row.proposal().is_some();
     if row.state != State::Proposed {
         if was_proposal {
             return Err(RpcError::new(
@@ -601,7 +601,7 @@ async fn resolve_if_proposed(
         runner: command.then(|| call.svc().config.commands.runner.as_str().to_owned()),
         channels: command.then(|| vec![format!("{path}_1"), format!("{path}_2")]),
         path,
-        state: resolved.state.as_str().to_owned(),
+        state: resolved.state.into(),
         outcome: resolved.outcome,
     }))
 }

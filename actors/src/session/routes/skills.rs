@@ -87,7 +87,7 @@ pub async fn get_skills(call: Call, p: RunParams) -> Result<Vec<RunSkill>, Error
             let meta = SkillMeta::from_attributes(&s.attributes);
             RunSkill {
                 name: s.name,
-                state: s.state.as_str().to_owned(),
+                state: s.state.into(),
                 active: s.active,
                 description: meta.description,
                 when_to_use: meta.when_to_use,

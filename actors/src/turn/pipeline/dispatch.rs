@@ -221,9 +221,10 @@ async fn announce_proposal(
         .map_err(failure)?;
     if let Some(row) = row {
         let attributes = row.attribute_map();
+        let kind = row.proposal();
         tracing::info!(
             path = %row.path,
-            kind = attributes.get("kind").and_then(|k| k.as_str()),
+            kind = kind.map(|k| k.as_str()),
             "proposal raised"
         );
         let hash = row.proposal_hash();
@@ -238,6 +239,7 @@ async fn announce_proposal(
                 .map(|n| i64::try_from(n).unwrap_or(i64::MAX)),
             body_truncated: cut.truncated_from.is_some(),
             path: row.path,
+            proposal: kind,
         };
         let proposal = RunProposal {
             proposed: vec![proposed],

@@ -4,6 +4,7 @@
 
 use super::handler::{attr, body, Handler, Outcome};
 use super::proposal::ProposalKind;
+use crate::entry::FailureKind;
 use crate::parse::{ToolCall, ToolName};
 use crate::store::StoreError;
 
@@ -64,7 +65,11 @@ pub const COMMAND_REQUIRED: &str = "command is required: <sh>command</sh> or com
 /// (`runner`: `server` or `client`); its body stays empty until output arrives.
 pub fn run(h: &mut Handler<'_>, call: &ToolCall) -> Result<Outcome, StoreError> {
     let Some(command) = attr(call, "command").or_else(|| body(call)) else {
-        return Ok(Outcome::failed("", "validation", COMMAND_REQUIRED));
+        return Ok(Outcome::failed(
+            "",
+            FailureKind::Validation,
+            COMMAND_REQUIRED,
+        ));
     };
     let command_text = command.to_owned();
     let kind = if call.name == ToolName::Env {

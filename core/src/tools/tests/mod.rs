@@ -241,12 +241,12 @@ impl Fixture {
         let row = self.entry(&d.path).unwrap();
         assert_eq!(
             (row.state, row.outcome.clone()),
-            (d.state, d.outcome.clone())
+            (d.state, d.outcome.map(String::from))
         );
         Seen {
             path: d.path.clone(),
             state: d.state,
-            outcome: d.outcome.clone(),
+            outcome: d.outcome.map(String::from),
             body: row.body,
         }
     }

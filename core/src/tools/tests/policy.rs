@@ -91,6 +91,7 @@ fn active_tools_per_mode_and_flags() {
 /// lists, lifecycle tools kept, and refuse the others with the list the model may use.
 #[test]
 fn skills_narrow_the_tools() {
+    use crate::entry::FailureKind;
     use crate::tools::context::SkillTools;
     use crate::tools::policy::{tool_refusal, Refused};
     let review = json!({"name": "review", "allowedTools": ["get", "env", "sh"]});
@@ -138,12 +139,12 @@ fn skills_narrow_the_tools() {
         ),
         (
             Some(Refused {
-                outcome: "permission",
+                outcome: FailureKind::Permission,
                 reason: "Rejected <set>: the active skills allow only get, env, think, sh, update (allowedTools)".into(),
             }),
             None,
             Some(Refused {
-                outcome: "permission",
+                outcome: FailureKind::Permission,
                 reason: "Rejected <sh> in ask mode".into(),
             }),
         )
