@@ -9,7 +9,6 @@ use crate::store::Store;
 use actix::prelude::*;
 use rummy_core::ids::{LoopId, RunId};
 use rummy_core::memory::history;
-use rummy_core::provider::routing::RoutingConfig;
 use rummy_core::run::{Mode, RunStatus, StopReason};
 use rummy_core::store::entries::{RunRef, WriteCtx};
 use rummy_core::store::loops::{self, Loop};
@@ -19,6 +18,7 @@ use rummy_core::store::runs::{self, Run};
 use rummy_core::store::{entries, projects, turns, StoreError};
 use rummy_core::turn::{proposals, record, state, TurnRef};
 use rummy_core::wire::bounded::Bounds;
+use rummy_provider::routing::RoutingConfig;
 use serde_json::{json, Value};
 
 /// Appends a loop to the queue.

@@ -14,7 +14,7 @@ use prometheus::{
     IntGaugeVec, Opts, Registry, TextEncoder,
 };
 use rummy_core::ids::ProjectId;
-use rummy_core::provider::Usage;
+use rummy_provider::Usage;
 use std::time::Duration;
 
 /// Buckets for durations from a millisecond to a few minutes (a model call may take that long).

@@ -20,7 +20,6 @@ use crate::services::locks::LockKey;
 use crate::services::Services;
 use rummy_core::config::CommandRunner;
 use rummy_core::entry::State;
-use rummy_core::parse::ToolName;
 use rummy_core::run::RunStatus;
 use rummy_core::store::entries::RunRef;
 use rummy_core::store::notifications::Recorded as Push;
@@ -31,6 +30,7 @@ use rummy_core::turn::proposals::{
 use rummy_core::turn::state;
 use rummy_core::turn::streams::{self, StreamWrite};
 use rummy_core::wire::{ErrorKind, RpcError};
+use rummy_text::parse::ToolName;
 use serde_json::Value;
 use std::path::PathBuf;
 

@@ -20,7 +20,6 @@ use crate::session_state;
 use actix::prelude::*;
 use rummy_core::fair::admission::Ask;
 use rummy_core::ids::{ProjectId, RunId};
-use rummy_core::provider::routing;
 use rummy_core::run::Mode;
 use rummy_core::session_state::stored::FLAG as SESSION_STATE_FLAG;
 use rummy_core::session_state::Occasion;
@@ -31,6 +30,7 @@ use rummy_core::turn::{recovery, summary};
 use rummy_core::wire::bounded::Bounds;
 use rummy_core::wire::params::RunAttributes;
 use rummy_core::wire::{ErrorKind, RpcError};
+use rummy_provider::routing;
 use serde_json::json;
 use std::collections::HashMap;
 
@@ -106,7 +106,7 @@ pub struct RunRegistry {
     next_id: u64,
     /// On PostgreSQL with several processes: when this process took each run it holds (a
     /// release gives up only that taking).
-    held: HashMap<RunId, rummy_core::time::Millis>,
+    held: HashMap<RunId, rummy_provider::time::Millis>,
 }
 
 impl RunRegistry {
@@ -609,7 +609,13 @@ impl Handler<Recover> for RunRegistry {
 /// place, and the runs this process took for it (PostgreSQL).
 pub(crate) struct Recovered {
     report: recovery::Recovery,
-    waiting: HashMap<RunId, (rummy_core::ids::LoopId, Option<rummy_core::time::Millis>)>,
+    waiting: HashMap<
+        RunId,
+        (
+            rummy_core::ids::LoopId,
+            Option<rummy_provider::time::Millis>,
+        ),
+    >,
     taken: Vec<RunId>,
     /// The command network overrides of the projects of the loops restored.
     command_network: HashMap<ProjectId, Option<bool>>,

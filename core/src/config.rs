@@ -16,16 +16,16 @@ mod sidecar;
 mod state;
 mod summary;
 
-pub use crate::provider::settings::{
-    OllamaConfig, OpenAiConfig, OpenRouterConfig, ProviderLimits, Providers, XaiConfig,
-    DEFAULT_CONCURRENCY,
-};
 pub use access::{Access, TlsFiles, ANONYMOUS_MESSAGE_BYTES};
 pub use commands::{CommandRunner, CommandSettings};
 pub use database::Location;
 pub use fair::FairUse;
 pub use memory::RecallSettings;
 pub use providers::openai_base;
+pub use rummy_provider::settings::{
+    OllamaConfig, OpenAiConfig, OpenRouterConfig, ProviderLimits, Providers, XaiConfig,
+    DEFAULT_CONCURRENCY,
+};
 pub use sandbox::SandboxSettings;
 pub use session_state::{SessionStateSettings, Thresholds};
 pub use sidecar::SidecarSettings;

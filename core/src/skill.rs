@@ -30,7 +30,7 @@
 //! without `update`. The run's memory scope is the narrowest `memoryScope` of its active skills
 //! ([`memory_scope`]; [`MemoryScope::Session`], everything, when none sets one).
 
-use crate::parse::ToolName;
+use rummy_text::parse::ToolName;
 use serde_json::{json, Map, Value};
 use std::fmt;
 

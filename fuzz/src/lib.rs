@@ -12,12 +12,12 @@
 //! It depends on the pure crates only (`rummy-core`, `rummy-protocol`): nothing here needs a
 //! runtime, a socket or a clock.
 
-use rummy_core::hedberg::{self, EditAttrs, PatternKind};
-use rummy_core::parse;
-use rummy_core::provider::reply_limit::ReplyLimit;
-use rummy_core::provider::sse::{SseEvent, SseParser};
-use rummy_core::provider::stream::StreamReader;
-use rummy_core::provider::Wire;
+use rummy_text::hedberg::{self, EditAttrs, PatternKind};
+use rummy_text::parse;
+use rummy_provider::reply_limit::ReplyLimit;
+use rummy_provider::sse::{SseEvent, SseParser};
+use rummy_provider::stream::StreamReader;
+use rummy_provider::Wire;
 use rummy_core::skill::{self, SkillMeta};
 use rummy_core::wire::jsonrpc::{self, Message};
 use rummy_core::wire::params;

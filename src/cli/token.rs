@@ -8,7 +8,7 @@ use super::exit::Exit;
 use rummy_core::config::Location;
 use rummy_core::store::tokens::{self, NewToken, TokenInfo};
 use rummy_core::store::StoreError;
-use rummy_core::time::Millis;
+use rummy_provider::time::Millis;
 use std::collections::BTreeMap;
 use std::io::Write;
 

@@ -1074,10 +1074,11 @@ fn routes_and_fallback(config: &mut rummy::config::Config, backup_url: String) {
     config.providers.ollama = Some(rummy::config::OllamaConfig {
         base_url: backup_url,
     });
-    config.providers.routing.classes.insert(
-        rummy_core::provider::routing::PromptClass::Code,
-        "deep".into(),
-    );
+    config
+        .providers
+        .routing
+        .classes
+        .insert(rummy_provider::routing::PromptClass::Code, "deep".into());
 }
 
 /// `rummy routes` prints the class → model map; `rummy route check` the class, the model and

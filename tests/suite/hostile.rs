@@ -283,13 +283,13 @@ async fn corpus_server(team: bool) -> (TestServer, Option<Team>) {
         user: "expired".into(),
         admin: false,
         projects: vec!["corpus".into()],
-        expires_at: Some(rummy_core::time::Millis(now - 1)),
+        expires_at: Some(rummy_provider::time::Millis(now - 1)),
     };
     let (text, _) = rummy_core::store::tokens::create(
         &mut conn,
         &expired,
         &[3; 32],
-        rummy_core::time::Millis(now - 10),
+        rummy_provider::time::Millis(now - 10),
     )
     .unwrap();
     tokens.insert("expired", text);

@@ -224,7 +224,7 @@ const SQL_HOMES: [&str; 4] = [
     "core/src/store/",
     "core/src/schema.rs",
     "core/src/db.rs",
-    "core/src/hedberg/sql.rs",
+    "core/text/src/hedberg/sql.rs",
 ];
 
 /// Queries are named store functions: outside tests, SQL (the schema, diesel's query DSL, raw

@@ -4,7 +4,7 @@
 use rummy::config::{Config, TlsFiles};
 use rummy::ServeError;
 use rummy_core::store::tokens::{self, NewToken};
-use rummy_core::time::Millis;
+use rummy_provider::time::Millis;
 use std::net::{IpAddr, Ipv4Addr};
 use std::path::PathBuf;
 use tempfile::TempDir;

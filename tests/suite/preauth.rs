@@ -10,7 +10,7 @@ use crate::support::{TestServer, WAIT};
 use pretty_assertions::assert_eq;
 use rummy::config::Location;
 use rummy_core::store::tokens::{self, NewToken};
-use rummy_core::time::Millis;
+use rummy_provider::time::Millis;
 use rummy_testkit::RpcClient;
 use serde_json::json;
 use std::process::Stdio;

@@ -5,7 +5,7 @@
 
 use crate::support::{TestServer, WAIT};
 use rummy_core::store::tokens::{self, NewToken};
-use rummy_core::time::Millis;
+use rummy_provider::time::Millis;
 use rummy_testkit::{ClientError, RpcClient};
 use serde_json::{json, Value};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};

@@ -2,9 +2,9 @@
 //! `run_calls` table keeps.
 
 use rummy_core::entry::State;
-use rummy_core::parse::ToolName;
 use rummy_core::turn::proposals::{Decision, Resolved};
 use rummy_core::wire::{ErrorKind, RpcError};
+use rummy_text::parse::ToolName;
 use serde_json::{json, Map, Value};
 use std::path::PathBuf;
 

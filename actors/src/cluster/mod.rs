@@ -511,7 +511,7 @@ impl Handler<Renew> for ClusterActor {
                             cluster::register(c, &me, at, lease)?;
                         }
                         // Rows of processes long gone, and calls long answered.
-                        cluster::sweep(c, rummy_core::time::Millis(at.0 - lease.saturating_mul(10)))?;
+                        cluster::sweep(c, rummy_provider::time::Millis(at.0 - lease.saturating_mul(10)))?;
                         Ok::<_, rummy_core::store::StoreError>((renewed, cluster::alive(c, at)?.len()))
                     })
                 })

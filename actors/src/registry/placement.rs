@@ -26,7 +26,7 @@ type Here<R> = Box<
 /// Where a run's call goes.
 enum Placement {
     /// This process holds the run (`taken`: since when, if it just took it).
-    Here(Option<rummy_core::time::Millis>),
+    Here(Option<rummy_provider::time::Millis>),
     /// This process took the run over from a holder that expired: recover it first.
     TakenOver,
     /// The process named holds it.

@@ -13,11 +13,11 @@ use crate::provider::Route;
 use crate::services::Services;
 use actix::prelude::*;
 use rummy_core::ids::{LoopId, TurnId};
-use rummy_core::parse::ToolName;
 use rummy_core::run::Mode;
 use rummy_core::store::context::KeptContext;
 use rummy_core::store::entries::RunRef;
 use rummy_core::turn::healer::Healer;
+use rummy_text::parse::ToolName;
 use std::sync::{Arc, Mutex};
 use tracing::Instrument;
 

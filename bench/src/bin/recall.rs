@@ -25,7 +25,7 @@ use rummy_core::store::database as db;
 use rummy_core::store::entries::{self, EntryWrite, RunRef, WriteCtx};
 use rummy_core::store::memory::{self, remember, MemoryWrite, Provenance};
 use rummy_core::store::{projects, runs, schemes, StoreError};
-use rummy_core::time::Millis;
+use rummy_provider::time::Millis;
 use rummy_testkit::{FakeProvider, Reply};
 use std::hint::black_box;
 use std::path::Path;

@@ -3,7 +3,7 @@
 //! the start-up summary warns about each.
 
 use super::Config;
-use crate::provider::{Endpoint, ProviderKind};
+use rummy_provider::{Endpoint, ProviderKind};
 
 /// The variable that names a provider's base URL.
 fn base_variable(kind: ProviderKind) -> &'static str {

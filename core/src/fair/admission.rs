@@ -11,7 +11,7 @@
 //! a waiter's `position` is its place among the runs waiting for the same limit, in that order.
 
 use crate::ids::{ProjectId, RunId};
-use crate::time::Millis;
+use rummy_provider::time::Millis;
 use serde::Serialize;
 use std::collections::{HashMap, HashSet};
 

@@ -1,6 +1,6 @@
 //! The period a project's cost ceiling sums spending over: a calendar month or a day, in UTC.
 
-use crate::time::{civil_from_days, days_from_civil, Millis, DAY_MS};
+use rummy_provider::time::{civil_from_days, days_from_civil, Millis, DAY_MS};
 
 /// Over what a project's cost ceiling is counted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]

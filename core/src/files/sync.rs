@@ -50,9 +50,9 @@ mod tests {
 
     use crate::store::projects;
     use crate::store::testing::run;
-    use crate::time::Millis;
     use diesel::prelude::*;
     use pretty_assertions::assert_eq;
+    use rummy_provider::time::Millis;
     use std::time::{Duration, SystemTime};
 
     const NOW: Millis = Millis(1_700_000_000_000);

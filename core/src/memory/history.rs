@@ -11,7 +11,7 @@ use crate::store::entries::RunRef;
 use crate::store::entries::WriteCtx;
 use crate::store::memory::{self, insert_history};
 use crate::store::{loops, runs, views, StoreError};
-use crate::time::Millis;
+use rummy_provider::time::Millis;
 use serde_json::{Map, Value};
 
 /// Characters of a prompt, an answer or an error a history line keeps.
@@ -56,7 +56,7 @@ pub fn path(end: &LoopEnd<'_>, now: Millis) -> String {
     let date = now.to_rfc3339().chars().take(10).collect::<String>();
     format!(
         "history://{date}/{}/{}",
-        crate::path::encode_component(end.run),
+        rummy_text::path::encode_component(end.run),
         end.loop_number
     )
 }

@@ -27,8 +27,8 @@ use crate::store::entries::WriteCtx;
 use crate::store::entries::{self, RunRef, TurnRef};
 use crate::store::memory as store;
 use crate::store::StoreError;
-use crate::time::{Millis, DAY_MS};
 use rummy_protocol::results::{Recall, RecallItem};
+use rummy_provider::time::{Millis, DAY_MS};
 use serde_json::Value;
 use std::collections::HashMap;
 

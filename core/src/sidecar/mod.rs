@@ -8,8 +8,8 @@
 //! [`SidecarFailure`]. A side task never fails a turn: the caller takes its fallback.
 
 use crate::ids::RunId;
-use crate::provider::{ChatMessage, Usage};
 use crate::store::sidecar_calls::SidecarCall;
+use rummy_provider::{ChatMessage, Usage};
 use serde::Serialize;
 
 /// The sampling temperature of every side task: summaries and rankings want the likeliest

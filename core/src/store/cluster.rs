@@ -14,8 +14,8 @@ use super::StoreError;
 use crate::db::Db;
 use crate::ids::RunId;
 use crate::schema::{processes, relayed_pushes, run_calls, run_leases, runs};
-use crate::time::Millis;
 use diesel::prelude::*;
+use rummy_provider::time::Millis;
 
 /// Registers this process, alive until `now + lease` unless renewed.
 pub fn register(conn: &mut Db, id: &str, now: Millis, lease: i64) -> Result<(), StoreError> {

@@ -3,11 +3,11 @@
 use super::{projects, StoreError};
 use crate::db::Db;
 use crate::ids::ProjectId;
-use crate::path::normalize;
 use crate::schema::file_constraints;
-use crate::time::Millis;
 use diesel::prelude::*;
 use diesel::upsert::excluded;
+use rummy_provider::time::Millis;
+use rummy_text::path::normalize;
 use std::path::Path;
 
 /// What a constraint does.

@@ -50,7 +50,7 @@ pub fn open_writer(path: &Path) -> Result<Db, StoreError> {
     conn.batch_execute(COMMON_PRAGMAS)?;
     conn.batch_execute("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;")?;
     let mut conn = Db::Sqlite(conn);
-    crate::hedberg::sql::register(&mut conn)?;
+    crate::hedberg_sql::register(&mut conn)?;
     run_migrations(&mut conn)?;
     Ok(conn)
 }
@@ -88,7 +88,7 @@ impl ManageConnection for Readers {
                 conn.batch_execute(COMMON_PRAGMAS)?;
                 conn.batch_execute("PRAGMA query_only = ON;")?;
                 let mut conn = Db::Sqlite(conn);
-                crate::hedberg::sql::register(&mut conn)?;
+                crate::hedberg_sql::register(&mut conn)?;
                 Ok(conn)
             }
             Location::Postgres(url) => {

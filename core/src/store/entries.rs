@@ -10,14 +10,14 @@ use super::{audit, runs, StoreError};
 use crate::db::Db;
 use crate::entry::{Category, Scope, State, Visibility, Writer};
 use crate::ids::{LoopId, ProjectId, RunId};
-use crate::path::scheme_of;
 use crate::schema::{entries, run_views};
 use crate::schemes;
-use crate::time::Millis;
-use crate::tokens;
 use diesel::dsl::sql;
 use diesel::prelude::*;
 use diesel::sql_types::{Bool, Text};
+use rummy_provider::time::Millis;
+use rummy_text::path::scheme_of;
+use rummy_text::tokens;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
@@ -578,11 +578,11 @@ pub(crate) fn passes(
     path: &str,
     body: &str,
 ) -> Result<bool, StoreError> {
-    if !pattern.is_none_or(|p| crate::hedberg::hedmatch(p, path)) {
+    if !pattern.is_none_or(|p| rummy_text::hedberg::hedmatch(p, path)) {
         return Ok(false);
     }
     match body_filter {
-        Some(f) => crate::hedberg::hedfilter(f, body)
+        Some(f) => rummy_text::hedberg::hedfilter(f, body)
             .map(|found| found.is_some())
             .map_err(refused_filter),
         None => Ok(true),
@@ -591,14 +591,14 @@ pub(crate) fn passes(
 
 /// A body filter's refusal, as the caller's error: the call (or the model's command) fails,
 /// nothing else does.
-pub(crate) fn refused_filter(refused: crate::hedberg::Refused) -> StoreError {
+pub(crate) fn refused_filter(refused: rummy_text::hedberg::Refused) -> StoreError {
     StoreError::Invalid(format!("body filter: {refused}"))
 }
 
 /// A failed query's error: a body filter's refusal raised by `hedsearch` in SQL is the
 /// caller's ([`refused_filter`]); anything else is the database's.
 pub(crate) fn filter_error(err: diesel::result::Error) -> StoreError {
-    match crate::hedberg::sql::refusal(&err) {
+    match crate::hedberg_sql::refusal(&err) {
         Some(refused) => refused_filter(refused),
         None => StoreError::Db(err),
     }

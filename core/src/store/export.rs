@@ -10,11 +10,11 @@ use super::{projects, runs, turns, StoreError};
 use crate::db::Db;
 use crate::entry::http_status;
 use crate::ids::RunId;
-use crate::provider::Usage;
 use crate::schema::{loops, sidecar_calls as calls};
-use crate::time::Millis;
 use diesel::prelude::*;
 use rummy_protocol::results::Entry;
+use rummy_provider::time::Millis;
+use rummy_provider::Usage;
 use serde::Serialize;
 use serde_json::Value;
 

@@ -16,9 +16,9 @@ use crate::db::Db;
 use crate::entry::{Scope, Visibility, Writer};
 use crate::ids::ProjectId;
 use crate::schema::{entries as entries_table, run_views};
-use crate::time::Millis;
-use crate::tokens;
 use diesel::prelude::*;
+use rummy_provider::time::Millis;
+use rummy_text::tokens;
 use std::collections::{HashMap, HashSet};
 
 /// One file as read from disk.

@@ -4,9 +4,9 @@
 use super::StoreError;
 use crate::db::Db;
 use crate::schema::health_probe;
-use crate::time::Millis;
 use diesel::prelude::*;
 use diesel::upsert::excluded;
+use rummy_provider::time::Millis;
 
 /// Rewrites the probe's row with `now`: in a write that commits, this proves the database
 /// writable (the disk has room, the file and its directory are writable, the writer runs).

@@ -6,11 +6,11 @@ use super::{runs, StoreError};
 use crate::db::Db;
 use crate::entry::Scope;
 use crate::ids::{LoopId, RunId};
-use crate::provider::routing::{self, Routed, RoutingConfig};
 use crate::run::Mode;
 use crate::schema::{entries, loops, run_views};
-use crate::time::Millis;
 use diesel::prelude::*;
+use rummy_provider::routing::{self, Routed, RoutingConfig};
+use rummy_provider::time::Millis;
 use serde_json::{Map, Value};
 
 /// Loop status while it waits in the queue.

@@ -29,13 +29,13 @@ use super::StoreError;
 use crate::db::Db;
 use crate::entry::{Scope, State, Visibility, Writer};
 use crate::ids::{LoopId, ProjectId, RunId};
-use crate::path::scheme_of;
 use crate::schema::{entries as e, loops, run_views, runs};
 use crate::store::entries::WriteCtx;
-use crate::tokens;
 use diesel::dsl::sql;
 use diesel::prelude::*;
 use diesel::sql_types::{Bool, Double, Integer, Text};
+use rummy_text::path::scheme_of;
+use rummy_text::tokens;
 use serde_json::{json, Map, Value};
 
 /// The schemes whose entries no run holds a view of: written here, never by [`entries::write`].

@@ -4,8 +4,8 @@ use super::StoreError;
 use crate::config::ModelSeed;
 use crate::db::Db;
 use crate::schema::models;
-use crate::time::Millis;
 use diesel::prelude::*;
+use rummy_provider::time::Millis;
 
 /// A stored model alias.
 #[derive(Debug, Clone, PartialEq, Eq, Queryable, Selectable)]

@@ -5,8 +5,8 @@ use super::StoreError;
 use crate::db::Db;
 use crate::ids::RunId;
 use crate::schema::notifications;
-use crate::time::Millis;
 use diesel::prelude::*;
+use rummy_provider::time::Millis;
 use serde::Serialize;
 
 /// A stored notification.

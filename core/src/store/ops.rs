@@ -16,11 +16,11 @@ use super::{runs, StoreError};
 use crate::db::Db;
 use crate::entry::{State, Visibility, Writer};
 use crate::ids::RunId;
-use crate::path::{normalize, result_path, scheme_of};
 use crate::schema::{entries as e, run_views as v};
 use diesel::dsl::sql;
 use diesel::prelude::*;
 use diesel::sql_types::{Bool, Text};
+use rummy_text::path::{normalize, result_path, scheme_of};
 use serde_json::{Map, Value};
 
 /// Who performs an operation, on which run, with which token divisor and at what time.
@@ -51,7 +51,7 @@ pub fn size_gate(op: &Op, path: &str, body: &str) -> Result<(), StoreError> {
     if !gated(path) {
         return Ok(());
     }
-    let tokens = crate::tokens::estimate(body, op.at.divisor);
+    let tokens = rummy_text::tokens::estimate(body, op.at.divisor);
     let limit = i32::try_from(op.max_entry_tokens).unwrap_or(i32::MAX);
     if tokens <= limit {
         return Ok(());

@@ -5,9 +5,9 @@ use crate::db::Db;
 use crate::fair::period::CostPeriod;
 use crate::ids::ProjectId;
 use crate::schema::{projects, runs, turns};
-use crate::time::Millis;
 use diesel::dsl::sum;
 use diesel::prelude::*;
+use rummy_provider::time::Millis;
 
 /// A stored project.
 #[derive(Debug, Clone, PartialEq, Queryable, Selectable)]

@@ -4,8 +4,8 @@ use super::StoreError;
 use crate::db::Db;
 use crate::ids::ProjectId;
 use crate::schema::rpc_log;
-use crate::time::Millis;
 use diesel::prelude::*;
+use rummy_provider::time::Millis;
 use serde_json::Value;
 
 /// Longest params/result text kept per call.

@@ -7,8 +7,8 @@ use crate::db::Db;
 use crate::ids::{ProjectId, RunId};
 use crate::run::{alias_stem, valid_alias, Mode, RunStatus};
 use crate::schema::runs;
-use crate::time::Millis;
 use diesel::prelude::*;
+use rummy_provider::time::Millis;
 
 /// A stored run.
 #[derive(Debug, Clone, PartialEq, Queryable, Selectable)]

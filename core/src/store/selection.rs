@@ -13,9 +13,9 @@ use super::entries::{self, ViewRow};
 use super::{ops, StoreError};
 use crate::db::Db;
 use crate::ids::RunId;
-use crate::path::normalize;
 use crate::schema::{entries as e, run_views as v};
 use diesel::prelude::*;
+use rummy_text::path::normalize;
 use std::collections::hash_map::DefaultHasher;
 use std::collections::{HashMap, HashSet};
 use std::hash::{Hash, Hasher};
@@ -194,7 +194,7 @@ pub fn judge(call: &FilterCall, candidates: &[(i32, String)]) -> Judged {
     let mut passed = HashSet::new();
     let mut refused = None;
     for (view_id, body) in candidates {
-        match crate::hedberg::hedfilter(&call.filter, body) {
+        match rummy_text::hedberg::hedfilter(&call.filter, body) {
             Ok(Some(_)) => {
                 passed.insert(*view_id);
             }

@@ -15,12 +15,12 @@ use super::{runs, StoreError};
 use crate::db::Db;
 use crate::entry::{Scope, State, Visibility};
 use crate::ids::{LoopId, ProjectId, RunId};
-use crate::path::scheme_of;
 use crate::run::RunStatus;
 use crate::schema::{entries as e, run_views, runs as runs_table};
 use crate::store::entries::WriteCtx;
-use crate::time::Millis;
 use diesel::prelude::*;
+use rummy_provider::time::Millis;
+use rummy_text::path::scheme_of;
 use serde_json::{json, Map, Value};
 
 /// The attribute that makes an `unknown://` the project's.

@@ -7,11 +7,11 @@
 use super::StoreError;
 use crate::db::Db;
 use crate::ids::{ProjectId, RunId};
-use crate::provider::Usage;
 use crate::schema::{runs, sidecar_calls};
-use crate::time::Millis;
 use diesel::dsl::sum;
 use diesel::prelude::*;
+use rummy_provider::time::Millis;
+use rummy_provider::Usage;
 
 /// One side task's call, to be stored.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -13,8 +13,8 @@ use crate::skill::{self, MemoryScope, Skill};
 use crate::store::constraints::{self, ConstraintKind};
 use crate::store::entries::{self as store_entries, EntryWrite, RunRef, WriteCtx};
 use crate::store::files;
-use crate::time::Millis;
 use diesel::prelude::*;
+use rummy_provider::time::Millis;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
@@ -101,7 +101,7 @@ fn activate_paths(
         kept_out
             .iter()
             .rev()
-            .find(|c| crate::hedberg::hedmatch(&c.pattern, path))
+            .find(|c| rummy_text::hedberg::hedmatch(&c.pattern, path))
             .is_some_and(|c| c.kind == ConstraintKind::Ignore)
     };
     let project_files: Vec<(i32, String)> = entries::table
@@ -114,7 +114,7 @@ fn activate_paths(
     for (id, path) in project_files {
         let wanted = patterns
             .iter()
-            .any(|p| p == &path || crate::hedberg::hedmatch(p, &path));
+            .any(|p| p == &path || rummy_text::hedberg::hedmatch(p, &path));
         if wanted && !ignored(&path) {
             files::ensure_view(conn, run, id, Visibility::Visible, now)?;
             activated.push(path);

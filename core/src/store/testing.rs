@@ -7,9 +7,9 @@ use crate::db::Db;
 use crate::entry::{State, Visibility, Writer};
 use crate::ids::ProjectId;
 use crate::store::database::run_migrations;
-use crate::time::Millis;
 use diesel::connection::SimpleConnection;
 use diesel::Connection;
+use rummy_provider::time::Millis;
 use serde_json::json;
 
 /// The instant test writes are stamped with.
@@ -37,7 +37,7 @@ pub fn memory() -> Db {
     }
     let mut conn = Db::establish(":memory:").unwrap();
     conn.batch_execute("PRAGMA foreign_keys = ON;").unwrap();
-    crate::hedberg::sql::register(&mut conn).unwrap();
+    crate::hedberg_sql::register(&mut conn).unwrap();
     run_migrations(&mut conn).unwrap();
     schemes::seed(&mut conn).unwrap();
     conn
@@ -125,7 +125,7 @@ pub fn insert_entry(conn: &mut Db, scope: &str, path: &str, body: &str, at: Mill
         .values((
             e::scope.eq(scope),
             e::path.eq(path),
-            e::scheme.eq(crate::path::scheme_of(path)),
+            e::scheme.eq(rummy_text::path::scheme_of(path)),
             e::body.eq(body),
             e::hash.eq(entries::hex_sha256(body)),
             e::created_at.eq(at.0),

@@ -8,13 +8,13 @@ use crate::ids::{ProjectId, RunId};
 use crate::run::{Mode, RunStatus};
 use crate::schema as t;
 use crate::store::database::{migrations_of, run_migrations};
-use crate::time::Millis;
 use diesel::connection::SimpleConnection;
 use diesel::prelude::*;
 use diesel::sql_types::{Integer, Text};
 use diesel::sqlite::Sqlite;
 use diesel_migrations::MigrationHarness;
 use pretty_assertions::assert_eq;
+use rummy_provider::time::Millis;
 use serde_json::json;
 
 const NOW: Millis = Millis(1_700_000_000_000);
@@ -392,7 +392,7 @@ fn current(conn: &mut Db, run_id: RunId) -> Option<loops::Loop> {
 /// A claimed loop that asked for routing records its class and model once; other loops are untouched, and the current loop outlives its end.
 #[test]
 fn routing_is_recorded_on_the_loop() {
-    use crate::provider::routing::{PromptClass, Routed, RoutingConfig};
+    use rummy_provider::routing::{PromptClass, Routed, RoutingConfig};
     let mut conn = memory();
     let p = project(&mut conn);
     let r = run(&mut conn, p.id, Some("routed"));

@@ -9,8 +9,8 @@ use super::StoreError;
 use crate::access::principal::Principal;
 use crate::db::Db;
 use crate::schema::{tokens, users};
-use crate::time::Millis;
 use diesel::prelude::*;
+use rummy_provider::time::Millis;
 
 /// What every token's text starts with, so a leaked one is recognisable (secret scanners,
 /// people reading logs).

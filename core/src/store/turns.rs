@@ -4,11 +4,11 @@ use super::cached::{cached, Bind, StaticSql};
 use super::{runs, StoreError};
 use crate::db::Db;
 use crate::ids::{LoopId, RunId, TurnId};
-use crate::provider::Usage;
 use crate::schema::turns;
-use crate::time::Millis;
 use diesel::dsl::sum;
 use diesel::prelude::*;
+use rummy_provider::time::Millis;
+use rummy_provider::Usage;
 
 /// Turn status while it runs.
 pub const RUNNING: i32 = 102;

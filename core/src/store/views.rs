@@ -10,8 +10,8 @@ use crate::db::Db;
 use crate::entry::{Scope, State, Visibility};
 use crate::ids::{LoopId, ProjectId, RunId};
 use crate::schema::{entries, run_views};
-use crate::time::Millis;
 use diesel::prelude::*;
+use rummy_provider::time::Millis;
 
 /// The scheme and token count of every view of the run written at revision `rev` or later.
 pub fn tokens_since(

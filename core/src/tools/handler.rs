@@ -11,18 +11,18 @@ use super::messages;
 use super::proposal::ProposalKind;
 use crate::db::Db;
 use crate::entry::{State, Visibility, Writer};
-use crate::hedberg::{self, PatternKind};
 use crate::ids::RunId;
-use crate::parse::{ToolCall, ToolName};
-use crate::path::{normalize, scheme_of};
 use crate::schemes;
 use crate::store::entries::{self, EntryWrite, ViewRow, WriteCtx};
 use crate::store::files;
 use crate::store::ops::{self, check_writer, Op, ViewChange};
 use crate::store::selection::{FilterCall, Judgements};
 use crate::store::{views, StoreError};
-use crate::time::Millis;
-use crate::tokens;
+use rummy_provider::time::Millis;
+use rummy_text::hedberg::{self, PatternKind};
+use rummy_text::parse::{ToolCall, ToolName};
+use rummy_text::path::{normalize, scheme_of};
+use rummy_text::tokens;
 use serde_json::{Map, Value};
 
 /// Characters of a `summary` attribute that are kept.

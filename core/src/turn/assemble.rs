@@ -15,7 +15,7 @@ use crate::run::Mode;
 use crate::session_state;
 use crate::skill;
 use crate::store::entries::ViewRow;
-use crate::tokens::estimate;
+use rummy_text::tokens::estimate;
 use serde_json::Value;
 
 /// The scheme of a loop's recall (`recall://<loop>`), rendered as one block before the prompt.

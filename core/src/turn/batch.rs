@@ -9,15 +9,15 @@
 
 use crate::db::Db;
 use crate::entry::State;
-use crate::parse::{ToolCall, ToolName};
 use crate::run::RunStatus;
 use crate::store::notifications::Recorded;
 use crate::store::selection::{FilterCall, Judgements};
 use crate::store::{runs, StoreError};
-use crate::time::Millis;
 use crate::turn::dispatch::{dispatch_judged, DispatchCtx, Dispatched, UpdateSignal};
 use crate::turn::{state, TurnRef};
 use crate::wire::bounded::Bounds;
+use rummy_provider::time::Millis;
+use rummy_text::parse::{ToolCall, ToolName};
 use serde_json::Value;
 use std::sync::Arc;
 

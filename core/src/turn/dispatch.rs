@@ -12,13 +12,13 @@
 
 use crate::db::Db;
 use crate::entry::{State, Visibility, Writer};
-use crate::parse::ToolCall;
-use crate::path::result_path;
 use crate::store::entries::{self, EntryWrite, WriteCtx};
 use crate::store::selection::Judgements;
 use crate::store::StoreError;
-use crate::time::Millis;
 use crate::tools::{self, handler::Outcome, policy, ToolName};
+use rummy_provider::time::Millis;
+use rummy_text::parse::ToolCall;
+use rummy_text::path::result_path;
 use serde_json::Value;
 
 /// What a dispatch is given (defined with the tools, whose handlers read it).

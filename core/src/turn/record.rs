@@ -3,10 +3,10 @@
 use super::TurnRef;
 use crate::db::Db;
 use crate::entry::{State, Visibility, Writer};
-use crate::path::result_path;
 use crate::run::Mode;
 use crate::store::entries::{self, EntryWrite, WriteCtx};
 use crate::store::StoreError;
+use rummy_text::path::result_path;
 use serde_json::json;
 
 /// How many characters of a warning go into its `error://` path.

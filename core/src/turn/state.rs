@@ -15,16 +15,16 @@
 use crate::db::Db;
 use crate::fair::admission::{QueueReason, Queued};
 use crate::ids::{LoopId, RunId};
-use crate::provider::routing::Routed;
 use crate::run::RunStatus;
 use crate::store::entries::{self, RunRef};
 use crate::store::notifications::{self, Recorded};
 use crate::store::{loops, memory, runs, turns, StoreError};
-use crate::time::Millis;
 use crate::wire::bounded::{self, Bounds};
 use crate::wire::params::HistoryPage;
 use crate::wire::state::{HistoryItem, Snapshot, StatePush, UnknownItem};
 use rummy_protocol::results::{MissedNotification, Recall};
+use rummy_provider::routing::Routed;
+use rummy_provider::time::Millis;
 use serde_json::Value;
 
 /// The routing decision of the run's current loop (the active one, else the one that ran

@@ -14,11 +14,11 @@ use crate::config::CommandRunner;
 use crate::db::Db;
 use crate::entry::{strings_attr, text_attr, State, Visibility, Writer};
 use crate::ids::RunId;
-use crate::parse::ToolName;
 use crate::store::entries::{self, EntryWrite, RunRef, ViewRow, WriteCtx};
 use crate::store::ops::{change_view, Op, ViewChange};
 use crate::store::{views, StoreError};
 use crate::turn::state::Appended;
+use rummy_text::parse::ToolName;
 use serde_json::{Map, Value};
 
 /// The log-entry attribute set while the command's turn waits for its output.

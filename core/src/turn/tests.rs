@@ -6,15 +6,15 @@ use super::{record, state, TurnRef};
 use crate::db::Db;
 use crate::entry::State;
 use crate::ids::LoopId;
-use crate::parse::parse_reply;
 use crate::run::Mode;
 use crate::store::entries::{context_rows, RunRef, WriteCtx};
 use crate::store::selection::Judgements;
 use crate::store::{loops, projects, runs, turns};
-use crate::time::Millis;
 use crate::wire::bounded::Bounds;
 use crate::wire::params::HistoryPage;
 use pretty_assertions::assert_eq;
+use rummy_provider::time::Millis;
+use rummy_text::parse::parse_reply;
 use serde_json::json;
 
 const NOW: Millis = Millis(1_700_000_000_000);
@@ -88,12 +88,12 @@ impl Fixture {
 
     fn run_reply(&mut self, t: TurnRef, reply: &str) -> Vec<(String, State, Option<String>)> {
         let parsed = parse_reply(reply, 15);
-        let mut failed: Option<crate::parse::ToolName> = None;
+        let mut failed: Option<rummy_text::parse::ToolName> = None;
         let mut out = Vec::new();
         for call in parsed
             .commands
             .iter()
-            .filter(|c| c.name != crate::parse::ToolName::Think)
+            .filter(|c| c.name != rummy_text::parse::ToolName::Think)
         {
             let d = dispatch(&mut self.conn, &ctx(t), call, failed, NOW).unwrap();
             if d.failed() && failed.is_none() && d.update.is_none() {
@@ -740,7 +740,7 @@ fn the_first_failed_action_aborts_the_rest_and_the_update_still_applies() {
     assert_eq!(commands.update(), Some(&done));
 
     // A turn resumed at the update after a failed proposal knows both.
-    let resumed = Commands::resume_at(&parsed.commands, 4, Some(crate::parse::ToolName::Set));
+    let resumed = Commands::resume_at(&parsed.commands, 4, Some(rummy_text::parse::ToolName::Set));
     assert_eq!(
         (resumed.any_failed(), resumed.update()),
         (true, Some(&done))

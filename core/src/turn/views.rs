@@ -70,7 +70,7 @@ mod tests {
         ViewRow {
             view_id: 1,
             path: path.into(),
-            scheme: crate::path::scheme_of(path),
+            scheme: rummy_text::path::scheme_of(path),
             body: body.into(),
             attributes: attributes.into(),
             tokens: 1,

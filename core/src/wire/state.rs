@@ -5,11 +5,11 @@
 
 use crate::entry::http_status;
 use crate::fair::admission::Queued;
-use crate::provider::routing::Routed;
-use crate::provider::Usage;
 use crate::store::entries::ViewRow;
 use crate::wire::bounded;
 use rummy_protocol::results::{MissedNotification, Recall};
+use rummy_provider::routing::Routed;
+use rummy_provider::Usage;
 use serde::Serialize;
 use serde_json::value::RawValue;
 use serde_json::Value;

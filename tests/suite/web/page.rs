@@ -147,7 +147,7 @@ async fn the_page_says_whether_a_token_is_needed() {
         projects: Vec::new(),
         expires_at: None,
     };
-    rummy_core::store::tokens::create(&mut conn, &ops, &[4; 32], rummy_core::time::Millis(1))
+    rummy_core::store::tokens::create(&mut conn, &ops, &[4; 32], rummy_provider::time::Millis(1))
         .unwrap();
     let closed = http()
         .get(format!("{base}/"))

@@ -10,7 +10,6 @@ use crate::registry::ResolveProposal;
 use crate::session::call::Call;
 use rummy_core::entry::{State, Visibility};
 use rummy_core::ids::RunId;
-use rummy_core::path::{normalize, scheme_of};
 use rummy_core::store::entries::{self, EntryFilter, RunRef, ViewRow};
 use rummy_core::store::export;
 use rummy_core::store::memory::{self, MemoryWrite, Provenance};
@@ -28,6 +27,7 @@ use rummy_core::wire::results::{
     BodySlice, CountAck, Entry, PathAck, PathsAck, Resolution, RunAck,
 };
 use rummy_core::wire::{ErrorKind, RpcError};
+use rummy_text::path::{normalize, scheme_of};
 use serde::Serialize;
 use serde_json::Value;
 

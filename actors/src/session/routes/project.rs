@@ -12,13 +12,13 @@ use rummy_core::fair::period::CostPeriod;
 use rummy_core::store::constraints::{self, ConstraintKind};
 use rummy_core::store::projects::{self, Project as Stored};
 use rummy_core::store::StoreError;
-use rummy_core::time::Millis;
 use rummy_core::wire::jsonrpc::PROTOCOL_VERSION;
 use rummy_core::wire::params::{
     ConstraintParams, DropParams, HelloParams, NoParams, Page, ProjectSetParams, ProjectsParams,
 };
 use rummy_core::wire::results::{Constraint, Hello, PatternAck, Project};
 use rummy_core::wire::{ErrorKind, RpcError};
+use rummy_provider::time::Millis;
 use std::path::Path;
 
 /// `getProjects`: the projects the caller may open (all of them for the owner and admins, the

@@ -9,12 +9,12 @@ use crate::session::call::{Call, Json};
 use rummy_core::ids::ProjectId;
 use rummy_core::run::RunStatus;
 use rummy_core::store::{entries, runs, turns};
-use rummy_core::time::Millis;
 use rummy_core::turn::state::snapshot;
 use rummy_core::wire::jsonrpc::params_at;
 use rummy_core::wire::params::{GetRunParams, Page, RunAttributes, SetParams};
 use rummy_core::wire::results::{PathAck, RunAck, RunSummary};
 use rummy_core::wire::{ErrorKind, RpcError};
+use rummy_provider::time::Millis;
 use serde_json::Value;
 
 /// `getRuns`: a page of the project's runs, newest first.

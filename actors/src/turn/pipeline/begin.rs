@@ -10,7 +10,6 @@ use crate::services::Services;
 use crate::sidecar::{self, Charge};
 use crate::turn::{Allocated, ContextRead, TurnFailure, TurnJob};
 use rummy_core::files::sync::{self, SyncReport};
-use rummy_core::hedberg;
 use rummy_core::ids::{ProjectId, TurnId};
 use rummy_core::memory::recall::{self, Recalled};
 use rummy_core::memory::rerank;
@@ -19,6 +18,7 @@ use rummy_core::sidecar::SidecarRecord;
 use rummy_core::store::entries::RunRef;
 use rummy_core::store::{constraints, projects, runs, shared, turns, StoreError};
 use rummy_core::turn::{record, TurnRef};
+use rummy_text::hedberg;
 use std::sync::Arc;
 
 /// A turn that began: where it writes, its row, and whether its context was read ahead (the

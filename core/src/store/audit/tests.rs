@@ -129,7 +129,7 @@ fn read_back(conn: &mut Db, run: RunRef, body_filter: Option<&str>) -> Vec<(Stri
 #[test]
 fn every_audit_text_reads_back_exactly_as_written() {
     let mut conn = db();
-    crate::hedberg::sql::register(&mut conn).unwrap();
+    crate::hedberg_sql::register(&mut conn).unwrap();
     let p = project(&mut conn, "p");
     let r = run(&mut conn, p.id, "a");
     let scope = format!("run:{}", r.run_id.0);

@@ -5,8 +5,8 @@ use super::*;
 use crate::db::Db;
 use crate::schema::context_clocks;
 use crate::store::testing::{fact, memory as store, project, run, write, NOW};
-use crate::time::Millis;
 use pretty_assertions::assert_eq;
+use rummy_provider::time::Millis;
 
 const LATER: Millis = Millis(NOW.0 + 60_000);
 

@@ -6,9 +6,9 @@
 use super::handler::{attr, body, Handler, Outcome};
 use super::proposal::ProposalKind;
 use crate::entry::{strings_attr, text_attr, State};
-use crate::parse::ToolCall;
 use crate::store::entries::ViewRow;
 use crate::store::StoreError;
+use rummy_text::parse::ToolCall;
 use serde_json::Value;
 
 /// The model-facing doc.

@@ -15,12 +15,12 @@ use super::handler::{
 use super::messages::{self, listing, not_found};
 use super::proposal::ProposalKind;
 use crate::entry::Visibility;
-use crate::hedberg::{self, PatternKind};
-use crate::parse::ToolCall;
-use crate::path::normalize;
 use crate::run::Mode;
 use crate::store::entries::ViewRow;
 use crate::store::StoreError;
+use rummy_text::hedberg::{self, PatternKind};
+use rummy_text::parse::ToolCall;
+use rummy_text::path::normalize;
 
 /// The model-facing doc of `cp`.
 pub const DOC: &str = include_str!("doc.md");

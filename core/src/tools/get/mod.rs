@@ -5,9 +5,9 @@
 use super::handler::{path_and_filter, read_target, visibility_of, Handler, Outcome, Target};
 use super::messages::{self, listing, not_found};
 use crate::entry::{Visibility, Writer};
-use crate::parse::ToolCall;
 use crate::store::entries::ViewRow;
 use crate::store::StoreError;
+use rummy_text::parse::ToolCall;
 
 /// The model-facing doc.
 pub const DOC: &str = include_str!("doc.md");

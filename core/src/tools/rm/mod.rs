@@ -11,10 +11,10 @@
 use super::handler::{bases, is_file, path_and_filter, read_target, Handler, Outcome};
 use super::messages::{self, listing, not_found};
 use super::proposal::ProposalKind;
-use crate::parse::ToolCall;
 use crate::run::Mode;
 use crate::store::entries::ViewRow;
 use crate::store::StoreError;
+use rummy_text::parse::ToolCall;
 
 /// The model-facing doc.
 pub const DOC: &str = include_str!("doc.md");

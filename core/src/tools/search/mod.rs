@@ -16,10 +16,10 @@ use super::handler::{attr, body, Handler, Outcome, SUMMARY_CHARS};
 use super::messages::listing;
 use crate::db::Db;
 use crate::entry::{State, Visibility};
-use crate::parse::ToolCall;
-use crate::path::{normalize, scheme_of};
 use crate::store::entries::{self, EntryWrite, TurnRef, ViewRow, WriteCtx};
 use crate::store::StoreError;
+use rummy_text::parse::ToolCall;
+use rummy_text::path::{normalize, scheme_of};
 use serde_json::{json, Value};
 
 /// The model-facing doc.

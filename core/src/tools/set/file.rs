@@ -7,10 +7,10 @@
 //! block's problem.
 
 use super::{described, edit_needs_existing, needs_existing, NO_CHANGE};
-use crate::hedberg::{self, Edit};
 use crate::store::StoreError;
 use crate::tools::handler::{bases, Handler, Outcome};
 use crate::tools::proposal::ProposalKind;
+use rummy_text::hedberg::{self, Edit};
 
 /// Proposes the edit of the project file at `path` (a new file when it does not exist).
 pub fn propose(h: &mut Handler<'_>, path: &str, edit: &Edit) -> Result<Outcome, StoreError> {

@@ -8,11 +8,11 @@
 
 use super::{described, edit_needs_existing, needs_existing, tidy, Change};
 use crate::entry::Writer;
-use crate::hedberg;
 use crate::store::memory::{self, MemoryWrite, Provenance, Remembered};
 use crate::store::ops::check_writer;
 use crate::store::{runs, StoreError};
 use crate::tools::handler::{Handler, Outcome};
+use rummy_text::hedberg;
 
 /// Writes the memory at `path` for the model.
 pub fn remember(

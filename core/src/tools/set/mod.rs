@@ -24,12 +24,12 @@ use super::handler::{
 };
 use super::messages;
 use crate::entry::{State, Visibility, Writer};
-use crate::hedberg::{self, Applied, Edit, EditAttrs};
-use crate::parse::ToolCall;
-use crate::path::{normalize, scheme_of};
 use crate::store::entries::ViewRow;
 use crate::store::ops::check_writer;
 use crate::store::{shared, StoreError};
+use rummy_text::hedberg::{self, Applied, Edit, EditAttrs};
+use rummy_text::parse::ToolCall;
+use rummy_text::path::{normalize, scheme_of};
 use serde_json::Value;
 
 pub use file::propose;

@@ -7,11 +7,11 @@
 
 use super::{propose, with_summary, write_entry, Change};
 use crate::entry::Visibility;
-use crate::hedberg::{self, Applied, Edit};
 use crate::store::entries::ViewRow;
 use crate::store::StoreError;
 use crate::tools::handler::{is_file, Handler, Outcome, Target};
 use crate::tools::messages::{listing, not_found};
+use rummy_text::hedberg::{self, Applied, Edit};
 
 /// A pattern selecting several files.
 pub fn several_files(pattern: &str, files: usize) -> String {

@@ -4,8 +4,8 @@
 
 use super::handler::{attr, body, Handler, Outcome};
 use super::proposal::ProposalKind;
-use crate::parse::{ToolCall, ToolName};
 use crate::store::StoreError;
+use rummy_text::parse::{ToolCall, ToolName};
 
 /// The model-facing doc of `sh`.
 pub const DOC: &str = include_str!("doc.md");

@@ -3,8 +3,8 @@
 use super::{fixture, seen, Fixture, Seen};
 use crate::entry::State::{Failed, Resolved};
 use crate::entry::{Visibility, Writer};
-use crate::hedberg::unified_diff;
 use pretty_assertions::assert_eq;
+use rummy_text::hedberg::unified_diff;
 use serde_json::json;
 
 const PORT: &str = "The server listens on 3000.";

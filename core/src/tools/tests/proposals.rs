@@ -3,9 +3,9 @@
 use super::{fixture, seen, APP, UTIL};
 use crate::entry::State::{Failed, Proposed, Resolved};
 use crate::entry::{Visibility, Writer};
-use crate::hedberg::{apply, parse_edit, unified_diff, EditAttrs};
 use crate::store::entries::hex_sha256;
 use pretty_assertions::assert_eq;
+use rummy_text::hedberg::{apply, parse_edit, unified_diff, EditAttrs};
 use serde_json::{json, Value};
 
 const APP_8080: &str = "const port = 8080;\nconst host = \"localhost\";\nlisten(port, host);\n";

@@ -84,7 +84,7 @@ fn an_accepted_command_opens_visible_channels_and_is_awaited() {
         (
             Some(Awaited {
                 path: path.clone(),
-                tool: crate::parse::ToolName::Sh,
+                tool: rummy_text::parse::ToolName::Sh,
                 turn,
                 command_index: 0
             }),
@@ -199,7 +199,7 @@ fn a_restart_fails_the_channels_and_the_turn_goes_on() {
                 run_id,
                 Awaited {
                     path: path.clone(),
-                    tool: crate::parse::ToolName::Sh,
+                    tool: rummy_text::parse::ToolName::Sh,
                     turn: f.ctx.t.turn,
                     command_index: 0
                 }

@@ -6,7 +6,7 @@ use super::{
 };
 use crate::files::root::{Root, RootError};
 use crate::files::scan::{classify, Outcome};
-use crate::path::{normalize, scheme_of};
+use rummy_text::path::{normalize, scheme_of};
 use serde_json::Value;
 use std::path::Path;
 
@@ -161,7 +161,8 @@ mod tests {
     fn proposal(kind: &str, attrs: Value) -> Proposal {
         Proposal {
             path: format!("{kind}://1"),
-            tool: crate::parse::ToolName::from_scheme(kind).unwrap_or(crate::parse::ToolName::Set),
+            tool: rummy_text::parse::ToolName::from_scheme(kind)
+                .unwrap_or(rummy_text::parse::ToolName::Set),
             kind: ProposalKind::read(&attrs),
             attrs,
             readonly: None,

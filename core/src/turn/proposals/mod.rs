@@ -39,10 +39,7 @@ use super::TurnRef;
 use crate::db::Db;
 use crate::entry::{State, Visibility, Writer};
 use crate::files::ScanLimits;
-use crate::hedberg;
 use crate::ids::RunId;
-use crate::parse::ToolName;
-use crate::path::{normalize, scheme_of};
 use crate::store::constraints::{self, ConstraintKind};
 use crate::store::entries::{self as store_entries, EntryWrite, RunRef, ViewRow, WriteCtx};
 use crate::store::files as store_files;
@@ -50,6 +47,9 @@ use crate::store::views;
 use crate::store::StoreError;
 /// What a proposal proposes (defined with the tools that write it).
 pub use crate::tools::proposal::ProposalKind;
+use rummy_text::hedberg;
+use rummy_text::parse::ToolName;
+use rummy_text::path::{normalize, scheme_of};
 use serde_json::{json, Value};
 
 /// A client's decision on a proposal (`set {state}` on its path).

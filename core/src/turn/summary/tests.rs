@@ -16,7 +16,7 @@ fn row(view_id: i32, path: &str, turn: i32, visibility: Visibility, body: &str) 
     ViewRow {
         view_id,
         path: path.into(),
-        scheme: crate::path::scheme_of(path),
+        scheme: rummy_text::path::scheme_of(path),
         body: body.into(),
         attributes: "{}".into(),
         tokens: 100,

@@ -52,7 +52,7 @@ pub const DAY_MS: i64 = 86_400_000;
 ///
 /// Howard Hinnant's `civil_from_days`: exact for every i64 day count we can meet,
 /// and small enough that a date crate is not worth its build time here.
-pub(crate) fn civil_from_days(days: i64) -> (i64, i64, i64) {
+pub fn civil_from_days(days: i64) -> (i64, i64, i64) {
     let z = days + 719_468;
     let era = z.div_euclid(146_097);
     let doe = z.rem_euclid(146_097);
@@ -67,7 +67,7 @@ pub(crate) fn civil_from_days(days: i64) -> (i64, i64, i64) {
 
 /// Converts a (year, month, day) of the proleptic Gregorian calendar to days since
 /// 1970-01-01: Howard Hinnant's `days_from_civil`, the inverse of [`civil_from_days`].
-pub(crate) fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
+pub fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
     let y = if m <= 2 { y - 1 } else { y };
     let era = y.div_euclid(400);
     let yoe = y.rem_euclid(400);

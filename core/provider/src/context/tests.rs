@@ -1,9 +1,7 @@
 //! Context-length probes per provider and how each provider's answer is read.
 
 use super::*;
-use crate::provider::settings::{
-    OllamaConfig, OpenAiConfig, OpenRouterConfig, Providers, XaiConfig,
-};
+use crate::settings::{OllamaConfig, OpenAiConfig, OpenRouterConfig, Providers, XaiConfig};
 use pretty_assertions::assert_eq;
 
 fn endpoint(kind: ProviderKind) -> Endpoint {

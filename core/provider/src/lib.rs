@@ -1,4 +1,6 @@
-//! Provider wire formats and policies, without any network code or clock.
+//! Provider wire formats and policies, without any network code or clock: the crate sits below
+//! the store (which records each call's [`Usage`] and the routing a loop took) and needs
+//! nothing of the server.
 //!
 //! - [`endpoint`]: which URL, headers and request body each provider takes;
 //! - [`openai`] (chat completions: openai, ollama, openrouter) and [`xai`]
@@ -9,7 +11,10 @@
 //! - [`reply_limit`]: how much of a reply the server holds before it cuts the call off;
 //! - [`context`]: asking a provider for a model's context length;
 //! - [`routing`]: the prompt classifier that picks a model per loop;
-//! - [`settings`]: what the configuration says of each provider.
+//! - [`settings`]: what the configuration says of each provider;
+//! - [`time`]: timestamps in milliseconds and their calendar (here, not in a crate of its own:
+//!   this is the lowest crate that reads time, for rate limits and backoff; the store and the
+//!   domain take their timestamps from it). Times are passed in: nothing here reads the clock.
 
 pub mod context;
 pub mod endpoint;
@@ -21,6 +26,7 @@ pub mod routing;
 pub mod settings;
 pub mod sse;
 pub mod stream;
+pub mod time;
 pub mod xai;
 
 use serde_json::Value;

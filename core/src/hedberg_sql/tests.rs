@@ -6,7 +6,7 @@ use diesel::sql_types::{Integer, Nullable, Text};
 use diesel::{sql_query, Connection, QueryableByName, RunQueryDsl};
 use pretty_assertions::assert_eq;
 
-use crate::hedberg::sql::{hedmatch, hedreplace, hedsearch, register};
+use super::{hedmatch, hedreplace, hedsearch, register};
 
 /// One text column.
 #[derive(QueryableByName, Debug, PartialEq)]
@@ -177,11 +177,11 @@ fn refused_body_fails_the_query() {
         .load::<Row>(&mut conn)
         .expect_err("the query is refused");
     assert_eq!(
-        crate::hedberg::sql::refusal(&err),
-        Some(crate::hedberg::Refused::TooDeep)
+        super::refusal(&err),
+        Some(rummy_text::hedberg::Refused::TooDeep)
     );
     let other = sql_query("SELECT nope FROM entries")
         .load::<Row>(&mut conn)
         .expect_err("no such column");
-    assert_eq!(crate::hedberg::sql::refusal(&other), None);
+    assert_eq!(super::refusal(&other), None);
 }

@@ -1,8 +1,8 @@
 //! Streamed answers of both wire formats: deltas, reasoning, usage, and the ways a stream goes wrong.
 
 use super::*;
-use crate::provider::reply_limit::{ReplyLimit, TooLarge, ENVELOPE_BYTES};
-use crate::provider::sse::SseParser;
+use crate::reply_limit::{ReplyLimit, TooLarge, ENVELOPE_BYTES};
+use crate::sse::SseParser;
 use pretty_assertions::assert_eq;
 
 /// What reading a whole stream gave: the deltas shown, the result, and how many events were skipped.

@@ -1,7 +1,7 @@
 //! Hedberg: the patterns that select entries and text, and the edit formats that change text.
 //!
 //! A pure library: no I/O, no clock. The store calls the pattern operations
-//! from SQL ([`sql`]); the `set` tool reads a body with [`parse_edit`] and
+//! from SQL (`rummy_store::hedberg_sql`); the `set` tool reads a body with [`parse_edit`] and
 //! applies it with [`apply`].
 //!
 //! # Patterns
@@ -88,7 +88,6 @@ mod patch;
 mod pattern;
 mod rx;
 mod sed;
-pub mod sql;
 mod xpath;
 
 #[cfg(test)]

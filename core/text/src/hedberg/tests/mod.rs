@@ -6,7 +6,6 @@ mod limits;
 mod patterns;
 mod props;
 mod reference;
-mod sql;
 
 use super::{apply, parse_edit, Applied, EditAttrs};
 

@@ -7,16 +7,16 @@
 //! gives NULL. Compiled patterns come from the shared cache, so a pattern
 //! compiles once however many rows it is matched against.
 //!
-//! `hedsearch` is the body filter: a body over the filter's [`limits`](super::limits) makes
+//! `hedsearch` is the body filter: a body over the filter's [`limits`](rummy_text::hedberg::limits) makes
 //! the function raise an SQL error whose message is the [`Refused`] one, so the whole query
 //! fails and [`refusal`] tells the caller why.
 
-use super::limits::Refused;
 use crate::db::Db;
 use diesel::serialize::{self, Output, ToSql};
 use diesel::sql_types::{Integer, Nullable, Text};
 use diesel::sqlite::Sqlite;
 use diesel::QueryResult;
+use rummy_text::hedberg::limits::Refused;
 
 diesel::define_sql_function! {
     /// `hedmatch(pattern, text)`: 1 when `text` matches `pattern` (see the hedberg module doc), else 0.
@@ -42,14 +42,16 @@ pub fn register(conn: &mut Db) -> QueryResult<()> {
     hedmatch_utils::register_impl(
         conn,
         |pattern: Option<String>, text: Option<String>| match (pattern, text) {
-            (Some(pattern), Some(text)) => i32::from(super::hedmatch(&pattern, &text)),
+            (Some(pattern), Some(text)) => {
+                i32::from(rummy_text::hedberg::hedmatch(&pattern, &text))
+            }
             _ => 0,
         },
     )?;
     hedsearch_utils::register_impl(
         conn,
         |pattern: Option<String>, text: Option<String>| match (pattern, text) {
-            (Some(pattern), Some(text)) => match super::hedfilter(&pattern, &text) {
+            (Some(pattern), Some(text)) => match rummy_text::hedberg::hedfilter(&pattern, &text) {
                 Ok(found) => Verdict::Hit(i32::from(found.is_some())),
                 Err(refused) => Verdict::Refused(refused),
             },
@@ -64,7 +66,7 @@ pub fn register(conn: &mut Db) -> QueryResult<()> {
             text,
         ) {
             (Some(pattern), Some(replacement), Some(text)) => {
-                super::hedreplace(&pattern, &replacement, &text)
+                rummy_text::hedberg::hedreplace(&pattern, &replacement, &text)
             }
             _ => None,
         },
@@ -97,3 +99,6 @@ pub fn refusal(err: &diesel::result::Error) -> Option<Refused> {
         _ => None,
     }
 }
+
+#[cfg(test)]
+mod tests;

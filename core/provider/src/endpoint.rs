@@ -155,7 +155,7 @@ impl std::fmt::Debug for Endpoint {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::provider::settings::{OllamaConfig, OpenAiConfig, OpenRouterConfig, XaiConfig};
+    use crate::settings::{OllamaConfig, OpenAiConfig, OpenRouterConfig, XaiConfig};
     use pretty_assertions::assert_eq;
     use serde_json::json;
 

@@ -102,7 +102,7 @@ fn reasoning_texts(item: &Value) -> Vec<&str> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::provider::Usage;
+    use crate::Usage;
     use pretty_assertions::assert_eq;
     use serde_json::json;
 
