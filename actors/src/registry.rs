@@ -19,18 +19,18 @@ use crate::services::Services;
 use crate::session_state;
 use actix::prelude::*;
 use rummy_core::fair::admission::Ask;
-use rummy_core::ids::{ProjectId, RunId};
-use rummy_core::run::Mode;
 use rummy_core::session_state::stored::FLAG as SESSION_STATE_FLAG;
 use rummy_core::session_state::Occasion;
-use rummy_core::store::entries::RunRef;
-use rummy_core::store::runs::{self, NewRun, Run, RunSettings};
-use rummy_core::store::{entries, loops, models, projects, rpc_log, StoreError};
 use rummy_core::turn::{recovery, summary};
 use rummy_core::wire::bounded::Bounds;
 use rummy_core::wire::params::RunAttributes;
 use rummy_core::wire::{ErrorKind, RpcError};
 use rummy_provider::routing;
+use rummy_store::entries::RunRef;
+use rummy_store::ids::{ProjectId, RunId};
+use rummy_store::run::Mode;
+use rummy_store::runs::{self, NewRun, Run, RunSettings};
+use rummy_store::{entries, loops, models, projects, rpc_log, StoreError};
 use serde_json::json;
 use std::collections::HashMap;
 
@@ -54,7 +54,7 @@ pub struct StartRun {
     pub user: Option<String>,
     /// Skills the run has from its first turn (`attributes.skills`, loaded and checked),
     /// added in its creation.
-    pub skills: Vec<(String, rummy_core::skill::Skill)>,
+    pub skills: Vec<(String, rummy_store::skill::Skill)>,
 }
 
 /// Queues a new loop on an existing run.
@@ -399,7 +399,7 @@ impl Handler<StartRun> for RunRegistry {
                     let run = runs::create(c, &new, now())?;
                     // With several processes, the process that starts a run holds it.
                     if let Some(me) = &me {
-                        rummy_core::store::cluster::take(c, run.id, me, now())?;
+                        rummy_store::cluster::take(c, run.id, me, now())?;
                     }
                     if let Some(parent) = &parent {
                         runs::continue_numbering(c, run.id, parent)?;
@@ -407,7 +407,7 @@ impl Handler<StartRun> for RunRegistry {
                     }
                     let to = run_ref(&run);
                     for (name, skill) in &skills {
-                        rummy_core::store::skills::add(c, to, name, skill, write_ctx(divisor))?;
+                        rummy_store::skills::add(c, to, name, skill, write_ctx(divisor))?;
                     }
                     loops::enqueue(c, run.id, mode, &new.model, &prompt, &flags, now())?;
                     // The first loop is claimed here: one write fewer before the first turn.
@@ -581,7 +581,7 @@ impl Handler<Recover> for RunRegistry {
             // In a write of its own: a purge that fails must not undo the recovery.
             if retention_days > 0 {
                 let cutoff = now().days_before(retention_days);
-                let purge = move |c: &mut rummy_core::db::Db| {
+                let purge = move |c: &mut rummy_store::db::Db| {
                     let runs = runs::purge_finished_before(c, cutoff)?.len();
                     Ok((runs, rpc_log::purge_before(c, cutoff)?))
                 };
@@ -612,7 +612,7 @@ pub(crate) struct Recovered {
     waiting: HashMap<
         RunId,
         (
-            rummy_core::ids::LoopId,
+            rummy_store::ids::LoopId,
             Option<rummy_provider::time::Millis>,
         ),
     >,
@@ -645,14 +645,12 @@ pub(crate) async fn recover(
                     // A process of this machine that is gone (killed, or an earlier start of
                     // this one) holds nothing any more: its runs are taken over now, not once
                     // its hold expires.
-                    let gone = crate::cluster::gone_here(
-                        &rummy_core::store::cluster::alive(c, at.now)?,
-                        &me,
-                    );
-                    rummy_core::store::cluster::expire(c, &gone)?;
+                    let gone =
+                        crate::cluster::gone_here(&rummy_store::cluster::alive(c, at.now)?, &me);
+                    rummy_store::cluster::expire(c, &gone)?;
                     let taken = match taking {
                         Some(run_id) => vec![run_id],
-                        None => rummy_core::store::cluster::take_orphans(c, &me, at.now, 10_000)?,
+                        None => rummy_store::cluster::take_orphans(c, &me, at.now, 10_000)?,
                     };
                     let scope = recovery::Scope::Runs(&taken);
                     Ok((

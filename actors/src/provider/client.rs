@@ -418,7 +418,7 @@ impl Client {
         }
         let secret = self.endpoint.secret();
         let scrub = |text: String| match secret.filter(|s| s.len() >= 8) {
-            Some(secret) => text.replace(secret, rummy_core::store::rpc_log::REDACTED),
+            Some(secret) => text.replace(secret, rummy_store::rpc_log::REDACTED),
             None => text,
         };
         let response = match request.send().await {

@@ -9,11 +9,11 @@ use crate::cluster::Execute;
 use crate::errors::from_store;
 use crate::run::Rename;
 use actix::prelude::*;
-use rummy_core::ids::RunId;
-use rummy_core::store::cluster::{self, Lease};
-use rummy_core::store::runs;
 use rummy_core::turn::proposals::Resolved;
 use rummy_core::wire::{ErrorKind, RpcError};
+use rummy_store::cluster::{self, Lease};
+use rummy_store::ids::RunId;
+use rummy_store::runs;
 
 /// A call's local way, run once the run is known to be this process's.
 type Here<R> = Box<
@@ -339,7 +339,7 @@ impl Handler<Execute> for RunRegistry {
 #[derive(Message)]
 #[rtype(result = "()")]
 struct Renamed {
-    run: rummy_core::store::runs::Run,
+    run: rummy_store::runs::Run,
     alias: String,
 }
 

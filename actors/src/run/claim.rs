@@ -7,8 +7,8 @@ use crate::clock::now;
 use crate::loop_queue::ClaimNext;
 use actix::prelude::*;
 use rummy_core::fair::admission::Ask;
-use rummy_core::store::entries::RunRef;
-use rummy_core::store::{loops, runs};
+use rummy_store::entries::RunRef;
+use rummy_store::{loops, runs};
 
 impl RunActor {
     pub(super) fn wake(&mut self, ctx: &mut Context<Self>) {

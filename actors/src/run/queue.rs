@@ -3,7 +3,7 @@
 use super::{Inject, Phase, QueueLoop, RunActor};
 use crate::loop_queue::{Enqueue, InjectPrompt};
 use actix::prelude::*;
-use rummy_core::store::StoreError;
+use rummy_store::StoreError;
 
 impl Handler<QueueLoop> for RunActor {
     type Result = ResponseActFuture<Self, Result<(), StoreError>>;

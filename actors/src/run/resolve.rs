@@ -6,11 +6,11 @@ use crate::services::Services;
 use crate::turn::Start;
 use actix::prelude::*;
 use rummy_core::config::CommandRunner;
-use rummy_core::store::entries::RunRef;
-use rummy_core::store::projects;
 use rummy_core::turn::proposals::Resolved;
 use rummy_core::turn::streams::Awaited;
 use rummy_core::wire::{ErrorKind, RpcError};
+use rummy_store::entries::RunRef;
+use rummy_store::projects;
 use rummy_text::parse::ToolName;
 use tokio::sync::oneshot;
 

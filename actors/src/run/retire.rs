@@ -28,7 +28,7 @@
 
 use super::{Phase, RunActor};
 use actix::prelude::*;
-use rummy_core::ids::RunId;
+use rummy_store::ids::RunId;
 
 /// The registry that keeps a `RunActor`: where it reports [`Idle`], and the number it knows this
 /// actor by (a run's later actor has another, so a late report of an earlier one is not taken

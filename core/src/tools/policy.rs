@@ -9,7 +9,7 @@
 use super::context::{DispatchCtx, LoopFlags};
 use super::handler::{attr, body, path_and_filter};
 use super::messages;
-use crate::run::Mode;
+use rummy_store::run::Mode;
 use rummy_text::parse::{ToolCall, ToolName};
 use rummy_text::path::scheme_of;
 

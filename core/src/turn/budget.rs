@@ -7,13 +7,13 @@
 //! demotion only changes visibility.
 
 use super::TurnRef;
-use crate::db::Db;
-use crate::entry::{Category, State, Visibility, Writer};
-use crate::ids::RunId;
-use crate::schemes;
-use crate::store::entries::{self as store_entries, EntryWrite, ViewRow, WriteCtx};
-use crate::store::{runs, turns, views, StoreError};
 use rummy_provider::time::Millis;
+use rummy_store::db::Db;
+use rummy_store::entries::{self as store_entries, EntryWrite, ViewRow, WriteCtx};
+use rummy_store::entry::{Category, State, Visibility, Writer};
+use rummy_store::ids::RunId;
+use rummy_store::schemes;
+use rummy_store::{runs, turns, views, StoreError};
 use serde_json::json;
 
 /// A run's budget for one turn.
@@ -364,7 +364,7 @@ mod tests {
             body: String::new(),
             attributes: "{}".into(),
             tokens: 100,
-            state: crate::entry::State::Resolved,
+            state: rummy_store::entry::State::Resolved,
             outcome: None,
             visibility,
             turn,

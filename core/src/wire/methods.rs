@@ -4,8 +4,8 @@
 //! so the catalogue cannot drift from what is actually served.
 
 use super::jsonrpc::{ErrorKind, PROTOCOL_VERSION};
-use crate::run::{RunStatus, StopReason};
 use rummy_protocol::catalogue::{Catalogue, MethodDoc, NotificationDoc, ParamDoc};
+use rummy_store::run::{RunStatus, StopReason};
 use std::collections::BTreeMap;
 
 /// One documented parameter (or field of a notification's payload).
@@ -198,7 +198,7 @@ pub const PROJECT_SET: MethodSpec = MethodSpec {
     requires_hello: false,
     long_running: false,
 };
-/// The cost periods, in [`crate::fair::period::CostPeriod::ALL`] order.
+/// The cost periods, in [`rummy_store::period::CostPeriod::ALL`] order.
 const PERIODS: &[&str] = &["month", "day"];
 /// `token/list`.
 pub const TOKEN_LIST: MethodSpec = MethodSpec {
@@ -719,7 +719,7 @@ pub const NOTIFICATIONS: &[NotificationSpec] = &[
 /// The `queued.reason` values, in [`crate::fair::admission::QueueReason::ALL`] order.
 const QUEUE_REASONS: &[&str] = &["loop", "runs_limit", "cost_ceiling"];
 
-/// The `stopReason` values, in [`crate::run::StopReason::ALL`] order.
+/// The `stopReason` values, in [`rummy_store::run::StopReason::ALL`] order.
 const STOP_REASONS: &[&str] = &[
     "concluded",
     "max_turns",
@@ -810,7 +810,7 @@ mod tests {
             .map(|r| r.as_str())
             .collect();
         assert_eq!(QUEUE_REASONS, reasons.as_slice());
-        let periods: Vec<&str> = crate::fair::period::CostPeriod::ALL
+        let periods: Vec<&str> = rummy_store::period::CostPeriod::ALL
             .iter()
             .map(|p| p.as_str())
             .collect();

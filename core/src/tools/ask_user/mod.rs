@@ -5,9 +5,9 @@
 
 use super::handler::{attr, body, Handler, Outcome};
 use super::proposal::ProposalKind;
-use crate::entry::{strings_attr, text_attr, State};
-use crate::store::entries::ViewRow;
-use crate::store::StoreError;
+use rummy_store::entries::ViewRow;
+use rummy_store::entry::{strings_attr, text_attr, State};
+use rummy_store::StoreError;
 use rummy_text::parse::ToolCall;
 use serde_json::Value;
 

@@ -14,10 +14,10 @@ use super::handler::{
 };
 use super::messages::{self, listing, not_found};
 use super::proposal::ProposalKind;
-use crate::entry::Visibility;
-use crate::run::Mode;
-use crate::store::entries::ViewRow;
-use crate::store::StoreError;
+use rummy_store::entries::ViewRow;
+use rummy_store::entry::Visibility;
+use rummy_store::run::Mode;
+use rummy_store::StoreError;
 use rummy_text::hedberg::{self, PatternKind};
 use rummy_text::parse::ToolCall;
 use rummy_text::path::normalize;

@@ -4,9 +4,9 @@
 
 use super::handler::{path_and_filter, read_target, visibility_of, Handler, Outcome, Target};
 use super::messages::{self, listing, not_found};
-use crate::entry::{Visibility, Writer};
-use crate::store::entries::ViewRow;
-use crate::store::StoreError;
+use rummy_store::entries::ViewRow;
+use rummy_store::entry::{Visibility, Writer};
+use rummy_store::StoreError;
 use rummy_text::parse::ToolCall;
 
 /// The model-facing doc.

@@ -11,9 +11,9 @@
 use super::handler::{bases, is_file, path_and_filter, read_target, Handler, Outcome};
 use super::messages::{self, listing, not_found};
 use super::proposal::ProposalKind;
-use crate::run::Mode;
-use crate::store::entries::ViewRow;
-use crate::store::StoreError;
+use rummy_store::entries::ViewRow;
+use rummy_store::run::Mode;
+use rummy_store::StoreError;
 use rummy_text::parse::ToolCall;
 
 /// The model-facing doc.

@@ -14,10 +14,10 @@ pub mod backend;
 
 use super::handler::{attr, body, Handler, Outcome, SUMMARY_CHARS};
 use super::messages::listing;
-use crate::db::Db;
-use crate::entry::{State, Visibility};
-use crate::store::entries::{self, EntryWrite, TurnRef, ViewRow, WriteCtx};
-use crate::store::StoreError;
+use rummy_store::db::Db;
+use rummy_store::entries::{self, EntryWrite, TurnRef, ViewRow, WriteCtx};
+use rummy_store::entry::{State, Visibility};
+use rummy_store::StoreError;
 use rummy_text::parse::ToolCall;
 use rummy_text::path::{normalize, scheme_of};
 use serde_json::{json, Value};

@@ -7,9 +7,9 @@
 //! block's problem.
 
 use super::{described, edit_needs_existing, needs_existing, NO_CHANGE};
-use crate::store::StoreError;
 use crate::tools::handler::{bases, Handler, Outcome};
 use crate::tools::proposal::ProposalKind;
+use rummy_store::StoreError;
 use rummy_text::hedberg::{self, Edit};
 
 /// Proposes the edit of the project file at `path` (a new file when it does not exist).

@@ -4,7 +4,7 @@
 
 use super::handler::{attr, body, Handler, Outcome};
 use super::proposal::ProposalKind;
-use crate::store::StoreError;
+use rummy_store::StoreError;
 use rummy_text::parse::{ToolCall, ToolName};
 
 /// The model-facing doc of `sh`.

@@ -1,12 +1,12 @@
 //! Dispatch rules: the tool list per mode and flags, refusals at dispatch, target validation, aborts, lifecycle signals, and search.
 
 use super::{fixture_with, seen, Seen, APP};
-use crate::entry::State::{Failed, Resolved};
-use crate::entry::Visibility;
-use crate::run::Mode;
 use crate::tools::{active_tools, ToolName};
 use crate::turn::dispatch::LoopFlags;
 use pretty_assertions::assert_eq;
+use rummy_store::entry::State::{Failed, Resolved};
+use rummy_store::entry::Visibility;
+use rummy_store::run::Mode;
 use serde_json::json;
 
 const NO_FLAGS: LoopFlags = LoopFlags {

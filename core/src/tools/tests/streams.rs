@@ -2,15 +2,15 @@
 
 use super::{fixture, Fixture, NOW};
 use crate::config::CommandRunner;
-use crate::entry::{State, Visibility};
-use crate::ids::RunId;
-use crate::run::RunStatus;
-use crate::store::entries::{RunRef, WriteCtx};
-use crate::store::runs;
 use crate::turn::proposals::{self, Decision, Recorded};
 use crate::turn::recovery::{recover, INTERRUPTED};
 use crate::turn::streams::{self, Awaited, StreamEnd, StreamWrite};
 use pretty_assertions::assert_eq;
+use rummy_store::entries::{RunRef, WriteCtx};
+use rummy_store::entry::{State, Visibility};
+use rummy_store::ids::RunId;
+use rummy_store::run::RunStatus;
+use rummy_store::runs;
 use serde_json::json;
 
 /// Dispatches `<sh>make test</sh>`, accepts it and marks it awaited, as the server does; its path.

@@ -4,7 +4,7 @@
 //! keeps seeing).
 
 use super::handler::Outcome;
-use crate::store::entries::ViewRow;
+use rummy_store::entries::ViewRow;
 use rummy_text::parse::ToolCall;
 
 /// The model-facing doc.

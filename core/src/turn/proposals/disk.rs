@@ -100,7 +100,7 @@ fn unchanged_on_disk(
             && disk.as_deref() == proposed.map(str::as_bytes);
         let change = match (disk, base.as_str()) {
             (None, None) => None,
-            (Some(bytes), Some(hash)) if crate::store::entries::hex_sha256(&bytes) == hash => None,
+            (Some(bytes), Some(hash)) if rummy_store::entries::hex_sha256(&bytes) == hash => None,
             _ if applied => None,
             // The model saw no file here: what is there now stays out of its context (it may
             // be a file the scan keeps out, such as a hidden `.env`).
@@ -177,7 +177,7 @@ mod tests {
     }
 
     fn hash(text: &str) -> String {
-        crate::store::entries::hex_sha256(text)
+        rummy_store::entries::hex_sha256(text)
     }
 
     /// The hostile-disk probe: a symlink planted at the old temporary name does not redirect an

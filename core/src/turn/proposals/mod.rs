@@ -36,17 +36,17 @@ mod disk;
 pub use disk::apply;
 
 use super::TurnRef;
-use crate::db::Db;
-use crate::entry::{State, Visibility, Writer};
 use crate::files::ScanLimits;
-use crate::ids::RunId;
-use crate::store::constraints::{self, ConstraintKind};
-use crate::store::entries::{self as store_entries, EntryWrite, RunRef, ViewRow, WriteCtx};
-use crate::store::files as store_files;
-use crate::store::views;
-use crate::store::StoreError;
 /// What a proposal proposes (defined with the tools that write it).
 pub use crate::tools::proposal::ProposalKind;
+use rummy_store::constraints::{self, ConstraintKind};
+use rummy_store::db::Db;
+use rummy_store::entries::{self as store_entries, EntryWrite, RunRef, ViewRow, WriteCtx};
+use rummy_store::entry::{State, Visibility, Writer};
+use rummy_store::files as store_files;
+use rummy_store::ids::RunId;
+use rummy_store::views;
+use rummy_store::StoreError;
 use rummy_text::hedberg;
 use rummy_text::parse::ToolName;
 use rummy_text::path::{normalize, scheme_of};

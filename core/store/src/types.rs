@@ -150,7 +150,7 @@ stored_as_integer!(ProjectId, RunId, LoopId, TurnId);
 mod tests {
     use super::*;
     use crate::db::Db;
-    use crate::store::StoreError;
+    use crate::StoreError;
     use diesel::connection::SimpleConnection;
     use diesel::prelude::*;
     use pretty_assertions::assert_eq;

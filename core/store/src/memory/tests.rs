@@ -4,7 +4,7 @@
 use super::*;
 use crate::db::Db;
 use crate::schema::context_clocks;
-use crate::store::testing::{fact, memory as store, project, run, write, NOW};
+use crate::testing::{fact, memory as store, project, run, write, NOW};
 use pretty_assertions::assert_eq;
 use rummy_provider::time::Millis;
 
@@ -397,7 +397,7 @@ fn the_migration_indexes_the_facts_already_stored() {
         .iter()
         .any(|v| v.to_string().ends_with("000040"))
     {
-        conn.revert_last_migration(crate::store::database::migrations_of(&conn))
+        conn.revert_last_migration(crate::database::migrations_of(&conn))
             .unwrap();
     }
     // Written as the store of that time did: the entry alone, in the schema of then.
@@ -408,7 +408,7 @@ fn the_migration_indexes_the_facts_already_stored() {
     ))
     .execute(&mut conn)
     .unwrap();
-    crate::store::database::run_migrations(&mut conn).unwrap();
+    crate::database::run_migrations(&mut conn).unwrap();
     let terms = vec!["zebra".to_owned()];
     let query = RecallQuery {
         terms: &terms,
@@ -427,9 +427,9 @@ fn the_migration_indexes_the_facts_already_stored() {
 /// loop rewrites has its old words replaced, not added to.
 #[test]
 fn a_loops_facts_are_indexed_when_it_ends() {
+    use crate::entries::{self, EntryWrite};
+    use crate::loops;
     use crate::run::Mode;
-    use crate::store::entries::{self, EntryWrite};
-    use crate::store::loops;
     let mut conn = store();
     let p = project(&mut conn, "p");
     let a = run(&mut conn, p.id, "a");

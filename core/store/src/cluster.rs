@@ -456,7 +456,7 @@ pub fn relay(conn: &mut Db, me: &str, pushes: &[Push], now: Millis) -> Result<()
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::testing::{memory, project, run};
+    use crate::testing::{memory, project, run};
     use pretty_assertions::assert_eq;
 
     const LEASE: i64 = 15_000;

@@ -2,8 +2,8 @@
 
 use super::StoreError;
 use crate::db::Db;
-use crate::fair::period::CostPeriod;
 use crate::ids::ProjectId;
+use crate::period::CostPeriod;
 use crate::schema::{projects, runs, turns};
 use diesel::dsl::sum;
 use diesel::prelude::*;

@@ -1,28 +1,68 @@
-//! Store queries as plain functions over a connection passed in; the `StoreActor` owns the writing connection and calls them.
+//! rummy's store: the diesel schema, the stored model and the queries, as plain functions over a
+//! connection passed in; the actors' `StoreActor` owns the writing connection and calls them.
+//!
+//! The crate sits on `rummy-text` and `rummy-provider` and under the domain (`rummy-core`), so
+//! cargo keeps SQL out of both. Besides the queries (one module per table or concern:
+//! [`entries`], [`runs`], [`loops`], [`turns`], …) it holds what they read and write, each here
+//! for the reason given:
+//!
+//! - [`schema`], [`db`] and [`database`]: the tables, the connection over SQLite or PostgreSQL,
+//!   the migrations embedded and run when the pool is built (here: only the store opens one);
+//! - [`hedberg_sql`]: the pattern functions registered on every SQLite connection (here, not
+//!   in `rummy-text`: they need a diesel connection, and text knows no database);
+//! - [`entry`], [`ids`] and [`schemes`]: the entry model, row ids as types and the scheme
+//!   registry the `schemes` table is seeded from (here: every entry query reads and writes them);
+//! - [`run`]: run statuses, stop reasons, modes and aliases (here: stored in `runs` and `loops`
+//!   and checked by the run queries);
+//! - [`skill`]: skill files' frontmatter and what a run's active skills allow (here: a skill
+//!   entry is validated when written, and a run's memory scope is read from its stored skills);
+//! - [`approval`]: the hash of a pending proposal (here: an entry row reports the hash a client
+//!   approves);
+//! - [`principal`]: who a connection acts for (here: bearer tokens are stored with theirs; the
+//!   rest of access stays in the domain);
+//! - [`period`]: the calendar period a project's spending is summed over (here: stored with the
+//!   project; the rest of fair use stays in the domain);
+//! - [`location`]: where the database is, SQLite file or PostgreSQL URL (here: the store opens
+//!   it; the configuration reads it from the environment);
+//! - [`models::ModelSeed`]: a model alias from the environment (here: seeded into `models`).
+//!
+//! Invariant: no actor system, no clock (timestamps are passed in); SQL is written only here
+//! and in `rummy-pg` (the layering tests check both).
 
+pub mod approval;
 pub mod audit;
 pub mod cached;
 pub mod cluster;
 pub mod constraints;
 pub mod context;
 pub mod database;
+pub mod db;
 pub mod entries;
+pub mod entry;
 pub mod export;
 pub mod files;
 pub mod health;
+pub mod hedberg_sql;
+pub mod ids;
+pub mod location;
 pub mod loops;
 pub mod memory;
 pub mod models;
 pub mod notifications;
 pub mod ops;
+pub mod period;
+pub mod principal;
 pub mod projects;
 pub mod rpc_log;
+pub mod run;
 pub mod runs;
+pub mod schema;
 pub mod schemes;
 pub mod selection;
 pub mod session_state;
 pub mod shared;
 pub mod sidecar_calls;
+pub mod skill;
 pub mod skills;
 pub mod stats;
 pub mod tokens;
@@ -30,8 +70,8 @@ pub mod turns;
 pub mod types;
 pub mod views;
 
-#[cfg(test)]
-pub(crate) mod testing;
+#[cfg(any(test, feature = "testing"))]
+pub mod testing;
 #[cfg(test)]
 mod tests;
 

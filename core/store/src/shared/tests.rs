@@ -2,9 +2,9 @@
 
 use super::*;
 use crate::db::Db;
+use crate::entries::WriteCtx;
 use crate::entry::Writer;
-use crate::store::entries::WriteCtx;
-use crate::store::testing::{memory as store, project, run, write, NOW};
+use crate::testing::{memory as store, project, run, write, NOW};
 use pretty_assertions::assert_eq;
 
 fn by(run: &str, turn: i32) -> Provenance<'_> {

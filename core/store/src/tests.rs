@@ -2,12 +2,12 @@
 
 use super::testing::memory;
 use super::*;
+use crate::database::{migrations_of, run_migrations};
 use crate::db::Db;
 use crate::entry::{State, Visibility, Writer};
 use crate::ids::{ProjectId, RunId};
 use crate::run::{Mode, RunStatus};
 use crate::schema as t;
-use crate::store::database::{migrations_of, run_migrations};
 use diesel::connection::SimpleConnection;
 use diesel::prelude::*;
 use diesel::sql_types::{Integer, Text};
@@ -688,11 +688,11 @@ fn notifications_are_numbered_per_run() {
 #[test]
 fn hashes_are_lowercase_hex_sha256() {
     assert_eq!(
-        crate::store::entries::hex_sha256(""),
+        crate::entries::hex_sha256(""),
         "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
     );
     assert_eq!(
-        crate::store::entries::hex_sha256("abc"),
+        crate::entries::hex_sha256("abc"),
         "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
     );
 }

@@ -1,9 +1,14 @@
 //! The scheme registry: what each scheme is for, who may write it, where it lives, and whether the model sees it.
 //!
-//! This list is the one source of truth: it is written into the `schemes`
-//! table at start-up, and permission checks read it directly.
+//! This list is the one source of truth: [`seed`] writes it into the `schemes` table at
+//! start-up so SQL joins agree with it, and permission checks read it directly.
 
+use crate::db::Db;
 use crate::entry::{Category, ScopeKind, Writer};
+use crate::schema::schemes;
+use crate::StoreError;
+use diesel::prelude::*;
+use diesel::upsert::excluded;
 
 /// One scheme's registration.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -109,6 +114,31 @@ impl SchemeSpec {
     }
 }
 
+/// Upserts every registered scheme.
+pub fn seed(conn: &mut Db) -> Result<(), StoreError> {
+    for s in SCHEMES {
+        let writable_by = serde_json::to_string(&s.writable_by())?;
+        crate::on_backend!(conn, c => diesel::insert_into(schemes::table)
+            .values((
+                schemes::name.eq(s.name),
+                schemes::model_visible.eq(s.model_visible),
+                schemes::category.eq(s.category.as_str()),
+                schemes::default_scope.eq(s.default_scope.as_str()),
+                schemes::writable_by.eq(&writable_by),
+            ))
+            .on_conflict(schemes::name)
+            .do_update()
+            .set((
+                schemes::model_visible.eq(excluded(schemes::model_visible)),
+                schemes::category.eq(excluded(schemes::category)),
+                schemes::default_scope.eq(excluded(schemes::default_scope)),
+                schemes::writable_by.eq(excluded(schemes::writable_by)),
+            ))
+            .execute(c))?;
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -131,7 +161,7 @@ mod tests {
             .map(|s| s.name)
             .chain(["run"])
             .collect();
-        let mut listed = crate::store::entries::NOT_HISTORY.to_vec();
+        let mut listed = crate::entries::NOT_HISTORY.to_vec();
         expected.sort_unstable();
         listed.sort_unstable();
         assert_eq!(listed, expected);

@@ -1,6 +1,5 @@
 //! Where the store's database is: `RUMMY_DATABASE_URL`, or the SQLite file.
 
-use super::check::without_credentials;
 use std::path::PathBuf;
 
 /// Where the store's database is (SCALE.md §1): an SQLite file, or a PostgreSQL database.
@@ -50,6 +49,18 @@ impl Location {
             Location::Sqlite(_) => "sqlite",
             Location::Postgres(_) => "postgres",
         }
+    }
+}
+
+/// `url` without any `user:password@` in its authority: fit for a log line.
+pub fn without_credentials(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_owned();
+    };
+    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    match rest[..authority_end].rfind('@') {
+        Some(at) => format!("{scheme}://{}", &rest[at + 1..]),
+        None => url.to_owned(),
     }
 }
 

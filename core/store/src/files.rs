@@ -348,7 +348,7 @@ mod tests {
     use super::*;
     use crate::entry::State;
     use crate::ids::RunId;
-    use crate::store::testing::{memory, project, run, NOW};
+    use crate::testing::{memory, project, run, NOW};
     use pretty_assertions::assert_eq;
 
     /// One project file as the run `run_id` sees it: (body, visibility, state, turn, writes).

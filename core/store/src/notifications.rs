@@ -42,7 +42,7 @@ impl Recorded {
     }
 
     /// The params parsed back into a value (tests inspect them so).
-    #[cfg(test)]
+    #[cfg(any(test, feature = "testing"))]
     pub fn value(&self) -> serde_json::Value {
         serde_json::from_str(&self.0).unwrap_or(serde_json::Value::Null)
     }

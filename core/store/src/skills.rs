@@ -5,14 +5,14 @@
 //! memory features ask before they run.
 
 use super::StoreError;
+use crate::constraints::{self, ConstraintKind};
 use crate::db::Db;
+use crate::entries::{self as store_entries, EntryWrite, RunRef, WriteCtx};
 use crate::entry::{Scope, State, Visibility, Writer};
+use crate::files;
 use crate::ids::RunId;
 use crate::schema::{entries, run_views};
 use crate::skill::{self, MemoryScope, Skill};
-use crate::store::constraints::{self, ConstraintKind};
-use crate::store::entries::{self as store_entries, EntryWrite, RunRef, WriteCtx};
-use crate::store::files;
 use diesel::prelude::*;
 use rummy_provider::time::Millis;
 use serde_json::Value;
@@ -221,8 +221,8 @@ pub fn set_persona(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::files::{sync, FileContent, ScanContent};
-    use crate::store::testing::{memory, project, run, NOW};
+    use crate::files::{sync, FileContent, ScanContent};
+    use crate::testing::{memory, project, run, NOW};
     use pretty_assertions::assert_eq;
 
     /// A project `p` holding `src/a.rs`, `src/b.rs`, `notes.md` and `secret.env`, and run `r`.
@@ -257,7 +257,7 @@ mod tests {
     }
 
     fn skill(text: &str) -> Skill {
-        crate::skill::parse("review", text, &crate::tools::TOOL_ORDER).unwrap()
+        crate::skill::parse("review", text, &rummy_text::parse::ToolName::ALL).unwrap()
     }
 
     /// The visible files of the run, by path.

@@ -1,9 +1,9 @@
 //! Opening the store's database ([`Location`] says which): the single writing connection
 //! (SQLite: WAL, migrations), the read-only pool, SQLite's checkpoints and backups.
 
-use crate::config::Location;
 use crate::db::Db;
-use crate::store::StoreError;
+use crate::location::Location;
+use crate::StoreError;
 use diesel::connection::SimpleConnection;
 use diesel::r2d2::{ManageConnection, Pool, R2D2Connection};
 use diesel::sqlite::SqliteConnection;
@@ -12,11 +12,11 @@ use diesel_migrations::{embed_migrations, EmbeddedMigrations, MigrationHarness};
 use std::path::Path;
 
 /// The SQLite migrations in `migrations/sqlite/`, embedded in the binary and run at start-up.
-pub const MIGRATIONS: EmbeddedMigrations = embed_migrations!("../migrations/sqlite");
+pub const MIGRATIONS: EmbeddedMigrations = embed_migrations!("../../migrations/sqlite");
 
 /// The PostgreSQL migrations in `migrations/postgres/`: the same versions and the same schema
 /// as [`MIGRATIONS`], in PostgreSQL's SQL.
-pub const PG_MIGRATIONS: EmbeddedMigrations = embed_migrations!("../migrations/postgres");
+pub const PG_MIGRATIONS: EmbeddedMigrations = embed_migrations!("../../migrations/postgres");
 
 /// A pool of read-only connections.
 pub type ReadPool = Pool<Readers>;
@@ -269,7 +269,7 @@ mod tests {
     /// (an older server wrote it) does — found by reading alone, on either backend.
     #[test]
     fn a_database_missing_a_migration_needs_one() {
-        let mut conn = crate::store::testing::memory();
+        let mut conn = crate::testing::memory();
         assert!(!needs_migration(&mut conn).unwrap());
         let newest = match &conn {
             Db::Sqlite(_) => versions::<diesel::sqlite::Sqlite>(&MIGRATIONS),

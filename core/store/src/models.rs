@@ -1,11 +1,24 @@
 //! Model aliases: `alias → <provider>/<model>`, seeded from the environment and edited by `addModel`/`removeModel`.
 
 use super::StoreError;
-use crate::config::ModelSeed;
 use crate::db::Db;
 use crate::schema::models;
 use diesel::prelude::*;
 use rummy_provider::time::Millis;
+
+/// A model alias configured in the environment (`RUMMY_MODEL_<alias>`), seeded into the table
+/// at start-up.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ModelSeed {
+    /// The alias runs name (`RUMMY_MODEL_<alias>`).
+    pub alias: String,
+    /// `<provider>/<model>`.
+    pub actual: String,
+    /// `RUMMY_CONTEXT_<alias>`, if set.
+    pub context_length: Option<i32>,
+    /// `RUMMY_FALLBACK_<alias>`, if set.
+    pub fallback: Option<String>,
+}
 
 /// A stored model alias.
 #[derive(Debug, Clone, PartialEq, Eq, Queryable, Selectable)]

@@ -44,7 +44,7 @@ pub fn counts(conn: &mut Db) -> Result<Counts, StoreError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::testing;
+    use crate::testing;
     use pretty_assertions::assert_eq;
 
     /// An empty database counts nothing; runs are counted by status, projects named.

@@ -1,12 +1,18 @@
 //! Test support shared by the store's and its callers' unit tests: a migrated in-memory store,
 //! runs and entry writes with everything but what a test varies left at its plain value.
+//! Built for the store's own tests and, with the `testing` feature, for the domain's.
+#![expect(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "test support: a failed set-up fails the test that asked for it"
+)]
 
 use super::entries::{self, EntryWrite, RunRef, WriteCtx, Written};
 use super::{projects, runs, schemes, StoreError};
+use crate::database::run_migrations;
 use crate::db::Db;
 use crate::entry::{State, Visibility, Writer};
 use crate::ids::ProjectId;
-use crate::store::database::run_migrations;
 use diesel::connection::SimpleConnection;
 use diesel::Connection;
 use rummy_provider::time::Millis;

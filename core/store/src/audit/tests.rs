@@ -3,10 +3,10 @@
 
 use super::*;
 use crate::db::Db;
+use crate::entries::{self, EntryFilter, EntryWrite, RunRef, WriteCtx};
 use crate::entry::{State, Visibility, Writer};
 use crate::schema::entries as e;
-use crate::store::entries::{self, EntryFilter, EntryWrite, RunRef, WriteCtx};
-use crate::store::testing::{memory as db, project, run, NOW};
+use crate::testing::{memory as db, project, run, NOW};
 use pretty_assertions::assert_eq;
 use serde_json::json;
 

@@ -341,9 +341,9 @@ mod tests {
     use super::*;
     use crate::entry::{Visibility, Writer};
     use crate::run::Mode;
-    use crate::store::sidecar_calls::{self, SidecarCall};
-    use crate::store::testing::{memory, project, run as new_run, write, NOW};
-    use crate::store::{loops, turns};
+    use crate::sidecar_calls::{self, SidecarCall};
+    use crate::testing::{memory, project, run as new_run, write, NOW};
+    use crate::{loops, turns};
     use pretty_assertions::assert_eq;
     use serde_json::json;
 

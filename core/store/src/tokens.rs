@@ -6,8 +6,8 @@
 
 use super::entries::hex_sha256;
 use super::StoreError;
-use crate::access::principal::Principal;
 use crate::db::Db;
+use crate::principal::Principal;
 use crate::schema::{tokens, users};
 use diesel::prelude::*;
 use rummy_provider::time::Millis;
@@ -274,7 +274,7 @@ pub fn lapsed(conn: &mut Db, ids: &[i32], now: Millis) -> Result<Vec<i32>, Store
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::testing::memory;
+    use crate::testing::memory;
     use pretty_assertions::assert_eq;
 
     const NOW: Millis = Millis(1_000_000);

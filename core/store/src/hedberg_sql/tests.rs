@@ -130,10 +130,9 @@ fn nulls_and_replace() {
 fn every_connection_has_the_functions() {
     let dir = tempfile::tempdir().expect("temp dir");
     let path = dir.path().join("t.db");
-    let mut writer = crate::store::database::open_writer(&path).expect("writer opens");
-    let pool =
-        crate::store::database::open_read_pool(&crate::config::Location::Sqlite(path.clone()), 2)
-            .expect("pool opens");
+    let mut writer = crate::database::open_writer(&path).expect("writer opens");
+    let pool = crate::database::open_read_pool(&crate::location::Location::Sqlite(path.clone()), 2)
+        .expect("pool opens");
     let mut reader = pool.get().expect("reader");
     let probe = "SELECT hedmatch('known://*', 'known://a/b') AS m, hedsearch('x', 'x') AS s, hedreplace('a', 'b', 'a') AS r";
     let got = (

@@ -133,10 +133,10 @@ pub fn context_since(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::entries::{context_rows, RunRef};
     use crate::entry::{Visibility, Writer};
     use crate::schema::context_clocks;
-    use crate::store::entries::{context_rows, RunRef};
-    use crate::store::testing::{memory, project, run, write};
+    use crate::testing::{memory, project, run, write};
     use pretty_assertions::assert_eq;
 
     /// A store with one project and two runs of it.
@@ -211,9 +211,7 @@ mod tests {
         assert_eq!(now.rows(), context_rows(&mut conn, a.run_id).unwrap());
         assert_eq!(
             now.next_rev(),
-            crate::store::runs::by_id(&mut conn, a.run_id)
-                .unwrap()
-                .next_rev
+            crate::runs::by_id(&mut conn, a.run_id).unwrap().next_rev
         );
     }
 

@@ -125,8 +125,8 @@ pub fn spent_since(conn: &mut Db, project_id: ProjectId, since: Millis) -> Resul
 mod tests {
     use super::*;
     use crate::run::Mode;
-    use crate::store::testing::{memory, project, run, NOW};
-    use crate::store::{loops, projects, turns};
+    use crate::testing::{memory, project, run, NOW};
+    use crate::{loops, projects, turns};
     use pretty_assertions::assert_eq;
     use serde_json::json;
 

@@ -23,7 +23,7 @@ pub fn probe(conn: &mut Db, now: Millis) -> Result<(), StoreError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::testing;
+    use crate::testing;
     use pretty_assertions::assert_eq;
 
     /// The probe keeps one row, holding the last time it ran.
