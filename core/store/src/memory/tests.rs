@@ -1,9 +1,11 @@
 //! Project memory and history against real SQLite: provenance, supersession, no views and no
 //! context clock, history never rewritten, and the full-text index recall reads.
 
+use super::recall::{fts5_expression, tsquery_term};
 use super::*;
 use crate::db::Db;
-use crate::schema::context_clocks;
+use crate::ids::RunId;
+use crate::schema::{context_clocks, run_views};
 use crate::testing::{fact, memory as store, project, run, write, NOW};
 use pretty_assertions::assert_eq;
 use rummy_provider::time::Millis;
