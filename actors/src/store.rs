@@ -29,7 +29,7 @@ use std::sync::{mpsc, Arc};
 use std::time::Duration;
 use tokio::sync::oneshot;
 
-/// A unit of store work: a call into `rummy_core::store` over one connection.
+/// A unit of store work: a call into `rummy_store` over one connection.
 pub type Work<R> = Box<dyn FnOnce(&mut Db) -> Result<R, StoreError> + Send>;
 
 /// A unit of writing work: it commits whole or not at all.
