@@ -23,7 +23,7 @@ pub fn target_of(path: &str, attributes: &Map<String, Value>) -> String {
         .and_then(|(_, rest)| rest.split_once('/'))
         .map_or(path, |(_, target)| target);
     // The server escapes targets in paths.
-    rummy_core::path::decode_component(after_turn)
+    rummy_text::path::decode_component(after_turn)
 }
 
 /// The project files a proposal with `attributes` acts on: an edit's file, the file a copy or

@@ -6,7 +6,7 @@
 
 use crate::support::{self, wait_status, TestServer, WAIT};
 use pretty_assertions::assert_eq;
-use rummy_core::approval::hash;
+use rummy_store::approval::hash;
 use rummy_testkit::{Reply, RpcClient};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};

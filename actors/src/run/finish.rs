@@ -9,7 +9,7 @@ use actix::prelude::*;
 use rummy_core::memory::consolidate as memory_consolidate;
 use rummy_core::memory::recall as memory_recall;
 use rummy_core::orchestration::{Input, LoopEnd};
-use rummy_core::run::StopReason;
+use rummy_store::run::StopReason;
 use rummy_core::session_state::stored;
 use rummy_core::session_state::Occasion;
 use std::sync::Arc;

@@ -11,7 +11,7 @@ use crate::admission::{Acquire, Admit};
 use actix::prelude::*;
 use rummy_core::fair::admission::{Ask, Queued};
 use rummy_core::orchestration::{self as orch, Input};
-use rummy_core::time::Millis;
+use rummy_provider::time::Millis;
 use rummy_core::wire::methods::progress;
 use rummy_core::wire::notifications::RunProgress;
 

@@ -11,7 +11,7 @@ use super::{routes, Bind, SessionActor, ShownToken};
 use crate::hub::Notify;
 use actix::prelude::*;
 use futures_util::future::{join_all, LocalBoxFuture};
-use rummy_core::access::principal::Caller;
+use rummy_store::principal::Caller;
 use rummy_core::wire::jsonrpc::{
     error_response, parse_request, read_message, response, Message, RequestId,
 };

@@ -4,16 +4,16 @@
 
 use super::{TurnFailure, TurnJob};
 use crate::services::Services;
-use rummy_core::entry::State;
-use rummy_core::run::RunStatus;
-use rummy_core::store::entries;
-use rummy_core::store::notifications::Recorded;
 use rummy_core::tools::messages::SEARCH_NOT_CONFIGURED;
 use rummy_core::tools::search::backend::SearchFailure;
 use rummy_core::tools::search::{record_failure, record_results, request_of, BACKEND_FAILED};
 use rummy_core::tools::ToolName;
 use rummy_core::turn::dispatch::Dispatched;
 use rummy_core::turn::{state, TurnRef};
+use rummy_store::entries;
+use rummy_store::entry::State;
+use rummy_store::notifications::Recorded;
+use rummy_store::run::RunStatus;
 use serde_json::Value;
 
 /// Answers a dispatched `search` (a streaming result): asks the backend, records

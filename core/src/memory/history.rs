@@ -4,15 +4,15 @@
 //! entry per loop stays as small as the loop's line, and reads in date order by path.
 
 use super::messages;
-use crate::db::Db;
-use crate::entry::Visibility;
-use crate::ids::{LoopId, ProjectId};
-use crate::run::StopReason;
-use crate::store::entries::RunRef;
-use crate::store::entries::WriteCtx;
-use crate::store::memory::{self, insert_history};
-use crate::store::{loops, runs, views, StoreError};
-use crate::time::Millis;
+use rummy_store::db::Db;
+use rummy_store::entry::Visibility;
+use rummy_store::ids::{LoopId, ProjectId};
+use rummy_store::run::StopReason;
+use rummy_store::entries::RunRef;
+use rummy_store::entries::WriteCtx;
+use rummy_store::memory::{self, insert_history};
+use rummy_store::{loops, runs, views, StoreError};
+use rummy_provider::time::Millis;
 use serde_json::{Map, Value};
 
 /// Characters of a prompt, an answer or an error a history line keeps.
@@ -57,7 +57,7 @@ pub fn path(end: &LoopEnd<'_>, now: Millis) -> String {
     let date = now.to_rfc3339().chars().take(10).collect::<String>();
     format!(
         "history://{date}/{}/{}",
-        crate::path::encode_component(end.run),
+        rummy_text::path::encode_component(end.run),
         end.loop_number
     )
 }
@@ -178,7 +178,7 @@ mod tests {
         error: Option<&'a str>,
     ) -> LoopEnd<'a> {
         LoopEnd {
-            project_id: crate::ids::ProjectId(1),
+            project_id: rummy_store::ids::ProjectId(1),
             run: "b_1",
             loop_number: 3,
             mode: "act",

@@ -1,6 +1,6 @@
 //! What the model reads of the project's memory: the recall block's header, the marker of a cut item, and the history lines' wording.
 
-use crate::run::StopReason;
+use rummy_store::run::StopReason;
 
 /// The first line of a recall block: where the items come from and how far to trust them.
 pub const RECALL_HEADER: &str = "Recalled for this prompt from the project's memory, its history and its other runs. It may be out of date: check what you rely on.";

@@ -10,15 +10,15 @@
 //! tool left a warning there. A store error the model caused (writer tier, bad
 //! path) becomes a failed result the model reads next turn, never a crash.
 
-use crate::db::Db;
-use crate::entry::FailureKind;
-use crate::entry::{State, Visibility, Writer};
-use crate::parse::ToolCall;
-use crate::path::result_path;
-use crate::store::entries::{self, EntryWrite, WriteCtx};
-use crate::store::selection::Judgements;
-use crate::store::StoreError;
-use crate::time::Millis;
+use rummy_store::db::Db;
+use rummy_store::entry::FailureKind;
+use rummy_store::entry::{State, Visibility, Writer};
+use rummy_text::parse::ToolCall;
+use rummy_text::path::result_path;
+use rummy_store::entries::{self, EntryWrite, WriteCtx};
+use rummy_store::selection::Judgements;
+use rummy_store::StoreError;
+use rummy_provider::time::Millis;
 use crate::tools::{self, handler::Outcome, policy, ToolName};
 use serde_json::Value;
 

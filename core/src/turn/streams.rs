@@ -11,13 +11,13 @@ pub use crate::commands::StreamEnd;
 
 use crate::commands::output::ChannelText;
 use crate::config::CommandRunner;
-use crate::db::Db;
-use crate::entry::{strings_attr, text_attr, FailureKind, State, Visibility, Writer};
-use crate::ids::RunId;
-use crate::parse::ToolName;
-use crate::store::entries::{self, EntryWrite, RunRef, ViewRow, WriteCtx};
-use crate::store::ops::{change_view, Op, ViewChange};
-use crate::store::{views, StoreError};
+use rummy_store::db::Db;
+use rummy_store::entry::{strings_attr, text_attr, FailureKind, State, Visibility, Writer};
+use rummy_store::ids::RunId;
+use rummy_text::parse::ToolName;
+use rummy_store::entries::{self, EntryWrite, RunRef, ViewRow, WriteCtx};
+use rummy_store::ops::{change_view, Op, ViewChange};
+use rummy_store::{views, StoreError};
 use crate::turn::state::Appended;
 use serde_json::{Map, Value};
 

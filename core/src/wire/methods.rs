@@ -3,7 +3,7 @@
 //! the run statuses, stop reasons and error codes it uses.
 
 use super::jsonrpc::{ErrorKind, PROTOCOL_VERSION};
-use crate::run::{RunStatus, StopReason};
+use rummy_store::run::{RunStatus, StopReason};
 use rummy_protocol::catalogue::{Catalogue, NotificationDoc, ParamDoc};
 use std::collections::BTreeMap;
 
@@ -152,7 +152,7 @@ pub const NOTIFICATIONS: &[NotificationSpec] = &[
 /// The `queued.reason` values, in [`crate::fair::admission::QueueReason::ALL`] order.
 const QUEUE_REASONS: &[&str] = &["loop", "runs_limit", "cost_ceiling"];
 
-/// The `stopReason` values, in [`crate::run::StopReason::ALL`] order.
+/// The `stopReason` values, in [`rummy_store::run::StopReason::ALL`] order.
 const STOP_REASONS: &[&str] = &[
     "concluded",
     "max_turns",
@@ -231,7 +231,7 @@ mod tests {
             .map(|r| r.as_str())
             .collect();
         assert_eq!(QUEUE_REASONS, reasons.as_slice());
-        let periods: Vec<&str> = crate::fair::period::CostPeriod::ALL
+        let periods: Vec<&str> = rummy_store::period::CostPeriod::ALL
             .iter()
             .map(|p| p.as_str())
             .collect();

@@ -3,11 +3,11 @@
 //! JSON text they are. Their fields are those of the protocol's `RunState` and `RunSnapshot`
 //! (a test keeps them so); `turn::state` fills them.
 
-use crate::entry::http_status;
+use rummy_store::entry::http_status;
 use crate::fair::admission::Queued;
-use crate::provider::routing::Routed;
-use crate::provider::Usage;
-use crate::store::entries::ViewRow;
+use rummy_provider::routing::Routed;
+use rummy_provider::Usage;
+use rummy_store::entries::ViewRow;
 use crate::wire::bounded;
 use rummy_protocol::results::{MissedNotification, Recall};
 use rummy_protocol::ProposalKind;
@@ -131,7 +131,7 @@ impl<'a> UnknownItem<'a> {
         UnknownItem {
             path: &row.path,
             body: &row.body,
-            shared: crate::store::shared::is_shared_text(&row.attributes),
+            shared: rummy_store::shared::is_shared_text(&row.attributes),
         }
     }
 }

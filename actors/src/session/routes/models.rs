@@ -5,9 +5,9 @@ use crate::clock::now;
 use crate::errors::Error;
 use crate::session::auth;
 use crate::session::call::Call;
-use rummy_core::config::ModelSeed;
-use rummy_core::provider::routing::{self, CheckedRun};
-use rummy_core::store::models;
+use rummy_store::models::ModelSeed;
+use rummy_provider::routing::{self, CheckedRun};
+use rummy_store::models;
 use rummy_core::wire::params::{
     self, AddModelParams, AliasParams, NoParams, Page, RouteCheckParams,
 };

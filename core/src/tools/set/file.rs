@@ -7,9 +7,9 @@
 //! block's problem.
 
 use super::{described, edit_needs_existing, needs_existing, NO_CHANGE};
-use crate::entry::FailureKind;
-use crate::hedberg::{self, Edit};
-use crate::store::StoreError;
+use rummy_store::entry::FailureKind;
+use rummy_text::hedberg::{self, Edit};
+use rummy_store::StoreError;
 use crate::tools::handler::{bases, Handler, Outcome};
 use crate::tools::proposal::ProposalKind;
 

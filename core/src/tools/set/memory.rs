@@ -7,12 +7,12 @@
 //! of the write.
 
 use super::{described, edit_needs_existing, needs_existing, tidy, Change};
-use crate::entry::FailureKind;
-use crate::entry::Writer;
-use crate::hedberg;
-use crate::store::memory::{self, MemoryWrite, Provenance, Remembered};
-use crate::store::ops::check_writer;
-use crate::store::{runs, StoreError};
+use rummy_store::entry::FailureKind;
+use rummy_store::entry::Writer;
+use rummy_text::hedberg;
+use rummy_store::memory::{self, MemoryWrite, Provenance, Remembered};
+use rummy_store::ops::check_writer;
+use rummy_store::{runs, StoreError};
 use crate::tools::handler::{Handler, Outcome};
 
 /// Writes the memory at `path` for the model.

@@ -6,11 +6,11 @@
 //! with one text, which is never what a model means, so it needs blocks.
 
 use super::{propose, with_summary, write_entry, Change};
-use crate::entry::FailureKind;
-use crate::entry::Visibility;
-use crate::hedberg::{self, Applied, Edit};
-use crate::store::entries::ViewRow;
-use crate::store::StoreError;
+use rummy_store::entry::FailureKind;
+use rummy_store::entry::Visibility;
+use rummy_text::hedberg::{self, Applied, Edit};
+use rummy_store::entries::ViewRow;
+use rummy_store::StoreError;
 use crate::tools::handler::{is_file, Handler, Outcome, Target};
 use crate::tools::messages::{listing, not_found};
 

@@ -6,9 +6,9 @@
 //! `known://` body over the size limit) — as a resolved result marked as a preview.
 
 use super::{edit_needs_existing, needs_existing, tidy, Change, NO_CHANGE};
-use crate::entry::FailureKind;
-use crate::hedberg::{self, Applied};
-use crate::store::StoreError;
+use rummy_store::entry::FailureKind;
+use rummy_text::hedberg::{self, Applied};
+use rummy_store::StoreError;
 use crate::tools::handler::{is_file, Handler, Outcome, Target};
 use crate::tools::messages::{listing, not_found};
 

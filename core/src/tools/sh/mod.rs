@@ -4,9 +4,9 @@
 
 use super::handler::{attr, body, Handler, Outcome};
 use super::proposal::ProposalKind;
-use crate::entry::FailureKind;
-use crate::parse::{ToolCall, ToolName};
-use crate::store::StoreError;
+use rummy_store::entry::FailureKind;
+use rummy_text::parse::{ToolCall, ToolName};
+use rummy_store::StoreError;
 
 /// The model-facing doc of `sh`.
 pub const DOC: &str = include_str!("doc.md");

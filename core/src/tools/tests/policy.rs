@@ -1,12 +1,12 @@
 //! Dispatch rules: the tool list per mode and flags, refusals at dispatch, target validation, aborts, lifecycle signals, and search.
 
 use super::{fixture_with, seen, Seen, APP};
-use crate::entry::State::{Failed, Resolved};
-use crate::entry::Visibility;
-use crate::run::Mode;
 use crate::tools::{active_tools, ToolName};
 use crate::turn::dispatch::LoopFlags;
 use pretty_assertions::assert_eq;
+use rummy_store::entry::State::{Failed, Resolved};
+use rummy_store::entry::Visibility;
+use rummy_store::run::Mode;
 use serde_json::json;
 
 const NO_FLAGS: LoopFlags = LoopFlags {
@@ -91,7 +91,7 @@ fn active_tools_per_mode_and_flags() {
 /// lists, lifecycle tools kept, and refuse the others with the list the model may use.
 #[test]
 fn skills_narrow_the_tools() {
-    use crate::entry::FailureKind;
+    use rummy_store::entry::FailureKind;
     use crate::tools::context::SkillTools;
     use crate::tools::policy::{tool_refusal, Refused};
     let review = json!({"name": "review", "allowedTools": ["get", "env", "sh"]});
