@@ -11,18 +11,18 @@
 use crate::clock::{now, write_ctx};
 use crate::store::Store;
 use actix::prelude::*;
-use rummy_store::ids::{LoopId, RunId};
 use rummy_core::memory::history;
+use rummy_core::turn::{proposals, record, state, TurnRef};
+use rummy_core::wire::bounded::Bounds;
 use rummy_provider::routing::RoutingConfig;
-use rummy_store::run::{Mode, RunStatus, StopReason};
 use rummy_store::entries::{RunRef, WriteCtx};
+use rummy_store::ids::{LoopId, RunId};
 use rummy_store::loops::{self, Loop};
 use rummy_store::models::{self, Model};
 use rummy_store::notifications::Recorded;
+use rummy_store::run::{Mode, RunStatus, StopReason};
 use rummy_store::runs::{self, Run};
 use rummy_store::{entries, projects, turns, StoreError};
-use rummy_core::turn::{proposals, record, state, TurnRef};
-use rummy_core::wire::bounded::Bounds;
 use serde_json::{json, Value};
 
 /// Appends a loop to the queue.

@@ -13,11 +13,11 @@ use crate::run::{
 };
 use crate::services::Services;
 use actix::prelude::*;
-use rummy_store::ids::{ProjectId, RunId};
-use rummy_store::entries::RunRef;
-use rummy_store::runs::{self, Run, RunSettings};
 use rummy_core::wire::params::RunAttributes;
 use rummy_core::wire::RpcError;
+use rummy_store::entries::RunRef;
+use rummy_store::ids::{ProjectId, RunId};
+use rummy_store::runs::{self, Run, RunSettings};
 use std::collections::HashMap;
 
 mod placement;

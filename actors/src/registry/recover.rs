@@ -8,10 +8,10 @@ use crate::run::{AwaitPlace, Paused, RecoverRun, Restore, Wake};
 use crate::services::Services;
 use actix::prelude::*;
 use rummy_core::fair::admission::Ask;
-use rummy_store::ids::{ProjectId, RunId};
-use rummy_store::{loops, projects, rpc_log, runs, StoreError};
 use rummy_core::turn::recovery;
 use rummy_core::wire::bounded::Bounds;
+use rummy_store::ids::{ProjectId, RunId};
+use rummy_store::{loops, projects, rpc_log, runs, StoreError};
 use std::collections::HashMap;
 
 /// At start-up: recovers runs a crash left mid-loop, then runs their queued loops; and
@@ -90,7 +90,13 @@ impl Handler<RecoverRun> for RunRegistry {
 /// place, and the runs this process took for it (PostgreSQL).
 pub(crate) struct Recovered {
     report: recovery::Recovery,
-    waiting: HashMap<RunId, (rummy_store::ids::LoopId, Option<rummy_provider::time::Millis>)>,
+    waiting: HashMap<
+        RunId,
+        (
+            rummy_store::ids::LoopId,
+            Option<rummy_provider::time::Millis>,
+        ),
+    >,
     pub(super) taken: Vec<RunId>,
     /// The command network overrides of the projects of the loops restored.
     command_network: HashMap<ProjectId, Option<bool>>,
@@ -128,10 +134,8 @@ pub(crate) async fn recover(
                     // A process of this machine that is gone (killed, or an earlier start of
                     // this one) holds nothing any more: its runs are taken over now, not once
                     // its hold expires.
-                    let gone = crate::cluster::gone_here(
-                        &rummy_store::cluster::alive(c, at.now)?,
-                        &me,
-                    );
+                    let gone =
+                        crate::cluster::gone_here(&rummy_store::cluster::alive(c, at.now)?, &me);
                     rummy_store::cluster::expire(c, &gone)?;
                     let taken = match taking {
                         Some(run_id) => vec![run_id],

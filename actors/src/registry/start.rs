@@ -9,16 +9,16 @@ use crate::run::{Begin, Wake};
 use crate::services::Services;
 use crate::session_state;
 use actix::prelude::*;
-use rummy_provider::routing;
-use rummy_store::run::Mode;
 use rummy_core::session_state::stored::FLAG as SESSION_STATE_FLAG;
 use rummy_core::session_state::Occasion;
-use rummy_store::entries::RunRef;
-use rummy_store::runs::{self, NewRun, Run};
-use rummy_store::{entries, loops, models};
 use rummy_core::turn::summary;
 use rummy_core::wire::params::RunAttributes;
 use rummy_core::wire::{ErrorKind, RpcError};
+use rummy_provider::routing;
+use rummy_store::entries::RunRef;
+use rummy_store::run::Mode;
+use rummy_store::runs::{self, NewRun, Run};
+use rummy_store::{entries, loops, models};
 use serde_json::json;
 
 /// Checks the settings a start or configure carries (the model is checked against the store separately).

@@ -12,10 +12,10 @@ use actix::prelude::*;
 use rummy_core::fair::admission::Ask;
 use rummy_core::memory::recall as memory_recall;
 use rummy_core::orchestration::{self as orch, Input, Look, Paused};
+use rummy_core::turn::healer::{Healer, HealerLimits};
 use rummy_provider::routing;
 use rummy_store::entries::RunRef;
 use rummy_store::{loops, runs};
-use rummy_core::turn::healer::{Healer, HealerLimits};
 use serde_json::Value;
 use std::sync::Arc;
 

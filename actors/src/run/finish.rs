@@ -9,9 +9,9 @@ use actix::prelude::*;
 use rummy_core::memory::consolidate as memory_consolidate;
 use rummy_core::memory::recall as memory_recall;
 use rummy_core::orchestration::{Input, LoopEnd};
-use rummy_store::run::StopReason;
 use rummy_core::session_state::stored;
 use rummy_core::session_state::Occasion;
+use rummy_store::run::StopReason;
 use std::sync::Arc;
 
 impl RunActor {

@@ -4,15 +4,15 @@
 //! entry per loop stays as small as the loop's line, and reads in date order by path.
 
 use super::messages;
+use rummy_provider::time::Millis;
 use rummy_store::db::Db;
-use rummy_store::entry::Visibility;
-use rummy_store::ids::{LoopId, ProjectId};
-use rummy_store::run::StopReason;
 use rummy_store::entries::RunRef;
 use rummy_store::entries::WriteCtx;
+use rummy_store::entry::Visibility;
+use rummy_store::ids::{LoopId, ProjectId};
 use rummy_store::memory::{self, insert_history};
+use rummy_store::run::StopReason;
 use rummy_store::{loops, runs, views, StoreError};
-use rummy_provider::time::Millis;
 use serde_json::{Map, Value};
 
 /// Characters of a prompt, an answer or an error a history line keeps.

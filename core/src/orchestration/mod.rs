@@ -13,8 +13,8 @@
 //! actor's `run/retire.rs`).
 
 use crate::fair::admission::Queued;
-use rummy_store::run::{RunStatus, StopReason};
 use rummy_provider::time::Millis;
+use rummy_store::run::{RunStatus, StopReason};
 
 mod machine;
 #[cfg(test)]

@@ -9,19 +9,19 @@
 use super::context::DispatchCtx;
 use super::messages;
 use super::proposal::ProposalKind;
+use rummy_provider::time::Millis;
 use rummy_store::db::Db;
-use rummy_store::entry::{FailureKind, State, Visibility, Writer};
-use rummy_text::hedberg::{self, PatternKind};
-use rummy_store::ids::RunId;
-use rummy_text::parse::{ToolCall, ToolName};
-use rummy_text::path::{normalize, scheme_of};
-use rummy_store::schemes;
 use rummy_store::entries::{self, EntryWrite, ViewRow, WriteCtx};
+use rummy_store::entry::{FailureKind, State, Visibility, Writer};
 use rummy_store::files;
+use rummy_store::ids::RunId;
 use rummy_store::ops::{self, check_writer, Op, ViewChange};
+use rummy_store::schemes;
 use rummy_store::selection::{FilterCall, Judgements};
 use rummy_store::{views, StoreError};
-use rummy_provider::time::Millis;
+use rummy_text::hedberg::{self, PatternKind};
+use rummy_text::parse::{ToolCall, ToolName};
+use rummy_text::path::{normalize, scheme_of};
 use rummy_text::tokens;
 use serde_json::{Map, Value};
 

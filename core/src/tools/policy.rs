@@ -10,9 +10,9 @@ use super::context::{DispatchCtx, LoopFlags};
 use super::handler::{attr, body, path_and_filter};
 use super::messages;
 use rummy_store::entry::FailureKind;
+use rummy_store::run::Mode;
 use rummy_text::parse::{ToolCall, ToolName};
 use rummy_text::path::scheme_of;
-use rummy_store::run::Mode;
 
 /// Longest target (path, command, question) a command may have.
 pub const MAX_TARGET_CHARS: usize = 512;

@@ -7,13 +7,13 @@
 //! demotion only changes visibility.
 
 use super::TurnRef;
+use rummy_provider::time::Millis;
 use rummy_store::db::Db;
+use rummy_store::entries::{self as store_entries, EntryWrite, ViewRow, WriteCtx};
 use rummy_store::entry::{Category, FailureKind, State, Visibility, Writer};
 use rummy_store::ids::RunId;
 use rummy_store::schemes;
-use rummy_store::entries::{self as store_entries, EntryWrite, ViewRow, WriteCtx};
 use rummy_store::{runs, turns, views, StoreError};
-use rummy_provider::time::Millis;
 use serde_json::json;
 
 /// A run's budget for one turn.

@@ -10,16 +10,16 @@
 //! tool left a warning there. A store error the model caused (writer tier, bad
 //! path) becomes a failed result the model reads next turn, never a crash.
 
+use crate::tools::{self, handler::Outcome, policy, ToolName};
+use rummy_provider::time::Millis;
 use rummy_store::db::Db;
+use rummy_store::entries::{self, EntryWrite, WriteCtx};
 use rummy_store::entry::FailureKind;
 use rummy_store::entry::{State, Visibility, Writer};
-use rummy_text::parse::ToolCall;
-use rummy_text::path::result_path;
-use rummy_store::entries::{self, EntryWrite, WriteCtx};
 use rummy_store::selection::Judgements;
 use rummy_store::StoreError;
-use rummy_provider::time::Millis;
-use crate::tools::{self, handler::Outcome, policy, ToolName};
+use rummy_text::parse::ToolCall;
+use rummy_text::path::result_path;
 use serde_json::Value;
 
 /// What a dispatch is given (defined with the tools, whose handlers read it).

@@ -2,11 +2,11 @@
 
 use super::TurnRef;
 use rummy_store::db::Db;
-use rummy_store::entry::{FailureKind, State, Visibility, Writer};
-use rummy_text::path::result_path;
-use rummy_store::run::Mode;
 use rummy_store::entries::{self, EntryWrite, WriteCtx};
+use rummy_store::entry::{FailureKind, State, Visibility, Writer};
+use rummy_store::run::Mode;
 use rummy_store::StoreError;
+use rummy_text::path::result_path;
 use serde_json::json;
 
 /// How many characters of a warning go into its `error://` path.

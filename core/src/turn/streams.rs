@@ -11,14 +11,14 @@ pub use crate::commands::StreamEnd;
 
 use crate::commands::output::ChannelText;
 use crate::config::CommandRunner;
+use crate::turn::state::Appended;
 use rummy_store::db::Db;
+use rummy_store::entries::{self, EntryWrite, RunRef, ViewRow, WriteCtx};
 use rummy_store::entry::{strings_attr, text_attr, FailureKind, State, Visibility, Writer};
 use rummy_store::ids::RunId;
-use rummy_text::parse::ToolName;
-use rummy_store::entries::{self, EntryWrite, RunRef, ViewRow, WriteCtx};
 use rummy_store::ops::{change_view, Op, ViewChange};
 use rummy_store::{views, StoreError};
-use crate::turn::state::Appended;
+use rummy_text::parse::ToolName;
 use serde_json::{Map, Value};
 
 /// The log-entry attribute set while the command's turn waits for its output.

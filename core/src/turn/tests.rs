@@ -3,18 +3,18 @@
 use super::assemble::{assemble, AssemblyInput};
 use super::dispatch::{dispatch, DispatchCtx, DispatchLimits, LoopFlags};
 use super::{record, state, TurnRef};
-use rummy_store::db::Db;
-use rummy_store::entry::{FailureKind, State};
-use rummy_store::ids::LoopId;
-use rummy_text::parse::parse_reply;
-use rummy_store::run::Mode;
-use rummy_store::entries::{context_rows, RunRef, WriteCtx};
-use rummy_store::selection::Judgements;
-use rummy_store::{loops, projects, runs, turns};
-use rummy_provider::time::Millis;
 use crate::wire::bounded::Bounds;
 use crate::wire::params::HistoryPage;
 use pretty_assertions::assert_eq;
+use rummy_provider::time::Millis;
+use rummy_store::db::Db;
+use rummy_store::entries::{context_rows, RunRef, WriteCtx};
+use rummy_store::entry::{FailureKind, State};
+use rummy_store::ids::LoopId;
+use rummy_store::run::Mode;
+use rummy_store::selection::Judgements;
+use rummy_store::{loops, projects, runs, turns};
+use rummy_text::parse::parse_reply;
 use serde_json::json;
 
 const NOW: Millis = Millis(1_700_000_000_000);

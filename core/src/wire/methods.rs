@@ -3,8 +3,8 @@
 //! the run statuses, stop reasons and error codes it uses.
 
 use super::jsonrpc::{ErrorKind, PROTOCOL_VERSION};
-use rummy_store::run::{RunStatus, StopReason};
 use rummy_protocol::catalogue::{Catalogue, NotificationDoc, ParamDoc};
+use rummy_store::run::{RunStatus, StopReason};
 use std::collections::BTreeMap;
 
 pub use rummy_protocol::methods::{Method, MethodInfo, PERIODS, STATES, VISIBILITIES};

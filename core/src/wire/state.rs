@@ -3,14 +3,14 @@
 //! JSON text they are. Their fields are those of the protocol's `RunState` and `RunSnapshot`
 //! (a test keeps them so); `turn::state` fills them.
 
-use rummy_store::entry::http_status;
 use crate::fair::admission::Queued;
-use rummy_provider::routing::Routed;
-use rummy_provider::Usage;
-use rummy_store::entries::ViewRow;
 use crate::wire::bounded;
 use rummy_protocol::results::{MissedNotification, Recall};
 use rummy_protocol::ProposalKind;
+use rummy_provider::routing::Routed;
+use rummy_provider::Usage;
+use rummy_store::entries::ViewRow;
+use rummy_store::entry::http_status;
 use serde::Serialize;
 use serde_json::value::RawValue;
 use serde_json::Value;

@@ -349,9 +349,9 @@ mod tests {
     /// cannot drift from what the server writes (proposal kinds: `tools::proposal`'s tests).
     #[test]
     fn the_core_words_are_the_protocols() {
-        use rummy_text::parse::ToolName;
         use crate::run::StopReason;
         use rummy_protocol as wire;
+        use rummy_text::parse::ToolName;
         let written: Vec<&str> = (State::ALL.iter().map(|s| s.as_str()))
             .chain(Visibility::ALL.iter().map(|v| v.as_str()))
             .chain(ToolName::ALL.iter().map(|t| t.as_str()))

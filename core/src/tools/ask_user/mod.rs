@@ -5,11 +5,11 @@
 
 use super::handler::{attr, body, Handler, Outcome};
 use super::proposal::ProposalKind;
+use rummy_store::entries::ViewRow;
 use rummy_store::entry::FailureKind;
 use rummy_store::entry::{strings_attr, text_attr, State};
-use rummy_text::parse::ToolCall;
-use rummy_store::entries::ViewRow;
 use rummy_store::StoreError;
+use rummy_text::parse::ToolCall;
 use serde_json::Value;
 
 /// The model-facing doc.

@@ -14,14 +14,14 @@ use super::handler::{
 };
 use super::messages::{self, listing, not_found};
 use super::proposal::ProposalKind;
+use rummy_store::entries::ViewRow;
 use rummy_store::entry::FailureKind;
 use rummy_store::entry::Visibility;
+use rummy_store::run::Mode;
+use rummy_store::StoreError;
 use rummy_text::hedberg::{self, PatternKind};
 use rummy_text::parse::ToolCall;
 use rummy_text::path::normalize;
-use rummy_store::run::Mode;
-use rummy_store::entries::ViewRow;
-use rummy_store::StoreError;
 
 /// The model-facing doc of `cp`.
 pub const DOC: &str = include_str!("doc.md");

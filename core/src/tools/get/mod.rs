@@ -4,11 +4,11 @@
 
 use super::handler::{path_and_filter, read_target, visibility_of, Handler, Outcome, Target};
 use super::messages::{self, listing, not_found};
+use rummy_store::entries::ViewRow;
 use rummy_store::entry::FailureKind;
 use rummy_store::entry::{Visibility, Writer};
-use rummy_text::parse::ToolCall;
-use rummy_store::entries::ViewRow;
 use rummy_store::StoreError;
+use rummy_text::parse::ToolCall;
 
 /// The model-facing doc.
 pub const DOC: &str = include_str!("doc.md");

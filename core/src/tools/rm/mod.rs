@@ -11,11 +11,11 @@
 use super::handler::{bases, is_file, path_and_filter, read_target, Handler, Outcome};
 use super::messages::{self, listing, not_found};
 use super::proposal::ProposalKind;
-use rummy_store::entry::FailureKind;
-use rummy_text::parse::ToolCall;
-use rummy_store::run::Mode;
 use rummy_store::entries::ViewRow;
+use rummy_store::entry::FailureKind;
+use rummy_store::run::Mode;
 use rummy_store::StoreError;
+use rummy_text::parse::ToolCall;
 
 /// The model-facing doc.
 pub const DOC: &str = include_str!("doc.md");

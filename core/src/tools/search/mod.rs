@@ -15,12 +15,12 @@ pub mod backend;
 use super::handler::{attr, body, Handler, Outcome, SUMMARY_CHARS};
 use super::messages::listing;
 use rummy_store::db::Db;
+use rummy_store::entries::{self, EntryWrite, TurnRef, ViewRow, WriteCtx};
 use rummy_store::entry::FailureKind;
 use rummy_store::entry::{State, Visibility};
+use rummy_store::StoreError;
 use rummy_text::parse::ToolCall;
 use rummy_text::path::{normalize, scheme_of};
-use rummy_store::entries::{self, EntryWrite, TurnRef, ViewRow, WriteCtx};
-use rummy_store::StoreError;
 use serde_json::{json, Value};
 
 /// The model-facing doc.

@@ -7,11 +7,11 @@
 //! block's problem.
 
 use super::{described, edit_needs_existing, needs_existing, NO_CHANGE};
-use rummy_store::entry::FailureKind;
-use rummy_text::hedberg::{self, Edit};
-use rummy_store::StoreError;
 use crate::tools::handler::{bases, Handler, Outcome};
 use crate::tools::proposal::ProposalKind;
+use rummy_store::entry::FailureKind;
+use rummy_store::StoreError;
+use rummy_text::hedberg::{self, Edit};
 
 /// Proposes the edit of the project file at `path` (a new file when it does not exist).
 pub fn propose(h: &mut Handler<'_>, path: &str, edit: &Edit) -> Result<Outcome, StoreError> {

@@ -7,13 +7,13 @@
 //! of the write.
 
 use super::{described, edit_needs_existing, needs_existing, tidy, Change};
+use crate::tools::handler::{Handler, Outcome};
 use rummy_store::entry::FailureKind;
 use rummy_store::entry::Writer;
-use rummy_text::hedberg;
 use rummy_store::memory::{self, MemoryWrite, Provenance, Remembered};
 use rummy_store::ops::check_writer;
 use rummy_store::{runs, StoreError};
-use crate::tools::handler::{Handler, Outcome};
+use rummy_text::hedberg;
 
 /// Writes the memory at `path` for the model.
 pub fn remember(

@@ -23,14 +23,14 @@ use super::handler::{
     attr, is_file, read_target, summary_of, visibility_of, Handler, Outcome, Target,
 };
 use super::messages;
+use rummy_store::entries::ViewRow;
 use rummy_store::entry::FailureKind;
 use rummy_store::entry::{State, Visibility, Writer};
+use rummy_store::ops::check_writer;
+use rummy_store::{shared, StoreError};
 use rummy_text::hedberg::{self, Applied, Edit, EditAttrs};
 use rummy_text::parse::ToolCall;
 use rummy_text::path::{normalize, scheme_of};
-use rummy_store::entries::ViewRow;
-use rummy_store::ops::check_writer;
-use rummy_store::{shared, StoreError};
 use serde_json::Value;
 
 pub use file::propose;

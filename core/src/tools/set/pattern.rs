@@ -6,13 +6,13 @@
 //! with one text, which is never what a model means, so it needs blocks.
 
 use super::{propose, with_summary, write_entry, Change};
-use rummy_store::entry::FailureKind;
-use rummy_store::entry::Visibility;
-use rummy_text::hedberg::{self, Applied, Edit};
-use rummy_store::entries::ViewRow;
-use rummy_store::StoreError;
 use crate::tools::handler::{is_file, Handler, Outcome, Target};
 use crate::tools::messages::{listing, not_found};
+use rummy_store::entries::ViewRow;
+use rummy_store::entry::FailureKind;
+use rummy_store::entry::Visibility;
+use rummy_store::StoreError;
+use rummy_text::hedberg::{self, Applied, Edit};
 
 /// A pattern selecting several files.
 pub fn several_files(pattern: &str, files: usize) -> String {

@@ -6,11 +6,11 @@
 //! `known://` body over the size limit) — as a resolved result marked as a preview.
 
 use super::{edit_needs_existing, needs_existing, tidy, Change, NO_CHANGE};
-use rummy_store::entry::FailureKind;
-use rummy_text::hedberg::{self, Applied};
-use rummy_store::StoreError;
 use crate::tools::handler::{is_file, Handler, Outcome, Target};
 use crate::tools::messages::{listing, not_found};
+use rummy_store::entry::FailureKind;
+use rummy_store::StoreError;
+use rummy_text::hedberg::{self, Applied};
 
 /// The line that closes every preview: nothing happened.
 pub const NOTHING_CHANGED: &str =

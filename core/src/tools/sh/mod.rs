@@ -5,8 +5,8 @@
 use super::handler::{attr, body, Handler, Outcome};
 use super::proposal::ProposalKind;
 use rummy_store::entry::FailureKind;
-use rummy_text::parse::{ToolCall, ToolName};
 use rummy_store::StoreError;
+use rummy_text::parse::{ToolCall, ToolName};
 
 /// The model-facing doc of `sh`.
 pub const DOC: &str = include_str!("doc.md");

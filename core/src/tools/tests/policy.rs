@@ -91,9 +91,9 @@ fn active_tools_per_mode_and_flags() {
 /// lists, lifecycle tools kept, and refuse the others with the list the model may use.
 #[test]
 fn skills_narrow_the_tools() {
-    use rummy_store::entry::FailureKind;
     use crate::tools::context::SkillTools;
     use crate::tools::policy::{tool_refusal, Refused};
+    use rummy_store::entry::FailureKind;
     let review = json!({"name": "review", "allowedTools": ["get", "env", "sh"]});
     let narrower = json!({"name": "quiet", "allowedTools": ["get", "env"]});
     let free = json!({"name": "style"});

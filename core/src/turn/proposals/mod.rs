@@ -36,20 +36,20 @@ mod disk;
 pub use disk::apply;
 
 use super::TurnRef;
-use rummy_store::db::Db;
-use rummy_store::entry::{FailureKind, State, Visibility, Writer};
 use crate::files::ScanLimits;
-use rummy_text::hedberg;
-use rummy_store::ids::RunId;
-use rummy_text::parse::ToolName;
-use rummy_text::path::{normalize, scheme_of};
-use rummy_store::constraints::{self, ConstraintKind};
-use rummy_store::entries::{self as store_entries, EntryWrite, RunRef, ViewRow, WriteCtx};
-use rummy_store::files as store_files;
-use rummy_store::views;
-use rummy_store::StoreError;
 /// What a proposal proposes (defined with the tools that write it).
 pub use crate::tools::proposal::ProposalKind;
+use rummy_store::constraints::{self, ConstraintKind};
+use rummy_store::db::Db;
+use rummy_store::entries::{self as store_entries, EntryWrite, RunRef, ViewRow, WriteCtx};
+use rummy_store::entry::{FailureKind, State, Visibility, Writer};
+use rummy_store::files as store_files;
+use rummy_store::ids::RunId;
+use rummy_store::views;
+use rummy_store::StoreError;
+use rummy_text::hedberg;
+use rummy_text::parse::ToolName;
+use rummy_text::path::{normalize, scheme_of};
 use serde_json::{json, Value};
 
 /// A client's decision on a proposal (`set {state}` on its path).

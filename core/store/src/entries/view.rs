@@ -12,9 +12,9 @@ use crate::{runs, StoreError};
 use diesel::dsl::sql;
 use diesel::prelude::*;
 use diesel::sql_types::{Bool, Text};
+use rummy_protocol::ProposalKind;
 use rummy_provider::time::Millis;
 use rummy_text::path::scheme_of;
-use rummy_protocol::ProposalKind;
 use serde_json::Value;
 use std::collections::HashMap;
 
