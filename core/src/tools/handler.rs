@@ -22,7 +22,7 @@ use rummy_store::{views, StoreError};
 use rummy_text::hedberg::{self, PatternKind};
 use rummy_text::parse::{ToolCall, ToolName};
 use rummy_text::path::{normalize, scheme_of};
-use rummy_text::tokens;
+use rummy_text::token_estimate;
 use serde_json::{Map, Value};
 
 /// Characters of a `summary` attribute that are kept.
@@ -338,7 +338,7 @@ impl Handler<'_> {
         if !ops::gated(path) {
             return None;
         }
-        let size = tokens::estimate(body, self.divisor());
+        let size = token_estimate::estimate(body, self.divisor());
         let max = i32::try_from(self.ctx.limits.max_entry_tokens).unwrap_or(i32::MAX);
         (size > max).then(|| {
             Outcome::failed(
