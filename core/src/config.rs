@@ -5,12 +5,12 @@
 
 mod access;
 pub mod check;
-mod commands;
 mod fair;
 mod memory;
 mod providers;
 mod sandbox;
 mod session_state;
+mod shell;
 mod sidecar;
 mod state;
 mod summary;
@@ -19,7 +19,6 @@ use rummy_store::location::Location;
 use rummy_store::models::ModelSeed;
 
 pub use access::{Access, TlsFiles, ANONYMOUS_MESSAGE_BYTES};
-pub use commands::{CommandRunner, CommandSettings};
 pub use fair::FairUse;
 pub use memory::RecallSettings;
 pub use providers::openai_base;
@@ -29,6 +28,7 @@ pub use rummy_provider::settings::{
 };
 pub use sandbox::SandboxSettings;
 pub use session_state::{SessionStateSettings, Thresholds};
+pub use shell::{CommandRunner, CommandSettings};
 pub use sidecar::SidecarSettings;
 pub use summary::SummarySettings;
 
