@@ -7,8 +7,8 @@
 //! refusal never leaves half an effect behind.
 
 use super::context::DispatchCtx;
-use super::messages;
 use super::proposal::ProposalKind;
+use super::wording;
 use rummy_provider::time::Millis;
 use rummy_store::db::Db;
 use rummy_store::entries::{self, EntryWrite, ViewRow, WriteCtx};
@@ -181,7 +181,7 @@ pub fn visibility_of(call: &ToolCall) -> Result<Option<Visibility>, &'static str
         None => Ok(None),
         Some(v) => Visibility::parse(v)
             .map(Some)
-            .ok_or(messages::BAD_VISIBILITY),
+            .ok_or(wording::BAD_VISIBILITY),
     }
 }
 
@@ -346,7 +346,7 @@ impl Handler<'_> {
                 FailureKind::Overflow {
                     tokens: Some(i64::from(size)),
                 },
-                messages::too_large(path, size, max),
+                wording::too_large(path, size, max),
             )
         })
     }
@@ -406,7 +406,7 @@ impl Handler<'_> {
             return Ok(Outcome::failed(
                 target.as_str(),
                 FailureKind::NotFound,
-                messages::not_found(raw),
+                wording::not_found(raw),
             ));
         }
         self.check_all(rows.iter().map(|r| r.path.as_str()))?;
@@ -424,8 +424,8 @@ impl Handler<'_> {
         for row in &rows {
             ops::change_view(self.conn, &op, row, &change)?;
         }
-        let what = messages::view_change(visibility.map(Visibility::as_str), summary.as_deref());
-        let body = messages::listing(rows.iter().map(|r| format!("{} → {what}", r.path)));
+        let what = wording::view_change(visibility.map(Visibility::as_str), summary.as_deref());
+        let body = wording::listing(rows.iter().map(|r| format!("{} → {what}", r.path)));
         Ok(Outcome::resolved(target.as_str(), body))
     }
 }

@@ -5,7 +5,7 @@
 //! comments hold the rationale for the next line; they are stripped before
 //! the model sees the text. Shared machinery: [`handler`] (the outcome a
 //! handler returns, store look-ups), [`policy`] (mode and flag refusals,
-//! target validation), [`messages`] (shared model-facing texts).
+//! target validation), [`wording`] (shared model-facing texts).
 
 pub mod ask_user;
 pub mod context;
@@ -13,7 +13,6 @@ pub mod cp;
 pub mod env;
 pub mod get;
 pub mod handler;
-pub mod messages;
 pub mod mv;
 pub mod policy;
 pub mod proposal;
@@ -23,6 +22,7 @@ pub mod set;
 pub mod sh;
 pub mod think;
 pub mod update;
+pub mod wording;
 
 #[cfg(test)]
 mod tests;

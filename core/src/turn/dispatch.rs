@@ -134,13 +134,13 @@ fn act(
         Outcome::failed(
             &target,
             FailureKind::Aborted,
-            tools::messages::aborted(previous.as_str()),
+            tools::wording::aborted(previous.as_str()),
         )
     } else if policy::invalid_target(call) {
         Outcome::failed(
             "invalid",
             FailureKind::Validation,
-            tools::messages::INVALID_TARGET,
+            tools::wording::INVALID_TARGET,
         )
         .bare()
     } else if let Some(refused) = policy::refusal(ctx, call) {

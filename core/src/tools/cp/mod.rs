@@ -12,8 +12,8 @@
 use super::handler::{
     attr, bases, body, is_file, read_target, summary_of, visibility_of, Handler, Outcome, Target,
 };
-use super::messages::{self, listing, not_found};
 use super::proposal::ProposalKind;
+use super::wording::{self, listing, not_found};
 use rummy_store::entries::ViewRow;
 use rummy_store::entry::FailureKind;
 use rummy_store::entry::Visibility;
@@ -146,7 +146,7 @@ impl Copy {
         }
         if is_file(&to) {
             if h.ctx.mode == Mode::Ask {
-                let reason = messages::ask_copy_to_file(self.kind.name(), &to);
+                let reason = wording::ask_copy_to_file(self.kind.name(), &to);
                 return Ok(Outcome::failed(from, FailureKind::Permission, reason));
             }
             let body = format!("{from} → {to} ({} tokens)", row.tokens);

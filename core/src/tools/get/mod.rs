@@ -3,7 +3,7 @@
 //! Views: the result body when visible, nothing when summarized.
 
 use super::handler::{path_and_filter, read_target, visibility_of, Handler, Outcome, Target};
-use super::messages::{self, listing, not_found};
+use super::wording::{self, listing, not_found};
 use rummy_store::entries::ViewRow;
 use rummy_store::entry::FailureKind;
 use rummy_store::entry::{Visibility, Writer};
@@ -29,7 +29,7 @@ pub fn run(h: &mut Handler<'_>, call: &ToolCall) -> Result<Outcome, StoreError> 
         return Ok(Outcome::failed(
             "",
             FailureKind::Validation,
-            messages::PATH_REQUIRED,
+            wording::PATH_REQUIRED,
         ));
     };
     let invalid = |reason: &str| Ok(Outcome::failed(raw, FailureKind::Validation, reason));

@@ -9,8 +9,8 @@
 //! Views: the result body when visible, nothing when summarized.
 
 use super::handler::{bases, is_file, path_and_filter, read_target, Handler, Outcome};
-use super::messages::{self, listing, not_found};
 use super::proposal::ProposalKind;
+use super::wording::{self, listing, not_found};
 use rummy_store::entries::ViewRow;
 use rummy_store::entry::FailureKind;
 use rummy_store::run::Mode;
@@ -30,7 +30,7 @@ pub fn run(h: &mut Handler<'_>, call: &ToolCall) -> Result<Outcome, StoreError> 
         return Ok(Outcome::failed(
             "",
             FailureKind::Validation,
-            messages::PATH_REQUIRED,
+            wording::PATH_REQUIRED,
         ));
     };
     let target = match read_target(raw, filter) {
@@ -57,7 +57,7 @@ pub fn run(h: &mut Handler<'_>, call: &ToolCall) -> Result<Outcome, StoreError> 
         return Ok(Outcome::failed(
             &target_text,
             FailureKind::Permission,
-            messages::ask_file_rm(&first.path),
+            wording::ask_file_rm(&first.path),
         ));
     }
     h.check_all(entries.iter().map(|r| r.path.as_str()))?;

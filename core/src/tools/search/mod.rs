@@ -13,7 +13,7 @@
 pub mod backend;
 
 use super::handler::{attr, body, Handler, Outcome, SUMMARY_CHARS};
-use super::messages::listing;
+use super::wording::listing;
 use rummy_store::db::Db;
 use rummy_store::entries::{self, EntryWrite, TurnRef, ViewRow, WriteCtx};
 use rummy_store::entry::FailureKind;

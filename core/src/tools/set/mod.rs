@@ -22,7 +22,7 @@ mod questions;
 use super::handler::{
     attr, is_file, read_target, summary_of, visibility_of, Handler, Outcome, Target,
 };
-use super::messages;
+use super::wording;
 use rummy_store::entries::ViewRow;
 use rummy_store::entry::FailureKind;
 use rummy_store::entry::{State, Visibility, Writer};
@@ -56,7 +56,7 @@ pub fn run(h: &mut Handler<'_>, call: &ToolCall) -> Result<Outcome, StoreError> 
         return Ok(Outcome::failed(
             "",
             FailureKind::Validation,
-            messages::PATH_REQUIRED,
+            wording::PATH_REQUIRED,
         ));
     };
     let visibility = match visibility_of(call) {

@@ -7,7 +7,7 @@
 
 use super::{propose, with_summary, write_entry, Change};
 use crate::tools::handler::{is_file, Handler, Outcome, Target};
-use crate::tools::messages::{listing, not_found};
+use crate::tools::wording::{listing, not_found};
 use rummy_store::entries::ViewRow;
 use rummy_store::entry::FailureKind;
 use rummy_store::entry::Visibility;

@@ -7,7 +7,7 @@
 
 use super::{edit_needs_existing, needs_existing, tidy, Change, NO_CHANGE};
 use crate::tools::handler::{is_file, Handler, Outcome, Target};
-use crate::tools::messages::{listing, not_found};
+use crate::tools::wording::{listing, not_found};
 use rummy_store::entry::FailureKind;
 use rummy_store::StoreError;
 use rummy_text::hedberg::{self, Applied};

@@ -5,8 +5,8 @@ use std::fmt;
 
 use super::edits::{Block, Edit};
 use super::locate::{self, Problem};
-use super::messages::{self as msg, fill};
 use super::patch::Changes;
+use super::wording::{self as msg, fill};
 use crate::token_estimate;
 
 /// A successful edit: the new content and what to show about it.

@@ -3,7 +3,7 @@
 use pretty_assertions::assert_eq;
 
 use super::edit;
-use crate::hedberg::messages as msg;
+use crate::hedberg::wording as msg;
 use crate::hedberg::{apply, Applied, Block, BlockDiagnostic, Edit, EditFailure, Problem};
 
 /// A merge-conflict body replacing `search` with `replace`.
