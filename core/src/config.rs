@@ -96,7 +96,7 @@ pub struct Limits {
     pub max_turns: u32,
     /// `RUMMY_MAX_COMMANDS`: commands parsed per reply.
     pub max_commands: usize,
-    /// `RUMMY_MAX_STRIKES`: consecutive strikes before the healer abandons a loop.
+    /// `RUMMY_MAX_STRIKES`: consecutive strikes before the referee abandons a loop.
     pub max_strikes: u32,
     /// `RUMMY_MIN_CYCLES`: repetitions that make a cycle.
     pub min_cycles: u32,

@@ -441,7 +441,7 @@ impl Handler<TurnDone> for RunActor {
             Ok(end) => {
                 if current {
                     if let Some(job) = self.current.as_mut().and_then(|c| c.job.as_mut()) {
-                        job.healer = end.healer;
+                        job.referee = end.referee;
                     }
                 }
                 match end.decision {
