@@ -104,7 +104,7 @@ pub fn record(conn: &mut Db, end: &LoopEnd<'_>, at: WriteCtx) -> Result<(String,
 
 /// How a loop ended, as its finishing write knows it.
 #[derive(Debug, Clone, Copy)]
-pub struct Outcome<'a> {
+pub struct LoopEnding<'a> {
     /// The loop's status.
     pub status: i32,
     /// Why it ended.
@@ -126,10 +126,10 @@ pub fn loop_ended(
     run: RunRef,
     alias: &str,
     loop_id: LoopId,
-    outcome: Outcome<'_>,
+    outcome: LoopEnding<'_>,
     at: WriteCtx,
 ) -> Result<(), StoreError> {
-    let Outcome {
+    let LoopEnding {
         status,
         stop_reason,
         error,
