@@ -21,8 +21,8 @@ use rummy_actors::metrics::Metrics;
 use rummy_actors::provider::Providers;
 use rummy_actors::registry::{CountRunActors, Recover, RunRegistry};
 use rummy_actors::search::SearchClient;
-use rummy_actors::services::commands::Commands;
 use rummy_actors::services::sandbox::Sandbox;
+use rummy_actors::services::shell::ShellRegistry;
 use rummy_actors::services::Services;
 use rummy_actors::session::{Seats, SessionDeps, Socket};
 use rummy_actors::store::Store;
@@ -106,7 +106,7 @@ pub struct ServerHandle {
     hub: Addr<NotificationHub>,
     seats: Seats,
     tls: bool,
-    commands: Commands,
+    commands: ShellRegistry,
     registry: Addr<RunRegistry>,
     done: actix_rt::task::JoinHandle<std::io::Result<()>>,
 }
@@ -161,7 +161,7 @@ async fn shutdown(
     hub: &Addr<NotificationHub>,
     seats: &Seats,
     http: &actix_web::dev::ServerHandle,
-    commands: &Commands,
+    commands: &ShellRegistry,
 ) {
     commands.shutdown();
     let _ = hub.send(CloseAll).await;
@@ -405,7 +405,7 @@ pub async fn serve(
         config: Arc::new(config),
         scan_stamps: Default::default(),
         resolution_locks: Default::default(),
-        commands: Default::default(),
+        shell: Default::default(),
         sandbox,
         admission,
         cluster: cluster.clone(),
@@ -421,7 +421,7 @@ pub async fn serve(
     let seats = Seats::new(svc.config.access.max_connections);
     let deps_config = Arc::clone(&svc.config);
     let tokens = TokenWatch::new(svc.store.clone()).start();
-    let commands = svc.commands.clone();
+    let commands = svc.shell.clone();
     let deps = SessionDeps {
         svc,
         registry: registry.clone(),

@@ -7,7 +7,6 @@
 pub mod admission;
 pub mod clock;
 pub mod cluster;
-pub mod commands;
 pub mod errors;
 pub mod files;
 pub mod health;
@@ -22,6 +21,7 @@ pub mod search;
 pub mod services;
 pub mod session;
 pub mod session_state;
+pub mod shell;
 pub mod sidecar;
 pub mod store;
 pub mod tokens;

@@ -344,7 +344,7 @@ fn finish(
         run,
         &stored.alias,
         msg.loop_id,
-        history::Outcome {
+        history::LoopEnding {
             status: msg.loop_status,
             stop_reason: msg.stop_reason,
             error: msg.error.as_deref(),

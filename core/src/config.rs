@@ -5,12 +5,12 @@
 
 mod access;
 pub mod check;
-mod commands;
 mod fair;
 mod memory;
 mod providers;
 mod sandbox;
 mod session_state;
+mod shell;
 mod sidecar;
 mod state;
 mod summary;
@@ -19,7 +19,6 @@ use rummy_store::location::Location;
 use rummy_store::models::ModelSeed;
 
 pub use access::{Access, TlsFiles, ANONYMOUS_MESSAGE_BYTES};
-pub use commands::{CommandRunner, CommandSettings};
 pub use fair::FairUse;
 pub use memory::RecallSettings;
 pub use providers::openai_base;
@@ -29,6 +28,7 @@ pub use rummy_provider::settings::{
 };
 pub use sandbox::SandboxSettings;
 pub use session_state::{SessionStateSettings, Thresholds};
+pub use shell::{CommandRunner, CommandSettings};
 pub use sidecar::SidecarSettings;
 pub use summary::SummarySettings;
 
@@ -96,7 +96,7 @@ pub struct Limits {
     pub max_turns: u32,
     /// `RUMMY_MAX_COMMANDS`: commands parsed per reply.
     pub max_commands: usize,
-    /// `RUMMY_MAX_STRIKES`: consecutive strikes before the healer abandons a loop.
+    /// `RUMMY_MAX_STRIKES`: consecutive strikes before the referee abandons a loop.
     pub max_strikes: u32,
     /// `RUMMY_MIN_CYCLES`: repetitions that make a cycle.
     pub min_cycles: u32,

@@ -16,7 +16,7 @@
 //! - [`wire`]: JSON-RPC framing, error codes, the method catalogue and params;
 //! - [`access`]: who may connect (browser origins, bearer tokens) and where project roots may be;
 //! - [`fair`]: fair use — request rate and admission of runs to the places in flight;
-//! - [`commands`]: what running an accepted `sh`/`env` means, without running it (its
+//! - [`shell`]: what running an accepted `sh`/`env` means, without running it (its
 //!   environment, its output capped and batched, how it ended);
 //! - [`sidecar`]: side tasks (summaries and the like) as data — the request, the parser, the
 //!   telemetry of the call — for the actors' one sidecar path;
@@ -28,13 +28,13 @@
 //! runtime to itself.
 
 pub mod access;
-pub mod commands;
 pub mod config;
 pub mod fair;
 pub mod files;
 pub mod memory;
 pub mod orchestration;
 pub mod session_state;
+pub mod shell;
 pub mod sidecar;
 pub mod tools;
 pub mod turn;

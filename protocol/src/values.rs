@@ -134,7 +134,7 @@ wire_words! {
         Cancelled = "cancelled",
         /// It failed: a provider error, an undefined model, an internal error (500).
         Failed = "failed",
-        /// The healer abandoned it: strikes or a cycle (508).
+        /// The referee abandoned it: strikes or a cycle (508).
         Abandoned = "abandoned",
         /// Its context did not fit even after demotion (413).
         ContextFull = "context_full",

@@ -3,7 +3,7 @@
 //! that fits; a client's streamed output reaches watchers as appends, capped at
 //! `RUMMY_COMMAND_OUTPUT_BYTES`, and the database grows by what was kept, not by each push.
 
-use super::commands::{accept_next, project, proposing};
+use super::shell::{accept_next, project, proposing};
 use crate::support::raw::RawSocket;
 use crate::support::{self, database, wait_status, TestServer};
 use pretty_assertions::assert_eq;
@@ -302,7 +302,7 @@ async fn streamed_chunks_reach_a_watcher_as_appends_bounded_by_the_cap() {
             ])
         })
         .collect();
-    let marker = rummy_core::commands::output::capped_marker(cap);
+    let marker = rummy_core::shell::output::capped_marker(cap);
     assert_eq!(
         items,
         vec![

@@ -1,4 +1,4 @@
-//! Model output end to end: native dialects, malformed tags and prose are healed, and the loop ends as the healer says.
+//! Model output end to end: native dialects, malformed tags and prose are healed, and the loop ends as the referee says.
 
 use crate::support::{scheme_entries, start_run, wait_status, TestServer};
 use pretty_assertions::assert_eq;

@@ -14,7 +14,7 @@ use rummy_provider::retry::{retry_after_ms, Fault, Pause, RetryPolicy};
 use rummy_provider::sse::SseParser;
 use rummy_provider::stream::StreamFailure;
 use rummy_provider::{parse_response, Completion, Endpoint};
-use rummy_text::tokens;
+use rummy_text::token_estimate;
 use serde_json::Value;
 use std::hash::{BuildHasher, Hasher};
 use std::sync::Arc;
@@ -113,7 +113,7 @@ impl Client {
         let estimated: u64 = call
             .messages
             .iter()
-            .map(|m| u64::try_from(tokens::estimate(&m.content, self.divisor)).unwrap_or(0))
+            .map(|m| u64::try_from(token_estimate::estimate(&m.content, self.divisor)).unwrap_or(0))
             .sum();
         let mut retries = 0;
         loop {

@@ -12,7 +12,7 @@ use actix::prelude::*;
 use rummy_core::fair::admission::Ask;
 use rummy_core::memory::recall as memory_recall;
 use rummy_core::orchestration::{self as orch, Input, Look, Paused};
-use rummy_core::turn::healer::{Healer, HealerLimits};
+use rummy_core::turn::verdict::{Referee, RefereeLimits};
 use rummy_provider::routing;
 use rummy_store::entries::RunRef;
 use rummy_store::{loops, runs};
@@ -201,7 +201,7 @@ impl RunActor {
             persona: run.persona.clone(),
             context_size,
             command_network: command_network.unwrap_or(self.svc.config.commands.sandbox.network),
-            healer: Healer::new(HealerLimits::from(&self.svc.config.limits)),
+            referee: Referee::new(RefereeLimits::from(&self.svc.config.limits)),
             context: Arc::default(),
         };
         self.current = Some(Current {

@@ -316,7 +316,7 @@ impl RunActor {
             }
             Effect::DropOutput(wait) => {
                 let path = wait.awaited.path;
-                self.svc.commands.forget_waiter(run_id, &path);
+                self.svc.shell.forget_waiter(run_id, &path);
                 self.cancel_output(path);
             }
             Effect::ForgetContext => {
@@ -391,7 +391,7 @@ impl Handler<Restore> for RunActor {
         let paused = match msg.paused {
             Paused::Proposal(path) => rummy_core::orchestration::Paused::Proposal(path),
             Paused::Output(awaited) => {
-                let waiter = self.svc.commands.waiter(self.run.run_id, &awaited.path);
+                let waiter = self.svc.shell.waiter(self.run.run_id, &awaited.path);
                 let path = awaited.path.clone();
                 let wait = OutputWait {
                     awaited,
@@ -441,7 +441,7 @@ impl Handler<TurnDone> for RunActor {
             Ok(end) => {
                 if current {
                     if let Some(job) = self.current.as_mut().and_then(|c| c.job.as_mut()) {
-                        job.healer = end.healer;
+                        job.referee = end.referee;
                     }
                 }
                 match end.decision {

@@ -3,12 +3,12 @@
 //! channels are settled or `RUMMY_STREAM_WAIT` passed, and the commands stopped on a cancel.
 
 use super::RunActor;
-use crate::commands::CommandJob;
 use crate::services::Services;
+use crate::shell::ShellJob;
 use crate::turn::Start;
 use actix::prelude::*;
-use rummy_core::commands::RUN_CANCELLED;
 use rummy_core::orchestration::Input;
+use rummy_core::shell::RUN_CANCELLED;
 use rummy_core::turn::streams::{self, Awaited, StreamEnd, StreamWrite};
 use rummy_core::wire::notifications::{RunProgress, StreamCancelled};
 use rummy_store::entry::State;
@@ -23,7 +23,7 @@ pub(crate) struct OutputWait {
     /// is not missed.
     pub(super) waiter: Arc<tokio::sync::Notify>,
     /// The command to start on the server, if the server runs it.
-    pub(super) job: Option<CommandJob>,
+    pub(super) job: Option<ShellJob>,
 }
 
 impl RunActor {
@@ -36,7 +36,7 @@ impl RunActor {
             job,
         } = wait;
         if let Some(job) = job {
-            self.svc.commands.start(&self.svc, job);
+            self.svc.shell.start(&self.svc, job);
         }
         let streaming = RunProgress {
             path: Some(awaited.path.clone()),
@@ -58,7 +58,7 @@ impl RunActor {
             let now = states(svc.clone(), path.clone()).await;
             let settled = now.is_ok_and(|s| !s.contains(&State::Streaming));
             let in_time = settled || tokio::time::timeout(wait, waiter.notified()).await.is_ok();
-            svc.commands.forget_waiter(run_id, &path);
+            svc.shell.forget_waiter(run_id, &path);
             (in_time, states(svc, path).await)
         };
         let handle = ctx.spawn(
@@ -105,12 +105,12 @@ impl RunActor {
     /// channels cancelled by their runner); the output a client was producing for the loop's
     /// turn (`awaiting`) is cancelled here, and the client told with `stream/cancelled`.
     pub(super) fn stop_commands(&self, awaiting: Option<String>) {
-        let stopped = self.svc.commands.stop_run(self.run.run_id, RUN_CANCELLED);
+        let stopped = self.svc.shell.stop_run(self.run.run_id, RUN_CANCELLED);
         let Some(path) = awaiting else {
             return;
         };
         // The wait itself is dropped with the loop.
-        self.svc.commands.forget_waiter(self.run.run_id, &path);
+        self.svc.shell.forget_waiter(self.run.run_id, &path);
         if stopped == 0 {
             self.cancel_output(path);
         }

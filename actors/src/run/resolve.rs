@@ -2,8 +2,8 @@
 
 use super::output::OutputWait;
 use super::{Resolve, RunActor};
-use crate::commands::CommandJob;
 use crate::services::Services;
+use crate::shell::ShellJob;
 use crate::turn::Start;
 use actix::prelude::*;
 use rummy_core::config::CommandRunner;
@@ -84,7 +84,7 @@ impl RunActor {
         let (run, svc) = (self.run, self.svc.clone());
         // Taken before the resolution opens any channel: a client that completes an accepted
         // command at once cannot settle it unseen.
-        let waiter = self.svc.commands.waiter(run.run_id, &msg.path);
+        let waiter = self.svc.shell.waiter(run.run_id, &msg.path);
         let (root, asked) = (msg.root.clone(), msg.path.clone());
         let resolve = async move {
             let done =
@@ -98,7 +98,7 @@ impl RunActor {
             let (done, network) = match res {
                 Ok(done) => done,
                 Err(e) => {
-                    act.svc.commands.forget_waiter(run.run_id, &asked);
+                    act.svc.shell.forget_waiter(run.run_id, &asked);
                     let then = Then::Failed;
                     act.step(Input::Resolved { path: asked, then }, ctx);
                     let _ = answer.send(Err(e));
@@ -116,7 +116,7 @@ impl RunActor {
                     command_index: resolved.command_index,
                 };
                 let job = match (act.svc.config.commands.runner, done.command) {
-                    (CommandRunner::Server, Some(command)) => Some(CommandJob {
+                    (CommandRunner::Server, Some(command)) => Some(ShellJob {
                         run,
                         path: resolved.path.clone(),
                         command,
@@ -132,7 +132,7 @@ impl RunActor {
                     job,
                 })
             } else {
-                act.svc.commands.forget_waiter(run.run_id, &resolved.path);
+                act.svc.shell.forget_waiter(run.run_id, &resolved.path);
                 // The loop goes on: the accepted action is applied; its next model call waits
                 // for a place (`place`).
                 Then::Resume(Start::Resume {

@@ -1,12 +1,12 @@
 //! The handles every actor shares: the store, the notification hub, the providers, the search backend, the configuration, admission to the places in flight, the in-memory state of project files (scan stamps, resolution locks) and of accepted commands.
 //!
-//! The shared state is defined here ([`stamps`], [`locks`], [`commands`]), below the modules
-//! that act with `Services` (`files`, `proposals`, `commands`, `turn`): it never depends on
+//! The shared state is defined here ([`stamps`], [`locks`], [`shell`]), below the modules
+//! that act with `Services` (`files`, `proposals`, `shell`, `turn`): it never depends on
 //! what uses it, so no module and `Services` need each other.
 
-pub mod commands;
 pub mod locks;
 pub mod sandbox;
+pub mod shell;
 pub mod stamps;
 
 use crate::admission::Admission;
@@ -16,13 +16,13 @@ use crate::provider::Providers;
 use crate::search::SearchClient;
 use crate::store::Store;
 use actix::Addr;
-use commands::Commands;
 use locks::ResolutionLocks;
 use rummy_core::config::Config;
 use rummy_core::wire::jsonrpc::notification_text;
 use rummy_core::wire::notifications::Push;
 use rummy_store::ids::ProjectId;
 use rummy_store::notifications::Recorded;
+use shell::ShellRegistry;
 use stamps::ScanStamps;
 use std::sync::Arc;
 
@@ -45,7 +45,7 @@ pub struct Services {
     /// off the store's writer).
     pub resolution_locks: ResolutionLocks,
     /// Accepted commands the server runs, and the turns waiting for commands' output.
-    pub commands: Commands,
+    pub shell: ShellRegistry,
     /// How the server confines the commands it runs.
     pub sandbox: sandbox::Sandbox,
     /// Where a run asks for a place before its next loop while a fair-use limit applies.

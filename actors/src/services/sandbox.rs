@@ -6,8 +6,8 @@
 //! works), unless an admin set `RUMMY_UNSANDBOXED_COMMANDS=1`: then commands run as plain
 //! `sh -c` in the project root, as they would without rummy.
 
-use rummy_core::commands::env::DEFAULT_PATH;
 use rummy_core::config::Config;
+use rummy_core::shell::env::DEFAULT_PATH;
 use rummy_sandbox::cgroup::{CgroupRoot, CommandCgroups};
 use rummy_sandbox::{Limits, Network, Report, Spec};
 use rummy_store::ids::ProjectId;

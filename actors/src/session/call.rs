@@ -152,7 +152,7 @@ impl Call {
 }
 
 /// A handler's success.
-pub enum Outcome {
+pub enum CallAnswer {
     /// Answer with this result.
     Reply(Value),
     /// Bind the session to a project, then answer.
@@ -161,20 +161,20 @@ pub enum Outcome {
 
 /// What a handler answers, turned into the result's JSON once, by the routing table: one of
 /// the protocol's answer types (`rummy_core::wire::results`), a [`Json`] value built already,
-/// or a hello's [`Outcome::Bind`].
-pub trait IntoOutcome {
+/// or a hello's [`CallAnswer::Bind`].
+pub trait IntoCallAnswer {
     /// The outcome: the answer as JSON (and for a hello, the binding).
-    fn into_outcome(self) -> Result<Outcome, Error>;
+    fn into_answer(self) -> Result<CallAnswer, Error>;
 }
 
-impl<T: Serialize> IntoOutcome for T {
-    fn into_outcome(self) -> Result<Outcome, Error> {
-        Ok(Outcome::Reply(serde_json::to_value(self)?))
+impl<T: Serialize> IntoCallAnswer for T {
+    fn into_answer(self) -> Result<CallAnswer, Error> {
+        Ok(CallAnswer::Reply(serde_json::to_value(self)?))
     }
 }
 
-impl IntoOutcome for Outcome {
-    fn into_outcome(self) -> Result<Outcome, Error> {
+impl IntoCallAnswer for CallAnswer {
+    fn into_answer(self) -> Result<CallAnswer, Error> {
         Ok(self)
     }
 }
@@ -183,8 +183,8 @@ impl IntoOutcome for Outcome {
 /// the read): answered as it is, not serialised again.
 pub struct Json(pub Value);
 
-impl IntoOutcome for Json {
-    fn into_outcome(self) -> Result<Outcome, Error> {
-        Ok(Outcome::Reply(self.0))
+impl IntoCallAnswer for Json {
+    fn into_answer(self) -> Result<CallAnswer, Error> {
+        Ok(CallAnswer::Reply(self.0))
     }
 }

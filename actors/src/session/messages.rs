@@ -4,7 +4,7 @@
 //! per-call timeout, and the notifications of runs with a call in flight held until its answer
 //! is out.
 
-use super::call::{Call, Outcome};
+use super::call::{Call, CallAnswer};
 use super::rpc_log::CallLog;
 use super::ws;
 use super::{routes, Bind, SessionActor, ShownToken};
@@ -317,8 +317,8 @@ impl SessionActor {
                     return None;
                 }
                 let answer = match result {
-                    Ok(Outcome::Reply(value)) => Ok(value),
-                    Ok(Outcome::Bind(binding, value)) => {
+                    Ok(CallAnswer::Reply(value)) => Ok(value),
+                    Ok(CallAnswer::Bind(binding, value)) => {
                         // The binding must be in place before the response leaves.
                         if addr.send(Bind(binding)).await.is_err() {
                             return None;

@@ -1,7 +1,7 @@
 //! What the RPC log (`rpc_log`) keeps of a call: recorded off the response path, and only for
 //! calls in a project.
 
-use super::call::Outcome;
+use super::call::CallAnswer;
 use crate::clock::now;
 use crate::store::Store;
 use rummy_core::wire::RpcError;
@@ -30,14 +30,14 @@ impl CallLog {
     /// response. Only calls in a project are logged — those of a bound session, and the hello
     /// that binds it: what a client sends before (or instead of) a hello never reaches the
     /// database, so an unauthenticated client cannot fill it.
-    pub fn record(self, result: &Result<Outcome, RpcError>) {
+    pub fn record(self, result: &Result<CallAnswer, RpcError>) {
         let mut user = self.user;
         let (value, error, project_id) = match result {
-            Ok(Outcome::Bind(binding, v)) => {
+            Ok(CallAnswer::Bind(binding, v)) => {
                 user = binding.caller.user().map(str::to_owned);
                 (Some(v.clone()), None, Some(binding.project_id))
             }
-            Ok(Outcome::Reply(v)) => (Some(v.clone()), None, self.project_id),
+            Ok(CallAnswer::Reply(v)) => (Some(v.clone()), None, self.project_id),
             Err(e) => (
                 None,
                 Some(format!("{}: {}", e.kind.code(), e.message)),

@@ -12,7 +12,7 @@ mod search;
 use crate::provider::Route;
 use crate::services::Services;
 use actix::prelude::*;
-use rummy_core::turn::healer::Healer;
+use rummy_core::turn::verdict::Referee;
 use rummy_store::context::KeptContext;
 use rummy_store::entries::RunRef;
 use rummy_store::ids::{LoopId, TurnId};
@@ -64,8 +64,8 @@ pub struct TurnJob {
     /// project's `commandNetwork`, else `RUMMY_COMMAND_NETWORK`): what the `sh`/`env` docs
     /// say.
     pub command_network: bool,
-    /// The loop's healer as it stood after the previous turn.
-    pub healer: Healer,
+    /// The loop's referee as it stood after the previous turn.
+    pub referee: Referee,
     /// The run's context rows as the loop's last read left them, for the next read to start
     /// from (`store::context`); a loop starts without. Turns of a run never overlap, so the
     /// lock is never waited on.
@@ -118,7 +118,7 @@ pub enum Decision {
     Continue,
     /// End the loop with this status.
     Conclude(i32),
-    /// The healer gave up on the loop (508), for this reason.
+    /// The referee gave up on the loop (508), for this reason.
     Abandon(String),
     /// The context does not fit even after demotion: the loop ends 413 without a model call
     /// (the turn recorded why, for the model to read).
@@ -149,8 +149,8 @@ impl Decision {
 pub struct TurnEnd {
     /// What comes next.
     pub decision: Decision,
-    /// The healer after judging this turn, for the next one.
-    pub healer: Healer,
+    /// The referee after judging this turn, for the next one.
+    pub referee: Referee,
     /// The next turn, when this one continues and allocated it in its last write.
     pub next: Option<Allocated>,
 }

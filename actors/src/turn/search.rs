@@ -4,9 +4,9 @@
 
 use super::{TurnFailure, TurnJob};
 use crate::services::Services;
-use rummy_core::tools::messages::SEARCH_NOT_CONFIGURED;
 use rummy_core::tools::search::backend::SearchFailure;
 use rummy_core::tools::search::{record_failure, record_results, request_of, BACKEND_FAILED};
+use rummy_core::tools::wording::SEARCH_NOT_CONFIGURED;
 use rummy_core::tools::ToolName;
 use rummy_core::turn::dispatch::Dispatched;
 use rummy_core::turn::{state, TurnRef};

@@ -446,7 +446,7 @@ fn measure(
             let ended: Vec<String> = statuses.iter().map(|(s, n)| format!("{n} × {s}")).collect();
             errors.insert(0, format!("runs ended: {}", ended.join(", ")));
         }
-        Ok::<_, String>(Outcome {
+        Ok::<_, String>(Measured {
             wall: ended.map_or(started.elapsed(), |e| e - started),
             latencies: watched.iter().flat_map(|w| w.latencies()).collect(),
             turn_ends: watched.iter().flat_map(|w| w.turn_ends()).collect(),
@@ -537,7 +537,7 @@ struct Plan {
 }
 
 /// What a set-up measured.
-struct Outcome {
+struct Measured {
     wall: Duration,
     latencies: Vec<Duration>,
     /// Each turn end heard: the turn and how long after its run's start.

@@ -146,16 +146,16 @@ pub fn scan_since(
             }
         }
         match read_text(entry.path(), limits.max_file_bytes) {
-            Outcome::Text(body) => {
+            FileRead::Text(body) => {
                 let hash = hex_sha256(&body);
                 if let Some(stamp) = stamp {
                     out.stamps.insert(path.clone(), stamp);
                 }
                 out.files.push(ScannedFile { path, body, hash });
             }
-            Outcome::Binary => out.binary += 1,
-            Outcome::TooLarge => out.too_large += 1,
-            Outcome::Unreadable => {}
+            FileRead::Binary => out.binary += 1,
+            FileRead::TooLarge => out.too_large += 1,
+            FileRead::Unreadable => {}
         }
     }
     out.files.sort_by(|a, b| a.path.cmp(&b.path));
@@ -173,7 +173,7 @@ fn relative(root: &Path, path: &Path) -> Option<String> {
 }
 
 /// What a file on disk is to a scan.
-pub(crate) enum Outcome {
+pub(crate) enum FileRead {
     /// Text a scan takes as an entry.
     Text(String),
     /// Holds a NUL or is not UTF-8.
@@ -206,18 +206,18 @@ pub(crate) fn read_capped(path: &Path, max: u64) -> std::io::Result<Vec<u8>> {
 }
 
 /// What `bytes` (as [`read_capped`] gives them) are to a scan.
-pub(crate) fn classify(bytes: Vec<u8>, max: u64) -> Outcome {
+pub(crate) fn classify(bytes: Vec<u8>, max: u64) -> FileRead {
     if bytes.len() as u64 > max {
-        return Outcome::TooLarge;
+        return FileRead::TooLarge;
     }
     if bytes.contains(&0) {
-        return Outcome::Binary;
+        return FileRead::Binary;
     }
-    String::from_utf8(bytes).map_or(Outcome::Binary, Outcome::Text)
+    String::from_utf8(bytes).map_or(FileRead::Binary, FileRead::Text)
 }
 
-fn read_text(path: &Path, max: u64) -> Outcome {
-    read_capped(path, max).map_or(Outcome::Unreadable, |bytes| classify(bytes, max))
+fn read_text(path: &Path, max: u64) -> FileRead {
+    read_capped(path, max).map_or(FileRead::Unreadable, |bytes| classify(bytes, max))
 }
 
 #[cfg(test)]

@@ -18,7 +18,7 @@ use rummy_store::entry::Writer;
 use rummy_store::memory::{self as store, Forgotten, MemoryWrite, Provenance, Remembered};
 use rummy_store::{runs, StoreError};
 use rummy_text::path::{normalize, scheme_of};
-use rummy_text::tokens;
+use rummy_text::token_estimate;
 use serde::Deserialize;
 use serde_json::Value;
 use std::sync::LazyLock;
@@ -227,7 +227,7 @@ pub fn apply(
             continue;
         }
         let content = p.content.trim();
-        let size = tokens::estimate(content, at.divisor);
+        let size = token_estimate::estimate(content, at.divisor);
         if content.is_empty() || size > max {
             applied.push(Applied::Skipped(path, format!("{size} tokens (max {max})")));
             continue;

@@ -3,7 +3,7 @@
 //! A daily entry rewritten at every loop would grow with the square of the day's loops; one
 //! entry per loop stays as small as the loop's line, and reads in date order by path.
 
-use super::messages;
+use super::wording;
 use rummy_provider::time::Millis;
 use rummy_store::db::Db;
 use rummy_store::entries::RunRef;
@@ -66,8 +66,8 @@ pub fn path(end: &LoopEnd<'_>, now: Millis) -> String {
 pub fn line(end: &LoopEnd<'_>) -> String {
     let update = end.update.map(gist);
     let error = end.error.map(gist);
-    let outcome = messages::outcome(end.stop_reason, update.as_deref(), error.as_deref());
-    messages::history_line(
+    let outcome = wording::outcome(end.stop_reason, update.as_deref(), error.as_deref());
+    wording::history_line(
         end.run,
         end.loop_number,
         end.mode,
@@ -104,7 +104,7 @@ pub fn record(conn: &mut Db, end: &LoopEnd<'_>, at: WriteCtx) -> Result<(String,
 
 /// How a loop ended, as its finishing write knows it.
 #[derive(Debug, Clone, Copy)]
-pub struct Outcome<'a> {
+pub struct LoopEnding<'a> {
     /// The loop's status.
     pub status: i32,
     /// Why it ended.
@@ -126,10 +126,10 @@ pub fn loop_ended(
     run: RunRef,
     alias: &str,
     loop_id: LoopId,
-    outcome: Outcome<'_>,
+    outcome: LoopEnding<'_>,
     at: WriteCtx,
 ) -> Result<(), StoreError> {
-    let Outcome {
+    let LoopEnding {
         status,
         stop_reason,
         error,

@@ -7,15 +7,15 @@
 //!   for;
 //! - [`history`]: one `history://<date>/<run>/<loop>` entry per finished loop;
 //! - [`terms`], [`sections`]: the words a prompt is looked up by, and a text's sections;
-//! - [`messages`]: what the model reads of them.
+//! - [`wording`]: what the model reads of them.
 //!
 //! Memory itself — `memory://` entries with their provenance, superseded rather than
 //! overwritten — is written by `store::memory`, where the full-text index's SQL lives too.
 
 pub mod consolidate;
 pub mod history;
-pub mod messages;
 pub mod recall;
 pub mod rerank;
 pub mod sections;
 pub mod terms;
+pub mod wording;

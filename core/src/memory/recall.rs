@@ -17,9 +17,9 @@
 //! No model is called; the one read is [`recall`], on a read connection before the loop's
 //! first write, which records the result ([`record`]).
 
-use super::messages;
 use super::sections::{self, Section};
 use super::terms::{self, query_terms};
+use super::wording;
 use crate::config::RecallSettings;
 use rummy_protocol::results::{Recall, RecallItem};
 use rummy_provider::time::{Millis, DAY_MS};
@@ -253,11 +253,11 @@ pub fn render(chosen: Vec<Chosen>, max_chars: usize) -> Option<(String, Vec<Chos
             kept.push(c);
             continue;
         }
-        let overhead = size - c.content.chars().count() + messages::CUT.chars().count();
+        let overhead = size - c.content.chars().count() + wording::CUT.chars().count();
         let room = max_chars.saturating_sub(used + overhead);
         if room >= MIN_CUT_CHARS {
             let cut: String = c.content.chars().take(room).collect();
-            let text = item_text(&c, &format!("{}{}", cut.trim_end(), messages::CUT));
+            let text = item_text(&c, &format!("{}{}", cut.trim_end(), wording::CUT));
             used += text.chars().count();
             lines.push(text);
             kept.push(c);
@@ -267,7 +267,7 @@ pub fn render(chosen: Vec<Chosen>, max_chars: usize) -> Option<(String, Vec<Chos
         return None;
     }
     Some((
-        format!("{}\n{}", messages::RECALL_HEADER, lines.join("\n")),
+        format!("{}\n{}", wording::RECALL_HEADER, lines.join("\n")),
         kept,
     ))
 }

@@ -162,7 +162,7 @@ pub enum TurnOutcome<S> {
     Continue(S),
     /// The loop ends with this status.
     Concluded(i32),
-    /// The healer gave up on the loop (508).
+    /// The referee gave up on the loop (508).
     Abandoned(String),
     /// The context does not fit (413).
     Overflow,
@@ -192,7 +192,7 @@ pub enum LoopEnd {
     Cancelled,
     /// It failed, for this reason (500).
     Failed(String),
-    /// The healer gave up on it, for this reason (508).
+    /// The referee gave up on it, for this reason (508).
     Abandoned(String),
     /// Its context does not fit (413).
     Overflow,

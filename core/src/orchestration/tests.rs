@@ -444,7 +444,7 @@ fn rows() -> Vec<Row> {
             phase: Phase::Finishing,
         },
         Row {
-            name: "a turn abandoned by the healer ends the loop 508",
+            name: "a turn abandoned by the referee ends the loop 508",
             given: turning(),
             when: turn_done(1, TurnOutcome::Abandoned("repeating".into())),
             facts: OPEN,

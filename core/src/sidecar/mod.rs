@@ -103,7 +103,7 @@ impl<T> SideTask<T> {
 /// How a side task ended, as stored (`sidecar_calls.outcome`) and shown in telemetry.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Outcome {
+pub enum SidecarEnd {
     /// The model answered and the parser read it.
     Ok,
     /// No answer: the model is not defined, its provider is not configured, or the call failed.
@@ -114,14 +114,14 @@ pub enum Outcome {
     Unparseable,
 }
 
-impl Outcome {
+impl SidecarEnd {
     /// The stored name.
     pub fn as_str(self) -> &'static str {
         match self {
-            Outcome::Ok => "ok",
-            Outcome::Failed => "failed",
-            Outcome::Timeout => "timeout",
-            Outcome::Unparseable => "unparseable",
+            SidecarEnd::Ok => "ok",
+            SidecarEnd::Failed => "failed",
+            SidecarEnd::Timeout => "timeout",
+            SidecarEnd::Unparseable => "unparseable",
         }
     }
 }
@@ -151,11 +151,11 @@ pub enum SidecarFailure {
 
 impl SidecarFailure {
     /// The outcome stored for this failure.
-    pub fn outcome(&self) -> Outcome {
+    pub fn outcome(&self) -> SidecarEnd {
         match self {
-            SidecarFailure::Unavailable(_) | SidecarFailure::Provider(_) => Outcome::Failed,
-            SidecarFailure::Timeout { .. } => Outcome::Timeout,
-            SidecarFailure::Unparseable(_) => Outcome::Unparseable,
+            SidecarFailure::Unavailable(_) | SidecarFailure::Provider(_) => SidecarEnd::Failed,
+            SidecarFailure::Timeout { .. } => SidecarEnd::Timeout,
+            SidecarFailure::Unparseable(_) => SidecarEnd::Unparseable,
         }
     }
 }
@@ -170,7 +170,7 @@ pub struct SidecarRecord {
     /// The model alias asked.
     pub model: String,
     /// How it ended.
-    pub outcome: Outcome,
+    pub outcome: SidecarEnd,
     /// Why it failed (`None` when it did not).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
@@ -191,7 +191,7 @@ impl SidecarRecord {
         elapsed_ms: u64,
     ) -> SidecarRecord {
         let (outcome, error) = match result {
-            Ok(_) => (Outcome::Ok, None),
+            Ok(_) => (SidecarEnd::Ok, None),
             Err(failure) => (failure.outcome(), Some(failure.to_string())),
         };
         SidecarRecord {
@@ -295,7 +295,7 @@ mod tests {
         assert_eq!(
             (timed_out.outcome, timed_out.error.as_deref()),
             (
-                Outcome::Timeout,
+                SidecarEnd::Timeout,
                 Some("sidecar call timed out after 500 ms")
             )
         );
@@ -310,12 +310,12 @@ mod tests {
     #[test]
     fn failures_and_outcomes() {
         let cases = [
-            (SidecarFailure::Unavailable("x".into()), Outcome::Failed),
-            (SidecarFailure::Provider("x".into()), Outcome::Failed),
-            (SidecarFailure::Timeout { ms: 1 }, Outcome::Timeout),
+            (SidecarFailure::Unavailable("x".into()), SidecarEnd::Failed),
+            (SidecarFailure::Provider("x".into()), SidecarEnd::Failed),
+            (SidecarFailure::Timeout { ms: 1 }, SidecarEnd::Timeout),
             (
                 SidecarFailure::Unparseable("x".into()),
-                Outcome::Unparseable,
+                SidecarEnd::Unparseable,
             ),
         ];
         for (failure, outcome) in cases {

@@ -1,14 +1,14 @@
-//! What every tool handler shares: the handler's context, the outcome it hands back to dispatch, and the store look-ups and writes tools make.
+//! What every tool handler shares: the handler's context, the result it hands back to dispatch, and the store look-ups and writes tools make.
 //!
-//! A handler decides; `turn::dispatch` records. Handlers return an
-//! [`Outcome`] (the result entry to write) and may `?` store errors: dispatch
+//! A handler decides; `turn::dispatch` records. Handlers return a
+//! [`ToolResult`] (the result entry to write) and may `?` store errors: dispatch
 //! turns the ones the model caused (writer tier, bad path) into failed
 //! results. A handler checks permissions before it writes anything, so a
 //! refusal never leaves half an effect behind.
 
 use super::context::DispatchCtx;
-use super::messages;
 use super::proposal::ProposalKind;
+use super::wording;
 use rummy_provider::time::Millis;
 use rummy_store::db::Db;
 use rummy_store::entries::{self, EntryWrite, ViewRow, WriteCtx};
@@ -22,7 +22,7 @@ use rummy_store::{views, StoreError};
 use rummy_text::hedberg::{self, PatternKind};
 use rummy_text::parse::{ToolCall, ToolName};
 use rummy_text::path::{normalize, scheme_of};
-use rummy_text::tokens;
+use rummy_text::token_estimate;
 use serde_json::{Map, Value};
 
 /// Characters of a `summary` attribute that are kept.
@@ -43,7 +43,7 @@ pub struct Handler<'a> {
 
 /// The result entry a handler asks dispatch to write.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Outcome {
+pub struct ToolResult {
     /// The command's target: it names the result path and fills the target attribute.
     pub target: String,
     /// The result's state.
@@ -58,9 +58,9 @@ pub struct Outcome {
     pub keep_target: bool,
 }
 
-impl Outcome {
-    fn new(target: &str, state: State, body: String) -> Outcome {
-        Outcome {
+impl ToolResult {
+    fn new(target: &str, state: State, body: String) -> ToolResult {
+        ToolResult {
             target: target.to_owned(),
             state,
             outcome: None,
@@ -71,39 +71,39 @@ impl Outcome {
     }
 
     /// A resolved result.
-    pub fn resolved(target: &str, body: impl Into<String>) -> Outcome {
-        Outcome::new(target, State::Resolved, body.into())
+    pub fn resolved(target: &str, body: impl Into<String>) -> ToolResult {
+        ToolResult::new(target, State::Resolved, body.into())
     }
 
     /// A proposal of `kind`, stored as its attributes (dispatch adds `commandIndex`).
-    pub fn proposed(target: &str, body: impl Into<String>, kind: &ProposalKind) -> Outcome {
-        Outcome {
+    pub fn proposed(target: &str, body: impl Into<String>, kind: &ProposalKind) -> ToolResult {
+        ToolResult {
             attributes: kind.attributes(),
-            ..Outcome::new(target, State::Proposed, body.into())
+            ..ToolResult::new(target, State::Proposed, body.into())
         }
     }
 
     /// A result still being produced outside the core (a web search).
-    pub fn streaming(target: &str, kind: &str) -> Outcome {
-        Outcome::new(target, State::Streaming, String::new()).with("kind", kind)
+    pub fn streaming(target: &str, kind: &str) -> ToolResult {
+        ToolResult::new(target, State::Streaming, String::new()).with("kind", kind)
     }
 
     /// A failed result with its outcome (`validation`, `permission`, `overflow:N`, `501`, …).
-    pub fn failed(target: &str, outcome: FailureKind, body: impl Into<String>) -> Outcome {
-        Outcome {
+    pub fn failed(target: &str, outcome: FailureKind, body: impl Into<String>) -> ToolResult {
+        ToolResult {
             outcome: Some(outcome),
-            ..Outcome::new(target, State::Failed, body.into())
+            ..ToolResult::new(target, State::Failed, body.into())
         }
     }
 
-    /// The same outcome with one more attribute.
-    pub fn with(mut self, key: &str, value: impl Into<Value>) -> Outcome {
+    /// The same result with one more attribute.
+    pub fn with(mut self, key: &str, value: impl Into<Value>) -> ToolResult {
         self.attributes.insert(key.to_owned(), value.into());
         self
     }
 
-    /// The same outcome without the target attribute (its target only names the path).
-    pub fn bare(mut self) -> Outcome {
+    /// The same result without the target attribute (its target only names the path).
+    pub fn bare(mut self) -> ToolResult {
         self.keep_target = false;
         self
     }
@@ -181,7 +181,7 @@ pub fn visibility_of(call: &ToolCall) -> Result<Option<Visibility>, &'static str
         None => Ok(None),
         Some(v) => Visibility::parse(v)
             .map(Some)
-            .ok_or(messages::BAD_VISIBILITY),
+            .ok_or(wording::BAD_VISIBILITY),
     }
 }
 
@@ -334,19 +334,19 @@ impl Handler<'_> {
     }
 
     /// The `known://` and `memory://` size gate: a failed `overflow:<tokens>` outcome when `body` is too large for `path`.
-    pub fn size_gate(&self, target: &str, path: &str, body: &str) -> Option<Outcome> {
+    pub fn size_gate(&self, target: &str, path: &str, body: &str) -> Option<ToolResult> {
         if !ops::gated(path) {
             return None;
         }
-        let size = tokens::estimate(body, self.divisor());
+        let size = token_estimate::estimate(body, self.divisor());
         let max = i32::try_from(self.ctx.limits.max_entry_tokens).unwrap_or(i32::MAX);
         (size > max).then(|| {
-            Outcome::failed(
+            ToolResult::failed(
                 target,
                 FailureKind::Overflow {
                     tokens: Some(i64::from(size)),
                 },
-                messages::too_large(path, size, max),
+                wording::too_large(path, size, max),
             )
         })
     }
@@ -396,17 +396,17 @@ impl Handler<'_> {
         filter: Option<&str>,
         visibility: Option<Visibility>,
         summary: Option<String>,
-    ) -> Result<Outcome, StoreError> {
+    ) -> Result<ToolResult, StoreError> {
         let target = match read_target(raw, filter) {
             Ok(target) => target,
-            Err(reason) => return Ok(Outcome::failed(raw, FailureKind::Validation, reason)),
+            Err(reason) => return Ok(ToolResult::failed(raw, FailureKind::Validation, reason)),
         };
         let rows = self.select(&target, filter)?;
         if rows.is_empty() {
-            return Ok(Outcome::failed(
+            return Ok(ToolResult::failed(
                 target.as_str(),
                 FailureKind::NotFound,
-                messages::not_found(raw),
+                wording::not_found(raw),
             ));
         }
         self.check_all(rows.iter().map(|r| r.path.as_str()))?;
@@ -424,8 +424,8 @@ impl Handler<'_> {
         for row in &rows {
             ops::change_view(self.conn, &op, row, &change)?;
         }
-        let what = messages::view_change(visibility.map(Visibility::as_str), summary.as_deref());
-        let body = messages::listing(rows.iter().map(|r| format!("{} → {what}", r.path)));
-        Ok(Outcome::resolved(target.as_str(), body))
+        let what = wording::view_change(visibility.map(Visibility::as_str), summary.as_deref());
+        let body = wording::listing(rows.iter().map(|r| format!("{} → {what}", r.path)));
+        Ok(ToolResult::resolved(target.as_str(), body))
     }
 }

@@ -3,9 +3,9 @@
 //! One folder per tool holds its handler, its views and its doc (`doc.md`,
 //! or `<tool>.md` where two tools share a handler). Inside the docs, HTML
 //! comments hold the rationale for the next line; they are stripped before
-//! the model sees the text. Shared machinery: [`handler`] (the outcome a
+//! the model sees the text. Shared machinery: [`handler`] (the result a
 //! handler returns, store look-ups), [`policy`] (mode and flag refusals,
-//! target validation), [`messages`] (shared model-facing texts).
+//! target validation), [`wording`] (shared model-facing texts).
 
 pub mod ask_user;
 pub mod context;
@@ -13,7 +13,6 @@ pub mod cp;
 pub mod env;
 pub mod get;
 pub mod handler;
-pub mod messages;
 pub mod mv;
 pub mod policy;
 pub mod proposal;
@@ -23,6 +22,7 @@ pub mod set;
 pub mod sh;
 pub mod think;
 pub mod update;
+pub mod wording;
 
 #[cfg(test)]
 mod tests;
@@ -30,7 +30,7 @@ mod tests;
 pub use rummy_text::parse::ToolName;
 
 use context::LoopFlags;
-use handler::{Handler, Outcome};
+use handler::{Handler, ToolResult};
 use rummy_store::entries::ViewRow;
 use rummy_store::run::Mode;
 use rummy_store::StoreError;
@@ -74,7 +74,7 @@ pub fn active_tools(mode: Mode, flags: LoopFlags, search_enabled: bool) -> Vec<T
 
 /// Runs the handler of a command that passed dispatch's checks. The lifecycle tools' outcomes
 /// are what dispatch records of them (`think` is never recorded).
-pub fn handle(h: &mut Handler<'_>, call: &ToolCall) -> Result<Outcome, StoreError> {
+pub fn handle(h: &mut Handler<'_>, call: &ToolCall) -> Result<ToolResult, StoreError> {
     match call.name {
         ToolName::Get => get::run(h, call),
         ToolName::Set => set::run(h, call),
@@ -85,7 +85,7 @@ pub fn handle(h: &mut Handler<'_>, call: &ToolCall) -> Result<Outcome, StoreErro
         ToolName::AskUser => ask_user::run(h, call),
         ToolName::Search => search::run(h, call),
         ToolName::Update => Ok(update::outcome(&update::UpdateSignal::of(call))),
-        ToolName::Think => Ok(Outcome::resolved("", call.body.trim())),
+        ToolName::Think => Ok(ToolResult::resolved("", call.body.trim())),
     }
 }
 

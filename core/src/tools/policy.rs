@@ -8,7 +8,7 @@
 
 use super::context::{DispatchCtx, LoopFlags};
 use super::handler::{attr, body, path_and_filter};
-use super::messages;
+use super::wording;
 use rummy_store::entry::FailureKind;
 use rummy_store::run::Mode;
 use rummy_text::parse::{ToolCall, ToolName};
@@ -41,22 +41,22 @@ pub fn tool_refusal(
     tool: ToolName,
 ) -> Option<Refused> {
     match tool {
-        ToolName::Search if flags.no_web => refused(FailureKind::Permission, messages::NO_WEB),
+        ToolName::Search if flags.no_web => refused(FailureKind::Permission, wording::NO_WEB),
         ToolName::Search if !search_enabled => refused(
             FailureKind::Status { code: 501 },
-            messages::SEARCH_NOT_CONFIGURED,
+            wording::SEARCH_NOT_CONFIGURED,
         ),
         ToolName::AskUser if flags.no_interaction => {
-            refused(FailureKind::Permission, messages::NO_INTERACTION)
+            refused(FailureKind::Permission, wording::NO_INTERACTION)
         }
         ToolName::AskUser | ToolName::Env | ToolName::Sh if flags.no_proposals => refused(
             FailureKind::Permission,
-            messages::no_proposals(tool.as_str()),
+            wording::no_proposals(tool.as_str()),
         ),
-        ToolName::Sh if mode == Mode::Ask => refused(FailureKind::Permission, messages::ASK_SH),
+        ToolName::Sh if mode == Mode::Ask => refused(FailureKind::Permission, wording::ASK_SH),
         _ if !flags.skill_tools.allows(tool) => refused(
             FailureKind::Permission,
-            messages::not_allowed_by_skills(tool.as_str(), &flags.skill_tools.names()),
+            wording::not_allowed_by_skills(tool.as_str(), &flags.skill_tools.names()),
         ),
         ToolName::Get
         | ToolName::Search
@@ -90,14 +90,14 @@ pub fn refusal(ctx: &DispatchCtx, call: &ToolCall) -> Option<Refused> {
                 || call.attr("search").is_some();
             (bare(path) && writes).then(|| Refused {
                 outcome: FailureKind::Permission,
-                reason: messages::ask_file_edit(path),
+                reason: wording::ask_file_edit(path),
             })
         }
         ToolName::Rm => {
             let path = path_and_filter(call).0?;
             bare(path).then(|| Refused {
                 outcome: FailureKind::Permission,
-                reason: messages::ask_file_rm(path),
+                reason: wording::ask_file_rm(path),
             })
         }
         ToolName::Cp | ToolName::Mv => {
@@ -105,13 +105,13 @@ pub fn refusal(ctx: &DispatchCtx, call: &ToolCall) -> Option<Refused> {
             if bare(to) {
                 return refused(
                     FailureKind::Permission,
-                    messages::ask_copy_to_file(tool.as_str(), to),
+                    wording::ask_copy_to_file(tool.as_str(), to),
                 );
             }
             let from = attr(call, "path")?;
             (tool == ToolName::Mv && bare(from)).then(|| Refused {
                 outcome: FailureKind::Permission,
-                reason: messages::ask_file_mv(from),
+                reason: wording::ask_file_mv(from),
             })
         }
         ToolName::Get

@@ -15,7 +15,7 @@ use rummy_store::entries::ViewRow;
 use rummy_store::entry::{http_status, Category, State};
 use rummy_store::run::Mode;
 use rummy_store::skill;
-use rummy_text::tokens::estimate;
+use rummy_text::token_estimate::estimate;
 use serde_json::Value;
 
 /// The scheme of a loop's recall (`recall://<loop>`), rendered as one block before the prompt.

@@ -255,7 +255,7 @@ pub fn demotion_note_reserve(divisor: u32) -> i32 {
         archive: vec![0; 100_000],
         prompt: true,
     };
-    TAG_TOKENS + rummy_text::tokens::estimate(&demotion_note(&longest), divisor)
+    TAG_TOKENS + rummy_text::token_estimate::estimate(&demotion_note(&longest), divisor)
 }
 
 /// Records the `budget://<loop>/<turn>/history` entry that tells the model what the turn
@@ -464,7 +464,10 @@ mod tests {
             "Context budget: to make room, 2 entries of earlier loops were summarized and 3 archived, oldest first. Your prompt was truncated too: promote it to read it whole. Nothing was deleted: <get> an entry to see it again."
         );
         let reserve = demotion_note_reserve(2);
-        assert!(reserve >= TAG_TOKENS + rummy_text::tokens::estimate(&demotion_note(&demotion), 2));
+        assert!(
+            reserve
+                >= TAG_TOKENS + rummy_text::token_estimate::estimate(&demotion_note(&demotion), 2)
+        );
     }
 
     /// tokensFree is the ceiling minus what is assembled besides the promoted content.

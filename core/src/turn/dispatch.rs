@@ -10,7 +10,7 @@
 //! tool left a warning there. A store error the model caused (writer tier, bad
 //! path) becomes a failed result the model reads next turn, never a crash.
 
-use crate::tools::{self, handler::Outcome, policy, ToolName};
+use crate::tools::{self, handler::ToolResult, policy, ToolName};
 use rummy_provider::time::Millis;
 use rummy_store::db::Db;
 use rummy_store::entries::{self, EntryWrite, WriteCtx};
@@ -131,20 +131,20 @@ fn act(
 ) -> Result<Dispatched, StoreError> {
     let target = tools::handler::target_of(call);
     let outcome = if let Some(previous) = aborted_by {
-        Outcome::failed(
+        ToolResult::failed(
             &target,
             FailureKind::Aborted,
-            tools::messages::aborted(previous.as_str()),
+            tools::wording::aborted(previous.as_str()),
         )
     } else if policy::invalid_target(call) {
-        Outcome::failed(
+        ToolResult::failed(
             "invalid",
             FailureKind::Validation,
-            tools::messages::INVALID_TARGET,
+            tools::wording::INVALID_TARGET,
         )
         .bare()
     } else if let Some(refused) = policy::refusal(ctx, call) {
-        Outcome::failed(&target, refused.outcome, refused.reason)
+        ToolResult::failed(&target, refused.outcome, refused.reason)
     } else {
         let mut h = tools::handler::Handler {
             conn,
@@ -155,7 +155,7 @@ fn act(
         match tools::handle(&mut h, call) {
             Ok(outcome) => outcome,
             Err(e) => match refusal_of(e) {
-                Ok((outcome, reason)) => Outcome::failed(&target, outcome, reason),
+                Ok((outcome, reason)) => ToolResult::failed(&target, outcome, reason),
                 Err(e) => return Err(e),
             },
         }
@@ -181,7 +181,7 @@ fn record(
     conn: &mut Db,
     ctx: &DispatchCtx,
     tool: ToolName,
-    outcome: Outcome,
+    outcome: ToolResult,
     now: Millis,
 ) -> Result<Dispatched, StoreError> {
     let t = ctx.t;

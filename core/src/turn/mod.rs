@@ -1,4 +1,4 @@
-//! One turn's pure steps: assembling the messages, recording the reply, dispatching commands (in batches), healing the turn, summarising what the budget evicts, and the run/state payloads.
+//! One turn's pure steps: assembling the messages, recording the reply, dispatching commands (in batches), judging the turn (its verdict), summarising what the budget evicts, and the run/state payloads.
 //!
 //! The `TurnExecutor` actor drives these in order (docs/design/turns.md); each write
 //! step is a function over the writing connection, run by the `StoreActor`.
@@ -7,7 +7,6 @@ pub mod assemble;
 pub mod batch;
 pub mod budget;
 pub mod dispatch;
-pub mod healer;
 pub mod proposals;
 pub mod record;
 pub mod recovery;
@@ -15,6 +14,7 @@ pub mod render;
 pub mod state;
 pub mod streams;
 pub mod summary;
+pub mod verdict;
 pub mod views;
 
 #[cfg(test)]

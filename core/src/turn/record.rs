@@ -1,4 +1,4 @@
-//! Writes of a turn outside dispatch: the loop's prompt, the audit trail, and the healer's warnings.
+//! Writes of a turn outside dispatch: the loop's prompt, the audit trail, and the referee's warnings.
 
 use super::TurnRef;
 use rummy_store::db::Db;

@@ -135,7 +135,7 @@ pub fn recover(
                 rr,
                 &run.alias,
                 active.id,
-                history::Outcome {
+                history::LoopEnding {
                     status: 500,
                     stop_reason: StopReason::Interrupted,
                     error: Some(INTERRUPTED),

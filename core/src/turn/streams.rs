@@ -7,10 +7,10 @@
 //! first write of the turn going on. So a restart knows exactly whether the turn still waited.
 
 /// How a stream ended (defined with the commands that end one, which know nothing of turns).
-pub use crate::commands::StreamEnd;
+pub use crate::shell::StreamEnd;
 
-use crate::commands::output::ChannelText;
 use crate::config::CommandRunner;
+use crate::shell::output::ChannelText;
 use crate::turn::state::Appended;
 use rummy_store::db::Db;
 use rummy_store::entries::{self, EntryWrite, RunRef, ViewRow, WriteCtx};

@@ -912,7 +912,7 @@ fn a_loops_recall_is_one_block_before_its_prompt_for_that_loop_only() {
         f.run,
         "r",
         f.loop_id,
-        history::Outcome {
+        history::LoopEnding {
             status: 200,
             stop_reason: rummy_store::run::StopReason::Concluded,
             error: None,

@@ -18,7 +18,7 @@ use crate::ids::ProjectId;
 use crate::schema::{entries as entries_table, run_views};
 use diesel::prelude::*;
 use rummy_provider::time::Millis;
-use rummy_text::tokens;
+use rummy_text::token_estimate;
 use std::collections::{HashMap, HashSet};
 
 /// One file as read from disk.
@@ -89,7 +89,7 @@ pub fn sync(
         .collect();
     let mut report = SyncReport::default();
     for file in scan.files {
-        let tokens = tokens::estimate(file.body, token_divisor);
+        let tokens = token_estimate::estimate(file.body, token_divisor);
         match stored.get(file.path) {
             Some((_, hash)) if hash == file.hash => {}
             Some((id, _)) => {
@@ -292,7 +292,7 @@ pub fn write_file(
             entries_table::path.eq(path),
             entries_table::body.eq(content),
             entries_table::hash.eq(hex_sha256(content)),
-            entries_table::tokens.eq(tokens::estimate(content, divisor)),
+            entries_table::tokens.eq(token_estimate::estimate(content, divisor)),
             entries_table::created_at.eq(now.0),
             entries_table::updated_at.eq(now.0),
         ))
@@ -301,7 +301,7 @@ pub fn write_file(
         .set((
             entries_table::body.eq(content),
             entries_table::hash.eq(hex_sha256(content)),
-            entries_table::tokens.eq(tokens::estimate(content, divisor)),
+            entries_table::tokens.eq(token_estimate::estimate(content, divisor)),
             entries_table::updated_at.eq(now.0),
         ))
         .returning(entries_table::id)

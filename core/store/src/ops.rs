@@ -51,7 +51,7 @@ pub fn size_gate(op: &Op, path: &str, body: &str) -> Result<(), StoreError> {
     if !gated(path) {
         return Ok(());
     }
-    let tokens = rummy_text::tokens::estimate(body, op.at.divisor);
+    let tokens = rummy_text::token_estimate::estimate(body, op.at.divisor);
     let limit = i32::try_from(op.max_entry_tokens).unwrap_or(i32::MAX);
     if tokens <= limit {
         return Ok(());

@@ -20,7 +20,7 @@ pub enum RunStatus {
     Cancelled,
     /// 500: failed.
     Failed,
-    /// 508: abandoned by the healer (strikes or a cycle).
+    /// 508: abandoned by the referee (strikes or a cycle).
     LoopDetected,
 }
 
@@ -111,7 +111,7 @@ pub enum StopReason {
     /// It failed: a provider error, an undefined model, an internal error (500, with an
     /// `error://` entry saying why).
     Failed,
-    /// The healer abandoned it: strikes or a cycle (508).
+    /// The referee abandoned it: strikes or a cycle (508).
     Abandoned,
     /// Its context did not fit even after demotion, so the model could not be called (413).
     ContextFull,
@@ -151,7 +151,7 @@ impl StopReason {
             Self::MaxTurns => "the loop reached RUMMY_MAX_TURNS without concluding; the run is 200 but the work may be unfinished",
             Self::Cancelled => "a client cancelled the loop (499)",
             Self::Failed => "the loop failed: provider error, undefined model or internal error (500; an error:// entry says why)",
-            Self::Abandoned => "the healer abandoned the loop: repeated strikes or a cycle (508)",
+            Self::Abandoned => "the server abandoned the loop: repeated strikes or a cycle (508)",
             Self::ContextFull => "the context did not fit even after demotion, so the model could not be called (413)",
             Self::Interrupted => "the server stopped while the loop ran; it was ended at the next start (500)",
         }
@@ -176,7 +176,7 @@ impl RunStatus {
             Self::ContextFull => "idle: the last loop's context did not fit the budget",
             Self::Cancelled => "idle: a client cancelled the last loop",
             Self::Failed => "idle: the last loop failed (an error:// entry says why)",
-            Self::LoopDetected => "idle: the healer abandoned the last loop (strikes or a cycle)",
+            Self::LoopDetected => "idle: the server abandoned the last loop (strikes or a cycle)",
         }
     }
 }

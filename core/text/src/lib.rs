@@ -8,12 +8,12 @@
 //!   `rummy-store`, which owns the database);
 //! - [`path`]: entry paths and their schemes (here: both parsers and the store normalise paths
 //!   the same way);
-//! - [`tokens`]: the token estimate of a text (here: an edit's result, the store's counts
-//!   and the context budget use one estimate).
+//! - [`token_estimate`]: the model-token estimate of a text (here: an edit's result, the
+//!   store's counts and the context budget use one estimate).
 //!
 //! Invariant: no database, no I/O, no clock (the layering tests check it).
 
 pub mod hedberg;
 pub mod parse;
 pub mod path;
-pub mod tokens;
+pub mod token_estimate;

@@ -40,7 +40,7 @@ pub struct Rig {
 }
 
 /// What one call gave: its result (errors as their message) and every event it reported.
-pub type Outcome = (Result<Completion, String>, Vec<ProviderEvent>);
+pub type CallResult = (Result<Completion, String>, Vec<ProviderEvent>);
 
 impl Rig {
     /// Providers started from a configuration `adjust` filled in (quick retries by default).
@@ -82,7 +82,7 @@ impl Rig {
     /// Calls a model the way a turn does and collects what the call reported, deltas in a row
     /// joined: how a reply's text splits into deltas follows how its chunks arrived (text that
     /// arrived together goes out as one), so tests compare the text.
-    pub async fn call(&self, model: &Model) -> Outcome {
+    pub async fn call(&self, model: &Model) -> CallResult {
         let (result, events) = self.call_raw(model).await;
         (result.map_err(|e| e.to_string()), joined(events))
     }

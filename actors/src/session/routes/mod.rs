@@ -2,7 +2,7 @@
 //! its handler, one module per resource; `discover` is generated from the same table.
 //!
 //! A handler takes the [`Call`] and its params, already read (a mismatch is -32602 naming the
-//! field before the handler runs), and answers anything [`IntoOutcome`]; its [`Error`] becomes
+//! field before the handler runs), and answers anything [`IntoCallAnswer`]; its [`Error`] becomes
 //! the client's error here, once.
 
 mod entries;
@@ -14,7 +14,7 @@ mod skills;
 mod streams;
 mod tokens;
 
-use super::call::{Call, IntoOutcome, Json, Outcome};
+use super::call::{Call, CallAnswer, IntoCallAnswer, Json};
 use crate::errors::Error;
 use futures_util::future::LocalBoxFuture;
 use rummy_core::wire::catalogue::Catalogue;
@@ -31,7 +31,7 @@ use serde_json::Value;
 use std::future::Future;
 
 /// A call under way: its outcome, or the client's error.
-type Answer = LocalBoxFuture<'static, Result<Outcome, RpcError>>;
+type Answer = LocalBoxFuture<'static, Result<CallAnswer, RpcError>>;
 
 /// A method of the table and its handler.
 pub struct Route {
@@ -55,7 +55,7 @@ impl Answers<Ack> for PatternAck {}
 impl Answers<Ack> for SkillAck {}
 impl Answers<Ack> for ChannelsAck {}
 impl Answers<Ack> for entries::SetAnswer {}
-impl Answers<Hello> for Outcome {}
+impl Answers<Hello> for CallAnswer {}
 impl Answers<RunSnapshot> for Json {}
 
 /// Reads `params` as method `M`'s params, runs `handler`, and turns what it answers (or its
@@ -64,15 +64,15 @@ async fn serve<M, F, A>(
     call: Call,
     params: Value,
     handler: impl FnOnce(Call, M::Params) -> F,
-) -> Result<Outcome, RpcError>
+) -> Result<CallAnswer, RpcError>
 where
     M: Method,
     F: Future<Output = Result<A, Error>>,
-    A: IntoOutcome + Answers<M::Result>,
+    A: IntoCallAnswer + Answers<M::Result>,
 {
     let p: M::Params = jsonrpc::params(&params)?;
     let answered = match handler(call, p).await {
-        Ok(answer) => answer.into_outcome(),
+        Ok(answer) => answer.into_answer(),
         Err(err) => Err(err),
     };
     answered.map_err(RpcError::from)

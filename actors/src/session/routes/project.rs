@@ -4,7 +4,7 @@
 use crate::clock::now;
 use crate::errors::Error;
 use crate::session::auth;
-use crate::session::call::{Binding, Call, Outcome};
+use crate::session::call::{Binding, Call, CallAnswer};
 use rummy_core::access::roots::{overlap, RootRefusal};
 use rummy_core::wire::jsonrpc::PROTOCOL_VERSION;
 use rummy_core::wire::params::{
@@ -45,7 +45,7 @@ pub async fn get_projects(call: Call, p: ProjectsParams) -> Result<Vec<Project>,
 
 /// `rummy/hello`: binds the session to a project — opened by name, or created at
 /// `projectRoot` — and scans its files, so a run started right after sees them.
-pub async fn hello(call: Call, p: HelloParams) -> Result<Outcome, Error> {
+pub async fn hello(call: Call, p: HelloParams) -> Result<CallAnswer, Error> {
     if p.name.trim().is_empty() {
         return Err(RpcError::invalid_param("name", "must not be empty").into());
     }
@@ -88,7 +88,7 @@ pub async fn hello(call: Call, p: HelloParams) -> Result<Outcome, Error> {
         root: project.project_root,
         caller,
     };
-    Ok(Outcome::Bind(binding, result))
+    Ok(CallAnswer::Bind(binding, result))
 }
 
 /// `rummy/hello {name, projectRoot}`: the project of that name, created at that root (its real

@@ -100,7 +100,7 @@ async fn settle(
         })
         .await?;
     // The turn waiting for this output goes on; a command the server runs is killed.
-    call.svc().commands.settled(rr.run_id, &settled);
+    call.svc().shell.settled(rr.run_id, &settled);
     call.svc().publish_state(rr.project_id, &run.alias, &pushed);
     Ok(channels)
 }

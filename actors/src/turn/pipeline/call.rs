@@ -16,7 +16,7 @@ use crate::turn::events::{forward_events, progress};
 use crate::turn::{TurnFailure, TurnJob};
 use rummy_core::turn::assemble::Messages;
 use rummy_core::turn::batch::Commands;
-use rummy_core::turn::healer::warnings as healer_warnings;
+use rummy_core::turn::verdict::warnings as verdict_warnings;
 use rummy_core::turn::{record, TurnRef};
 use rummy_core::wire::methods;
 use rummy_provider::{ChatMessage, Completion};
@@ -156,10 +156,10 @@ fn record_reply(
     let reply = completion.clone();
     let (mut warnings, unparsed) = (parsed.warnings.clone(), parsed.unparsed.clone());
     // Prose beside real commands that looks like a mangled command: tell the
-    // model it did not run (a prose-only reply is the healer's to judge).
+    // model it did not run (a prose-only reply is the referee's to judge).
     if parsed.commands.iter().any(|c| c.name != ToolName::Think) && looks_like_tool_call(&unparsed)
     {
-        warnings.push(healer_warnings::UNREADABLE_COMMAND.to_owned());
+        warnings.push(verdict_warnings::UNREADABLE_COMMAND.to_owned());
     }
     Box::new(move |c| {
         let now = now();

@@ -39,7 +39,7 @@ pub(super) struct Dispatching {
     pub turn_id: TurnId,
     /// The reply's commands and where their dispatch stands.
     pub commands: Commands,
-    /// The reply's text outside commands (the healer reads it).
+    /// The reply's text outside commands (the referee reads it).
     pub prose: String,
     /// What the turn-end `run/state` carries.
     pub telemetry: Value,
@@ -126,7 +126,7 @@ pub(super) async fn dispatch(
                 announce_proposal(svc, job, t, &done.path).await?;
                 return Ok(TurnEnd {
                     decision: Decision::Paused { path: done.path },
-                    healer: job.healer.clone(),
+                    referee: job.referee.clone(),
                     next: None,
                 });
             }

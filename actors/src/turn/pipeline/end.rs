@@ -1,4 +1,4 @@
-//! End: the post-dispatch budget (Turn Demotion when the turn's additions overflow), the healer's verdict, the turn's end and its `run/state`, and — for a turn that continues — the next turn allocated and its context read ahead in that same write.
+//! End: the post-dispatch budget (Turn Demotion when the turn's additions overflow), the referee's verdict, the turn's end and its `run/state`, and — for a turn that continues — the next turn allocated and its context read ahead in that same write.
 //!
 //! A turn whose commands waited for nothing, and whose context surely still fits, ends in its
 //! last batch's write ([`fits_after_dispatch`], then [`end_turn`] there); otherwise
@@ -12,8 +12,8 @@ use crate::turn::{Allocated, Decision, TurnEnd, TurnFailure, TurnJob};
 use rummy_core::turn::batch::Commands;
 use rummy_core::turn::budget::{self, Budget};
 use rummy_core::turn::dispatch::{dispatch, DispatchCtx};
-use rummy_core::turn::healer::{Healer, TurnFacts, Verdict};
 use rummy_core::turn::summary as summary_store;
+use rummy_core::turn::verdict::{Referee, TurnFacts, Verdict};
 use rummy_core::turn::{record, state, TurnRef};
 use rummy_store::context::KeptContext;
 use rummy_store::entries::WriteCtx;
@@ -34,12 +34,12 @@ pub(super) struct Full {
     pub ceiling: Option<(i32, Budget)>,
 }
 
-/// What ending a turn needs inside a store write: the facts the healer judges and what the
+/// What ending a turn needs inside a store write: the facts the referee judges and what the
 /// turn-end push carries (the turn is `ctx.t`).
 #[derive(Clone)]
 pub(super) struct EndInput {
     turn_id: TurnId,
-    healer: Healer,
+    referee: Referee,
     prose: String,
     telemetry: Value,
     ctx: DispatchCtx,
@@ -62,7 +62,7 @@ impl EndInput {
     ) -> EndInput {
         EndInput {
             turn_id,
-            healer: job.healer.clone(),
+            referee: job.referee.clone(),
             prose,
             telemetry,
             ctx,
@@ -72,11 +72,11 @@ impl EndInput {
     }
 }
 
-/// A turn that ended: the healer's verdict, the healer as it is after judging, and the
+/// A turn that ended: the referee's verdict, the referee as it is after judging, and the
 /// turn-end `run/state` to publish once committed.
 pub(super) struct Ended {
     verdict: Verdict,
-    healer: Healer,
+    referee: Referee,
     params: Recorded,
     next: Option<Allocated>,
     /// The next turn's context rows as this write left them, for the loop's slot once it
@@ -174,7 +174,7 @@ pub(super) fn fits_after_dispatch(
     Ok(b.overflow(b.calibrate(bound)) == 0)
 }
 
-/// Judges the turn and writes its end: the healer's warnings, an answer given as prose
+/// Judges the turn and writes its end: the referee's warnings, an answer given as prose
 /// recorded as the concluding update, the turn's status, and the turn-end `run/state`.
 ///
 /// A turn that continues allocates the next turn here — one writer round trip fewer per turn
@@ -188,7 +188,7 @@ pub(super) fn end_turn(
 ) -> Result<Ended, StoreError> {
     let EndInput {
         turn_id,
-        mut healer,
+        mut referee,
         prose,
         telemetry,
         ctx,
@@ -197,7 +197,7 @@ pub(super) fn end_turn(
     } = input;
     let t = ctx.t;
     let commands = dispatched.calls();
-    let verdict = healer.assess(TurnFacts {
+    let verdict = referee.assess(TurnFacts {
         commands,
         any_failed: dispatched.any_failed(),
         update: dispatched.update(),
@@ -260,7 +260,7 @@ pub(super) fn end_turn(
     let context = context.map(|(rows, _)| rows);
     Ok(Ended {
         verdict,
-        healer,
+        referee,
         params,
         next,
         context,
@@ -281,7 +281,7 @@ pub(super) fn published_end(svc: &Services, job: &TurnJob, t: TurnRef, ended: En
     };
     TurnEnd {
         decision,
-        healer: ended.healer,
+        referee: ended.referee,
         next: ended.next,
     }
 }
@@ -309,7 +309,7 @@ pub(super) async fn overflowed(
         .map_err(failure)?;
     Ok(TurnEnd {
         decision: Decision::Overflow,
-        healer: job.healer,
+        referee: job.referee,
         next: None,
     })
 }

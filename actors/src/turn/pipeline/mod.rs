@@ -4,7 +4,7 @@
 //! the prompt recorded and the files attached) → [`context`] (the prompt materialised and
 //! assembled, fitted to the budget by demotion) → [`call`] (the model called; its reply and the
 //! prompt's audit recorded with the first commands) → [`dispatch`] (the commands, in batches up
-//! to the first that waits) → [`end`] (post-dispatch budget, the healer, the turn's end and the
+//! to the first that waits) → [`end`] (post-dispatch budget, the referee, the turn's end and the
 //! next turn allocated ahead). A turn resumed after its proposal starts at dispatch.
 //!
 //! Three pieces of performance work cross the phases, each explained where it lives: the loop

@@ -6,13 +6,13 @@ use crate::sse::SseParser;
 use pretty_assertions::assert_eq;
 
 /// What reading a whole stream gave: the deltas shown, the result, and how many events were skipped.
-type Outcome = (Vec<String>, Result<Completion, StreamFailure>, usize);
+type ReadResult = (Vec<String>, Result<Completion, StreamFailure>, usize);
 
-fn read(wire: Wire, text: &str) -> Outcome {
+fn read(wire: Wire, text: &str) -> ReadResult {
     read_within(wire, text, ReplyLimit::new(1 << 20))
 }
 
-fn read_within(wire: Wire, text: &str, limit: ReplyLimit) -> Outcome {
+fn read_within(wire: Wire, text: &str, limit: ReplyLimit) -> ReadResult {
     let mut parser = SseParser::default();
     let mut reader = StreamReader::new(wire, limit);
     let mut deltas = Vec::new();
@@ -74,7 +74,7 @@ fn streams_fold_into_answers() {
         "\"usage\":{\"input_tokens\":5,\"output_tokens\":2,\"total_tokens\":7,\"cost_in_usd_ticks\":10000000}}}\n\n",
     ]
     .concat();
-    let cases: Vec<(&str, Wire, String, Outcome)> = vec![
+    let cases: Vec<(&str, Wire, String, ReadResult)> = vec![
         (
             "chat: reasoning, content, usage from the last chunk",
             Wire::ChatCompletions,
@@ -175,7 +175,7 @@ fn text_and_reasoning_past_the_limit_fail_the_stream() {
             model: Some("m".into()),
         })
     };
-    let cases: Vec<(&str, Wire, String, Outcome)> = vec![
+    let cases: Vec<(&str, Wire, String, ReadResult)> = vec![
         (
             "chat: ten bytes of text fill the limit exactly",
             Wire::ChatCompletions,

@@ -281,7 +281,7 @@ fn the_block_names_its_sources_and_says_why() {
         got.body,
         format!(
             "{}\n<memory path=\"memory://style\" section=\"Naming\">Files use snake_case names.</memory>",
-            messages::RECALL_HEADER
+            wording::RECALL_HEADER
         )
     );
     assert_eq!(

@@ -3,7 +3,7 @@
 //! Views: visible `# ask_user`, `# Question: Q` and `# Answer: A` (or the
 //! options while unanswered); summarized `Q → A` (or just `Q`).
 
-use super::handler::{attr, body, Handler, Outcome};
+use super::handler::{attr, body, Handler, ToolResult};
 use super::proposal::ProposalKind;
 use rummy_store::entries::ViewRow;
 use rummy_store::entry::FailureKind;
@@ -30,13 +30,13 @@ pub fn options(list: &str) -> Vec<String> {
 }
 
 /// Runs `ask_user`: the question attribute (or the body), options from `options=` or the body.
-pub fn run(_h: &mut Handler<'_>, call: &ToolCall) -> Result<Outcome, StoreError> {
+pub fn run(_h: &mut Handler<'_>, call: &ToolCall) -> Result<ToolResult, StoreError> {
     let (question, list) = match attr(call, "question") {
         Some(q) => (q, attr(call, "options").or_else(|| body(call))),
         None => (body(call).unwrap_or(""), attr(call, "options")),
     };
     if question.is_empty() {
-        return Ok(Outcome::failed(
+        return Ok(ToolResult::failed(
             "",
             FailureKind::Validation,
             QUESTION_REQUIRED,
@@ -47,7 +47,7 @@ pub fn run(_h: &mut Handler<'_>, call: &ToolCall) -> Result<Outcome, StoreError>
         question: question.to_owned(),
         options,
     };
-    Ok(Outcome::proposed(question, "", &kind))
+    Ok(ToolResult::proposed(question, "", &kind))
 }
 
 /// The answer: the `answer` attribute, or the body once resolved.

@@ -10,10 +10,10 @@
 //! Views: the result body when visible, nothing when summarized.
 
 use super::handler::{
-    attr, bases, body, is_file, read_target, summary_of, visibility_of, Handler, Outcome, Target,
+    attr, bases, body, is_file, read_target, summary_of, visibility_of, Handler, Target, ToolResult,
 };
-use super::messages::{self, listing, not_found};
 use super::proposal::ProposalKind;
+use super::wording::{self, listing, not_found};
 use rummy_store::entries::ViewRow;
 use rummy_store::entry::FailureKind;
 use rummy_store::entry::Visibility;
@@ -74,9 +74,9 @@ impl Kind {
 }
 
 /// Runs `cp` or `mv`.
-pub fn run(h: &mut Handler<'_>, call: &ToolCall, kind: Kind) -> Result<Outcome, StoreError> {
+pub fn run(h: &mut Handler<'_>, call: &ToolCall, kind: Kind) -> Result<ToolResult, StoreError> {
     let Some(from) = attr(call, "path") else {
-        return Ok(Outcome::failed(
+        return Ok(ToolResult::failed(
             "",
             FailureKind::Validation,
             SOURCE_REQUIRED,
@@ -84,12 +84,12 @@ pub fn run(h: &mut Handler<'_>, call: &ToolCall, kind: Kind) -> Result<Outcome, 
     };
     let visibility = match visibility_of(call) {
         Ok(v) => v,
-        Err(reason) => return Ok(Outcome::failed(from, FailureKind::Validation, reason)),
+        Err(reason) => return Ok(ToolResult::failed(from, FailureKind::Validation, reason)),
     };
     let Some(to) = attr(call, "to").or_else(|| body(call)) else {
         let summary = summary_of(call);
         if visibility.is_none() && summary.is_none() {
-            return Ok(Outcome::failed(
+            return Ok(ToolResult::failed(
                 from,
                 FailureKind::Validation,
                 DESTINATION_REQUIRED,
@@ -102,7 +102,7 @@ pub fn run(h: &mut Handler<'_>, call: &ToolCall, kind: Kind) -> Result<Outcome, 
         visibility: visibility.unwrap_or(Visibility::Visible),
     };
     match read_target(from, None) {
-        Err(reason) => Ok(Outcome::failed(from, FailureKind::Validation, reason)),
+        Err(reason) => Ok(ToolResult::failed(from, FailureKind::Validation, reason)),
         Ok(Target::Exact(source)) => copy.one(h, &source, to),
         Ok(Target::Pattern(pattern)) => copy.batch(h, from, &pattern, to),
     }
@@ -116,9 +116,9 @@ struct Copy {
 
 impl Copy {
     /// Copies or moves one entry.
-    fn one(&self, h: &mut Handler<'_>, from: &str, to: &str) -> Result<Outcome, StoreError> {
+    fn one(&self, h: &mut Handler<'_>, from: &str, to: &str) -> Result<ToolResult, StoreError> {
         let Some(row) = h.find(from)? else {
-            return Ok(Outcome::failed(
+            return Ok(ToolResult::failed(
                 from,
                 FailureKind::NotFound,
                 not_found(from),
@@ -127,7 +127,7 @@ impl Copy {
         let to = match normalize(to) {
             Ok(to) => to,
             Err(e) => {
-                return Ok(Outcome::failed(
+                return Ok(ToolResult::failed(
                     from,
                     FailureKind::Validation,
                     e.to_string(),
@@ -135,10 +135,10 @@ impl Copy {
             }
         };
         if to == from {
-            return Ok(Outcome::failed(from, FailureKind::Validation, SAME_PATH));
+            return Ok(ToolResult::failed(from, FailureKind::Validation, SAME_PATH));
         }
         if self.kind == Kind::Mv && is_file(from) && !is_file(&to) {
-            return Ok(Outcome::failed(
+            return Ok(ToolResult::failed(
                 from,
                 FailureKind::Validation,
                 MV_FILE_TO_ENTRY,
@@ -146,8 +146,8 @@ impl Copy {
         }
         if is_file(&to) {
             if h.ctx.mode == Mode::Ask {
-                let reason = messages::ask_copy_to_file(self.kind.name(), &to);
-                return Ok(Outcome::failed(from, FailureKind::Permission, reason));
+                let reason = wording::ask_copy_to_file(self.kind.name(), &to);
+                return Ok(ToolResult::failed(from, FailureKind::Permission, reason));
             }
             let body = format!("{from} → {to} ({} tokens)", row.tokens);
             let existing = h.file_body(&to)?;
@@ -170,7 +170,7 @@ impl Copy {
                     content,
                 },
             };
-            return Ok(Outcome::proposed(from, body, &kind).with("bases", seen));
+            return Ok(ToolResult::proposed(from, body, &kind).with("bases", seen));
         }
         h.check_all([to.as_str()])?;
         if self.kind == Kind::Mv {
@@ -189,7 +189,7 @@ impl Copy {
         if existed {
             body.push_str(&format!("\nOverwrote existing entry at {to}"));
         }
-        Ok(Outcome::resolved(from, body)
+        Ok(ToolResult::resolved(from, body)
             .with("from", from)
             .with("to", to.as_str()))
     }
@@ -201,9 +201,9 @@ impl Copy {
         raw: &str,
         pattern: &str,
         to: &str,
-    ) -> Result<Outcome, StoreError> {
+    ) -> Result<ToolResult, StoreError> {
         if hedberg::detect(pattern) != PatternKind::Glob {
-            return Ok(Outcome::failed(
+            return Ok(ToolResult::failed(
                 pattern,
                 FailureKind::Validation,
                 SOURCE_GLOB_ONLY,
@@ -211,7 +211,7 @@ impl Copy {
         }
         let rows = h.select(&Target::Pattern(pattern.to_owned()), None)?;
         if rows.is_empty() {
-            return Ok(Outcome::failed(
+            return Ok(ToolResult::failed(
                 pattern,
                 FailureKind::NotFound,
                 not_found(raw),
@@ -225,7 +225,7 @@ impl Copy {
             let dest = match normalize(&format!("{base}{rest}")) {
                 Ok(dest) => dest,
                 Err(e) => {
-                    return Ok(Outcome::failed(
+                    return Ok(ToolResult::failed(
                         pattern,
                         FailureKind::Validation,
                         e.to_string(),
@@ -242,7 +242,7 @@ impl Copy {
                 None
             };
             if let Some(reason) = refusal {
-                return Ok(Outcome::failed(pattern, FailureKind::Validation, reason));
+                return Ok(ToolResult::failed(pattern, FailureKind::Validation, reason));
             }
             pairs.push((row, dest));
         }
@@ -264,7 +264,7 @@ impl Copy {
                 .map(|(row, dest)| format!("{} → {dest}", row.path)),
         );
         let dests: Vec<&str> = pairs.iter().map(|(_, dest)| dest.as_str()).collect();
-        Ok(Outcome::resolved(pattern, body)
+        Ok(ToolResult::resolved(pattern, body)
             .with("from", pattern)
             .with("to", to)
             .with("paths", dests))

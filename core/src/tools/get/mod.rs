@@ -2,8 +2,8 @@
 //!
 //! Views: the result body when visible, nothing when summarized.
 
-use super::handler::{path_and_filter, read_target, visibility_of, Handler, Outcome, Target};
-use super::messages::{self, listing, not_found};
+use super::handler::{path_and_filter, read_target, visibility_of, Handler, Target, ToolResult};
+use super::wording::{self, listing, not_found};
 use rummy_store::entries::ViewRow;
 use rummy_store::entry::FailureKind;
 use rummy_store::entry::{Visibility, Writer};
@@ -23,16 +23,16 @@ pub const BAD_LINE: &str = "line must be a whole number (negative counts from th
 pub const BAD_LIMIT: &str = "limit must be a whole number of at least 1";
 
 /// Runs `get`.
-pub fn run(h: &mut Handler<'_>, call: &ToolCall) -> Result<Outcome, StoreError> {
+pub fn run(h: &mut Handler<'_>, call: &ToolCall) -> Result<ToolResult, StoreError> {
     let (raw, filter) = path_and_filter(call);
     let Some(raw) = raw else {
-        return Ok(Outcome::failed(
+        return Ok(ToolResult::failed(
             "",
             FailureKind::Validation,
-            messages::PATH_REQUIRED,
+            wording::PATH_REQUIRED,
         ));
     };
-    let invalid = |reason: &str| Ok(Outcome::failed(raw, FailureKind::Validation, reason));
+    let invalid = |reason: &str| Ok(ToolResult::failed(raw, FailureKind::Validation, reason));
     let visibility = match visibility_of(call) {
         Ok(v) => v,
         Err(reason) => return invalid(reason),
@@ -56,13 +56,13 @@ pub fn run(h: &mut Handler<'_>, call: &ToolCall) -> Result<Outcome, StoreError> 
             return invalid(LINE_NEEDS_PATH);
         };
         return Ok(match h.find(path)? {
-            None => Outcome::resolved(path, not_found(raw)),
-            Some(row) => Outcome::resolved(path, slice(&row.body, line, limit)),
+            None => ToolResult::resolved(path, not_found(raw)),
+            Some(row) => ToolResult::resolved(path, slice(&row.body, line, limit)),
         });
     }
     let rows = h.select(&target, filter)?;
     if rows.is_empty() {
-        return Ok(Outcome::resolved(target.as_str(), not_found(raw)));
+        return Ok(ToolResult::resolved(target.as_str(), not_found(raw)));
     }
     let preview = call.attr("preview").is_some();
     let visibility = visibility.unwrap_or(Visibility::Visible);
@@ -81,7 +81,7 @@ pub fn run(h: &mut Handler<'_>, call: &ToolCall) -> Result<Outcome, StoreError> 
         (Target::Exact(path), [row]) if !preview => shown(path, row, visibility),
         _ => matched(&target, filter, &rows, preview, visibility),
     };
-    Ok(Outcome::resolved(target.as_str(), body))
+    Ok(ToolResult::resolved(target.as_str(), body))
 }
 
 /// "src/app.js promoted (120 tokens)".

@@ -8,9 +8,9 @@
 //!
 //! Views: the result body when visible, nothing when summarized.
 
-use super::handler::{bases, is_file, path_and_filter, read_target, Handler, Outcome};
-use super::messages::{self, listing, not_found};
+use super::handler::{bases, is_file, path_and_filter, read_target, Handler, ToolResult};
 use super::proposal::ProposalKind;
+use super::wording::{self, listing, not_found};
 use rummy_store::entries::ViewRow;
 use rummy_store::entry::FailureKind;
 use rummy_store::run::Mode;
@@ -24,23 +24,23 @@ pub const DOC: &str = include_str!("doc.md");
 pub const REMOVED_NOW: &str = "removed at once:";
 
 /// Runs `rm`.
-pub fn run(h: &mut Handler<'_>, call: &ToolCall) -> Result<Outcome, StoreError> {
+pub fn run(h: &mut Handler<'_>, call: &ToolCall) -> Result<ToolResult, StoreError> {
     let (raw, filter) = path_and_filter(call);
     let Some(raw) = raw else {
-        return Ok(Outcome::failed(
+        return Ok(ToolResult::failed(
             "",
             FailureKind::Validation,
-            messages::PATH_REQUIRED,
+            wording::PATH_REQUIRED,
         ));
     };
     let target = match read_target(raw, filter) {
         Ok(target) => target,
-        Err(reason) => return Ok(Outcome::failed(raw, FailureKind::Validation, reason)),
+        Err(reason) => return Ok(ToolResult::failed(raw, FailureKind::Validation, reason)),
     };
     let target_text = target.as_str().to_owned();
     let rows = h.select(&target, filter)?;
     if rows.is_empty() {
-        return Ok(Outcome::failed(
+        return Ok(ToolResult::failed(
             &target_text,
             FailureKind::NotFound,
             not_found(raw),
@@ -49,22 +49,25 @@ pub fn run(h: &mut Handler<'_>, call: &ToolCall) -> Result<Outcome, StoreError> 
     if call.attr("preview").is_some() {
         let head = format!("PREVIEW rm path=\"{target_text}\": {} matched", rows.len());
         let lines = listing(rows.iter().map(|r| r.path.clone()));
-        return Ok(Outcome::resolved(&target_text, format!("{head}\n{lines}")));
+        return Ok(ToolResult::resolved(
+            &target_text,
+            format!("{head}\n{lines}"),
+        ));
     }
     let (files, entries): (Vec<ViewRow>, Vec<ViewRow>) =
         rows.into_iter().partition(|r| is_file(&r.path));
     if let (Mode::Ask, Some(first)) = (h.ctx.mode, files.first()) {
-        return Ok(Outcome::failed(
+        return Ok(ToolResult::failed(
             &target_text,
             FailureKind::Permission,
-            messages::ask_file_rm(&first.path),
+            wording::ask_file_rm(&first.path),
         ));
     }
     h.check_all(entries.iter().map(|r| r.path.as_str()))?;
     h.remove_views(&entries)?;
     let removed = listing(entries.iter().map(|r| r.path.clone()));
     if files.is_empty() {
-        return Ok(Outcome::resolved(&target_text, removed));
+        return Ok(ToolResult::resolved(&target_text, removed));
     }
     let mut body = listing(files.iter().map(|r| r.path.clone()));
     if !entries.is_empty() {
@@ -78,5 +81,5 @@ pub fn run(h: &mut Handler<'_>, call: &ToolCall) -> Result<Outcome, StoreError> 
             .iter()
             .map(|r| (r.path.as_str(), Some(r.body.as_str()))),
     );
-    Ok(Outcome::proposed(&target_text, body, &kind).with("bases", seen))
+    Ok(ToolResult::proposed(&target_text, body, &kind).with("bases", seen))
 }

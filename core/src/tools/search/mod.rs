@@ -12,8 +12,8 @@
 
 pub mod backend;
 
-use super::handler::{attr, body, Handler, Outcome, SUMMARY_CHARS};
-use super::messages::listing;
+use super::handler::{attr, body, Handler, ToolResult, SUMMARY_CHARS};
+use super::wording::listing;
 use rummy_store::db::Db;
 use rummy_store::entries::{self, EntryWrite, TurnRef, ViewRow, WriteCtx};
 use rummy_store::entry::FailureKind;
@@ -50,19 +50,29 @@ pub struct SearchHit {
 }
 
 /// Runs `search`: a streaming result with the query and the number of results wanted.
-pub fn run(_h: &mut Handler<'_>, call: &ToolCall) -> Result<Outcome, StoreError> {
+pub fn run(_h: &mut Handler<'_>, call: &ToolCall) -> Result<ToolResult, StoreError> {
     let query = attr(call, "path")
         .or_else(|| attr(call, "query"))
         .or_else(|| body(call));
     let Some(query) = query else {
-        return Ok(Outcome::failed("", FailureKind::Validation, QUERY_REQUIRED));
+        return Ok(ToolResult::failed(
+            "",
+            FailureKind::Validation,
+            QUERY_REQUIRED,
+        ));
     };
     let results = match attr(call, "results").map(str::parse::<u32>) {
         None => DEFAULT_RESULTS,
         Some(Ok(n)) if (1..=MAX_RESULTS).contains(&n) => n,
-        Some(_) => return Ok(Outcome::failed(query, FailureKind::Validation, BAD_RESULTS)),
+        Some(_) => {
+            return Ok(ToolResult::failed(
+                query,
+                FailureKind::Validation,
+                BAD_RESULTS,
+            ))
+        }
     };
-    Ok(Outcome::streaming(query, "search")
+    Ok(ToolResult::streaming(query, "search")
         .with("query", query)
         .with("results", results))
 }

@@ -7,18 +7,18 @@
 //! block's problem.
 
 use super::{described, edit_needs_existing, needs_existing, NO_CHANGE};
-use crate::tools::handler::{bases, Handler, Outcome};
+use crate::tools::handler::{bases, Handler, ToolResult};
 use crate::tools::proposal::ProposalKind;
 use rummy_store::entry::FailureKind;
 use rummy_store::StoreError;
 use rummy_text::hedberg::{self, Edit};
 
 /// Proposes the edit of the project file at `path` (a new file when it does not exist).
-pub fn propose(h: &mut Handler<'_>, path: &str, edit: &Edit) -> Result<Outcome, StoreError> {
+pub fn propose(h: &mut Handler<'_>, path: &str, edit: &Edit) -> Result<ToolResult, StoreError> {
     let old = h.file_body(path)?;
     let created = old.is_none();
     if created && needs_existing(edit) {
-        return Ok(Outcome::failed(
+        return Ok(ToolResult::failed(
             path,
             FailureKind::NotFound,
             edit_needs_existing(path),
@@ -29,7 +29,7 @@ pub fn propose(h: &mut Handler<'_>, path: &str, edit: &Edit) -> Result<Outcome, 
     let applied = match hedberg::apply(path, &old, edit, h.divisor()) {
         Ok(applied) => applied,
         Err(failure) => {
-            return Ok(Outcome::failed(
+            return Ok(ToolResult::failed(
                 path,
                 FailureKind::Conflict,
                 failure.to_string(),
@@ -37,13 +37,13 @@ pub fn propose(h: &mut Handler<'_>, path: &str, edit: &Edit) -> Result<Outcome, 
         }
     };
     if !created && applied.content == old {
-        return Ok(Outcome::resolved(path, NO_CHANGE));
+        return Ok(ToolResult::resolved(path, NO_CHANGE));
     }
     let kind = ProposalKind::Edit {
         path: path.to_owned(),
         content: applied.content.clone(),
     };
-    let proposal = Outcome::proposed(path, applied.patch.clone(), &kind)
+    let proposal = ToolResult::proposed(path, applied.patch.clone(), &kind)
         .with("created", created)
         .with("bases", base);
     Ok(described(proposal, &applied))

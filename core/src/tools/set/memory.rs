@@ -7,7 +7,7 @@
 //! of the write.
 
 use super::{described, edit_needs_existing, needs_existing, tidy, Change};
-use crate::tools::handler::{Handler, Outcome};
+use crate::tools::handler::{Handler, ToolResult};
 use rummy_store::entry::FailureKind;
 use rummy_store::entry::Writer;
 use rummy_store::memory::{self, MemoryWrite, Provenance, Remembered};
@@ -20,12 +20,12 @@ pub fn remember(
     h: &mut Handler<'_>,
     path: &str,
     change: &Change<'_>,
-) -> Result<Outcome, StoreError> {
+) -> Result<ToolResult, StoreError> {
     check_writer(path, Writer::Model)?;
     let t = h.ctx.t;
     let current = memory::current(h.conn, t.run.project_id, path)?;
     if current.is_none() && needs_existing(change.edit) {
-        return Ok(Outcome::failed(
+        return Ok(ToolResult::failed(
             path,
             FailureKind::NotFound,
             edit_needs_existing(path),
@@ -35,7 +35,7 @@ pub fn remember(
     let applied = match hedberg::apply(path, old, &tidy(change.edit), h.divisor()) {
         Ok(applied) => applied,
         Err(failure) => {
-            return Ok(Outcome::failed(
+            return Ok(ToolResult::failed(
                 path,
                 FailureKind::Conflict,
                 failure.to_string(),
@@ -59,14 +59,16 @@ pub fn remember(
         },
     };
     let outcome = match memory::remember(h.conn, &w, h.at())? {
-        Remembered::Added => Outcome::resolved(path, applied.patch.clone()).with("memory", "added"),
+        Remembered::Added => {
+            ToolResult::resolved(path, applied.patch.clone()).with("memory", "added")
+        }
         Remembered::Superseded { archived, version } => {
-            Outcome::resolved(path, applied.patch.clone())
+            ToolResult::resolved(path, applied.patch.clone())
                 .with("memory", "superseded")
                 .with("supersedes", archived)
                 .with("version", version)
         }
-        Remembered::Unchanged => Outcome::resolved(path, "").with("memory", "unchanged"),
+        Remembered::Unchanged => ToolResult::resolved(path, "").with("memory", "unchanged"),
     };
     Ok(described(outcome, &applied))
 }

@@ -20,9 +20,9 @@ pub mod preview;
 mod questions;
 
 use super::handler::{
-    attr, is_file, read_target, summary_of, visibility_of, Handler, Outcome, Target,
+    attr, is_file, read_target, summary_of, visibility_of, Handler, Target, ToolResult,
 };
-use super::messages;
+use super::wording;
 use rummy_store::entries::ViewRow;
 use rummy_store::entry::FailureKind;
 use rummy_store::entry::{State, Visibility, Writer};
@@ -51,17 +51,17 @@ pub fn edit_needs_existing(path: &str) -> String {
 }
 
 /// Runs `set`.
-pub fn run(h: &mut Handler<'_>, call: &ToolCall) -> Result<Outcome, StoreError> {
+pub fn run(h: &mut Handler<'_>, call: &ToolCall) -> Result<ToolResult, StoreError> {
     let Some(raw) = attr(call, "path") else {
-        return Ok(Outcome::failed(
+        return Ok(ToolResult::failed(
             "",
             FailureKind::Validation,
-            messages::PATH_REQUIRED,
+            wording::PATH_REQUIRED,
         ));
     };
     let visibility = match visibility_of(call) {
         Ok(v) => v,
-        Err(reason) => return Ok(Outcome::failed(raw, FailureKind::Validation, reason)),
+        Err(reason) => return Ok(ToolResult::failed(raw, FailureKind::Validation, reason)),
     };
     let summary = summary_of(call);
     let filter = attr(call, "filter");
@@ -75,7 +75,7 @@ pub fn run(h: &mut Handler<'_>, call: &ToolCall) -> Result<Outcome, StoreError> 
     };
     if content.trim().is_empty() && edit_attrs.search.is_none() {
         if visibility.is_none() && summary.is_none() {
-            return Ok(Outcome::failed(
+            return Ok(ToolResult::failed(
                 raw,
                 FailureKind::Validation,
                 NOTHING_TO_SET,
@@ -88,12 +88,18 @@ pub fn run(h: &mut Handler<'_>, call: &ToolCall) -> Result<Outcome, StoreError> 
     }
     let target = match read_target(raw, filter) {
         Ok(target) => target,
-        Err(reason) => return Ok(Outcome::failed(raw, FailureKind::Validation, reason)),
+        Err(reason) => return Ok(ToolResult::failed(raw, FailureKind::Validation, reason)),
     };
     let edit = hedberg::parse_edit(content, &edit_attrs);
     let answers = match attr(call, "answers").map(normalize).transpose() {
         Ok(answers) => answers,
-        Err(e) => return Ok(Outcome::failed(raw, FailureKind::Validation, e.to_string())),
+        Err(e) => {
+            return Ok(ToolResult::failed(
+                raw,
+                FailureKind::Validation,
+                e.to_string(),
+            ))
+        }
     };
     let change = Change {
         edit: &edit,
@@ -167,7 +173,7 @@ pub fn write_entry(
     h: &mut Handler<'_>,
     path: &str,
     change: &Change<'_>,
-) -> Result<Outcome, StoreError> {
+) -> Result<ToolResult, StoreError> {
     check_writer(path, Writer::Model)?;
     let current = h.find(path)?;
     let shared_question = scheme_of(path).as_deref() == Some("unknown")
@@ -176,7 +182,7 @@ pub fn write_entry(
                 .as_ref()
                 .is_some_and(|r| shared::is_shared_text(&r.attributes)));
     if current.is_none() && needs_existing(change.edit) {
-        return Ok(Outcome::failed(
+        return Ok(ToolResult::failed(
             path,
             FailureKind::NotFound,
             edit_needs_existing(path),
@@ -186,7 +192,7 @@ pub fn write_entry(
     let applied = match hedberg::apply(path, old, &tidy(change.edit), h.divisor()) {
         Ok(applied) => applied,
         Err(failure) => {
-            return Ok(Outcome::failed(
+            return Ok(ToolResult::failed(
                 path,
                 FailureKind::Conflict,
                 failure.to_string(),
@@ -200,7 +206,7 @@ pub fn write_entry(
     if shared_question {
         questions::ask(h, path, &applied.content, change.summary, visibility)?;
         return Ok(described(
-            Outcome::resolved(path, applied.patch.clone()).with(shared::SHARED, true),
+            ToolResult::resolved(path, applied.patch.clone()).with(shared::SHARED, true),
             &applied,
         ));
     }
@@ -216,7 +222,7 @@ pub fn write_entry(
     }
     h.write(path, &applied.content, &attributes, visibility)?;
     let mut applied = applied;
-    let mut outcome = Outcome::resolved(path, applied.patch.clone());
+    let mut outcome = ToolResult::resolved(path, applied.patch.clone());
     if let Some(question) = change.answers {
         match questions::answer(h, question, path)? {
             Some(closed) => outcome = outcome.with("closed", closed),
@@ -226,8 +232,8 @@ pub fn write_entry(
     Ok(described(outcome, &applied))
 }
 
-/// An outcome carrying an applied edit's patch, token counts and warnings.
-pub fn described(outcome: Outcome, applied: &Applied) -> Outcome {
+/// A result carrying an applied edit's patch, token counts and warnings.
+pub fn described(outcome: ToolResult, applied: &Applied) -> ToolResult {
     outcome
         .with("patch", applied.patch.clone())
         .with("beforeTokens", applied.tokens_before)

@@ -6,8 +6,8 @@
 //! with one text, which is never what a model means, so it needs blocks.
 
 use super::{propose, with_summary, write_entry, Change};
-use crate::tools::handler::{is_file, Handler, Outcome, Target};
-use crate::tools::messages::{listing, not_found};
+use crate::tools::handler::{is_file, Handler, Target, ToolResult};
+use crate::tools::wording::{listing, not_found};
 use rummy_store::entries::ViewRow;
 use rummy_store::entry::FailureKind;
 use rummy_store::entry::Visibility;
@@ -32,11 +32,11 @@ pub fn run(
     pattern: &str,
     filter: Option<&str>,
     change: &Change<'_>,
-) -> Result<Outcome, StoreError> {
+) -> Result<ToolResult, StoreError> {
     let rows = h.select(&Target::Pattern(pattern.to_owned()), filter)?;
     match &rows[..] {
         [] => {
-            return Ok(Outcome::failed(
+            return Ok(ToolResult::failed(
                 pattern,
                 FailureKind::NotFound,
                 not_found(raw),
@@ -48,14 +48,14 @@ pub fn run(
     }
     let files = rows.iter().filter(|r| is_file(&r.path)).count();
     if files > 0 {
-        return Ok(Outcome::failed(
+        return Ok(ToolResult::failed(
             pattern,
             FailureKind::Validation,
             several_files(raw, files),
         ));
     }
     if matches!(change.edit, Edit::Replace(_)) {
-        return Ok(Outcome::failed(
+        return Ok(ToolResult::failed(
             pattern,
             FailureKind::Validation,
             NEEDS_BLOCKS,
@@ -77,7 +77,7 @@ pub fn run(
     }
     if changed.is_empty() {
         let body = format!("{NONE_CHANGED}\n{}", listing(failed));
-        return Ok(Outcome::failed(pattern, FailureKind::Conflict, body));
+        return Ok(ToolResult::failed(pattern, FailureKind::Conflict, body));
     }
     for (row, applied) in &changed {
         if let Some(overflow) = h.size_gate(pattern, &row.path, &applied.content) {
@@ -101,5 +101,5 @@ pub fn run(
         sections.push(format!("Unchanged:\n{}", listing(failed)));
     }
     let paths: Vec<&str> = changed.iter().map(|(r, _)| r.path.as_str()).collect();
-    Ok(Outcome::resolved(pattern, sections.join("\n")).with("paths", paths))
+    Ok(ToolResult::resolved(pattern, sections.join("\n")).with("paths", paths))
 }

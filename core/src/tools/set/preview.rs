@@ -6,8 +6,8 @@
 //! `known://` body over the size limit) — as a resolved result marked as a preview.
 
 use super::{edit_needs_existing, needs_existing, tidy, Change, NO_CHANGE};
-use crate::tools::handler::{is_file, Handler, Outcome, Target};
-use crate::tools::messages::{listing, not_found};
+use crate::tools::handler::{is_file, Handler, Target, ToolResult};
+use crate::tools::wording::{listing, not_found};
 use rummy_store::entry::FailureKind;
 use rummy_store::StoreError;
 use rummy_text::hedberg::{self, Applied};
@@ -23,7 +23,7 @@ pub fn run(
     target: &Target,
     filter: Option<&str>,
     change: &Change<'_>,
-) -> Result<Outcome, StoreError> {
+) -> Result<ToolResult, StoreError> {
     let rows = match target {
         Target::Exact(path) => return one(h, path, change),
         Target::Pattern(_) => h.select(target, filter)?,
@@ -33,7 +33,7 @@ pub fn run(
     }
     let pattern = target.as_str();
     if rows.is_empty() {
-        return Ok(Outcome::failed(
+        return Ok(ToolResult::failed(
             pattern,
             FailureKind::NotFound,
             not_found(raw),
@@ -61,11 +61,11 @@ pub fn run(
         sections.push(format!("Would fail:\n{}", listing(failed)));
     }
     sections.push(NOTHING_CHANGED.to_owned());
-    Ok(Outcome::resolved(pattern, sections.join("\n")).with("preview", true))
+    Ok(ToolResult::resolved(pattern, sections.join("\n")).with("preview", true))
 }
 
 /// The preview of a `set` with content on one entry or file.
-fn one(h: &mut Handler<'_>, path: &str, change: &Change<'_>) -> Result<Outcome, StoreError> {
+fn one(h: &mut Handler<'_>, path: &str, change: &Change<'_>) -> Result<ToolResult, StoreError> {
     let file = is_file(path);
     let old = if file {
         h.file_body(path)?
@@ -73,7 +73,7 @@ fn one(h: &mut Handler<'_>, path: &str, change: &Change<'_>) -> Result<Outcome, 
         h.find(path)?.map(|row| row.body)
     };
     if old.is_none() && needs_existing(change.edit) {
-        return Ok(Outcome::failed(
+        return Ok(ToolResult::failed(
             path,
             FailureKind::NotFound,
             edit_needs_existing(path),
@@ -87,7 +87,7 @@ fn one(h: &mut Handler<'_>, path: &str, change: &Change<'_>) -> Result<Outcome, 
     let applied = match hedberg::apply(path, old.as_deref().unwrap_or(""), &edit, h.divisor()) {
         Ok(applied) => applied,
         Err(failure) => {
-            return Ok(Outcome::failed(
+            return Ok(ToolResult::failed(
                 path,
                 FailureKind::Conflict,
                 failure.to_string(),
@@ -100,7 +100,7 @@ fn one(h: &mut Handler<'_>, path: &str, change: &Change<'_>) -> Result<Outcome, 
         }
     }
     let body = format!("{}\n{NOTHING_CHANGED}", section(path, &applied));
-    Ok(Outcome::resolved(path, body).with("preview", true))
+    Ok(ToolResult::resolved(path, body).with("preview", true))
 }
 
 /// One entry's change as a preview shows it: header, warnings, then the diff.
@@ -121,14 +121,18 @@ fn section(path: &str, applied: &Applied) -> String {
 
 /// The preview of a body-less `set` (a visibility or summary change): the entries it would
 /// change.
-pub fn views(h: &mut Handler<'_>, raw: &str, filter: Option<&str>) -> Result<Outcome, StoreError> {
+pub fn views(
+    h: &mut Handler<'_>,
+    raw: &str,
+    filter: Option<&str>,
+) -> Result<ToolResult, StoreError> {
     let target = match crate::tools::handler::read_target(raw, filter) {
         Ok(target) => target,
-        Err(reason) => return Ok(Outcome::failed(raw, FailureKind::Validation, reason)),
+        Err(reason) => return Ok(ToolResult::failed(raw, FailureKind::Validation, reason)),
     };
     let rows = h.select(&target, filter)?;
     if rows.is_empty() {
-        return Ok(Outcome::failed(
+        return Ok(ToolResult::failed(
             target.as_str(),
             FailureKind::NotFound,
             not_found(raw),
@@ -137,5 +141,5 @@ pub fn views(h: &mut Handler<'_>, raw: &str, filter: Option<&str>) -> Result<Out
     let head = format!("PREVIEW set path=\"{raw}\": {} matched", rows.len());
     let lines = listing(rows.iter().map(|r| r.path.clone()));
     let body = format!("{head}\n{lines}\n{NOTHING_CHANGED}");
-    Ok(Outcome::resolved(target.as_str(), body).with("preview", true))
+    Ok(ToolResult::resolved(target.as_str(), body).with("preview", true))
 }

@@ -2,7 +2,7 @@
 //!
 //! Views: the result body when visible, nothing when summarized.
 
-use super::handler::{attr, body, Handler, Outcome};
+use super::handler::{attr, body, Handler, ToolResult};
 use super::proposal::ProposalKind;
 use rummy_store::entry::FailureKind;
 use rummy_store::StoreError;
@@ -63,9 +63,9 @@ pub const COMMAND_REQUIRED: &str = "command is required: <sh>command</sh> or com
 
 /// Runs `sh` or `env`: a proposal carrying the command and who will run it once accepted
 /// (`runner`: `server` or `client`); its body stays empty until output arrives.
-pub fn run(h: &mut Handler<'_>, call: &ToolCall) -> Result<Outcome, StoreError> {
+pub fn run(h: &mut Handler<'_>, call: &ToolCall) -> Result<ToolResult, StoreError> {
     let Some(command) = attr(call, "command").or_else(|| body(call)) else {
-        return Ok(Outcome::failed(
+        return Ok(ToolResult::failed(
             "",
             FailureKind::Validation,
             COMMAND_REQUIRED,
@@ -81,7 +81,7 @@ pub fn run(h: &mut Handler<'_>, call: &ToolCall) -> Result<Outcome, StoreError> 
             command: command_text,
         }
     };
-    Ok(Outcome::proposed(command, "", &kind)
+    Ok(ToolResult::proposed(command, "", &kind)
         .with("summary", command)
         .with("runner", h.ctx.runner.as_str()))
 }

@@ -146,7 +146,7 @@ fn abort_after_failure_and_lifecycle() {
 }
 
 /// A name that is no tool never reaches dispatch: as a tag it is markup that is no command, as
-/// a native call it leaves a warning and stays in the prose (which the healer judges); nothing
+/// a native call it leaves a warning and stays in the prose (which the referee judges); nothing
 /// is run or recorded.
 #[test]
 fn unknown_tools_are_never_dispatched() {

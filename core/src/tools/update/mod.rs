@@ -3,7 +3,7 @@
 //! Views: `# update` and the body, at both visibilities (feedback the model
 //! keeps seeing).
 
-use super::handler::Outcome;
+use super::handler::ToolResult;
 use rummy_store::entries::ViewRow;
 use rummy_text::parse::ToolCall;
 
@@ -41,8 +41,8 @@ impl UpdateSignal {
 }
 
 /// The result entry an update is recorded as: its text, with its status.
-pub fn outcome(signal: &UpdateSignal) -> Outcome {
-    Outcome::resolved("", signal.body.clone()).with("status", signal.status)
+pub fn outcome(signal: &UpdateSignal) -> ToolResult {
+    ToolResult::resolved("", signal.body.clone()).with("status", signal.status)
 }
 
 /// The view at every visibility.

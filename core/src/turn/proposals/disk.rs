@@ -5,7 +5,7 @@ use super::{
     Verdict,
 };
 use crate::files::root::{Root, RootError};
-use crate::files::scan::{classify, Outcome};
+use crate::files::scan::{classify, FileRead};
 use rummy_text::path::{normalize, scheme_of};
 use serde_json::Value;
 use std::path::Path;
@@ -111,7 +111,7 @@ fn unchanged_on_disk(
             }
             (Some(bytes), Some(_)) => {
                 // Text a scan would take reaches the model; the next scan settles any other.
-                if let Outcome::Text(text) = classify(bytes, max_file_bytes()) {
+                if let FileRead::Text(text) = classify(bytes, max_file_bytes()) {
                     effects.push(Effect::Refresh(path.clone(), text));
                 }
                 Some(DiskChange::Changed)

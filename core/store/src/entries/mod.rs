@@ -15,7 +15,7 @@ use crate::schemes;
 use diesel::prelude::*;
 use rummy_provider::time::Millis;
 use rummy_text::path::scheme_of;
-use rummy_text::tokens;
+use rummy_text::token_estimate;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
@@ -194,7 +194,7 @@ fn write_stored(
         Hashed::Yes => hex_sha256(w.body),
         Hashed::No => String::new(),
     };
-    let tokens = tokens::estimate(w.body, token_divisor);
+    let tokens = token_estimate::estimate(w.body, token_divisor);
     let attributes = w.attributes.to_string();
     let scope_key = scope.key();
     let [body, base_id, prefix_chars, suffix_chars] = stored.binds(w.body);

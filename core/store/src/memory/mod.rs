@@ -35,7 +35,7 @@ use diesel::dsl::sql;
 use diesel::prelude::*;
 use diesel::sql_types::{Bool, Text};
 use rummy_text::path::scheme_of;
-use rummy_text::tokens;
+use rummy_text::token_estimate;
 use serde_json::{json, Map, Value};
 
 /// The schemes whose entries no run holds a view of: written here, never by [`entries::write`].
@@ -210,7 +210,7 @@ pub fn remember(
             e::body.eq(w.body),
             e::attributes.eq(Value::Object(attributes).to_string()),
             e::hash.eq(hex_sha256(w.body)),
-            e::tokens.eq(tokens::estimate(w.body, at.divisor)),
+            e::tokens.eq(token_estimate::estimate(w.body, at.divisor)),
             e::updated_at.eq(at.now.0),
         ))
         .execute(conn)?;
@@ -318,7 +318,7 @@ fn insert(
             e::body.eq(body),
             e::attributes.eq(Value::Object(attributes.clone()).to_string()),
             e::hash.eq(hex_sha256(body)),
-            e::tokens.eq(tokens::estimate(body, at.divisor)),
+            e::tokens.eq(token_estimate::estimate(body, at.divisor)),
             e::created_at.eq(at.now.0),
             e::updated_at.eq(at.now.0),
         ))

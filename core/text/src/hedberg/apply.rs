@@ -5,9 +5,9 @@ use std::fmt;
 
 use super::edits::{Block, Edit};
 use super::locate::{self, Problem};
-use super::messages::{self as msg, fill};
 use super::patch::Changes;
-use crate::tokens;
+use super::wording::{self as msg, fill};
+use crate::token_estimate;
 
 /// A successful edit: the new content and what to show about it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -72,7 +72,7 @@ impl std::error::Error for EditFailure {}
 /// earlier ones' changes; every block is tried even after one fails, so the
 /// failure lists them all. A text whose every line break is CRLF is edited
 /// with LF and written back with CRLF. Token counts use
-/// [`tokens::estimate`] with `token_divisor`.
+/// [`token_estimate::estimate`] with `token_divisor`.
 pub fn apply(
     path: &str,
     text: &str,
@@ -148,8 +148,8 @@ pub fn apply(
     };
     Ok(Applied {
         patch: changes.render(path, text, &content),
-        tokens_before: tokens::estimate(text, token_divisor),
-        tokens_after: tokens::estimate(&content, token_divisor),
+        tokens_before: token_estimate::estimate(text, token_divisor),
+        tokens_after: token_estimate::estimate(&content, token_divisor),
         content,
         warnings,
     })

@@ -3,10 +3,10 @@
 use std::borrow::Cow;
 
 use super::edits::{Block, BlockKind};
-use super::messages::{self as msg, fill};
 use super::patch::{breaks, Splice};
 use super::pattern::sed_replace_lines;
 use super::rx;
+use super::wording::{self as msg, fill};
 
 /// A block applied to a text: the new text and what the model should hear about it.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -83,11 +83,11 @@ mod glob;
 mod jsonpath;
 pub mod limits;
 mod locate;
-pub mod messages;
 mod patch;
 mod pattern;
 mod rx;
 mod sed;
+pub mod wording;
 mod xpath;
 
 #[cfg(test)]

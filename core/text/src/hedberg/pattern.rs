@@ -8,7 +8,7 @@ use super::limits::{self, Refused};
 use super::patch::{breaks, Splice};
 use super::rx::{self, Style};
 use super::sed::{self, SedCommand};
-use super::xpath::{self, Outcome};
+use super::xpath::{self, XpathMatch};
 
 /// The kinds of pattern, in the order detection tries them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -252,9 +252,9 @@ impl Pattern {
                 Some(path.select(&value).first().map(|v| jsonpath::value_text(v)))
             }
             Compiled::Xpath => match xpath::evaluate(&self.source, text) {
-                Outcome::NotXml => None,
-                Outcome::NoMatch => Some(None),
-                Outcome::Match(text) => Some(Some(text)),
+                XpathMatch::NotXml => None,
+                XpathMatch::NoMatch => Some(None),
+                XpathMatch::Match(text) => Some(Some(text)),
             },
             _ => Some(None),
         }

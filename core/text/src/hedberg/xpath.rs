@@ -112,7 +112,7 @@ pub fn compiles(pattern: &str) -> bool {
 
 /// What evaluating an XPath against a text gave.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Outcome {
+pub enum XpathMatch {
     /// The text is not an XML document, so the XPath cannot apply to it.
     NotXml,
     /// The document has nothing the XPath selects.
@@ -122,17 +122,17 @@ pub enum Outcome {
 }
 
 /// Evaluates `pattern` against `text` parsed as XML.
-pub fn evaluate(pattern: &str, text: &str) -> Outcome {
+pub fn evaluate(pattern: &str, text: &str) -> XpathMatch {
     let Ok(package) = sxd_document::parser::parse(text) else {
-        return Outcome::NotXml;
+        return XpathMatch::NotXml;
     };
     let document = package.as_document();
     let Ok(Some(xpath)) = Factory::new().build(pattern) else {
-        return Outcome::NoMatch;
+        return XpathMatch::NoMatch;
     };
     let context = Context::new();
     match xpath.evaluate(&context, document.root()) {
-        Ok(value) if value.boolean() => Outcome::Match(value.string()),
-        _ => Outcome::NoMatch,
+        Ok(value) if value.boolean() => XpathMatch::Match(value.string()),
+        _ => XpathMatch::NoMatch,
     }
 }

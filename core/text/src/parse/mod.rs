@@ -11,7 +11,7 @@
 //! OpenAI JSON, Anthropic `<tool_use>`/`<invoke>`, Mistral `[TOOL_CALLS]`);
 //! `dialect` turns those into the same [`ToolCall`]s, every argument kept. Retired tags (`<known>`, `<summarize>`, `fidelity=`) are
 //! healed into today's commands by `legacy`. [`looks_like_tool_call`] tells
-//! the healer whether leftover prose is a command that failed to parse.
+//! the referee whether leftover prose is a command that failed to parse.
 //!
 //! Layout: `lexer` wraps the strict xmlparser tokenizer with recovery, `tag`
 //! re-reads tool tags it rejects, `markdown` finds code spans and fences,

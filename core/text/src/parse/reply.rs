@@ -185,7 +185,7 @@ impl<'a> Parser<'a> {
 
     /// Takes what a dialect reader found at `at`: its commands (within the
     /// cap) and warnings; when it read no command, its text stays prose so
-    /// the healer can see the model tried to act. Resumes after it.
+    /// the referee can see the model tried to act. Resumes after it.
     fn take_dialect(&mut self, at: usize, read: DialectRead) {
         if read.calls.is_empty() {
             self.reply.unparsed.push_str(&self.text[at..read.end]);

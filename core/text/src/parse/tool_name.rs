@@ -2,7 +2,7 @@
 //!
 //! A tag, a native call's name or a result entry's scheme is text; the parser turns it into a
 //! [`ToolName`] when it builds the command, and everything after (dispatch, policy, views, the
-//! healer, the actors) matches on the enum. Adding a tool is then a new variant, and the
+//! referee, the actors) matches on the enum. Adding a tool is then a new variant, and the
 //! compiler lists every place that must say what it does.
 
 use serde::Serialize;

@@ -3,7 +3,7 @@
 use pretty_assertions::assert_eq;
 
 use super::edit;
-use crate::hedberg::messages as msg;
+use crate::hedberg::wording as msg;
 use crate::hedberg::{apply, Applied, Block, BlockDiagnostic, Edit, EditFailure, Problem};
 
 /// A merge-conflict body replacing `search` with `replace`.
@@ -12,25 +12,25 @@ fn merge(search: &str, replace: &str) -> String {
 }
 
 /// The new content and warnings of an edit, or its failure text.
-type Outcome = Result<(String, Vec<String>), String>;
+type Expected = Result<(String, Vec<String>), String>;
 
 /// Runs each (name, text, body) and compares content and warnings (or failure) with the expectation.
-fn check(cases: Vec<(&str, &str, String, Outcome)>) {
-    let got: Vec<(&str, Outcome)> = cases
+fn check(cases: Vec<(&str, &str, String, Expected)>) {
+    let got: Vec<(&str, Expected)> = cases
         .iter()
         .map(|(name, text, body, _)| (*name, edit(text, body).map(|a| (a.content, a.warnings))))
         .collect();
-    let want: Vec<(&str, Outcome)> = cases.into_iter().map(|(name, _, _, w)| (name, w)).collect();
+    let want: Vec<(&str, Expected)> = cases.into_iter().map(|(name, _, _, w)| (name, w)).collect();
     assert_eq!(got, want);
 }
 
 /// A success with no warnings.
-fn clean(content: &str) -> Outcome {
+fn clean(content: &str) -> Expected {
     Ok((content.to_owned(), Vec::new()))
 }
 
 /// A success with warnings.
-fn warned(content: &str, warnings: &[&str]) -> Outcome {
+fn warned(content: &str, warnings: &[&str]) -> Expected {
     Ok((
         content.to_owned(),
         warnings.iter().map(|w| (*w).to_owned()).collect(),

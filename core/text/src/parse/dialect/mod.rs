@@ -7,7 +7,7 @@
 //! argument is kept (`arguments` maps names onto attributes and body).
 //!
 //! A call naming an unknown tool, or one that cannot be read, gives a
-//! warning and no command; its text stays in the prose, so the healer still
+//! warning and no command; its text stays in the prose, so the referee still
 //! sees that the model tried to act (and does not take it for an answer).
 
 mod arguments;

@@ -213,7 +213,7 @@ fn fences_and_quoting() {
     ]);
 }
 
-/// A call that was not read stays in the prose (so the healer sees it); read calls leave none; the cap counts them.
+/// A call that was not read stays in the prose (so the referee sees it); read calls leave none; the cap counts them.
 #[test]
 fn dialect_prose_and_cap() {
     let unknown = "Let me look. <|tool_call>call:fakeTool{}<tool_call|>";

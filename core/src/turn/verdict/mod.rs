@@ -1,6 +1,6 @@
-//! The healer: after each turn, continue, conclude or abandon the loop, with the warnings the model reads next turn.
+//! The referee: after each turn, continue, conclude or abandon the loop, with the warnings the model reads next turn.
 //!
-//! One [`Healer`] lives for one loop. The turn executor feeds
+//! One [`Referee`] lives for one loop. The turn executor feeds
 //! it the facts of each turn — what was dispatched, whether an action
 //! failed, the update, the prose — and acts on its [`Verdict`]. It is pure:
 //! no store, no clock, only the little memory repetition needs.
@@ -36,9 +36,9 @@ pub const TERMINAL_STATUSES: [i32; 3] = [200, 204, 422];
 /// The update status that continues a loop.
 pub const CONTINUE_STATUS: i32 = 102;
 
-/// The healer's configuration (`RUMMY_MAX_STRIKES`, `RUMMY_MIN_CYCLES`, `RUMMY_MAX_CYCLE_PERIOD`).
+/// The referee's configuration (`RUMMY_MAX_STRIKES`, `RUMMY_MIN_CYCLES`, `RUMMY_MAX_CYCLE_PERIOD`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct HealerLimits {
+pub struct RefereeLimits {
     /// Consecutive strikes that abandon the loop (at least 1 is used).
     pub max_strikes: u32,
     /// Repetitions of a pattern that make a cycle (at least 2 are used).
@@ -47,9 +47,9 @@ pub struct HealerLimits {
     pub max_cycle_period: u32,
 }
 
-impl From<&crate::config::Limits> for HealerLimits {
+impl From<&crate::config::Limits> for RefereeLimits {
     fn from(limits: &crate::config::Limits) -> Self {
-        HealerLimits {
+        RefereeLimits {
             max_strikes: limits.max_strikes,
             min_cycles: limits.min_cycles,
             max_cycle_period: limits.max_cycle_period,
@@ -57,7 +57,7 @@ impl From<&crate::config::Limits> for HealerLimits {
     }
 }
 
-/// What one turn did, as the healer needs it.
+/// What one turn did, as the referee needs it.
 #[derive(Debug, Clone, Copy)]
 pub struct TurnFacts<'a> {
     /// The commands dispatched this turn, in order, `think` excluded.
@@ -111,9 +111,9 @@ impl Verdict {
 /// Judges the turns of one loop; keeps the strike streak and the recent
 /// turn fingerprints between turns.
 #[derive(Debug, Clone)]
-pub struct Healer {
+pub struct Referee {
     /// The configured limits.
-    limits: HealerLimits,
+    limits: RefereeLimits,
     /// Strikes in a row so far.
     streak: u32,
     /// Fingerprints of the latest turns that had commands, oldest first,
@@ -123,10 +123,10 @@ pub struct Healer {
     last_update: Option<String>,
 }
 
-impl Healer {
-    /// A healer for a new loop.
-    pub fn new(limits: HealerLimits) -> Self {
-        Healer {
+impl Referee {
+    /// A referee for a new loop.
+    pub fn new(limits: RefereeLimits) -> Self {
+        Referee {
             limits,
             streak: 0,
             history: Vec::new(),

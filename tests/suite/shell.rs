@@ -423,7 +423,7 @@ async fn output_past_the_cap_is_dropped() {
     .await;
     let path = accept_next(&mut client, "server").await;
     wait_status(&mut client, "cmd", 200).await;
-    let marker = rummy_core::commands::output::capped_marker(100);
+    let marker = rummy_core::shell::output::capped_marker(100);
     assert_eq!(
         channel(&mut client, &path, 1).await,
         (

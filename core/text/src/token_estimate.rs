@@ -1,4 +1,4 @@
-//! The fast token estimate: `ceil(chars / divisor)`, used for display and budgeting.
+//! The fast model-token estimate: `ceil(chars / divisor)`, used for display and budgeting.
 
 /// Estimates the tokens of `text` as `ceil(chars / divisor)`; empty text costs nothing.
 ///

@@ -1,21 +1,21 @@
-//! Healer verdicts: each rule, cycles of period 1–3, repeated updates, strike streaks and abandoning.
+//! Referee verdicts: each rule, cycles of period 1–3, repeated updates, strike streaks and abandoning.
 
 use pretty_assertions::assert_eq;
 
 use super::warnings::{self as w, cycle_warning, missing_update, strike};
-use super::{Healer, HealerLimits, TurnFacts, Verdict};
+use super::{Referee, RefereeLimits, TurnFacts, Verdict};
 use crate::turn::dispatch::UpdateSignal;
 use rummy_text::parse::{looks_like_tool_call, parse_reply, ToolCall, ToolName};
 
 /// The configured defaults: 3 strikes, 3 repetitions, period up to 4.
-const DEFAULTS: HealerLimits = HealerLimits {
+const DEFAULTS: RefereeLimits = RefereeLimits {
     max_strikes: 3,
     min_cycles: 3,
     max_cycle_period: 4,
 };
 
 /// Room for many strikes, so cycles can be watched without abandoning.
-const PATIENT: HealerLimits = HealerLimits {
+const PATIENT: RefereeLimits = RefereeLimits {
     max_strikes: 10,
     ..DEFAULTS
 };
@@ -103,12 +103,12 @@ fn facts(turn: &Turn) -> TurnFacts<'_> {
     }
 }
 
-/// Feeds `turns` to one healer and collects the verdicts.
-fn run(limits: HealerLimits, turns: &[Turn]) -> Vec<Verdict> {
-    let mut healer = Healer::new(limits);
+/// Feeds `turns` to one referee and collects the verdicts.
+fn run(limits: RefereeLimits, turns: &[Turn]) -> Vec<Verdict> {
+    let mut referee = Referee::new(limits);
     turns
         .iter()
-        .map(|turn| healer.assess(facts(turn)))
+        .map(|turn| referee.assess(facts(turn)))
         .collect()
 }
 
@@ -338,18 +338,18 @@ fn cycle_abandons_and_conclusion_resets() {
         ]
     );
 
-    let mut healer = Healer::new(DEFAULTS);
+    let mut referee = Referee::new(DEFAULTS);
     let empty = prose("");
-    healer.assess(facts(&empty));
-    healer.assess(facts(&empty));
-    let streak_before = healer.streak();
-    healer.assess(facts(&prose("The answer.")));
-    assert_eq!((streak_before, healer.streak()), (2, 0));
+    referee.assess(facts(&empty));
+    referee.assess(facts(&empty));
+    let streak_before = referee.streak();
+    referee.assess(facts(&prose("The answer.")));
+    assert_eq!((streak_before, referee.streak()), (2, 0));
 }
 
-/// No healer text reads as a mangled call or parses into a command.
+/// No referee text reads as a mangled call or parses into a command.
 #[test]
-fn healer_warnings_are_not_calls() {
+fn referee_warnings_are_not_calls() {
     let texts = vec![
         w::OVERRIDDEN.to_owned(),
         w::MISSING_STATUS.to_owned(),

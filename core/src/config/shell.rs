@@ -3,7 +3,7 @@
 //! them.
 
 use super::{invalid, positive, ConfigError, SandboxSettings};
-use crate::commands::env::is_secret;
+use crate::shell::env::is_secret;
 use std::collections::BTreeMap;
 use std::time::Duration;
 

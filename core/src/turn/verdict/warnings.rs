@@ -1,4 +1,4 @@
-//! Every model-facing text the healer produces, in one place.
+//! Every model-facing text the referee produces, in one place.
 //!
 //! The model reads these on its next turn as `error://` entries, so each
 //! says what happened and what to do instead. None quotes a tool tag or a

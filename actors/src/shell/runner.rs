@@ -1,5 +1,5 @@
 //! One accepted command run by the server: `sh -c <command>` in the project root, in a process
-//! group of its own, stdin closed, the clean environment of `rummy_core::commands::env`; its
+//! group of its own, stdin closed, the clean environment of `rummy_core::shell::env`; its
 //! output read as it arrives (on the async runtime: no thread blocks on a pipe), capped per
 //! channel, written in batches through the store with a `run/state` push each, and its end
 //! settling the channels as `stream/completed` would.
@@ -9,14 +9,14 @@
 //! that left the group may hold them). On timeout or a run's cancel the whole group is killed
 //! with SIGKILL: the command cannot delay its end.
 
-use super::CommandJob;
+use super::ShellJob;
 use crate::clock::now;
-use crate::services::commands::{kill_group, Commands, Key, Stop};
 use crate::services::sandbox::{Mode, Request};
+use crate::services::shell::{kill_group, Key, ShellRegistry, Stop};
 use crate::services::Services;
-use rummy_core::commands::env::command_env;
-use rummy_core::commands::output::{ChannelText, Pending};
-use rummy_core::commands::{end_of, Finish};
+use rummy_core::shell::env::command_env;
+use rummy_core::shell::output::{ChannelText, Pending};
+use rummy_core::shell::{end_of, Finish};
 use rummy_core::turn::state;
 use rummy_core::turn::streams::{self, StreamEnd, StreamWrite};
 use rummy_core::wire::notifications::StreamCancelled;
@@ -92,8 +92,8 @@ async fn read_pipe(
 /// Runs the command until it ends, then settles its channels (unless `stop` said otherwise).
 pub(super) async fn run(
     svc: Services,
-    commands: Commands,
-    job: CommandJob,
+    commands: ShellRegistry,
+    job: ShellJob,
     mut stop: oneshot::Receiver<Stop>,
 ) {
     let key: Key = (job.run.run_id, job.path.clone());
@@ -266,7 +266,7 @@ struct Spawned {
 }
 
 /// Starts the command as the sandbox's mode says: confined, unconfined, or not at all (why).
-fn spawn(svc: &Services, job: &CommandJob, others: Vec<PathBuf>) -> Result<Spawned, String> {
+fn spawn(svc: &Services, job: &ShellJob, others: Vec<PathBuf>) -> Result<Spawned, String> {
     let settings = &svc.config.commands;
     let env = command_env(server_vars(), &settings.pass_env);
     let mut command = match svc.sandbox.mode() {
@@ -355,7 +355,7 @@ async fn append(
 /// also get `stream/cancelled`. A failure is logged: a restart's recovery settles the channels.
 async fn settle(
     svc: &Services,
-    job: &CommandJob,
+    job: &ShellJob,
     chunks: Vec<(u32, String)>,
     end: StreamEnd,
     cancelled: Option<String>,

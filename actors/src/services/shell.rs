@@ -2,7 +2,7 @@
 //!
 //! It knows every command the server runs — keyed by run and log path, with a way to stop it
 //! and its process group — and every turn waiting for a command's output. Starting a command
-//! is `commands`' (`Commands::start`, defined there: it spawns the runner with the
+//! is `shell`'s (`ShellRegistry::start`, defined there: it spawns the runner with the
 //! `Services` this registry is part of); the runner reports here as the command starts and
 //! ends.
 
@@ -41,9 +41,9 @@ struct Registry {
 
 /// The server's running commands and the turns waiting for commands' output; cheap to clone.
 #[derive(Clone, Default)]
-pub struct Commands(Arc<Mutex<Registry>>);
+pub struct ShellRegistry(Arc<Mutex<Registry>>);
 
-impl Commands {
+impl ShellRegistry {
     fn registry(&self) -> std::sync::MutexGuard<'_, Registry> {
         self.0.lock().unwrap_or_else(PoisonError::into_inner)
     }
