@@ -17,6 +17,7 @@ use rummy_core::parse::ToolName;
 use rummy_core::run::Mode;
 use rummy_core::store::context::KeptContext;
 use rummy_core::store::entries::RunRef;
+use rummy_core::store::flags::RunFlags;
 use rummy_core::turn::healer::Healer;
 use std::sync::{Arc, Mutex};
 use tracing::Instrument;
@@ -41,8 +42,8 @@ pub struct TurnJob {
     pub prompt: String,
     /// The loop's mode.
     pub mode: Mode,
-    /// The loop's flags (`noRepo`, `noInteraction`, `noWeb`, `noProposals`).
-    pub flags: serde_json::Value,
+    /// The loop's flags.
+    pub flags: RunFlags,
     /// Whether this is the loop's first turn.
     pub first_in_loop: bool,
     /// Whether the loop may run a turn after this one (the turn limit allows it): only then

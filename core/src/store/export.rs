@@ -67,7 +67,7 @@ pub struct RunPart {
     /// Its own context limit, if set.
     pub context_limit: Option<i32>,
     /// The flags its loops start with.
-    pub flags: Value,
+    pub flags: super::flags::RunFlags,
     /// When it was created (RFC 3339).
     pub created: String,
     /// When it last changed (RFC 3339).
@@ -341,6 +341,7 @@ mod tests {
     use super::*;
     use crate::entry::{Visibility, Writer};
     use crate::run::Mode;
+    use crate::store::flags::RunFlags;
     use crate::store::sidecar_calls::{self, SidecarCall};
     use crate::store::testing::{memory, project, run as new_run, write, NOW};
     use crate::store::{loops, turns};
@@ -355,7 +356,16 @@ mod tests {
         let mut c = memory();
         let p = project(&mut c, "web");
         let r = new_run(&mut c, p.id, "first");
-        loops::enqueue(&mut c, r.run_id, Mode::Act, "m", "Fix it", &json!({}), NOW).unwrap();
+        loops::enqueue(
+            &mut c,
+            r.run_id,
+            Mode::Act,
+            "m",
+            "Fix it",
+            &RunFlags::default(),
+            NOW,
+        )
+        .unwrap();
         let active = loops::claim_next(&mut c, r.run_id, NOW).unwrap().unwrap();
         let turn = turns::begin(&mut c, r.run_id, active.id, NOW).unwrap();
         let usage = Usage {

@@ -9,6 +9,7 @@ pub mod database;
 pub mod entries;
 pub mod export;
 pub mod files;
+pub mod flags;
 pub mod health;
 pub mod loops;
 pub mod memory;

@@ -9,6 +9,7 @@ use crate::ids::LoopId;
 use crate::parse::parse_reply;
 use crate::run::Mode;
 use crate::store::entries::{context_rows, RunRef, WriteCtx};
+use crate::store::flags::RunFlags;
 use crate::store::selection::Judgements;
 use crate::store::{loops, projects, runs, turns};
 use crate::time::Millis;
@@ -61,7 +62,7 @@ fn fixture() -> Fixture {
         Mode::Ask,
         "m",
         "What port?",
-        &json!({}),
+        &RunFlags::default(),
         NOW,
     )
     .unwrap();

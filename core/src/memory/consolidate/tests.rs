@@ -8,6 +8,7 @@ use crate::ids::ProjectId;
 use crate::store::entries::WriteCtx;
 use crate::store::testing::{memory as db, project, run, write, NOW};
 use pretty_assertions::assert_eq;
+use serde_json::Value;
 
 fn remember_one(conn: &mut Db, project_id: ProjectId, path: &str, body: &str) {
     let w = MemoryWrite {

@@ -4,6 +4,7 @@
 use super::*;
 use crate::db::Db;
 use crate::schema::context_clocks;
+use crate::store::flags::RunFlags;
 use crate::store::testing::{fact, memory as store, project, run, write, NOW};
 use crate::time::Millis;
 use pretty_assertions::assert_eq;
@@ -434,7 +435,16 @@ fn a_loops_facts_are_indexed_when_it_ends() {
     let p = project(&mut conn, "p");
     let a = run(&mut conn, p.id, "a");
     let write_in_loop = |conn: &mut Db, body: &str| {
-        let l = loops::enqueue(conn, a.run_id, Mode::Ask, "m", "q", &json!({}), NOW).unwrap();
+        let l = loops::enqueue(
+            conn,
+            a.run_id,
+            Mode::Ask,
+            "m",
+            "q",
+            &RunFlags::default(),
+            NOW,
+        )
+        .unwrap();
         loops::claim_next(conn, a.run_id, NOW).unwrap();
         let w = EntryWrite {
             run: a,

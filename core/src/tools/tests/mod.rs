@@ -17,6 +17,7 @@ use crate::entry::{State, Visibility, Writer};
 use crate::parse::{parse_reply, ToolCall};
 use crate::run::Mode;
 use crate::store::entries::{self as store, EntryWrite, RunRef, ViewRow, WriteCtx};
+use crate::store::flags::RunFlags;
 use crate::store::{loops, projects, runs, turns};
 use crate::time::Millis;
 use crate::turn::dispatch::{dispatch, DispatchCtx, DispatchLimits, Dispatched, LoopFlags};
@@ -77,11 +78,20 @@ pub fn fixture_with(mode: Mode, flags: LoopFlags, search_enabled: bool) -> Fixtu
         project_id: p.id,
         alias: Some("r".into()),
         model: "m".into(),
-        flags: json!({}),
+        flags: RunFlags::default(),
         ..Default::default()
     };
     let r = runs::create(&mut conn, &new, NOW).unwrap();
-    let l = loops::enqueue(&mut conn, r.id, mode, "m", "What port?", &json!({}), NOW).unwrap();
+    let l = loops::enqueue(
+        &mut conn,
+        r.id,
+        mode,
+        "m",
+        "What port?",
+        &RunFlags::default(),
+        NOW,
+    )
+    .unwrap();
     loops::claim_next(&mut conn, r.id, NOW).unwrap();
     let turn = turns::begin(&mut conn, r.id, l.id, NOW).unwrap();
     let t = TurnRef {

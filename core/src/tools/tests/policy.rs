@@ -4,6 +4,7 @@ use super::{fixture_with, seen, Seen, APP};
 use crate::entry::State::{Failed, Resolved};
 use crate::entry::Visibility;
 use crate::run::Mode;
+use crate::store::flags::RunFlags;
 use crate::tools::{active_tools, ToolName};
 use crate::turn::dispatch::LoopFlags;
 use pretty_assertions::assert_eq;
@@ -150,11 +151,12 @@ fn skills_narrow_the_tools() {
     );
 }
 
-/// Loop flags are read from the loop's config JSON (camelCase, missing ones false).
+/// A loop's tool flags are its run flags' (missing ones false).
 #[test]
 fn loop_flags_from_config() {
-    let flags: LoopFlags =
-        serde_json::from_value(json!({"noWeb": true, "noProposals": true, "other": 1})).unwrap();
+    let flags = LoopFlags::from(&RunFlags::parse(
+        r#"{"noWeb": true, "noProposals": true, "noRepo": false, "other": 1}"#,
+    ));
     assert_eq!(
         flags,
         LoopFlags {
