@@ -9,8 +9,8 @@ use rummy_actors::hub::BacklogBytes;
 use rummy_actors::metrics::Snapshot;
 use rummy_actors::session::{admin_bearer, upgrade, SessionDeps};
 use rummy_core::access::bearer::metrics_open;
-use rummy_core::config::Location;
-use rummy_core::store::stats;
+use rummy_store::location::Location;
+use rummy_store::stats;
 use serde_json::json;
 
 /// Registers every route.
@@ -38,7 +38,7 @@ async fn root(
         let required = deps
             .svc
             .store
-            .read(rummy_core::store::tokens::any)
+            .read(rummy_store::tokens::any)
             .await
             .unwrap_or(true);
         Ok(crate::webpage::page(&req, required))

@@ -27,8 +27,9 @@ use rummy_actors::services::Services;
 use rummy_actors::session::{Seats, SessionDeps, Socket};
 use rummy_actors::store::Store;
 use rummy_actors::tokens::TokenWatch;
-use rummy_core::config::{Config, Location};
-use rummy_core::store::{models, projects, StoreError};
+use rummy_core::config::Config;
+use rummy_store::location::Location;
+use rummy_store::{models, projects, StoreError};
 use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -191,10 +192,10 @@ async fn join(
     let alive = store
         .write(move |c| {
             // The writer's notifications carry this process's name (`notifications.origin`).
-            rummy_core::store::cluster::name_connection(c, &id)?;
+            rummy_store::cluster::name_connection(c, &id)?;
             let now = rummy_actors::clock::now();
-            rummy_core::store::cluster::register(c, &id, now, lease)?;
-            Ok(rummy_core::store::cluster::alive(c, now)?.len())
+            rummy_store::cluster::register(c, &id, now, lease)?;
+            Ok(rummy_store::cluster::alive(c, now)?.len())
         })
         .await?;
     // Its part of the providers' limits from the first call (the others take theirs at their
@@ -243,7 +244,7 @@ async fn refuse_open_network(config: &Config, store: &Store) -> Result<(), Serve
     if !access.networked() {
         return Ok(());
     }
-    if store.read(rummy_core::store::tokens::any).await? {
+    if store.read(rummy_store::tokens::any).await? {
         return Ok(());
     }
     let reach = if access.trust_proxy {
@@ -487,7 +488,7 @@ pub async fn serve(
         if let Some(cluster) = cluster {
             let me = cluster.me().to_owned();
             if let Err(e) = stop_store
-                .write(move |c| rummy_core::store::cluster::retire(c, &me))
+                .write(move |c| rummy_store::cluster::retire(c, &me))
                 .await
             {
                 tracing::warn!(error = %e, "cannot hand this process's runs to the others");

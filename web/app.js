@@ -207,6 +207,7 @@ function notify(method, params) {
             run.entries.set(p.path, {
               path: p.path, tool: p.path.split("://")[0], state: "proposed", status: 202, visibility: "visible",
               turn: p.turn, tokens: 0, attributes: p.attributes, body: p.body, outcome: null, hash: p.hash,
+              proposal: p.proposal,
             });
             run.total += 1;
             run.reached += 1;

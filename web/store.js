@@ -217,10 +217,21 @@ export function applyToList(push) {
   return true;
 }
 
+/** When an entry is (or was) a tool's proposal, its kind (`edit`, `sh`, `ask_user`, … or a kind
+ * this page does not know); null for any other entry. The server says it in `proposal`; from
+ * one that does not, a proposal is an entry whose attributes hold `commandIndex`, its kind
+ * `attributes.kind`. */
+export function proposalKind(entry) {
+  if (typeof entry.proposal === "string") return entry.proposal;
+  const a = entry.attributes;
+  if (!a || typeof a !== "object" || !("commandIndex" in a)) return null;
+  return typeof a.kind === "string" ? a.kind : "";
+}
+
 /** The proposals of the open run that wait for a decision, oldest first. */
 export function pending(run) {
   if (!run) return [];
-  return [...run.entries.values()].filter((e) => e.state === "proposed" && e.attributes && typeof e.attributes === "object" && "commandIndex" in e.attributes);
+  return [...run.entries.values()].filter((e) => e.state === "proposed" && proposalKind(e) !== null);
 }
 
 /** The open run's entries grouped by turn, in turn order, each turn's in the order they came. */

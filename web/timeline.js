@@ -4,7 +4,7 @@
 
 import { h, tokens, codeBadge } from "./dom.js";
 import { diffView } from "./diff.js";
-import { pending, turns, state, byteLength } from "./store.js";
+import { pending, proposalKind, turns, state, byteLength } from "./store.js";
 
 const TOOLS = "get|set|rm|cp|mv|sh|env|ask_user|search|update|think|known|unknown|summarize|ask|act";
 const COMMAND_TAGS = new RegExp(`<(${TOOLS})\\b[^>]*?(/>|>[\\s\\S]*?</\\1\\s*>)`, "g");
@@ -155,7 +155,8 @@ function cachedTurn(run, turn, entries, actions) {
  */
 export function acceptable(entry) {
   const a = entry.attributes || {};
-  return !((a.kind === "sh" || a.kind === "env") && a.runner === "client");
+  const kind = proposalKind(entry) ?? a.kind;
+  return !((kind === "sh" || kind === "env") && a.runner === "client");
 }
 
 /** A value as text: a string as it is, anything else as its JSON. */
@@ -167,9 +168,9 @@ function text(value) {
 
 /** Whether a proposal's attributes have the shape its kind is drawn from (the server's own);
  * one that does not is shown as its attributes' text, never half-drawn. */
-function wellShaped(a) {
+function wellShaped(a, kind) {
   const optionalString = (v) => v === undefined || v === null || typeof v === "string";
-  switch (a.kind) {
+  switch (kind) {
     case "edit": return optionalString(a.patch) && optionalString(a.path);
     case "sh": case "env": return optionalString(a.command);
     case "ask_user": return optionalString(a.question)
@@ -182,36 +183,37 @@ function wellShaped(a) {
 /** A proposal waiting for a decision: what it would do, and accept / reject with a reason. */
 export function proposalView(run, entry, actions, first) {
   const a = entry.attributes && typeof entry.attributes === "object" ? entry.attributes : {};
+  const kind = proposalKind(entry) ?? a.kind;
   const canAccept = acceptable(entry);
   let body;
-  if (!wellShaped(a)) body = h("pre.unexpected", JSON.stringify(a, null, 2));
-  else if (a.kind === "edit") body = diffView(a.patch || entry.body, state.diffMode);
-  else if (a.kind === "sh" || a.kind === "env") {
+  if (!wellShaped(a, kind)) body = h("pre.unexpected", JSON.stringify(a, null, 2));
+  else if (kind === "edit") body = diffView(a.patch || entry.body, state.diffMode);
+  else if (kind === "sh" || kind === "env") {
     body = [h("pre.term", `$ ${a.command || ""}`),
       canAccept ? null : h("p.muted.runner", "Run by a client, not the server: accept it in the client that runs commands (rummy on the command line, an editor), which runs it there; its output shows here as it streams. From here it can be rejected.")];
   }
-  else if (a.kind === "ask_user") body = h("div", h("p", a.question || ""), (a.options || []).length ? h("p.muted", `options: ${a.options.join(", ")}`) : null);
+  else if (kind === "ask_user") body = h("div", h("p", a.question || ""), (a.options || []).length ? h("p.muted", `options: ${a.options.join(", ")}`) : null);
   else body = h("pre", text(entry.body) || JSON.stringify(a, null, 2));
-  const reason = h("input.reason", { placeholder: a.kind === "ask_user" ? "Your answer (Enter to send)" : "Reason to reject (the model reads it)", "aria-label": "reason" });
+  const reason = h("input.reason", { placeholder: kind === "ask_user" ? "Your answer (Enter to send)" : "Reason to reject (the model reads it)", "aria-label": "reason" });
   reason.addEventListener("keydown", (e) => {
     if (e.key === "Enter") {
       e.preventDefault();
-      if (a.kind === "ask_user") actions.accept(entry, reason.value);
+      if (kind === "ask_user") actions.accept(entry, reason.value);
       else actions.reject(entry, reason.value);
     }
   });
-  return h("article.proposal", { dataset: { path: entry.path, kind: text(a.kind), first: first ? "1" : "0" } },
+  return h("article.proposal", { dataset: { path: entry.path, kind: text(kind), first: first ? "1" : "0" } },
     h("div.proposal-head",
       h("span.status", { dataset: { tone: "wait" } }, "proposal"),
-      h("span.what", `${text(a.kind) || entry.tool} ${text(a.path) || text(a.command)}`),
+      h("span.what", `${text(kind) || entry.tool} ${text(a.path) || text(a.command)}`),
       h("span.spacer"),
-      a.kind === "edit" ? h("span.seg",
+      kind === "edit" ? h("span.seg",
         h("button", { type: "button", "aria-pressed": String(state.diffMode === "unified"), on: { click: () => actions.diffMode("unified") } }, "Unified"),
         h("button", { type: "button", "aria-pressed": String(state.diffMode === "split"), on: { click: () => actions.diffMode("split") } }, "Side by side")) : null),
     h("div.proposal-body", body),
     h("div.proposal-actions",
-      canAccept ? h("button.ok.accept", { type: "button", title: "Accept (a)", on: { click: () => actions.accept(entry, a.kind === "ask_user" ? reason.value : undefined) } },
-        a.kind === "ask_user" ? "Answer" : "Accept") : null,
+      canAccept ? h("button.ok.accept", { type: "button", title: "Accept (a)", on: { click: () => actions.accept(entry, kind === "ask_user" ? reason.value : undefined) } },
+        kind === "ask_user" ? "Answer" : "Accept") : null,
       reason,
       h("button.bad.reject", { type: "button", title: "Reject (r, then Enter)", on: { click: () => actions.reject(entry, reason.value) } }, "Reject"),
       first ? h("span.muted", canAccept ? [h("kbd", "a"), " accept · "] : null, h("kbd", "r"), " reject") : null));

@@ -1,7 +1,7 @@
 //! The wall clock, read only here in the actor layer (core takes `now` as a value).
 
-use rummy_core::store::entries::WriteCtx;
-use rummy_core::time::Millis;
+use rummy_provider::time::Millis;
+use rummy_store::entries::WriteCtx;
 use std::time::SystemTime;
 
 /// The current time in milliseconds since the Unix epoch.

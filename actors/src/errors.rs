@@ -2,7 +2,7 @@
 //! errors a client sees.
 //!
 //! Each layer has its error enum, each variant saying who returns it and how the caller reacts:
-//! `rummy_core::store::StoreError` (store calls), `rummy_core::wire::RpcError` with its
+//! `rummy_store::StoreError` (store calls), `rummy_core::wire::RpcError` with its
 //! `ErrorKind` (what a client is answered), [`Error`] here (what a session's handler meets:
 //! any of those, an actor that stopped, a blocking task that did not finish), and `ServeError`
 //! in the `rummy` crate (start-up). Model calls and turns end loops rather than calls:
@@ -11,8 +11,8 @@
 //! every failure of the server's own is logged and answered -32603 without detail.
 
 use actix::MailboxError;
-use rummy_core::store::StoreError;
 use rummy_core::wire::{ErrorKind, RpcError};
+use rummy_store::StoreError;
 
 /// Why a session's call failed: returned by its handler (and the helpers it calls), turned
 /// into the client's error once, by the routing table.

@@ -21,9 +21,9 @@ use crate::services::Services;
 use rummy_core::access::server_state::ServerState;
 use rummy_core::files::sync::{sync_project, SyncReport};
 use rummy_core::files::{scan_since, Scan, ScanLimits, Stamps};
-use rummy_core::ids::ProjectId;
-use rummy_core::store::entries::WriteCtx;
-use rummy_core::store::StoreError;
+use rummy_store::entries::WriteCtx;
+use rummy_store::ids::ProjectId;
+use rummy_store::StoreError;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -119,7 +119,7 @@ impl ProjectScan {
     /// Brings the project's file entries in line with the scan (on the writer).
     pub fn sync(
         &self,
-        conn: &mut rummy_core::db::Db,
+        conn: &mut rummy_store::db::Db,
         at: WriteCtx,
     ) -> Result<SyncReport, StoreError> {
         sync_project(conn, self.key.0, &self.scanned, at)

@@ -3,7 +3,7 @@
 
 use crate::clock::now;
 use crate::store::Store;
-use rummy_core::store::health;
+use rummy_store::health;
 use std::time::Duration;
 
 /// How long the write probe may take before the database counts as not writable: a writer

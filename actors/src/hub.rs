@@ -9,9 +9,9 @@
 //! notification, however large.
 
 use actix::prelude::*;
-use rummy_core::ids::ProjectId;
-use rummy_core::store::notifications::Recorded;
 use rummy_core::wire::jsonrpc::notification_text;
+use rummy_store::ids::ProjectId;
+use rummy_store::notifications::Recorded;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;

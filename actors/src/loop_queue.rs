@@ -11,19 +11,19 @@
 use crate::clock::{now, write_ctx};
 use crate::store::Store;
 use actix::prelude::*;
-use rummy_core::ids::{LoopId, RunId};
 use rummy_core::memory::history;
-use rummy_core::provider::routing::RoutingConfig;
-use rummy_core::run::{Mode, RunStatus, StopReason};
-use rummy_core::store::entries::{RunRef, WriteCtx};
-use rummy_core::store::flags::RunFlags;
-use rummy_core::store::loops::{self, Loop};
-use rummy_core::store::models::{self, Model};
-use rummy_core::store::notifications::Recorded;
-use rummy_core::store::runs::{self, Run};
-use rummy_core::store::{entries, projects, turns, StoreError};
 use rummy_core::turn::{proposals, record, state, TurnRef};
 use rummy_core::wire::bounded::Bounds;
+use rummy_provider::routing::RoutingConfig;
+use rummy_store::entries::{RunRef, WriteCtx};
+use rummy_store::flags::RunFlags;
+use rummy_store::ids::{LoopId, RunId};
+use rummy_store::loops::{self, Loop};
+use rummy_store::models::{self, Model};
+use rummy_store::notifications::Recorded;
+use rummy_store::run::{Mode, RunStatus, StopReason};
+use rummy_store::runs::{self, Run};
+use rummy_store::{entries, projects, turns, StoreError};
 use serde_json::{json, Value};
 
 /// Appends a loop to the queue.
@@ -149,7 +149,7 @@ impl Handler<Enqueue> for LoopQueue {
 }
 
 /// Appends a loop to the run's queue; a run that is not running becomes queued.
-fn enqueue(c: &mut rummy_core::db::Db, run_id: RunId, msg: &Enqueue) -> Result<Loop, StoreError> {
+fn enqueue(c: &mut rummy_store::db::Db, run_id: RunId, msg: &Enqueue) -> Result<Loop, StoreError> {
     let now = now();
     let l = loops::enqueue(
         c,
@@ -194,7 +194,7 @@ impl Handler<InjectPrompt> for LoopQueue {
 /// One write, so it is ordered with the loop's own: a loop whose last turn ends after this wrote
 /// hands the prompt on to a new loop (see [`finish`]).
 fn inject(
-    c: &mut rummy_core::db::Db,
+    c: &mut rummy_store::db::Db,
     run: RunRef,
     loop_id: LoopId,
     mode: Mode,
@@ -230,7 +230,7 @@ impl Handler<ClaimNext> for LoopQueue {
                 store
                     .write(move |c| {
                         if let Some(me) = &holder {
-                            if !rummy_core::store::cluster::holds(c, run_id, me)? {
+                            if !rummy_store::cluster::holds(c, run_id, me)? {
                                 tracing::warn!(
                                     run_id = run_id.0,
                                     "not claiming a loop of a run this process no longer holds"
@@ -251,7 +251,7 @@ impl Handler<ClaimNext> for LoopQueue {
 /// what [`ClaimNext`] writes, also called by a new run's creation to claim its first loop in
 /// the same write.
 pub fn claim(
-    c: &mut rummy_core::db::Db,
+    c: &mut rummy_store::db::Db,
     run_id: RunId,
     routing: &RoutingConfig,
 ) -> Result<Option<Claimed>, StoreError> {
@@ -292,7 +292,7 @@ impl Handler<Finish> for LoopQueue {
 }
 
 fn finish(
-    c: &mut rummy_core::db::Db,
+    c: &mut rummy_store::db::Db,
     run: RunRef,
     msg: &Finish,
     bounds: Bounds,
@@ -347,7 +347,7 @@ fn finish(
         msg.loop_id,
         history::Outcome {
             status: msg.loop_status,
-            stop_reason: msg.stop_reason.as_str(),
+            stop_reason: msg.stop_reason,
             error: msg.error.as_deref(),
             kept: msg.kept,
         },
@@ -383,14 +383,14 @@ fn finish(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use rummy_core::store::{projects, schemes};
+    use rummy_store::{projects, schemes};
 
     const DIVISOR: u32 = 4;
 
     /// A store with a run `r` whose first loop is claimed (active, no turn begun yet).
-    fn claimed_run() -> (tempfile::TempDir, rummy_core::db::Db, RunRef, LoopId) {
+    fn claimed_run() -> (tempfile::TempDir, rummy_store::db::Db, RunRef, LoopId) {
         let dir = tempfile::TempDir::new().unwrap();
-        let mut c = rummy_core::store::database::open_writer(&dir.path().join("rummy.db")).unwrap();
+        let mut c = rummy_store::database::open_writer(&dir.path().join("rummy.db")).unwrap();
         schemes::seed(&mut c).unwrap();
         let project = projects::hello(&mut c, "p", "/p", None, now()).unwrap();
         let new = runs::NewRun {

@@ -13,8 +13,8 @@ use prometheus::{
     CounterVec, Encoder, Histogram, HistogramOpts, HistogramVec, IntCounterVec, IntGauge,
     IntGaugeVec, Opts, Registry, TextEncoder,
 };
-use rummy_core::ids::ProjectId;
-use rummy_core::provider::Usage;
+use rummy_provider::Usage;
+use rummy_store::ids::ProjectId;
 use std::time::Duration;
 
 /// Buckets for durations from a millisecond to a few minutes (a model call may take that long).

@@ -19,18 +19,18 @@ use crate::errors::{from_store, internal};
 use crate::services::locks::LockKey;
 use crate::services::Services;
 use rummy_core::config::CommandRunner;
-use rummy_core::entry::State;
-use rummy_core::parse::ToolName;
-use rummy_core::run::RunStatus;
-use rummy_core::store::entries::RunRef;
-use rummy_core::store::notifications::Recorded as Push;
-use rummy_core::store::runs;
 use rummy_core::turn::proposals::{
     self, Decision, Effect, ProposalKind, Recorded, Resolved, Verdict,
 };
 use rummy_core::turn::state;
 use rummy_core::turn::streams::{self, StreamWrite};
 use rummy_core::wire::{ErrorKind, RpcError};
+use rummy_store::entries::RunRef;
+use rummy_store::entry::State;
+use rummy_store::notifications::Recorded as Push;
+use rummy_store::run::RunStatus;
+use rummy_store::runs;
+use rummy_text::parse::ToolName;
 use serde_json::Value;
 use std::path::PathBuf;
 

@@ -13,11 +13,11 @@ use crate::run::{
 };
 use crate::services::Services;
 use actix::prelude::*;
-use rummy_core::ids::{ProjectId, RunId};
-use rummy_core::store::entries::RunRef;
-use rummy_core::store::runs::{self, Run, RunSettings};
 use rummy_core::wire::params::RunAttributes;
 use rummy_core::wire::RpcError;
+use rummy_store::entries::RunRef;
+use rummy_store::ids::{ProjectId, RunId};
+use rummy_store::runs::{self, Run, RunSettings};
 use std::collections::HashMap;
 
 mod placement;
@@ -46,7 +46,7 @@ pub struct StartRun {
     pub user: Option<String>,
     /// Skills the run has from its first turn (`attributes.skills`, loaded and checked),
     /// added in its creation.
-    pub skills: Vec<(String, rummy_core::skill::Skill)>,
+    pub skills: Vec<(String, rummy_store::skill::Skill)>,
 }
 
 /// Queues a new loop on an existing run.
@@ -91,7 +91,7 @@ pub struct RunRegistry {
     next_id: u64,
     /// On PostgreSQL with several processes: when this process took each run it holds (a
     /// release gives up only that taking).
-    held: HashMap<RunId, rummy_core::time::Millis>,
+    held: HashMap<RunId, rummy_provider::time::Millis>,
 }
 
 impl RunRegistry {

@@ -18,9 +18,9 @@ use crate::sidecar::{self, Charge};
 use rummy_core::session_state::stored::{self, Stored};
 use rummy_core::session_state::{self as state, due, Occasion, Progress, SessionState};
 use rummy_core::sidecar::SideTask;
-use rummy_core::store::entries::RunRef;
-use rummy_core::store::{runs, StoreError};
 use rummy_core::turn::TurnRef;
+use rummy_store::entries::RunRef;
+use rummy_store::{runs, StoreError};
 
 /// The side task's name, as telemetry and `sidecar_calls` show it.
 pub const TASK: &str = "session_state";
@@ -42,7 +42,7 @@ struct Before {
     stored: Option<Stored>,
     progress: Progress,
     events: Vec<state::Event>,
-    last: Option<(rummy_core::ids::LoopId, i32)>,
+    last: Option<(rummy_store::ids::LoopId, i32)>,
     enabled: bool,
     allowed: bool,
 }

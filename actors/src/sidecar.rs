@@ -24,12 +24,12 @@
 use crate::clock::now;
 use crate::provider::Complete;
 use crate::services::Services;
-use rummy_core::provider::{Completion, Usage};
 use rummy_core::sidecar::{SideTask, SidecarFailure, SidecarRecord, TEMPERATURE};
-use rummy_core::store::{models, runs, sidecar_calls};
 use rummy_core::turn::TurnRef;
 use rummy_core::wire::methods::progress;
 use rummy_core::wire::notifications::RunProgress;
+use rummy_provider::{Completion, Usage};
+use rummy_store::{models, runs, sidecar_calls};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 

@@ -19,17 +19,17 @@ use actix::prelude::*;
 use actix::WeakAddr;
 use diesel::connection::TransactionManager;
 use diesel::Connection;
-use rummy_core::config::Location;
-use rummy_core::db::Db;
-use rummy_core::store::database::{self as db, ReadPool};
-use rummy_core::store::StoreError;
 use rummy_core::wire::bounded::Bounds;
+use rummy_store::database::{self as db, ReadPool};
+use rummy_store::db::Db;
+use rummy_store::location::Location;
+use rummy_store::StoreError;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{mpsc, Arc};
 use std::time::Duration;
 use tokio::sync::oneshot;
 
-/// A unit of store work: a call into `rummy_core::store` over one connection.
+/// A unit of store work: a call into `rummy_store` over one connection.
 pub type Work<R> = Box<dyn FnOnce(&mut Db) -> Result<R, StoreError> + Send>;
 
 /// A unit of writing work: it commits whole or not at all.
@@ -212,7 +212,7 @@ impl Handler<Flush> for StoreActor {
         }
         let alone = group.len() == 1;
         let started = std::time::Instant::now();
-        let committed = rummy_core::db::immediate_transaction(&mut self.conn, |conn| {
+        let committed = rummy_store::db::immediate_transaction(&mut self.conn, |conn| {
             let mut all_ok = true;
             for unit in &mut group {
                 all_ok &= unit.run(conn, alone);
@@ -277,7 +277,7 @@ impl Store {
         metrics: Arc<Metrics>,
     ) -> Result<Store, StoreError> {
         let mut conn = db::open(location)?;
-        rummy_core::store::schemes::seed(&mut conn)?;
+        rummy_store::schemes::seed(&mut conn)?;
         let pool = db::open_read_pool(location, readers)?;
         let checkpointer = match location {
             Location::Sqlite(path) => Some(db::open_checkpointer(path)?),

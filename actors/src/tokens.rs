@@ -17,7 +17,7 @@
 use crate::clock::now;
 use crate::store::Store;
 use actix::prelude::*;
-use rummy_core::store::tokens;
+use rummy_store::tokens;
 use std::collections::HashMap;
 use std::time::Duration;
 

@@ -1,9 +1,10 @@
 //! Plumbing for the benchmarks that drive a real server: the fake provider in its own
 //! process, the server's configuration, and CPU/RSS readings from `/proc`.
 
-use rummy::config::{Config, ModelSeed, OpenAiConfig, ProviderLimits};
+use rummy::config::{Config, OpenAiConfig, ProviderLimits};
 use rummy_client::params::{HelloParams, RunAttributes, SetParams};
 use rummy_client::{Client, ClientOptions};
+use rummy_store::models::ModelSeed;
 use rummy_testkit::{FakeProvider, Reply};
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};

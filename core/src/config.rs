@@ -6,7 +6,6 @@
 mod access;
 pub mod check;
 mod commands;
-mod database;
 mod fair;
 mod memory;
 mod providers;
@@ -16,16 +15,18 @@ mod sidecar;
 mod state;
 mod summary;
 
-pub use crate::provider::settings::{
-    OllamaConfig, OpenAiConfig, OpenRouterConfig, ProviderLimits, Providers, XaiConfig,
-    DEFAULT_CONCURRENCY,
-};
+use rummy_store::location::Location;
+use rummy_store::models::ModelSeed;
+
 pub use access::{Access, TlsFiles, ANONYMOUS_MESSAGE_BYTES};
 pub use commands::{CommandRunner, CommandSettings};
-pub use database::Location;
 pub use fair::FairUse;
 pub use memory::RecallSettings;
 pub use providers::openai_base;
+pub use rummy_provider::settings::{
+    OllamaConfig, OpenAiConfig, OpenRouterConfig, ProviderLimits, Providers, XaiConfig,
+    DEFAULT_CONCURRENCY,
+};
 pub use sandbox::SandboxSettings;
 pub use session_state::{SessionStateSettings, Thresholds};
 pub use sidecar::SidecarSettings;
@@ -163,19 +164,6 @@ impl Default for Limits {
     }
 }
 
-/// A model alias configured in the environment.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ModelSeed {
-    /// The alias runs name (`RUMMY_MODEL_<alias>`).
-    pub alias: String,
-    /// `<provider>/<model>`.
-    pub actual: String,
-    /// `RUMMY_CONTEXT_<alias>`, if set.
-    pub context_length: Option<i32>,
-    /// `RUMMY_FALLBACK_<alias>`, if set.
-    pub fallback: Option<String>,
-}
-
 impl Config {
     /// The store's database: `RUMMY_DATABASE_URL` when set (it wins over `RUMMY_DB_PATH`),
     /// otherwise the SQLite file at `db_path`.
@@ -221,7 +209,7 @@ impl Config {
         if let Some(url) = get("RUMMY_DATABASE_URL") {
             let location = Location::from_url(url).map_err(|reason| ConfigError {
                 name: "RUMMY_DATABASE_URL".into(),
-                value: check::without_credentials(url),
+                value: rummy_store::location::without_credentials(url),
                 reason,
             })?;
             config.database_url = Some(location);

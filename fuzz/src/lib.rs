@@ -1,5 +1,5 @@
 //! Fuzz targets for the parsers that read untrusted text: one function per target, each taking
-//! the raw bytes AFL++ generates, feeding them to `rummy-core` and checking what must hold.
+//! the raw bytes AFL++ generates, feeding them to the parsers and checking what must hold.
 //!
 //! A target fails by panicking (AFL++ records the input as a crash): a parser that panics,
 //! overflows its stack or breaks one of the invariants asserted here. The binaries in
@@ -9,18 +9,18 @@
 //! The crate is not a member of the repository's workspace: its binaries link AFL++'s runtime,
 //! which only `cargo afl build` provides, and are compiled instrumented. Keeping it out keeps
 //! `cargo test --workspace` and clippy as they were; `.ci/run` builds and runs it before them.
-//! It depends on the pure crates only (`rummy-core`, `rummy-protocol`): nothing here needs a
-//! runtime, a socket or a clock.
+//! It depends on the pure crates only (`rummy-text`, `rummy-provider`, `rummy-store`, `rummy-core`,
+//! `rummy-protocol`): nothing here needs a runtime, a socket or a clock.
 
-use rummy_core::hedberg::{self, EditAttrs, PatternKind};
-use rummy_core::parse;
-use rummy_core::provider::reply_limit::ReplyLimit;
-use rummy_core::provider::sse::{SseEvent, SseParser};
-use rummy_core::provider::stream::StreamReader;
-use rummy_core::provider::Wire;
-use rummy_core::skill::{self, SkillMeta};
 use rummy_core::wire::jsonrpc::{self, Message};
 use rummy_core::wire::params;
+use rummy_provider::reply_limit::ReplyLimit;
+use rummy_provider::sse::{SseEvent, SseParser};
+use rummy_provider::stream::StreamReader;
+use rummy_provider::Wire;
+use rummy_store::skill::{self, SkillMeta};
+use rummy_text::hedberg::{self, EditAttrs, PatternKind};
+use rummy_text::parse;
 use serde_json::value::RawValue;
 use serde_json::Value;
 use std::collections::HashMap;

@@ -1,6 +1,7 @@
 //! The answers of the writing methods: `{ok: true, …}` with fields that depend on the method.
 //! Each has its type (what the server sends), and [`Ack`] reads any of them.
 
+use crate::values::State;
 use serde::{Deserialize, Serialize};
 
 /// `{ok: true}`: `removeModel`, `skill/remove`, `persona/set`, `stream`.
@@ -93,7 +94,7 @@ pub struct Resolution {
     /// The proposal's path.
     pub path: String,
     /// `resolved`, `cancelled` or `failed`.
-    pub state: String,
+    pub state: State,
     /// Why it failed or was refused (`permission`, `conflict`, …); `None` when accepted.
     #[serde(default)]
     pub outcome: Option<String>,
@@ -139,7 +140,7 @@ pub struct Ack {
     pub channels: Option<Vec<String>>,
     /// A resolved proposal's state (`resolved`, `cancelled`, `failed`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub state: Option<String>,
+    pub state: Option<State>,
     /// A resolved proposal's outcome (`permission`, `conflict`, …).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub outcome: Option<String>,
@@ -203,7 +204,7 @@ mod tests {
             serde_json::to_value(Resolution {
                 ok: true,
                 path: path(),
-                state: "resolved".into(),
+                state: State::Resolved,
                 outcome: None,
                 runner: Some("server".into()),
                 channels: Some(vec![path()]),

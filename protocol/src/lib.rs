@@ -2,6 +2,8 @@
 //! with its params ([`params`]) and result), what the server answers ([`results`], [`acks`]),
 //! what it pushes ([`notifications`]) and how it describes itself ([`catalogue`], the
 //! `discover` answer).
+//! The closed sets of words in them (an entry's state, a stop reason, a proposal's kind, …) are
+//! the enums of [`values`], which read a word they do not know as `Unknown`.
 //!
 //! The server builds its answers from these types and its clients (`rummy-client`, and through
 //! it the CLI, the testkit and the benchmarks) read them back into the same types, so the two
@@ -21,3 +23,6 @@ pub mod notifications;
 pub mod params;
 pub mod results;
 pub mod shape;
+pub mod values;
+
+pub use values::{FailureKind, ProposalKind, State, StopReason, ToolName, Visibility};

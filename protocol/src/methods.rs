@@ -117,7 +117,7 @@ macro_rules! for_each_method {
             },
             GetEntries get_entries "getEntries" ($crate::params::GetEntriesParams) -> Vec<$crate::results::Entry> {
                 requires_hello: true, long_running: false,
-                description: "Read-only listing of a run's entries: [{path, scheme, state, outcome, status, visibility, turn, tokens, attributes, body?}]; bodies only with withBody, each at most RUMMY_INLINE_BODY_BYTES (a longer one is its first bytes with bodyBytes, its whole size, and bodyTruncated: true; getBody reads it whole). A page whose answer would pass RUMMY_MAX_MESSAGE_BYTES is refused -32007 with data.limit, how many of its entries fit.",
+                description: "Read-only listing of a run's entries: [{path, scheme, state, outcome, status, visibility, turn, tokens, attributes, body?}], with proposal (its kind) on a tool's proposal and hash while it is pending; bodies only with withBody, each at most RUMMY_INLINE_BODY_BYTES (a longer one is its first bytes with bodyBytes, its whole size, and bodyTruncated: true; getBody reads it whole). A page whose answer would pass RUMMY_MAX_MESSAGE_BYTES is refused -32007 with data.limit, how many of its entries fit.",
                 params: {
                     "run": "run alias",
                     "pattern": "only paths matching this hedberg pattern (glob, regex, …; * is every path)",

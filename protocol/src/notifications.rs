@@ -7,6 +7,7 @@
 //! without copying them (`rummy_core::wire::state`), with the fields of [`RunState`].
 
 use crate::results::{HistoryItem, Queued, Route, Telemetry, Unknown};
+use crate::values::{ProposalKind, StopReason};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
@@ -64,7 +65,7 @@ pub struct RunState {
     pub route: Option<Route>,
     /// Why the loop stopped (final pushes): `concluded`, `max_turns`, …
     #[serde(default)]
-    pub stop_reason: Option<String>,
+    pub stop_reason: Option<StopReason>,
     /// Why a loop waits; left out when none does.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub queued: Option<Queued>,
@@ -151,9 +152,23 @@ pub struct Proposed {
     pub hash: Option<String>,
     /// Its path: accept with `set {run, path, state: "resolved", approves: hash}`.
     pub path: String,
+    /// Its kind (also its `kind` attribute); `None` from a server that does not send it (see
+    /// [`Proposed::kind`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub proposal: Option<ProposalKind>,
     /// The turn that proposed it.
     #[serde(default)]
     pub turn: i64,
+}
+
+impl Proposed {
+    /// Its kind: the `proposal` field, or from a server that does not send it, its `kind`
+    /// attribute.
+    pub fn kind(&self) -> ProposalKind {
+        self.proposal
+            .or_else(|| ProposalKind::of(&self.attributes))
+            .unwrap_or_default()
+    }
 }
 
 /// `ui/render`: streamed model text.
@@ -212,6 +227,7 @@ mod tests {
                     body_truncated: false,
                     hash: Some("ab12".into()),
                     path: "edit://turn_1/a.rs".into(),
+                    proposal: Some(ProposalKind::Edit),
                     turn: 1,
                 }],
                 run: "r".into(),

@@ -4,6 +4,7 @@
 pub use crate::acks::{
     Ack, ChannelsAck, CountAck, Done, PathAck, PathsAck, PatternAck, Resolution, RunAck, SkillAck,
 };
+use crate::values::{FailureKind, ProposalKind, State, StopReason, ToolName, Visibility};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
@@ -123,12 +124,13 @@ pub struct RunSummary {
 pub struct HistoryItem {
     /// The entry's path (`get://turn_1/src/a.rs`, `sh://turn_2/ls_1`, …).
     pub path: String,
-    /// The tool (scheme) that wrote it.
+    /// The scheme of its path: a tool's name for a tool's result (see [`HistoryItem::tool_name`]),
+    /// else what it is (`file`, `known`, `error`, `prompt`, …).
     #[serde(default)]
     pub tool: String,
     /// `proposed`, `streaming`, `resolved`, `failed` or `cancelled`.
-    pub state: String,
-    /// Why it failed or was cancelled.
+    pub state: State,
+    /// Why it failed (see [`HistoryItem::failure`]) or was cancelled.
     #[serde(default)]
     pub outcome: Option<String>,
     /// Its HTTP status (200, 202, 403, 404, …).
@@ -136,7 +138,7 @@ pub struct HistoryItem {
     pub status: i64,
     /// `visible`, `summarized` or `archived`.
     #[serde(default)]
-    pub visibility: String,
+    pub visibility: Visibility,
     /// The turn that wrote it.
     #[serde(default)]
     pub turn: i64,
@@ -166,6 +168,9 @@ pub struct HistoryItem {
     /// `approves` (see `run/proposal`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hash: Option<String>,
+    /// When it is (or was) a tool's proposal: its kind. Left out for every other entry.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub proposal: Option<ProposalKind>,
 }
 
 impl HistoryItem {
@@ -174,10 +179,37 @@ impl HistoryItem {
         self.attributes.get(key).and_then(Value::as_str)
     }
 
-    /// Whether this entry is a proposal (it carries the index of the command that made it).
-    pub fn is_proposal(&self) -> bool {
-        self.attributes.contains_key("commandIndex")
+    /// When this entry is (or was) a tool's proposal, its kind: the `proposal` field, or from a
+    /// server that does not send it, what its attributes say ([`ProposalKind::of`]).
+    pub fn proposal(&self) -> Option<ProposalKind> {
+        self.proposal.or_else(|| ProposalKind::of(&self.attributes))
     }
+
+    /// Whether this entry is (or was) a tool's proposal.
+    pub fn is_proposal(&self) -> bool {
+        self.proposal().is_some()
+    }
+
+    /// Whether it is a tool's proposal still waiting for a decision.
+    pub fn is_pending_proposal(&self) -> bool {
+        self.state == State::Proposed && self.is_proposal()
+    }
+
+    /// The tool that wrote it, when its scheme is a tool's name ([`ToolName::Unknown`] for any
+    /// other scheme).
+    pub fn tool_name(&self) -> ToolName {
+        ToolName::parse(&self.tool).unwrap_or(ToolName::Unknown)
+    }
+
+    /// Why it failed, when it did.
+    pub fn failure(&self) -> Option<FailureKind> {
+        failure(self.state, self.outcome.as_deref())
+    }
+}
+
+/// The failure an entry's state and outcome say, when it failed.
+fn failure(state: State, outcome: Option<&str>) -> Option<FailureKind> {
+    (state == State::Failed).then(|| outcome.map_or(FailureKind::Unknown, FailureKind::parse))
 }
 
 /// What a loop's first turn recalled, and why (`getRun`'s `recall`, and the attributes of the
@@ -381,7 +413,7 @@ pub struct RunSnapshot {
     pub status: i64,
     /// Why its last loop stopped (`concluded`, `max_turns`, …), once stopped.
     #[serde(default)]
-    pub stop_reason: Option<String>,
+    pub stop_reason: Option<StopReason>,
     /// Why a loop waits, if one does.
     #[serde(default)]
     pub queued: Option<Queued>,
@@ -478,8 +510,8 @@ pub struct Entry {
     #[serde(default)]
     pub scheme: Option<String>,
     /// Its state.
-    pub state: String,
-    /// Why it failed or was cancelled.
+    pub state: State,
+    /// Why it failed (see [`Entry::failure`]) or was cancelled.
     #[serde(default)]
     pub outcome: Option<String>,
     /// Its HTTP status.
@@ -487,7 +519,7 @@ pub struct Entry {
     pub status: i64,
     /// Its visibility.
     #[serde(default)]
-    pub visibility: String,
+    pub visibility: Visibility,
     /// The turn that wrote it.
     #[serde(default)]
     pub turn: i64,
@@ -515,6 +547,22 @@ pub struct Entry {
     /// `approves` (see `run/proposal`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hash: Option<String>,
+    /// When it is (or was) a tool's proposal: its kind. Left out for every other entry.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub proposal: Option<ProposalKind>,
+}
+
+impl Entry {
+    /// When this entry is (or was) a tool's proposal, its kind: the `proposal` field, or from a
+    /// server that does not send it, what its attributes say ([`ProposalKind::of`]).
+    pub fn proposal(&self) -> Option<ProposalKind> {
+        self.proposal.or_else(|| ProposalKind::of(&self.attributes))
+    }
+
+    /// Why it failed, when it did.
+    pub fn failure(&self) -> Option<FailureKind> {
+        failure(self.state, self.outcome.as_deref())
+    }
 }
 
 /// One file constraint of `getConstraints`.
@@ -533,7 +581,7 @@ pub struct RunSkill {
     /// Its name.
     pub name: String,
     /// Its entry's state.
-    pub state: String,
+    pub state: State,
     /// Whether it is active: in the run's view and not archived (what the model reads).
     #[serde(default)]
     pub active: bool,
@@ -719,4 +767,83 @@ pub struct ModelCheck {
     /// Whether the context length is known, and what to do if not.
     #[serde(flatten)]
     pub check: Check,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::notifications::RunState;
+    use pretty_assertions::assert_eq;
+    use serde_json::json;
+
+    /// A history item or entry from a newer server, with words this version does not know,
+    /// is read whole: each unknown word is `Unknown`, and the rest is as sent.
+    #[test]
+    fn unknown_words_in_a_result_read_as_unknown() {
+        let item: HistoryItem = serde_json::from_value(json!({
+            "path": "teleport://turn_1/moon", "tool": "teleport", "state": "pondering",
+            "outcome": "gravity:2", "status": 500, "visibility": "hidden", "turn": 1,
+            "tokens": 3, "attributes": {"kind": "teleport", "commandIndex": 0},
+            "proposal": "teleport"
+        }))
+        .unwrap();
+        let entry: Entry = serde_json::from_value(json!({
+            "path": "known://a", "state": "failed", "outcome": "exit:3", "visibility": "visible",
+            "attributes": {}
+        }))
+        .unwrap();
+        let state: RunState = serde_json::from_value(json!({
+            "run": "r", "status": 200, "stopReason": "napping"
+        }))
+        .unwrap();
+        assert_eq!(
+            (
+                item.state,
+                item.visibility,
+                item.tool_name(),
+                item.proposal(),
+                item.failure(),
+                item.turn,
+                state.stop_reason,
+                entry.proposal(),
+                entry.failure(),
+            ),
+            (
+                State::Unknown,
+                Visibility::Unknown,
+                ToolName::Unknown,
+                Some(ProposalKind::Unknown),
+                None,
+                1,
+                Some(StopReason::Unknown),
+                None,
+                Some(FailureKind::Exit { code: 3 }),
+            )
+        );
+    }
+
+    /// From a server that does not send `proposal`, an entry is still known as a proposal by
+    /// its `commandIndex` attribute, its kind its `kind` attribute.
+    #[test]
+    fn a_proposal_is_known_without_its_field() {
+        let item = |attributes: Value| -> HistoryItem {
+            serde_json::from_value(json!({
+                "path": "sh://turn_1/ls", "tool": "sh", "state": "proposed",
+                "attributes": attributes
+            }))
+            .unwrap()
+        };
+        let proposal = item(json!({"kind": "sh", "command": "ls", "commandIndex": 0}));
+        let marked = item(json!({"kind": "sh", "command": "ls"}));
+        assert_eq!(
+            (
+                proposal.proposal(),
+                proposal.is_pending_proposal(),
+                marked.proposal(),
+                marked.is_pending_proposal(),
+                proposal.tool_name(),
+            ),
+            (Some(ProposalKind::Sh), true, None, false, ToolName::Sh)
+        );
+    }
 }

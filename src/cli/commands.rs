@@ -10,7 +10,9 @@ use super::render;
 use super::session::{Failure, Intent, Session};
 use super::view::{short_count, View};
 use rummy_client::params::{GetEntriesParams, Page, RouteCheckParams, RunAttributes};
-use rummy_client::results::{HistoryItem, Model};
+use rummy_client::results::{
+    FailureKind, HistoryItem, Model, ProposalKind, State, ToolName, Visibility,
+};
 use rummy_client::Decision;
 use serde_json::Value;
 use std::io::Write;
@@ -136,7 +138,7 @@ pub async fn watch(args: WatchArgs) -> Result<Exit, Failure> {
         "{} watching {} · {} · turn {} · {}",
         style.bold("rummy"),
         style.cyan(&args.run),
-        render::status_word(snapshot.status, snapshot.stop_reason.as_deref()),
+        render::status_word(snapshot.status, snapshot.stop_reason),
         snapshot.turn,
         snapshot.summary.clone().unwrap_or_default()
     ));
@@ -325,7 +327,7 @@ pub async fn show(args: ShowArgs) -> Result<Exit, Failure> {
         "{} {} · {} · {} · model {} · {} tokens · ${:.3} · created {}",
         style.bold("run"),
         style.cyan(&snapshot.run),
-        render::status_word(snapshot.status, snapshot.stop_reason.as_deref()),
+        render::status_word(snapshot.status, snapshot.stop_reason),
         render::turns(snapshot.turn),
         snapshot.model.clone().unwrap_or_default(),
         short_count(snapshot.telemetry.total_tokens),
@@ -357,7 +359,7 @@ pub async fn show(args: ShowArgs) -> Result<Exit, Failure> {
     let pending: Vec<&HistoryItem> = snapshot
         .history
         .iter()
-        .filter(|i| i.is_proposal() && i.state == "proposed")
+        .filter(|i| i.is_pending_proposal())
         .collect();
     if !pending.is_empty() {
         print(&style.bold("pending proposals"));
@@ -391,14 +393,15 @@ pub async fn show(args: ShowArgs) -> Result<Exit, Failure> {
         .await
         .map_err(|e| Failure::call("listing the entries", e))?;
     print(&style.bold("entries"));
-    for visibility in ["visible", "summarized", "archived"] {
+    for visibility in Visibility::ALL.iter().copied() {
         let of: Vec<_> = entries
             .iter()
             .filter(|e| e.visibility == visibility)
             .collect();
         let tokens: i64 = of.iter().map(|e| e.tokens).sum();
         print(&format!(
-            "  {visibility:<10} {:>4} entries {:>7} tokens",
+            "  {:<10} {:>4} entries {:>7} tokens",
+            visibility.as_str(),
             of.len(),
             short_count(tokens)
         ));
@@ -422,7 +425,7 @@ pub async fn show(args: ShowArgs) -> Result<Exit, Failure> {
 /// the reason the model read), failed; an accepted command also how it ended — its exit code,
 /// or why it has none (interrupted by a restart, cancelled, refused by the sandbox).
 fn history_line(item: &HistoryItem, history: &[HistoryItem], style: super::view::Style) -> String {
-    if item.tool == "update" {
+    if item.tool_name() == ToolName::Update {
         return style.cyan(&format!("» {}", item.body.as_deref().unwrap_or_default()));
     }
     if !item.is_proposal() {
@@ -430,18 +433,18 @@ fn history_line(item: &HistoryItem, history: &[HistoryItem], style: super::view:
     }
     let kind = item.attr("kind").unwrap_or(&item.tool);
     let outcome = item.outcome.as_deref().filter(|o| !o.is_empty());
-    let (ok, what) = match (item.state.as_str(), outcome) {
-        ("proposed", _) => (None, "waiting".to_owned()),
-        ("cancelled", Some(reason)) if reason != "rejected" => {
+    let (ok, what) = match (item.state, outcome) {
+        (State::Proposed, _) => (None, "waiting".to_owned()),
+        (State::Cancelled, Some(reason)) if reason != "rejected" => {
             (Some(false), format!("rejected: {reason}"))
         }
-        ("cancelled", _) => (Some(false), "rejected".to_owned()),
-        ("resolved", _) => match command_end(item, history) {
+        (State::Cancelled, _) => (Some(false), "rejected".to_owned()),
+        (State::Resolved, _) => match command_end(item, history) {
             Some((ok, end)) => (Some(ok), format!("accepted, {end}")),
             None => (Some(true), "accepted".to_owned()),
         },
         (state, Some(why)) => (Some(false), format!("{state}: {why}")),
-        (state, None) => (Some(false), state.to_owned()),
+        (state, None) => (Some(false), state.to_string()),
     };
     let mark = match ok {
         Some(true) => style.green("✓"),
@@ -459,7 +462,7 @@ fn history_line(item: &HistoryItem, history: &[HistoryItem], style: super::view:
 /// `exit 0`, `exit 3`, or why it has no exit code. `None` for what is not a command, or a
 /// command still running.
 fn command_end(item: &HistoryItem, history: &[HistoryItem]) -> Option<(bool, String)> {
-    if !matches!(item.attr("kind"), Some("sh" | "env")) {
+    if !matches!(item.proposal(), Some(ProposalKind::Sh | ProposalKind::Env)) {
         return None;
     }
     if let Some(code) = item.attributes.get("exitCode").and_then(Value::as_i64) {
@@ -467,14 +470,14 @@ fn command_end(item: &HistoryItem, history: &[HistoryItem]) -> Option<(bool, Str
     }
     let first = format!("{}_1", item.path);
     let channel = history.iter().find(|i| i.path == first)?;
-    match (channel.state.as_str(), channel.outcome.as_deref()) {
-        ("streaming", _) => Some((true, "running".to_owned())),
-        ("resolved", _) => Some((true, "exit 0".to_owned())),
-        (_, Some(outcome)) => match outcome.strip_prefix("exit:") {
-            Some(code) => Some((false, format!("exit {code}"))),
-            None => Some((false, outcome.to_owned())),
+    match (channel.state, channel.outcome.as_deref()) {
+        (State::Streaming, _) => Some((true, "running".to_owned())),
+        (State::Resolved, _) => Some((true, "exit 0".to_owned())),
+        (_, Some(outcome)) => match channel.failure() {
+            Some(FailureKind::Exit { code }) => Some((false, format!("exit {code}"))),
+            _ => Some((false, outcome.to_owned())),
         },
-        (state, None) => Some((false, state.to_owned())),
+        (state, None) => Some((false, state.to_string())),
     }
 }
 
@@ -518,7 +521,7 @@ pub async fn approve(args: ApproveArgs) -> Result<Exit, Failure> {
             .await
         {
             Ok(ack) => {
-                let state = ack.state.unwrap_or_else(|| "resolved".into());
+                let state = ack.state.unwrap_or(State::Resolved);
                 let outcome = ack.outcome.map(|o| format!(" ({o})")).unwrap_or_default();
                 print(&format!("{path}: {state}{outcome}"));
                 if ack.runner.as_deref() == Some("client") {
@@ -631,7 +634,7 @@ async fn pending(session: &mut Session, run: &str) -> Result<Vec<Pending>, Failu
         .client
         .get_entries(&GetEntriesParams {
             run: run.to_owned(),
-            state: Some("proposed".into()),
+            state: Some(State::Proposed.as_str().to_owned()),
             with_body: false,
             limit: Some(1000),
             ..GetEntriesParams::default()
@@ -640,7 +643,7 @@ async fn pending(session: &mut Session, run: &str) -> Result<Vec<Pending>, Failu
         .map_err(|e| Failure::run_call(&session.project, run, e))?;
     Ok(entries
         .into_iter()
-        .filter(|e| e.attributes.contains_key("commandIndex"))
+        .filter(|e| e.proposal().is_some())
         .map(|e| Pending::of(e.path, &e.attributes, e.hash))
         .collect())
 }
@@ -705,12 +708,12 @@ pub async fn reject(args: RejectArgs) -> Result<Exit, Failure> {
         )
         .await
         .map_err(|e| Failure::call(&path, e))?;
-    let state = ack.state.unwrap_or_else(|| "cancelled".into());
-    print(&match (state.as_str(), ack.outcome.as_deref()) {
-        ("cancelled", Some(reason)) if reason != "rejected" => {
+    let state = ack.state.unwrap_or(State::Cancelled);
+    print(&match (state, ack.outcome.as_deref()) {
+        (State::Cancelled, Some(reason)) if reason != "rejected" => {
             format!("{path}: rejected: {reason}")
         }
-        ("cancelled", _) => format!("{path}: rejected"),
+        (State::Cancelled, _) => format!("{path}: rejected"),
         (other, outcome) => format!(
             "{path}: {other}{}",
             outcome.map(|o| format!(" ({o})")).unwrap_or_default()
@@ -775,7 +778,7 @@ pub async fn inject(args: InjectArgs) -> Result<Exit, Failure> {
         format!(
             "run {run} was {}: the prompt starts a new loop of the run (`rummy watch {run}` \
              follows it)",
-            render::status_word(before.status, before.stop_reason.as_deref())
+            render::status_word(before.status, before.stop_reason)
         )
     };
     print(&text);
@@ -836,7 +839,7 @@ pub async fn cancel(args: CancelArgs) -> Result<Exit, Failure> {
         format!(
             "run {} had already ended ({}): nothing to cancel",
             args.run,
-            render::status_word(before.status, before.stop_reason.as_deref())
+            render::status_word(before.status, before.stop_reason)
         ),
     ))
 }

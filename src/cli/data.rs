@@ -13,8 +13,8 @@
 
 use super::args::{BackupArgs, ExportArgs};
 use super::exit::Exit;
-use rummy_core::config::Location;
-use rummy_core::store::{export, StoreError};
+use rummy_store::location::Location;
+use rummy_store::{export, StoreError};
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::os::unix::fs::OpenOptionsExt;
@@ -37,7 +37,7 @@ pub fn backup(args: &BackupArgs) -> Exit {
     };
     // Read-only at the file, without `query_only` (which refuses VACUUM INTO too): all it runs
     // is that, which only reads this database.
-    let mut conn = match rummy_core::store::database::open_existing(&db) {
+    let mut conn = match rummy_store::database::open_existing(&db) {
         Ok(conn) => conn,
         Err(e @ StoreError::NotFound(_)) => {
             return fail(Exit::Failure, &format!("nothing to back up: {e}"))
@@ -83,7 +83,7 @@ pub fn backup(args: &BackupArgs) -> Exit {
             )
         }
     }
-    if let Err(e) = rummy_core::store::database::backup_into(&mut conn, target) {
+    if let Err(e) = rummy_store::database::backup_into(&mut conn, target) {
         // The file is the one made above, empty or half-written: not a backup.
         let _ = std::fs::remove_file(target);
         return fail(
@@ -103,10 +103,10 @@ pub fn backup(args: &BackupArgs) -> Exit {
 /// Whether the file `target` would be (its directory's real path, then its name) inside a
 /// project's root, as the database records the roots (their real paths).
 fn inside_a_project(
-    conn: &mut rummy_core::db::Db,
+    conn: &mut rummy_store::db::Db,
     target: &std::path::Path,
 ) -> Result<bool, StoreError> {
-    let roots = rummy_core::store::projects::roots(conn)?;
+    let roots = rummy_store::projects::roots(conn)?;
     let absolute =
         std::env::current_dir().map_or_else(|_| target.to_path_buf(), |cwd| cwd.join(target));
     let Some(plain) = rummy_core::access::roots::lexical(&absolute) else {
@@ -136,11 +136,11 @@ pub fn export(args: &ExportArgs) -> Exit {
             Err(e) => return fail(Exit::Failure, &format!("current directory: {e}")),
         },
     };
-    let mut conn = match rummy_core::store::database::open_reader(&db) {
+    let mut conn = match rummy_store::database::open_reader(&db) {
         Ok(conn) => conn,
         Err(e) => return fail(Exit::Failure, &e.to_string()),
     };
-    match rummy_core::store::database::needs_migration(&mut conn) {
+    match rummy_store::database::needs_migration(&mut conn) {
         Ok(false) => {}
         Ok(true) => {
             let message = format!(

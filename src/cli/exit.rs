@@ -1,5 +1,6 @@
 //! The exit codes of `rummy` (documented in `rummy --help` and the README).
 
+use rummy_client::results::StopReason;
 use std::process::ExitCode;
 
 /// How a command ended.
@@ -39,9 +40,9 @@ pub enum Exit {
 
 impl Exit {
     /// The exit code for a run that ended with `status` (and, when the server says, why).
-    pub fn of_run(status: i64, stop_reason: Option<&str>) -> Exit {
+    pub fn of_run(status: i64, stop_reason: Option<StopReason>) -> Exit {
         match (status, stop_reason) {
-            (_, Some("max_turns")) => Exit::MaxTurns,
+            (_, Some(StopReason::MaxTurns)) => Exit::MaxTurns,
             (200, _) => Exit::Ok,
             (413, _) => Exit::ContextFull,
             (499, _) => Exit::Cancelled,
@@ -60,7 +61,7 @@ impl From<Exit> for ExitCode {
 
 #[cfg(test)]
 mod tests {
-    use super::Exit;
+    use super::{Exit, StopReason};
     use pretty_assertions::assert_eq;
 
     /// Each final status has its own code, and the turn limit wins over the status.
@@ -72,7 +73,7 @@ mod tests {
             (499, None),
             (500, None),
             (508, None),
-            (200, Some("max_turns")),
+            (200, Some(StopReason::MaxTurns)),
             (202, None),
         ]
         .into_iter()

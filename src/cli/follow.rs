@@ -15,7 +15,9 @@ use rummy_client::notifications::RunState;
 use rummy_client::params::{
     StreamAbortedParams, StreamCancelParams, StreamCompletedParams, StreamParams,
 };
-use rummy_client::results::{HistoryItem, RunSnapshot};
+use rummy_client::results::{
+    FailureKind, HistoryItem, ProposalKind, RunSnapshot, State, StopReason, ToolName,
+};
 use rummy_client::{CallError, ClientError, Decision, Notification};
 use std::collections::{BTreeSet, HashMap, HashSet, VecDeque};
 use std::time::{Duration, Instant};
@@ -71,8 +73,8 @@ pub struct Follow<'a> {
     /// writes commit, not always in number order, and an older one must not undo a newer one.
     status_seq: i64,
     /// How the loop ended (status, why) and the turn it ended at, once it has.
-    ended: Option<(i64, Option<String>, i64)>,
-    printed: HashMap<String, String>,
+    ended: Option<(i64, Option<StopReason>, i64)>,
+    printed: HashMap<String, State>,
     decided: HashSet<String>,
     queue: VecDeque<HistoryItem>,
     asking: Option<HistoryItem>,
@@ -164,16 +166,16 @@ impl<'a> Follow<'a> {
                     .unwrap_or_else(|| item.body.as_deref().map_or(0, str::len));
                 continue;
             }
-            if item.is_proposal() && item.state == "proposed" {
+            if item.is_pending_proposal() {
                 self.queue.push_back(item.clone());
             }
-            self.printed.insert(item.path.clone(), item.state.clone());
+            self.printed.insert(item.path.clone(), item.state);
             if item.attributes.contains_key("exitCode") {
                 self.exits.insert(item.path.clone());
             }
         }
         if !matches!(snapshot.status, 100 | 102 | 202) {
-            self.ended = Some((snapshot.status, snapshot.stop_reason.clone(), snapshot.turn));
+            self.ended = Some((snapshot.status, snapshot.stop_reason, snapshot.turn));
         }
     }
 
@@ -490,8 +492,8 @@ impl<'a> Follow<'a> {
         if self.printed.get(&item.path) == Some(&item.state) {
             return;
         }
-        self.printed.insert(item.path.clone(), item.state.clone());
-        if item.tool == "update" {
+        self.printed.insert(item.path.clone(), item.state);
+        if item.tool_name() == ToolName::Update {
             let status = item.attributes.get("status").and_then(|s| s.as_i64());
             if status == Some(102) {
                 let text = item.body.as_deref().unwrap_or_default();
@@ -507,17 +509,17 @@ impl<'a> Follow<'a> {
     }
 
     fn proposal_changed(&mut self, item: &HistoryItem) {
-        if item.state == "proposed" {
+        if item.state == State::Proposed {
             let known = self.printed.contains_key(&item.path)
                 || self.asking.as_ref().is_some_and(|a| a.path == item.path)
                 || self.queue.iter().any(|q| q.path == item.path);
             if !known {
-                self.printed.insert(item.path.clone(), item.state.clone());
+                self.printed.insert(item.path.clone(), item.state);
                 self.queue.push_back(item.clone());
             }
             return;
         }
-        if item.state == "resolved" && item.attr("kind") == Some("edit") {
+        if item.state == State::Resolved && item.proposal() == Some(ProposalKind::Edit) {
             self.files.insert(render::target(item));
         }
         if let Some(code) = item.attributes.get("exitCode").and_then(|c| c.as_i64()) {
@@ -529,7 +531,7 @@ impl<'a> Follow<'a> {
         if self.printed.get(&item.path) == Some(&item.state) {
             return;
         }
-        let first = self.printed.insert(item.path.clone(), item.state.clone());
+        let first = self.printed.insert(item.path.clone(), item.state);
         if self.decided.contains(&item.path) {
             return;
         }
@@ -543,13 +545,13 @@ impl<'a> Follow<'a> {
             self.view.ask(None);
         }
         if first.is_some() || queued.is_some() {
-            let what = match item.state.as_str() {
-                "resolved" => self.view.style.green("✓ accepted elsewhere"),
-                "cancelled" => self.view.style.yellow("✗ rejected elsewhere"),
+            let what = match item.state {
+                State::Resolved => self.view.style.green("✓ accepted elsewhere"),
+                State::Cancelled => self.view.style.yellow("✗ rejected elsewhere"),
                 other => self.view.style.red(&format!("✗ {other}")),
             };
-            let reason = match (item.state.as_str(), item.outcome.as_deref()) {
-                ("cancelled", Some(reason)) if reason != "rejected" => format!(": {reason}"),
+            let reason = match (item.state, item.outcome.as_deref()) {
+                (State::Cancelled, Some(reason)) if reason != "rejected" => format!(": {reason}"),
                 _ => String::new(),
             };
             let line = format!("  {what}: {}{reason}", render::target(item));
@@ -590,15 +592,11 @@ impl<'a> Follow<'a> {
         let Some(outcome) = item.outcome.as_deref() else {
             return;
         };
-        if item.state != "failed" || !item.path.ends_with("_1") || outcome.starts_with("exit:") {
+        let exited = matches!(item.failure(), Some(FailureKind::Exit { .. }));
+        if item.state != State::Failed || !item.path.ends_with("_1") || exited {
             return;
         }
-        if self
-            .printed
-            .insert(item.path.clone(), item.state.clone())
-            .as_deref()
-            == Some("failed")
-        {
+        if self.printed.insert(item.path.clone(), item.state) == Some(State::Failed) {
             return;
         }
         self.view.end_stream();
@@ -702,7 +700,7 @@ impl<'a> Follow<'a> {
             return Ok(Some(Exit::Waiting));
         };
         let text = line.trim();
-        let ask_user = item.attr("kind") == Some("ask_user");
+        let ask_user = item.proposal() == Some(ProposalKind::AskUser);
         let (word, rest) = text.split_once(char::is_whitespace).unwrap_or((text, ""));
         let rest = Some(rest.trim().to_owned()).filter(|r| !r.is_empty());
         let decision = match (ask_user, word.to_lowercase().as_str()) {
@@ -768,12 +766,12 @@ impl<'a> Follow<'a> {
             }
             Err(e) => return Err(Failure::call("answering the proposal", e)),
         };
-        let state = ack.state.clone().unwrap_or_else(|| "resolved".into());
-        self.printed.insert(item.path.clone(), state.clone());
+        let state = ack.state.unwrap_or(State::Resolved);
+        self.printed.insert(item.path.clone(), state);
         let style = self.view.style;
-        let line = match (state.as_str(), accepting) {
-            ("resolved", true) => style.green("✓ accepted"),
-            ("cancelled", _) => style.yellow(&match reason {
+        let line = match (state, accepting) {
+            (State::Resolved, true) => style.green("✓ accepted"),
+            (State::Cancelled, _) => style.yellow(&match reason {
                 Some(reason) => format!("✗ rejected: {reason}"),
                 None => "✗ rejected".to_owned(),
             }),
@@ -783,14 +781,14 @@ impl<'a> Follow<'a> {
             )),
         };
         self.view.line(&format!("  {line}"));
-        if state != "resolved" || !accepting {
+        if state != State::Resolved || !accepting {
             return Ok(());
         }
-        match item.attr("kind") {
-            Some("edit") => {
+        match item.proposal() {
+            Some(ProposalKind::Edit) => {
                 self.files.insert(render::target(&item));
             }
-            Some("sh" | "env") => {
+            Some(ProposalKind::Sh | ProposalKind::Env) => {
                 let command = render::target(&item);
                 if ack.runner.as_deref() == Some("server") {
                     self.server_run.insert(item.path.clone());
@@ -961,15 +959,15 @@ impl<'a> Follow<'a> {
             .get_run(&run, None)
             .await
             .map_err(|e| Failure::call("reading the run's end", e))?;
-        let stop_reason = stop_reason.or(snapshot.stop_reason.clone());
+        let stop_reason = stop_reason.or(snapshot.stop_reason);
         for item in &snapshot.history {
-            if item.is_proposal() && item.state == "resolved" && item.attr("kind") == Some("edit") {
+            if item.state == State::Resolved && item.proposal() == Some(ProposalKind::Edit) {
                 files.insert(render::target(item));
             }
         }
         view.finish();
         if view.output() == Output::Json {
-            return Ok(Exit::of_run(status, stop_reason.as_deref()));
+            return Ok(Exit::of_run(status, stop_reason));
         }
         let style = view.style;
         view.line("");
@@ -982,7 +980,7 @@ impl<'a> Follow<'a> {
                 view.line(&style.red(error.body.as_deref().unwrap_or_default()));
             }
         }
-        let ending = render::ending(status, stop_reason.as_deref(), style);
+        let ending = render::ending(status, stop_reason, style);
         let files: Vec<String> = files.into_iter().collect();
         view.line(&render::summary_line(
             &ending,
@@ -992,7 +990,7 @@ impl<'a> Follow<'a> {
             started.elapsed(),
             &files,
         ));
-        Ok(Exit::of_run(status, stop_reason.as_deref()))
+        Ok(Exit::of_run(status, stop_reason))
     }
 }
 

@@ -2,7 +2,7 @@
 //! status line, and the summary at the end. Pure functions of what the server sent.
 
 use super::view::{diff_lines, short_count, Style};
-use rummy_client::results::HistoryItem;
+use rummy_client::results::{HistoryItem, ProposalKind, StopReason};
 use serde_json::{Map, Value};
 use std::time::Duration;
 
@@ -23,7 +23,7 @@ pub fn target_of(path: &str, attributes: &Map<String, Value>) -> String {
         .and_then(|(_, rest)| rest.split_once('/'))
         .map_or(path, |(_, target)| target);
     // The server escapes targets in paths.
-    rummy_core::path::decode_component(after_turn)
+    rummy_text::path::decode_component(after_turn)
 }
 
 /// The project files a proposal with `attributes` acts on: an edit's file, the file a copy or
@@ -123,7 +123,7 @@ pub fn proposal_lines(item: &HistoryItem, style: Style) -> Vec<String> {
 
 /// The question a proposal asks.
 pub fn question(item: &HistoryItem, style: Style) -> String {
-    if item.attr("kind") == Some("ask_user") {
+    if item.proposal() == Some(ProposalKind::AskUser) {
         return format!("  {} ", style.yellow("your answer (n to decline) ›"));
     }
     format!(
@@ -201,9 +201,9 @@ impl Status {
 
 /// A run's status in words, as the protocol's table of run statuses defines them (the CLI
 /// never shows the number): `queued`, `running`, `waiting` (on a proposal), `done`, …
-pub fn status_word(status: i64, stop_reason: Option<&str>) -> String {
+pub fn status_word(status: i64, stop_reason: Option<StopReason>) -> String {
     match (status, stop_reason) {
-        (200, Some("max_turns")) => "stopped at the turn limit".to_owned(),
+        (200, Some(StopReason::MaxTurns)) => "stopped at the turn limit".to_owned(),
         (100, _) => "queued".to_owned(),
         (102, _) => "running".to_owned(),
         (202, _) => "waiting".to_owned(),
@@ -222,9 +222,9 @@ pub fn turns(n: i64) -> String {
 }
 
 /// How a run ended, in words, painted: `✔ done`, `✗ failed`, …
-pub fn ending(status: i64, stop_reason: Option<&str>, style: Style) -> String {
+pub fn ending(status: i64, stop_reason: Option<StopReason>, style: Style) -> String {
     match (status, stop_reason) {
-        (_, Some("max_turns")) => style.yellow("✗ stopped at the turn limit"),
+        (_, Some(StopReason::MaxTurns)) => style.yellow("✗ stopped at the turn limit"),
         (200, _) => style.green("✔ done"),
         (413, _) => style.red("✗ context full"),
         (499, _) => style.yellow("✗ cancelled"),
@@ -382,7 +382,7 @@ mod tests {
             ]
         );
         assert_eq!(
-            status_word(200, Some("max_turns")),
+            status_word(200, Some(StopReason::MaxTurns)),
             "stopped at the turn limit"
         );
         assert_eq!(

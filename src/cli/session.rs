@@ -389,7 +389,7 @@ async fn start_local(
         .map_err(|e| Failure::new(Exit::Usage, format!("configuration: {e}")))?;
     config.port = 0;
     // An SQLite file is one server's; a PostgreSQL database is shared.
-    if let rummy::config::Location::Sqlite(path) = config.database() {
+    if let rummy_store::location::Location::Sqlite(path) = config.database() {
         if let Some(held) = rummy::lock::holder(&path) {
             return Err(refuse_local(held));
         }

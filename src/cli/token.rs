@@ -5,10 +5,10 @@
 
 use super::args::{TokenCommand, TokenCreateArgs};
 use super::exit::Exit;
-use rummy_core::config::Location;
-use rummy_core::store::tokens::{self, NewToken, TokenInfo};
-use rummy_core::store::StoreError;
-use rummy_core::time::Millis;
+use rummy_provider::time::Millis;
+use rummy_store::location::Location;
+use rummy_store::tokens::{self, NewToken, TokenInfo};
+use rummy_store::StoreError;
 use std::collections::BTreeMap;
 use std::io::Write;
 
@@ -31,7 +31,7 @@ pub fn run(command: TokenCommand) -> Exit {
             }
         }
     }
-    let mut conn = match rummy_core::store::database::open(&location) {
+    let mut conn = match rummy_store::database::open(&location) {
         Ok(conn) => conn,
         Err(e) => {
             let message = format!("cannot open {}: {e}", location.display());
@@ -69,7 +69,7 @@ pub fn run(command: TokenCommand) -> Exit {
 /// Makes the token and prints its text alone on stdout (`TOKEN=$(rummy token create …)`),
 /// what it is on stderr.
 fn create(
-    conn: &mut rummy_core::db::Db,
+    conn: &mut rummy_store::db::Db,
     args: &TokenCreateArgs,
     secret: &[u8; 32],
     now: Millis,

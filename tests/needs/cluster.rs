@@ -399,9 +399,9 @@ async fn the_first_token_closes_the_owners_connections_on_every_process() {
         root: _root,
         _homes,
     } = Pair::start(&db, &provider, &[]).await;
-    let location = rummy::config::Location::Postgres(db.url.clone());
-    let mut conn = rummy_core::store::database::open(&location).unwrap();
-    let ops = rummy_core::store::tokens::NewToken {
+    let location = rummy_store::location::Location::Postgres(db.url.clone());
+    let mut conn = rummy_store::database::open(&location).unwrap();
+    let ops = rummy_store::tokens::NewToken {
         user: "ops".into(),
         admin: true,
         projects: Vec::new(),
@@ -412,7 +412,7 @@ async fn the_first_token_closes_the_owners_connections_on_every_process() {
         .unwrap()
         .as_millis() as i64;
     let made = std::time::Instant::now();
-    rummy_core::store::tokens::create(&mut conn, &ops, &[3; 32], rummy_core::time::Millis(now))
+    rummy_store::tokens::create(&mut conn, &ops, &[3; 32], rummy_provider::time::Millis(now))
         .unwrap();
     let reason = "this server now has tokens: reconnect with one (Authorization: Bearer, or rummy/hello {token})";
     for client in [&mut on_a, &mut on_b] {

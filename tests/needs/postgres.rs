@@ -1,4 +1,4 @@
-//! The suites on PostgreSQL: the store's (every test of `rummy-core`), the listener's (the
+//! The suites on PostgreSQL: the store's (every test of `rummy-store` and `rummy-core`), the listener's (the
 //! `rummy-pg` tests that need a server, ignored in its own run) and the end-to-end suite (the
 //! `all` binary), each run again from here against `RUMMY_TEST_POSTGRES_URL`, every server or
 //! test on a fresh database of its own, the databases dropped after.
@@ -38,15 +38,18 @@ pub fn register(suites: &mut crate::Suites, postgres: &Need) {
     );
 }
 
-/// The store's suite — every test of `rummy-core`, each on a fresh database of its own (its
-/// `store::testing`) — passes on PostgreSQL too.
+/// The store's suite — every test of `rummy-store` and of `rummy-core` (the domain's tests
+/// store through it), each on a fresh database of its own (`rummy_store::testing`) — passes on
+/// PostgreSQL too.
 fn the_store_suite_passes_on_postgres() {
-    let mut command = Command::new(sibling("rummy_core"));
-    command
-        .args(["--test-threads", "4"])
-        .env(BACKEND_VAR, "postgres");
-    // The prefix of core's `store::testing::database_prefix`.
-    rerun(command, |pid| format!("rummy_t{pid}_"));
+    for stem in ["rummy_store", "rummy_core"] {
+        let mut command = Command::new(sibling(stem));
+        command
+            .args(["--test-threads", "4"])
+            .env(BACKEND_VAR, "postgres");
+        // The prefix of `rummy_store::testing::database_prefix`.
+        rerun(command, |pid| format!("rummy_t{pid}_"));
+    }
 }
 
 /// The `rummy-pg` tests that need a server (LISTEN/NOTIFY, reconnection) pass: its own run

@@ -6,9 +6,9 @@ use crate::support::{TestServer, WAIT};
 use crate::webdriver::Browser;
 use diesel::{Connection, ExpressionMethods, QueryDsl, RunQueryDsl};
 use pretty_assertions::assert_eq;
-use rummy::config::Location;
-use rummy_core::db::Db;
-use rummy_core::schema::entries;
+use rummy_store::db::Db;
+use rummy_store::location::Location;
+use rummy_store::schema::entries;
 use rummy_testkit::Reply;
 use serde_json::{json, Value};
 

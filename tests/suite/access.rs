@@ -184,8 +184,8 @@ async fn calls_before_hello_are_not_logged() {
 /// The methods in the RPC log, in order, once at least `count` rows are there.
 async fn logged_methods(server: &TestServer, count: usize) -> Vec<String> {
     use diesel::prelude::*;
-    use rummy_core::schema::rpc_log::dsl as l;
-    let db = rummy_core::store::database::open_read_pool(&server.database(), 1).unwrap();
+    use rummy_store::schema::rpc_log::dsl as l;
+    let db = rummy_store::database::open_read_pool(&server.database(), 1).unwrap();
     let deadline = std::time::Instant::now() + WAIT;
     loop {
         let mut conn = db.get().unwrap();

@@ -6,7 +6,7 @@
 
 use crate::support::{self, wait_status, TestServer, WAIT};
 use pretty_assertions::assert_eq;
-use rummy_core::approval::hash;
+use rummy_store::approval::hash;
 use rummy_testkit::{Reply, RpcClient};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
@@ -353,6 +353,82 @@ async fn stream_cancel_still_stops_a_command_the_server_runs() {
             json!([format!("{path}_1"), format!("{path}_2")]),
             json!("cancelled"),
             json!("too slow")
+        )
+    );
+    server.stop().await;
+}
+
+/// A tool's proposal says its kind in `proposal` — in `run/proposal`, `getEntries` and
+/// `getRun` — beside the `commandIndex` attribute that marks it, and keeps both once resolved;
+/// no other entry has a `proposal`. A state or visibility word the server does not know in a
+/// call's params is refused -32602 naming the param, and nothing changes.
+#[actix_rt::test]
+async fn a_proposal_says_its_kind_and_unknown_words_in_params_are_refused() {
+    let server = TestServer::start().await;
+    server.provider.push(Reply::content(EDIT_B));
+    server.provider.push(Reply::content(DONE));
+    let (_dir, root) = project();
+    let (mut client, proposed) = proposing(&server, &root, "kind", "Edit b.txt").await;
+    let path = text(&proposed["path"]);
+    let refused =
+        |e: rummy_testkit::RpcError| (e.code, e.data.unwrap_or_default()["param"].clone());
+    let state = client
+        .call_err(
+            "set",
+            json!({ "run": "kind", "path": path, "state": "pondering" }),
+        )
+        .await;
+    let visibility = client
+        .call_err(
+            "getEntries",
+            json!({ "run": "kind", "visibility": "hidden" }),
+        )
+        .await;
+    // The proposal's kind, and how many other entries claim one.
+    let kinds = |entries: &Value| {
+        let entries = entries.as_array().cloned().unwrap_or_default();
+        let mine: Vec<(Value, Value, Value)> = entries
+            .iter()
+            .filter(|e| e["path"] == json!(path))
+            .map(|e| {
+                (
+                    e["state"].clone(),
+                    e["proposal"].clone(),
+                    e["attributes"]["commandIndex"].clone(),
+                )
+            })
+            .collect();
+        let others = entries
+            .iter()
+            .filter(|e| e["path"] != json!(path) && e.get("proposal").is_some())
+            .count();
+        (mine, others)
+    };
+    let pending = client
+        .call("getEntries", json!({ "run": "kind" }))
+        .await
+        .unwrap();
+    accept_applies_the_edit(&mut client, "kind", &path, &proposed["hash"], &root).await;
+    let snapshot = client
+        .call("getRun", json!({ "run": "kind" }))
+        .await
+        .unwrap();
+    assert_eq!(
+        (
+            proposed["proposal"].clone(),
+            proposed["attributes"]["commandIndex"].clone(),
+            refused(state),
+            refused(visibility),
+            kinds(&pending),
+            kinds(&snapshot["history"]),
+        ),
+        (
+            json!("edit"),
+            json!(0),
+            (-32602, json!("state")),
+            (-32602, json!("visibility")),
+            (vec![(json!("proposed"), json!("edit"), json!(0))], 0),
+            (vec![(json!("resolved"), json!("edit"), json!(0))], 0),
         )
     );
     server.stop().await;

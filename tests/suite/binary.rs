@@ -30,9 +30,9 @@ async fn binary_prints_its_address_and_stops_on_sigterm() {
         "stdout has exactly one line"
     );
     match crate::support::database::of_home(home.path()) {
-        rummy::config::Location::Sqlite(db) => assert!(db.exists()),
+        rummy_store::location::Location::Sqlite(db) => assert!(db.exists()),
         // The server used its PostgreSQL database and made no file of its own.
-        rummy::config::Location::Postgres(_) => {
+        rummy_store::location::Location::Postgres(_) => {
             assert!(!home.path().join("rummy.db").exists())
         }
     }

@@ -7,8 +7,9 @@ use super::commands::{accept_next, project, proposing};
 use crate::support::raw::RawSocket;
 use crate::support::{self, database, wait_status, TestServer};
 use pretty_assertions::assert_eq;
-use rummy::config::{CommandRunner, Location};
-use rummy_core::store::{notifications, runs};
+use rummy::config::CommandRunner;
+use rummy_store::location::Location;
+use rummy_store::{notifications, runs};
 use rummy_testkit::{Reply, RpcClient};
 use serde_json::{json, Value};
 use std::time::Duration;
@@ -212,7 +213,7 @@ fn database_bytes(location: &Location) -> Option<(u64, u64)> {
 /// The bytes of every notification stored for run `cmd` of project `cmds`.
 fn stored_notification_bytes(location: &Location) -> usize {
     let mut conn = database::connect(location);
-    let project = rummy_core::store::projects::by_name(&mut conn, "cmds")
+    let project = rummy_store::projects::by_name(&mut conn, "cmds")
         .unwrap()
         .unwrap();
     let run = runs::by_alias(&mut conn, project.id, "cmd")

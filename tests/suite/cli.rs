@@ -1064,7 +1064,7 @@ async fn watch_attaches_and_answers_a_pending_proposal() {
 fn routes_and_fallback(config: &mut rummy::config::Config, backup_url: String) {
     config.models[0].fallback = Some("backup".into());
     for (alias, actual) in [("deep", "openai/deep-model"), ("backup", "ollama/small")] {
-        config.models.push(rummy::config::ModelSeed {
+        config.models.push(rummy_store::models::ModelSeed {
             alias: alias.into(),
             actual: actual.into(),
             context_length: Some(32_768),
@@ -1074,10 +1074,11 @@ fn routes_and_fallback(config: &mut rummy::config::Config, backup_url: String) {
     config.providers.ollama = Some(rummy::config::OllamaConfig {
         base_url: backup_url,
     });
-    config.providers.routing.classes.insert(
-        rummy_core::provider::routing::PromptClass::Code,
-        "deep".into(),
-    );
+    config
+        .providers
+        .routing
+        .classes
+        .insert(rummy_provider::routing::PromptClass::Code, "deep".into());
 }
 
 /// `rummy routes` prints the class → model map; `rummy route check` the class, the model and

@@ -4,6 +4,7 @@
 use crate::support::{TestServer, WAIT};
 use pretty_assertions::assert_eq;
 use rummy_client::params::{ConstraintParams, GetEntriesParams, HelloParams, Page, RunAttributes};
+use rummy_client::results::State;
 use rummy_client::{Client, ClientOptions, Decision, Notification, Reconnect};
 use rummy_testkit::{Gate, Reply};
 use std::time::Duration;
@@ -179,10 +180,15 @@ async fn a_proposal_is_typed_and_resolved() {
         (
             proposed.attributes.get("kind").and_then(|k| k.as_str()),
             proposed.body.contains("-old\n+new"),
-            ack.state.as_deref(),
+            ack.state,
             std::fs::read_to_string(format!("{root}/a.txt")).unwrap()
         ),
-        (Some("edit"), true, Some("resolved"), "new\n".to_owned())
+        (
+            Some("edit"),
+            true,
+            Some(State::Resolved),
+            "new\n".to_owned()
+        )
     );
     server.stop().await;
 }

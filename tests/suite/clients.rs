@@ -447,7 +447,7 @@ async fn the_models_set_preview_changes_nothing() {
     let known = entry(&mut client, "p", "set://turn_1/known%3A%2F%2Fport")
         .await
         .unwrap();
-    let patch = rummy_core::hedberg::unified_diff("known://port", "", "The port is 8080.");
+    let patch = rummy_text::hedberg::unified_diff("known://port", "", "The port is 8080.");
     assert_eq!(
         (known["state"].clone(), known["body"].clone()),
         (

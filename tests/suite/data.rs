@@ -6,7 +6,7 @@ use crate::support::process::ServerProcess;
 use diesel::connection::SimpleConnection;
 use diesel::{Connection, QueryableByName, RunQueryDsl};
 use pretty_assertions::assert_eq;
-use rummy_core::db::Db;
+use rummy_store::db::Db;
 use rummy_testkit::{FakeProvider, Reply, RpcClient};
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, BTreeSet};

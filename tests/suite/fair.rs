@@ -8,8 +8,8 @@
 
 use crate::support::process::ServerProcess;
 use crate::support::{accept, prompt_element, start_run, wait_status, TestServer, WAIT};
-use rummy_core::fair::period::CostPeriod;
-use rummy_core::time::Millis;
+use rummy_provider::time::Millis;
+use rummy_store::period::CostPeriod;
 use rummy_testkit::{FakeProvider, Gate, Reply, RpcClient};
 use serde_json::{json, Value};
 use std::process::Stdio;

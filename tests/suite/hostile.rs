@@ -278,18 +278,18 @@ async fn corpus_server(team: bool) -> (TestServer, Option<Team>) {
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap()
         .as_millis() as i64;
-    let mut conn = rummy_core::store::database::open(&server.database()).unwrap();
-    let expired = rummy_core::store::tokens::NewToken {
+    let mut conn = rummy_store::database::open(&server.database()).unwrap();
+    let expired = rummy_store::tokens::NewToken {
         user: "expired".into(),
         admin: false,
         projects: vec!["corpus".into()],
-        expires_at: Some(rummy_core::time::Millis(now - 1)),
+        expires_at: Some(rummy_provider::time::Millis(now - 1)),
     };
-    let (text, _) = rummy_core::store::tokens::create(
+    let (text, _) = rummy_store::tokens::create(
         &mut conn,
         &expired,
         &[3; 32],
-        rummy_core::time::Millis(now - 10),
+        rummy_provider::time::Millis(now - 10),
     )
     .unwrap();
     tokens.insert("expired", text);

@@ -3,8 +3,8 @@
 
 use rummy::config::{Config, TlsFiles};
 use rummy::ServeError;
-use rummy_core::store::tokens::{self, NewToken};
-use rummy_core::time::Millis;
+use rummy_provider::time::Millis;
+use rummy_store::tokens::{self, NewToken};
 use std::net::{IpAddr, Ipv4Addr};
 use std::path::PathBuf;
 use tempfile::TempDir;
@@ -58,7 +58,7 @@ async fn a_network_without_tokens_is_refused_unless_insecure() {
 async fn a_network_bind_starts_once_a_token_exists() {
     let home = TempDir::new().unwrap();
     let config = config_on(&home, ANY);
-    let mut conn = rummy_core::store::database::open(&config.database()).unwrap();
+    let mut conn = rummy_store::database::open(&config.database()).unwrap();
     let admin = NewToken {
         user: "ops".into(),
         admin: true,

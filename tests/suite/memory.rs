@@ -728,7 +728,7 @@ async fn sidecar_server(
     turn: impl Fn(&str) -> String + Send + Sync + 'static,
 ) -> TestServer {
     let server = TestServer::start_with(|c| {
-        c.models.push(rummy::config::ModelSeed {
+        c.models.push(rummy_store::models::ModelSeed {
             alias: "side".into(),
             actual: format!("openai/{SIDE_MODEL}"),
             context_length: Some(32_768),

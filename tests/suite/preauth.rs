@@ -8,9 +8,9 @@ use crate::support::process::ServerProcess;
 use crate::support::raw::{frame_with, header, Frame, RawSocket};
 use crate::support::{TestServer, WAIT};
 use pretty_assertions::assert_eq;
-use rummy::config::Location;
-use rummy_core::store::tokens::{self, NewToken};
-use rummy_core::time::Millis;
+use rummy_provider::time::Millis;
+use rummy_store::location::Location;
+use rummy_store::tokens::{self, NewToken};
 use rummy_testkit::RpcClient;
 use serde_json::json;
 use std::process::Stdio;
@@ -34,7 +34,7 @@ fn now() -> Millis {
 /// An admin token made on the database itself, as `rummy token create` makes one (no server
 /// involved).
 fn made_on_the_database(location: &Location, user: &str) -> String {
-    let mut conn = rummy_core::store::database::open(location).unwrap();
+    let mut conn = rummy_store::database::open(location).unwrap();
     let new = NewToken {
         user: user.into(),
         admin: true,

@@ -444,9 +444,9 @@ async fn rpc_log_records_calls_without_secrets() {
     let _ = client.call_err("getRun", json!({ "run": "nope" })).await;
     client.call("ping", json!({})).await.unwrap();
     // The log is written off the response path: wait for the three rows.
-    let db = rummy_core::store::database::open_read_pool(&server.database(), 1).unwrap();
+    let db = rummy_store::database::open_read_pool(&server.database(), 1).unwrap();
     use diesel::prelude::*;
-    use rummy_core::schema::rpc_log::dsl as l;
+    use rummy_store::schema::rpc_log::dsl as l;
     let deadline = std::time::Instant::now() + crate::support::WAIT;
     type Row = (String, Option<String>, Option<String>, Option<String>);
     let rows: Vec<Row> = loop {

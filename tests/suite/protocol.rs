@@ -156,7 +156,7 @@ async fn bad_params_name_the_param() {
 #[actix_rt::test]
 async fn unknown_model_and_run_are_32004() {
     let server = TestServer::start_with(|c| {
-        c.models.push(rummy::config::ModelSeed {
+        c.models.push(rummy_store::models::ModelSeed {
             alias: "local".into(),
             actual: "ollama/llama3".into(),
             context_length: None,
@@ -429,9 +429,9 @@ async fn a_call_past_the_rpc_timeout_gets_an_error_and_its_write_still_lands() {
     let mut holder = crate::support::database::connect(&server.database());
     holder
         .batch_execute(match holder {
-            rummy_core::db::Db::Sqlite(_) => "BEGIN IMMEDIATE",
+            rummy_store::db::Db::Sqlite(_) => "BEGIN IMMEDIATE",
             // Reads go on; the new run's insert waits.
-            rummy_core::db::Db::Pg(_) => "BEGIN; LOCK TABLE runs IN EXCLUSIVE MODE",
+            rummy_store::db::Db::Pg(_) => "BEGIN; LOCK TABLE runs IN EXCLUSIVE MODE",
         })
         .unwrap();
 

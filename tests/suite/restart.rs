@@ -226,7 +226,7 @@ async fn runs_and_calls_past_the_retention_period_are_removed_at_start_up() {
     let database = crate::support::database::of_home(home.path());
     {
         use diesel::prelude::*;
-        use rummy_core::schema::{rpc_log, runs};
+        use rummy_store::schema::{rpc_log, runs};
         let mut db = crate::support::database::connect(&database);
         let forty_days_ago = rummy_actors::clock::now().days_before(40).0;
         diesel::update(runs::table.filter(runs::alias.eq("old")))
@@ -251,14 +251,14 @@ async fn runs_and_calls_past_the_retention_period_are_removed_at_start_up() {
     second.kill();
     let mut db = crate::support::database::connect(&database);
     use diesel::prelude::*;
-    use rummy_core::schema::{entries, rpc_log};
+    use rummy_store::schema::{entries, rpc_log};
     let facts: i64 = entries::table
         .filter(entries::path.eq("known://f"))
         .count()
         .get_result(&mut db)
         .unwrap();
     assert_eq!(facts, 0, "the old run's entries went with it");
-    let logged = |db: &mut rummy_core::db::Db, run: &str| -> i64 {
+    let logged = |db: &mut rummy_store::db::Db, run: &str| -> i64 {
         rpc_log::table
             .filter(rpc_log::params.like(format!("%run://{run}%")))
             .count()

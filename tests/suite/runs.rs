@@ -315,10 +315,10 @@ async fn a_loop_stops_at_the_turn_limit_without_a_turn_beyond_it() {
     wait_status(&mut client, &alias, 200).await;
     assert_eq!(server.provider.chat_requests().len(), 3);
 
-    let db = rummy_core::store::database::open_read_pool(&server.database(), 1).unwrap();
+    let db = rummy_store::database::open_read_pool(&server.database(), 1).unwrap();
     let turns: Vec<(i32, i32)> = {
         use diesel::prelude::*;
-        use rummy_core::schema::turns::dsl as t;
+        use rummy_store::schema::turns::dsl as t;
         let mut conn = db.get().unwrap();
         t::turns
             .order(t::sequence.asc())

@@ -285,7 +285,7 @@ fn project_names(db: &Path) -> Vec<String> {
         #[diesel(sql_type = diesel::sql_types::Text)]
         name: String,
     }
-    let mut conn = rummy_core::store::database::open_existing(db).unwrap();
+    let mut conn = rummy_store::database::open_existing(db).unwrap();
     diesel::RunQueryDsl::load::<Name>(
         diesel::sql_query("SELECT name FROM projects ORDER BY name"),
         &mut conn,
@@ -384,7 +384,7 @@ fn export_never_removes_the_log_of_a_database_in_use() {
     let (_keep, home) = base();
     let db = home.join("rummy.db");
     let wal = home.join("rummy.db-wal");
-    let mut writer = rummy_core::store::database::open_writer(&db).unwrap();
+    let mut writer = rummy_store::database::open_writer(&db).unwrap();
     writer
         .batch_execute(
             "INSERT INTO projects (name, project_root, created_at) VALUES ('before', '/b', 0)",

@@ -3,10 +3,10 @@
 use diesel::prelude::*;
 use diesel::sql_types::Integer;
 use rummy_actors::store::Store;
-use rummy_core::config::Location;
-use rummy_core::db::Db;
-use rummy_core::store::StoreError;
 use rummy_core::wire::jsonrpc;
+use rummy_store::db::Db;
+use rummy_store::location::Location;
+use rummy_store::StoreError;
 
 #[derive(QueryableByName)]
 struct N {

@@ -3,7 +3,8 @@
 use crate::support::long_run::{answer, prompt, SIDE_MODEL};
 use crate::support::{wait_status, TestServer};
 use pretty_assertions::assert_eq;
-use rummy::config::{Config, ModelSeed};
+use rummy::config::Config;
+use rummy_store::models::ModelSeed;
 use rummy_testkit::{RecordedRequest, Reply, RpcClient};
 use serde_json::{json, Value};
 use std::sync::atomic::{AtomicUsize, Ordering};

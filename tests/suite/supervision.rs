@@ -70,7 +70,7 @@ async fn a_run_actor_that_cannot_record_its_loop_is_restarted_from_the_database(
     // The turn's write of the reply fails after its busy wait (5 s), and so does the loop's
     // end written after it (by about 12 s); the lock is let go a while later, when the
     // restarted actor's recovery — tried again every second — goes through.
-    let rummy::config::Location::Sqlite(path) = server.database() else {
+    let rummy_store::location::Location::Sqlite(path) = server.database() else {
         unreachable!("SQLite, checked above");
     };
     let holder = hold_write_lock(path, Duration::from_secs(18));

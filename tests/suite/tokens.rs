@@ -4,8 +4,8 @@
 //! closed; the audit names the user.
 
 use crate::support::{TestServer, WAIT};
-use rummy_core::store::tokens::{self, NewToken};
-use rummy_core::time::Millis;
+use rummy_provider::time::Millis;
+use rummy_store::tokens::{self, NewToken};
 use rummy_testkit::{ClientError, RpcClient};
 use serde_json::{json, Value};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -231,7 +231,7 @@ async fn revoked_and_expired_tokens_end_their_connections() {
         .duration_since(UNIX_EPOCH)
         .unwrap()
         .as_millis() as i64;
-    let mut conn = rummy_core::store::database::open(&server.database()).unwrap();
+    let mut conn = rummy_store::database::open(&server.database()).unwrap();
     let brief = NewToken {
         user: "brief".into(),
         admin: false,
@@ -271,8 +271,8 @@ async fn the_rpc_log_names_the_user() {
         .unwrap();
     member.call("getRuns", json!({})).await.unwrap();
     use diesel::prelude::*;
-    use rummy_core::schema::rpc_log::dsl as l;
-    let db = rummy_core::store::database::open_read_pool(&server.database(), 1).unwrap();
+    use rummy_store::schema::rpc_log::dsl as l;
+    let db = rummy_store::database::open_read_pool(&server.database(), 1).unwrap();
     let deadline = std::time::Instant::now() + WAIT;
     let rows: Vec<(String, Option<String>)> = loop {
         let mut conn = db.get().unwrap();

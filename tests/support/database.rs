@@ -5,8 +5,9 @@
 
 use diesel::connection::SimpleConnection;
 use diesel::Connection;
-use rummy::config::{Config, Location};
-use rummy_core::db::Db;
+use rummy::config::Config;
+use rummy_store::db::Db;
+use rummy_store::location::Location;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, PoisonError};
@@ -121,7 +122,7 @@ fn fresh_postgres() -> Location {
     let fresh = COPIES
         .fresh(&url, &prefix, |template| {
             let location = Location::Postgres(template.to_owned());
-            drop(rummy_core::store::database::open(&location).unwrap());
+            drop(rummy_store::database::open(&location).unwrap());
         })
         .unwrap();
     Location::Postgres(fresh)

@@ -6,8 +6,9 @@ pub mod process;
 pub mod procs;
 pub mod raw;
 
-use rummy::config::{Config, ModelSeed, OpenAiConfig};
+use rummy::config::{Config, OpenAiConfig};
 use rummy::ServerHandle;
+use rummy_store::models::ModelSeed;
 use rummy_testkit::{FakeProvider, RpcClient};
 use serde_json::{json, Value};
 use std::time::Duration;
@@ -80,7 +81,7 @@ impl TestServer {
 
     /// The database this server uses (its home's, kept across restarts): for a test that
     /// looks under the server, on either backend.
-    pub fn database(&self) -> rummy::config::Location {
+    pub fn database(&self) -> rummy_store::location::Location {
         database::of_home(self.home())
     }
 

@@ -1,10 +1,10 @@
 //! The calls one process makes for a run another holds, and their answers, as the JSON the
 //! `run_calls` table keeps.
 
-use rummy_core::entry::State;
-use rummy_core::parse::ToolName;
 use rummy_core::turn::proposals::{Decision, Resolved};
 use rummy_core::wire::{ErrorKind, RpcError};
+use rummy_store::entry::State;
+use rummy_text::parse::ToolName;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 use std::path::PathBuf;

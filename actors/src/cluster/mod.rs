@@ -27,10 +27,10 @@ use crate::provider::Providers;
 use crate::store::Store;
 use actix::prelude::*;
 use calls::{Answer, Forwarded};
-use rummy_core::ids::{ProjectId, RunId};
-use rummy_core::store::cluster;
 use rummy_core::wire::jsonrpc::notification_text;
 use rummy_core::wire::{ErrorKind, RpcError};
+use rummy_store::cluster;
+use rummy_store::ids::{ProjectId, RunId};
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
@@ -118,7 +118,7 @@ pub fn start(
         store,
         hub,
         providers,
-        renewer: Arc::new(std::sync::Mutex::new(rummy_core::db::Db::Pg(renewer))),
+        renewer: Arc::new(std::sync::Mutex::new(rummy_store::db::Db::Pg(renewer))),
         me: Arc::clone(&me),
         lease_ms,
         listener: Some(listener),
@@ -222,7 +222,7 @@ struct ClusterActor {
     /// Whose limits the live processes share.
     providers: Providers,
     /// The connection renewals go through.
-    renewer: Arc<std::sync::Mutex<rummy_core::db::Db>>,
+    renewer: Arc<std::sync::Mutex<rummy_store::db::Db>>,
     me: Arc<str>,
     lease_ms: u64,
     listener: Option<rummy_pg::listen::Listener>,
@@ -511,8 +511,8 @@ impl Handler<Renew> for ClusterActor {
                             cluster::register(c, &me, at, lease)?;
                         }
                         // Rows of processes long gone, and calls long answered.
-                        cluster::sweep(c, rummy_core::time::Millis(at.0 - lease.saturating_mul(10)))?;
-                        Ok::<_, rummy_core::store::StoreError>((renewed, cluster::alive(c, at)?.len()))
+                        cluster::sweep(c, rummy_provider::time::Millis(at.0 - lease.saturating_mul(10)))?;
+                        Ok::<_, rummy_store::StoreError>((renewed, cluster::alive(c, at)?.len()))
                     })
                 })
                 .await;

@@ -2,9 +2,9 @@
 //! cancelled stream) to the other processes: a thread of its own with a connection of its own,
 //! one round trip for every push queued meanwhile, in the order they came.
 
-use rummy_core::db::Db;
-use rummy_core::ids::ProjectId;
-use rummy_core::store::cluster::{self, Push};
+use rummy_store::cluster::{self, Push};
+use rummy_store::db::Db;
+use rummy_store::ids::ProjectId;
 use std::sync::mpsc;
 use std::sync::Arc;
 

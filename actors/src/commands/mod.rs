@@ -15,7 +15,7 @@ mod runner;
 
 use crate::services::commands::Commands;
 use crate::services::Services;
-use rummy_core::store::entries::RunRef;
+use rummy_store::entries::RunRef;
 use std::path::PathBuf;
 
 /// An accepted command to run.

@@ -6,7 +6,7 @@ use crate::errors::HttpClientError;
 use actix::prelude::*;
 use futures_util::future::{select, Either};
 use rummy_core::config::Config;
-use rummy_core::provider::{ChatMessage, Completion, Endpoint};
+use rummy_provider::{ChatMessage, Completion, Endpoint};
 use std::sync::Arc;
 
 /// One model call.

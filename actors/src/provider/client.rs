@@ -8,13 +8,13 @@ use crate::errors::HttpClientError;
 use crate::metrics::Metrics;
 use futures_util::{FutureExt, StreamExt};
 use rummy_core::config::Config;
-use rummy_core::provider::context::{probes, Method};
-use rummy_core::provider::reply_limit::ReplyLimit;
-use rummy_core::provider::retry::{retry_after_ms, Fault, Pause, RetryPolicy};
-use rummy_core::provider::sse::SseParser;
-use rummy_core::provider::stream::StreamFailure;
-use rummy_core::provider::{parse_response, Completion, Endpoint};
-use rummy_core::tokens;
+use rummy_provider::context::{probes, Method};
+use rummy_provider::reply_limit::ReplyLimit;
+use rummy_provider::retry::{retry_after_ms, Fault, Pause, RetryPolicy};
+use rummy_provider::sse::SseParser;
+use rummy_provider::stream::StreamFailure;
+use rummy_provider::{parse_response, Completion, Endpoint};
+use rummy_text::tokens;
 use serde_json::Value;
 use std::hash::{BuildHasher, Hasher};
 use std::sync::Arc;
@@ -418,7 +418,7 @@ impl Client {
         }
         let secret = self.endpoint.secret();
         let scrub = |text: String| match secret.filter(|s| s.len() >= 8) {
-            Some(secret) => text.replace(secret, rummy_core::store::rpc_log::REDACTED),
+            Some(secret) => text.replace(secret, rummy_store::rpc_log::REDACTED),
             None => text,
         };
         let response = match request.send().await {

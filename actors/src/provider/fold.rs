@@ -2,11 +2,11 @@
 
 use super::client::Failed;
 use super::{notify, Events, ProviderError, ProviderEvent};
-use rummy_core::provider::reply_limit::{ReplyLimit, TooLarge};
-use rummy_core::provider::retry::Fault;
-use rummy_core::provider::sse::SseEvent;
-use rummy_core::provider::stream::{StreamFailure, StreamReader};
-use rummy_core::provider::{Completion, Wire};
+use rummy_provider::reply_limit::{ReplyLimit, TooLarge};
+use rummy_provider::retry::Fault;
+use rummy_provider::sse::SseEvent;
+use rummy_provider::stream::{StreamFailure, StreamReader};
+use rummy_provider::{Completion, Wire};
 
 /// Folds stream events into a completion, sending deltas, and knows whether any text was shown.
 pub(super) struct Fold<'a> {

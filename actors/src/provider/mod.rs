@@ -20,10 +20,11 @@ use crate::errors::HttpClientError;
 use crate::store::Store;
 use actix::prelude::*;
 use actor::Call;
-use rummy_core::config::{Config, ModelSeed};
-use rummy_core::provider::retry::Fault;
-use rummy_core::provider::{Completion, Endpoint, ProviderKind};
-use rummy_core::store::models::{self, Model};
+use rummy_core::config::Config;
+use rummy_provider::retry::Fault;
+use rummy_provider::{Completion, Endpoint, ProviderKind};
+use rummy_store::models::ModelSeed;
+use rummy_store::models::{self, Model};
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex};
 use thiserror::Error;
@@ -129,7 +130,7 @@ impl ProviderError {
             | ProviderError::ContextLength { message: text, .. }
             | ProviderError::Interrupted { reason: text, .. }
             | ProviderError::Malformed { reason: text, .. } => {
-                *text = text.replace(secret, rummy_core::store::rpc_log::REDACTED);
+                *text = text.replace(secret, rummy_store::rpc_log::REDACTED);
             }
             ProviderError::Timeout { .. }
             | ProviderError::Throttled { .. }

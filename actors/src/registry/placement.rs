@@ -9,11 +9,11 @@ use crate::cluster::Execute;
 use crate::errors::from_store;
 use crate::run::Rename;
 use actix::prelude::*;
-use rummy_core::ids::RunId;
-use rummy_core::store::cluster::{self, Lease};
-use rummy_core::store::runs;
 use rummy_core::turn::proposals::Resolved;
 use rummy_core::wire::{ErrorKind, RpcError};
+use rummy_store::cluster::{self, Lease};
+use rummy_store::ids::RunId;
+use rummy_store::runs;
 
 /// A call's local way, run once the run is known to be this process's.
 type Here<R> = Box<
@@ -26,7 +26,7 @@ type Here<R> = Box<
 /// Where a run's call goes.
 enum Placement {
     /// This process holds the run (`taken`: since when, if it just took it).
-    Here(Option<rummy_core::time::Millis>),
+    Here(Option<rummy_provider::time::Millis>),
     /// This process took the run over from a holder that expired: recover it first.
     TakenOver,
     /// The process named holds it.
@@ -339,7 +339,7 @@ impl Handler<Execute> for RunRegistry {
 #[derive(Message)]
 #[rtype(result = "()")]
 struct Renamed {
-    run: rummy_core::store::runs::Run,
+    run: rummy_store::runs::Run,
     alias: String,
 }
 

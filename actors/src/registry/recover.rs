@@ -8,10 +8,10 @@ use crate::run::{AwaitPlace, Paused, RecoverRun, Restore, Wake};
 use crate::services::Services;
 use actix::prelude::*;
 use rummy_core::fair::admission::Ask;
-use rummy_core::ids::{ProjectId, RunId};
-use rummy_core::store::{loops, projects, rpc_log, runs, StoreError};
 use rummy_core::turn::recovery;
 use rummy_core::wire::bounded::Bounds;
+use rummy_store::ids::{ProjectId, RunId};
+use rummy_store::{loops, projects, rpc_log, runs, StoreError};
 use std::collections::HashMap;
 
 /// At start-up: recovers runs a crash left mid-loop, then runs their queued loops; and
@@ -34,7 +34,7 @@ impl Handler<Recover> for RunRegistry {
             // In a write of its own: a purge that fails must not undo the recovery.
             if retention_days > 0 {
                 let cutoff = now().days_before(retention_days);
-                let purge = move |c: &mut rummy_core::db::Db| {
+                let purge = move |c: &mut rummy_store::db::Db| {
                     let runs = runs::purge_finished_before(c, cutoff)?.len();
                     Ok((runs, rpc_log::purge_before(c, cutoff)?))
                 };
@@ -90,7 +90,13 @@ impl Handler<RecoverRun> for RunRegistry {
 /// place, and the runs this process took for it (PostgreSQL).
 pub(crate) struct Recovered {
     report: recovery::Recovery,
-    waiting: HashMap<RunId, (rummy_core::ids::LoopId, Option<rummy_core::time::Millis>)>,
+    waiting: HashMap<
+        RunId,
+        (
+            rummy_store::ids::LoopId,
+            Option<rummy_provider::time::Millis>,
+        ),
+    >,
     pub(super) taken: Vec<RunId>,
     /// The command network overrides of the projects of the loops restored.
     command_network: HashMap<ProjectId, Option<bool>>,
@@ -128,14 +134,12 @@ pub(crate) async fn recover(
                     // A process of this machine that is gone (killed, or an earlier start of
                     // this one) holds nothing any more: its runs are taken over now, not once
                     // its hold expires.
-                    let gone = crate::cluster::gone_here(
-                        &rummy_core::store::cluster::alive(c, at.now)?,
-                        &me,
-                    );
-                    rummy_core::store::cluster::expire(c, &gone)?;
+                    let gone =
+                        crate::cluster::gone_here(&rummy_store::cluster::alive(c, at.now)?, &me);
+                    rummy_store::cluster::expire(c, &gone)?;
                     let taken = match taking {
                         Some(run_id) => vec![run_id],
-                        None => rummy_core::store::cluster::take_orphans(c, &me, at.now, 10_000)?,
+                        None => rummy_store::cluster::take_orphans(c, &me, at.now, 10_000)?,
                     };
                     let scope = recovery::Scope::Runs(&taken);
                     Ok((

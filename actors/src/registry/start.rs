@@ -9,15 +9,15 @@ use crate::run::{Begin, Wake};
 use crate::services::Services;
 use crate::session_state;
 use actix::prelude::*;
-use rummy_core::provider::routing;
-use rummy_core::run::Mode;
 use rummy_core::session_state::Occasion;
-use rummy_core::store::entries::RunRef;
-use rummy_core::store::flags::RunFlags;
-use rummy_core::store::runs::{self, NewRun, Run};
-use rummy_core::store::{entries, loops, models};
 use rummy_core::wire::params::RunAttributes;
 use rummy_core::wire::{ErrorKind, RpcError};
+use rummy_provider::routing;
+use rummy_store::entries::RunRef;
+use rummy_store::flags::RunFlags;
+use rummy_store::run::Mode;
+use rummy_store::runs::{self, NewRun, Run};
+use rummy_store::{entries, loops, models};
 
 /// Checks the settings a start or configure carries (the model is checked against the store separately).
 pub fn validate_settings(attributes: &RunAttributes) -> Result<Option<Mode>, RpcError> {
@@ -175,7 +175,7 @@ impl Handler<StartRun> for RunRegistry {
                     let run = runs::create(c, &new, now())?;
                     // With several processes, the process that starts a run holds it.
                     if let Some(me) = &me {
-                        rummy_core::store::cluster::take(c, run.id, me, now())?;
+                        rummy_store::cluster::take(c, run.id, me, now())?;
                     }
                     if let Some(parent) = &parent {
                         runs::continue_numbering(c, run.id, parent)?;
@@ -183,7 +183,7 @@ impl Handler<StartRun> for RunRegistry {
                     }
                     let to = run_ref(&run);
                     for (name, skill) in &skills {
-                        rummy_core::store::skills::add(c, to, name, skill, write_ctx(divisor))?;
+                        rummy_store::skills::add(c, to, name, skill, write_ctx(divisor))?;
                     }
                     loops::enqueue(c, run.id, mode, &new.model, &prompt, &flags, now())?;
                     // The first loop is claimed here: one write fewer before the first turn.

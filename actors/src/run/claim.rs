@@ -11,9 +11,9 @@ use crate::turn::TurnJob;
 use actix::prelude::*;
 use rummy_core::fair::admission::Ask;
 use rummy_core::orchestration::{self as orch, Input, Look, Paused};
-use rummy_core::store::entries::RunRef;
-use rummy_core::store::{loops, runs};
 use rummy_core::turn::healer::{Healer, HealerLimits};
+use rummy_store::entries::RunRef;
+use rummy_store::{loops, runs};
 use std::sync::Arc;
 
 /// A restored loop's pause, as the machine carries it.

@@ -9,10 +9,10 @@
 use crate::services::Services;
 use crate::sidecar::{self, Charge};
 use rummy_core::memory::consolidate::{self, Applied};
-use rummy_core::store::entries::RunRef;
-use rummy_core::store::loops::Loop;
-use rummy_core::store::runs;
 use rummy_core::turn::TurnRef;
+use rummy_store::entries::RunRef;
+use rummy_store::loops::Loop;
+use rummy_store::runs;
 
 /// Consolidates what run `run` learned in its loop `ended` into the project's memory.
 pub(super) async fn consolidate(svc: Services, run: RunRef, ended: Loop) {

@@ -8,8 +8,8 @@ use crate::session_state;
 use actix::prelude::*;
 use rummy_core::memory::recall as memory_recall;
 use rummy_core::orchestration::{Input, LoopEnd};
-use rummy_core::run::StopReason;
 use rummy_core::session_state::Occasion;
+use rummy_store::run::StopReason;
 use std::sync::Arc;
 
 impl RunActor {

@@ -8,11 +8,11 @@ use crate::services::Services;
 use crate::turn::Start;
 use actix::prelude::*;
 use rummy_core::commands::RUN_CANCELLED;
-use rummy_core::entry::State;
 use rummy_core::orchestration::Input;
-use rummy_core::store::StoreError;
 use rummy_core::turn::streams::{self, Awaited, StreamEnd, StreamWrite};
 use rummy_core::wire::notifications::{RunProgress, StreamCancelled};
+use rummy_store::entry::State;
+use rummy_store::StoreError;
 use std::sync::Arc;
 
 /// The wait for an accepted command's output, as the run's machine carries it.

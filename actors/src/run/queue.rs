@@ -4,7 +4,7 @@ use super::{Inject, QueueLoop, RunActor};
 use crate::loop_queue::{Enqueue, InjectPrompt};
 use actix::prelude::*;
 use rummy_core::orchestration::Input;
-use rummy_core::store::StoreError;
+use rummy_store::StoreError;
 use tokio::sync::oneshot;
 
 /// A prompt for the run (the loop it becomes when it is not folded in), and where the answer —

@@ -8,12 +8,12 @@ use crate::turn::Start;
 use actix::prelude::*;
 use rummy_core::config::CommandRunner;
 use rummy_core::orchestration::{Input, Then};
-use rummy_core::parse::ToolName;
-use rummy_core::store::entries::RunRef;
-use rummy_core::store::projects;
 use rummy_core::turn::proposals::Resolved;
 use rummy_core::turn::streams::Awaited;
 use rummy_core::wire::{ErrorKind, RpcError};
+use rummy_store::entries::RunRef;
+use rummy_store::projects;
+use rummy_text::parse::ToolName;
 use tokio::sync::oneshot;
 
 /// A resolution of a proposal, and where its answer goes.

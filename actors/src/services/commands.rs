@@ -6,7 +6,7 @@
 //! `Services` this registry is part of); the runner reports here as the command starts and
 //! ends.
 
-use rummy_core::ids::RunId;
+use rummy_store::ids::RunId;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 use tokio::sync::{oneshot, Notify};

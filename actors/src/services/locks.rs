@@ -3,7 +3,7 @@
 //! Shared through `Services`; `proposals::resolve` takes a run's lock, then its files' locks
 //! sorted, for the whole of a resolution.
 
-use rummy_core::ids::RunId;
+use rummy_store::ids::RunId;
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError};

@@ -19,10 +19,10 @@ use actix::Addr;
 use commands::Commands;
 use locks::ResolutionLocks;
 use rummy_core::config::Config;
-use rummy_core::ids::ProjectId;
-use rummy_core::store::notifications::Recorded;
 use rummy_core::wire::jsonrpc::notification_text;
 use rummy_core::wire::notifications::Push;
+use rummy_store::ids::ProjectId;
+use rummy_store::notifications::Recorded;
 use stamps::ScanStamps;
 use std::sync::Arc;
 

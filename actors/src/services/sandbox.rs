@@ -8,9 +8,9 @@
 
 use rummy_core::commands::env::DEFAULT_PATH;
 use rummy_core::config::Config;
-use rummy_core::ids::ProjectId;
 use rummy_sandbox::cgroup::{CgroupRoot, CommandCgroups};
 use rummy_sandbox::{Limits, Network, Report, Spec};
+use rummy_store::ids::ProjectId;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

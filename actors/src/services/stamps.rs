@@ -9,7 +9,7 @@
 mod watch;
 
 use rummy_core::files::{Scan, Stamps};
-use rummy_core::ids::ProjectId;
+use rummy_store::ids::ProjectId;
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};

@@ -11,9 +11,9 @@ use super::call::{Call, SessionDeps};
 use crate::clock::now;
 use crate::errors::from_store;
 use rummy_core::access::bearer::{self as authorization, Authorization};
-use rummy_core::access::principal::{Caller, Principal};
-use rummy_core::store::tokens::{self, Refused};
 use rummy_core::wire::{ErrorKind, RpcError};
+use rummy_store::principal::{Caller, Principal};
+use rummy_store::tokens::{self, Refused};
 
 /// The -32001 a call without a usable token gets.
 pub fn unauthorized(message: impl Into<String>) -> RpcError {

@@ -11,12 +11,12 @@ use super::{routes, Bind, SessionActor, ShownToken};
 use crate::hub::Notify;
 use actix::prelude::*;
 use futures_util::future::{join_all, LocalBoxFuture};
-use rummy_core::access::principal::Caller;
 use rummy_core::wire::jsonrpc::{
     error_response, parse_request, read_message, response, Message, RequestId,
 };
 use rummy_core::wire::{ErrorKind, Request, RpcError};
 use rummy_protocol::methods::{self, Method};
+use rummy_store::principal::Caller;
 use serde_json::value::RawValue;
 use serde_json::Value;
 use std::collections::VecDeque;

@@ -37,10 +37,10 @@ use actix_web::{web, HttpRequest, HttpResponse};
 use actix_web_actors::ws;
 use frames::{FrameGuard, Limit, Trip, Tripped};
 use rummy_core::access::origin;
-use rummy_core::access::principal::Caller;
 use rummy_core::config::ANONYMOUS_MESSAGE_BYTES;
 use rummy_core::fair::rate::RateBucket;
 use rummy_core::wire::{ErrorKind, RpcError};
+use rummy_store::principal::Caller;
 use std::cell::Cell;
 use std::collections::{HashMap, VecDeque};
 use std::rc::Rc;
@@ -105,7 +105,7 @@ pub async fn upgrade(
     // Once a token exists, a connection without one on its upgrade is anonymous until it shows
     // one (hello or getProjects): its place is one of few, its frames small, its time short.
     let tokens_exist = principal.is_none()
-        && match deps.svc.store.read(rummy_core::store::tokens::any).await {
+        && match deps.svc.store.read(rummy_store::tokens::any).await {
             Ok(any) => any,
             Err(e) => {
                 tracing::warn!(error = %e, "cannot tell whether a token exists; treating the connection as anonymous");

@@ -4,9 +4,9 @@
 use super::call::Outcome;
 use crate::clock::now;
 use crate::store::Store;
-use rummy_core::ids::ProjectId;
-use rummy_core::store::rpc_log;
 use rummy_core::wire::RpcError;
+use rummy_store::ids::ProjectId;
+use rummy_store::rpc_log;
 use serde_json::Value;
 
 /// One call as the log keeps it.

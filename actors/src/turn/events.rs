@@ -3,11 +3,11 @@
 use super::TurnJob;
 use crate::provider::ProviderEvent;
 use crate::services::Services;
-use rummy_core::entry::Category;
-use rummy_core::store::entries::ViewRow;
 use rummy_core::turn::render::{Gather, Render, RENDER_EVERY, RENDER_PIECE_BYTES};
 use rummy_core::wire::methods::progress;
 use rummy_core::wire::notifications::{RunProgress, UiRender};
+use rummy_store::entries::ViewRow;
+use rummy_store::entry::Category;
 use serde_json::{json, Value};
 use std::time::Instant;
 use tokio::sync::mpsc::UnboundedReceiver;

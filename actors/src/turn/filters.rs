@@ -8,9 +8,9 @@
 //! command checks that the candidates did not change since (`selection::Judged::fits`).
 
 use crate::services::Services;
-use rummy_core::ids::RunId;
-use rummy_core::store::selection::{self, FilterCall, Judged};
-use rummy_core::store::StoreError;
+use rummy_store::ids::RunId;
+use rummy_store::selection::{self, FilterCall, Judged};
+use rummy_store::StoreError;
 use std::sync::{Arc, OnceLock};
 use tokio::sync::Semaphore;
 

@@ -12,13 +12,13 @@ mod search;
 use crate::provider::Route;
 use crate::services::Services;
 use actix::prelude::*;
-use rummy_core::ids::{LoopId, TurnId};
-use rummy_core::parse::ToolName;
-use rummy_core::run::Mode;
-use rummy_core::store::context::KeptContext;
-use rummy_core::store::entries::RunRef;
-use rummy_core::store::flags::RunFlags;
 use rummy_core::turn::healer::Healer;
+use rummy_store::context::KeptContext;
+use rummy_store::entries::RunRef;
+use rummy_store::flags::RunFlags;
+use rummy_store::ids::{LoopId, TurnId};
+use rummy_store::run::Mode;
+use rummy_text::parse::ToolName;
 use std::sync::{Arc, Mutex};
 use tracing::Instrument;
 
@@ -164,7 +164,7 @@ pub enum TurnFailure {
     /// A store read or write failed (its kind says which: a database error, a writer that
     /// stopped, …).
     #[error(transparent)]
-    Store(#[from] rummy_core::store::StoreError),
+    Store(#[from] rummy_store::StoreError),
     /// The model call failed after its retries and fallback. A prompt the provider refuses as
     /// too long is no failure: the turn ends 413 (`context_full`).
     #[error(transparent)]

@@ -4,20 +4,17 @@
 
 use super::{TurnFailure, TurnJob};
 use crate::services::Services;
-use rummy_core::entry::State;
-use rummy_core::run::RunStatus;
-use rummy_core::store::entries;
-use rummy_core::store::notifications::Recorded;
 use rummy_core::tools::messages::SEARCH_NOT_CONFIGURED;
 use rummy_core::tools::search::backend::SearchFailure;
-use rummy_core::tools::search::{record_failure, record_results, request_of};
+use rummy_core::tools::search::{record_failure, record_results, request_of, BACKEND_FAILED};
 use rummy_core::tools::ToolName;
 use rummy_core::turn::dispatch::Dispatched;
 use rummy_core::turn::{state, TurnRef};
+use rummy_store::entries;
+use rummy_store::entry::State;
+use rummy_store::notifications::Recorded;
+use rummy_store::run::RunStatus;
 use serde_json::Value;
-
-/// The outcome of a search the backend could not answer (as `record_failure` writes it).
-const FAILED_OUTCOME: &str = "502";
 
 /// Answers a dispatched `search` (a streaming result): asks the backend, records
 /// the hits or the failure, pushes `run/state`, and returns the command as it
@@ -85,7 +82,7 @@ pub async fn answer(
         done.state = State::Resolved;
     } else {
         done.state = State::Failed;
-        done.outcome = Some(FAILED_OUTCOME.to_owned());
+        done.outcome = Some(BACKEND_FAILED);
     }
     Ok(done)
 }

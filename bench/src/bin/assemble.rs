@@ -10,16 +10,16 @@ use rummy_bench::{report, sample};
 use rummy_core::access::server_state::StateOnDisk;
 use rummy_core::files::sync::{attach, sync_project};
 use rummy_core::files::{scan, ScanLimits};
-use rummy_core::hedberg;
-use rummy_core::run::Mode;
-use rummy_core::store::database as db;
-use rummy_core::store::entries::{context_rows, RunRef, WriteCtx};
-use rummy_core::store::{loops, projects, runs, schemes, turns, StoreError};
-use rummy_core::time::Millis;
 use rummy_core::tools;
 use rummy_core::turn::assemble::{assemble, AssemblyInput};
 use rummy_core::turn::dispatch::{dispatch, DispatchCtx, DispatchLimits, LoopFlags};
 use rummy_core::turn::TurnRef;
+use rummy_provider::time::Millis;
+use rummy_store::database as db;
+use rummy_store::entries::{context_rows, RunRef, WriteCtx};
+use rummy_store::run::Mode;
+use rummy_store::{loops, projects, runs, schemes, turns, StoreError};
+use rummy_text::hedberg;
 use std::hint::black_box;
 
 const NOW: Millis = Millis(1_700_000_000_000);
@@ -71,7 +71,7 @@ fn bench(files: usize) -> Result<(), String> {
 
 /// A project synced from `root`, a run with its files attached, and one turn that wrote
 /// three knowns and an update.
-fn seed(conn: &mut rummy_core::db::Db, root: &std::path::Path) -> Result<RunRef, StoreError> {
+fn seed(conn: &mut rummy_store::db::Db, root: &std::path::Path) -> Result<RunRef, StoreError> {
     schemes::seed(conn)?;
     let root_text = root.display().to_string();
     let p = projects::hello(conn, "bench", &root_text, None, NOW)?;
@@ -101,7 +101,7 @@ fn seed(conn: &mut rummy_core::db::Db, root: &std::path::Path) -> Result<RunRef,
         Mode::Act,
         "fast",
         "Work",
-        &rummy_core::store::flags::RunFlags::default(),
+        &rummy_store::flags::RunFlags::default(),
         NOW,
     )?;
     loops::claim_next(conn, r.id, NOW)?;
@@ -116,7 +116,7 @@ fn seed(conn: &mut rummy_core::db::Db, root: &std::path::Path) -> Result<RunRef,
         <set path=\"known://b\">fact \"b\" & more</set>\
         <set path=\"known://c\">fact c</set>\
         <update status=\"102\">noted</update>";
-    let parsed = rummy_core::parse::parse_reply(reply, 15);
+    let parsed = rummy_text::parse::parse_reply(reply, 15);
     for (index, call) in parsed.commands.iter().enumerate() {
         let ctx = DispatchCtx {
             t,

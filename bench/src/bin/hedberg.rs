@@ -6,7 +6,7 @@ use std::hint::black_box;
 use std::process::ExitCode;
 
 use rummy_bench::{report, sample};
-use rummy_core::hedberg::{self, apply, parse_edit, EditAttrs, Pattern};
+use rummy_text::hedberg::{self, apply, parse_edit, EditAttrs, Pattern};
 
 /// Lines in the edited file.
 const FILE_LINES: usize = 10_000;

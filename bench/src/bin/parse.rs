@@ -4,7 +4,7 @@ use std::hint::black_box;
 use std::process::ExitCode;
 
 use rummy_bench::{report, sample};
-use rummy_core::parse::{looks_like_tool_call, parse_reply};
+use rummy_text::parse::{looks_like_tool_call, parse_reply};
 
 /// Commands each bench reply holds.
 const COMMANDS: usize = 12;

@@ -16,7 +16,7 @@ use rummy_bench::server::{
     ProviderChild,
 };
 use rummy_client::Notification;
-use rummy_core::db::Db;
+use rummy_store::db::Db;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 

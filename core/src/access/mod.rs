@@ -4,6 +4,5 @@
 
 pub mod bearer;
 pub mod origin;
-pub mod principal;
 pub mod roots;
 pub mod server_state;

@@ -3,7 +3,8 @@
 //! the start-up summary warns about each.
 
 use super::Config;
-use crate::provider::{Endpoint, ProviderKind};
+use rummy_provider::{Endpoint, ProviderKind};
+use rummy_store::location::without_credentials;
 
 /// The variable that names a provider's base URL.
 fn base_variable(kind: ProviderKind) -> &'static str {
@@ -12,18 +13,6 @@ fn base_variable(kind: ProviderKind) -> &'static str {
         ProviderKind::Ollama => "OLLAMA_BASE_URL",
         ProviderKind::OpenRouter => "OPENROUTER_BASE_URL",
         ProviderKind::Xai => "XAI_BASE_URL",
-    }
-}
-
-/// `url` without any `user:password@` in its authority: fit for a log line.
-pub fn without_credentials(url: &str) -> String {
-    let Some((scheme, rest)) = url.split_once("://") else {
-        return url.to_owned();
-    };
-    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
-    match rest[..authority_end].rfind('@') {
-        Some(at) => format!("{scheme}://{}", &rest[at + 1..]),
-        None => url.to_owned(),
     }
 }
 

@@ -1,13 +1,13 @@
 //! The provider part of the configuration: endpoints and keys per provider, the shared rate limits, retries and the routing map, read from the variables into `provider::settings`.
 
 use super::{invalid, number, positive, ConfigError};
-use crate::provider::retry::RetryPolicy;
-use crate::provider::routing::{PromptClass, RoutingConfig};
-use crate::provider::settings::{
+use rummy_provider::retry::RetryPolicy;
+use rummy_provider::routing::{PromptClass, RoutingConfig};
+use rummy_provider::settings::{
     OllamaConfig, OpenAiConfig, OpenRouterConfig, ProviderLimits, Providers, XaiConfig,
     DEFAULT_CONCURRENCY,
 };
-use crate::provider::ProviderKind;
+use rummy_provider::ProviderKind;
 use std::collections::BTreeMap;
 
 /// Strips a trailing `/` and `/v1` so both spellings of a base URL work.

@@ -1,8 +1,9 @@
 //! The server's own state on disk as the configuration places it: the one list of paths no
 //! project root may hold and no scan may open.
 
-use super::{Config, Location};
+use super::Config;
 use crate::access::server_state::{Held, ServerState};
+use rummy_store::location::Location;
 use std::ffi::OsString;
 use std::path::PathBuf;
 

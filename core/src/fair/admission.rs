@@ -10,8 +10,8 @@
 //! Each limit — a project's runs, a user's runs, a project's cost ceiling — has its own line:
 //! a waiter's `position` is its place among the runs waiting for the same limit, in that order.
 
-use crate::ids::{ProjectId, RunId};
-use crate::time::Millis;
+use rummy_provider::time::Millis;
+use rummy_store::ids::{ProjectId, RunId};
 use serde::Serialize;
 use std::collections::{HashMap, HashSet};
 

@@ -14,7 +14,7 @@
 //! anything but a regular file, so a FIFO or a device never blocks the
 //! caller.
 
-use crate::path::{normalize, scheme_of};
+use rummy_text::path::{normalize, scheme_of};
 use rustix::fs::{AtFlags, FileType, Mode, OFlags};
 use rustix::io::Errno;
 use std::collections::hash_map::RandomState;

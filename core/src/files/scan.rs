@@ -2,8 +2,8 @@
 
 use super::root::{kind_name, read_flags};
 use crate::access::server_state::StateOnDisk;
-use crate::store::entries::hex_sha256;
-use crate::time::Millis;
+use rummy_provider::time::Millis;
+use rummy_store::entries::hex_sha256;
 use std::collections::HashMap;
 use std::io::Read as _;
 use std::path::{Path, PathBuf};

@@ -1,14 +1,14 @@
 //! Writing a scan into the store, and giving a run its views of the project's files (the SQL is `store::files`).
 
 use super::Scan;
-use crate::db::Db;
-use crate::entry::Writer;
-use crate::ids::ProjectId;
-use crate::store::entries::WriteCtx;
-use crate::store::files::{self, FileContent, ScanContent};
-use crate::store::StoreError;
+use rummy_store::db::Db;
+use rummy_store::entries::WriteCtx;
+use rummy_store::entry::Writer;
+use rummy_store::files::{self, FileContent, ScanContent};
+use rummy_store::ids::ProjectId;
+use rummy_store::StoreError;
 
-pub use crate::store::files::{attach, SyncReport};
+pub use rummy_store::files::{attach, SyncReport};
 
 /// Brings the project's file entries in line with a scan: new files added,
 /// changed files refreshed (hash, tokens), vanished files removed (only after
@@ -42,17 +42,17 @@ pub fn sync_project(
 mod tests {
     use super::*;
     use crate::access::server_state::StateOnDisk;
-    use crate::entry::Scope;
     use crate::files::{scan, scan_since, ScanLimits};
-    use crate::ids::RunId;
-    use crate::schema::{entries, run_views};
-    use crate::store::constraints::{Constraint, ConstraintKind};
+    use rummy_store::constraints::{Constraint, ConstraintKind};
+    use rummy_store::entry::Scope;
+    use rummy_store::ids::RunId;
+    use rummy_store::schema::{entries, run_views};
 
-    use crate::store::projects;
-    use crate::store::testing::run;
-    use crate::time::Millis;
     use diesel::prelude::*;
     use pretty_assertions::assert_eq;
+    use rummy_provider::time::Millis;
+    use rummy_store::projects;
+    use rummy_store::testing::run;
     use std::time::{Duration, SystemTime};
 
     const NOW: Millis = Millis(1_700_000_000_000);
@@ -80,7 +80,7 @@ mod tests {
 
     /// A migrated in-memory store with the scheme registry and project `p`.
     fn project_db() -> (Db, projects::Project) {
-        let mut conn = crate::store::testing::memory();
+        let mut conn = rummy_store::testing::memory();
         let p = projects::hello(&mut conn, "p", "/p", None, NOW).unwrap();
         (conn, p)
     }
@@ -184,7 +184,7 @@ mod tests {
     /// attach adds only the files that are new since.
     #[test]
     fn attaching_with_and_without_constraints_gives_the_same_views() {
-        use crate::store::runs;
+        use rummy_store::runs;
         let (mut conn, p) = project_db();
         let dir = tempfile::TempDir::new().unwrap();
         for name in ["b.txt", "a.txt", "c.txt"] {

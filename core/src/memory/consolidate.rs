@@ -10,15 +10,15 @@
 //! written.
 
 use super::terms::query_terms;
-use crate::db::Db;
-use crate::entry::Writer;
-use crate::path::{normalize, scheme_of};
 use crate::sidecar::SideTask;
-use crate::store::entries::{self, RunRef, WriteCtx};
-use crate::store::memory::{self as store, Forgotten, MemoryWrite, Provenance, Remembered};
-use crate::store::{runs, StoreError};
-use crate::tokens;
 use crate::tools::strip_rationale;
+use rummy_store::db::Db;
+use rummy_store::entries::{self, RunRef, WriteCtx};
+use rummy_store::entry::Writer;
+use rummy_store::memory::{self as store, Forgotten, MemoryWrite, Provenance, Remembered};
+use rummy_store::{runs, StoreError};
+use rummy_text::path::{normalize, scheme_of};
+use rummy_text::tokens;
 use serde::Deserialize;
 use std::sync::LazyLock;
 

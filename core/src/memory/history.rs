@@ -4,14 +4,15 @@
 //! entry per loop stays as small as the loop's line, and reads in date order by path.
 
 use super::messages;
-use crate::db::Db;
-use crate::entry::Visibility;
-use crate::ids::{LoopId, ProjectId};
-use crate::store::entries::RunRef;
-use crate::store::entries::WriteCtx;
-use crate::store::memory::{self, insert_history};
-use crate::store::{loops, runs, views, StoreError};
-use crate::time::Millis;
+use rummy_provider::time::Millis;
+use rummy_store::db::Db;
+use rummy_store::entries::RunRef;
+use rummy_store::entries::WriteCtx;
+use rummy_store::entry::Visibility;
+use rummy_store::ids::{LoopId, ProjectId};
+use rummy_store::memory::{self, insert_history};
+use rummy_store::run::StopReason;
+use rummy_store::{loops, runs, views, StoreError};
 use serde_json::{Map, Value};
 
 /// Characters of a prompt, an answer or an error a history line keeps.
@@ -34,8 +35,8 @@ pub struct LoopEnd<'a> {
     pub prompt: &'a str,
     /// Its final status.
     pub status: i32,
-    /// Why it ended (`run::StopReason`'s name).
-    pub stop_reason: &'a str,
+    /// Why it ended.
+    pub stop_reason: StopReason,
     /// The last status report the loop gave, if any.
     pub update: Option<&'a str>,
     /// Why it failed, if it did.
@@ -56,7 +57,7 @@ pub fn path(end: &LoopEnd<'_>, now: Millis) -> String {
     let date = now.to_rfc3339().chars().take(10).collect::<String>();
     format!(
         "history://{date}/{}/{}",
-        crate::path::encode_component(end.run),
+        rummy_text::path::encode_component(end.run),
         end.loop_number
     )
 }
@@ -83,7 +84,7 @@ pub fn attributes(end: &LoopEnd<'_>) -> Map<String, Value> {
     map.insert("mode".into(), Value::from(end.mode));
     map.insert("model".into(), Value::from(end.model));
     map.insert("status".into(), Value::from(end.status));
-    map.insert("stopReason".into(), Value::from(end.stop_reason));
+    map.insert("stopReason".into(), Value::from(end.stop_reason.as_str()));
     map.insert("prompt".into(), Value::from(gist(end.prompt)));
     map
 }
@@ -106,8 +107,8 @@ pub fn record(conn: &mut Db, end: &LoopEnd<'_>, at: WriteCtx) -> Result<(String,
 pub struct Outcome<'a> {
     /// The loop's status.
     pub status: i32,
-    /// Why it ended (`stopReason`).
-    pub stop_reason: &'a str,
+    /// Why it ended.
+    pub stop_reason: StopReason,
     /// Why it failed, if it did.
     pub error: Option<&'a str>,
     /// Whether the project keeps it for recall ([`recall::kept`](super::recall::kept)): its
@@ -172,12 +173,12 @@ mod tests {
     use pretty_assertions::assert_eq;
 
     fn end<'a>(
-        stop_reason: &'a str,
+        stop_reason: StopReason,
         update: Option<&'a str>,
         error: Option<&'a str>,
     ) -> LoopEnd<'a> {
         LoopEnd {
-            project_id: crate::ids::ProjectId(1),
+            project_id: rummy_store::ids::ProjectId(1),
             run: "b_1",
             loop_number: 3,
             mode: "act",
@@ -194,10 +195,14 @@ mod tests {
     #[test]
     fn a_line_says_who_asked_what_and_how_it_ended() {
         let lines: Vec<String> = [
-            end("concluded", Some("Added it in\nsrc/main.rs."), None),
-            end("failed", None, Some("provider unreachable")),
-            end("cancelled", None, None),
-            end("max_turns", None, None),
+            end(
+                StopReason::Concluded,
+                Some("Added it in\nsrc/main.rs."),
+                None,
+            ),
+            end(StopReason::Failed, None, Some("provider unreachable")),
+            end(StopReason::Cancelled, None, None),
+            end(StopReason::MaxTurns, None, None),
         ]
         .iter()
         .map(line)
@@ -212,7 +217,10 @@ mod tests {
             ]
         );
         assert_eq!(
-            path(&end("cancelled", None, None), Millis(1_700_000_000_000)),
+            path(
+                &end(StopReason::Cancelled, None, None),
+                Millis(1_700_000_000_000)
+            ),
             "history://2023-11-14/b_1/3"
         );
     }

@@ -21,15 +21,15 @@ use super::messages;
 use super::sections::{self, Section};
 use super::terms::{self, query_terms};
 use crate::config::RecallSettings;
-use crate::db::Db;
-use crate::entry::Scope;
-use crate::store::entries::WriteCtx;
-use crate::store::entries::{self, RunRef, TurnRef};
-use crate::store::flags::RunFlags;
-use crate::store::memory as store;
-use crate::store::StoreError;
-use crate::time::{Millis, DAY_MS};
 use rummy_protocol::results::{Recall, RecallItem};
+use rummy_provider::time::{Millis, DAY_MS};
+use rummy_store::db::Db;
+use rummy_store::entries::WriteCtx;
+use rummy_store::entries::{self, RunRef, TurnRef};
+use rummy_store::entry::Scope;
+use rummy_store::flags::RunFlags;
+use rummy_store::memory as store;
+use rummy_store::StoreError;
 use serde_json::Value;
 use std::collections::HashMap;
 
@@ -360,7 +360,7 @@ pub fn candidates(
             let attributes: Value = serde_json::from_str(&row.attributes).unwrap_or(Value::Null);
             Some(Matched {
                 run: run_id.and_then(|id| aliases.get(&id).cloned()),
-                summary: crate::entry::text_attr(&attributes, "summary").to_owned(),
+                summary: rummy_store::entry::text_attr(&attributes, "summary").to_owned(),
                 path: row.path,
                 source,
                 body: row.body,

@@ -6,7 +6,7 @@
 //! more also matches the words it begins (`listen` finds `listens`), in the index and here
 //! alike. The store quotes every term for its index (`store::memory::recall_matches`).
 
-pub use crate::store::memory::PREFIX_MIN;
+pub use rummy_store::memory::PREFIX_MIN;
 
 /// Most terms a prompt gives (the first ones): a long paste does not make a huge query.
 pub const MAX_TERMS: usize = 24;

@@ -13,8 +13,8 @@
 //! actor's `run/retire.rs`).
 
 use crate::fair::admission::Queued;
-use crate::run::{RunStatus, StopReason};
-use crate::time::Millis;
+use rummy_provider::time::Millis;
+use rummy_store::run::{RunStatus, StopReason};
 
 mod machine;
 #[cfg(test)]

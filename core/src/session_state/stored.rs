@@ -2,11 +2,11 @@
 //! new ones alike), written after an update, and what happened since it was.
 
 use super::{Event, Progress, SessionState, PATH};
-use crate::entry::{State, Visibility, Writer};
-use crate::ids::{LoopId, RunId};
-use crate::store::entries::WriteCtx;
-use crate::store::entries::{self, EntryWrite, RunRef, ViewRow};
-use crate::store::{session_state as queries, skills, StoreError};
+use rummy_store::entries::WriteCtx;
+use rummy_store::entries::{self, EntryWrite, RunRef, ViewRow};
+use rummy_store::entry::{State, Visibility, Writer};
+use rummy_store::ids::{LoopId, RunId};
+use rummy_store::{session_state as queries, skills, StoreError};
 use serde_json::{json, Value};
 
 /// The attribute of `session://state` that holds the last turn it covers.
@@ -22,7 +22,10 @@ pub struct Stored {
 }
 
 /// The run's session state, if it has one.
-pub fn current(conn: &mut crate::db::Db, run_id: RunId) -> Result<Option<Stored>, StoreError> {
+pub fn current(
+    conn: &mut rummy_store::db::Db,
+    run_id: RunId,
+) -> Result<Option<Stored>, StoreError> {
     Ok(entries::by_path(conn, run_id, PATH)?.map(|row| Stored {
         state: SessionState::read(&row.body),
         covered: row
@@ -35,14 +38,18 @@ pub fn current(conn: &mut crate::db::Db, run_id: RunId) -> Result<Option<Stored>
 }
 
 /// Whether the run's active skills leave it session state (`memoryScope: session`, or none).
-pub fn allowed(conn: &mut crate::db::Db, run_id: RunId) -> Result<bool, StoreError> {
+pub fn allowed(conn: &mut rummy_store::db::Db, run_id: RunId) -> Result<bool, StoreError> {
     Ok(skills::memory_scope(conn, run_id)?.allows_session_state())
 }
 
 /// Gives the run the empty session state when it has none — a run older than session state,
 /// or one just turned on — and answers whether it did. Nothing is said of it: it is what the
 /// run would have had.
-pub fn ensure(conn: &mut crate::db::Db, run: RunRef, at: WriteCtx) -> Result<bool, StoreError> {
+pub fn ensure(
+    conn: &mut rummy_store::db::Db,
+    run: RunRef,
+    at: WriteCtx,
+) -> Result<bool, StoreError> {
     if entries::by_path(conn, run.run_id, PATH)?.is_some() {
         return Ok(false);
     }
@@ -52,7 +59,7 @@ pub fn ensure(conn: &mut crate::db::Db, run: RunRef, at: WriteCtx) -> Result<boo
 
 /// Stores `state` as the run's session state, covering the run's turns up to `covered`.
 pub fn write(
-    conn: &mut crate::db::Db,
+    conn: &mut rummy_store::db::Db,
     run: RunRef,
     state: &SessionState,
     covered: i32,
@@ -81,7 +88,7 @@ pub fn write(
 /// What happened since turn `since`: the turns begun and the commands given (a command's
 /// result each; a command's output channels are not commands of their own).
 pub fn progress(
-    conn: &mut crate::db::Db,
+    conn: &mut rummy_store::db::Db,
     run_id: RunId,
     since: i32,
 ) -> Result<(Progress, Vec<ViewRow>), StoreError> {
@@ -97,7 +104,7 @@ pub fn progress(
 
 /// The run's last turn (its loop and number), if it has begun one.
 pub fn last_turn(
-    conn: &mut crate::db::Db,
+    conn: &mut rummy_store::db::Db,
     run_id: RunId,
 ) -> Result<Option<(LoopId, i32)>, StoreError> {
     queries::last_turn(conn, run_id)

@@ -3,9 +3,9 @@
 
 use super::stored::{self, Stored};
 use super::*;
-use crate::store::entries::WriteCtx;
-use crate::store::testing::{memory, project, run, write, NOW};
 use pretty_assertions::assert_eq;
+use rummy_store::entries::WriteCtx;
+use rummy_store::testing::{memory, project, run, write, NOW};
 
 /// The empty state as the document every run starts from.
 const EMPTY: &str = "## Title\n\n## Current state\n\n## User intent\n\n## Active files\n\n## Decisions\n\n## Constraints\n\n## Errors and corrections\n\n## Next steps\n\n## Worklog\n";
@@ -239,7 +239,7 @@ fn the_state_in_the_store() {
         },
     )
     .unwrap();
-    use crate::entry::{Visibility, Writer};
+    use rummy_store::entry::{Visibility, Writer};
     write(
         &mut conn,
         r,

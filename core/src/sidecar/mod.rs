@@ -7,9 +7,9 @@
 //! the run's totals and its project's spending) and answers the parsed value or a
 //! [`SidecarFailure`]. A side task never fails a turn: the caller takes its fallback.
 
-use crate::ids::RunId;
-use crate::provider::{ChatMessage, Usage};
-use crate::store::sidecar_calls::SidecarCall;
+use rummy_provider::{ChatMessage, Usage};
+use rummy_store::ids::RunId;
+use rummy_store::sidecar_calls::SidecarCall;
 use serde::Serialize;
 
 /// The sampling temperature of every side task: summaries and rankings want the likeliest

@@ -4,11 +4,11 @@
 //! here, below both, because the handlers and the policy read it.
 
 use crate::config::CommandRunner;
-use crate::parse::ToolName;
-use crate::run::Mode;
-use crate::skill;
-use crate::store::entries::{TurnRef, ViewRow};
-use crate::store::flags::RunFlags;
+use rummy_store::entries::{TurnRef, ViewRow};
+use rummy_store::flags::RunFlags;
+use rummy_store::run::Mode;
+use rummy_store::skill;
+use rummy_text::parse::ToolName;
 
 /// Limits a dispatch enforces.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

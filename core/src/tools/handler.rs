@@ -9,20 +9,20 @@
 use super::context::DispatchCtx;
 use super::messages;
 use super::proposal::ProposalKind;
-use crate::db::Db;
-use crate::entry::{State, Visibility, Writer};
-use crate::hedberg::{self, PatternKind};
-use crate::ids::RunId;
-use crate::parse::{ToolCall, ToolName};
-use crate::path::{normalize, scheme_of};
-use crate::schemes;
-use crate::store::entries::{self, EntryWrite, ViewRow, WriteCtx};
-use crate::store::files;
-use crate::store::ops::{self, check_writer, Op, ViewChange};
-use crate::store::selection::{FilterCall, Judgements};
-use crate::store::{views, StoreError};
-use crate::time::Millis;
-use crate::tokens;
+use rummy_provider::time::Millis;
+use rummy_store::db::Db;
+use rummy_store::entries::{self, EntryWrite, ViewRow, WriteCtx};
+use rummy_store::entry::{FailureKind, State, Visibility, Writer};
+use rummy_store::files;
+use rummy_store::ids::RunId;
+use rummy_store::ops::{self, check_writer, Op, ViewChange};
+use rummy_store::schemes;
+use rummy_store::selection::{FilterCall, Judgements};
+use rummy_store::{views, StoreError};
+use rummy_text::hedberg::{self, PatternKind};
+use rummy_text::parse::{ToolCall, ToolName};
+use rummy_text::path::{normalize, scheme_of};
+use rummy_text::tokens;
 use serde_json::{Map, Value};
 
 /// Characters of a `summary` attribute that are kept.
@@ -49,7 +49,7 @@ pub struct Outcome {
     /// The result's state.
     pub state: State,
     /// Why it failed.
-    pub outcome: Option<String>,
+    pub outcome: Option<FailureKind>,
     /// The result body the model reads.
     pub body: String,
     /// The result's attributes.
@@ -89,9 +89,9 @@ impl Outcome {
     }
 
     /// A failed result with its outcome (`validation`, `permission`, `overflow:N`, `501`, …).
-    pub fn failed(target: &str, outcome: impl Into<String>, body: impl Into<String>) -> Outcome {
+    pub fn failed(target: &str, outcome: FailureKind, body: impl Into<String>) -> Outcome {
         Outcome {
-            outcome: Some(outcome.into()),
+            outcome: Some(outcome),
             ..Outcome::new(target, State::Failed, body.into())
         }
     }
@@ -343,7 +343,9 @@ impl Handler<'_> {
         (size > max).then(|| {
             Outcome::failed(
                 target,
-                format!("overflow:{size}"),
+                FailureKind::Overflow {
+                    tokens: Some(i64::from(size)),
+                },
                 messages::too_large(path, size, max),
             )
         })
@@ -397,13 +399,13 @@ impl Handler<'_> {
     ) -> Result<Outcome, StoreError> {
         let target = match read_target(raw, filter) {
             Ok(target) => target,
-            Err(reason) => return Ok(Outcome::failed(raw, "validation", reason)),
+            Err(reason) => return Ok(Outcome::failed(raw, FailureKind::Validation, reason)),
         };
         let rows = self.select(&target, filter)?;
         if rows.is_empty() {
             return Ok(Outcome::failed(
                 target.as_str(),
-                "not_found",
+                FailureKind::NotFound,
                 messages::not_found(raw),
             ));
         }

@@ -74,7 +74,7 @@ pub fn ask_file_mv(path: &str) -> String {
 }
 
 /// A `known://` body over the size limit (the store's gate refuses a client with the same words).
-pub use crate::store::ops::too_large;
+pub use rummy_store::ops::too_large;
 
 /// What a body-less change did, for each changed entry: "summarized", `summary "kw"`, or both.
 pub fn view_change(visibility: Option<&str>, summary: Option<&str>) -> String {

@@ -27,14 +27,14 @@ pub mod update;
 #[cfg(test)]
 mod tests;
 
-pub use crate::parse::ToolName;
+pub use rummy_text::parse::ToolName;
 
-use crate::parse::ToolCall;
-use crate::run::Mode;
-use crate::store::entries::ViewRow;
-use crate::store::StoreError;
 use context::LoopFlags;
 use handler::{Handler, Outcome};
+use rummy_store::entries::ViewRow;
+use rummy_store::run::Mode;
+use rummy_store::StoreError;
+use rummy_text::parse::ToolCall;
 pub use sh::CommandReach;
 use std::sync::LazyLock;
 

@@ -9,9 +9,10 @@
 use super::context::{DispatchCtx, LoopFlags};
 use super::handler::{attr, body, path_and_filter};
 use super::messages;
-use crate::parse::{ToolCall, ToolName};
-use crate::path::scheme_of;
-use crate::run::Mode;
+use rummy_store::entry::FailureKind;
+use rummy_store::run::Mode;
+use rummy_text::parse::{ToolCall, ToolName};
+use rummy_text::path::scheme_of;
 
 /// Longest target (path, command, question) a command may have.
 pub const MAX_TARGET_CHARS: usize = 512;
@@ -20,12 +21,12 @@ pub const MAX_TARGET_CHARS: usize = 512;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Refused {
     /// `permission` (403) or `501`.
-    pub outcome: &'static str,
+    pub outcome: FailureKind,
     /// The visible reason.
     pub reason: String,
 }
 
-fn refused(outcome: &'static str, reason: impl Into<String>) -> Option<Refused> {
+fn refused(outcome: FailureKind, reason: impl Into<String>) -> Option<Refused> {
     Some(Refused {
         outcome,
         reason: reason.into(),
@@ -40,17 +41,21 @@ pub fn tool_refusal(
     tool: ToolName,
 ) -> Option<Refused> {
     match tool {
-        ToolName::Search if flags.no_web => refused("permission", messages::NO_WEB),
-        ToolName::Search if !search_enabled => refused("501", messages::SEARCH_NOT_CONFIGURED),
+        ToolName::Search if flags.no_web => refused(FailureKind::Permission, messages::NO_WEB),
+        ToolName::Search if !search_enabled => refused(
+            FailureKind::Status { code: 501 },
+            messages::SEARCH_NOT_CONFIGURED,
+        ),
         ToolName::AskUser if flags.no_interaction => {
-            refused("permission", messages::NO_INTERACTION)
+            refused(FailureKind::Permission, messages::NO_INTERACTION)
         }
-        ToolName::AskUser | ToolName::Env | ToolName::Sh if flags.no_proposals => {
-            refused("permission", messages::no_proposals(tool.as_str()))
-        }
-        ToolName::Sh if mode == Mode::Ask => refused("permission", messages::ASK_SH),
+        ToolName::AskUser | ToolName::Env | ToolName::Sh if flags.no_proposals => refused(
+            FailureKind::Permission,
+            messages::no_proposals(tool.as_str()),
+        ),
+        ToolName::Sh if mode == Mode::Ask => refused(FailureKind::Permission, messages::ASK_SH),
         _ if !flags.skill_tools.allows(tool) => refused(
-            "permission",
+            FailureKind::Permission,
             messages::not_allowed_by_skills(tool.as_str(), &flags.skill_tools.names()),
         ),
         ToolName::Get
@@ -84,25 +89,28 @@ pub fn refusal(ctx: &DispatchCtx, call: &ToolCall) -> Option<Refused> {
                 || attr(call, "body").is_some()
                 || call.attr("search").is_some();
             (bare(path) && writes).then(|| Refused {
-                outcome: "permission",
+                outcome: FailureKind::Permission,
                 reason: messages::ask_file_edit(path),
             })
         }
         ToolName::Rm => {
             let path = path_and_filter(call).0?;
             bare(path).then(|| Refused {
-                outcome: "permission",
+                outcome: FailureKind::Permission,
                 reason: messages::ask_file_rm(path),
             })
         }
         ToolName::Cp | ToolName::Mv => {
             let to = attr(call, "to").or_else(|| body(call))?;
             if bare(to) {
-                return refused("permission", messages::ask_copy_to_file(tool.as_str(), to));
+                return refused(
+                    FailureKind::Permission,
+                    messages::ask_copy_to_file(tool.as_str(), to),
+                );
             }
             let from = attr(call, "path")?;
             (tool == ToolName::Mv && bare(from)).then(|| Refused {
-                outcome: "permission",
+                outcome: FailureKind::Permission,
                 reason: messages::ask_file_mv(from),
             })
         }

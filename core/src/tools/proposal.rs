@@ -64,17 +64,23 @@ pub enum ProposalKind {
 }
 
 impl ProposalKind {
-    /// The stored name of the kind (the `kind` attribute).
-    pub fn name(&self) -> &'static str {
+    /// The kind as clients read it (the `proposal` field of the entry).
+    pub fn wire(&self) -> rummy_protocol::ProposalKind {
+        use rummy_protocol::ProposalKind as Wire;
         match self {
-            ProposalKind::Edit { .. } => "edit",
-            ProposalKind::Cp { .. } => "cp",
-            ProposalKind::Mv { .. } => "mv",
-            ProposalKind::Rm { .. } => "rm",
-            ProposalKind::Sh { .. } => "sh",
-            ProposalKind::Env { .. } => "env",
-            ProposalKind::AskUser { .. } => "ask_user",
+            ProposalKind::Edit { .. } => Wire::Edit,
+            ProposalKind::Cp { .. } => Wire::Cp,
+            ProposalKind::Mv { .. } => Wire::Mv,
+            ProposalKind::Rm { .. } => Wire::Rm,
+            ProposalKind::Sh { .. } => Wire::Sh,
+            ProposalKind::Env { .. } => Wire::Env,
+            ProposalKind::AskUser { .. } => Wire::AskUser,
         }
+    }
+
+    /// The stored name of the kind (the `kind` attribute): its word on the wire.
+    pub fn name(&self) -> &'static str {
+        self.wire().as_str()
     }
 
     /// The attributes that store it: `kind` and the variant's data.
@@ -225,6 +231,24 @@ mod tests {
         );
         let back: Vec<Result<ProposalKind, String>> =
             stored.iter().map(ProposalKind::read).collect();
+        // What clients read of each once dispatch marks it: its kind, one per kind the
+        // protocol knows.
+        let read: Vec<Option<rummy_protocol::ProposalKind>> = kinds
+            .iter()
+            .map(|k| {
+                let mut marked = k.attributes();
+                marked.insert(rummy_protocol::ProposalKind::MARK.to_owned(), json!(0));
+                rummy_protocol::ProposalKind::of(&marked)
+            })
+            .collect();
+        assert_eq!(
+            read,
+            rummy_protocol::ProposalKind::ALL
+                .iter()
+                .copied()
+                .map(Some)
+                .collect::<Vec<_>>()
+        );
         assert_eq!(back, kinds.into_iter().map(Ok).collect::<Vec<_>>());
     }
 

@@ -10,12 +10,12 @@
 use super::budget::{token_usage, tokens_free, Budget};
 use super::summary::is_summary;
 use super::views::project;
-use crate::entry::{http_status, Category, State};
-use crate::run::Mode;
 use crate::session_state;
-use crate::skill;
-use crate::store::entries::ViewRow;
-use crate::tokens::estimate;
+use rummy_store::entries::ViewRow;
+use rummy_store::entry::{http_status, Category, State};
+use rummy_store::run::Mode;
+use rummy_store::skill;
+use rummy_text::tokens::estimate;
 use serde_json::Value;
 
 /// The scheme of a loop's recall (`recall://<loop>`), rendered as one block before the prompt.

@@ -7,17 +7,17 @@
 //! batch's write and gets it back, and a turn resumed after its proposal (or a
 //! restart) starts from its stored position ([`Commands::resume_at`]).
 
-use crate::db::Db;
-use crate::entry::State;
-use crate::parse::{ToolCall, ToolName};
-use crate::run::RunStatus;
-use crate::store::notifications::Recorded;
-use crate::store::selection::{FilterCall, Judgements};
-use crate::store::{runs, StoreError};
-use crate::time::Millis;
 use crate::turn::dispatch::{dispatch_judged, DispatchCtx, Dispatched, UpdateSignal};
 use crate::turn::{state, TurnRef};
 use crate::wire::bounded::Bounds;
+use rummy_provider::time::Millis;
+use rummy_store::db::Db;
+use rummy_store::entry::State;
+use rummy_store::notifications::Recorded;
+use rummy_store::run::RunStatus;
+use rummy_store::selection::{FilterCall, Judgements};
+use rummy_store::{runs, StoreError};
+use rummy_text::parse::{ToolCall, ToolName};
 use serde_json::Value;
 use std::sync::Arc;
 

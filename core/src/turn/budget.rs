@@ -7,13 +7,13 @@
 //! demotion only changes visibility.
 
 use super::TurnRef;
-use crate::db::Db;
-use crate::entry::{Category, State, Visibility, Writer};
-use crate::ids::RunId;
-use crate::schemes;
-use crate::store::entries::{self as store_entries, EntryWrite, ViewRow, WriteCtx};
-use crate::store::{runs, turns, views, StoreError};
-use crate::time::Millis;
+use rummy_provider::time::Millis;
+use rummy_store::db::Db;
+use rummy_store::entries::{self as store_entries, EntryWrite, ViewRow, WriteCtx};
+use rummy_store::entry::{Category, FailureKind, State, Visibility, Writer};
+use rummy_store::ids::RunId;
+use rummy_store::schemes;
+use rummy_store::{runs, turns, views, StoreError};
 use serde_json::json;
 
 /// A run's budget for one turn.
@@ -255,7 +255,7 @@ pub fn demotion_note_reserve(divisor: u32) -> i32 {
         archive: vec![0; 100_000],
         prompt: true,
     };
-    TAG_TOKENS + crate::tokens::estimate(&demotion_note(&longest), divisor)
+    TAG_TOKENS + rummy_text::tokens::estimate(&demotion_note(&longest), divisor)
 }
 
 /// Records the `budget://<loop>/<turn>/history` entry that tells the model what the turn
@@ -319,7 +319,10 @@ pub fn record_overflow(
          Add up the tokens=\"N\" of what you promote and write before you do; one turn should add no more than half of tokensFree.",
         budget.ceiling
     );
-    let outcome = format!("overflow:{overflow}");
+    let outcome = FailureKind::Overflow {
+        tokens: Some(i64::from(overflow)),
+    }
+    .to_string();
     store_entries::write(
         conn,
         &EntryWrite {
@@ -360,11 +363,11 @@ mod tests {
         ViewRow {
             view_id,
             path: path.into(),
-            scheme: crate::path::scheme_of(path),
+            scheme: rummy_text::path::scheme_of(path),
             body: String::new(),
             attributes: "{}".into(),
             tokens: 100,
-            state: crate::entry::State::Resolved,
+            state: rummy_store::entry::State::Resolved,
             outcome: None,
             visibility,
             turn,
@@ -461,7 +464,7 @@ mod tests {
             "Context budget: to make room, 2 entries of earlier loops were summarized and 3 archived, oldest first. Your prompt was truncated too: promote it to read it whole. Nothing was deleted: <get> an entry to see it again."
         );
         let reserve = demotion_note_reserve(2);
-        assert!(reserve >= TAG_TOKENS + crate::tokens::estimate(&demotion_note(&demotion), 2));
+        assert!(reserve >= TAG_TOKENS + rummy_text::tokens::estimate(&demotion_note(&demotion), 2));
     }
 
     /// tokensFree is the ceiling minus what is assembled besides the promoted content.

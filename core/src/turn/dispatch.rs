@@ -10,15 +10,16 @@
 //! tool left a warning there. A store error the model caused (writer tier, bad
 //! path) becomes a failed result the model reads next turn, never a crash.
 
-use crate::db::Db;
-use crate::entry::{State, Visibility, Writer};
-use crate::parse::ToolCall;
-use crate::path::result_path;
-use crate::store::entries::{self, EntryWrite, WriteCtx};
-use crate::store::selection::Judgements;
-use crate::store::StoreError;
-use crate::time::Millis;
 use crate::tools::{self, handler::Outcome, policy, ToolName};
+use rummy_provider::time::Millis;
+use rummy_store::db::Db;
+use rummy_store::entries::{self, EntryWrite, WriteCtx};
+use rummy_store::entry::FailureKind;
+use rummy_store::entry::{State, Visibility, Writer};
+use rummy_store::selection::Judgements;
+use rummy_store::StoreError;
+use rummy_text::parse::ToolCall;
+use rummy_text::path::result_path;
 use serde_json::Value;
 
 /// What a dispatch is given (defined with the tools, whose handlers read it).
@@ -39,8 +40,8 @@ pub struct Dispatched {
     pub path: String,
     /// The result's state.
     pub state: State,
-    /// The outcome when it failed.
-    pub outcome: Option<String>,
+    /// Why it failed, when it did.
+    pub outcome: Option<FailureKind>,
     /// Set for `update` commands.
     pub update: Option<UpdateSignal>,
 }
@@ -132,11 +133,16 @@ fn act(
     let outcome = if let Some(previous) = aborted_by {
         Outcome::failed(
             &target,
-            "aborted",
+            FailureKind::Aborted,
             tools::messages::aborted(previous.as_str()),
         )
     } else if policy::invalid_target(call) {
-        Outcome::failed("invalid", "validation", tools::messages::INVALID_TARGET).bare()
+        Outcome::failed(
+            "invalid",
+            FailureKind::Validation,
+            tools::messages::INVALID_TARGET,
+        )
+        .bare()
     } else if let Some(refused) = policy::refusal(ctx, call) {
         Outcome::failed(&target, refused.outcome, refused.reason)
     } else {
@@ -158,13 +164,13 @@ fn act(
 }
 
 /// A store error the model caused, as a failed outcome and its reason; other errors stay errors.
-fn refusal_of(e: StoreError) -> Result<(&'static str, String), StoreError> {
+fn refusal_of(e: StoreError) -> Result<(FailureKind, String), StoreError> {
     match e {
-        e @ StoreError::Permission { .. } => Ok(("permission", e.to_string())),
-        StoreError::Refused(reason) => Ok(("permission", reason)),
-        StoreError::Invalid(reason) => Ok(("validation", reason)),
-        StoreError::NotFound(reason) => Ok(("not_found", reason)),
-        StoreError::Conflict(reason) => Ok(("conflict", reason)),
+        e @ StoreError::Permission { .. } => Ok((FailureKind::Permission, e.to_string())),
+        StoreError::Refused(reason) => Ok((FailureKind::Permission, reason)),
+        StoreError::Invalid(reason) => Ok((FailureKind::Validation, reason)),
+        StoreError::NotFound(reason) => Ok((FailureKind::NotFound, reason)),
+        StoreError::Conflict(reason) => Ok((FailureKind::Conflict, reason)),
         e => Err(e),
     }
 }
@@ -190,7 +196,10 @@ fn record(
         }
     }
     if outcome.state == State::Proposed {
-        attributes.insert("commandIndex".to_owned(), Value::from(ctx.command_index));
+        attributes.insert(
+            rummy_protocol::ProposalKind::MARK.to_owned(),
+            Value::from(ctx.command_index),
+        );
     }
     entries::write(
         conn,
@@ -200,7 +209,7 @@ fn record(
             body: &outcome.body,
             attributes: &Value::Object(attributes),
             state: outcome.state,
-            outcome: outcome.outcome.as_deref(),
+            outcome: outcome.outcome.map(String::from).as_deref(),
             visibility: Visibility::Visible,
             loop_id: Some(t.loop_id),
             turn: t.turn,

@@ -21,4 +21,4 @@ pub mod views;
 mod tests;
 
 /// Where a turn writes (defined in the store, beside the run a write belongs to).
-pub use crate::store::entries::TurnRef;
+pub use rummy_store::entries::TurnRef;

@@ -1,12 +1,12 @@
 //! Writes of a turn outside dispatch: the loop's prompt, the audit trail, and the healer's warnings.
 
 use super::TurnRef;
-use crate::db::Db;
-use crate::entry::{State, Visibility, Writer};
-use crate::path::result_path;
-use crate::run::Mode;
-use crate::store::entries::{self, EntryWrite, WriteCtx};
-use crate::store::StoreError;
+use rummy_store::db::Db;
+use rummy_store::entries::{self, EntryWrite, WriteCtx};
+use rummy_store::entry::{FailureKind, State, Visibility, Writer};
+use rummy_store::run::Mode;
+use rummy_store::StoreError;
+use rummy_text::path::result_path;
 use serde_json::json;
 
 /// How many characters of a warning go into its `error://` path.
@@ -37,7 +37,7 @@ pub fn audit_all(
     if entries.is_empty() {
         return Ok(());
     }
-    let rev = crate::store::runs::take_rev(conn, t.run.run_id)?;
+    let rev = rummy_store::runs::take_rev(conn, t.run.run_id)?;
     let attributes = json!({});
     for (scheme, body) in entries {
         let path = format!("{scheme}://{}", t.turn);
@@ -74,9 +74,10 @@ pub fn warning(
     let short: String = message.chars().take(ERROR_PATH_CHARS).collect();
     let path = entries::unique_path(conn, t.run, &result_path("error", t.turn, &short))?;
     let attributes = json!({});
+    let outcome = FailureKind::Validation.to_string();
     let warning = EntryWrite {
         state: State::Failed,
-        outcome: Some("validation"),
+        outcome: Some(&outcome),
         ..EntryWrite::plugin(t, &path, message, &attributes)
     };
     entries::write(conn, &warning, at)?;

@@ -10,18 +10,18 @@
 
 use super::streams::{self, Awaited};
 use super::{proposals, record, state, TurnRef};
-use crate::db::Db;
-use crate::ids::{ProjectId, RunId};
 use crate::memory::{history, recall};
-use crate::run::{RunStatus, StopReason};
-use crate::store::entries::{RunRef, WriteCtx};
-use crate::store::loops::Loop;
-use crate::store::models::{self, Model};
-use crate::store::notifications::Recorded;
-use crate::store::runs::{self, Run};
-use crate::store::{loops, turns, views, StoreError};
 use crate::tools::search;
 use crate::wire::bounded::Bounds;
+use rummy_store::db::Db;
+use rummy_store::entries::{RunRef, WriteCtx};
+use rummy_store::ids::{ProjectId, RunId};
+use rummy_store::loops::Loop;
+use rummy_store::models::{self, Model};
+use rummy_store::notifications::Recorded;
+use rummy_store::run::{RunStatus, StopReason};
+use rummy_store::runs::{self, Run};
+use rummy_store::{loops, turns, views, StoreError};
 use serde_json::{json, Value};
 
 /// The message the model and clients read on an interrupted turn.
@@ -137,7 +137,7 @@ pub fn recover(
                 active.id,
                 history::Outcome {
                     status: 500,
-                    stop_reason: StopReason::Interrupted.as_str(),
+                    stop_reason: StopReason::Interrupted,
                     error: Some(INTERRUPTED),
                     kept: recall::kept(&active.flags(), recall_default),
                 },

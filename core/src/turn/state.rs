@@ -12,19 +12,19 @@
 //! or 202, `position` the number of loops queued) — else `null` in `getRun` and left out of
 //! `run/state`.
 
-use crate::db::Db;
 use crate::fair::admission::{QueueReason, Queued};
-use crate::ids::{LoopId, RunId};
-use crate::provider::routing::Routed;
-use crate::run::RunStatus;
-use crate::store::entries::{self, RunRef};
-use crate::store::notifications::{self, Recorded};
-use crate::store::{loops, memory, runs, turns, StoreError};
-use crate::time::Millis;
 use crate::wire::bounded::{self, Bounds};
 use crate::wire::params::HistoryPage;
 use crate::wire::state::{HistoryItem, Snapshot, StatePush, UnknownItem};
 use rummy_protocol::results::{MissedNotification, Recall};
+use rummy_provider::routing::Routed;
+use rummy_provider::time::Millis;
+use rummy_store::db::Db;
+use rummy_store::entries::{self, RunRef};
+use rummy_store::ids::{LoopId, RunId};
+use rummy_store::notifications::{self, Recorded};
+use rummy_store::run::RunStatus;
+use rummy_store::{loops, memory, runs, turns, StoreError};
 use serde_json::Value;
 
 /// The routing decision of the run's current loop (the active one, else the one that ran
@@ -164,7 +164,7 @@ fn push_with(
         conn,
         RunRef {
             run_id,
-            project_id: crate::ids::ProjectId(run.project_id),
+            project_id: rummy_store::ids::ProjectId(run.project_id),
         },
         run.project_questions > 0,
     )?;

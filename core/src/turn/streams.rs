@@ -11,14 +11,14 @@ pub use crate::commands::StreamEnd;
 
 use crate::commands::output::ChannelText;
 use crate::config::CommandRunner;
-use crate::db::Db;
-use crate::entry::{strings_attr, text_attr, State, Visibility, Writer};
-use crate::ids::RunId;
-use crate::parse::ToolName;
-use crate::store::entries::{self, EntryWrite, RunRef, ViewRow, WriteCtx};
-use crate::store::ops::{change_view, Op, ViewChange};
-use crate::store::{views, StoreError};
 use crate::turn::state::Appended;
+use rummy_store::db::Db;
+use rummy_store::entries::{self, EntryWrite, RunRef, ViewRow, WriteCtx};
+use rummy_store::entry::{strings_attr, text_attr, FailureKind, State, Visibility, Writer};
+use rummy_store::ids::RunId;
+use rummy_store::ops::{change_view, Op, ViewChange};
+use rummy_store::{views, StoreError};
+use rummy_text::parse::ToolName;
 use serde_json::{Map, Value};
 
 /// The log-entry attribute set while the command's turn waits for its output.
@@ -187,7 +187,10 @@ pub fn settle(
     let (state, outcome) = match end {
         StreamEnd::Completed { exit_code: 0, .. } => (State::Resolved, None),
         StreamEnd::Completed { exit_code, .. } => {
-            (State::Failed, Some(format!("exit:{exit_code}")))
+            let failure = FailureKind::Exit {
+                code: i64::from(*exit_code),
+            };
+            (State::Failed, Some(failure.to_string()))
         }
         StreamEnd::Aborted { reason, .. } => (
             State::Cancelled,
@@ -359,7 +362,7 @@ impl Awaited {
             turn: row.turn,
             command_index: row
                 .attributes()
-                .get("commandIndex")
+                .get(rummy_protocol::ProposalKind::MARK)
                 .and_then(Value::as_u64)
                 .unwrap_or(0) as usize,
         })

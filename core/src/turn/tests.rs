@@ -3,19 +3,19 @@
 use super::assemble::{assemble, AssemblyInput};
 use super::dispatch::{dispatch, DispatchCtx, DispatchLimits, LoopFlags};
 use super::{record, state, TurnRef};
-use crate::db::Db;
-use crate::entry::State;
-use crate::ids::LoopId;
-use crate::parse::parse_reply;
-use crate::run::Mode;
-use crate::store::entries::{context_rows, RunRef, WriteCtx};
-use crate::store::flags::RunFlags;
-use crate::store::selection::Judgements;
-use crate::store::{loops, projects, runs, turns};
-use crate::time::Millis;
 use crate::wire::bounded::Bounds;
 use crate::wire::params::HistoryPage;
 use pretty_assertions::assert_eq;
+use rummy_provider::time::Millis;
+use rummy_store::db::Db;
+use rummy_store::entries::{context_rows, RunRef, WriteCtx};
+use rummy_store::entry::{FailureKind, State};
+use rummy_store::flags::RunFlags;
+use rummy_store::ids::LoopId;
+use rummy_store::run::Mode;
+use rummy_store::selection::Judgements;
+use rummy_store::{loops, projects, runs, turns};
+use rummy_text::parse::parse_reply;
 use serde_json::json;
 
 const NOW: Millis = Millis(1_700_000_000_000);
@@ -47,7 +47,7 @@ struct Fixture {
 }
 
 fn fixture() -> Fixture {
-    let mut conn = crate::store::testing::memory();
+    let mut conn = rummy_store::testing::memory();
     let p = projects::hello(&mut conn, "p", "/p", None, NOW).unwrap();
     let new = runs::NewRun {
         project_id: p.id,
@@ -89,18 +89,18 @@ impl Fixture {
 
     fn run_reply(&mut self, t: TurnRef, reply: &str) -> Vec<(String, State, Option<String>)> {
         let parsed = parse_reply(reply, 15);
-        let mut failed: Option<crate::parse::ToolName> = None;
+        let mut failed: Option<rummy_text::parse::ToolName> = None;
         let mut out = Vec::new();
         for call in parsed
             .commands
             .iter()
-            .filter(|c| c.name != crate::parse::ToolName::Think)
+            .filter(|c| c.name != rummy_text::parse::ToolName::Think)
         {
             let d = dispatch(&mut self.conn, &ctx(t), call, failed, NOW).unwrap();
             if d.failed() && failed.is_none() && d.update.is_none() {
                 failed = Some(d.tool);
             }
-            out.push((d.path, d.state, d.outcome));
+            out.push((d.path, d.state, d.outcome.map(String::from)));
         }
         out
     }
@@ -285,6 +285,7 @@ fn set_refusals_have_their_codes() {
             dispatch(&mut f.conn, &ctx(t), c, None, NOW)
                 .unwrap()
                 .outcome
+                .map(String::from)
         })
         .collect();
     assert_eq!(
@@ -375,7 +376,7 @@ fn attached_files_are_not_history_until_a_turn_touches_them() {
             .map(|p| crate::files::ScannedFile {
                 path: (*p).to_owned(),
                 body: "text\n".into(),
-                hash: crate::store::entries::hex_sha256("text\n"),
+                hash: rummy_store::entries::hex_sha256("text\n"),
             })
             .collect(),
         ..Default::default()
@@ -452,7 +453,7 @@ fn restart_fails_a_search_in_flight() {
     )
     .unwrap();
     assert_eq!(recovered.interrupted, 1);
-    let row = crate::store::entries::by_path(&mut f.conn, f.run.run_id, &done.path)
+    let row = rummy_store::entries::by_path(&mut f.conn, f.run.run_id, &done.path)
         .unwrap()
         .unwrap();
     assert_eq!(
@@ -547,8 +548,15 @@ fn fields<'de, T: serde::Deserialize<'de>>(absent: &[&str]) -> Vec<String> {
     names
 }
 
-/// The fields a history item leaves out when it is no pending proposal and its body is whole.
-const UNCUT_ITEM: &[&str] = &["hash", "bodyBytes", "bodyTruncated", "append", "offset"];
+/// The fields a history item leaves out when it is no proposal and its body is whole.
+const UNCUT_ITEM: &[&str] = &[
+    "hash",
+    "bodyBytes",
+    "bodyTruncated",
+    "append",
+    "offset",
+    "proposal",
+];
 
 /// What the server writes from rows — a `run/state` push, a `getRun` snapshot and their items —
 /// has exactly the fields of the protocol's types, which clients read (`queued` is left out of
@@ -647,7 +655,7 @@ fn batch_seen(batch: &super::batch::Batch) -> BatchSeen {
 #[test]
 fn a_batch_stops_at_the_first_proposal_and_the_resumed_turn_goes_on_after_it() {
     use super::batch::Commands;
-    use crate::run::RunStatus;
+    use rummy_store::run::RunStatus;
     let mut f = fixture();
     runs::set_status(&mut f.conn, f.run.run_id, RunStatus::Running, NOW).unwrap();
     let t = f.turn();
@@ -721,7 +729,7 @@ fn the_first_failed_action_aborts_the_rest_and_the_update_still_applies() {
     let states: Vec<(State, Option<String>)> = batch
         .dispatched
         .iter()
-        .map(|(d, _)| (d.state, d.outcome.clone()))
+        .map(|(d, _)| (d.state, d.outcome.map(String::from)))
         .collect();
     assert_eq!(
         states,
@@ -741,7 +749,7 @@ fn the_first_failed_action_aborts_the_rest_and_the_update_still_applies() {
     assert_eq!(commands.update(), Some(&done));
 
     // A turn resumed at the update after a failed proposal knows both.
-    let resumed = Commands::resume_at(&parsed.commands, 4, Some(crate::parse::ToolName::Set));
+    let resumed = Commands::resume_at(&parsed.commands, 4, Some(rummy_text::parse::ToolName::Set));
     assert_eq!(
         (resumed.any_failed(), resumed.update()),
         (true, Some(&done))
@@ -777,7 +785,7 @@ fn a_search_ends_its_batch_and_its_failure_aborts_the_rest() {
     let outcomes: Vec<(State, Option<String>)> = rest
         .dispatched
         .iter()
-        .map(|(d, _)| (d.state, d.outcome.clone()))
+        .map(|(d, _)| (d.state, d.outcome.map(String::from)))
         .collect();
     assert_eq!(outcomes, vec![(State::Failed, Some("aborted".to_owned()))]);
 }
@@ -814,13 +822,13 @@ fn session_state_opens_the_system_message() {
 
     let kept = f.messages_with(true).system;
     let off = f.messages_with(false).system;
-    let quiet = crate::skill::parse(
+    let quiet = rummy_store::skill::parse(
         "quiet",
         "---\nmemoryScope: relevant\n---\n",
         &crate::tools::TOOL_ORDER,
     )
     .unwrap();
-    crate::store::skills::add(
+    rummy_store::skills::add(
         &mut f.conn,
         f.run,
         "quiet",
@@ -907,7 +915,7 @@ fn a_loops_recall_is_one_block_before_its_prompt_for_that_loop_only() {
         f.loop_id,
         history::Outcome {
             status: 200,
-            stop_reason: "concluded",
+            stop_reason: rummy_store::run::StopReason::Concluded,
             error: None,
             kept: true,
         },
@@ -932,7 +940,7 @@ fn a_loops_recall_is_one_block_before_its_prompt_for_that_loop_only() {
     let later = f.messages();
     assert!(!later.system.contains("prod-3</memory>") && !later.user.contains("<recall>"));
     let lines: Vec<String> =
-        crate::store::memory::list(&mut f.conn, f.run.project_id, "history", None, None, 10, 0)
+        rummy_store::memory::list(&mut f.conn, f.run.project_id, "history", None, None, 10, 0)
             .unwrap()
             .into_iter()
             .map(|r| r.body)
@@ -950,8 +958,8 @@ fn a_loops_recall_is_one_block_before_its_prompt_for_that_loop_only() {
 #[test]
 fn a_body_filter_is_judged_off_the_write_and_checked_in_it() {
     use super::batch::Commands;
-    use crate::store::entries;
-    use crate::store::selection::{self, FilterCall};
+    use rummy_store::entries;
+    use rummy_store::selection::{self, FilterCall};
     let mut f = fixture();
     let t = f.turn();
     let run_id = f.run.run_id;
@@ -1018,8 +1026,8 @@ fn a_body_filter_is_judged_off_the_write_and_checked_in_it() {
         .unwrap();
     let (failed, _) = &batch.dispatched[0];
     assert_eq!(
-        (failed.state, failed.outcome.as_deref()),
-        (State::Failed, Some("conflict"))
+        (failed.state, failed.outcome),
+        (State::Failed, Some(FailureKind::Conflict))
     );
 }
 
@@ -1027,7 +1035,7 @@ fn a_body_filter_is_judged_off_the_write_and_checked_in_it() {
 /// with the refusal, as the model's tool error.
 #[test]
 fn a_refused_body_fails_the_judged_command() {
-    use crate::store::selection::{self, FilterCall};
+    use rummy_store::selection::{self, FilterCall};
     let call = FilterCall {
         pattern: "known://*".to_owned(),
         filter: "//a".to_owned(),

@@ -15,9 +15,9 @@
 //! [`ToolName`]); the other schemes here. Archived entries are never shown. Renderers trust the projection: they
 //! do not check visibility again.
 
-use crate::entry::Visibility;
-use crate::store::entries::ViewRow;
 use crate::tools::{self, ToolName};
+use rummy_store::entries::ViewRow;
+use rummy_store::entry::Visibility;
 
 /// Characters of a summarized prompt the model still sees.
 pub const PROMPT_SUMMARY_CHARS: usize = 500;
@@ -56,8 +56,8 @@ fn truncate_prompt(body: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::entry::State;
     use pretty_assertions::assert_eq;
+    use rummy_store::entry::State;
     use serde_json::json;
 
     fn row(
@@ -70,7 +70,7 @@ mod tests {
         ViewRow {
             view_id: 1,
             path: path.into(),
-            scheme: crate::path::scheme_of(path),
+            scheme: rummy_text::path::scheme_of(path),
             body: body.into(),
             attributes: attributes.into(),
             tokens: 1,

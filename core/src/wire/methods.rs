@@ -3,8 +3,8 @@
 //! the run statuses, stop reasons and error codes it uses.
 
 use super::jsonrpc::{ErrorKind, PROTOCOL_VERSION};
-use crate::run::{RunStatus, StopReason};
 use rummy_protocol::catalogue::{Catalogue, NotificationDoc, ParamDoc};
+use rummy_store::run::{RunStatus, StopReason};
 use std::collections::BTreeMap;
 
 pub use rummy_protocol::methods::{Method, MethodInfo, PERIODS, STATES, VISIBILITIES};
@@ -98,7 +98,7 @@ pub const NOTIFICATIONS: &[NotificationSpec] = &[
             p("status", "integer", true, "the run's status").one_of(&["100", "102", "200", "202", "413", "499", "500", "508"]),
             p("stopReason", "string", true, "why the last loop ended; null while a loop is queued, running or waiting").one_of(STOP_REASONS),
             p("summary", "string", true, "the latest summary the model gave"),
-            p("history", "array", true, "entries changed since the previous push: [{path, tool, state, outcome, status, visibility, turn, tokens, attributes, body}]; a body over RUMMY_INLINE_BODY_BYTES is its first bytes with bodyBytes and bodyTruncated; a channel's growth is {append: true, offset, body}: the text appended at that byte offset"),
+            p("history", "array", true, "entries changed since the previous push: [{path, tool, state, outcome, status, visibility, turn, tokens, attributes, body}], with proposal (its kind) on a tool's proposal and hash while it is pending; a body over RUMMY_INLINE_BODY_BYTES is its first bytes with bodyBytes and bodyTruncated; a channel's growth is {append: true, offset, body}: the text appended at that byte offset"),
             p("unknowns", "array", true, "open questions: [{path, body, shared}]"),
             p("telemetry", "object", true, "at turn end: token counts (prompt, cached, completion, reasoning), cost, context distribution, and the side tasks the turn made (sidecar); null mid-turn"),
             p("route", "object", true, "the current loop's routing decision {class, model}, or null"),
@@ -124,7 +124,7 @@ pub const NOTIFICATIONS: &[NotificationSpec] = &[
         description: "A proposal waits for a client: accept (set state resolved), reject (cancelled) or error (failed) on its path.",
         payload: &[
             RUN_FIELD,
-            p("proposed", "array", true, "[{path, body, attributes, turn, hash}]; hash: the SHA-256 (hex) of the proposal's canonical JSON (sorted keys of kind, paths, command, content, patch; absent ones left out), what an accept's approves names; for file edits attributes carry patch (the unified diff), content, created, beforeTokens, afterTokens and warnings"),
+            p("proposed", "array", true, "[{path, body, attributes, turn, hash, proposal}]; proposal: the proposal's kind (edit, cp, mv, rm, sh, env or ask_user, as attributes.kind; attributes also keep commandIndex, which marks a tool's proposal); hash: the SHA-256 (hex) of the proposal's canonical JSON (sorted keys of kind, paths, command, content, patch; absent ones left out), what an accept's approves names; for file edits attributes carry patch (the unified diff), content, created, beforeTokens, afterTokens and warnings"),
         ],
     },
     NotificationSpec {
@@ -152,7 +152,7 @@ pub const NOTIFICATIONS: &[NotificationSpec] = &[
 /// The `queued.reason` values, in [`crate::fair::admission::QueueReason::ALL`] order.
 const QUEUE_REASONS: &[&str] = &["loop", "runs_limit", "cost_ceiling"];
 
-/// The `stopReason` values, in [`crate::run::StopReason::ALL`] order.
+/// The `stopReason` values, in [`rummy_store::run::StopReason::ALL`] order.
 const STOP_REASONS: &[&str] = &[
     "concluded",
     "max_turns",
@@ -231,7 +231,7 @@ mod tests {
             .map(|r| r.as_str())
             .collect();
         assert_eq!(QUEUE_REASONS, reasons.as_slice());
-        let periods: Vec<&str> = crate::fair::period::CostPeriod::ALL
+        let periods: Vec<&str> = rummy_store::period::CostPeriod::ALL
             .iter()
             .map(|p| p.as_str())
             .collect();

@@ -3,13 +3,14 @@
 //! JSON text they are. Their fields are those of the protocol's `RunState` and `RunSnapshot`
 //! (a test keeps them so); `turn::state` fills them.
 
-use crate::entry::http_status;
 use crate::fair::admission::Queued;
-use crate::provider::routing::Routed;
-use crate::provider::Usage;
-use crate::store::entries::ViewRow;
 use crate::wire::bounded;
 use rummy_protocol::results::{MissedNotification, Recall};
+use rummy_protocol::ProposalKind;
+use rummy_provider::routing::Routed;
+use rummy_provider::Usage;
+use rummy_store::entries::ViewRow;
+use rummy_store::entry::http_status;
 use serde::Serialize;
 use serde_json::value::RawValue;
 use serde_json::Value;
@@ -46,6 +47,9 @@ pub struct HistoryItem<'a> {
     /// A pending proposal's hash (what an accept approves).
     #[serde(skip_serializing_if = "Option::is_none")]
     hash: Option<String>,
+    /// A tool's proposal's kind, pending or not.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    proposal: Option<ProposalKind>,
 }
 
 /// Stored attributes: the stored JSON text, or `{}` when the text is not JSON.
@@ -85,6 +89,7 @@ impl<'a> HistoryItem<'a> {
             append: false,
             offset: None,
             hash: row.proposal_hash(),
+            proposal: row.proposal(),
         }
     }
 
@@ -126,7 +131,7 @@ impl<'a> UnknownItem<'a> {
         UnknownItem {
             path: &row.path,
             body: &row.body,
-            shared: crate::store::shared::is_shared_text(&row.attributes),
+            shared: rummy_store::shared::is_shared_text(&row.attributes),
         }
     }
 }

@@ -3,7 +3,7 @@
 -- Timestamps are integer milliseconds since the Unix epoch, passed in by the
 -- caller (the domain has no clock of its own).
 --
--- PostgreSQL's form of migrations/sqlite/ (same version, same schema: core/src/schema.rs
+-- PostgreSQL's form of migrations/sqlite/ (same version, same schema: core/store/src/schema.rs
 -- describes both). Where the SQL differs, and why:
 -- * `INTEGER PRIMARY KEY` (SQLite's rowid) is an identity column, still int4 so diesel's
 --   `Integer` loads it. Unlike a rowid, an identity never hands out a deleted row's id again.

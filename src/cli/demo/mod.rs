@@ -12,8 +12,9 @@ use super::exit::Exit;
 use super::follow::{Follow, Policy};
 use super::session::{Failure, Place, Session, Target};
 use super::view::View;
-use rummy::config::{Config, ModelSeed, OpenAiConfig};
+use rummy::config::{Config, OpenAiConfig};
 use rummy_client::params::RunAttributes;
+use rummy_store::models::ModelSeed;
 
 /// The sample project: (path, content).
 const SAMPLE: [(&str, &str); 3] = [

@@ -206,7 +206,10 @@ pub(super) fn declared_modules(code: &str) -> Vec<String> {
 }
 
 /// The crates whose modules are checked: (name, root file).
-pub(super) const CRATES: [(&str, &str); 7] = [
+pub(super) const CRATES: [(&str, &str); 10] = [
+    ("rummy-text", "core/text/src/lib.rs"),
+    ("rummy-provider", "core/provider/src/lib.rs"),
+    ("rummy-store", "core/store/src/lib.rs"),
     ("rummy-core", "core/src/lib.rs"),
     ("rummy-actors", "actors/src/lib.rs"),
     ("rummy", "src/lib.rs"),

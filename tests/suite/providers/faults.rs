@@ -4,7 +4,7 @@ use super::{refused_url, request, without_jitter, Rig};
 use pretty_assertions::assert_eq;
 use rummy::config::{OllamaConfig, OpenAiConfig, ProviderLimits};
 use rummy_actors::provider::{ProviderError, ProviderEvent};
-use rummy_core::provider::retry::RetryPolicy;
+use rummy_provider::retry::RetryPolicy;
 use rummy_testkit::{FakeProvider, Reply};
 use serde_json::json;
 use std::time::{Duration, Instant};

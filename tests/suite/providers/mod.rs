@@ -10,13 +10,14 @@ mod routing;
 mod server;
 mod shapes;
 
-use rummy::config::{Config, ModelSeed};
+use rummy::config::Config;
 use rummy_actors::provider::{Complete, ProviderError, ProviderEvent, Providers};
 use rummy_actors::store::Store;
-use rummy_core::provider::retry::RetryPolicy;
-use rummy_core::provider::{ChatMessage, Completion};
-use rummy_core::store::models::{self, Model};
-use rummy_core::time::Millis;
+use rummy_provider::retry::RetryPolicy;
+use rummy_provider::time::Millis;
+use rummy_provider::{ChatMessage, Completion};
+use rummy_store::models::ModelSeed;
+use rummy_store::models::{self, Model};
 use tempfile::TempDir;
 
 /// Retries quick enough for tests: the policy is the same, only the base and the cap are small
@@ -170,7 +171,7 @@ pub fn answer(content: &str, model: &str, prompt: i32, completion: i32) -> Compl
     Completion {
         content: content.into(),
         reasoning: None,
-        usage: rummy_core::provider::Usage {
+        usage: rummy_provider::Usage {
             prompt_tokens: prompt,
             completion_tokens: completion,
             total_tokens: prompt + completion,

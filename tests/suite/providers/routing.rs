@@ -2,8 +2,9 @@
 
 use crate::support::{TestServer, WAIT};
 use pretty_assertions::assert_eq;
-use rummy::config::{Config, ModelSeed};
-use rummy_core::provider::routing::PromptClass;
+use rummy::config::Config;
+use rummy_provider::routing::PromptClass;
+use rummy_store::models::ModelSeed;
 use rummy_testkit::{Reply, RpcClient};
 use serde_json::{json, Value};
 

@@ -3,7 +3,8 @@
 use super::quick_retries;
 use crate::support::{start_run, wait_status, TestServer, WAIT};
 use pretty_assertions::assert_eq;
-use rummy::config::{ModelSeed, OllamaConfig, ProviderLimits};
+use rummy::config::{OllamaConfig, ProviderLimits};
+use rummy_store::models::ModelSeed;
 use rummy_testkit::{FakeProvider, Reply};
 use serde_json::{json, Value};
 use std::collections::BTreeSet;

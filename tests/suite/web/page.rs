@@ -140,14 +140,14 @@ async fn the_page_says_whether_a_token_is_needed() {
     let open = http().get(format!("{base}/")).send().await.unwrap();
     let open_etag = header(&open, "etag");
     let open_html = open.text().await.unwrap();
-    let mut conn = rummy_core::store::database::open(&server.database()).unwrap();
-    let ops = rummy_core::store::tokens::NewToken {
+    let mut conn = rummy_store::database::open(&server.database()).unwrap();
+    let ops = rummy_store::tokens::NewToken {
         user: "ops".into(),
         admin: true,
         projects: Vec::new(),
         expires_at: None,
     };
-    rummy_core::store::tokens::create(&mut conn, &ops, &[4; 32], rummy_core::time::Millis(1))
+    rummy_store::tokens::create(&mut conn, &ops, &[4; 32], rummy_provider::time::Millis(1))
         .unwrap();
     let closed = http()
         .get(format!("{base}/"))

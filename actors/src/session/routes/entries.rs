@@ -8,17 +8,6 @@ use super::runs;
 use crate::errors::Error;
 use crate::registry::ResolveProposal;
 use crate::session::call::Call;
-use rummy_core::entry::{State, Visibility};
-use rummy_core::ids::RunId;
-use rummy_core::path::{normalize, scheme_of};
-use rummy_core::store::entries::{self, EntryFilter, RunRef, ViewRow};
-use rummy_core::store::export;
-use rummy_core::store::memory::{self, MemoryWrite, Provenance};
-use rummy_core::store::ops::{self, ContentWrite, ViewChange};
-use rummy_core::store::runs::Run;
-use rummy_core::store::selection::{self, Selection};
-use rummy_core::store::shared::{self, Ask};
-use rummy_core::store::StoreError;
 use rummy_core::turn::proposals::Decision as ProposalDecision;
 use rummy_core::wire::bounded::{self, SliceError};
 use rummy_core::wire::params::{
@@ -29,6 +18,17 @@ use rummy_core::wire::results::{
     BodySlice, CountAck, Entry, PathAck, PathsAck, Resolution, RunAck,
 };
 use rummy_core::wire::{ErrorKind, RpcError};
+use rummy_store::entries::{self, EntryFilter, RunRef, ViewRow};
+use rummy_store::entry::{State, Visibility};
+use rummy_store::export;
+use rummy_store::ids::RunId;
+use rummy_store::memory::{self, MemoryWrite, Provenance};
+use rummy_store::ops::{self, ContentWrite, ViewChange};
+use rummy_store::runs::Run;
+use rummy_store::selection::{self, Selection};
+use rummy_store::shared::{self, Ask};
+use rummy_store::StoreError;
+use rummy_text::path::{normalize, scheme_of};
 use serde::Serialize;
 use serde_json::Value;
 
@@ -541,7 +541,7 @@ async fn resolve_if_proposed(
         .read(move |c| entries::by_path(c, rr.run_id, &lookup))
         .await?;
     let Some(row) = row else { return Ok(None) };
-    let was_proposal = row.attributes().get("commandIndex").is_some();
+    let was_proposal = row.proposal().is_some();
     if row.state != State::Proposed {
         if was_proposal {
             return Err(RpcError::new(
@@ -601,7 +601,7 @@ async fn resolve_if_proposed(
         runner: command.then(|| call.svc().config.commands.runner.as_str().to_owned()),
         channels: command.then(|| vec![format!("{path}_1"), format!("{path}_2")]),
         path,
-        state: resolved.state.as_str().to_owned(),
+        state: resolved.state.into(),
         outcome: resolved.outcome,
     }))
 }

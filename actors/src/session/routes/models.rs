@@ -5,14 +5,14 @@ use crate::clock::now;
 use crate::errors::Error;
 use crate::session::auth;
 use crate::session::call::Call;
-use rummy_core::config::ModelSeed;
-use rummy_core::provider::routing::{self, CheckedRun};
-use rummy_core::store::models;
 use rummy_core::wire::params::{
     self, AddModelParams, AliasParams, NoParams, Page, RouteCheckParams,
 };
 use rummy_core::wire::results::{AddedModel, Done, Model, RouteCheck, RouteClass};
 use rummy_core::wire::RpcError;
+use rummy_provider::routing::{self, CheckedRun};
+use rummy_store::models;
+use rummy_store::models::ModelSeed;
 
 /// `getModels`: a page of the aliases, each saying whether the environment defines it now.
 /// Served before `rummy/hello` (models are the server's, not a project's) to any caller the

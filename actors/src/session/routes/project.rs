@@ -5,14 +5,7 @@ use crate::clock::now;
 use crate::errors::Error;
 use crate::session::auth;
 use crate::session::call::{Binding, Call, Outcome};
-use rummy_core::access::principal::Caller;
 use rummy_core::access::roots::{overlap, RootRefusal};
-use rummy_core::db::Db;
-use rummy_core::fair::period::CostPeriod;
-use rummy_core::store::constraints::{self, ConstraintKind};
-use rummy_core::store::projects::{self, Project as Stored};
-use rummy_core::store::StoreError;
-use rummy_core::time::Millis;
 use rummy_core::wire::jsonrpc::PROTOCOL_VERSION;
 use rummy_core::wire::params::{
     self, ConstraintParams, DropParams, HelloParams, NoParams, Page, ProjectSetParams,
@@ -20,6 +13,13 @@ use rummy_core::wire::params::{
 };
 use rummy_core::wire::results::{Constraint, Hello, PatternAck, Project};
 use rummy_core::wire::{ErrorKind, RpcError};
+use rummy_provider::time::Millis;
+use rummy_store::constraints::{self, ConstraintKind};
+use rummy_store::db::Db;
+use rummy_store::period::CostPeriod;
+use rummy_store::principal::Caller;
+use rummy_store::projects::{self, Project as Stored};
+use rummy_store::StoreError;
 use std::path::Path;
 
 /// `getProjects`: the projects the caller may open (all of them for the owner and admins, the

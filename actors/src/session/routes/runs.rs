@@ -6,15 +6,15 @@ use crate::registry::{
     validate_settings, CancelRun, ConfigureRun, ContinueRun, InjectRun, RenameRun, StartRun,
 };
 use crate::session::call::{Call, Json};
-use rummy_core::ids::ProjectId;
-use rummy_core::run::RunStatus;
-use rummy_core::store::{entries, runs, turns};
-use rummy_core::time::Millis;
 use rummy_core::turn::state::snapshot;
 use rummy_core::wire::jsonrpc::params_at;
 use rummy_core::wire::params::{self, GetRunParams, Page, RunAttributes, SetParams};
 use rummy_core::wire::results::{PathAck, RunAck, RunSummary};
 use rummy_core::wire::{ErrorKind, RpcError};
+use rummy_provider::time::Millis;
+use rummy_store::ids::ProjectId;
+use rummy_store::run::RunStatus;
+use rummy_store::{entries, runs, turns};
 use serde_json::Value;
 
 /// `getRuns`: a page of the project's runs, newest first.
@@ -132,7 +132,7 @@ pub async fn set_run(call: Call, p: SetParams, alias: &str) -> Result<RunAck, Er
                     call.write(move |c| {
                         for (name, skill) in &skills {
                             let at = crate::clock::write_ctx(divisor);
-                            rummy_core::store::skills::add(c, rr, name, skill, at)?;
+                            rummy_store::skills::add(c, rr, name, skill, at)?;
                         }
                         Ok(())
                     })

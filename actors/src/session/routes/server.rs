@@ -7,12 +7,12 @@ use crate::health;
 use crate::services::sandbox::{Mode, Sandbox};
 use crate::session::auth::{caller, require_admin};
 use crate::session::call::Call;
-use rummy_core::config::Location;
-use rummy_core::store::models;
 use rummy_core::wire::params::NoParams;
 use rummy_core::wire::results::{
     Check, DoctorReport, ModelCheck, ProviderCheck, SandboxCheck, SandboxLayer, SandboxMode,
 };
+use rummy_store::location::Location;
+use rummy_store::models;
 
 /// The most model aliases one report checks (each may ask its provider for a context length).
 const MAX_MODELS: i64 = 200;

@@ -5,12 +5,12 @@
 use crate::clock::now;
 use crate::errors::Error;
 use crate::session::call::Call;
-use rummy_core::skill::{self, Skill, SkillMeta};
-use rummy_core::store::skills;
 use rummy_core::tools::TOOL_ORDER;
 use rummy_core::wire::params::{NoParams, PersonaParams, RunParams, SkillParams};
 use rummy_core::wire::results::{Done, NamedFile, RunSkill, SkillAck, SkillFile};
 use rummy_core::wire::{ErrorKind, RpcError};
+use rummy_store::skill::{self, Skill, SkillMeta};
+use rummy_store::skills;
 use std::path::PathBuf;
 
 /// Reads `<dir>/<name>.md`; a missing file is -32004.
@@ -87,7 +87,7 @@ pub async fn get_skills(call: Call, p: RunParams) -> Result<Vec<RunSkill>, Error
             let meta = SkillMeta::from_attributes(&s.attributes);
             RunSkill {
                 name: s.name,
-                state: s.state.as_str().to_owned(),
+                state: s.state.into(),
                 active: s.active,
                 description: meta.description,
                 when_to_use: meta.when_to_use,

@@ -6,7 +6,6 @@
 use crate::clock::now;
 use crate::errors::Error;
 use crate::session::call::Call;
-use rummy_core::store::runs;
 use rummy_core::turn::state::push_appended;
 use rummy_core::turn::streams::{self, StreamEnd, StreamWrite};
 use rummy_core::wire::notifications::StreamCancelled;
@@ -14,6 +13,7 @@ use rummy_core::wire::params::{
     StreamAbortedParams, StreamCancelParams, StreamCompletedParams, StreamParams,
 };
 use rummy_core::wire::results::{ChannelsAck, Done};
+use rummy_store::runs;
 
 /// `stream`: appends a chunk to channel `<path>_<channel>` and pushes the run's state, so every
 /// client watching the run (the web page, another CLI) sees the output as it grows, as it does

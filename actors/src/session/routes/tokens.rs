@@ -5,10 +5,10 @@ use crate::errors::{internal, Error};
 use crate::session::auth::{caller, require_admin};
 use crate::session::call::Call;
 use crate::tokens::Sweep;
-use rummy_core::store::tokens::{self, NewToken};
-use rummy_core::time::Millis;
 use rummy_core::wire::params::{NoParams, TokenCreateParams, TokenRevokeParams};
 use rummy_core::wire::results::{MadeToken, TokenInfo};
+use rummy_provider::time::Millis;
+use rummy_store::tokens::{self, NewToken};
 
 /// `token/create`: a new token, whose text is answered this once.
 pub async fn token_create(call: Call, p: TokenCreateParams) -> Result<MadeToken, Error> {

@@ -10,15 +10,15 @@ use crate::services::Services;
 use crate::sidecar::{self, Charge};
 use crate::turn::{Allocated, ContextRead, TurnFailure, TurnJob};
 use rummy_core::files::sync::{self, SyncReport};
-use rummy_core::hedberg;
-use rummy_core::ids::{ProjectId, TurnId};
 use rummy_core::memory::recall::{self, Recalled};
 use rummy_core::memory::rerank;
 use rummy_core::session_state::stored;
 use rummy_core::sidecar::SidecarRecord;
-use rummy_core::store::entries::RunRef;
-use rummy_core::store::{constraints, projects, runs, shared, turns, StoreError};
 use rummy_core::turn::{record, TurnRef};
+use rummy_store::entries::RunRef;
+use rummy_store::ids::{ProjectId, TurnId};
+use rummy_store::{constraints, projects, runs, shared, turns, StoreError};
+use rummy_text::hedberg;
 use std::sync::Arc;
 
 /// A turn that began: where it writes, its row, and whether its context was read ahead (the
@@ -180,7 +180,7 @@ async fn recall(svc: &Services, job: &TurnJob) -> (Option<Recalled>, Vec<Sidecar
         .store
         .read(move |c| {
             // An active skill whose `memoryScope` is `none` leaves the run no recall.
-            if !rummy_core::store::skills::memory_scope(c, run.run_id)?.allows_recall() {
+            if !rummy_store::skills::memory_scope(c, run.run_id)?.allows_recall() {
                 return Ok((None, 0));
             }
             let found = recall::candidates(c, run, &prompt, &settings, pool, now())?;
@@ -228,7 +228,7 @@ async fn scan_project(svc: &Services, project_id: ProjectId) -> Option<ProjectSc
 }
 
 /// Gives the run views of the project's files it has none of yet (loop start, unless `noRepo`).
-fn attach_views(c: &mut rummy_core::db::Db, run: RunRef) -> Result<(), StoreError> {
+fn attach_views(c: &mut rummy_store::db::Db, run: RunRef) -> Result<(), StoreError> {
     let constraints = constraints::list(c, run.project_id)?;
     sync::attach(c, run, &constraints, hedberg::hedmatch, now())?;
     Ok(())

@@ -14,16 +14,16 @@ use crate::provider::{Complete, ProviderError};
 use crate::services::Services;
 use crate::turn::events::{forward_events, progress};
 use crate::turn::{TurnFailure, TurnJob};
-use rummy_core::ids::TurnId;
-use rummy_core::parse::{looks_like_tool_call, parse_reply, ParsedReply, ToolCall, ToolName};
-use rummy_core::provider::{ChatMessage, Completion};
-use rummy_core::store::entries::WriteCtx;
-use rummy_core::store::turns;
 use rummy_core::turn::assemble::Messages;
 use rummy_core::turn::batch::Commands;
 use rummy_core::turn::healer::warnings as healer_warnings;
 use rummy_core::turn::{record, TurnRef};
 use rummy_core::wire::methods;
+use rummy_provider::{ChatMessage, Completion};
+use rummy_store::entries::WriteCtx;
+use rummy_store::ids::TurnId;
+use rummy_store::turns;
+use rummy_text::parse::{looks_like_tool_call, parse_reply, ParsedReply, ToolCall, ToolName};
 use serde_json::json;
 
 /// Calls the model with the turn's prompt and readies its reply for dispatch: its commands,

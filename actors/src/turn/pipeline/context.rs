@@ -14,11 +14,7 @@ use crate::sidecar::Charge;
 use crate::turn::events::distribution;
 use crate::turn::{ContextRead, TurnFailure, TurnJob};
 use rummy_core::config::CommandRunner;
-use rummy_core::ids::RunId;
-use rummy_core::run::Mode;
 use rummy_core::sidecar::SidecarRecord;
-use rummy_core::store::context::{context_since, KeptContext};
-use rummy_core::store::entries::ViewRow;
 use rummy_core::tools;
 use rummy_core::tools::context::SkillTools;
 use rummy_core::tools::CommandReach;
@@ -26,6 +22,10 @@ use rummy_core::turn::assemble::{assemble, AssemblyInput, Messages};
 use rummy_core::turn::budget::{self, Budget};
 use rummy_core::turn::dispatch::LoopFlags;
 use rummy_core::turn::summary::{self as summary_store, render_evicted, HistoryPlan};
+use rummy_store::context::{context_since, KeptContext};
+use rummy_store::entries::ViewRow;
+use rummy_store::ids::RunId;
+use rummy_store::run::Mode;
 use serde_json::Value;
 use std::sync::{Arc, Mutex};
 use tracing::Instrument;
@@ -381,7 +381,7 @@ pub(super) fn put_kept(slot: &Mutex<Option<KeptContext>>, context: KeptContext) 
 /// commits before the turn's model call reaches the turn after it, as one committed a moment
 /// later would. A failure only costs the turn a read of its own, so it fails nothing.
 pub(super) fn read_ahead(
-    c: &mut rummy_core::db::Db,
+    c: &mut rummy_store::db::Db,
     run_id: RunId,
     kept: Option<KeptContext>,
 ) -> Option<(KeptContext, ContextRead)> {

@@ -11,11 +11,6 @@ use super::{failure, loop_flags};
 use crate::clock::now;
 use crate::services::Services;
 use crate::turn::{Decision, TurnEnd, TurnFailure, TurnJob};
-use rummy_core::entry::State;
-use rummy_core::ids::TurnId;
-use rummy_core::parse::{parse_reply, ToolName};
-use rummy_core::store::selection::Judgements;
-use rummy_core::store::{entries, skills, turns, StoreError};
 use rummy_core::tools::context::SkillTools;
 use rummy_core::turn::batch::Commands;
 use rummy_core::turn::dispatch::{DispatchCtx, DispatchLimits, LoopFlags};
@@ -23,12 +18,18 @@ use rummy_core::turn::streams::{self, StreamWrite};
 use rummy_core::turn::TurnRef;
 use rummy_core::wire::bounded;
 use rummy_core::wire::notifications::{Proposed, RunProposal};
+use rummy_store::entry::State;
+use rummy_store::ids::TurnId;
+use rummy_store::selection::Judgements;
+use rummy_store::{entries, skills, turns, StoreError};
+use rummy_text::parse::{parse_reply, ToolName};
 use serde_json::{json, Value};
 use std::sync::Arc;
 use tracing::Instrument;
 
 /// Store work that must commit with the first dispatched commands.
-pub(super) type Prelude = Box<dyn FnOnce(&mut rummy_core::db::Db) -> Result<(), StoreError> + Send>;
+pub(super) type Prelude =
+    Box<dyn FnOnce(&mut rummy_store::db::Db) -> Result<(), StoreError> + Send>;
 
 /// A reply on its way through dispatch: what the batches and the turn's end need.
 pub(super) struct Dispatching {
@@ -221,9 +222,10 @@ async fn announce_proposal(
         .map_err(failure)?;
     if let Some(row) = row {
         let attributes = row.attribute_map();
+        let kind = row.proposal();
         tracing::info!(
             path = %row.path,
-            kind = attributes.get("kind").and_then(|k| k.as_str()),
+            kind = kind.map(|k| k.as_str()),
             "proposal raised"
         );
         let hash = row.proposal_hash();
@@ -238,6 +240,7 @@ async fn announce_proposal(
                 .map(|n| i64::try_from(n).unwrap_or(i64::MAX)),
             body_truncated: cut.truncated_from.is_some(),
             path: row.path,
+            proposal: kind,
         };
         let proposal = RunProposal {
             proposed: vec![proposed],

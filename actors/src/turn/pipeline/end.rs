@@ -9,19 +9,19 @@ use super::{failure, summary};
 use crate::clock::now;
 use crate::services::Services;
 use crate::turn::{Allocated, Decision, TurnEnd, TurnFailure, TurnJob};
-use rummy_core::ids::TurnId;
-use rummy_core::parse::{ToolCall, ToolName};
-use rummy_core::run::RunStatus;
-use rummy_core::store::context::KeptContext;
-use rummy_core::store::entries::WriteCtx;
-use rummy_core::store::notifications::Recorded;
-use rummy_core::store::{turns, StoreError};
 use rummy_core::turn::batch::Commands;
 use rummy_core::turn::budget::{self, Budget};
 use rummy_core::turn::dispatch::{dispatch, DispatchCtx};
 use rummy_core::turn::healer::{Healer, TurnFacts, Verdict};
 use rummy_core::turn::summary as summary_store;
 use rummy_core::turn::{record, state, TurnRef};
+use rummy_store::context::KeptContext;
+use rummy_store::entries::WriteCtx;
+use rummy_store::ids::TurnId;
+use rummy_store::notifications::Recorded;
+use rummy_store::run::RunStatus;
+use rummy_store::{turns, StoreError};
+use rummy_text::parse::{ToolCall, ToolName};
 use serde_json::Value;
 use std::sync::{Arc, Mutex};
 use tracing::Instrument;
@@ -160,7 +160,7 @@ pub(super) async fn after_dispatch(
 /// for certain, read inside the write that would end the turn: an upper bound of what the turn
 /// wrote (see `budget::growth_since`), so the end needs no reassembly.
 pub(super) fn fits_after_dispatch(
-    c: &mut rummy_core::db::Db,
+    c: &mut rummy_store::db::Db,
     t: TurnRef,
     assembled: Assembled,
     context_size: Option<i32>,
@@ -182,7 +182,7 @@ pub(super) fn fits_after_dispatch(
 /// like any interrupted turn) — and reads its context ahead after everything this turn wrote
 /// ([`read_ahead`]).
 pub(super) fn end_turn(
-    c: &mut rummy_core::db::Db,
+    c: &mut rummy_store::db::Db,
     input: EndInput,
     dispatched: &Commands,
 ) -> Result<Ended, StoreError> {

@@ -11,9 +11,9 @@ use crate::session_state;
 use crate::sidecar::{self, Charge};
 use crate::turn::{TurnFailure, TurnJob};
 use rummy_core::sidecar::SidecarFailure;
-use rummy_core::store::views;
 use rummy_core::turn::summary::{self, next, render_evicted, Fold, Step};
 use rummy_core::turn::TurnRef;
+use rummy_store::views;
 use std::time::Instant;
 
 /// Whether the job's loop summarises on eviction: the run's `summarize` attribute, else

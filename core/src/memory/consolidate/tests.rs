@@ -2,12 +2,12 @@
 //! read, and how the proposals are written.
 
 use super::*;
-use crate::db::Db;
-use crate::entry::Visibility;
-use crate::ids::ProjectId;
-use crate::store::entries::WriteCtx;
-use crate::store::testing::{memory as db, project, run, write, NOW};
 use pretty_assertions::assert_eq;
+use rummy_store::db::Db;
+use rummy_store::entries::WriteCtx;
+use rummy_store::entry::Visibility;
+use rummy_store::ids::ProjectId;
+use rummy_store::testing::{memory as db, project, run, write, NOW};
 use serde_json::Value;
 
 fn remember_one(conn: &mut Db, project_id: ProjectId, path: &str, body: &str) {
@@ -206,7 +206,11 @@ fn proposals_are_written_at_once() {
 }
 
 /// How many of the project's entries recall finds for `word`.
-fn recalled(conn: &mut crate::db::Db, project_id: crate::ids::ProjectId, word: &str) -> usize {
+fn recalled(
+    conn: &mut rummy_store::db::Db,
+    project_id: rummy_store::ids::ProjectId,
+    word: &str,
+) -> usize {
     let terms = [word.to_owned()];
     let query = store::RecallQuery {
         terms: &terms,

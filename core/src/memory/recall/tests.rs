@@ -3,12 +3,12 @@
 //! when nothing is relevant, and sources that are missing, empty or not Markdown.
 
 use super::*;
-use crate::db::Db;
-use crate::entry::Writer;
-use crate::store::entries::WriteCtx;
-use crate::store::memory::{record_history, remember, MemoryWrite, Provenance};
-use crate::store::testing::{fact, insert_entry, memory as store, project, run, NOW};
 use pretty_assertions::assert_eq;
+use rummy_store::db::Db;
+use rummy_store::entries::WriteCtx;
+use rummy_store::entry::Writer;
+use rummy_store::memory::{record_history, remember, MemoryWrite, Provenance};
+use rummy_store::testing::{fact, insert_entry, memory as store, project, run, NOW};
 use serde_json::Map;
 
 const DAY: i64 = DAY_MS;

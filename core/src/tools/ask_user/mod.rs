@@ -5,10 +5,11 @@
 
 use super::handler::{attr, body, Handler, Outcome};
 use super::proposal::ProposalKind;
-use crate::entry::{strings_attr, text_attr, State};
-use crate::parse::ToolCall;
-use crate::store::entries::ViewRow;
-use crate::store::StoreError;
+use rummy_store::entries::ViewRow;
+use rummy_store::entry::FailureKind;
+use rummy_store::entry::{strings_attr, text_attr, State};
+use rummy_store::StoreError;
+use rummy_text::parse::ToolCall;
 use serde_json::Value;
 
 /// The model-facing doc.
@@ -35,7 +36,11 @@ pub fn run(_h: &mut Handler<'_>, call: &ToolCall) -> Result<Outcome, StoreError>
         None => (body(call).unwrap_or(""), attr(call, "options")),
     };
     if question.is_empty() {
-        return Ok(Outcome::failed("", "validation", QUESTION_REQUIRED));
+        return Ok(Outcome::failed(
+            "",
+            FailureKind::Validation,
+            QUESTION_REQUIRED,
+        ));
     }
     let options = list.map(options).unwrap_or_default();
     let kind = ProposalKind::AskUser {

@@ -14,13 +14,14 @@ use super::handler::{
 };
 use super::messages::{self, listing, not_found};
 use super::proposal::ProposalKind;
-use crate::entry::Visibility;
-use crate::hedberg::{self, PatternKind};
-use crate::parse::ToolCall;
-use crate::path::normalize;
-use crate::run::Mode;
-use crate::store::entries::ViewRow;
-use crate::store::StoreError;
+use rummy_store::entries::ViewRow;
+use rummy_store::entry::FailureKind;
+use rummy_store::entry::Visibility;
+use rummy_store::run::Mode;
+use rummy_store::StoreError;
+use rummy_text::hedberg::{self, PatternKind};
+use rummy_text::parse::ToolCall;
+use rummy_text::path::normalize;
 
 /// The model-facing doc of `cp`.
 pub const DOC: &str = include_str!("doc.md");
@@ -75,16 +76,24 @@ impl Kind {
 /// Runs `cp` or `mv`.
 pub fn run(h: &mut Handler<'_>, call: &ToolCall, kind: Kind) -> Result<Outcome, StoreError> {
     let Some(from) = attr(call, "path") else {
-        return Ok(Outcome::failed("", "validation", SOURCE_REQUIRED));
+        return Ok(Outcome::failed(
+            "",
+            FailureKind::Validation,
+            SOURCE_REQUIRED,
+        ));
     };
     let visibility = match visibility_of(call) {
         Ok(v) => v,
-        Err(reason) => return Ok(Outcome::failed(from, "validation", reason)),
+        Err(reason) => return Ok(Outcome::failed(from, FailureKind::Validation, reason)),
     };
     let Some(to) = attr(call, "to").or_else(|| body(call)) else {
         let summary = summary_of(call);
         if visibility.is_none() && summary.is_none() {
-            return Ok(Outcome::failed(from, "validation", DESTINATION_REQUIRED));
+            return Ok(Outcome::failed(
+                from,
+                FailureKind::Validation,
+                DESTINATION_REQUIRED,
+            ));
         }
         return h.change_views(from, None, visibility, summary);
     };
@@ -93,7 +102,7 @@ pub fn run(h: &mut Handler<'_>, call: &ToolCall, kind: Kind) -> Result<Outcome, 
         visibility: visibility.unwrap_or(Visibility::Visible),
     };
     match read_target(from, None) {
-        Err(reason) => Ok(Outcome::failed(from, "validation", reason)),
+        Err(reason) => Ok(Outcome::failed(from, FailureKind::Validation, reason)),
         Ok(Target::Exact(source)) => copy.one(h, &source, to),
         Ok(Target::Pattern(pattern)) => copy.batch(h, from, &pattern, to),
     }
@@ -109,22 +118,36 @@ impl Copy {
     /// Copies or moves one entry.
     fn one(&self, h: &mut Handler<'_>, from: &str, to: &str) -> Result<Outcome, StoreError> {
         let Some(row) = h.find(from)? else {
-            return Ok(Outcome::failed(from, "not_found", not_found(from)));
+            return Ok(Outcome::failed(
+                from,
+                FailureKind::NotFound,
+                not_found(from),
+            ));
         };
         let to = match normalize(to) {
             Ok(to) => to,
-            Err(e) => return Ok(Outcome::failed(from, "validation", e.to_string())),
+            Err(e) => {
+                return Ok(Outcome::failed(
+                    from,
+                    FailureKind::Validation,
+                    e.to_string(),
+                ))
+            }
         };
         if to == from {
-            return Ok(Outcome::failed(from, "validation", SAME_PATH));
+            return Ok(Outcome::failed(from, FailureKind::Validation, SAME_PATH));
         }
         if self.kind == Kind::Mv && is_file(from) && !is_file(&to) {
-            return Ok(Outcome::failed(from, "validation", MV_FILE_TO_ENTRY));
+            return Ok(Outcome::failed(
+                from,
+                FailureKind::Validation,
+                MV_FILE_TO_ENTRY,
+            ));
         }
         if is_file(&to) {
             if h.ctx.mode == Mode::Ask {
                 let reason = messages::ask_copy_to_file(self.kind.name(), &to);
-                return Ok(Outcome::failed(from, "permission", reason));
+                return Ok(Outcome::failed(from, FailureKind::Permission, reason));
             }
             let body = format!("{from} → {to} ({} tokens)", row.tokens);
             let existing = h.file_body(&to)?;
@@ -180,11 +203,19 @@ impl Copy {
         to: &str,
     ) -> Result<Outcome, StoreError> {
         if hedberg::detect(pattern) != PatternKind::Glob {
-            return Ok(Outcome::failed(pattern, "validation", SOURCE_GLOB_ONLY));
+            return Ok(Outcome::failed(
+                pattern,
+                FailureKind::Validation,
+                SOURCE_GLOB_ONLY,
+            ));
         }
         let rows = h.select(&Target::Pattern(pattern.to_owned()), None)?;
         if rows.is_empty() {
-            return Ok(Outcome::failed(pattern, "not_found", not_found(raw)));
+            return Ok(Outcome::failed(
+                pattern,
+                FailureKind::NotFound,
+                not_found(raw),
+            ));
         }
         let prefix = glob_prefix(pattern);
         let base = to.trim_end_matches('*');
@@ -193,7 +224,13 @@ impl Copy {
             let rest = row.path.strip_prefix(prefix).unwrap_or(&row.path);
             let dest = match normalize(&format!("{base}{rest}")) {
                 Ok(dest) => dest,
-                Err(e) => return Ok(Outcome::failed(pattern, "validation", e.to_string())),
+                Err(e) => {
+                    return Ok(Outcome::failed(
+                        pattern,
+                        FailureKind::Validation,
+                        e.to_string(),
+                    ))
+                }
             };
             let refusal = if is_file(&dest) {
                 Some(BATCH_TO_FILES)
@@ -205,7 +242,7 @@ impl Copy {
                 None
             };
             if let Some(reason) = refusal {
-                return Ok(Outcome::failed(pattern, "validation", reason));
+                return Ok(Outcome::failed(pattern, FailureKind::Validation, reason));
             }
             pairs.push((row, dest));
         }

@@ -4,10 +4,11 @@
 
 use super::handler::{path_and_filter, read_target, visibility_of, Handler, Outcome, Target};
 use super::messages::{self, listing, not_found};
-use crate::entry::{Visibility, Writer};
-use crate::parse::ToolCall;
-use crate::store::entries::ViewRow;
-use crate::store::StoreError;
+use rummy_store::entries::ViewRow;
+use rummy_store::entry::FailureKind;
+use rummy_store::entry::{Visibility, Writer};
+use rummy_store::StoreError;
+use rummy_text::parse::ToolCall;
 
 /// The model-facing doc.
 pub const DOC: &str = include_str!("doc.md");
@@ -25,9 +26,13 @@ pub const BAD_LIMIT: &str = "limit must be a whole number of at least 1";
 pub fn run(h: &mut Handler<'_>, call: &ToolCall) -> Result<Outcome, StoreError> {
     let (raw, filter) = path_and_filter(call);
     let Some(raw) = raw else {
-        return Ok(Outcome::failed("", "validation", messages::PATH_REQUIRED));
+        return Ok(Outcome::failed(
+            "",
+            FailureKind::Validation,
+            messages::PATH_REQUIRED,
+        ));
     };
-    let invalid = |reason: &str| Ok(Outcome::failed(raw, "validation", reason));
+    let invalid = |reason: &str| Ok(Outcome::failed(raw, FailureKind::Validation, reason));
     let visibility = match visibility_of(call) {
         Ok(v) => v,
         Err(reason) => return invalid(reason),

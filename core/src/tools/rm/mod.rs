@@ -11,10 +11,11 @@
 use super::handler::{bases, is_file, path_and_filter, read_target, Handler, Outcome};
 use super::messages::{self, listing, not_found};
 use super::proposal::ProposalKind;
-use crate::parse::ToolCall;
-use crate::run::Mode;
-use crate::store::entries::ViewRow;
-use crate::store::StoreError;
+use rummy_store::entries::ViewRow;
+use rummy_store::entry::FailureKind;
+use rummy_store::run::Mode;
+use rummy_store::StoreError;
+use rummy_text::parse::ToolCall;
 
 /// The model-facing doc.
 pub const DOC: &str = include_str!("doc.md");
@@ -26,16 +27,24 @@ pub const REMOVED_NOW: &str = "removed at once:";
 pub fn run(h: &mut Handler<'_>, call: &ToolCall) -> Result<Outcome, StoreError> {
     let (raw, filter) = path_and_filter(call);
     let Some(raw) = raw else {
-        return Ok(Outcome::failed("", "validation", messages::PATH_REQUIRED));
+        return Ok(Outcome::failed(
+            "",
+            FailureKind::Validation,
+            messages::PATH_REQUIRED,
+        ));
     };
     let target = match read_target(raw, filter) {
         Ok(target) => target,
-        Err(reason) => return Ok(Outcome::failed(raw, "validation", reason)),
+        Err(reason) => return Ok(Outcome::failed(raw, FailureKind::Validation, reason)),
     };
     let target_text = target.as_str().to_owned();
     let rows = h.select(&target, filter)?;
     if rows.is_empty() {
-        return Ok(Outcome::failed(&target_text, "not_found", not_found(raw)));
+        return Ok(Outcome::failed(
+            &target_text,
+            FailureKind::NotFound,
+            not_found(raw),
+        ));
     }
     if call.attr("preview").is_some() {
         let head = format!("PREVIEW rm path=\"{target_text}\": {} matched", rows.len());
@@ -47,7 +56,7 @@ pub fn run(h: &mut Handler<'_>, call: &ToolCall) -> Result<Outcome, StoreError> 
     if let (Mode::Ask, Some(first)) = (h.ctx.mode, files.first()) {
         return Ok(Outcome::failed(
             &target_text,
-            "permission",
+            FailureKind::Permission,
             messages::ask_file_rm(&first.path),
         ));
     }

@@ -14,12 +14,13 @@ pub mod backend;
 
 use super::handler::{attr, body, Handler, Outcome, SUMMARY_CHARS};
 use super::messages::listing;
-use crate::db::Db;
-use crate::entry::{State, Visibility};
-use crate::parse::ToolCall;
-use crate::path::{normalize, scheme_of};
-use crate::store::entries::{self, EntryWrite, TurnRef, ViewRow, WriteCtx};
-use crate::store::StoreError;
+use rummy_store::db::Db;
+use rummy_store::entries::{self, EntryWrite, TurnRef, ViewRow, WriteCtx};
+use rummy_store::entry::FailureKind;
+use rummy_store::entry::{State, Visibility};
+use rummy_store::StoreError;
+use rummy_text::parse::ToolCall;
+use rummy_text::path::{normalize, scheme_of};
 use serde_json::{json, Value};
 
 /// The model-facing doc.
@@ -54,12 +55,12 @@ pub fn run(_h: &mut Handler<'_>, call: &ToolCall) -> Result<Outcome, StoreError>
         .or_else(|| attr(call, "query"))
         .or_else(|| body(call));
     let Some(query) = query else {
-        return Ok(Outcome::failed("", "validation", QUERY_REQUIRED));
+        return Ok(Outcome::failed("", FailureKind::Validation, QUERY_REQUIRED));
     };
     let results = match attr(call, "results").map(str::parse::<u32>) {
         None => DEFAULT_RESULTS,
         Some(Ok(n)) if (1..=MAX_RESULTS).contains(&n) => n,
-        Some(_) => return Ok(Outcome::failed(query, "validation", BAD_RESULTS)),
+        Some(_) => return Ok(Outcome::failed(query, FailureKind::Validation, BAD_RESULTS)),
     };
     Ok(Outcome::streaming(query, "search")
         .with("query", query)
@@ -140,7 +141,11 @@ pub fn record_results(
     )
 }
 
-/// Records that a search failed (the backend was unreachable or answered an error); outcome `502`.
+/// The failure of a search the backend could not answer: `502`.
+pub const BACKEND_FAILED: FailureKind = FailureKind::Status { code: 502 };
+
+/// Records that a search failed (the backend was unreachable or answered an error); outcome
+/// [`BACKEND_FAILED`].
 pub fn record_failure(
     conn: &mut Db,
     t: TurnRef,
@@ -151,11 +156,12 @@ pub fn record_failure(
     let result = entries::by_path(conn, t.run.run_id, path)?
         .ok_or_else(|| StoreError::NotFound(format!("{path} not found in this run")))?;
     let attributes = result.attributes();
+    let outcome = BACKEND_FAILED.to_string();
     plugin_write(
         conn,
         t,
         (path, reason, &attributes),
-        (State::Failed, Some("502"), Visibility::Visible),
+        (State::Failed, Some(&outcome), Visibility::Visible),
         at,
     )
 }

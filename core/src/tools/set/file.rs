@@ -7,10 +7,11 @@
 //! block's problem.
 
 use super::{described, edit_needs_existing, needs_existing, NO_CHANGE};
-use crate::hedberg::{self, Edit};
-use crate::store::StoreError;
 use crate::tools::handler::{bases, Handler, Outcome};
 use crate::tools::proposal::ProposalKind;
+use rummy_store::entry::FailureKind;
+use rummy_store::StoreError;
+use rummy_text::hedberg::{self, Edit};
 
 /// Proposes the edit of the project file at `path` (a new file when it does not exist).
 pub fn propose(h: &mut Handler<'_>, path: &str, edit: &Edit) -> Result<Outcome, StoreError> {
@@ -19,7 +20,7 @@ pub fn propose(h: &mut Handler<'_>, path: &str, edit: &Edit) -> Result<Outcome, 
     if created && needs_existing(edit) {
         return Ok(Outcome::failed(
             path,
-            "not_found",
+            FailureKind::NotFound,
             edit_needs_existing(path),
         ));
     }
@@ -27,7 +28,13 @@ pub fn propose(h: &mut Handler<'_>, path: &str, edit: &Edit) -> Result<Outcome, 
     let old = old.unwrap_or_default();
     let applied = match hedberg::apply(path, &old, edit, h.divisor()) {
         Ok(applied) => applied,
-        Err(failure) => return Ok(Outcome::failed(path, "conflict", failure.to_string())),
+        Err(failure) => {
+            return Ok(Outcome::failed(
+                path,
+                FailureKind::Conflict,
+                failure.to_string(),
+            ))
+        }
     };
     if !created && applied.content == old {
         return Ok(Outcome::resolved(path, NO_CHANGE));

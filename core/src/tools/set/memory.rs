@@ -7,12 +7,13 @@
 //! of the write.
 
 use super::{described, edit_needs_existing, needs_existing, tidy, Change};
-use crate::entry::Writer;
-use crate::hedberg;
-use crate::store::memory::{self, MemoryWrite, Provenance, Remembered};
-use crate::store::ops::check_writer;
-use crate::store::{runs, StoreError};
 use crate::tools::handler::{Handler, Outcome};
+use rummy_store::entry::FailureKind;
+use rummy_store::entry::Writer;
+use rummy_store::memory::{self, MemoryWrite, Provenance, Remembered};
+use rummy_store::ops::check_writer;
+use rummy_store::{runs, StoreError};
+use rummy_text::hedberg;
 
 /// Writes the memory at `path` for the model.
 pub fn remember(
@@ -26,14 +27,20 @@ pub fn remember(
     if current.is_none() && needs_existing(change.edit) {
         return Ok(Outcome::failed(
             path,
-            "not_found",
+            FailureKind::NotFound,
             edit_needs_existing(path),
         ));
     }
     let old = current.as_ref().map_or("", |m| m.body.as_str());
     let applied = match hedberg::apply(path, old, &tidy(change.edit), h.divisor()) {
         Ok(applied) => applied,
-        Err(failure) => return Ok(Outcome::failed(path, "conflict", failure.to_string())),
+        Err(failure) => {
+            return Ok(Outcome::failed(
+                path,
+                FailureKind::Conflict,
+                failure.to_string(),
+            ))
+        }
     };
     if let Some(overflow) = h.size_gate(path, path, &applied.content) {
         return Ok(overflow);

@@ -23,13 +23,14 @@ use super::handler::{
     attr, is_file, read_target, summary_of, visibility_of, Handler, Outcome, Target,
 };
 use super::messages;
-use crate::entry::{State, Visibility, Writer};
-use crate::hedberg::{self, Applied, Edit, EditAttrs};
-use crate::parse::ToolCall;
-use crate::path::{normalize, scheme_of};
-use crate::store::entries::ViewRow;
-use crate::store::ops::check_writer;
-use crate::store::{shared, StoreError};
+use rummy_store::entries::ViewRow;
+use rummy_store::entry::FailureKind;
+use rummy_store::entry::{State, Visibility, Writer};
+use rummy_store::ops::check_writer;
+use rummy_store::{shared, StoreError};
+use rummy_text::hedberg::{self, Applied, Edit, EditAttrs};
+use rummy_text::parse::ToolCall;
+use rummy_text::path::{normalize, scheme_of};
 use serde_json::Value;
 
 pub use file::propose;
@@ -52,11 +53,15 @@ pub fn edit_needs_existing(path: &str) -> String {
 /// Runs `set`.
 pub fn run(h: &mut Handler<'_>, call: &ToolCall) -> Result<Outcome, StoreError> {
     let Some(raw) = attr(call, "path") else {
-        return Ok(Outcome::failed("", "validation", messages::PATH_REQUIRED));
+        return Ok(Outcome::failed(
+            "",
+            FailureKind::Validation,
+            messages::PATH_REQUIRED,
+        ));
     };
     let visibility = match visibility_of(call) {
         Ok(v) => v,
-        Err(reason) => return Ok(Outcome::failed(raw, "validation", reason)),
+        Err(reason) => return Ok(Outcome::failed(raw, FailureKind::Validation, reason)),
     };
     let summary = summary_of(call);
     let filter = attr(call, "filter");
@@ -70,7 +75,11 @@ pub fn run(h: &mut Handler<'_>, call: &ToolCall) -> Result<Outcome, StoreError> 
     };
     if content.trim().is_empty() && edit_attrs.search.is_none() {
         if visibility.is_none() && summary.is_none() {
-            return Ok(Outcome::failed(raw, "validation", NOTHING_TO_SET));
+            return Ok(Outcome::failed(
+                raw,
+                FailureKind::Validation,
+                NOTHING_TO_SET,
+            ));
         }
         if call.attr("preview").is_some() {
             return preview::views(h, raw, filter);
@@ -79,12 +88,12 @@ pub fn run(h: &mut Handler<'_>, call: &ToolCall) -> Result<Outcome, StoreError> 
     }
     let target = match read_target(raw, filter) {
         Ok(target) => target,
-        Err(reason) => return Ok(Outcome::failed(raw, "validation", reason)),
+        Err(reason) => return Ok(Outcome::failed(raw, FailureKind::Validation, reason)),
     };
     let edit = hedberg::parse_edit(content, &edit_attrs);
     let answers = match attr(call, "answers").map(normalize).transpose() {
         Ok(answers) => answers,
-        Err(e) => return Ok(Outcome::failed(raw, "validation", e.to_string())),
+        Err(e) => return Ok(Outcome::failed(raw, FailureKind::Validation, e.to_string())),
     };
     let change = Change {
         edit: &edit,
@@ -169,14 +178,20 @@ pub fn write_entry(
     if current.is_none() && needs_existing(change.edit) {
         return Ok(Outcome::failed(
             path,
-            "not_found",
+            FailureKind::NotFound,
             edit_needs_existing(path),
         ));
     }
     let old = current.as_ref().map_or("", |r| r.body.as_str());
     let applied = match hedberg::apply(path, old, &tidy(change.edit), h.divisor()) {
         Ok(applied) => applied,
-        Err(failure) => return Ok(Outcome::failed(path, "conflict", failure.to_string())),
+        Err(failure) => {
+            return Ok(Outcome::failed(
+                path,
+                FailureKind::Conflict,
+                failure.to_string(),
+            ))
+        }
     };
     if let Some(overflow) = h.size_gate(path, path, &applied.content) {
         return Ok(overflow);

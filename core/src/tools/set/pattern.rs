@@ -6,12 +6,13 @@
 //! with one text, which is never what a model means, so it needs blocks.
 
 use super::{propose, with_summary, write_entry, Change};
-use crate::entry::Visibility;
-use crate::hedberg::{self, Applied, Edit};
-use crate::store::entries::ViewRow;
-use crate::store::StoreError;
 use crate::tools::handler::{is_file, Handler, Outcome, Target};
 use crate::tools::messages::{listing, not_found};
+use rummy_store::entries::ViewRow;
+use rummy_store::entry::FailureKind;
+use rummy_store::entry::Visibility;
+use rummy_store::StoreError;
+use rummy_text::hedberg::{self, Applied, Edit};
 
 /// A pattern selecting several files.
 pub fn several_files(pattern: &str, files: usize) -> String {
@@ -34,7 +35,13 @@ pub fn run(
 ) -> Result<Outcome, StoreError> {
     let rows = h.select(&Target::Pattern(pattern.to_owned()), filter)?;
     match &rows[..] {
-        [] => return Ok(Outcome::failed(pattern, "not_found", not_found(raw))),
+        [] => {
+            return Ok(Outcome::failed(
+                pattern,
+                FailureKind::NotFound,
+                not_found(raw),
+            ))
+        }
         [row] if is_file(&row.path) => return propose(h, &row.path, change.edit),
         [row] => return write_entry(h, &row.path, change),
         _ => {}
@@ -43,12 +50,16 @@ pub fn run(
     if files > 0 {
         return Ok(Outcome::failed(
             pattern,
-            "validation",
+            FailureKind::Validation,
             several_files(raw, files),
         ));
     }
     if matches!(change.edit, Edit::Replace(_)) {
-        return Ok(Outcome::failed(pattern, "validation", NEEDS_BLOCKS));
+        return Ok(Outcome::failed(
+            pattern,
+            FailureKind::Validation,
+            NEEDS_BLOCKS,
+        ));
     }
     h.check_all(rows.iter().map(|r| r.path.as_str()))?;
     let mut changed: Vec<(&ViewRow, Applied)> = Vec::new();
@@ -66,7 +77,7 @@ pub fn run(
     }
     if changed.is_empty() {
         let body = format!("{NONE_CHANGED}\n{}", listing(failed));
-        return Ok(Outcome::failed(pattern, "conflict", body));
+        return Ok(Outcome::failed(pattern, FailureKind::Conflict, body));
     }
     for (row, applied) in &changed {
         if let Some(overflow) = h.size_gate(pattern, &row.path, &applied.content) {

@@ -6,10 +6,11 @@
 //! `known://` body over the size limit) — as a resolved result marked as a preview.
 
 use super::{edit_needs_existing, needs_existing, tidy, Change, NO_CHANGE};
-use crate::hedberg::{self, Applied};
-use crate::store::StoreError;
 use crate::tools::handler::{is_file, Handler, Outcome, Target};
 use crate::tools::messages::{listing, not_found};
+use rummy_store::entry::FailureKind;
+use rummy_store::StoreError;
+use rummy_text::hedberg::{self, Applied};
 
 /// The line that closes every preview: nothing happened.
 pub const NOTHING_CHANGED: &str =
@@ -32,7 +33,11 @@ pub fn run(
     }
     let pattern = target.as_str();
     if rows.is_empty() {
-        return Ok(Outcome::failed(pattern, "not_found", not_found(raw)));
+        return Ok(Outcome::failed(
+            pattern,
+            FailureKind::NotFound,
+            not_found(raw),
+        ));
     }
     let mut sections = vec![format!(
         "PREVIEW set path=\"{raw}\": {} matched",
@@ -70,7 +75,7 @@ fn one(h: &mut Handler<'_>, path: &str, change: &Change<'_>) -> Result<Outcome, 
     if old.is_none() && needs_existing(change.edit) {
         return Ok(Outcome::failed(
             path,
-            "not_found",
+            FailureKind::NotFound,
             edit_needs_existing(path),
         ));
     }
@@ -81,7 +86,13 @@ fn one(h: &mut Handler<'_>, path: &str, change: &Change<'_>) -> Result<Outcome, 
     };
     let applied = match hedberg::apply(path, old.as_deref().unwrap_or(""), &edit, h.divisor()) {
         Ok(applied) => applied,
-        Err(failure) => return Ok(Outcome::failed(path, "conflict", failure.to_string())),
+        Err(failure) => {
+            return Ok(Outcome::failed(
+                path,
+                FailureKind::Conflict,
+                failure.to_string(),
+            ))
+        }
     };
     if !file {
         if let Some(overflow) = h.size_gate(path, path, &applied.content) {
@@ -113,13 +124,13 @@ fn section(path: &str, applied: &Applied) -> String {
 pub fn views(h: &mut Handler<'_>, raw: &str, filter: Option<&str>) -> Result<Outcome, StoreError> {
     let target = match crate::tools::handler::read_target(raw, filter) {
         Ok(target) => target,
-        Err(reason) => return Ok(Outcome::failed(raw, "validation", reason)),
+        Err(reason) => return Ok(Outcome::failed(raw, FailureKind::Validation, reason)),
     };
     let rows = h.select(&target, filter)?;
     if rows.is_empty() {
         return Ok(Outcome::failed(
             target.as_str(),
-            "not_found",
+            FailureKind::NotFound,
             not_found(raw),
         ));
     }

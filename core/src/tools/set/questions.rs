@@ -3,11 +3,11 @@
 //! The store does the work (`store::shared`); this is the model's side: its run, turn and user
 //! as provenance, and what the result says.
 
-use crate::entry::{Visibility, Writer};
-use crate::store::memory::Provenance;
-use crate::store::shared::{self, Ask, Closed};
-use crate::store::{runs, StoreError};
 use crate::tools::handler::Handler;
+use rummy_store::entry::{Visibility, Writer};
+use rummy_store::memory::Provenance;
+use rummy_store::shared::{self, Ask, Closed};
+use rummy_store::{runs, StoreError};
 
 /// Asks the project's question at `path` as the model of this run.
 pub fn ask(

@@ -4,8 +4,9 @@
 
 use super::handler::{attr, body, Handler, Outcome};
 use super::proposal::ProposalKind;
-use crate::parse::{ToolCall, ToolName};
-use crate::store::StoreError;
+use rummy_store::entry::FailureKind;
+use rummy_store::StoreError;
+use rummy_text::parse::{ToolCall, ToolName};
 
 /// The model-facing doc of `sh`.
 pub const DOC: &str = include_str!("doc.md");
@@ -64,7 +65,11 @@ pub const COMMAND_REQUIRED: &str = "command is required: <sh>command</sh> or com
 /// (`runner`: `server` or `client`); its body stays empty until output arrives.
 pub fn run(h: &mut Handler<'_>, call: &ToolCall) -> Result<Outcome, StoreError> {
     let Some(command) = attr(call, "command").or_else(|| body(call)) else {
-        return Ok(Outcome::failed("", "validation", COMMAND_REQUIRED));
+        return Ok(Outcome::failed(
+            "",
+            FailureKind::Validation,
+            COMMAND_REQUIRED,
+        ));
     };
     let command_text = command.to_owned();
     let kind = if call.name == ToolName::Env {

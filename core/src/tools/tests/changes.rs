@@ -1,10 +1,10 @@
 //! `set` beyond one entry: the size gate on every known:// write path, body-less visibility and summary changes, and pattern edits.
 
 use super::{fixture, seen, Fixture, Seen};
-use crate::entry::State::{Failed, Resolved};
-use crate::entry::{Visibility, Writer};
-use crate::hedberg::unified_diff;
 use pretty_assertions::assert_eq;
+use rummy_store::entry::State::{Failed, Resolved};
+use rummy_store::entry::{Visibility, Writer};
+use rummy_text::hedberg::unified_diff;
 use serde_json::json;
 
 const PORT: &str = "The server listens on 3000.";

@@ -1,11 +1,11 @@
 //! The model-facing docs: the tool-doc discipline (a syntax line, two or more examples, two or more rules), rationale kept in source and never shown, only active tools documented.
 
-use crate::run::Mode;
 use crate::tools::{
     active_tools, doc, instructions, strip_rationale, CommandReach, ToolName, TOOL_ORDER,
 };
 use crate::turn::dispatch::LoopFlags;
 use pretty_assertions::assert_eq;
+use rummy_store::run::Mode;
 
 const RFC_2119: [&str; 3] = ["MUST", "SHOULD", "MAY"];
 

@@ -1,9 +1,9 @@
 //! `rm`, `cp` and `mv` on scheme entries: done at once, with previews, globs, refusals and in-place visibility changes.
 
 use super::{fixture, seen, Seen};
-use crate::entry::State::{Failed, Resolved};
-use crate::entry::{Visibility, Writer};
 use pretty_assertions::assert_eq;
+use rummy_store::entry::State::{Failed, Resolved};
+use rummy_store::entry::{Visibility, Writer};
 use serde_json::json;
 
 const PORT: &str = "The server listens on 3000.";

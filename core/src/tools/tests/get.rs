@@ -1,9 +1,9 @@
 //! `get`: promotion by path and pattern, body filters, slices that do not promote, preview, visibility, refusals.
 
 use super::{fixture, seen, Seen};
-use crate::entry::State::{Failed, Resolved};
-use crate::entry::Visibility;
 use pretty_assertions::assert_eq;
+use rummy_store::entry::State::{Failed, Resolved};
+use rummy_store::entry::Visibility;
 
 /// Each `get` form gives its own result, each on a fresh run.
 #[test]
@@ -185,7 +185,7 @@ fn promotion_reads_any_visible_scheme() {
     f.put(
         "prompt://1",
         "What port?",
-        crate::entry::Writer::Plugin,
+        rummy_store::entry::Writer::Plugin,
         Visibility::Summarized,
         serde_json::json!({}),
     );

@@ -1,11 +1,11 @@
 //! Dispatch rules every tool shares: target validation, aborts after a failure, lifecycle signals, names that are no tool.
 
 use super::{fixture, seen, Seen};
-use crate::entry::State::{Failed, Proposed, Resolved};
-use crate::entry::Visibility;
-use crate::parse::{parse_reply, warnings, ToolCall, ToolName};
 use crate::turn::dispatch::{Dispatched, UpdateSignal};
 use pretty_assertions::assert_eq;
+use rummy_store::entry::State::{Failed, Proposed, Resolved};
+use rummy_store::entry::Visibility;
+use rummy_text::parse::{parse_reply, warnings, ToolCall, ToolName};
 
 /// A target that is too long or holds control characters is refused at `<tool>://turn_N/invalid` and not run; commands may span lines.
 #[test]

@@ -12,17 +12,17 @@ mod search;
 mod set;
 mod streams;
 
-use crate::db::Db;
-use crate::entry::{State, Visibility, Writer};
-use crate::parse::{parse_reply, ToolCall};
-use crate::run::Mode;
-use crate::store::entries::{self as store, EntryWrite, RunRef, ViewRow, WriteCtx};
-use crate::store::flags::RunFlags;
-use crate::store::{loops, projects, runs, turns};
-use crate::time::Millis;
 use crate::turn::dispatch::{dispatch, DispatchCtx, DispatchLimits, Dispatched, LoopFlags};
 use crate::turn::views::project;
 use crate::turn::TurnRef;
+use rummy_provider::time::Millis;
+use rummy_store::db::Db;
+use rummy_store::entries::{self as store, EntryWrite, RunRef, ViewRow, WriteCtx};
+use rummy_store::entry::{State, Visibility, Writer};
+use rummy_store::flags::RunFlags;
+use rummy_store::run::Mode;
+use rummy_store::{loops, projects, runs, turns};
+use rummy_text::parse::{parse_reply, ToolCall};
 use serde_json::{json, Value};
 
 /// The time every test writes at.
@@ -72,7 +72,7 @@ pub fn fixture() -> Fixture {
 
 /// A fixture in `mode` with `flags`, with or without a search backend.
 pub fn fixture_with(mode: Mode, flags: LoopFlags, search_enabled: bool) -> Fixture {
-    let mut conn = crate::store::testing::memory();
+    let mut conn = rummy_store::testing::memory();
     let p = projects::hello(&mut conn, "p", "/p", None, NOW).unwrap();
     let new = runs::NewRun {
         project_id: p.id,
@@ -213,7 +213,7 @@ impl Fixture {
     /// Parses a reply and dispatches its commands in order, aborting after the first failed action.
     pub fn reply(&mut self, reply: &str) -> Vec<Seen> {
         let parsed = parse_reply(reply, 15);
-        let mut failed: Option<crate::parse::ToolName> = None;
+        let mut failed: Option<rummy_text::parse::ToolName> = None;
         let mut out = Vec::new();
         for (index, call) in parsed.commands.iter().enumerate() {
             let ctx = DispatchCtx {
@@ -251,12 +251,12 @@ impl Fixture {
         let row = self.entry(&d.path).unwrap();
         assert_eq!(
             (row.state, row.outcome.clone()),
-            (d.state, d.outcome.clone())
+            (d.state, d.outcome.map(String::from))
         );
         Seen {
             path: d.path.clone(),
             state: d.state,
-            outcome: d.outcome.clone(),
+            outcome: d.outcome.map(String::from),
             body: row.body,
         }
     }

@@ -1,13 +1,13 @@
 //! Dispatch rules: the tool list per mode and flags, refusals at dispatch, target validation, aborts, lifecycle signals, and search.
 
 use super::{fixture_with, seen, Seen, APP};
-use crate::entry::State::{Failed, Resolved};
-use crate::entry::Visibility;
-use crate::run::Mode;
-use crate::store::flags::RunFlags;
 use crate::tools::{active_tools, ToolName};
 use crate::turn::dispatch::LoopFlags;
 use pretty_assertions::assert_eq;
+use rummy_store::entry::State::{Failed, Resolved};
+use rummy_store::entry::Visibility;
+use rummy_store::flags::RunFlags;
+use rummy_store::run::Mode;
 use serde_json::json;
 
 const NO_FLAGS: LoopFlags = LoopFlags {
@@ -94,6 +94,7 @@ fn active_tools_per_mode_and_flags() {
 fn skills_narrow_the_tools() {
     use crate::tools::context::SkillTools;
     use crate::tools::policy::{tool_refusal, Refused};
+    use rummy_store::entry::FailureKind;
     let review = json!({"name": "review", "allowedTools": ["get", "env", "sh"]});
     let narrower = json!({"name": "quiet", "allowedTools": ["get", "env"]});
     let free = json!({"name": "style"});
@@ -139,12 +140,12 @@ fn skills_narrow_the_tools() {
         ),
         (
             Some(Refused {
-                outcome: "permission",
+                outcome: FailureKind::Permission,
                 reason: "Rejected <set>: the active skills allow only get, env, think, sh, update (allowedTools)".into(),
             }),
             None,
             Some(Refused {
-                outcome: "permission",
+                outcome: FailureKind::Permission,
                 reason: "Rejected <sh> in ask mode".into(),
             }),
         )

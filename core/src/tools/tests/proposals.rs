@@ -1,11 +1,11 @@
 //! Proposals: each kind's result entry and attributes exactly, file edits through every edit format, and what is not a proposal.
 
 use super::{fixture, seen, APP, UTIL};
-use crate::entry::State::{Failed, Proposed, Resolved};
-use crate::entry::{Visibility, Writer};
-use crate::hedberg::{apply, parse_edit, unified_diff, EditAttrs};
-use crate::store::entries::hex_sha256;
 use pretty_assertions::assert_eq;
+use rummy_store::entries::hex_sha256;
+use rummy_store::entry::State::{Failed, Proposed, Resolved};
+use rummy_store::entry::{Visibility, Writer};
+use rummy_text::hedberg::{apply, parse_edit, unified_diff, EditAttrs};
 use serde_json::{json, Value};
 
 const APP_8080: &str = "const port = 8080;\nconst host = \"localhost\";\nlisten(port, host);\n";
@@ -233,10 +233,10 @@ fn what_is_not_a_proposal() {
 #[test]
 fn edits_files_this_run_does_not_see() {
     let mut f = fixture();
-    let scope = crate::entry::Scope::Project(f.ctx.t.run.project_id).key();
+    let scope = rummy_store::entry::Scope::Project(f.ctx.t.run.project_id).key();
     {
-        use crate::schema::entries as e;
         use diesel::prelude::*;
+        use rummy_store::schema::entries as e;
         diesel::insert_into(e::table)
             .values((
                 e::scope.eq(scope),

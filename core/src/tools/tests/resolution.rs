@@ -1,11 +1,11 @@
 //! Resolving dispatched proposals through the three phases (read, apply on disk, record) against a temporary project: what is recorded when the disk refuses, when the proposal was settled meanwhile, and when it is read again.
 
 use super::{fixture, Fixture, APP, NOW};
-use crate::entry::State;
-use crate::store::entries::WriteCtx;
-use crate::store::StoreError;
 use crate::turn::proposals::{self, Decision, Recorded, Resolution};
 use pretty_assertions::assert_eq;
+use rummy_store::entries::WriteCtx;
+use rummy_store::entry::State;
+use rummy_store::StoreError;
 use tempfile::TempDir;
 
 const EDIT: &str =

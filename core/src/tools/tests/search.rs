@@ -1,13 +1,13 @@
 //! `search`: refused without a backend (see `policy`), streaming with one, and the executor's hits recorded.
 
 use super::{fixture_with, seen, NOW};
-use crate::entry::State::{Failed, Resolved, Streaming};
-use crate::entry::Visibility;
-use crate::run::Mode;
-use crate::store::entries::WriteCtx;
 use crate::tools::search::{record_failure, record_results, request_of, SearchHit};
 use crate::turn::dispatch::LoopFlags;
 use pretty_assertions::assert_eq;
+use rummy_store::entries::WriteCtx;
+use rummy_store::entry::State::{Failed, Resolved, Streaming};
+use rummy_store::entry::Visibility;
+use rummy_store::run::Mode;
 use serde_json::json;
 
 const NO_FLAGS: LoopFlags = LoopFlags {

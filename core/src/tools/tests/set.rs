@@ -1,10 +1,10 @@
 //! `set` on scheme entries: writes, every edit format, failures, the size gate on every write path, visibility and summary changes, permissions.
 
 use super::{fixture, seen, Fixture, Seen};
-use crate::entry::State::{Failed, Resolved};
-use crate::entry::{Visibility, Writer};
-use crate::hedberg::{apply, parse_edit, unified_diff, EditAttrs};
 use pretty_assertions::assert_eq;
+use rummy_store::entry::State::{Failed, Resolved};
+use rummy_store::entry::{Visibility, Writer};
+use rummy_text::hedberg::{apply, parse_edit, unified_diff, EditAttrs};
 use serde_json::json;
 
 const PORT: &str = "The server listens on 3000.";

@@ -2,15 +2,15 @@
 
 use super::{fixture, Fixture, NOW};
 use crate::config::CommandRunner;
-use crate::entry::{State, Visibility};
-use crate::ids::RunId;
-use crate::run::RunStatus;
-use crate::store::entries::{RunRef, WriteCtx};
-use crate::store::runs;
 use crate::turn::proposals::{self, Decision, Recorded};
 use crate::turn::recovery::{recover, INTERRUPTED};
 use crate::turn::streams::{self, Awaited, StreamEnd, StreamWrite};
 use pretty_assertions::assert_eq;
+use rummy_store::entries::{RunRef, WriteCtx};
+use rummy_store::entry::{State, Visibility};
+use rummy_store::ids::RunId;
+use rummy_store::run::RunStatus;
+use rummy_store::runs;
 use serde_json::json;
 
 /// Dispatches `<sh>make test</sh>`, accepts it and marks it awaited, as the server does; its path.
@@ -84,7 +84,7 @@ fn an_accepted_command_opens_visible_channels_and_is_awaited() {
         (
             Some(Awaited {
                 path: path.clone(),
-                tool: crate::parse::ToolName::Sh,
+                tool: rummy_text::parse::ToolName::Sh,
                 turn,
                 command_index: 0
             }),
@@ -199,7 +199,7 @@ fn a_restart_fails_the_channels_and_the_turn_goes_on() {
                 run_id,
                 Awaited {
                     path: path.clone(),
-                    tool: crate::parse::ToolName::Sh,
+                    tool: rummy_text::parse::ToolName::Sh,
                     turn: f.ctx.t.turn,
                     command_index: 0
                 }

@@ -4,8 +4,8 @@
 //! keeps seeing).
 
 use super::handler::Outcome;
-use crate::parse::ToolCall;
-use crate::store::entries::ViewRow;
+use rummy_store::entries::ViewRow;
+use rummy_text::parse::ToolCall;
 
 /// The model-facing doc.
 pub const DOC: &str = include_str!("doc.md");

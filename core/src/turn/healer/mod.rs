@@ -28,7 +28,7 @@ use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
 
 use super::dispatch::UpdateSignal;
-use crate::parse::{looks_like_tool_call, ToolCall, ToolName};
+use rummy_text::parse::{looks_like_tool_call, ToolCall, ToolName};
 
 /// Update statuses that conclude a loop.
 pub const TERMINAL_STATUSES: [i32; 3] = [200, 204, 422];

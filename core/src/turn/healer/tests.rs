@@ -4,8 +4,8 @@ use pretty_assertions::assert_eq;
 
 use super::warnings::{self as w, cycle_warning, missing_update, strike};
 use super::{Healer, HealerLimits, TurnFacts, Verdict};
-use crate::parse::{looks_like_tool_call, parse_reply, ToolCall, ToolName};
 use crate::turn::dispatch::UpdateSignal;
+use rummy_text::parse::{looks_like_tool_call, parse_reply, ToolCall, ToolName};
 
 /// The configured defaults: 3 strikes, 3 repetitions, period up to 4.
 const DEFAULTS: HealerLimits = HealerLimits {

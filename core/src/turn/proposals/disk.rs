@@ -6,7 +6,7 @@ use super::{
 };
 use crate::files::root::{Root, RootError};
 use crate::files::scan::{classify, Outcome};
-use crate::path::{normalize, scheme_of};
+use rummy_text::path::{normalize, scheme_of};
 use serde_json::Value;
 use std::path::Path;
 
@@ -100,7 +100,7 @@ fn unchanged_on_disk(
             && disk.as_deref() == proposed.map(str::as_bytes);
         let change = match (disk, base.as_str()) {
             (None, None) => None,
-            (Some(bytes), Some(hash)) if crate::store::entries::hex_sha256(&bytes) == hash => None,
+            (Some(bytes), Some(hash)) if rummy_store::entries::hex_sha256(&bytes) == hash => None,
             _ if applied => None,
             // The model saw no file here: what is there now stays out of its context (it may
             // be a file the scan keeps out, such as a hidden `.env`).
@@ -161,7 +161,8 @@ mod tests {
     fn proposal(kind: &str, attrs: Value) -> Proposal {
         Proposal {
             path: format!("{kind}://1"),
-            tool: crate::parse::ToolName::from_scheme(kind).unwrap_or(crate::parse::ToolName::Set),
+            tool: rummy_text::parse::ToolName::from_scheme(kind)
+                .unwrap_or(rummy_text::parse::ToolName::Set),
             kind: ProposalKind::read(&attrs),
             attrs,
             readonly: None,
@@ -176,7 +177,7 @@ mod tests {
     }
 
     fn hash(text: &str) -> String {
-        crate::store::entries::hex_sha256(text)
+        rummy_store::entries::hex_sha256(text)
     }
 
     /// The hostile-disk probe: a symlink planted at the old temporary name does not redirect an

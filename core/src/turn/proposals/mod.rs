@@ -36,20 +36,20 @@ mod disk;
 pub use disk::apply;
 
 use super::TurnRef;
-use crate::db::Db;
-use crate::entry::{State, Visibility, Writer};
 use crate::files::ScanLimits;
-use crate::hedberg;
-use crate::ids::RunId;
-use crate::parse::ToolName;
-use crate::path::{normalize, scheme_of};
-use crate::store::constraints::{self, ConstraintKind};
-use crate::store::entries::{self as store_entries, EntryWrite, RunRef, ViewRow, WriteCtx};
-use crate::store::files as store_files;
-use crate::store::views;
-use crate::store::StoreError;
 /// What a proposal proposes (defined with the tools that write it).
 pub use crate::tools::proposal::ProposalKind;
+use rummy_store::constraints::{self, ConstraintKind};
+use rummy_store::db::Db;
+use rummy_store::entries::{self as store_entries, EntryWrite, RunRef, ViewRow, WriteCtx};
+use rummy_store::entry::{FailureKind, State, Visibility, Writer};
+use rummy_store::files as store_files;
+use rummy_store::ids::RunId;
+use rummy_store::views;
+use rummy_store::StoreError;
+use rummy_text::hedberg;
+use rummy_text::parse::ToolName;
+use rummy_text::path::{normalize, scheme_of};
 use serde_json::{json, Value};
 
 /// A client's decision on a proposal (`set {state}` on its path).
@@ -90,9 +90,7 @@ pub fn readonly_message(path: &str) -> String {
 /// The pending proposal of a run, if any: the proposed entry with a command index.
 pub fn pending(conn: &mut Db, run_id: RunId) -> Result<Option<ViewRow>, StoreError> {
     let rows = views::proposed(conn, run_id)?;
-    Ok(rows
-        .into_iter()
-        .find(|r| r.attributes().get("commandIndex").is_some()))
+    Ok(rows.into_iter().find(|r| r.proposal().is_some()))
 }
 
 /// A pending proposal as [`read`] found it: everything accepting it needs, so that the disk
@@ -285,7 +283,7 @@ pub fn record(
         }
         Resolution::Errored(output) => (
             State::Failed,
-            Some("error".to_owned()),
+            Some(FailureKind::Error.into()),
             output.clone(),
             json!({}),
         ),
@@ -300,25 +298,25 @@ pub fn record(
             }
             Verdict::Readonly(p) => (
                 State::Failed,
-                Some("readonly".to_owned()),
+                Some(FailureKind::Readonly.into()),
                 Some(readonly_message(p)),
                 json!({}),
             ),
             Verdict::Conflict(p, change) => (
                 State::Failed,
-                Some("conflict".to_owned()),
+                Some(FailureKind::Conflict.into()),
                 Some(conflict_message(p, *change)),
                 json!({}),
             ),
             Verdict::Refused(message) => (
                 State::Failed,
-                Some("permission".to_owned()),
+                Some(FailureKind::Permission.into()),
                 Some(message.clone()),
                 json!({}),
             ),
             Verdict::Failed(message) => (
                 State::Failed,
-                Some("error".to_owned()),
+                Some(FailureKind::Error.into()),
                 Some(message.clone()),
                 json!({}),
             ),
@@ -361,7 +359,7 @@ pub fn record(
         tool: proposal.tool,
         aborts_rest: state != State::Resolved,
         command_index: attrs
-            .get("commandIndex")
+            .get(rummy_protocol::ProposalKind::MARK)
             .and_then(Value::as_u64)
             .unwrap_or(0) as usize,
         turn,

@@ -16,14 +16,14 @@
 
 use super::budget::{plan_demotion, Demotion};
 use super::TurnRef;
-use crate::db::Db;
-use crate::entry::Visibility;
-use crate::ids::RunId;
 use crate::sidecar::{SideTask, SidecarFailure};
-use crate::store::entries::WriteCtx;
-use crate::store::entries::{self as store_entries, EntryWrite, ViewRow};
-use crate::store::StoreError;
 use crate::tools::strip_rationale;
+use rummy_store::db::Db;
+use rummy_store::entries::WriteCtx;
+use rummy_store::entries::{self as store_entries, EntryWrite, ViewRow};
+use rummy_store::entry::Visibility;
+use rummy_store::ids::RunId;
+use rummy_store::StoreError;
 use serde_json::{json, Value};
 use std::sync::LazyLock;
 
@@ -231,7 +231,7 @@ pub fn render_evicted<'r>(rows: impl IntoIterator<Item = &'r ViewRow>) -> Option
     rows.sort_by_key(|r| {
         (
             r.turn,
-            r.category() != Some(crate::entry::Category::Prompt),
+            r.category() != Some(rummy_store::entry::Category::Prompt),
             r.view_id,
         )
     });

@@ -1,15 +1,15 @@
 //! Summarisation's pure parts: the fold's cases (first, additive, compress, failure), the prompts, the answer's reading, the planning that keeps the budget a hard bound, and the stored summary with its archived texts.
 
 use super::*;
-use crate::db::Db;
-use crate::entry::State;
-use crate::run::Mode;
-use crate::store::entries::{context_rows, RunRef};
-use crate::store::flags::RunFlags;
-use crate::store::testing::{memory, project, run, NOW};
-use crate::store::{loops, turns};
 use crate::turn::assemble::{assemble, AssemblyInput};
 use pretty_assertions::assert_eq;
+use rummy_store::db::Db;
+use rummy_store::entries::{context_rows, RunRef};
+use rummy_store::entry::State;
+use rummy_store::flags::RunFlags;
+use rummy_store::run::Mode;
+use rummy_store::testing::{memory, project, run, NOW};
+use rummy_store::{loops, turns};
 
 /// A row of a run's context for the planner and the renderers: `tokens` is what it costs
 /// visible; summarized it costs 1.
@@ -17,7 +17,7 @@ fn row(view_id: i32, path: &str, turn: i32, visibility: Visibility, body: &str) 
     ViewRow {
         view_id,
         path: path.into(),
-        scheme: crate::path::scheme_of(path),
+        scheme: rummy_text::path::scheme_of(path),
         body: body.into(),
         attributes: "{}".into(),
         tokens: 100,
