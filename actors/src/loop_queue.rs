@@ -16,6 +16,7 @@ use rummy_core::turn::{proposals, record, state, TurnRef};
 use rummy_core::wire::bounded::Bounds;
 use rummy_provider::routing::RoutingConfig;
 use rummy_store::entries::{RunRef, WriteCtx};
+use rummy_store::flags::RunFlags;
 use rummy_store::ids::{LoopId, RunId};
 use rummy_store::loops::{self, Loop};
 use rummy_store::models::{self, Model};
@@ -36,7 +37,7 @@ pub struct Enqueue {
     /// The prompt.
     pub prompt: String,
     /// Loop flags.
-    pub config: Value,
+    pub config: RunFlags,
 }
 
 /// Folds an injected prompt into the run's active loop, or queues it as a loop of its own (see
@@ -407,7 +408,7 @@ mod tests {
             mode: Mode::Ask,
             model: "m".into(),
             prompt: "Do the thing".into(),
-            config: json!({}),
+            config: RunFlags::default(),
         };
         enqueue(&mut c, run.run_id, &first).unwrap();
         let claimed = claim(&mut c, run.run_id, &RoutingConfig::default())
@@ -421,7 +422,7 @@ mod tests {
             mode: Mode::Ask,
             model: "m".into(),
             prompt: prompt.into(),
-            config: json!({}),
+            config: RunFlags::default(),
         }
     }
 

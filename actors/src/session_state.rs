@@ -106,8 +106,10 @@ async fn try_refresh(svc: &Services, asked: Asked<'_>) -> Result<Refreshed, Stor
     let before = svc
         .store
         .read(move |c| {
-            let flags = runs::by_id(c, run.run_id)?.flags();
-            let enabled = stored::enabled(&flags, default);
+            let enabled = runs::by_id(c, run.run_id)?
+                .flags()
+                .session_state
+                .unwrap_or(default);
             if !enabled {
                 return Ok(Before {
                     stored: None,

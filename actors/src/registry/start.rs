@@ -9,17 +9,15 @@ use crate::run::{Begin, Wake};
 use crate::services::Services;
 use crate::session_state;
 use actix::prelude::*;
-use rummy_core::session_state::stored::FLAG as SESSION_STATE_FLAG;
 use rummy_core::session_state::Occasion;
-use rummy_core::turn::summary;
 use rummy_core::wire::params::RunAttributes;
 use rummy_core::wire::{ErrorKind, RpcError};
 use rummy_provider::routing;
 use rummy_store::entries::RunRef;
+use rummy_store::flags::RunFlags;
 use rummy_store::run::Mode;
 use rummy_store::runs::{self, NewRun, Run};
 use rummy_store::{entries, loops, models};
-use serde_json::json;
 
 /// Checks the settings a start or configure carries (the model is checked against the store separately).
 pub fn validate_settings(attributes: &RunAttributes) -> Result<Option<Mode>, RpcError> {
@@ -48,26 +46,8 @@ pub fn validate_settings(attributes: &RunAttributes) -> Result<Option<Mode>, Rpc
 }
 
 /// The loop flags a start or configure sets explicitly.
-pub fn flags_of(a: &RunAttributes) -> serde_json::Map<String, serde_json::Value> {
-    let mut flags = serde_json::Map::new();
-    for (name, value) in [
-        ("noRepo", a.no_repo),
-        ("noInteraction", a.no_interaction),
-        ("noWeb", a.no_web),
-        ("noProposals", a.no_proposals),
-        (routing::ROUTE_FLAG, a.route),
-        (routing::FALLBACK_FLAG, a.fallback),
-        (SESSION_STATE_FLAG, a.session_state),
-        (rummy_core::memory::recall::RECALL_FLAG, a.recall),
-        (rummy_core::memory::rerank::FLAG, a.recall_rerank),
-        (rummy_core::memory::consolidate::FLAG, a.consolidate),
-        (summary::FLAG, a.summarize),
-    ] {
-        if let Some(value) = value {
-            flags.insert(name.to_owned(), serde_json::Value::Bool(value));
-        }
-    }
-    flags
+pub fn flags_of(a: &RunAttributes) -> RunFlags {
+    RunFlags::of(a)
 }
 
 /// The model alias, checked to exist and to have a configured provider.
@@ -91,11 +71,11 @@ pub(super) async fn checked_model(svc: &Services, alias: &str) -> Result<models:
 /// the model may be removed in between.)
 pub(super) async fn checked_route(
     svc: &Services,
-    flags: &serde_json::Value,
+    flags: &RunFlags,
     prompt: &str,
     own_model: &str,
 ) -> Result<(), RpcError> {
-    if !routing::requested(flags) {
+    if !flags.routes() {
         return Ok(());
     }
     let routed = routing::decide(prompt, own_model, &svc.config.providers.routing);
@@ -145,10 +125,11 @@ impl Handler<StartRun> for RunRegistry {
                     RpcError::invalid_param("attributes.model", "required to start a run")
                 })?;
             let model = checked_model(&svc, &model_alias).await?;
-            let mut flags = parent.as_ref().map(Run::flags).unwrap_or_else(|| json!({}));
-            if let Some(map) = flags.as_object_mut() {
-                map.extend(flags_of(&a));
-            }
+            let flags = parent
+                .as_ref()
+                .map(Run::flags)
+                .unwrap_or_default()
+                .overlaid(&flags_of(&a));
             checked_route(&svc, &flags, &msg.prompt, &model.alias).await?;
             // The fork starts from its parent's session state, brought up to date once the start
             // is known to be valid (a run that keeps none, or did nothing since, is left as it

@@ -10,13 +10,10 @@ use crate::provider::undefined_model;
 use crate::turn::TurnJob;
 use actix::prelude::*;
 use rummy_core::fair::admission::Ask;
-use rummy_core::memory::recall as memory_recall;
 use rummy_core::orchestration::{self as orch, Input, Look, Paused};
 use rummy_core::turn::verdict::{Referee, RefereeLimits};
-use rummy_provider::routing;
 use rummy_store::entries::RunRef;
 use rummy_store::{loops, runs};
-use serde_json::Value;
 use std::sync::Arc;
 
 /// A restored loop's pause, as the machine carries it.
@@ -168,16 +165,16 @@ impl RunActor {
                 return self.step(Input::Prepared(Err(message)), ctx);
             }
         };
-        let flags = loop_row.config();
+        let flags = loop_row.flags();
         // `fallback: false` on the run: its calls fail where they would have gone to the fallback.
-        if !routing::fallback_allowed(&flags) {
+        if !flags.fallback_allowed() {
             route.fallback = None;
         }
         let context_size = match (run.context_limit, model_context) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         };
-        let recall = memory_recall::requested(&flags, self.svc.config.recall.enabled);
+        let recall = flags.recall.unwrap_or(self.svc.config.recall.enabled);
         let job = TurnJob {
             run: self.run,
             alias: Arc::clone(&self.alias),
@@ -186,10 +183,7 @@ impl RunActor {
             recall,
             prompt: loop_row.prompt.clone(),
             mode: loop_row.mode(),
-            no_repo: flags
-                .get("noRepo")
-                .and_then(Value::as_bool)
-                .unwrap_or(false),
+            no_repo: flags.no_repo.unwrap_or(false),
             flags,
             first_in_loop: true,
             next_allowed: false,

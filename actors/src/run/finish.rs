@@ -6,10 +6,8 @@ use super::{consolidate, RunActor};
 use crate::loop_queue::Finish;
 use crate::session_state;
 use actix::prelude::*;
-use rummy_core::memory::consolidate as memory_consolidate;
 use rummy_core::memory::recall as memory_recall;
 use rummy_core::orchestration::{Input, LoopEnd};
-use rummy_core::session_state::stored;
 use rummy_core::session_state::Occasion;
 use rummy_store::run::StopReason;
 use std::sync::Arc;
@@ -27,9 +25,11 @@ impl RunActor {
         // A loop that did its work (not cancelled, not failed by its model) updates the
         // session state, when the run keeps one, before its end is recorded: the run's next
         // loop, and every client told it ended, find the state current.
-        let flags = loop_row.config();
-        let refresh =
-            end.did_its_work() && stored::enabled(&flags, self.svc.config.session_state.enabled);
+        let flags = loop_row.flags();
+        let refresh = end.did_its_work()
+            && flags
+                .session_state
+                .unwrap_or(self.svc.config.session_state.enabled);
         let ending = end.ending();
         // A loop that failed, was abandoned or overflowed is a failure the operator should see.
         let loop_status = ending.loop_status;
@@ -39,11 +39,12 @@ impl RunActor {
             tracing::info!(run = %self.alias, loop_seq = loop_row.sequence, loop_status, "loop finished");
         }
         // A loop that did its work may leave memories behind, before its end is recorded.
-        let consolidating =
-            matches!(
-                ending.stop_reason,
-                StopReason::Concluded | StopReason::MaxTurns
-            ) && memory_consolidate::requested(&flags, self.svc.config.recall.consolidate);
+        let consolidating = matches!(
+            ending.stop_reason,
+            StopReason::Concluded | StopReason::MaxTurns
+        ) && flags
+            .consolidate
+            .unwrap_or(self.svc.config.recall.consolidate);
         let msg = Finish {
             loop_id: loop_row.id,
             loop_status,

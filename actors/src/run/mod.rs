@@ -50,10 +50,10 @@ use rummy_core::turn::proposals::{Decision as ProposalDecision, Resolved};
 use rummy_core::turn::streams::Awaited;
 use rummy_core::wire::RpcError;
 use rummy_store::entries::RunRef;
+use rummy_store::flags::RunFlags;
 use rummy_store::loops::Loop;
 use rummy_store::run::Mode;
 use rummy_store::StoreError;
-use serde_json::Value;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -88,7 +88,7 @@ pub struct QueueLoop {
     /// The prompt.
     pub prompt: String,
     /// Loop flags.
-    pub config: Value,
+    pub config: RunFlags,
 }
 
 /// Fold a prompt into the active loop — a `prompt://<next turn>` entry the
@@ -104,7 +104,7 @@ pub struct Inject {
     /// Model alias, should it become a new loop.
     pub model: String,
     /// Loop flags, should it become a new loop.
-    pub flags: Value,
+    pub flags: RunFlags,
 }
 
 /// Stop the active loop (499) and its pending proposal; queued loops run next. Answers whether a loop was stopped.

@@ -15,6 +15,7 @@ use actix::prelude::*;
 use rummy_core::turn::verdict::Referee;
 use rummy_store::context::KeptContext;
 use rummy_store::entries::RunRef;
+use rummy_store::flags::RunFlags;
 use rummy_store::ids::{LoopId, TurnId};
 use rummy_store::run::Mode;
 use rummy_text::parse::ToolName;
@@ -41,8 +42,8 @@ pub struct TurnJob {
     pub prompt: String,
     /// The loop's mode.
     pub mode: Mode,
-    /// The loop's flags (`noRepo`, `noInteraction`, `noWeb`, `noProposals`).
-    pub flags: serde_json::Value,
+    /// The loop's flags.
+    pub flags: RunFlags,
     /// Whether this is the loop's first turn.
     pub first_in_loop: bool,
     /// Whether the loop may run a turn after this one (the turn limit allows it): only then

@@ -101,7 +101,7 @@ fn seed(conn: &mut rummy_store::db::Db, root: &std::path::Path) -> Result<RunRef
         Mode::Act,
         "fast",
         "Work",
-        &serde_json::json!({}),
+        &rummy_store::flags::RunFlags::default(),
         NOW,
     )?;
     loops::claim_next(conn, r.id, NOW)?;

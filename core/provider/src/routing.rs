@@ -19,32 +19,7 @@
 //! switch is fallback ([`FALLBACK_FLAG`]): on unless the run says `fallback: false`.
 
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 use std::collections::BTreeMap;
-
-/// The loop flag (`attributes.route: true` on a run) that turns routing on for the run's loops.
-pub const ROUTE_FLAG: &str = "route";
-
-/// Whether loop or run flags ask for routing.
-pub fn requested(flags: &Value) -> bool {
-    flags
-        .get(ROUTE_FLAG)
-        .and_then(Value::as_bool)
-        .unwrap_or(false)
-}
-
-/// The loop flag (`attributes.fallback: false` on a run) that keeps the run's calls off their
-/// model's fallback.
-pub const FALLBACK_FLAG: &str = "fallback";
-
-/// Whether loop or run flags let a failed call go to the model's fallback: yes unless they
-/// say `fallback: false` (fallback itself is configured per model, and off unless it is).
-pub fn fallback_allowed(flags: &Value) -> bool {
-    flags
-        .get(FALLBACK_FLAG)
-        .and_then(Value::as_bool)
-        .unwrap_or(true)
-}
 
 /// What kind of prompt a loop starts with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -372,21 +347,6 @@ mod tests {
         assert!(!routed(Code, "fast").changes("fast"));
     }
 
-    /// Routing is on only for flags that say `route: true`.
-    #[test]
-    fn only_route_true_asks_for_routing() {
-        let cases = [
-            (serde_json::json!({ "route": true, "noRepo": true }), true),
-            (serde_json::json!({ "route": false }), false),
-            (serde_json::json!({ "route": "yes" }), false),
-            (serde_json::json!({}), false),
-            (Value::Null, false),
-        ];
-        for (flags, expected) in cases {
-            assert_eq!(requested(&flags), expected, "{flags}");
-        }
-    }
-
     /// A decision is stored and shown as `{class, model}` with the class's configuration name.
     #[test]
     fn decisions_serialise_with_class_names() {
@@ -492,21 +452,6 @@ mod tests {
         ];
         for (text, run, config, expected) in cases {
             assert_eq!(check(text, run.as_ref(), config), expected, "{text}");
-        }
-    }
-
-    /// Fallback is allowed unless the flags say `fallback: false`.
-    #[test]
-    fn only_fallback_false_turns_fallback_off() {
-        let cases = [
-            (serde_json::json!({ "fallback": false }), false),
-            (serde_json::json!({ "fallback": true }), true),
-            (serde_json::json!({ "fallback": "no" }), true),
-            (serde_json::json!({}), true),
-            (Value::Null, true),
-        ];
-        for (flags, expected) in cases {
-            assert_eq!(fallback_allowed(&flags), expected, "{flags}");
         }
     }
 

@@ -20,12 +20,7 @@ use rummy_store::{runs, StoreError};
 use rummy_text::path::{normalize, scheme_of};
 use rummy_text::token_estimate;
 use serde::Deserialize;
-use serde_json::Value;
 use std::sync::LazyLock;
-
-/// The run attribute (in its loop flags) that turns consolidation on or off for the run's
-/// loops, over `RUMMY_CONSOLIDATE`.
-pub const FLAG: &str = "consolidate";
 
 /// Most of the run's facts the sidecar reads (the newest).
 pub const MAX_FACTS: i64 = 40;
@@ -38,11 +33,6 @@ pub const TEXT_CHARS: usize = 1_500;
 
 /// The most tokens a consolidation's answer takes.
 pub const MAX_TOKENS: u32 = 1_024;
-
-/// Whether a loop with `flags` consolidates at its end: its `consolidate`, else `default`.
-pub fn requested(flags: &Value, default: bool) -> bool {
-    flags.get(FLAG).and_then(Value::as_bool).unwrap_or(default)
-}
 
 static SYSTEM: LazyLock<String> = LazyLock::new(|| strip_rationale(include_str!("consolidate.md")));
 

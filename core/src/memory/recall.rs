@@ -27,29 +27,17 @@ use rummy_store::db::Db;
 use rummy_store::entries::WriteCtx;
 use rummy_store::entries::{self, RunRef, TurnRef};
 use rummy_store::entry::Scope;
+use rummy_store::flags::RunFlags;
 use rummy_store::memory as store;
 use rummy_store::StoreError;
 use serde_json::Value;
 use std::collections::HashMap;
 
-/// The run attribute (kept in its loop flags) that turns recall on or off for the run's loops,
-/// over `RUMMY_RECALL`.
-pub const RECALL_FLAG: &str = "recall";
-
-/// Whether a loop with `flags` recalls on its first turn: its run's `recall`, else `default`
-/// (`RUMMY_RECALL`).
-pub fn requested(flags: &Value, default: bool) -> bool {
-    flags
-        .get(RECALL_FLAG)
-        .and_then(Value::as_bool)
-        .unwrap_or(default)
-}
-
 /// Whether the project keeps what a loop with `flags` did for later recall — its history line,
 /// its facts and session state indexed: when the server recalls (`default`), or the loop itself
 /// asks to. With recall off everywhere, memory costs a turn nothing.
-pub fn kept(flags: &Value, default: bool) -> bool {
-    default || requested(flags, false)
+pub fn kept(flags: &RunFlags, default: bool) -> bool {
+    default || flags.recall == Some(true)
 }
 
 /// Where a candidate comes from: its entry's scheme.

@@ -21,15 +21,6 @@ pub const NOTE_CHARS: usize = 400;
 /// The most tokens a ranking takes: a short array of numbers.
 pub const MAX_TOKENS: u32 = 64;
 
-/// The run attribute (in its loop flags) that turns re-ranking on or off for the run's loops,
-/// over `RUMMY_RECALL_RERANK`.
-pub const FLAG: &str = "recallRerank";
-
-/// Whether a loop with `flags` re-ranks its recall: its `recallRerank`, else `default`.
-pub fn requested(flags: &Value, default: bool) -> bool {
-    flags.get(FLAG).and_then(Value::as_bool).unwrap_or(default)
-}
-
 static SYSTEM: LazyLock<String> = LazyLock::new(|| strip_rationale(include_str!("rerank.md")));
 
 /// The side task that re-ranks `candidates` for `prompt`: it answers the kept candidates'

@@ -9,17 +9,8 @@ use rummy_store::ids::{LoopId, RunId};
 use rummy_store::{session_state as queries, skills, StoreError};
 use serde_json::{json, Value};
 
-/// The run flag (`attributes.sessionState`) that turns session state on or off for a run;
-/// without it, the server's `RUMMY_SESSION_STATE` decides.
-pub const FLAG: &str = "sessionState";
-
 /// The attribute of `session://state` that holds the last turn it covers.
 const COVERED: &str = "turn";
-
-/// Whether a run with these flags keeps session state (`default`: the server's setting).
-pub fn enabled(flags: &Value, default: bool) -> bool {
-    flags.get(FLAG).and_then(Value::as_bool).unwrap_or(default)
-}
 
 /// A run's stored session state.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -299,13 +299,4 @@ fn the_state_in_the_store() {
             },
         ]
     );
-    assert!(stored::enabled(
-        &serde_json::json!({"sessionState": true}),
-        false
-    ));
-    assert!(!stored::enabled(
-        &serde_json::json!({"sessionState": false}),
-        true
-    ));
-    assert!(stored::enabled(&serde_json::json!({}), true));
 }

@@ -5,6 +5,7 @@
 
 use crate::config::CommandRunner;
 use rummy_store::entries::{TurnRef, ViewRow};
+use rummy_store::flags::RunFlags;
 use rummy_store::run::Mode;
 use rummy_store::skill;
 use rummy_text::parse::ToolName;
@@ -20,10 +21,9 @@ pub struct DispatchLimits {
     pub bounds: crate::wire::bounded::Bounds,
 }
 
-/// The loop's flags (from its config JSON), and the tools its run's active skills allow: each
-/// removes tools from the list and refuses them at dispatch.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Deserialize)]
-#[serde(rename_all = "camelCase", default)]
+/// The loop's tool flags (from its [`RunFlags`]), and the tools its run's active skills allow:
+/// each removes tools from the list and refuses them at dispatch.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct LoopFlags {
     /// Do not attach the project's files.
     pub no_repo: bool,
@@ -34,9 +34,20 @@ pub struct LoopFlags {
     /// No `ask_user`, `env`, `sh`.
     pub no_proposals: bool,
     /// The tools the run's active skills allow (`allowedTools`): read from the context, not
-    /// the config.
-    #[serde(skip)]
+    /// the flags.
     pub skill_tools: SkillTools,
+}
+
+impl From<&RunFlags> for LoopFlags {
+    fn from(flags: &RunFlags) -> Self {
+        LoopFlags {
+            no_repo: flags.no_repo.unwrap_or(false),
+            no_interaction: flags.no_interaction.unwrap_or(false),
+            no_web: flags.no_web.unwrap_or(false),
+            no_proposals: flags.no_proposals.unwrap_or(false),
+            skill_tools: SkillTools::ALL,
+        }
+    }
 }
 
 /// The tools a run's active skills leave its loop (`allowedTools`), as a set over

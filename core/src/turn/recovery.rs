@@ -139,7 +139,7 @@ pub fn recover(
                     status: 500,
                     stop_reason: StopReason::Interrupted,
                     error: Some(INTERRUPTED),
-                    kept: recall::kept(&active.config(), recall_default),
+                    kept: recall::kept(&active.flags(), recall_default),
                 },
                 at,
             )?;

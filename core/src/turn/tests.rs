@@ -10,6 +10,7 @@ use rummy_provider::time::Millis;
 use rummy_store::db::Db;
 use rummy_store::entries::{context_rows, RunRef, WriteCtx};
 use rummy_store::entry::{FailureKind, State};
+use rummy_store::flags::RunFlags;
 use rummy_store::ids::LoopId;
 use rummy_store::run::Mode;
 use rummy_store::selection::Judgements;
@@ -61,7 +62,7 @@ fn fixture() -> Fixture {
         Mode::Ask,
         "m",
         "What port?",
-        &json!({}),
+        &RunFlags::default(),
         NOW,
     )
     .unwrap();

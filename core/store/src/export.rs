@@ -67,7 +67,7 @@ pub struct RunPart {
     /// Its own context limit, if set.
     pub context_limit: Option<i32>,
     /// The flags its loops start with.
-    pub flags: Value,
+    pub flags: super::flags::RunFlags,
     /// When it was created (RFC 3339).
     pub created: String,
     /// When it last changed (RFC 3339).
@@ -342,6 +342,7 @@ fn sidecar_of(conn: &mut Db, run_id: RunId) -> Result<Vec<SidecarPart>, StoreErr
 mod tests {
     use super::*;
     use crate::entry::{Visibility, Writer};
+    use crate::flags::RunFlags;
     use crate::run::Mode;
     use crate::sidecar_calls::{self, SidecarCall};
     use crate::testing::{memory, project, run as new_run, write, NOW};
@@ -357,7 +358,16 @@ mod tests {
         let mut c = memory();
         let p = project(&mut c, "web");
         let r = new_run(&mut c, p.id, "first");
-        loops::enqueue(&mut c, r.run_id, Mode::Act, "m", "Fix it", &json!({}), NOW).unwrap();
+        loops::enqueue(
+            &mut c,
+            r.run_id,
+            Mode::Act,
+            "m",
+            "Fix it",
+            &RunFlags::default(),
+            NOW,
+        )
+        .unwrap();
         let active = loops::claim_next(&mut c, r.run_id, NOW).unwrap().unwrap();
         let turn = turns::begin(&mut c, r.run_id, active.id, NOW).unwrap();
         let usage = Usage {

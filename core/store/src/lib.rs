@@ -41,6 +41,7 @@ pub mod entries;
 pub mod entry;
 pub mod export;
 pub mod files;
+pub mod flags;
 pub mod health;
 pub mod hedberg_sql;
 pub mod ids;

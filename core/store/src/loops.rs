@@ -2,6 +2,7 @@
 
 use super::cached::{cached, Bind, StaticSql};
 use super::entries::{ViewRow, VIEW_COLUMNS};
+use super::flags::RunFlags;
 use super::{runs, StoreError};
 use crate::db::Db;
 use crate::entry::Scope;
@@ -52,9 +53,14 @@ impl Loop {
         Mode::parse(&self.mode).unwrap_or(Mode::Ask)
     }
 
-    /// The loop's flags.
+    /// The loop's config as stored: its run's flags and its routing decision.
     pub fn config(&self) -> Value {
         serde_json::from_str(&self.config).unwrap_or(Value::Null)
+    }
+
+    /// The loop's flags, copied from its run's when it was queued.
+    pub fn flags(&self) -> RunFlags {
+        RunFlags::parse(&self.config)
     }
 
     /// The routing decision made when the loop was claimed, if its run asked for routing.
@@ -77,7 +83,7 @@ pub fn enqueue(
     mode: Mode,
     model: &str,
     prompt: &str,
-    config: &Value,
+    flags: &RunFlags,
     now: Millis,
 ) -> Result<Loop, StoreError> {
     let sequence = runs::take_loop_number(conn, run_id)?;
@@ -90,7 +96,7 @@ pub fn enqueue(
             loops::model.eq(model),
             loops::prompt.eq(prompt),
             loops::status.eq(QUEUED),
-            loops::config.eq(config.to_string()),
+            loops::config.eq(flags.to_text()),
             loops::created_at.eq(now.0),
             loops::updated_at.eq(now.0),
         ))
@@ -147,11 +153,10 @@ pub fn route(
     routing: &RoutingConfig,
     now: Millis,
 ) -> Result<Loop, StoreError> {
-    let config = loop_row.config();
-    if !routing::requested(&config) || loop_row.routed().is_some() {
+    if !loop_row.flags().routes() || loop_row.routed().is_some() {
         return Ok(loop_row);
     }
-    let mut config = match config {
+    let mut config = match loop_row.config() {
         Value::Object(map) => map,
         _ => Map::new(),
     };

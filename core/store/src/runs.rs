@@ -2,6 +2,7 @@
 
 use super::cached::{cached, Bind, StaticSql};
 use super::entries::RunRef;
+use super::flags::RunFlags;
 use super::{is_unique_violation, StoreError};
 use crate::db::Db;
 use crate::ids::{ProjectId, RunId};
@@ -62,8 +63,8 @@ impl Run {
     }
 
     /// The run's loop flags.
-    pub fn flags(&self) -> serde_json::Value {
-        serde_json::from_str(&self.flags).unwrap_or_else(|_| serde_json::json!({}))
+    pub fn flags(&self) -> RunFlags {
+        RunFlags::parse(&self.flags)
     }
 
     /// The status as an enum; an unknown code (only by hand-edited data) reads as failed.
@@ -100,8 +101,8 @@ pub struct NewRun {
     pub persona: Option<String>,
     /// Context limit in tokens.
     pub context_limit: Option<i32>,
-    /// Loop flags as a JSON object.
-    pub flags: serde_json::Value,
+    /// Loop flags.
+    pub flags: RunFlags,
     /// The run it is forked from.
     pub parent_run_id: Option<RunId>,
     /// The mode its loops run in unless a continuation names another.
@@ -132,11 +133,7 @@ pub fn create(conn: &mut Db, new: &NewRun, now: Millis) -> Result<Run, StoreErro
             runs::temperature.eq(new.temperature),
             runs::persona.eq(&new.persona),
             runs::context_limit.eq(new.context_limit),
-            runs::flags.eq(if new.flags.is_object() {
-                new.flags.to_string()
-            } else {
-                "{}".to_owned()
-            }),
+            runs::flags.eq(new.flags.to_text()),
             runs::parent_run_id.eq(new.parent_run_id),
             runs::mode.eq(new.mode.as_str()),
             runs::user.eq(&new.user),
@@ -443,8 +440,8 @@ pub struct RunSettings {
     pub persona: Option<String>,
     /// Context limit.
     pub context_limit: Option<i32>,
-    /// Flags merged over the current ones.
-    pub flags: Option<serde_json::Map<String, serde_json::Value>>,
+    /// Flags laid over the current ones.
+    pub flags: Option<RunFlags>,
 }
 
 /// Changes a run's settings; later loops use them.
@@ -455,12 +452,10 @@ pub fn configure(
     now: Millis,
 ) -> Result<Run, StoreError> {
     let run = by_id(conn, run_id)?;
-    let mut flags = run.flags();
-    if let (Some(current), Some(changes)) = (flags.as_object_mut(), &settings.flags) {
-        for (k, v) in changes {
-            current.insert(k.clone(), v.clone());
-        }
-    }
+    let flags = match &settings.flags {
+        Some(changes) => run.flags().overlaid(changes),
+        None => run.flags(),
+    };
     let persona = match &settings.persona {
         Some(p) if p.trim().is_empty() => None,
         Some(p) => Some(p.clone()),
@@ -473,7 +468,7 @@ pub fn configure(
             runs::temperature.eq(settings.temperature.or(run.temperature)),
             runs::persona.eq(persona),
             runs::context_limit.eq(settings.context_limit.or(run.context_limit)),
-            runs::flags.eq(flags.to_string()),
+            runs::flags.eq(flags.to_text()),
             runs::mode.eq(settings.mode.unwrap_or(run.mode()).as_str()),
             runs::updated_at.eq(now.0),
         ))

@@ -124,11 +124,11 @@ pub fn spent_since(conn: &mut Db, project_id: ProjectId, since: Millis) -> Resul
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::flags::RunFlags;
     use crate::run::Mode;
     use crate::testing::{memory, project, run, NOW};
     use crate::{loops, projects, turns};
     use pretty_assertions::assert_eq;
-    use serde_json::json;
 
     fn usage(total: i32, cost: f64) -> Usage {
         Usage {
@@ -162,7 +162,16 @@ mod tests {
         let p = project(&mut conn, "p");
         let r = run(&mut conn, p.id, "r");
         let other = run(&mut conn, p.id, "other");
-        let l = loops::enqueue(&mut conn, r.run_id, Mode::Ask, "m", "q", &json!({}), NOW).unwrap();
+        let l = loops::enqueue(
+            &mut conn,
+            r.run_id,
+            Mode::Ask,
+            "m",
+            "q",
+            &RunFlags::default(),
+            NOW,
+        )
+        .unwrap();
         let t = turns::begin(&mut conn, r.run_id, l.id, NOW).unwrap();
         turns::record_usage(&mut conn, t.id, 100, &usage(120, 0.01), None, NOW).unwrap();
         record(&mut conn, &call(r.run_id, 1, "ok", usage(50, 0.002)), NOW).unwrap();

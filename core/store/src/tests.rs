@@ -5,6 +5,7 @@ use super::*;
 use crate::database::{migrations_of, run_migrations};
 use crate::db::Db;
 use crate::entry::{State, Visibility, Writer};
+use crate::flags::RunFlags;
 use crate::ids::{ProjectId, RunId};
 use crate::run::{Mode, RunStatus};
 use crate::schema as t;
@@ -357,9 +358,26 @@ fn loops_are_a_fifo_with_one_active() {
     let mut conn = memory();
     let p = project(&mut conn);
     let r = run(&mut conn, p.id, Some("q"));
-    let first = loops::enqueue(&mut conn, r.id, Mode::Ask, "fast", "one", &json!({}), NOW).unwrap();
-    let second =
-        loops::enqueue(&mut conn, r.id, Mode::Act, "fast", "two", &json!({}), NOW).unwrap();
+    let first = loops::enqueue(
+        &mut conn,
+        r.id,
+        Mode::Ask,
+        "fast",
+        "one",
+        &RunFlags::default(),
+        NOW,
+    )
+    .unwrap();
+    let second = loops::enqueue(
+        &mut conn,
+        r.id,
+        Mode::Act,
+        "fast",
+        "two",
+        &RunFlags::default(),
+        NOW,
+    )
+    .unwrap();
     assert_eq!((first.sequence, second.sequence), (1, 2));
     let claimed = loops::claim_next(&mut conn, r.id, NOW).unwrap().unwrap();
     assert_eq!(claimed.id, first.id);
@@ -399,9 +417,9 @@ fn routing_is_recorded_on_the_loop() {
     let routing = RoutingConfig {
         classes: std::collections::BTreeMap::from([(PromptClass::Code, "deep".to_owned())]),
     };
-    let on = json!({ "route": true, "noRepo": true });
+    let on = RunFlags::parse(r#"{ "route": true, "noRepo": true }"#);
     let code = "fix ./src/main.rs";
-    for (flags, prompt) in [(&on, code), (&json!({}), code), (&on, "hello")] {
+    for (flags, prompt) in [(&on, code), (&RunFlags::default(), code), (&on, "hello")] {
         loops::enqueue(&mut conn, r.id, Mode::Ask, "fast", prompt, flags, NOW).unwrap();
     }
     assert_eq!(current(&mut conn, r.id), None);
@@ -719,7 +737,7 @@ fn retention_purges_only_runs_finished_before_the_cutoff() {
         Mode::Act,
         "fast",
         "again",
-        &json!({}),
+        &RunFlags::default(),
         long_ago,
     )
     .unwrap();

@@ -98,7 +98,7 @@ pub async fn route_check(call: Call, p: RouteCheckParams) -> Result<RouteCheck, 
         Some(alias) => {
             let run = call.run(alias).await?;
             Some(CheckedRun {
-                routes: routing::requested(&run.flags()),
+                routes: run.flags().routes(),
                 alias: run.alias,
                 model: run.model,
             })

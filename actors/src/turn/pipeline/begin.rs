@@ -102,7 +102,11 @@ async fn allocate(
     let (run, loop_id, first, mode) = (job.run, job.loop_id, job.first_in_loop, job.mode);
     let loop_number = job.loop_number;
     let (prompt, divisor) = (job.prompt.clone(), svc.config.limits.token_divisor);
-    let session_state = first && stored::enabled(&job.flags, svc.config.session_state.enabled);
+    let session_state = first
+        && job
+            .flags
+            .session_state
+            .unwrap_or(svc.config.session_state.enabled);
     let slot = Arc::clone(&job.context);
     let (t, turn_id, synced, ahead) = svc
         .store
@@ -164,7 +168,7 @@ async fn recall(svc: &Services, job: &TurnJob) -> (Option<Recalled>, Vec<Sidecar
         return (None, Vec::new());
     }
     let settings = svc.config.recall;
-    let reranking = rerank::requested(&job.flags, settings.rerank);
+    let reranking = job.flags.recall_rerank.unwrap_or(settings.rerank);
     let injected = usize::try_from(settings.max_injected).unwrap_or(usize::MAX);
     let pool = if reranking {
         injected.saturating_mul(rerank::POOL)

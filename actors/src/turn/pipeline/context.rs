@@ -14,7 +14,6 @@ use crate::sidecar::Charge;
 use crate::turn::events::distribution;
 use crate::turn::{ContextRead, TurnFailure, TurnJob};
 use rummy_core::config::CommandRunner;
-use rummy_core::session_state::stored;
 use rummy_core::sidecar::SidecarRecord;
 use rummy_core::tools;
 use rummy_core::tools::context::SkillTools;
@@ -210,7 +209,10 @@ impl Offer {
             search_enabled: svc.search.is_some(),
             max_commands: svc.config.limits.max_commands,
             persona: job.persona.clone(),
-            session_state: stored::enabled(&job.flags, svc.config.session_state.enabled),
+            session_state: job
+                .flags
+                .session_state
+                .unwrap_or(svc.config.session_state.enabled),
             reach: match (svc.config.commands.runner, svc.sandbox.mode()) {
                 (CommandRunner::Client, _) | (_, SandboxMode::Unconfined(_)) => {
                     CommandReach::Unconfined

@@ -83,7 +83,7 @@ async fn fresh(
 
 /// The loop's flags as dispatch reads them.
 fn loop_flags(job: &TurnJob) -> LoopFlags {
-    serde_json::from_value(job.flags.clone()).unwrap_or_default()
+    LoopFlags::from(&job.flags)
 }
 
 /// A store or task error as the turn's failure.

@@ -19,7 +19,7 @@ use std::time::Instant;
 /// Whether the job's loop summarises on eviction: the run's `summarize` attribute, else
 /// `RUMMY_SUMMARIZE`.
 pub(super) fn summarizing(svc: &Services, job: &TurnJob) -> bool {
-    summary::requested(&job.flags, svc.config.summary.enabled)
+    job.flags.summarize.unwrap_or(svc.config.summary.enabled)
 }
 
 /// The new summary with `evicted` (rendered entries) folded into `prior`, or `None` when the

@@ -8,6 +8,7 @@ use rummy_store::entries::WriteCtx;
 use rummy_store::entry::Visibility;
 use rummy_store::ids::ProjectId;
 use rummy_store::testing::{memory as db, project, run, write, NOW};
+use serde_json::Value;
 
 fn remember_one(conn: &mut Db, project_id: ProjectId, path: &str, body: &str) {
     let w = MemoryWrite {

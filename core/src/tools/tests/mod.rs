@@ -19,6 +19,7 @@ use rummy_provider::time::Millis;
 use rummy_store::db::Db;
 use rummy_store::entries::{self as store, EntryWrite, RunRef, ViewRow, WriteCtx};
 use rummy_store::entry::{State, Visibility, Writer};
+use rummy_store::flags::RunFlags;
 use rummy_store::run::Mode;
 use rummy_store::{loops, projects, runs, turns};
 use rummy_text::parse::{parse_reply, ToolCall};
@@ -77,11 +78,20 @@ pub fn fixture_with(mode: Mode, flags: LoopFlags, search_enabled: bool) -> Fixtu
         project_id: p.id,
         alias: Some("r".into()),
         model: "m".into(),
-        flags: json!({}),
+        flags: RunFlags::default(),
         ..Default::default()
     };
     let r = runs::create(&mut conn, &new, NOW).unwrap();
-    let l = loops::enqueue(&mut conn, r.id, mode, "m", "What port?", &json!({}), NOW).unwrap();
+    let l = loops::enqueue(
+        &mut conn,
+        r.id,
+        mode,
+        "m",
+        "What port?",
+        &RunFlags::default(),
+        NOW,
+    )
+    .unwrap();
     loops::claim_next(&mut conn, r.id, NOW).unwrap();
     let turn = turns::begin(&mut conn, r.id, l.id, NOW).unwrap();
     let t = TurnRef {

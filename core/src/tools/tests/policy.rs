@@ -6,6 +6,7 @@ use crate::turn::dispatch::LoopFlags;
 use pretty_assertions::assert_eq;
 use rummy_store::entry::State::{Failed, Resolved};
 use rummy_store::entry::Visibility;
+use rummy_store::flags::RunFlags;
 use rummy_store::run::Mode;
 use serde_json::json;
 
@@ -151,11 +152,12 @@ fn skills_narrow_the_tools() {
     );
 }
 
-/// Loop flags are read from the loop's config JSON (camelCase, missing ones false).
+/// A loop's tool flags are its run flags' (missing ones false).
 #[test]
 fn loop_flags_from_config() {
-    let flags: LoopFlags =
-        serde_json::from_value(json!({"noWeb": true, "noProposals": true, "other": 1})).unwrap();
+    let flags = LoopFlags::from(&RunFlags::parse(
+        r#"{"noWeb": true, "noProposals": true, "noRepo": false, "other": 1}"#,
+    ));
     assert_eq!(
         flags,
         LoopFlags {

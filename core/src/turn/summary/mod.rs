@@ -33,9 +33,6 @@ pub const SCHEME: &str = "summary";
 /// The run's rolling summary.
 pub const PATH: &str = "summary://run";
 
-/// The run attribute (and loop flag) that turns summarisation on or off for a run.
-pub const FLAG: &str = "summarize";
-
 /// Characters of one evicted entry's body the sidecar reads (a longer one is cut, marked).
 pub const ENTRY_CHARS: usize = 4_000;
 
@@ -51,12 +48,6 @@ pub const TAG_CHARS: usize = 128;
 /// model promoted back into view is an ordinary logging entry, demoted like the others).
 pub fn is_summary(row: &ViewRow) -> bool {
     row.scheme.as_deref() == Some(SCHEME) && row.path == PATH
-}
-
-/// Whether a loop summarises on eviction: its flags' `summarize`, else the server's `default`
-/// (`RUMMY_SUMMARIZE`).
-pub fn requested(flags: &Value, default: bool) -> bool {
-    flags.get(FLAG).and_then(Value::as_bool).unwrap_or(default)
 }
 
 /// Tokens to keep free for a summary of at most `max_chars` (its element included).

@@ -6,6 +6,7 @@ use pretty_assertions::assert_eq;
 use rummy_store::db::Db;
 use rummy_store::entries::{context_rows, RunRef};
 use rummy_store::entry::State;
+use rummy_store::flags::RunFlags;
 use rummy_store::run::Mode;
 use rummy_store::testing::{memory, project, run, NOW};
 use rummy_store::{loops, turns};
@@ -459,7 +460,16 @@ fn stored_summaries_and_their_earlier_texts() {
     let mut conn = memory();
     let p = project(&mut conn, "p");
     let r: RunRef = run(&mut conn, p.id, "r");
-    let l = loops::enqueue(&mut conn, r.run_id, Mode::Ask, "m", "q", &json!({}), NOW).unwrap();
+    let l = loops::enqueue(
+        &mut conn,
+        r.run_id,
+        Mode::Ask,
+        "m",
+        "q",
+        &RunFlags::default(),
+        NOW,
+    )
+    .unwrap();
     let turn = |conn: &mut Db| {
         let t = turns::begin(conn, r.run_id, l.id, NOW).unwrap();
         TurnRef {
@@ -563,13 +573,4 @@ fn stored_summaries_and_their_earlier_texts() {
             .unwrap()
             .is_none()
     );
-}
-
-/// A run's flag decides; without one, the server's default does.
-#[test]
-fn requested_by_flag_or_server_default() {
-    assert!(requested(&json!({ "summarize": true }), false));
-    assert!(!requested(&json!({ "summarize": false }), true));
-    assert!(requested(&json!({}), true));
-    assert!(!requested(&json!({ "summarize": "yes" }), false));
 }

@@ -4,6 +4,7 @@
 use super::recall::{fts5_expression, tsquery_term};
 use super::*;
 use crate::db::Db;
+use crate::flags::RunFlags;
 use crate::ids::RunId;
 use crate::schema::{context_clocks, run_views};
 use crate::testing::{fact, memory as store, project, run, write, NOW};
@@ -436,7 +437,16 @@ fn a_loops_facts_are_indexed_when_it_ends() {
     let p = project(&mut conn, "p");
     let a = run(&mut conn, p.id, "a");
     let write_in_loop = |conn: &mut Db, body: &str| {
-        let l = loops::enqueue(conn, a.run_id, Mode::Ask, "m", "q", &json!({}), NOW).unwrap();
+        let l = loops::enqueue(
+            conn,
+            a.run_id,
+            Mode::Ask,
+            "m",
+            "q",
+            &RunFlags::default(),
+            NOW,
+        )
+        .unwrap();
         loops::claim_next(conn, a.run_id, NOW).unwrap();
         let w = EntryWrite {
             run: a,
