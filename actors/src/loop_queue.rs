@@ -391,7 +391,7 @@ mod tests {
     fn claimed_run() -> (tempfile::TempDir, rummy_store::db::Db, RunRef, LoopId) {
         let dir = tempfile::TempDir::new().unwrap();
         let mut c = rummy_store::database::open_writer(&dir.path().join("rummy.db")).unwrap();
-        schemes::seed(&mut c).unwrap();
+        schemes::write_registry(&mut c).unwrap();
         let project = projects::hello(&mut c, "p", "/p", None, now()).unwrap();
         let new = runs::NewRun {
             project_id: project.id,

@@ -277,7 +277,7 @@ impl Store {
         metrics: Arc<Metrics>,
     ) -> Result<Store, StoreError> {
         let mut conn = db::open(location)?;
-        rummy_store::schemes::seed(&mut conn)?;
+        rummy_store::schemes::write_registry(&mut conn)?;
         let pool = db::open_read_pool(location, readers)?;
         let checkpointer = match location {
             Location::Sqlite(path) => Some(db::open_checkpointer(path)?),

@@ -72,7 +72,7 @@ fn bench(files: usize) -> Result<(), String> {
 /// A project synced from `root`, a run with its files attached, and one turn that wrote
 /// three knowns and an update.
 fn seed(conn: &mut rummy_store::db::Db, root: &std::path::Path) -> Result<RunRef, StoreError> {
-    schemes::seed(conn)?;
+    schemes::write_registry(conn)?;
     let root_text = root.display().to_string();
     let p = projects::hello(conn, "bench", &root_text, None, NOW)?;
     sync_project(

@@ -164,7 +164,7 @@ fn seed(
     words: &mut Words,
 ) -> Result<RunRef, StoreError> {
     let mut conn = db::open_writer(db_path)?;
-    schemes::seed(&mut conn)?;
+    schemes::write_registry(&mut conn)?;
     let root = root
         .canonicalize()
         .map_err(|e| StoreError::Invalid(e.to_string()))?;

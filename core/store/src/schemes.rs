@@ -1,6 +1,6 @@
 //! The scheme registry: what each scheme is for, who may write it, where it lives, and whether the model sees it.
 //!
-//! This list is the one source of truth: [`seed`] writes it into the `schemes` table at
+//! This list is the one source of truth: [`write_registry`] writes it into the `schemes` table at
 //! start-up so SQL joins agree with it, and permission checks read it directly.
 
 use crate::db::Db;
@@ -115,7 +115,7 @@ impl SchemeSpec {
 }
 
 /// Upserts every registered scheme.
-pub fn seed(conn: &mut Db) -> Result<(), StoreError> {
+pub fn write_registry(conn: &mut Db) -> Result<(), StoreError> {
     for s in SCHEMES {
         let writable_by = serde_json::to_string(&s.writable_by())?;
         crate::on_backend!(conn, c => diesel::insert_into(schemes::table)

@@ -45,7 +45,7 @@ pub fn memory() -> Db {
     conn.batch_execute("PRAGMA foreign_keys = ON;").unwrap();
     crate::hedberg_sql::register(&mut conn).unwrap();
     run_migrations(&mut conn).unwrap();
-    schemes::seed(&mut conn).unwrap();
+    schemes::write_registry(&mut conn).unwrap();
     conn
 }
 
@@ -64,7 +64,7 @@ fn postgres() -> Db {
         .fresh(&url, &prefix, |template| {
             let mut conn = Db::establish(template).unwrap();
             run_migrations(&mut conn).unwrap();
-            schemes::seed(&mut conn).unwrap();
+            schemes::write_registry(&mut conn).unwrap();
         })
         .unwrap();
     Db::establish(&fresh).unwrap()
