@@ -3,10 +3,9 @@
 //! size limit.
 
 use super::frames::Trip;
-use super::SessionActor;
+use super::{ws, SessionActor};
 use actix::prelude::*;
 use actix_http::ws::Item;
-use actix_web_actors::ws;
 use rummy_core::wire::{ErrorKind, RpcError};
 use std::time::Instant;
 
