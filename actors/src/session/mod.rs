@@ -515,4 +515,3 @@ impl Handler<Notify> for SessionActor {
         self.deliver(msg, ctx);
     }
 }
-
