@@ -12,16 +12,21 @@
 //!   [`exit`]: the exit codes.
 
 mod args;
-mod commands;
 mod data;
 mod demo;
 mod doctor;
 mod exit;
 mod follow;
+mod inspect;
+mod models;
+mod out;
+mod proposals;
 mod render;
 mod runner;
 mod serve;
 mod session;
+mod start;
+mod steer;
 mod token;
 mod view;
 
@@ -59,19 +64,19 @@ fn client(command: Command) -> Exit {
     }
     let result = actix_rt::System::new().block_on(async move {
         match command {
-            Command::Ask(args) => commands::start(args, "ask").await,
-            Command::Act(args) => commands::start(args, "act").await,
-            Command::Runs(args) => commands::runs(args).await,
-            Command::Show(args) => commands::show(args).await,
-            Command::Watch(args) => commands::watch(args).await,
-            Command::Approve(args) => commands::approve(args).await,
-            Command::Reject(args) => commands::reject(args).await,
-            Command::Inject(args) => commands::inject(args).await,
-            Command::Cancel(args) => commands::cancel(args).await,
-            Command::Fork(args) => commands::fork(args).await,
-            Command::Models(args) => commands::models(args).await,
-            Command::Routes(args) => commands::routes(args).await,
-            Command::Route(RouteCommand::Check(args)) => commands::route_check(args).await,
+            Command::Ask(args) => start::start(args, "ask").await,
+            Command::Act(args) => start::start(args, "act").await,
+            Command::Runs(args) => inspect::runs(args).await,
+            Command::Show(args) => inspect::show(args).await,
+            Command::Watch(args) => start::watch(args).await,
+            Command::Approve(args) => proposals::approve(args).await,
+            Command::Reject(args) => proposals::reject(args).await,
+            Command::Inject(args) => steer::inject(args).await,
+            Command::Cancel(args) => steer::cancel(args).await,
+            Command::Fork(args) => start::fork(args).await,
+            Command::Models(args) => models::models(args).await,
+            Command::Routes(args) => models::routes(args).await,
+            Command::Route(RouteCommand::Check(args)) => models::route_check(args).await,
             Command::Serve(_)
             | Command::Demo(_)
             | Command::Token(_)
@@ -83,7 +88,7 @@ fn client(command: Command) -> Exit {
     match result {
         Ok(exit) => exit,
         Err(failure) => {
-            commands::eprintln_failure(&failure);
+            out::eprintln_failure(&failure);
             failure.exit
         }
     }

@@ -17,6 +17,7 @@
 mod auth;
 mod call;
 mod frames;
+mod inbound;
 mod messages;
 mod routes;
 mod rpc_log;
@@ -31,15 +32,13 @@ pub use socket::Socket;
 use crate::hub::{Backlog, FellBehind, GoingAway, Join, Notify, Subscribe, Unsubscribe};
 use crate::tokens::{TokenLapsed, TokensRequired, Unwatch, Watch, WatchOpen};
 use actix::prelude::*;
-use actix_http::ws::Item;
 use actix_web::http::header;
 use actix_web::{web, HttpRequest, HttpResponse};
 use actix_web_actors::ws;
-use frames::{FrameGuard, Limit, Trip, Tripped};
+use frames::{FrameGuard, Limit, Tripped};
 use rummy_core::access::origin;
 use rummy_core::config::ANONYMOUS_MESSAGE_BYTES;
 use rummy_core::fair::rate::RateBucket;
-use rummy_core::wire::{ErrorKind, RpcError};
 use rummy_store::principal::Caller;
 use std::cell::Cell;
 use std::collections::{HashMap, VecDeque};
@@ -514,103 +513,5 @@ impl Handler<Notify> for SessionActor {
 
     fn handle(&mut self, msg: Notify, ctx: &mut Self::Context) {
         self.deliver(msg, ctx);
-    }
-}
-
-impl StreamHandler<Result<ws::Message, ws::ProtocolError>> for SessionActor {
-    fn handle(&mut self, msg: Result<ws::Message, ws::ProtocolError>, ctx: &mut Self::Context) {
-        self.heard = Instant::now();
-        match msg {
-            Ok(ws::Message::Text(text)) => self.on_text(&text, ctx),
-            Ok(ws::Message::Binary(_)) => {
-                let err = RpcError::new(
-                    ErrorKind::InvalidRequest,
-                    "invalid request: binary frames are not JSON-RPC; send text",
-                );
-                self.send_error(ctx, None, &err);
-            }
-            Ok(ws::Message::Ping(payload)) => ctx.pong(&payload),
-            Ok(ws::Message::Pong(_)) | Ok(ws::Message::Nop) => {}
-            Ok(ws::Message::Close(reason)) => {
-                ctx.close(reason);
-                ctx.stop();
-            }
-            Ok(ws::Message::Continuation(item)) => self.on_fragment(item, ctx),
-            Err(ws::ProtocolError::Overflow) => {
-                self.close(ctx, ws::CloseCode::Size, "frame over the size limit")
-            }
-            // The decoder's errors say why only in their text: the frame guard, which saw the
-            // bytes, says it in a type.
-            Err(e) => match self.tripped.get() {
-                Some(Trip::Oversized(announced)) => {
-                    let reason = format!(
-                        "a frame of {announced} bytes announced; the limit is {}",
-                        self.limit.get()
-                    );
-                    self.close(ctx, ws::CloseCode::Size, &reason)
-                }
-                Some(Trip::OversizedMessage(announced)) => {
-                    let reason = format!(
-                        "a message of {announced} bytes announced; the limit is {}",
-                        self.limit.get()
-                    );
-                    self.close(ctx, ws::CloseCode::Size, &reason)
-                }
-                Some(Trip::InvalidUtf8) => {
-                    self.close(ctx, ws::CloseCode::Invalid, "text frame is not valid UTF-8")
-                }
-                None => {
-                    tracing::debug!(session = self.id, error = %e, "websocket protocol error");
-                    self.close(ctx, ws::CloseCode::Protocol, "websocket protocol error");
-                }
-            },
-        }
-    }
-}
-
-impl SessionActor {
-    fn on_fragment(&mut self, item: Item, ctx: &mut ws::WebsocketContext<Self>) {
-        let (first, last, bytes) = match item {
-            Item::FirstText(b) => (true, false, b),
-            Item::FirstBinary(_) => {
-                let err = RpcError::new(
-                    ErrorKind::InvalidRequest,
-                    "invalid request: binary frames are not JSON-RPC; send text",
-                );
-                return self.send_error(ctx, None, &err);
-            }
-            Item::Continue(b) => (false, false, b),
-            Item::Last(b) => (false, true, b),
-        };
-        let buffer = if first {
-            self.fragments.insert(Vec::new())
-        } else {
-            match self.fragments.as_mut() {
-                Some(buffer) => buffer,
-                None => {
-                    return self.close(
-                        ctx,
-                        ws::CloseCode::Protocol,
-                        "continuation without a first fragment",
-                    )
-                }
-            }
-        };
-        buffer.extend_from_slice(&bytes);
-        if buffer.len() as u64 > self.limit.get() {
-            self.fragments = None;
-            return self.close(ctx, ws::CloseCode::Size, "message over the size limit");
-        }
-        if last {
-            let bytes = self.fragments.take().unwrap_or_default();
-            match String::from_utf8(bytes) {
-                Ok(text) => self.on_text(&text, ctx),
-                Err(_) => self.close(
-                    ctx,
-                    ws::CloseCode::Invalid,
-                    "text message is not valid UTF-8",
-                ),
-            }
-        }
     }
 }

@@ -40,7 +40,7 @@ pub fn run(args: DemoArgs) -> Exit {
     match result {
         Ok(exit) => exit,
         Err(failure) => {
-            super::commands::eprintln_failure(&failure);
+            super::out::eprintln_failure(&failure);
             failure.exit
         }
     }
