@@ -13,6 +13,16 @@ pub const MAX_DEPTH: usize = 256;
 /// and time while leaving room for any document a model or client filters in practice.
 pub const MAX_BODY_BYTES: usize = 4 << 20;
 
+/// Longest pattern read as an XPath: sxd-xpath parses and evaluates a chain of operators
+/// (`1+1+…`, `a|b|…`) by recursing once per operator, so this bounds its stack use; real
+/// XPaths are a line long.
+pub const MAX_XPATH_BYTES: usize = 4096;
+
+/// Deepest `(`/`[` nesting of a pattern read as an XPath: each level costs sxd-xpath's
+/// parser several frames, so a few thousand nested parentheses would overflow a thread's
+/// stack; real XPaths nest a handful of levels.
+pub const MAX_XPATH_NESTING: usize = 64;
+
 /// Why a filter refused a body before reading it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 pub enum Refused {
@@ -99,6 +109,31 @@ pub fn xml_depth(text: &str) -> usize {
         }
     }
     deepest
+}
+
+/// True when `pattern` is within [`MAX_XPATH_BYTES`] and [`MAX_XPATH_NESTING`], so sxd-xpath
+/// may parse it; brackets inside quoted literals count nothing.
+pub fn xpath_within_bounds(pattern: &str) -> bool {
+    if pattern.len() > MAX_XPATH_BYTES {
+        return false;
+    }
+    let (mut depth, mut quote) = (0usize, None);
+    for b in pattern.bytes() {
+        match (quote, b) {
+            (Some(q), _) if b == q => quote = None,
+            (Some(_), _) => {}
+            (None, b'"' | b'\'') => quote = Some(b),
+            (None, b'(' | b'[') => {
+                depth += 1;
+                if depth > MAX_XPATH_NESTING {
+                    return false;
+                }
+            }
+            (None, b')' | b']') => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    true
 }
 
 /// The deepest nesting of `[` and `{` in `text` read as JSON; brackets inside strings count nothing.

@@ -1,6 +1,7 @@
 //! XPath 1.0 patterns over XML texts (sxd-document and sxd-xpath).
 
-use sxd_xpath::{Context, Factory};
+use super::limits;
+use sxd_xpath::{Context, Factory, XPath};
 
 /// XPath axes; `axis::` after `/` marks a path as XPath.
 const AXES: &[&str] = &[
@@ -105,9 +106,19 @@ fn calls(text: &str, name: &str) -> bool {
     })
 }
 
-/// True when sxd-xpath accepts the expression.
+/// True when the expression is within the XPath bounds and sxd-xpath accepts it.
 pub fn compiles(pattern: &str) -> bool {
-    matches!(Factory::new().build(pattern), Ok(Some(_)))
+    build(pattern).is_some()
+}
+
+/// The expression compiled, when it is within the bounds ([`limits::xpath_within_bounds`]:
+/// sxd-xpath recurses per nesting level and per operator, so an unbounded pattern could
+/// overflow the stack) and sxd-xpath accepts it.
+fn build(pattern: &str) -> Option<XPath> {
+    if !limits::xpath_within_bounds(pattern) {
+        return None;
+    }
+    Factory::new().build(pattern).ok().flatten()
 }
 
 /// What evaluating an XPath against a text gave.
@@ -127,7 +138,7 @@ pub fn evaluate(pattern: &str, text: &str) -> XpathMatch {
         return XpathMatch::NotXml;
     };
     let document = package.as_document();
-    let Ok(Some(xpath)) = Factory::new().build(pattern) else {
+    let Some(xpath) = build(pattern) else {
         return XpathMatch::NoMatch;
     };
     let context = Context::new();

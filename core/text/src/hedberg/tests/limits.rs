@@ -1,9 +1,10 @@
 //! The body filter's limits: the depth scanners, the size bound, which kinds check what, and the SQL refusal.
 
 use crate::hedberg::limits::{
-    check_json, check_xml, json_depth, xml_depth, Refused, MAX_BODY_BYTES, MAX_DEPTH,
+    check_json, check_xml, json_depth, xml_depth, xpath_within_bounds, Refused, MAX_BODY_BYTES,
+    MAX_DEPTH, MAX_XPATH_BYTES, MAX_XPATH_NESTING,
 };
-use crate::hedberg::{hedfilter, hedsearch, Found};
+use crate::hedberg::{hedfilter, hedsearch, Found, Pattern, PatternKind};
 use pretty_assertions::assert_eq;
 
 /// `depth` nested `<a>` elements with `x` inside.
@@ -166,4 +167,62 @@ fn depth_bound_fits_a_small_stack() {
         .join()
         .expect("no overflow");
     assert_eq!(selected, Ok(Some("x".to_owned())));
+}
+
+/// An XPath whose predicate nests `depth` parentheses around `1`.
+fn nested_xpath(depth: usize) -> String {
+    format!("//a[{}1{}]", "(".repeat(depth), ")".repeat(depth))
+}
+
+/// An XPath selecting `a` through one chain of `links` operators: `count(x)+1+1… > 0`.
+fn chained_xpath(links: usize) -> String {
+    format!("//a[count(x){} > 0]", "+1".repeat(links))
+}
+
+/// The most links [`chained_xpath`] holds within the byte bound.
+fn longest_chain() -> usize {
+    (MAX_XPATH_BYTES - chained_xpath(0).len()) / 2
+}
+
+/// A pattern past the XPath bounds (nesting or length) is not read as an XPath, whatever sxd-xpath
+/// would make of it: it stays a literal, so it can neither overflow the stack nor select.
+#[test]
+fn an_xpath_past_its_bounds_is_read_as_a_literal() {
+    let at_bound = nested_xpath(MAX_XPATH_NESTING - 1);
+    let too_deep = nested_xpath(MAX_XPATH_NESTING);
+    let longest = chained_xpath(longest_chain());
+    let too_long = chained_xpath(longest_chain() + 1);
+    assert!(longest.len() <= MAX_XPATH_BYTES && too_long.len() > MAX_XPATH_BYTES);
+    assert_eq!(Pattern::compile(&at_bound).kind(), PatternKind::Xpath);
+    assert_eq!(Pattern::compile(&longest).kind(), PatternKind::Xpath);
+    assert_eq!(Pattern::compile(&too_deep).kind(), PatternKind::Literal);
+    assert_eq!(Pattern::compile(&too_long).kind(), PatternKind::Literal);
+    assert_eq!(hedfilter(&too_deep, "<a>1</a>"), Ok(None));
+    let quoted = format!("//a[@id='{}']", "(".repeat(MAX_XPATH_NESTING * 2));
+    assert!(
+        xpath_within_bounds(&quoted),
+        "brackets inside a literal count nothing"
+    );
+}
+
+/// The costliest XPaths within the bounds (the deepest nesting, the longest operator chain)
+/// compile and select on a thread with a quarter of the default 2 MiB stack, debug build included.
+#[test]
+fn xpath_bounds_fit_a_small_stack() {
+    let selected = std::thread::Builder::new()
+        .stack_size(512 * 1024)
+        .spawn(|| {
+            [
+                nested_xpath(MAX_XPATH_NESTING - 1),
+                chained_xpath(longest_chain()),
+            ]
+            .map(|pattern| hedfilter(&pattern, "<a>1</a>").map(|f| f.map(|f| f.text)))
+        })
+        .expect("thread starts")
+        .join()
+        .expect("no overflow");
+    assert_eq!(
+        selected,
+        [Ok(Some("1".to_owned())), Ok(Some("1".to_owned()))]
+    );
 }
