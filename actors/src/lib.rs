@@ -8,6 +8,7 @@ pub mod admission;
 pub mod clock;
 pub mod cluster;
 pub mod errors;
+pub mod faults;
 pub mod files;
 pub mod health;
 pub mod hub;

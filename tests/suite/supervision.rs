@@ -1,4 +1,4 @@
-//! Supervision: a run actor that fails (it cannot record its loop's end) is restarted from the database, and the server and the run go on; a turn that fails is `suite::runs::provider_failure_fails_the_loop_not_the_run`.
+//! Supervision: a run actor that fails (it cannot record its loop's end) is restarted from the database, and a turn that panics ends only its loop; the server and the run go on. A turn that fails with an error is `suite::runs::provider_failure_fails_the_loop_not_the_run`.
 
 use crate::support::{start_run, wait_status, TestServer};
 use diesel::connection::SimpleConnection;
@@ -109,5 +109,50 @@ async fn a_run_actor_that_cannot_record_its_loop_is_restarted_from_the_database(
     assert_eq!(next["ok"], json!(true));
     let done = wait_status(&mut client, "held", 200).await;
     assert_eq!(done["summary"], json!("second done"));
+    server.stop().await;
+}
+
+/// A turn that panics once begun (a fault injected into its pipeline) ends its loop 500 with an
+/// internal error as the loop's `error://` entry, and nothing more: the run's next prompt
+/// completes, and a run beside it on the same server is untouched.
+#[actix_rt::test]
+async fn a_turn_that_panics_ends_its_loop_not_its_run() {
+    let marker = "fault:turn-panics:supervision";
+    rummy_actors::faults::panic_turns_of(marker);
+    let server = TestServer::start().await;
+    server
+        .provider
+        .push(Reply::content("<update status=\"200\">steady</update>"));
+    server
+        .provider
+        .push(Reply::content("<update status=\"200\">recovered</update>"));
+    let mut client = server.project_client("demo").await;
+    let fragile = start_run(&mut client, "run://fragile", &format!("Break {marker}")).await;
+    wait_status(&mut client, &fragile, 500).await;
+    let errors = client
+        .call(
+            "getEntries",
+            json!({ "run": fragile, "scheme": "error", "withBody": true }),
+        )
+        .await
+        .expect("getEntries answers");
+    assert_eq!(
+        errors[0]["body"],
+        json!("the turn stopped unexpectedly (internal error); the loop was ended")
+    );
+
+    let steady = start_run(&mut client, "run://steady", "Carry on").await;
+    let last = wait_status(&mut client, &steady, 200).await;
+    assert_eq!(last["summary"], json!("steady"));
+
+    client
+        .call(
+            "set",
+            json!({ "path": format!("run://{fragile}"), "body": "Again, calmly?" }),
+        )
+        .await
+        .expect("the run takes its next prompt");
+    let last = wait_status(&mut client, &fragile, 200).await;
+    assert_eq!(last["summary"], json!("recovered"));
     server.stop().await;
 }

@@ -56,6 +56,7 @@ async fn fresh(
         .instrument(info_span!("begin"))
         .await?;
     tracing::Span::current().record("turn", begun.t.turn);
+    crate::faults::turn_begun(&job.prompt);
     let fitted = context::fit(&svc, &job, begun)
         .instrument(info_span!("assemble"))
         .await?;
