@@ -18,10 +18,8 @@ use crate::clock::now;
 use crate::errors::{from_store, internal};
 use crate::services::locks::LockKey;
 use crate::services::Services;
-use rummy_core::config::CommandRunner;
-use rummy_core::turn::proposals::{
-    self, Decision, Effect, ProposalKind, Recorded, Resolved, Verdict,
-};
+use rummy_core::config::ShellRunner;
+use rummy_core::turn::proposals::{self, Decision, Effect, Proposed, Recorded, Resolved, Verdict};
 use rummy_core::turn::state;
 use rummy_core::turn::streams::{self, StreamWrite};
 use rummy_core::wire::{ErrorKind, RpcError};
@@ -111,9 +109,9 @@ pub async fn resolve(
         .read(move |c| proposals::read(c, run, &lookup))
         .await
         .map_err(from_store)?;
-    let runner = svc.config.commands.runner;
+    let runner = svc.config.shell.runner;
     // A command the server runs speaks for itself: an accept's body is no output of it.
-    let server_runs = runner == CommandRunner::Server
+    let server_runs = runner == ShellRunner::Server
         && proposal
             .kind
             .as_ref()
@@ -159,7 +157,7 @@ pub async fn resolve(
                 };
                 streams::await_output(c, at, &resolved.path, runner)?;
                 let kind = proposal.kind.as_ref().ok();
-                kind.and_then(ProposalKind::command).map(str::to_owned)
+                kind.and_then(Proposed::command).map(str::to_owned)
             } else {
                 None
             };

@@ -28,7 +28,7 @@ pub use rummy_provider::settings::{
 };
 pub use sandbox::SandboxSettings;
 pub use session_state::{SessionStateSettings, Thresholds};
-pub use shell::{CommandRunner, CommandSettings};
+pub use shell::{ShellRunner, ShellSettings};
 pub use sidecar::SidecarSettings;
 pub use summary::SummarySettings;
 
@@ -75,7 +75,7 @@ pub struct Config {
     /// Browser origins, project-root bounds and connection limits.
     pub access: Access,
     /// Who runs accepted `sh`/`env` commands and within which bounds.
-    pub commands: CommandSettings,
+    pub shell: ShellSettings,
     /// Runs in flight per user and per project, calls per second per connection.
     pub fair: FairUse,
     /// Recall on a loop's first turn (on or off, its caps, re-ranking) and consolidation at a
@@ -185,7 +185,7 @@ impl Config {
             searxng_url: None,
             watch_files: true,
             access: Access::with_home(&home),
-            commands: CommandSettings::default(),
+            shell: ShellSettings::default(),
             fair: FairUse::default(),
             recall: RecallSettings::default(),
             sidecar: SidecarSettings::default(),
@@ -240,7 +240,7 @@ impl Config {
         config.searxng_url = get("RUMMY_SEARXNG_URL").map(searxng_base).transpose()?;
         config.watch_files = switch(vars, "RUMMY_WATCH_FILES", config.watch_files)?;
         config.access = Access::from_vars(vars, &config.home)?;
-        config.commands = CommandSettings::from_vars(vars)?;
+        config.shell = ShellSettings::from_vars(vars)?;
         config.fair = FairUse::from_vars(vars)?;
         config.recall = RecallSettings::from_vars(vars)?;
         config.sidecar = SidecarSettings::from_vars(vars)?;

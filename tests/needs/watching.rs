@@ -7,7 +7,7 @@ use crate::support::long_run::{answer, prompt, SIDE_MODEL};
 use crate::support::TestServer;
 use crate::webdriver::{Browser, BROWSER_WAIT};
 use pretty_assertions::assert_eq;
-use rummy::config::CommandRunner;
+use rummy::config::ShellRunner;
 use rummy_store::models::ModelSeed;
 use rummy_testkit::{Gate, Reply, RpcClient};
 use serde_json::{json, Value};
@@ -29,7 +29,7 @@ async fn wait_for_exact(page: &Browser, css: &str, text: &str) {
 /// streams shows as it comes — before the next is sent, stdout and stderr apart — then its exit
 /// code, and the run goes on to its next turn, whose model read the output.
 pub(crate) async fn output_a_cli_streams_shows_as_it_comes(page: &Browser) {
-    let server = TestServer::start_with(|c| c.commands.runner = CommandRunner::Client).await;
+    let server = TestServer::start_with(|c| c.shell.runner = ShellRunner::Client).await;
     page.start_afresh().await;
     server.provider.push(Reply::content(
         "Running the tests.\n<sh>make test</sh>\n<update status=\"102\">testing</update>",

@@ -7,7 +7,7 @@ use super::shell::{accept_next, project, proposing};
 use crate::support::raw::RawSocket;
 use crate::support::{self, database, wait_status, TestServer};
 use pretty_assertions::assert_eq;
-use rummy::config::CommandRunner;
+use rummy::config::ShellRunner;
 use rummy_store::location::Location;
 use rummy_store::{notifications, runs};
 use rummy_testkit::{Reply, RpcClient};
@@ -258,7 +258,7 @@ async fn bytes_until_quiet(socket: &mut RawSocket) -> (usize, Vec<Value>) {
 /// the database grow by about the cap too.
 #[actix_rt::test]
 async fn streamed_chunks_reach_a_watcher_as_appends_bounded_by_the_cap() {
-    let server = TestServer::start_with(|c| c.commands.runner = CommandRunner::Client).await;
+    let server = TestServer::start_with(|c| c.shell.runner = ShellRunner::Client).await;
     let cap = 64 * 1024;
     let (_dir, root) = project();
     let mut client = proposing(&server.url(), &server.provider, &root, "<sh>make</sh>").await;

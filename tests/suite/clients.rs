@@ -288,7 +288,7 @@ async fn unknown_fields_are_refused_naming_the_field() {
 #[actix_rt::test]
 async fn stream_completed_reads_exit_code_and_refuses_misspellings() {
     let server = TestServer::start_with(|c| {
-        c.commands.runner = rummy::config::CommandRunner::Client;
+        c.shell.runner = rummy::config::ShellRunner::Client;
     })
     .await;
     server.provider.push(Reply::content(

@@ -261,7 +261,7 @@ async fn a_missing_sandbox_layer_is_red_until_commands_may_run_unconfined() {
     };
 
     let mut server = TestServer::start_with(|c| {
-        c.commands.sandbox.helper = Some(helper.into());
+        c.shell.sandbox.helper = Some(helper.into());
     })
     .await;
     server
@@ -291,8 +291,8 @@ async fn a_missing_sandbox_layer_is_red_until_commands_may_run_unconfined() {
 
     server
         .restart_with(|c| {
-            c.commands.sandbox.helper = Some(helper.into());
-            c.commands.sandbox.unsandboxed = true;
+            c.shell.sandbox.helper = Some(helper.into());
+            c.shell.sandbox.unsandboxed = true;
         })
         .await;
     let url = server.url();

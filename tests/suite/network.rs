@@ -110,7 +110,7 @@ async fn an_admin_sets_a_projects_command_network() {
 /// `RUMMY_COMMAND_NETWORK` at `server_network` and the project's override `project`: the
 /// interfaces `/proc/net/dev` lists, and the line of the `env` doc the model read about it.
 async fn seen_by_a_command(server_network: bool, project: Value) -> (Vec<String>, String) {
-    let server = TestServer::start_with(|c| c.commands.sandbox.network = server_network).await;
+    let server = TestServer::start_with(|c| c.shell.sandbox.network = server_network).await;
     let mut client = server.project_client("net").await;
     if !project.is_null() {
         set_network(&mut client, "net", project).await;

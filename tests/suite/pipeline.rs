@@ -219,7 +219,7 @@ async fn readonly_files_refuse_accepted_edits() {
 #[actix_rt::test]
 async fn sh_streams_its_output() {
     let server = TestServer::start_with(|c| {
-        c.commands.runner = rummy::config::CommandRunner::Client;
+        c.shell.runner = rummy::config::ShellRunner::Client;
     })
     .await;
     server.provider.push(Reply::content(

@@ -4,7 +4,7 @@ use crate::support::process::ServerProcess;
 use crate::support::procs::{running, sleeper, wait_marked};
 use crate::support::{self, accept, wait_status, TestServer, WAIT};
 use pretty_assertions::assert_eq;
-use rummy::config::{CommandRunner, Config};
+use rummy::config::{Config, ShellRunner};
 use rummy_testkit::{FakeProvider, Reply, RpcClient};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
@@ -384,7 +384,7 @@ async fn run_cancel_kills_the_command() {
 /// so, and the model reads why.
 #[actix_rt::test]
 async fn a_command_past_its_timeout_is_killed() {
-    let server = server_with(|c| c.commands.timeout = Duration::from_millis(1500)).await;
+    let server = server_with(|c| c.shell.timeout = Duration::from_millis(1500)).await;
     let (_dir, root) = project();
     let (sleeper, mark) = sleeper();
     let mut client = proposing(
@@ -412,7 +412,7 @@ async fn a_command_past_its_timeout_is_killed() {
 /// its end and the other channel keeps its own output.
 #[actix_rt::test]
 async fn output_past_the_cap_is_dropped() {
-    let server = server_with(|c| c.commands.output_bytes = 100).await;
+    let server = server_with(|c| c.shell.output_bytes = 100).await;
     let (_dir, root) = project();
     let mut client = proposing(
         &server.url(),
@@ -443,7 +443,7 @@ async fn output_past_the_cap_is_dropped() {
 /// the accepting client streams the output and completes it; then the model reads it.
 #[actix_rt::test]
 async fn a_client_runner_streams_the_output_back() {
-    let server = server_with(|c| c.commands.runner = CommandRunner::Client).await;
+    let server = server_with(|c| c.shell.runner = ShellRunner::Client).await;
     let (_dir, root) = project();
     let mut client = proposing(
         &server.url(),
@@ -496,7 +496,7 @@ async fn a_client_runner_streams_the_output_back() {
 /// server runner's output does: a watcher sees the output grow, not only when it completes.
 #[actix_rt::test]
 async fn a_client_runners_chunks_reach_the_other_clients_as_they_come() {
-    let server = server_with(|c| c.commands.runner = CommandRunner::Client).await;
+    let server = server_with(|c| c.shell.runner = ShellRunner::Client).await;
     let (_dir, root) = project();
     let mut client = proposing(&server.url(), &server.provider, &root, "<sh>make</sh>").await;
     let path = accept_next(&mut client, "client").await;
@@ -562,7 +562,7 @@ async fn a_client_runners_chunks_reach_the_other_clients_as_they_come() {
 /// the channels ("run cancelled") and tells the client to stop with `stream/cancelled`.
 #[actix_rt::test]
 async fn run_cancel_stops_a_client_command() {
-    let server = server_with(|c| c.commands.runner = CommandRunner::Client).await;
+    let server = server_with(|c| c.shell.runner = ShellRunner::Client).await;
     let (_dir, root) = project();
     let mut client = proposing(&server.url(), &server.provider, &root, "<sh>make</sh>").await;
     let path = accept_next(&mut client, "client").await;
@@ -590,8 +590,8 @@ async fn run_cancel_stops_a_client_command() {
 #[actix_rt::test]
 async fn the_turn_goes_on_after_the_stream_wait() {
     let server = server_with(|c| {
-        c.commands.runner = CommandRunner::Client;
-        c.commands.stream_wait = Duration::from_secs(2);
+        c.shell.runner = ShellRunner::Client;
+        c.shell.stream_wait = Duration::from_secs(2);
     })
     .await;
     let (_dir, root) = project();

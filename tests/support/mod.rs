@@ -61,7 +61,7 @@ impl TestServer {
         let home = TempDir::new().expect("temp home");
         let command_homes = TempDir::new().expect("temp command homes");
         let mut config = config(&provider, &home);
-        config.commands.sandbox.homes = Some(command_homes.path().to_path_buf());
+        config.shell.sandbox.homes = Some(command_homes.path().to_path_buf());
         adjust(&mut config);
         let handle = rummy::serve(config, std::future::pending())
             .await
@@ -136,7 +136,7 @@ impl TestServer {
             handle.stop().await;
         }
         let mut config = config(&self.provider, &self._home);
-        config.commands.sandbox.homes = Some(self._command_homes.path().to_path_buf());
+        config.shell.sandbox.homes = Some(self._command_homes.path().to_path_buf());
         adjust(&mut config);
         // The stopped server's lock is an flock on a close-on-exec file, but a process another
         // test forks at that moment holds a copy of it until its exec: this process's own lock

@@ -194,7 +194,7 @@ impl RunActor {
                 .unwrap_or(self.svc.config.limits.temperature),
             persona: run.persona.clone(),
             context_size,
-            command_network: command_network.unwrap_or(self.svc.config.commands.sandbox.network),
+            command_network: command_network.unwrap_or(self.svc.config.shell.sandbox.network),
             referee: Referee::new(RefereeLimits::from(&self.svc.config.limits)),
             context: Arc::default(),
         };

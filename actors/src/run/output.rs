@@ -48,7 +48,7 @@ impl RunActor {
         };
         self.svc.push(self.run.project_id, &self.alias, &streaming);
         let (svc, run_id, path) = (self.svc.clone(), self.run.run_id, awaited.path.clone());
-        let wait = self.svc.config.commands.stream_wait;
+        let wait = self.svc.config.shell.stream_wait;
         let states = move |svc: Services, path: String| async move {
             svc.store
                 .read(move |c| streams::channel_states(c, run_id, &path))

@@ -6,7 +6,7 @@ use crate::services::Services;
 use crate::shell::ShellJob;
 use crate::turn::Start;
 use actix::prelude::*;
-use rummy_core::config::CommandRunner;
+use rummy_core::config::ShellRunner;
 use rummy_core::orchestration::{Input, Then};
 use rummy_core::turn::proposals::Resolved;
 use rummy_core::turn::streams::Awaited;
@@ -46,7 +46,7 @@ async fn command_network(svc: &Services, run: RunRef) -> bool {
         .read(move |c| projects::command_network(c, project_id))
         .await
     {
-        Ok(set) => set.unwrap_or(svc.config.commands.sandbox.network),
+        Ok(set) => set.unwrap_or(svc.config.shell.sandbox.network),
         Err(error) => {
             tracing::warn!(run = run.run_id.0, %error, "command network unread: none");
             false
@@ -90,7 +90,7 @@ impl RunActor {
             let done =
                 crate::proposals::resolve(&svc, run, msg.path, msg.decision, msg.root, msg.by)
                     .await?;
-            let server_runs = svc.config.commands.runner == CommandRunner::Server;
+            let server_runs = svc.config.shell.runner == ShellRunner::Server;
             let network = server_runs && done.command.is_some() && command_network(&svc, run).await;
             Ok::<_, RpcError>((done, network))
         };
@@ -115,8 +115,8 @@ impl RunActor {
                     turn: resolved.turn,
                     command_index: resolved.command_index,
                 };
-                let job = match (act.svc.config.commands.runner, done.command) {
-                    (CommandRunner::Server, Some(command)) => Some(ShellJob {
+                let job = match (act.svc.config.shell.runner, done.command) {
+                    (ShellRunner::Server, Some(command)) => Some(ShellJob {
                         run,
                         path: resolved.path.clone(),
                         command,

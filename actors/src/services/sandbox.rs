@@ -92,7 +92,7 @@ impl Sandbox {
     /// Finds the helper, makes the homes directory, sweeps stale cgroups and probes the layers;
     /// blocking (a few milliseconds). Logs what it found.
     pub fn start(config: &Config) -> Sandbox {
-        let settings = &config.commands.sandbox;
+        let settings = &config.shell.sandbox;
         let helper = settings.helper.clone().unwrap_or_else(find_helper);
         let cgroups = CgroupRoot::detect();
         if let Some(root) = &cgroups {
@@ -233,7 +233,7 @@ fn spec_for(
     cgroups: Vec<PathBuf>,
     probe: bool,
 ) -> Spec {
-    let settings = &config.commands.sandbox;
+    let settings = &config.shell.sandbox;
     let mut own = vec![request.root.to_path_buf(), home.to_path_buf()];
     own.dedup();
     let (read, write) = if request.writes {
@@ -294,8 +294,8 @@ fn helper_for(exe: &Path) -> PathBuf {
 /// A command's limits from the settings.
 fn limits_of(config: &Config) -> Limits {
     Limits {
-        memory_bytes: config.commands.sandbox.memory_bytes,
-        pids: config.commands.sandbox.pids,
+        memory_bytes: config.shell.sandbox.memory_bytes,
+        pids: config.shell.sandbox.pids,
     }
 }
 

@@ -97,7 +97,7 @@ pub(super) async fn run(
     mut stop: oneshot::Receiver<Stop>,
 ) {
     let key: Key = (job.run.run_id, job.path.clone());
-    let settings = svc.config.commands.clone();
+    let settings = svc.config.shell.clone();
     let started = Instant::now();
     tracing::info!(run_id = job.run.run_id.0, path = %job.path, "command started");
     // Other projects' roots are covered in the command's root wherever they lie under a path it
@@ -267,7 +267,7 @@ struct Spawned {
 
 /// Starts the command as the sandbox's mode says: confined, unconfined, or not at all (why).
 fn spawn(svc: &Services, job: &ShellJob, others: Vec<PathBuf>) -> Result<Spawned, String> {
-    let settings = &svc.config.commands;
+    let settings = &svc.config.shell;
     let env = command_env(server_vars(), &settings.pass_env);
     let mut command = match svc.sandbox.mode() {
         Mode::Refused(missing) => {

@@ -129,7 +129,7 @@ fn seed(conn: &mut rummy_store::db::Db, root: &std::path::Path) -> Result<RunRef
             flags: LoopFlags::default(),
             command_index: index,
             search_enabled: false,
-            runner: rummy_core::config::CommandRunner::Server,
+            runner: rummy_core::config::ShellRunner::Server,
         };
         dispatch(conn, &ctx, call, None, NOW)?;
     }

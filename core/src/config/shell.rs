@@ -9,7 +9,7 @@ use std::time::Duration;
 
 /// Who runs an accepted `sh`/`env` command.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum CommandRunner {
+pub enum ShellRunner {
     /// The server, in the project root, streaming the output into the channels itself.
     #[default]
     Server,
@@ -18,21 +18,21 @@ pub enum CommandRunner {
     Client,
 }
 
-impl CommandRunner {
+impl ShellRunner {
     /// The wire name: `server` or `client` (the `runner` attribute of `sh`/`env` proposals).
     pub fn as_str(self) -> &'static str {
         match self {
-            CommandRunner::Server => "server",
-            CommandRunner::Client => "client",
+            ShellRunner::Server => "server",
+            ShellRunner::Client => "client",
         }
     }
 }
 
 /// How accepted commands run.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CommandSettings {
+pub struct ShellSettings {
     /// `RUMMY_COMMAND_RUNNER`: `server` (default) or `client`.
-    pub runner: CommandRunner,
+    pub runner: ShellRunner,
     /// `RUMMY_COMMAND_TIMEOUT` in seconds (600): past it the command's process group is killed
     /// and its channels fail.
     pub timeout: Duration,
@@ -49,10 +49,10 @@ pub struct CommandSettings {
     pub sandbox: SandboxSettings,
 }
 
-impl Default for CommandSettings {
+impl Default for ShellSettings {
     fn default() -> Self {
-        CommandSettings {
-            runner: CommandRunner::Server,
+        ShellSettings {
+            runner: ShellRunner::Server,
             timeout: Duration::from_secs(600),
             output_bytes: 64 * 1024,
             stream_wait: Duration::from_secs(600),
@@ -62,15 +62,15 @@ impl Default for CommandSettings {
     }
 }
 
-impl CommandSettings {
+impl ShellSettings {
     /// Reads the command settings over the defaults.
-    pub fn from_vars(vars: &BTreeMap<String, String>) -> Result<CommandSettings, ConfigError> {
-        let mut s = CommandSettings::default();
+    pub fn from_vars(vars: &BTreeMap<String, String>) -> Result<ShellSettings, ConfigError> {
+        let mut s = ShellSettings::default();
         let get = |name: &str| vars.get(name).map(|v| v.trim()).filter(|v| !v.is_empty());
         if let Some(runner) = get("RUMMY_COMMAND_RUNNER") {
             s.runner = match runner.to_ascii_lowercase().as_str() {
-                "server" => CommandRunner::Server,
-                "client" => CommandRunner::Client,
+                "server" => ShellRunner::Server,
+                "client" => ShellRunner::Client,
                 _ => {
                     return Err(invalid(
                         "RUMMY_COMMAND_RUNNER",
@@ -119,8 +119,8 @@ mod tests {
     use super::*;
     use pretty_assertions::assert_eq;
 
-    fn read(pairs: &[(&str, &str)]) -> Result<CommandSettings, (String, String)> {
-        CommandSettings::from_vars(&vars(pairs)).map_err(|e| (e.name, e.reason))
+    fn read(pairs: &[(&str, &str)]) -> Result<ShellSettings, (String, String)> {
+        ShellSettings::from_vars(&vars(pairs)).map_err(|e| (e.name, e.reason))
     }
 
     /// Without variables the server runs commands itself, for at most 600 s, keeping 64 KiB per
@@ -129,8 +129,8 @@ mod tests {
     fn defaults() {
         assert_eq!(
             read(&[]),
-            Ok(CommandSettings {
-                runner: CommandRunner::Server,
+            Ok(ShellSettings {
+                runner: ShellRunner::Server,
                 timeout: Duration::from_secs(600),
                 output_bytes: 65_536,
                 stream_wait: Duration::from_secs(600),
@@ -151,8 +151,8 @@ mod tests {
                 ("RUMMY_STREAM_WAIT", "7"),
                 ("RUMMY_COMMAND_ENV", "JAVA_HOME, GOPATH"),
             ]),
-            Ok(CommandSettings {
-                runner: CommandRunner::Client,
+            Ok(ShellSettings {
+                runner: ShellRunner::Client,
                 timeout: Duration::from_secs(5),
                 output_bytes: 1024,
                 stream_wait: Duration::from_secs(7),

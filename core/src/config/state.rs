@@ -15,7 +15,7 @@ impl Config {
     /// Where the homes of the server's commands are: `RUMMY_COMMAND_HOMES`, by default the
     /// server's home with `-homes` appended (`/var/lib/rummy` → `/var/lib/rummy-homes`).
     pub fn command_homes(&self) -> PathBuf {
-        self.commands.sandbox.homes_for(&self.home)
+        self.shell.sandbox.homes_for(&self.home)
     }
 
     /// The server's state: its home, the command homes, on SQLite the database file with its

@@ -3,7 +3,7 @@
 //! `turn::dispatch` builds it for each command and hands it to the tool's handler; it lives
 //! here, below both, because the handlers and the policy read it.
 
-use crate::config::CommandRunner;
+use crate::config::ShellRunner;
 use rummy_store::entries::{TurnRef, ViewRow};
 use rummy_store::flags::RunFlags;
 use rummy_store::run::Mode;
@@ -137,5 +137,5 @@ pub struct DispatchCtx {
     /// Whether a search backend is configured.
     pub search_enabled: bool,
     /// Who runs an accepted `sh`/`env` (the `runner` attribute of their proposals).
-    pub runner: CommandRunner,
+    pub runner: ShellRunner,
 }

@@ -7,7 +7,7 @@
 //! refusal never leaves half an effect behind.
 
 use super::context::DispatchCtx;
-use super::proposal::ProposalKind;
+use super::proposal::Proposed;
 use super::wording;
 use rummy_provider::time::Millis;
 use rummy_store::db::Db;
@@ -76,7 +76,7 @@ impl ToolResult {
     }
 
     /// A proposal of `kind`, stored as its attributes (dispatch adds `commandIndex`).
-    pub fn proposed(target: &str, body: impl Into<String>, kind: &ProposalKind) -> ToolResult {
+    pub fn proposed(target: &str, body: impl Into<String>, kind: &Proposed) -> ToolResult {
         ToolResult {
             attributes: kind.attributes(),
             ..ToolResult::new(target, State::Proposed, body.into())

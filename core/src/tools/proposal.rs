@@ -2,17 +2,18 @@
 //!
 //! A proposal is an entry in state `proposed`; its attributes hold `kind` and the data of that
 //! kind (with `bases`, the content the model saw of each file, beside it). The tools build a
-//! [`ProposalKind`] and store it as those attributes ([`ProposalKind::attributes`]);
-//! `turn::proposals` reads it back ([`ProposalKind::read`]) and matches on it, so what a kind
+//! [`Proposed`] and store it as those attributes ([`Proposed::attributes`]);
+//! `turn::proposals` reads it back ([`Proposed::read`]) and matches on it, so what a kind
 //! writes, removes and needs on acceptance is said once per variant.
 
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
-/// What a proposal proposes, with what accepting it needs.
+/// What a proposal proposes, with what accepting it needs (the wire's
+/// `rummy_protocol::ProposalKind` is only the kind's word, which [`Proposed::wire`] gives).
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
-pub enum ProposalKind {
+pub enum Proposed {
     /// `set` on a project file: the file's new content.
     Edit {
         /// The file.
@@ -63,18 +64,18 @@ pub enum ProposalKind {
     },
 }
 
-impl ProposalKind {
+impl Proposed {
     /// The kind as clients read it (the `proposal` field of the entry).
     pub fn wire(&self) -> rummy_protocol::ProposalKind {
         use rummy_protocol::ProposalKind as Wire;
         match self {
-            ProposalKind::Edit { .. } => Wire::Edit,
-            ProposalKind::Cp { .. } => Wire::Cp,
-            ProposalKind::Mv { .. } => Wire::Mv,
-            ProposalKind::Rm { .. } => Wire::Rm,
-            ProposalKind::Sh { .. } => Wire::Sh,
-            ProposalKind::Env { .. } => Wire::Env,
-            ProposalKind::AskUser { .. } => Wire::AskUser,
+            Proposed::Edit { .. } => Wire::Edit,
+            Proposed::Cp { .. } => Wire::Cp,
+            Proposed::Mv { .. } => Wire::Mv,
+            Proposed::Rm { .. } => Wire::Rm,
+            Proposed::Sh { .. } => Wire::Sh,
+            Proposed::Env { .. } => Wire::Env,
+            Proposed::AskUser { .. } => Wire::AskUser,
         }
     }
 
@@ -91,20 +92,20 @@ impl ProposalKind {
             map.insert(key.to_owned(), value);
         };
         match self {
-            ProposalKind::Edit { path, content } => {
+            Proposed::Edit { path, content } => {
                 put("path", Value::from(path.as_str()));
                 put("content", Value::from(content.as_str()));
             }
-            ProposalKind::Cp { from, to, content } | ProposalKind::Mv { from, to, content } => {
+            Proposed::Cp { from, to, content } | Proposed::Mv { from, to, content } => {
                 put("from", Value::from(from.as_str()));
                 put("to", Value::from(to.as_str()));
                 put("content", Value::from(content.as_str()));
             }
-            ProposalKind::Rm { paths } => put("paths", Value::from(paths.clone())),
-            ProposalKind::Sh { command } | ProposalKind::Env { command } => {
+            Proposed::Rm { paths } => put("paths", Value::from(paths.clone())),
+            Proposed::Sh { command } | Proposed::Env { command } => {
                 put("command", Value::from(command.as_str()));
             }
-            ProposalKind::AskUser { question, options } => {
+            Proposed::AskUser { question, options } => {
                 put("question", Value::from(question.as_str()));
                 put("options", Value::from(options.clone()));
             }
@@ -114,8 +115,8 @@ impl ProposalKind {
 
     /// Reads the kind a proposal's attributes store; the reason when they hold none that is
     /// readable (an unknown `kind`, or a field missing or of the wrong type).
-    pub fn read(attributes: &Value) -> Result<ProposalKind, String> {
-        ProposalKind::deserialize(attributes).map_err(|e| {
+    pub fn read(attributes: &Value) -> Result<Proposed, String> {
+        Proposed::deserialize(attributes).map_err(|e| {
             let kind = attributes.get("kind").and_then(Value::as_str).unwrap_or("");
             format!("cannot apply a proposal of kind \"{kind}\": {e}")
         })
@@ -124,12 +125,12 @@ impl ProposalKind {
     /// The project file (or entry) its acceptance writes, if it writes one.
     pub fn written(&self) -> Option<&str> {
         match self {
-            ProposalKind::Edit { path, .. } => Some(path),
-            ProposalKind::Cp { to, .. } | ProposalKind::Mv { to, .. } => Some(to),
-            ProposalKind::Rm { .. }
-            | ProposalKind::Sh { .. }
-            | ProposalKind::Env { .. }
-            | ProposalKind::AskUser { .. } => None,
+            Proposed::Edit { path, .. } => Some(path),
+            Proposed::Cp { to, .. } | Proposed::Mv { to, .. } => Some(to),
+            Proposed::Rm { .. }
+            | Proposed::Sh { .. }
+            | Proposed::Env { .. }
+            | Proposed::AskUser { .. } => None,
         }
     }
 
@@ -137,39 +138,37 @@ impl ProposalKind {
     /// refusal reports them.
     pub fn changed(&self) -> Vec<&str> {
         match self {
-            ProposalKind::Edit { path, .. } => vec![path],
-            ProposalKind::Cp { to, .. } => vec![to],
-            ProposalKind::Mv { from, to, .. } => vec![to, from],
-            ProposalKind::Rm { paths } => paths.iter().map(String::as_str).collect(),
-            ProposalKind::Sh { .. } | ProposalKind::Env { .. } | ProposalKind::AskUser { .. } => {
-                Vec::new()
-            }
+            Proposed::Edit { path, .. } => vec![path],
+            Proposed::Cp { to, .. } => vec![to],
+            Proposed::Mv { from, to, .. } => vec![to, from],
+            Proposed::Rm { paths } => paths.iter().map(String::as_str).collect(),
+            Proposed::Sh { .. } | Proposed::Env { .. } | Proposed::AskUser { .. } => Vec::new(),
         }
     }
 
     /// The paths its acceptance reads, writes or removes.
     pub fn touched(&self) -> Vec<&str> {
         match self {
-            ProposalKind::Cp { from, to, .. } | ProposalKind::Mv { from, to, .. } => {
+            Proposed::Cp { from, to, .. } | Proposed::Mv { from, to, .. } => {
                 vec![from, to]
             }
-            ProposalKind::Edit { .. }
-            | ProposalKind::Rm { .. }
-            | ProposalKind::Sh { .. }
-            | ProposalKind::Env { .. }
-            | ProposalKind::AskUser { .. } => self.changed(),
+            Proposed::Edit { .. }
+            | Proposed::Rm { .. }
+            | Proposed::Sh { .. }
+            | Proposed::Env { .. }
+            | Proposed::AskUser { .. } => self.changed(),
         }
     }
 
     /// The command an accepted `sh`/`env` runs, whose output its turn waits for.
     pub fn command(&self) -> Option<&str> {
         match self {
-            ProposalKind::Sh { command } | ProposalKind::Env { command } => Some(command),
-            ProposalKind::Edit { .. }
-            | ProposalKind::Cp { .. }
-            | ProposalKind::Mv { .. }
-            | ProposalKind::Rm { .. }
-            | ProposalKind::AskUser { .. } => None,
+            Proposed::Sh { command } | Proposed::Env { command } => Some(command),
+            Proposed::Edit { .. }
+            | Proposed::Cp { .. }
+            | Proposed::Mv { .. }
+            | Proposed::Rm { .. }
+            | Proposed::AskUser { .. } => None,
         }
     }
 }
@@ -185,30 +184,30 @@ mod tests {
     fn kinds_round_trip_through_their_attributes() {
         let text = |s: &str| s.to_owned();
         let kinds = vec![
-            ProposalKind::Edit {
+            Proposed::Edit {
                 path: text("a.txt"),
                 content: text("new"),
             },
-            ProposalKind::Cp {
+            Proposed::Cp {
                 from: text("known://a"),
                 to: text("a.txt"),
                 content: text("x"),
             },
-            ProposalKind::Mv {
+            Proposed::Mv {
                 from: text("b.txt"),
                 to: text("c.txt"),
                 content: text("y"),
             },
-            ProposalKind::Rm {
+            Proposed::Rm {
                 paths: vec![text("a.txt"), text("b.txt")],
             },
-            ProposalKind::Sh {
+            Proposed::Sh {
                 command: text("ls"),
             },
-            ProposalKind::Env {
+            Proposed::Env {
                 command: text("env"),
             },
-            ProposalKind::AskUser {
+            Proposed::AskUser {
                 question: text("Which?"),
                 options: vec![text("A"), text("B")],
             },
@@ -229,8 +228,7 @@ mod tests {
                 json!({"kind": "ask_user", "question": "Which?", "options": ["A", "B"]}),
             ]
         );
-        let back: Vec<Result<ProposalKind, String>> =
-            stored.iter().map(ProposalKind::read).collect();
+        let back: Vec<Result<Proposed, String>> = stored.iter().map(Proposed::read).collect();
         // What clients read of each once dispatch marks it: its kind, one per kind the
         // protocol knows.
         let read: Vec<Option<rummy_protocol::ProposalKind>> = kinds
@@ -258,8 +256,8 @@ mod tests {
     fn unreadable_kinds_are_errors() {
         let stored = json!({"kind": "rm", "paths": ["a"], "bases": {}, "commandIndex": 0});
         assert_eq!(
-            ProposalKind::read(&stored),
-            Ok(ProposalKind::Rm {
+            Proposed::read(&stored),
+            Ok(Proposed::Rm {
                 paths: vec!["a".to_owned()]
             })
         );
@@ -269,7 +267,7 @@ mod tests {
             json!({"path": "a"}),
         ]
         .iter()
-        .map(|v| ProposalKind::read(v).err().unwrap_or_default())
+        .map(|v| Proposed::read(v).err().unwrap_or_default())
         .collect();
         assert_eq!(
             errors,

@@ -9,7 +9,7 @@
 /// How a stream ended (defined with the commands that end one, which know nothing of turns).
 pub use crate::shell::StreamEnd;
 
-use crate::config::CommandRunner;
+use crate::config::ShellRunner;
 use crate::shell::output::ChannelText;
 use crate::turn::state::Appended;
 use rummy_store::db::Db;
@@ -73,7 +73,7 @@ pub fn check_client_producer(conn: &mut Db, run_id: RunId, path: &str) -> Result
     let Some(log) = entries::by_path(conn, run_id, path)? else {
         return Ok(());
     };
-    if text_attr(&log.attributes(), "runner") != CommandRunner::Server.as_str() {
+    if text_attr(&log.attributes(), "runner") != ShellRunner::Server.as_str() {
         return Ok(());
     }
     Err(StoreError::Refused(format!(
@@ -311,7 +311,7 @@ pub fn await_output(
     conn: &mut Db,
     at: StreamWrite,
     path: &str,
-    runner: CommandRunner,
+    runner: ShellRunner,
 ) -> Result<(), StoreError> {
     let row = channel_row(conn, at.run.run_id, path)?;
     let mut merge = Map::new();

@@ -36,7 +36,7 @@ fn ctx(t: TurnRef) -> DispatchCtx {
         flags: LoopFlags::default(),
         command_index: 0,
         search_enabled: false,
-        runner: crate::config::CommandRunner::Server,
+        runner: crate::config::ShellRunner::Server,
     }
 }
 

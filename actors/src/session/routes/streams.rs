@@ -23,10 +23,7 @@ use rummy_store::runs;
 pub async fn stream(call: Call, p: StreamParams) -> Result<Done, Error> {
     let run = call.run(&p.run).await?;
     let (rr, divisor) = (run.run_ref(), call.divisor());
-    let (cap, bounds) = (
-        call.svc().config.commands.output_bytes,
-        call.store().bounds(),
-    );
+    let (cap, bounds) = (call.svc().config.shell.output_bytes, call.store().bounds());
     let pushed = call
         .write(move |c| {
             let at = StreamWrite {

@@ -13,7 +13,7 @@ use crate::services::Services;
 use crate::sidecar::Charge;
 use crate::turn::events::distribution;
 use crate::turn::{ContextRead, TurnFailure, TurnJob};
-use rummy_core::config::CommandRunner;
+use rummy_core::config::ShellRunner;
 use rummy_core::sidecar::SidecarRecord;
 use rummy_core::tools;
 use rummy_core::tools::context::SkillTools;
@@ -213,13 +213,13 @@ impl Offer {
                 .flags
                 .session_state
                 .unwrap_or(svc.config.session_state.enabled),
-            reach: match (svc.config.commands.runner, svc.sandbox.mode()) {
-                (CommandRunner::Client, _) | (_, SandboxMode::Unconfined(_)) => {
+            reach: match (svc.config.shell.runner, svc.sandbox.mode()) {
+                (ShellRunner::Client, _) | (_, SandboxMode::Unconfined(_)) => {
                     CommandReach::Unconfined
                 }
-                (CommandRunner::Server, _) => CommandReach::sandboxed(
+                (ShellRunner::Server, _) => CommandReach::sandboxed(
                     job.command_network,
-                    &svc.config.commands.sandbox.network_ports,
+                    &svc.config.shell.sandbox.network_ports,
                 ),
             },
         }

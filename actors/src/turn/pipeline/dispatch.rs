@@ -81,7 +81,7 @@ pub(super) async fn dispatch(
         flags,
         command_index: 0,
         search_enabled: svc.search.is_some(),
-        runner: svc.config.commands.runner,
+        runner: svc.config.shell.runner,
     };
     let end = EndInput::new(job, turn_id, prose, telemetry, ctx);
     let (context_size, ceiling) = (job.context_size, limits.budget_ceiling);

@@ -4,7 +4,7 @@
 //! options while unanswered); summarized `Q → A` (or just `Q`).
 
 use super::handler::{attr, body, Handler, ToolResult};
-use super::proposal::ProposalKind;
+use super::proposal::Proposed;
 use rummy_store::entries::ViewRow;
 use rummy_store::entry::FailureKind;
 use rummy_store::entry::{strings_attr, text_attr, State};
@@ -43,7 +43,7 @@ pub fn run(_h: &mut Handler<'_>, call: &ToolCall) -> Result<ToolResult, StoreErr
         ));
     }
     let options = list.map(options).unwrap_or_default();
-    let kind = ProposalKind::AskUser {
+    let kind = Proposed::AskUser {
         question: question.to_owned(),
         options,
     };

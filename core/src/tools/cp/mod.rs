@@ -12,7 +12,7 @@
 use super::handler::{
     attr, bases, body, is_file, read_target, summary_of, visibility_of, Handler, Target, ToolResult,
 };
-use super::proposal::ProposalKind;
+use super::proposal::Proposed;
 use super::wording::{self, listing, not_found};
 use rummy_store::entries::ViewRow;
 use rummy_store::entry::FailureKind;
@@ -159,12 +159,12 @@ impl Copy {
             let seen = bases(seen);
             let (source, to, content) = (from.to_owned(), to.clone(), row.body);
             let kind = match self.kind {
-                Kind::Cp => ProposalKind::Cp {
+                Kind::Cp => Proposed::Cp {
                     from: source,
                     to,
                     content,
                 },
-                Kind::Mv => ProposalKind::Mv {
+                Kind::Mv => Proposed::Mv {
                     from: source,
                     to,
                     content,

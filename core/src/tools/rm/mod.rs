@@ -9,7 +9,7 @@
 //! Views: the result body when visible, nothing when summarized.
 
 use super::handler::{bases, is_file, path_and_filter, read_target, Handler, ToolResult};
-use super::proposal::ProposalKind;
+use super::proposal::Proposed;
 use super::wording::{self, listing, not_found};
 use rummy_store::entries::ViewRow;
 use rummy_store::entry::FailureKind;
@@ -73,7 +73,7 @@ pub fn run(h: &mut Handler<'_>, call: &ToolCall) -> Result<ToolResult, StoreErro
     if !entries.is_empty() {
         body.push_str(&format!("\n{REMOVED_NOW}\n{removed}"));
     }
-    let kind = ProposalKind::Rm {
+    let kind = Proposed::Rm {
         paths: files.iter().map(|r| r.path.clone()).collect(),
     };
     let seen = bases(

@@ -8,7 +8,7 @@
 
 use super::{described, edit_needs_existing, needs_existing, NO_CHANGE};
 use crate::tools::handler::{bases, Handler, ToolResult};
-use crate::tools::proposal::ProposalKind;
+use crate::tools::proposal::Proposed;
 use rummy_store::entry::FailureKind;
 use rummy_store::StoreError;
 use rummy_text::hedberg::{self, Edit};
@@ -39,7 +39,7 @@ pub fn propose(h: &mut Handler<'_>, path: &str, edit: &Edit) -> Result<ToolResul
     if !created && applied.content == old {
         return Ok(ToolResult::resolved(path, NO_CHANGE));
     }
-    let kind = ProposalKind::Edit {
+    let kind = Proposed::Edit {
         path: path.to_owned(),
         content: applied.content.clone(),
     };

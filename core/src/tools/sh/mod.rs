@@ -3,7 +3,7 @@
 //! Views: the result body when visible, nothing when summarized.
 
 use super::handler::{attr, body, Handler, ToolResult};
-use super::proposal::ProposalKind;
+use super::proposal::Proposed;
 use rummy_store::entry::FailureKind;
 use rummy_store::StoreError;
 use rummy_text::parse::{ToolCall, ToolName};
@@ -73,11 +73,11 @@ pub fn run(h: &mut Handler<'_>, call: &ToolCall) -> Result<ToolResult, StoreErro
     };
     let command_text = command.to_owned();
     let kind = if call.name == ToolName::Env {
-        ProposalKind::Env {
+        Proposed::Env {
             command: command_text,
         }
     } else {
-        ProposalKind::Sh {
+        Proposed::Sh {
             command: command_text,
         }
     };

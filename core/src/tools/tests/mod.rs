@@ -113,7 +113,7 @@ pub fn fixture_with(mode: Mode, flags: LoopFlags, search_enabled: bool) -> Fixtu
         flags,
         command_index: 0,
         search_enabled,
-        runner: crate::config::CommandRunner::Server,
+        runner: crate::config::ShellRunner::Server,
     };
     let mut f = Fixture { conn, ctx };
     f.put(

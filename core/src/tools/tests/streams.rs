@@ -1,7 +1,7 @@
 //! An accepted `sh`/`env` and its output channels: opened visible on accept, marked as awaited, filled, settled by each kind of end, and failed by a restart — whose recovery lets the waiting turn go on.
 
 use super::{fixture, Fixture, NOW};
-use crate::config::CommandRunner;
+use crate::config::ShellRunner;
 use crate::turn::proposals::{self, Decision, Recorded};
 use crate::turn::recovery::{recover, INTERRUPTED};
 use crate::turn::streams::{self, Awaited, StreamEnd, StreamWrite};
@@ -32,7 +32,7 @@ fn accepted(f: &mut Fixture) -> String {
     )
     .unwrap();
     assert!(matches!(recorded, Recorded::Resolved(_)), "{recorded:?}");
-    streams::await_output(&mut f.conn, at(f.ctx.t.run), &path, CommandRunner::Server).unwrap();
+    streams::await_output(&mut f.conn, at(f.ctx.t.run), &path, ShellRunner::Server).unwrap();
     path
 }
 

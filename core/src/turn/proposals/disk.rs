@@ -1,8 +1,7 @@
 //! The disk phase of a resolution: checking the files against what the model saw, then writing and removing them — no connection, so it never runs on the store's writer.
 
 use super::{
-    max_file_bytes, Applied, Decision, DiskChange, Effect, Proposal, ProposalKind, Resolution,
-    Verdict,
+    max_file_bytes, Applied, Decision, DiskChange, Effect, Proposal, Proposed, Resolution, Verdict,
 };
 use crate::files::root::{Root, RootError};
 use crate::files::scan::{classify, FileRead};
@@ -40,21 +39,17 @@ fn accept(proposal: &Proposal, root: &Path, effects: &mut Vec<Effect>) -> Result
         .as_ref()
         .map_err(|e| Verdict::Failed(e.clone()))?;
     match kind {
-        ProposalKind::Edit { .. }
-        | ProposalKind::Cp { .. }
-        | ProposalKind::Mv { .. }
-        | ProposalKind::Rm { .. } => {}
-        // Nothing on disk: the record phase opens the channels or keeps the answer.
-        ProposalKind::Sh { .. } | ProposalKind::Env { .. } | ProposalKind::AskUser { .. } => {
-            return Ok(())
+        Proposed::Edit { .. } | Proposed::Cp { .. } | Proposed::Mv { .. } | Proposed::Rm { .. } => {
         }
+        // Nothing on disk: the record phase opens the channels or keeps the answer.
+        Proposed::Sh { .. } | Proposed::Env { .. } | Proposed::AskUser { .. } => return Ok(()),
     }
     let root = Root::open(root).map_err(verdict)?;
     unchanged_on_disk(&root, proposal, kind, effects)?;
     match kind {
-        ProposalKind::Edit { path, content } => write(&root, path, content, effects),
-        ProposalKind::Cp { to, content, .. } => write(&root, to, content, effects),
-        ProposalKind::Mv { from, to, content } => {
+        Proposed::Edit { path, content } => write(&root, path, content, effects),
+        Proposed::Cp { to, content, .. } => write(&root, to, content, effects),
+        Proposed::Mv { from, to, content } => {
             write(&root, to, content, effects)?;
             // An entry moved into a file leaves the run in the record phase.
             if scheme_of(from).is_none() {
@@ -62,10 +57,10 @@ fn accept(proposal: &Proposal, root: &Path, effects: &mut Vec<Effect>) -> Result
             }
             Ok(())
         }
-        ProposalKind::Rm { paths } => paths
+        Proposed::Rm { paths } => paths
             .iter()
             .try_for_each(|path| remove(&root, path, effects)),
-        ProposalKind::Sh { .. } | ProposalKind::Env { .. } | ProposalKind::AskUser { .. } => Ok(()),
+        Proposed::Sh { .. } | Proposed::Env { .. } | Proposed::AskUser { .. } => Ok(()),
     }
 }
 
@@ -76,7 +71,7 @@ fn accept(proposal: &Proposal, root: &Path, effects: &mut Vec<Effect>) -> Result
 fn unchanged_on_disk(
     root: &Root,
     proposal: &Proposal,
-    kind: &ProposalKind,
+    kind: &Proposed,
     effects: &mut Vec<Effect>,
 ) -> Result<(), Verdict> {
     let Some(bases) = proposal.attrs.get("bases").and_then(Value::as_object) else {
@@ -84,13 +79,13 @@ fn unchanged_on_disk(
     };
     let written = kind.written();
     let proposed = match kind {
-        ProposalKind::Edit { content, .. }
-        | ProposalKind::Cp { content, .. }
-        | ProposalKind::Mv { content, .. } => Some(content.as_str()),
-        ProposalKind::Rm { .. }
-        | ProposalKind::Sh { .. }
-        | ProposalKind::Env { .. }
-        | ProposalKind::AskUser { .. } => None,
+        Proposed::Edit { content, .. }
+        | Proposed::Cp { content, .. }
+        | Proposed::Mv { content, .. } => Some(content.as_str()),
+        Proposed::Rm { .. }
+        | Proposed::Sh { .. }
+        | Proposed::Env { .. }
+        | Proposed::AskUser { .. } => None,
     };
     for (path, base) in bases {
         // No entry is larger than a scan takes, so the capped read tells every difference.
@@ -163,7 +158,7 @@ mod tests {
             path: format!("{kind}://1"),
             tool: rummy_text::parse::ToolName::from_scheme(kind)
                 .unwrap_or(rummy_text::parse::ToolName::Set),
-            kind: ProposalKind::read(&attrs),
+            kind: Proposed::read(&attrs),
             attrs,
             readonly: None,
         }

@@ -38,7 +38,7 @@ pub use disk::apply;
 use super::TurnRef;
 use crate::files::ScanLimits;
 /// What a proposal proposes (defined with the tools that write it).
-pub use crate::tools::proposal::ProposalKind;
+pub use crate::tools::proposal::Proposed;
 use rummy_store::constraints::{self, ConstraintKind};
 use rummy_store::db::Db;
 use rummy_store::entries::{self as store_entries, EntryWrite, RunRef, ViewRow, WriteCtx};
@@ -103,7 +103,7 @@ pub struct Proposal {
     pub tool: ToolName,
     /// What it proposes; or, when its stored attributes hold no readable kind (a client
     /// changed them), why: accepting it then fails with that reason, rejecting it still works.
-    pub kind: Result<ProposalKind, String>,
+    pub kind: Result<Proposed, String>,
     /// Its attributes as dispatch stored them (the kind's data, `bases`).
     attrs: Value,
     /// The first file its acceptance would write or remove that a `readonly` constraint covers.
@@ -117,7 +117,7 @@ impl Proposal {
         let mut files: Vec<&str> = self
             .kind
             .as_ref()
-            .map(ProposalKind::touched)
+            .map(Proposed::touched)
             .unwrap_or_default();
         if let Some(bases) = self.attrs.get("bases").and_then(Value::as_object) {
             files.extend(bases.keys().map(String::as_str));
@@ -141,9 +141,9 @@ pub fn read(conn: &mut Db, run: RunRef, path: &str) -> Result<Proposal, StoreErr
     let tool = ToolName::from_scheme(row.tag())
         .ok_or_else(|| StoreError::Invalid(format!("{path} is not a tool's proposal")))?;
     let attrs = row.attributes();
-    let kind = ProposalKind::read(&attrs);
+    let kind = Proposed::read(&attrs);
     // The files an acceptance changes, in the order their refusal is reported.
-    let changed: Vec<&str> = kind.as_ref().map(ProposalKind::changed).unwrap_or_default();
+    let changed: Vec<&str> = kind.as_ref().map(Proposed::changed).unwrap_or_default();
     let readonly = if changed.is_empty() {
         None
     } else {
@@ -401,12 +401,12 @@ fn accepted(
     conn: &mut Db,
     run: RunRef,
     row: &ViewRow,
-    kind: &ProposalKind,
+    kind: &Proposed,
     output: &Option<String>,
     at: WriteCtx,
 ) -> Result<Value, StoreError> {
     match kind {
-        ProposalKind::Mv { from, .. } => {
+        Proposed::Mv { from, .. } => {
             // An entry moved into a file leaves the run, as a move between entries does.
             if scheme_of(from).is_some() {
                 if let Some(moved) = store_entries::by_path(conn, run.run_id, from)? {
@@ -415,7 +415,7 @@ fn accepted(
             }
             Ok(json!({}))
         }
-        ProposalKind::Sh { command } | ProposalKind::Env { command } => {
+        Proposed::Sh { command } | Proposed::Env { command } => {
             for channel in [1, 2] {
                 let channel_path = format!("{}_{channel}", row.path);
                 store_entries::write(
@@ -439,12 +439,8 @@ fn accepted(
             }
             Ok(json!({ "channels": [format!("{}_1", row.path), format!("{}_2", row.path)] }))
         }
-        ProposalKind::AskUser { .. } => {
-            Ok(json!({ "answer": output.as_deref().unwrap_or_default() }))
-        }
-        ProposalKind::Edit { .. } | ProposalKind::Cp { .. } | ProposalKind::Rm { .. } => {
-            Ok(json!({}))
-        }
+        Proposed::AskUser { .. } => Ok(json!({ "answer": output.as_deref().unwrap_or_default() })),
+        Proposed::Edit { .. } | Proposed::Cp { .. } | Proposed::Rm { .. } => Ok(json!({})),
     }
 }
 

@@ -420,7 +420,7 @@ async fn resolve_if_proposed(
     let command = crate::proposals::awaits_output(&resolved);
     Ok(Some(Resolution {
         ok: true,
-        runner: command.then(|| call.svc().config.commands.runner.as_str().to_owned()),
+        runner: command.then(|| call.svc().config.shell.runner.as_str().to_owned()),
         channels: command.then(|| vec![format!("{path}_1"), format!("{path}_2")]),
         path,
         state: resolved.state.into(),
