@@ -2,7 +2,11 @@
 //!
 //! It owns the run's queue: every queuing, injection, claim and end of the run's loops goes
 //! through it, and it takes them one at a time (`serial`), so they reach the database in the
-//! order the run sent them — a claim never passes a queuing sent before it.
+//! order the run sent them — a claim never passes a queuing sent before it. It keeps the
+//! queued loops in memory as it writes them (`pending`), so a claim with nothing queued — the
+//! one after almost every loop's end — costs the writer nothing: an empty memory is confirmed
+//! by a read of the table (a loop queued by the run's creation, or by another process while it
+//! held the run, is found there) and only a loop found is claimed in a write.
 //!
 //! Claiming a loop also fixes its model: a loop whose run asked for routing
 //! is routed in the claiming transaction (`loops::route`), so the choice is
@@ -25,6 +29,7 @@ use rummy_store::run::{Mode, RunStatus, StopReason};
 use rummy_store::runs::{self, Run};
 use rummy_store::{entries, projects, turns, StoreError};
 use serde_json::{json, Value};
+use std::collections::VecDeque;
 
 /// Appends a loop to the queue.
 #[derive(Message)]
@@ -100,6 +105,9 @@ pub struct LoopQueue {
     /// With several processes on PostgreSQL, this process: a loop is claimed only while it
     /// holds the run (one whose hold was taken over claims nothing more).
     holder: Option<std::sync::Arc<str>>,
+    /// The run's queued loops, oldest first, as this queue last wrote or read them. Never
+    /// trusted to be empty: a claim that finds it so reads the table first.
+    pending: VecDeque<LoopId>,
 }
 
 impl LoopQueue {
@@ -111,6 +119,7 @@ impl LoopQueue {
             token_divisor,
             routing,
             holder: None,
+            pending: VecDeque::new(),
         }
     }
 
@@ -127,12 +136,26 @@ impl Actor for LoopQueue {
 }
 
 /// Handles the queue's messages one at a time: the next is not taken until this one's write is
-/// done, so the run's claims, queuings and ends are applied in the order they were sent.
-fn serial<T: 'static>(
+/// done, so the run's claims, queuings and ends are applied in the order they were sent. `then`
+/// brings the queue's memory up to date with what the write did, before the answer goes out.
+fn serial<T: 'static, R: 'static>(
     work: std::pin::Pin<Box<dyn std::future::Future<Output = T>>>,
     queue: &LoopQueue,
-) -> AtomicResponse<LoopQueue, T> {
-    AtomicResponse::new(Box::pin(work.into_actor(queue)))
+    then: impl FnOnce(T, &mut LoopQueue) -> R + 'static,
+) -> AtomicResponse<LoopQueue, R> {
+    AtomicResponse::new(Box::pin(
+        work.into_actor(queue)
+            .map(move |done, act, _| then(done, act)),
+    ))
+}
+
+/// What an injected prompt became.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Injected {
+    /// Folded into the active loop's next turn.
+    Folded,
+    /// Queued as a loop of its own.
+    Queued(LoopId),
 }
 
 impl Handler<Enqueue> for LoopQueue {
@@ -144,6 +167,12 @@ impl Handler<Enqueue> for LoopQueue {
         serial(
             Box::pin(async move { store.write(move |c| enqueue(c, run_id, &msg)).await }),
             self,
+            |queued, act| {
+                if let Ok(l) = &queued {
+                    act.pending.push_back(l.id);
+                }
+                queued
+            },
         )
     }
 }
@@ -182,6 +211,13 @@ impl Handler<InjectPrompt> for LoopQueue {
                     .await
             }),
             self,
+            |injected, act| {
+                let injected = injected?;
+                if let Injected::Queued(id) = injected {
+                    act.pending.push_back(id);
+                }
+                Ok(injected == Injected::Folded)
+            },
         )
     }
 }
@@ -189,7 +225,7 @@ impl Handler<InjectPrompt> for LoopQueue {
 /// Folds an injected prompt into the run's active loop `loop_id`: `prompt://<next turn>`, which that
 /// turn reads (joined after a prompt injected before it for the same turn, so neither is lost).
 /// A loop that has ended, or has not begun its first turn (whose own prompt takes that path),
-/// gets the prompt as a loop of its own, `msg`, instead. Answers whether it was folded in.
+/// gets the prompt as a loop of its own, `msg`, instead.
 ///
 /// One write, so it is ordered with the loop's own: a loop whose last turn ends after this wrote
 /// hands the prompt on to a new loop (see [`finish`]).
@@ -200,12 +236,11 @@ fn inject(
     mode: Mode,
     msg: &Enqueue,
     at: WriteCtx,
-) -> Result<bool, StoreError> {
+) -> Result<Injected, StoreError> {
     let run_id = run.run_id;
     let running = loops::active(c, run_id)?.is_some_and(|l| l.id == loop_id);
     if !running || !turns::any_in_loop(c, run_id, loop_id)? {
-        enqueue(c, run_id, msg)?;
-        return Ok(false);
+        return Ok(Injected::Queued(enqueue(c, run_id, msg)?.id));
     }
     let turn = runs::by_id(c, run_id)?.next_turn;
     let path = format!("prompt://{turn}");
@@ -214,7 +249,7 @@ fn inject(
         None => msg.prompt.clone(),
     };
     record::prompt(c, TurnRef { run, loop_id, turn }, &body, mode, at)?;
-    Ok(true)
+    Ok(Injected::Folded)
 }
 
 impl Handler<ClaimNext> for LoopQueue {
@@ -225,9 +260,20 @@ impl Handler<ClaimNext> for LoopQueue {
         let run_id = self.run.run_id;
         let routing = self.routing.clone();
         let holder = self.holder.clone();
+        let remembered = !self.pending.is_empty();
         serial(
             Box::pin(async move {
-                store
+                // An empty memory is confirmed by a read; only a loop found costs a write.
+                let found = if remembered {
+                    None
+                } else {
+                    let ids = store.read(move |c| loops::queued_ids(c, run_id)).await?;
+                    if ids.is_empty() {
+                        return Ok((Some(ids), None));
+                    }
+                    Some(ids)
+                };
+                let claimed = store
                     .write(move |c| {
                         if let Some(me) = &holder {
                             if !rummy_store::cluster::holds(c, run_id, me)? {
@@ -240,9 +286,23 @@ impl Handler<ClaimNext> for LoopQueue {
                         }
                         claim(c, run_id, &routing)
                     })
-                    .await
+                    .await?;
+                Ok((found, claimed))
             }),
             self,
+            |done: Result<(Option<Vec<LoopId>>, Option<Claimed>), StoreError>, act| {
+                let (found, claimed) = done?;
+                if let Some(found) = found {
+                    act.pending = found.into();
+                }
+                match &claimed {
+                    Some(c) => act.pending.retain(|id| *id != c.loop_row.id),
+                    // The table has nothing to claim (or the run is held elsewhere): neither
+                    // has the memory.
+                    None => act.pending.clear(),
+                }
+                Ok(claimed)
+            },
         )
     }
 }
@@ -287,17 +347,24 @@ impl Handler<Finish> for LoopQueue {
                     .await
             }),
             self,
+            |ended, act| {
+                let (pushed, handed_on) = ended?;
+                act.pending.extend(handed_on);
+                Ok(pushed)
+            },
         )
     }
 }
 
+/// Ends the loop; answers its final `run/state` and the loop an injected prompt the loop never
+/// ran was handed on to, if one was.
 fn finish(
     c: &mut rummy_store::db::Db,
     run: RunRef,
     msg: &Finish,
     bounds: Bounds,
     at: WriteCtx,
-) -> Result<Recorded, StoreError> {
+) -> Result<(Recorded, Option<LoopId>), StoreError> {
     let now = at.now;
     let interrupted = turns::running_in_loop(c, run.run_id, msg.loop_id)?;
     if let Some(turn) = &interrupted {
@@ -365,6 +432,7 @@ fn finish(
     )?;
     // A prompt injected for a turn the loop never ran (it concluded first) is not dropped: it
     // becomes a loop of its own. A cancel stops what was asked of the loop, the prompt with it.
+    let mut handed_on = None;
     if msg.run_status != RunStatus::Cancelled {
         if let Some(prompt) = loops::injected_for(c, run.run_id, msg.loop_id, last_turn + 1)? {
             // As an inject with no active loop is queued: the run's model and flags.
@@ -374,10 +442,10 @@ fn finish(
                 prompt: prompt.body,
                 config: stored.flags(),
             };
-            enqueue(c, run.run_id, &queued)?;
+            handed_on = Some(enqueue(c, run.run_id, &queued)?.id);
         }
     }
-    Ok(pushed)
+    Ok((pushed, handed_on))
 }
 
 #[cfg(test)]
@@ -440,8 +508,9 @@ mod tests {
             write_ctx(DIVISOR),
         )
         .unwrap();
-        assert!(!folded);
-        assert_eq!(loops::queued(&mut c, run.run_id).unwrap(), 1);
+        let queued = loops::queued_ids(&mut c, run.run_id).unwrap();
+        assert_eq!(queued.len(), 1);
+        assert_eq!(folded, Injected::Queued(queued[0]));
         assert_eq!(
             entries::by_path(&mut c, run.run_id, "prompt://1").unwrap(),
             None
@@ -471,8 +540,9 @@ mod tests {
             write_ctx(DIVISOR),
         )
         .unwrap();
-        assert!(!folded);
-        assert_eq!(loops::queued(&mut c, run.run_id).unwrap(), 1);
+        let queued = loops::queued_ids(&mut c, run.run_id).unwrap();
+        assert_eq!(queued.len(), 1);
+        assert_eq!(folded, Injected::Queued(queued[0]));
         assert_eq!(
             runs::by_id(&mut c, run.run_id).unwrap().run_status(),
             RunStatus::Queued
@@ -489,15 +559,15 @@ mod tests {
         ] {
             let (_dir, mut c, run, loop_id) = claimed_run();
             turns::begin(&mut c, run.run_id, loop_id, now()).unwrap();
-            assert!(inject(
+            let folded = inject(
                 &mut c,
                 run,
                 loop_id,
                 Mode::Act,
                 &injected("More"),
-                write_ctx(DIVISOR)
-            )
-            .unwrap());
+                write_ctx(DIVISOR),
+            );
+            assert_eq!(folded.unwrap(), Injected::Folded);
             let end = Finish {
                 loop_id,
                 loop_status,
@@ -506,7 +576,12 @@ mod tests {
                 error: None,
                 kept: true,
             };
-            finish(&mut c, run, &end, Bounds::default(), write_ctx(DIVISOR)).unwrap();
+            let (_, handed_on) =
+                finish(&mut c, run, &end, Bounds::default(), write_ctx(DIVISOR)).unwrap();
+            assert_eq!(
+                handed_on,
+                loops::queued_ids(&mut c, run.run_id).unwrap().pop()
+            );
             let next = claim(&mut c, run.run_id, &RoutingConfig::default()).unwrap();
             let prompts: Vec<String> = next.iter().map(|n| n.loop_row.prompt.clone()).collect();
             assert_eq!(prompts, queued, "after a {loop_status}");
@@ -518,5 +593,84 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// A store on a fresh SQLite database with a run `r` and nothing queued, the writer's commits
+    /// counted by its metrics.
+    fn store_with_run() -> (tempfile::TempDir, Store, RunRef) {
+        let dir = tempfile::TempDir::new().unwrap();
+        let location = rummy_store::location::Location::Sqlite(dir.path().join("rummy.db"));
+        let metrics = std::sync::Arc::new(crate::metrics::Metrics::new().unwrap());
+        let store = Store::open(&location, 2, metrics).unwrap();
+        let mut c = rummy_store::database::open_writer(&dir.path().join("rummy.db")).unwrap();
+        let project = projects::hello(&mut c, "p", "/p", None, now()).unwrap();
+        let new = runs::NewRun {
+            project_id: project.id,
+            alias: Some("r".into()),
+            model: "m".into(),
+            ..Default::default()
+        };
+        let stored = runs::create(&mut c, &new, now()).unwrap();
+        let run = RunRef {
+            run_id: stored.id,
+            project_id: project.id,
+        };
+        (dir, store, run)
+    }
+
+    /// The writer's group commits so far.
+    fn commits(store: &Store) -> u64 {
+        store.metrics().commit_seconds.get_sample_count()
+    }
+
+    /// The prompt of what a claim answered.
+    fn prompt_of(claimed: Result<Option<Claimed>, StoreError>) -> Option<String> {
+        claimed.unwrap().map(|c| c.loop_row.prompt)
+    }
+
+    /// The queue claims its loops oldest first, and a claim with nothing queued — the one after
+    /// almost every loop's end — is answered without a write.
+    #[actix_rt::test]
+    async fn claims_come_in_queue_order_and_an_empty_claim_costs_no_write() {
+        let (_dir, store, run) = store_with_run();
+        let queue = LoopQueue::new(run, store.clone(), DIVISOR, RoutingConfig::default()).start();
+        let before = commits(&store);
+        assert_eq!(prompt_of(queue.send(ClaimNext).await.unwrap()), None);
+        assert_eq!(commits(&store), before, "an empty claim wrote");
+        for prompt in ["first", "second"] {
+            queue.send(injected(prompt)).await.unwrap().unwrap();
+        }
+        let first = queue.send(ClaimNext).await.unwrap().unwrap().unwrap();
+        assert_eq!(first.loop_row.prompt, "first");
+        let end = Finish {
+            loop_id: first.loop_row.id,
+            loop_status: 200,
+            run_status: RunStatus::Completed,
+            stop_reason: StopReason::Concluded,
+            error: None,
+            kept: true,
+        };
+        queue.send(end).await.unwrap().unwrap();
+        let second = queue.send(ClaimNext).await.unwrap();
+        assert_eq!(prompt_of(second), Some("second".to_owned()));
+        let after = commits(&store);
+        assert_eq!(prompt_of(queue.send(ClaimNext).await.unwrap()), None);
+        assert_eq!(commits(&store), after, "an empty claim wrote");
+    }
+
+    /// A loop queued past the queue's memory (by the run's creation, or by another process
+    /// while it held the run) is found by the read that confirms an empty memory, and claimed.
+    #[actix_rt::test]
+    async fn a_loop_queued_past_the_queue_is_still_claimed() {
+        let (_dir, store, run) = store_with_run();
+        let queue = LoopQueue::new(run, store.clone(), DIVISOR, RoutingConfig::default()).start();
+        let outside = injected("queued elsewhere");
+        store
+            .write(move |c| enqueue(c, run.run_id, &outside))
+            .await
+            .unwrap();
+        let claimed = queue.send(ClaimNext).await.unwrap();
+        assert_eq!(prompt_of(claimed), Some("queued elsewhere".to_owned()));
+        assert_eq!(prompt_of(queue.send(ClaimNext).await.unwrap()), None);
     }
 }

@@ -246,6 +246,16 @@ pub fn mark_waiting(conn: &mut Db, loop_id: LoopId, since: Millis) -> Result<boo
     .get_result(conn)?)
 }
 
+/// The run's queued loops, oldest first.
+pub fn queued_ids(conn: &mut Db, run_id: RunId) -> Result<Vec<LoopId>, StoreError> {
+    Ok(loops::table
+        .filter(loops::run_id.eq(run_id))
+        .filter(loops::status.eq(QUEUED))
+        .order(loops::sequence.asc())
+        .select(loops::id)
+        .load(conn)?)
+}
+
 /// How many loops wait in the run's queue.
 pub fn queued(conn: &mut Db, run_id: RunId) -> Result<i64, StoreError> {
     Ok(loops::table
