@@ -434,7 +434,7 @@ fn finish(
     // becomes a loop of its own. A cancel stops what was asked of the loop, the prompt with it.
     let mut handed_on = None;
     if msg.run_status != RunStatus::Cancelled {
-        if let Some(prompt) = loops::injected_for(c, run.run_id, msg.loop_id, last_turn + 1)? {
+        if let Some(prompt) = entries::injected_for(c, run.run_id, msg.loop_id, last_turn + 1)? {
             // As an inject with no active loop is queued: the run's model and flags.
             let queued = Enqueue {
                 mode: prompt.prompt_mode().unwrap_or(stored.mode()),

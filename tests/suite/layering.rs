@@ -251,21 +251,11 @@ fn modules_form_no_cycles() {
             found.push((name, cycle));
         }
     }
-    assert_eq!(found, known_cycles(), "module cycles:\n{report}");
-}
-
-/// The cycles among the store's query modules, which were submodules of one `store` module
-/// before the store became a crate and were never held to this check; each is to be broken (a
-/// shared helper moved into the module both sides use), and a new one fails the test.
-fn known_cycles() -> Vec<(&'static str, Vec<String>)> {
-    [
-        &["entries", "loops", "memory", "runs"][..],
-        &["ops", "selection"],
-        &["sidecar_calls", "turns"],
-    ]
-    .into_iter()
-    .map(|cycle| ("rummy-store", cycle.iter().map(|m| m.to_string()).collect()))
-    .collect()
+    assert_eq!(
+        found,
+        Vec::<(&str, Vec<String>)>::new(),
+        "module cycles:\n{report}"
+    );
 }
 
 /// What builds or runs SQL: the diesel schema, the query DSL, raw SQL.

@@ -17,7 +17,7 @@ use rummy_store::files;
 use rummy_store::ids::RunId;
 use rummy_store::ops::{self, check_writer, Op, ViewChange};
 use rummy_store::schemes;
-use rummy_store::selection::{FilterCall, Judgements};
+use rummy_store::selection::{self, FilterCall, Judgements};
 use rummy_store::{views, StoreError};
 use rummy_text::hedberg::{self, PatternKind};
 use rummy_text::parse::{ToolCall, ToolName};
@@ -279,7 +279,7 @@ impl Handler<'_> {
                 let run_id = self.run_id();
                 let mut rows = match (filter, self.judged) {
                     (Some(filter), Some(judgements)) => {
-                        let rows = ops::matching(self.conn, run_id, pattern, None)?;
+                        let rows = selection::matching(self.conn, run_id, pattern, None)?;
                         let call = FilterCall {
                             pattern: pattern.clone(),
                             filter: filter.to_owned(),
@@ -289,7 +289,7 @@ impl Handler<'_> {
                             _ => return Err(StoreError::Unjudged(Box::new(call))),
                         }
                     }
-                    _ => ops::matching(self.conn, run_id, pattern, filter)?,
+                    _ => selection::matching(self.conn, run_id, pattern, filter)?,
                 };
                 rows.retain(model_visible);
                 Ok(rows)

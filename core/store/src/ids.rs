@@ -43,3 +43,12 @@ row_id!(
     /// A turn's row id (`turns.id`), not its number within the run.
     TurnId
 );
+
+/// The run a write belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RunRef {
+    /// The run's id.
+    pub run_id: RunId,
+    /// Its project's id (for project-scoped file entries).
+    pub project_id: ProjectId,
+}

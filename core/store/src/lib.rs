@@ -69,6 +69,7 @@ pub mod stats;
 pub mod tokens;
 pub mod turns;
 pub mod types;
+mod usage;
 pub mod views;
 
 #[cfg(any(test, feature = "testing"))]

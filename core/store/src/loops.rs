@@ -1,14 +1,12 @@
 //! Loops: the durable FIFO of prompts of a run; at most one is active at a time (the database enforces it).
 
 use super::cached::{cached, Bind, StaticSql};
-use super::entries::{ViewRow, VIEW_COLUMNS};
 use super::flags::RunFlags;
 use super::{runs, StoreError};
 use crate::db::Db;
-use crate::entry::Scope;
 use crate::ids::{LoopId, RunId};
 use crate::run::Mode;
-use crate::schema::{entries, loops, run_views};
+use crate::schema::loops;
 use diesel::prelude::*;
 use rummy_provider::routing::{self, Routed, RoutingConfig};
 use rummy_provider::time::Millis;
@@ -190,25 +188,6 @@ pub fn active(conn: &mut Db, run_id: RunId) -> Result<Option<Loop>, StoreError> 
         .filter(loops::run_id.eq(run_id))
         .filter(loops::status.eq(ACTIVE))
         .select(Loop::as_select())
-        .first(conn)
-        .optional()?)
-}
-
-/// A prompt injected into the loop for `turn`, a turn the loop never ran: its
-/// `prompt://<turn>` entry, when the loop's views hold one.
-pub fn injected_for(
-    conn: &mut Db,
-    run_id: RunId,
-    loop_id: LoopId,
-    turn: i32,
-) -> Result<Option<ViewRow>, StoreError> {
-    Ok(run_views::table
-        .inner_join(entries::table)
-        .filter(run_views::run_id.eq(run_id))
-        .filter(run_views::loop_id.eq(loop_id))
-        .filter(entries::scope.eq(Scope::Run(run_id).key()))
-        .filter(entries::path.eq(format!("prompt://{turn}")))
-        .select(VIEW_COLUMNS)
         .first(conn)
         .optional()?)
 }

@@ -9,7 +9,6 @@
 //! Patterns and body filters are hedberg patterns evaluated in SQL
 //! (`hedmatch`, `hedsearch`, registered on every connection).
 
-use super::audit::FULL_BODY_SQL;
 use super::entries::{self, EntryWrite, RunRef, ViewRow, WriteCtx};
 use super::selection::{self, Selection};
 use super::{runs, StoreError};
@@ -17,9 +16,7 @@ use crate::db::Db;
 use crate::entry::{State, Visibility, Writer};
 use crate::ids::RunId;
 use crate::schema::{entries as e, run_views as v};
-use diesel::dsl::sql;
 use diesel::prelude::*;
-use diesel::sql_types::{Bool, Text};
 use rummy_text::path::{normalize, result_path, scheme_of};
 use serde_json::{Map, Value};
 
@@ -121,51 +118,6 @@ pub fn check_proposal_change(row: &ViewRow, writer: Writer) -> Result<(), StoreE
 
 fn clean(path: &str) -> Result<String, StoreError> {
     normalize(path).map_err(|err| StoreError::Invalid(err.to_string()))
-}
-
-/// The run's entries whose path matches `pattern` (and whose body contains `body_filter`), oldest view first.
-pub fn matching(
-    conn: &mut Db,
-    run_id: RunId,
-    pattern: &str,
-    body_filter: Option<&str>,
-) -> Result<Vec<ViewRow>, StoreError> {
-    let mut query = v::table
-        .inner_join(e::table)
-        .filter(v::run_id.eq(run_id))
-        .into_boxed();
-    let in_sql = entries::patterns_in_sql(conn);
-    if in_sql {
-        query = query.filter(
-            sql::<Bool>("hedmatch(")
-                .bind::<Text, _>(pattern.to_owned())
-                .sql(", entries.path)"),
-        );
-        if let Some(filter) = body_filter {
-            query = query.filter(
-                sql::<Bool>("hedsearch(")
-                    .bind::<Text, _>(filter.to_owned())
-                    .sql(", ")
-                    .sql(FULL_BODY_SQL)
-                    .sql(")"),
-            );
-        }
-    }
-    let rows: Vec<ViewRow> = query
-        .order(v::id.asc())
-        .select(entries::VIEW_COLUMNS)
-        .load(conn)
-        .map_err(entries::filter_error)?;
-    if in_sql {
-        return Ok(rows);
-    }
-    let mut kept = Vec::with_capacity(rows.len());
-    for r in rows {
-        if entries::passes(Some(pattern), body_filter, &r.path, &r.body)? {
-            kept.push(r);
-        }
-    }
-    Ok(kept)
 }
 
 /// One exact entry of the run, or `NotFound`.

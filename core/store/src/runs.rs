@@ -1,10 +1,10 @@
 //! Runs: one conversation with one model about one project, addressed by an alias unique in its project.
 
 use super::cached::{cached, Bind, StaticSql};
-use super::entries::RunRef;
 use super::flags::RunFlags;
 use super::{is_unique_violation, StoreError};
 use crate::db::Db;
+use crate::ids::RunRef;
 use crate::ids::{ProjectId, RunId};
 use crate::run::{alias_stem, valid_alias, Mode, RunStatus};
 use crate::schema::runs;

@@ -9,12 +9,15 @@
 //! the executor reads the [`candidates`] on a read connection, [`judge`]s them on a blocking
 //! thread, and dispatches on from that command with the judgement.
 
+use super::audit::FULL_BODY_SQL;
 use super::entries::{self, ViewRow};
-use super::{ops, StoreError};
+use super::StoreError;
 use crate::db::Db;
 use crate::ids::RunId;
 use crate::schema::{entries as e, run_views as v};
+use diesel::dsl::sql;
 use diesel::prelude::*;
+use diesel::sql_types::{Bool, Text};
 use rummy_text::path::normalize;
 use std::collections::hash_map::DefaultHasher;
 use std::collections::{HashMap, HashSet};
@@ -56,7 +59,7 @@ pub fn choose(
     let (Selection::Pattern(pattern), Some(filter)) = (&selection, body_filter) else {
         return Ok(selection);
     };
-    let rows = ops::matching(conn, run_id, pattern, Some(filter))?;
+    let rows = matching(conn, run_id, pattern, Some(filter))?;
     Ok(Selection::Views(
         rows.into_iter().map(|r| r.view_id).collect(),
     ))
@@ -69,7 +72,7 @@ pub fn rows(
     selection: &Selection,
 ) -> Result<Vec<ViewRow>, StoreError> {
     match selection {
-        Selection::Pattern(pattern) => ops::matching(conn, run_id, pattern, None),
+        Selection::Pattern(pattern) => matching(conn, run_id, pattern, None),
         Selection::Views(ids) => Ok(v::table
             .inner_join(e::table)
             .filter(v::run_id.eq(run_id))
@@ -182,7 +185,7 @@ pub fn candidates(
     run_id: RunId,
     call: &FilterCall,
 ) -> Result<Vec<(i32, String)>, StoreError> {
-    Ok(ops::matching(conn, run_id, &call.pattern, None)?
+    Ok(matching(conn, run_id, &call.pattern, None)?
         .into_iter()
         .map(|r| (r.view_id, r.body))
         .collect())
@@ -219,4 +222,49 @@ fn fingerprint(body: &str) -> u64 {
     let mut hasher = DefaultHasher::new();
     body.hash(&mut hasher);
     hasher.finish()
+}
+
+/// The run's entries whose path matches `pattern` (and whose body contains `body_filter`), oldest view first.
+pub fn matching(
+    conn: &mut Db,
+    run_id: RunId,
+    pattern: &str,
+    body_filter: Option<&str>,
+) -> Result<Vec<ViewRow>, StoreError> {
+    let mut query = v::table
+        .inner_join(e::table)
+        .filter(v::run_id.eq(run_id))
+        .into_boxed();
+    let in_sql = entries::patterns_in_sql(conn);
+    if in_sql {
+        query = query.filter(
+            sql::<Bool>("hedmatch(")
+                .bind::<Text, _>(pattern.to_owned())
+                .sql(", entries.path)"),
+        );
+        if let Some(filter) = body_filter {
+            query = query.filter(
+                sql::<Bool>("hedsearch(")
+                    .bind::<Text, _>(filter.to_owned())
+                    .sql(", ")
+                    .sql(FULL_BODY_SQL)
+                    .sql(")"),
+            );
+        }
+    }
+    let rows: Vec<ViewRow> = query
+        .order(v::id.asc())
+        .select(entries::VIEW_COLUMNS)
+        .load(conn)
+        .map_err(entries::filter_error)?;
+    if in_sql {
+        return Ok(rows);
+    }
+    let mut kept = Vec::with_capacity(rows.len());
+    for r in rows {
+        if entries::passes(Some(pattern), body_filter, &r.path, &r.body)? {
+            kept.push(r);
+        }
+    }
+    Ok(kept)
 }

@@ -96,7 +96,7 @@ pub fn of_run(conn: &mut Db, run_id: RunId) -> Result<Vec<StoredCall>, StoreErro
 
 /// The run's side-task usage summed over all its calls.
 pub fn totals(conn: &mut Db, run_id: RunId) -> Result<Usage, StoreError> {
-    let sums: super::turns::UsageSums = sidecar_calls::table
+    let sums: super::usage::UsageSums = sidecar_calls::table
         .filter(sidecar_calls::run_id.eq(run_id))
         .select((
             sum(sidecar_calls::prompt_tokens),
@@ -107,7 +107,7 @@ pub fn totals(conn: &mut Db, run_id: RunId) -> Result<Usage, StoreError> {
             sum(sidecar_calls::cost),
         ))
         .first(conn)?;
-    Ok(super::turns::usage_of(sums))
+    Ok(super::usage::usage_of(sums))
 }
 
 /// What the project's side tasks made at or after `since` cost, in US dollars.

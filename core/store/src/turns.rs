@@ -1,6 +1,7 @@
 //! Turns: one model call each, numbered per run, with the provider's usage figures.
 
 use super::cached::{cached, Bind, StaticSql};
+use super::usage::{usage_of, UsageSums};
 use super::{runs, StoreError};
 use crate::db::Db;
 use crate::ids::{LoopId, RunId, TurnId};
@@ -214,30 +215,6 @@ fn turn_totals(conn: &mut Db, run_id: RunId) -> Result<Usage, StoreError> {
         ))
         .first(conn)?;
     Ok(usage_of(sums))
-}
-
-/// The usage columns summed, as SQLite answers them (NULL over no rows): prompt, cached,
-/// completion, reasoning and total tokens, and cost.
-pub(super) type UsageSums = (
-    Option<i64>,
-    Option<i64>,
-    Option<i64>,
-    Option<i64>,
-    Option<i64>,
-    Option<f64>,
-);
-
-/// The usage a row of sums adds up to, each count clamped to what a `Usage` holds.
-pub(super) fn usage_of((p, c, co, r, t, cost): UsageSums) -> Usage {
-    let clamp = |v: Option<i64>| i32::try_from(v.unwrap_or(0)).unwrap_or(i32::MAX);
-    Usage {
-        prompt_tokens: clamp(p),
-        cached_tokens: clamp(c),
-        completion_tokens: clamp(co),
-        reasoning_tokens: clamp(r),
-        total_tokens: clamp(t),
-        cost: cost.unwrap_or(0.0),
-    }
 }
 
 /// The last turn of the run with both counts known: (the prompt tokens its provider reported,

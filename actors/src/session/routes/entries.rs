@@ -115,7 +115,7 @@ async fn list_entries(call: &Call, p: &GetEntriesParams) -> Result<Vec<ViewRow>,
     let viewless = filter
         .scheme
         .as_deref()
-        .filter(|s| memory::is_viewless(Some(s)))
+        .filter(|s| entries::is_viewless(Some(s)))
         .map(str::to_owned);
     let rows = call
         .read(move |c| match viewless {
@@ -152,7 +152,7 @@ pub async fn get_body(call: Call, p: GetBodyParams) -> Result<BodySlice, Error> 
     let row = call
         .read(move |c| {
             let scheme = scheme_of(&lookup);
-            if !memory::is_viewless(scheme.as_deref()) {
+            if !entries::is_viewless(scheme.as_deref()) {
                 return entries::by_path(c, run.id, &lookup);
             }
             let scheme = scheme.unwrap_or_default();

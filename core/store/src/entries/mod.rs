@@ -9,8 +9,8 @@ use super::cached::{cached, Bind, StaticSql};
 use super::{audit, runs, StoreError};
 use crate::db::Db;
 use crate::entry::{Scope, State, Visibility, Writer};
-use crate::ids::{LoopId, ProjectId, RunId};
-use crate::schema::entries;
+use crate::ids::{LoopId, RunId};
+use crate::schema::{entries, run_views};
 use crate::schemes;
 use diesel::prelude::*;
 use rummy_provider::time::Millis;
@@ -19,14 +19,17 @@ use rummy_text::token_estimate;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-/// The run a write belongs to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct RunRef {
-    /// The run's id.
-    pub run_id: RunId,
-    /// Its project's id (for project-scoped file entries).
-    pub project_id: ProjectId,
+/// The schemes whose entries no run holds a view of: the project's memory and history,
+/// written by `memory`'s functions, never by [`write`].
+pub const VIEWLESS: [&str; 2] = ["memory", "history"];
+
+/// Whether entries of `scheme` are the project's memory or history (written by `memory` alone).
+pub fn is_viewless(scheme: Option<&str>) -> bool {
+    scheme.is_some_and(|s| VIEWLESS.contains(&s))
 }
+
+/// The run a write belongs to (defined with the ids, so that `runs` need not name this module).
+pub use crate::ids::RunRef;
 
 /// Where a turn writes: its run, loop and number.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -182,7 +185,7 @@ fn write_stored(
     } = at;
     let scheme = scheme_of(w.path);
     admitted(w.path, scheme.as_deref(), w.writer)?;
-    if super::memory::is_viewless(scheme.as_deref()) {
+    if is_viewless(scheme.as_deref()) {
         return Err(StoreError::Invalid(viewless_refused(w.path)));
     }
     if !w.attributes.is_object() {
@@ -351,3 +354,22 @@ pub use view::{
     by_path, changed_since, context_rows, fork, history, latest_summary, list, unknowns,
     EntryFilter, ViewColumns, ViewRow, NOT_HISTORY, VIEW_COLUMNS,
 };
+
+/// A prompt injected into the loop for `turn`, a turn the loop never ran: its
+/// `prompt://<turn>` entry, when the loop's views hold one.
+pub fn injected_for(
+    conn: &mut Db,
+    run_id: RunId,
+    loop_id: LoopId,
+    turn: i32,
+) -> Result<Option<ViewRow>, StoreError> {
+    Ok(run_views::table
+        .inner_join(entries::table)
+        .filter(run_views::run_id.eq(run_id))
+        .filter(run_views::loop_id.eq(loop_id))
+        .filter(entries::scope.eq(Scope::Run(run_id).key()))
+        .filter(entries::path.eq(format!("prompt://{turn}")))
+        .select(VIEW_COLUMNS)
+        .first(conn)
+        .optional()?)
+}

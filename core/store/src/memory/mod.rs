@@ -38,14 +38,6 @@ use rummy_text::path::scheme_of;
 use rummy_text::token_estimate;
 use serde_json::{json, Map, Value};
 
-/// The schemes whose entries no run holds a view of: written here, never by [`entries::write`].
-pub const VIEWLESS: [&str; 2] = ["memory", "history"];
-
-/// Whether entries of `scheme` are the project's memory or history (written here alone).
-pub fn is_viewless(scheme: Option<&str>) -> bool {
-    scheme.is_some_and(|s| VIEWLESS.contains(&s))
-}
-
 /// Who wrote a memory: the run (its alias), the turn it was written in (the run's last turn
 /// for a client's write) and the person (the user the run's or the caller's token names).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
