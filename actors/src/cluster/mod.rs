@@ -24,9 +24,9 @@ mod relay;
 use crate::clock::now;
 use crate::hub::{send, NotificationHub};
 use crate::provider::Providers;
+use crate::run::{RunAnswer, RunCommand};
 use crate::store::Store;
 use actix::prelude::*;
-use calls::{Answer, Forwarded};
 use rummy_core::wire::jsonrpc::notification_text;
 use rummy_core::wire::{ErrorKind, RpcError};
 use rummy_store::cluster;
@@ -69,8 +69,8 @@ impl Cluster {
         &self,
         run_id: RunId,
         owner: &str,
-        call: &Forwarded,
-    ) -> Result<Answer, RpcError> {
+        call: &RunCommand,
+    ) -> Result<RunAnswer, RpcError> {
         let (method, params) = call.encode();
         let (me, owner) = (self.me.to_string(), owner.to_owned());
         let (tell, told) = oneshot::channel();
@@ -88,7 +88,7 @@ impl Cluster {
             .map_err(|e| RpcError::new(ErrorKind::Internal, e.to_string()))??;
         let waited = Duration::from_millis(self.lease_ms.max(1_000));
         match tokio::time::timeout(waited, told).await {
-            Ok(Ok(result)) => Answer::decode(&result),
+            Ok(Ok(result)) => RunAnswer::decode(&result),
             _ => {
                 self.addr.do_send(Withdraw { id });
                 Err(RpcError::new(
@@ -178,12 +178,12 @@ impl Cluster {
 /// A call another process made for a run this one holds, to execute as if a client of this
 /// process had asked.
 #[derive(Message)]
-#[rtype(result = "Result<Answer, RpcError>")]
+#[rtype(result = "Result<RunAnswer, RpcError>")]
 pub struct Execute {
     /// The run.
     pub run_id: RunId,
-    /// What to do.
-    pub call: Forwarded,
+    /// What to do: the call a client of the other process made.
+    pub command: RunCommand,
 }
 
 /// Records a call and waits for its answer.
@@ -365,17 +365,17 @@ impl ClusterActor {
                         return;
                     }
                 };
-                let answer = match Forwarded::decode(&call.method, &call.params) {
-                    Ok(forwarded) => registry
+                let answer = match RunCommand::decode(&call.method, &call.params) {
+                    Ok(command) => registry
                         .send(Execute {
                             run_id: call.run_id,
-                            call: forwarded,
+                            command,
                         })
                         .await
                         .unwrap_or_else(|e| Err(RpcError::new(ErrorKind::Internal, e.to_string()))),
                     Err(e) => Err(e),
                 };
-                let result = Answer::encode(&answer);
+                let result = RunAnswer::encode(&answer);
                 if let Err(e) = store
                     .write(move |c| cluster::answer_call(c, id, &result, now()))
                     .await
@@ -469,7 +469,7 @@ impl Handler<Withdraw> for ClusterActor {
     fn handle(&mut self, Withdraw { id }: Withdraw, ctx: &mut Context<Self>) {
         self.waiting.remove(&id);
         let store = self.store.clone();
-        let withdrawn = Answer::encode(&Err(RpcError::new(
+        let withdrawn = RunAnswer::encode(&Err(RpcError::new(
             ErrorKind::Overloaded,
             "withdrawn: no answer in time",
         )));
