@@ -5,15 +5,16 @@
 //! none and count what each actor is sent, so that an actor reporting [`Idle`] is retired only
 //! when no message is on its way to it (the protocol: `run/retire.rs`).
 //!
-//! A client's call on an existing run arrives as one [`Command`] (a [`RunCommand`]), which the
+//! A client's call on an existing run arrives as one [`RunCall`] (a [`RunCommand`]), which the
 //! registry routes unchanged: to the run's actor here, or, when another process holds the run,
 //! through the cluster's `run_calls` table (`placement.rs`).
 
 use crate::clock::now;
 use crate::errors::{from_store, internal};
-use crate::run::{Command, Idle, Keeper, RecoverRun, Retire, RunActor, RunAnswer, RunCommand};
+use crate::run::{Idle, Keeper, RecoverRun, Retire, RunActor, RunCall};
 use crate::services::Services;
 use actix::prelude::*;
+use rummy_core::orchestration::{RunAnswer, RunCommand};
 use rummy_core::wire::params::RunAttributes;
 use rummy_core::wire::RpcError;
 use rummy_store::entries::RunRef;
@@ -241,13 +242,13 @@ impl Handler<ConfigureRun> for RunRegistry {
     }
 }
 
-impl Handler<Command> for RunRegistry {
+impl Handler<RunCall> for RunRegistry {
     type Result = Answered;
 
     /// A client's call on a run, carried out where the run is (`deliver`); a rename
     /// (`mv run://old run://new`) is written first, and the run's actor, if it has one, told
     /// after (a later one reads the new alias).
-    fn handle(&mut self, msg: Command, ctx: &mut Context<Self>) -> Self::Result {
+    fn handle(&mut self, msg: RunCall, ctx: &mut Context<Self>) -> Self::Result {
         let RunCommand::Rename { alias } = &msg.command else {
             return self.deliver(msg, ctx);
         };
@@ -267,7 +268,7 @@ impl Handler<Command> for RunRegistry {
                 Ok(run) => {
                     let alias = run.alias.clone();
                     let command = RunCommand::Rename { alias };
-                    act.deliver(Command { run, command }, ctx)
+                    act.deliver(RunCall { run, command }, ctx)
                 }
             };
             told
@@ -284,7 +285,7 @@ impl RunRegistry {
     /// cancel goes to the run's actor even when it has none: an idle run's cancel still stops
     /// the server's commands a finished loop left running. A rename matters only to an actor
     /// that exists: one no process holds is not started for it.
-    fn deliver(&mut self, msg: Command, ctx: &mut Context<Self>) -> Answered {
+    fn deliver(&mut self, msg: RunCall, ctx: &mut Context<Self>) -> Answered {
         let (run_id, command) = (msg.run.id, msg.command.clone());
         if let RunCommand::Rename { .. } = &msg.command {
             let here = move |act: &mut Self, ctx: &mut Context<Self>| -> Answered {
@@ -318,7 +319,7 @@ impl RunRegistry {
     }
 
     /// Sends the run's actor here `msg` and answers its answer.
-    fn sent(&mut self, msg: Command, ctx: &mut Context<Self>) -> Answered {
+    fn sent(&mut self, msg: RunCall, ctx: &mut Context<Self>) -> Answered {
         let (run, alias) = (run_ref(&msg.run), msg.run.alias.clone());
         let sent = self.send(run, &alias, msg, ctx);
         Box::pin(async move { sent.await.map_err(|e| internal(&e))? }.into_actor(self))

@@ -24,9 +24,9 @@ mod relay;
 use crate::clock::now;
 use crate::hub::{send, NotificationHub};
 use crate::provider::Providers;
-use crate::run::{RunAnswer, RunCommand};
 use crate::store::Store;
 use actix::prelude::*;
+use rummy_core::orchestration::{RunAnswer, RunCommand};
 use rummy_core::wire::jsonrpc::notification_text;
 use rummy_core::wire::{ErrorKind, RpcError};
 use rummy_store::cluster;
@@ -71,7 +71,7 @@ impl Cluster {
         owner: &str,
         call: &RunCommand,
     ) -> Result<RunAnswer, RpcError> {
-        let (method, params) = call.encode();
+        let (method, params) = calls::encode_call(call);
         let (me, owner) = (self.me.to_string(), owner.to_owned());
         let (tell, told) = oneshot::channel();
         let id = self
@@ -88,7 +88,7 @@ impl Cluster {
             .map_err(|e| RpcError::new(ErrorKind::Internal, e.to_string()))??;
         let waited = Duration::from_millis(self.lease_ms.max(1_000));
         match tokio::time::timeout(waited, told).await {
-            Ok(Ok(result)) => RunAnswer::decode(&result),
+            Ok(Ok(result)) => calls::decode_answer(&result),
             _ => {
                 self.addr.do_send(Withdraw { id });
                 Err(RpcError::new(
@@ -365,7 +365,7 @@ impl ClusterActor {
                         return;
                     }
                 };
-                let answer = match RunCommand::decode(&call.method, &call.params) {
+                let answer = match calls::decode_call(&call.method, &call.params) {
                     Ok(command) => registry
                         .send(Execute {
                             run_id: call.run_id,
@@ -375,7 +375,7 @@ impl ClusterActor {
                         .unwrap_or_else(|e| Err(RpcError::new(ErrorKind::Internal, e.to_string()))),
                     Err(e) => Err(e),
                 };
-                let result = RunAnswer::encode(&answer);
+                let result = calls::encode_answer(&answer);
                 if let Err(e) = store
                     .write(move |c| cluster::answer_call(c, id, &result, now()))
                     .await
@@ -469,7 +469,7 @@ impl Handler<Withdraw> for ClusterActor {
     fn handle(&mut self, Withdraw { id }: Withdraw, ctx: &mut Context<Self>) {
         self.waiting.remove(&id);
         let store = self.store.clone();
-        let withdrawn = RunAnswer::encode(&Err(RpcError::new(
+        let withdrawn = calls::encode_answer(&Err(RpcError::new(
             ErrorKind::Overloaded,
             "withdrawn: no answer in time",
         )));

@@ -6,8 +6,9 @@ use super::{recover, RunRegistry};
 use crate::clock::now;
 use crate::cluster::Execute;
 use crate::errors::from_store;
-use crate::run::{Command, RunAnswer, RunCommand};
+use crate::run::RunCall;
 use actix::prelude::*;
+use rummy_core::orchestration::{RunAnswer, RunCommand};
 use rummy_core::wire::RpcError;
 use rummy_store::cluster::{self, Lease};
 use rummy_store::ids::RunId;
@@ -225,7 +226,7 @@ impl Handler<Execute> for RunRegistry {
             .then(move |run, act, ctx| -> Self::Result {
                 match run {
                     Ok(run) => act.deliver(
-                        Command {
+                        RunCall {
                             run,
                             command: msg.command,
                         },

@@ -20,7 +20,7 @@
 //! loop asks for a place again before its next model call (`place`), staying 102 meanwhile.
 //!
 //! A client's call on the run (inject, continue, cancel, resolve, rename) reaches the actor as
-//! one [`Command`], taken in one handler (`command`).
+//! one [`RunCall`], taken in one handler (`command`).
 //!
 //! An actor lives only while its run has something to do: idle, it tells its registry and is
 //! retired (`retire`); the run's next message starts a fresh one from the database.
@@ -45,7 +45,7 @@ use crate::loop_queue::{Claimed, LoopQueue};
 use crate::services::Services;
 use crate::turn::{Decision, StopTurn, TurnDone, TurnExecutor, TurnJob};
 use actix::prelude::*;
-pub use command::{Command, RunAnswer, RunCommand};
+pub use command::RunCall;
 use output::OutputWait;
 use queue::PromptJob;
 use resolve::Pending;

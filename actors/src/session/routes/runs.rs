@@ -4,8 +4,9 @@
 
 use crate::errors::Error;
 use crate::registry::{validate_settings, ConfigureRun, StartRun};
-use crate::run::{Command, RunCommand};
+use crate::run::RunCall;
 use crate::session::call::{Call, Json};
+use rummy_core::orchestration::RunCommand;
 use rummy_core::turn::state::snapshot;
 use rummy_core::wire::jsonrpc::params_at;
 use rummy_core::wire::params::{self, GetRunParams, Page, RunAttributes, SetParams};
@@ -87,7 +88,7 @@ pub async fn set_run(call: Call, p: SetParams, alias: &str) -> Result<RunAck, Er
             let run = existing
                 .ok_or_else(|| RpcError::invalid_param("path", "name the run to cancel"))??;
             let command = RunCommand::Cancel;
-            registry.send(Command { run, command }).await??.done()?;
+            registry.send(RunCall { run, command }).await??.done()?;
             Ok(ack(alias, None))
         }
         (Some(other), _) => Err(RpcError::invalid_param(
@@ -114,7 +115,7 @@ pub async fn set_run(call: Call, p: SetParams, alias: &str) -> Result<RunAck, Er
                         ).into());
                     }
                     let command = RunCommand::Inject { prompt: body };
-                    let answer = registry.send(Command { run, command }).await??;
+                    let answer = registry.send(RunCall { run, command }).await??;
                     let injected = answer.folded()?;
                     return Ok(ack(&alias, Some(injected)));
                 }
@@ -142,7 +143,7 @@ pub async fn set_run(call: Call, p: SetParams, alias: &str) -> Result<RunAck, Er
                     .await?;
                 }
                 let command = RunCommand::Continue { prompt: body };
-                registry.send(Command { run, command }).await??.done()?;
+                registry.send(RunCall { run, command }).await??.done()?;
                 Ok(ack(&alias, None))
             }
             // An inject joins a run that exists: one into no run is not a start.
@@ -211,7 +212,7 @@ pub async fn rename(call: &Call, old: &str, new: &str) -> Result<PathAck, Error>
     let command = RunCommand::Rename {
         alias: alias.clone(),
     };
-    let answer = call.deps.registry.send(Command { run, command }).await??;
+    let answer = call.deps.registry.send(RunCall { run, command }).await??;
     answer.done()?;
     Ok(PathAck {
         ok: true,
