@@ -4,15 +4,17 @@
 //! [`RunRegistry::send`] or [`RunRegistry::do_send`], which start an actor when the run has
 //! none and count what each actor is sent, so that an actor reporting [`Idle`] is retired only
 //! when no message is on its way to it (the protocol: `run/retire.rs`).
+//!
+//! A client's call on an existing run arrives as one [`RunCall`] (a [`RunCommand`]), which the
+//! registry routes unchanged: to the run's actor here, or, when another process holds the run,
+//! through the cluster's `run_calls` table (`placement.rs`).
 
 use crate::clock::now;
-use crate::cluster::calls::Forwarded;
 use crate::errors::{from_store, internal};
-use crate::run::{
-    Cancel, Idle, Inject, Keeper, QueueLoop, RecoverRun, Rename, Resolve, Retire, RunActor,
-};
+use crate::run::{Idle, Keeper, RecoverRun, Retire, RunActor, RunCall};
 use crate::services::Services;
 use actix::prelude::*;
+use rummy_core::orchestration::{RunAnswer, RunCommand};
 use rummy_core::wire::params::RunAttributes;
 use rummy_core::wire::RpcError;
 use rummy_store::entries::RunRef;
@@ -23,8 +25,8 @@ use std::collections::HashMap;
 mod placement;
 mod recover;
 mod start;
+use placement::Answered;
 pub use placement::TakeOver;
-use placement::{done, folded, resolved};
 pub(crate) use recover::recover;
 pub use recover::Recover;
 use start::{checked_model, checked_route};
@@ -47,24 +49,6 @@ pub struct StartRun {
     /// Skills the run has from its first turn (`attributes.skills`, loaded and checked),
     /// added in its creation.
     pub skills: Vec<(String, rummy_store::skill::Skill)>,
-}
-
-/// Queues a new loop on an existing run.
-#[derive(Message)]
-#[rtype(result = "Result<(), RpcError>")]
-pub struct ContinueRun {
-    /// The stored run.
-    pub run: Run,
-    /// The prompt.
-    pub prompt: String,
-}
-
-/// Cancels the run's active loop, if any.
-#[derive(Message)]
-#[rtype(result = "Result<(), RpcError>")]
-pub struct CancelRun {
-    /// The stored run.
-    pub run: Run,
 }
 
 /// How many runs have an actor now: the busy ones (a loop claimed, running, waiting on a
@@ -258,116 +242,18 @@ impl Handler<ConfigureRun> for RunRegistry {
     }
 }
 
-/// Folds a prompt into the run's active loop, or queues it as a new loop when none is active.
-#[derive(Message)]
-#[rtype(result = "Result<bool, RpcError>")]
-pub struct InjectRun {
-    /// The stored run.
-    pub run: Run,
-    /// The prompt.
-    pub prompt: String,
-}
+impl Handler<RunCall> for RunRegistry {
+    type Result = Answered;
 
-impl Handler<InjectRun> for RunRegistry {
-    type Result = ResponseActFuture<Self, Result<bool, RpcError>>;
-
-    fn handle(&mut self, msg: InjectRun, ctx: &mut Context<Self>) -> Self::Result {
-        let run = msg.run;
-        let forwarded = Forwarded::Inject {
-            prompt: msg.prompt.clone(),
+    /// A client's call on a run, carried out where the run is (`deliver`); a rename
+    /// (`mv run://old run://new`) is written first, and the run's actor, if it has one, told
+    /// after (a later one reads the new alias).
+    fn handle(&mut self, msg: RunCall, ctx: &mut Context<Self>) -> Self::Result {
+        let RunCommand::Rename { alias } = &msg.command else {
+            return self.deliver(msg, ctx);
         };
-        let run_id = run.id;
-        let here = move |act: &mut Self, ctx: &mut Context<Self>| -> Self::Result {
-            let inject = Inject {
-                prompt: msg.prompt,
-                mode: run.mode(),
-                model: run.model.clone(),
-                flags: run.flags(),
-            };
-            let sent = act.send(run_ref(&run), &run.alias, inject, ctx);
-            Box::pin(
-                async move { sent.await.map_err(|e| internal(&e))?.map_err(from_store) }
-                    .into_actor(act),
-            )
-        };
-        self.routed(run_id, forwarded, folded, here, ctx)
-    }
-}
-
-impl Handler<ContinueRun> for RunRegistry {
-    type Result = ResponseActFuture<Self, Result<(), RpcError>>;
-
-    /// The loop runs in the run's mode: a continuation that names another configures the run
-    /// first (see the `set` route), so the mode stays for the loops after it too.
-    fn handle(&mut self, msg: ContinueRun, ctx: &mut Context<Self>) -> Self::Result {
-        let run = msg.run;
-        let run_id = run.id;
-        let forwarded = Forwarded::Continue {
-            prompt: msg.prompt.clone(),
-        };
-        let here = move |act: &mut Self, _: &mut Context<Self>| -> Self::Result {
-            let queue = QueueLoop {
-                mode: run.mode(),
-                model: run.model.clone(),
-                prompt: msg.prompt,
-                config: run.flags(),
-            };
-            let svc = act.svc.clone();
-            let checked = async move {
-                checked_route(&svc, &queue.config, &queue.prompt, &queue.model).await?;
-                Ok::<_, RpcError>(queue)
-            };
-            // Sent from the registry once the route is checked: the run's actor then is
-            // whichever the registry keeps at that moment.
-            Box::pin(checked.into_actor(act).then(move |checked, act, ctx| {
-                let sent = checked.map(|queue| act.send(run_ref(&run), &run.alias, queue, ctx));
-                async move { sent?.await.map_err(|e| internal(&e))?.map_err(from_store) }
-                    .into_actor(act)
-            }))
-        };
-        self.routed(run_id, forwarded, done, here, ctx)
-    }
-}
-
-impl Handler<CancelRun> for RunRegistry {
-    type Result = ResponseActFuture<Self, Result<(), RpcError>>;
-
-    /// Goes to the run's actor even when it has none: an idle run's cancel still stops the
-    /// server's commands a finished loop left running.
-    fn handle(&mut self, msg: CancelRun, ctx: &mut Context<Self>) -> Self::Result {
-        let run = msg.run;
-        let run_id = run.id;
-        let here = move |act: &mut Self, ctx: &mut Context<Self>| -> Self::Result {
-            let sent = act.send(run_ref(&run), &run.alias, Cancel, ctx);
-            Box::pin(
-                async move {
-                    sent.await.map_err(|e| internal(&e))?;
-                    Ok(())
-                }
-                .into_actor(act),
-            )
-        };
-        self.routed(run_id, Forwarded::Cancel, done, here, ctx)
-    }
-}
-
-/// Renames a run (`mv run://old run://new`); its actor, if it has one, goes on under the new
-/// alias (a later one reads it).
-#[derive(Message)]
-#[rtype(result = "Result<(), RpcError>")]
-pub struct RenameRun {
-    /// The stored run.
-    pub run: Run,
-    /// The new alias.
-    pub alias: String,
-}
-
-impl Handler<RenameRun> for RunRegistry {
-    type Result = ResponseActFuture<Self, Result<(), RpcError>>;
-
-    fn handle(&mut self, msg: RenameRun, _: &mut Context<Self>) -> Self::Result {
         let store = self.svc.store.clone();
-        let (run_id, alias) = (msg.run.id, msg.alias.clone());
+        let (run_id, alias) = (msg.run.id, alias.clone());
         let renamed = async move {
             store
                 .write(move |c| runs::rename(c, run_id, &alias, now()))
@@ -375,56 +261,67 @@ impl Handler<RenameRun> for RunRegistry {
                 .map_err(from_store)
         };
         Box::pin(renamed.into_actor(self).then(move |res, act, ctx| {
-            let tell: Self::Result = match res {
-                Err(e) => Box::pin(async move { Err(e) }.into_actor(act)),
+            let told: Self::Result = match res {
+                Err(e) => Box::pin(fut::ready(Err(e))),
                 // The actor of the run, here or in the process holding it, goes on under the
-                // new alias; a run no process holds has no actor to tell.
+                // alias the store now has.
                 Ok(run) => {
-                    let here = move |act: &mut Self, ctx: &mut Context<Self>| -> Self::Result {
-                        if act.runs.contains_key(&run.id) {
-                            let rename = Rename(run.alias.clone());
-                            act.do_send(run_ref(&run), &run.alias, rename, ctx);
-                        }
-                        Box::pin(async { Ok(()) }.into_actor(act))
-                    };
-                    let forwarded = Forwarded::Rename {
-                        alias: msg.alias.clone(),
-                    };
-                    act.routed_if_held(run_id, forwarded, here, ctx)
+                    let alias = run.alias.clone();
+                    let command = RunCommand::Rename { alias };
+                    act.deliver(RunCall { run, command }, ctx)
                 }
             };
-            tell
+            told
         }))
     }
 }
 
-/// Resolves a proposal of a run: accept, reject or error.
-#[derive(Message)]
-#[rtype(result = "Result<rummy_core::turn::proposals::Resolved, RpcError>")]
-pub struct ResolveProposal {
-    /// The stored run.
-    pub run: Run,
-    /// The resolution.
-    pub resolve: Resolve,
-}
-
-impl Handler<ResolveProposal> for RunRegistry {
-    type Result = ResponseActFuture<Self, Result<rummy_core::turn::proposals::Resolved, RpcError>>;
-
-    fn handle(&mut self, msg: ResolveProposal, ctx: &mut Context<Self>) -> Self::Result {
-        let run = msg.run;
-        let run_id = run.id;
-        let forwarded = Forwarded::Resolve {
-            path: msg.resolve.path.clone(),
-            decision: msg.resolve.decision.clone(),
-            root: msg.resolve.root.clone(),
-            by: msg.resolve.by.clone(),
+impl RunRegistry {
+    /// Sends the run's actor `msg` — here, started if need be, or in the process holding the
+    /// run (`placement.rs`) — and answers what it answered.
+    ///
+    /// A continuation's route is checked first, here, and the call sent from the registry
+    /// once it is: the run's actor then is whichever the registry keeps at that moment. A
+    /// cancel goes to the run's actor even when it has none: an idle run's cancel still stops
+    /// the server's commands a finished loop left running. A rename matters only to an actor
+    /// that exists: one no process holds is not started for it.
+    fn deliver(&mut self, msg: RunCall, ctx: &mut Context<Self>) -> Answered {
+        let (run_id, command) = (msg.run.id, msg.command.clone());
+        if let RunCommand::Rename { .. } = &msg.command {
+            let here = move |act: &mut Self, ctx: &mut Context<Self>| -> Answered {
+                if act.runs.contains_key(&run_id) {
+                    let (run, alias) = (run_ref(&msg.run), msg.run.alias.clone());
+                    act.do_send(run, &alias, msg, ctx);
+                }
+                Box::pin(fut::ready(Ok(RunAnswer::Done)))
+            };
+            return self.routed_if_held(run_id, command, here, ctx);
+        }
+        let here = move |act: &mut Self, ctx: &mut Context<Self>| -> Answered {
+            let RunCommand::Continue { prompt } = &msg.command else {
+                return act.sent(msg, ctx);
+            };
+            let (svc, prompt, run) = (act.svc.clone(), prompt.clone(), msg.run.clone());
+            let checked =
+                async move { checked_route(&svc, &run.flags(), &prompt, &run.model).await };
+            Box::pin(
+                checked
+                    .into_actor(act)
+                    .then(move |checked, act, ctx| -> Answered {
+                        match checked {
+                            Err(e) => Box::pin(fut::ready(Err(e))),
+                            Ok(()) => act.sent(msg, ctx),
+                        }
+                    }),
+            )
         };
-        let resolve = msg.resolve;
-        let here = move |act: &mut Self, ctx: &mut Context<Self>| -> Self::Result {
-            let sent = act.send(run_ref(&run), &run.alias, resolve, ctx);
-            Box::pin(async move { sent.await.map_err(|e| internal(&e))? }.into_actor(act))
-        };
-        self.routed(run_id, forwarded, resolved, here, ctx)
+        self.routed(run_id, command, here, ctx)
+    }
+
+    /// Sends the run's actor here `msg` and answers its answer.
+    fn sent(&mut self, msg: RunCall, ctx: &mut Context<Self>) -> Answered {
+        let (run, alias) = (run_ref(&msg.run), msg.run.alias.clone());
+        let sent = self.send(run, &alias, msg, ctx);
+        Box::pin(async move { sent.await.map_err(|e| internal(&e))? }.into_actor(self))
     }
 }

@@ -6,7 +6,8 @@
 //! formats, limits, routing and timestamps) and `rummy-store` (the schema, the stored model and
 //! the queries). This crate depends on all three; none of them depends on it.
 //!
-//! - [`orchestration`]: a run's orchestration as a pure state machine (its actor interprets it);
+//! - [`orchestration`]: a run's orchestration as a pure state machine (its actor interprets it),
+//!   and the calls a client makes on a run (`RunCommand`);
 //! - [`turn`]: one turn of a loop, from the assembled prompt to the reply's effects;
 //! - [`tools`]: what each tool command does to the store and the project;
 //! - [`memory`]: what a project remembers across runs — recall on a loop's first turn, and the

@@ -1,12 +1,14 @@
 //! Two server processes on one PostgreSQL database: a client of one process watches and steers
-//! a run the other runs, a process killed (-9) has its runs taken over by the other, which
-//! finishes them, no loop run twice, and the first token closes anonymous connections on both.
+//! a run the other runs (resolves, injects, continues, renames, cancels), a process killed (-9)
+//! has its runs taken over by the other, which finishes them, no loop run twice, and the first
+//! token closes anonymous connections on both.
 //! They need PostgreSQL (`RUMMY_TEST_POSTGRES_URL`).
 
 use crate::parts::{Need, POSTGRES_URL_VAR};
 use crate::support::process::{project_client, ServerProcess};
 use rummy_testkit::{FakeProvider, Reply, RpcClient};
 use serde_json::{json, Value};
+use std::collections::BTreeSet;
 use std::process::Stdio;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -31,6 +33,11 @@ pub fn register(suites: &mut crate::Suites, postgres: &Need) {
         "cluster::an_inject_and_a_cancel_through_one_process_reach_a_run_on_another",
         postgres,
         an_inject_and_a_cancel_through_one_process_reach_a_run_on_another,
+    );
+    suites.add_async(
+        "cluster::a_continuation_and_a_rename_through_one_process_reach_a_run_on_another",
+        postgres,
+        a_continuation_and_a_rename_through_one_process_reach_a_run_on_another,
     );
     suites.add_async(
         "cluster::two_processes_share_a_providers_concurrency",
@@ -336,6 +343,82 @@ async fn an_inject_and_a_cancel_through_one_process_reach_a_run_on_another() {
         (&json!(499), &json!("cancelled")),
         "{run}"
     );
+    drop((a, b));
+}
+
+/// A continuation and a rename sent through A reach the run B runs: the continuation queues a
+/// loop, which B runs once its first loop ends, and B's actor goes on under the new alias —
+/// the first loop's second turn, started after the rename, is heard on A under it.
+async fn a_continuation_and_a_rename_through_one_process_reach_a_run_on_another() {
+    let db = Database::create("rename");
+    let provider = FakeProvider::start().unwrap();
+    provider.set_responder(|body| {
+        let text = body.to_string();
+        if text.contains("second task") {
+            Reply::content("<update status=\"200\">second done</update>")
+        } else if text.contains("one step") {
+            Reply::content("<update status=\"200\">first done</update>")
+        } else {
+            // B holds the first turn's call while A continues and renames the run.
+            Reply::content("<known path=\"known://step\">one step</known>")
+                .delay(Duration::from_secs(3))
+        }
+    });
+    let Pair {
+        a,
+        b,
+        mut on_a,
+        mut on_b,
+        root: _root,
+        _homes,
+    } = Pair::start(&db, &provider, &[]).await;
+    on_b.call(
+        "set",
+        json!({ "path": "run://steady", "body": "first task", "attributes": { "model": "fast", "mode": "ask" } }),
+    )
+    .await
+    .unwrap();
+    provider.wait_for_chat_requests(1, WAIT).await;
+    let continued = on_a
+        .call(
+            "set",
+            json!({ "path": "run://steady", "body": "second task" }),
+        )
+        .await
+        .unwrap();
+    assert_eq!(continued, json!({ "ok": true, "alias": "steady" }));
+    let moved = on_a
+        .call(
+            "mv",
+            json!({ "run": "steady", "from": "run://steady", "to": "run://moved" }),
+        )
+        .await
+        .unwrap();
+    assert_eq!(moved, json!({ "ok": true, "path": "run://moved" }));
+    // The continuation ran after the first loop, on B, to the end.
+    heard(&mut on_a, "run/state", "moved", |p| {
+        p["status"] == json!(200) && p["summary"] == json!("second done")
+    })
+    .await;
+    let asked: Vec<bool> = provider
+        .chat_requests()
+        .iter()
+        .map(|r| r.raw_body.contains("second task"))
+        .collect();
+    assert_eq!(asked, [false, false, true]);
+    let heard_on_a = on_a.drain_notifications();
+    // What a turn pushes (its progress and its text) names the run as its actor knows it: the
+    // turn in flight at the rename keeps the alias it started with, the next ones have the new.
+    let turns_under = |alias: &str| -> BTreeSet<i64> {
+        heard_on_a
+            .iter()
+            .filter(|n| matches!(n["method"].as_str(), Some("run/progress" | "ui/render")))
+            .filter(|n| n["params"]["run"] == json!(alias))
+            .filter_map(|n| n["params"]["turn"].as_i64())
+            .collect()
+    };
+    assert_eq!(turns_under("steady"), BTreeSet::from([1]));
+    assert_eq!(turns_under("moved"), BTreeSet::from([2, 3]));
     drop((a, b));
 }
 

@@ -26,7 +26,7 @@ use crate::hub::{send, NotificationHub};
 use crate::provider::Providers;
 use crate::store::Store;
 use actix::prelude::*;
-use calls::{Answer, Forwarded};
+use rummy_core::orchestration::{RunAnswer, RunCommand};
 use rummy_core::wire::jsonrpc::notification_text;
 use rummy_core::wire::{ErrorKind, RpcError};
 use rummy_store::cluster;
@@ -69,9 +69,9 @@ impl Cluster {
         &self,
         run_id: RunId,
         owner: &str,
-        call: &Forwarded,
-    ) -> Result<Answer, RpcError> {
-        let (method, params) = call.encode();
+        call: &RunCommand,
+    ) -> Result<RunAnswer, RpcError> {
+        let (method, params) = calls::encode_call(call);
         let (me, owner) = (self.me.to_string(), owner.to_owned());
         let (tell, told) = oneshot::channel();
         let id = self
@@ -88,7 +88,7 @@ impl Cluster {
             .map_err(|e| RpcError::new(ErrorKind::Internal, e.to_string()))??;
         let waited = Duration::from_millis(self.lease_ms.max(1_000));
         match tokio::time::timeout(waited, told).await {
-            Ok(Ok(result)) => Answer::decode(&result),
+            Ok(Ok(result)) => calls::decode_answer(&result),
             _ => {
                 self.addr.do_send(Withdraw { id });
                 Err(RpcError::new(
@@ -178,12 +178,12 @@ impl Cluster {
 /// A call another process made for a run this one holds, to execute as if a client of this
 /// process had asked.
 #[derive(Message)]
-#[rtype(result = "Result<Answer, RpcError>")]
+#[rtype(result = "Result<RunAnswer, RpcError>")]
 pub struct Execute {
     /// The run.
     pub run_id: RunId,
-    /// What to do.
-    pub call: Forwarded,
+    /// What to do: the call a client of the other process made.
+    pub command: RunCommand,
 }
 
 /// Records a call and waits for its answer.
@@ -365,17 +365,17 @@ impl ClusterActor {
                         return;
                     }
                 };
-                let answer = match Forwarded::decode(&call.method, &call.params) {
-                    Ok(forwarded) => registry
+                let answer = match calls::decode_call(&call.method, &call.params) {
+                    Ok(command) => registry
                         .send(Execute {
                             run_id: call.run_id,
-                            call: forwarded,
+                            command,
                         })
                         .await
                         .unwrap_or_else(|e| Err(RpcError::new(ErrorKind::Internal, e.to_string()))),
                     Err(e) => Err(e),
                 };
-                let result = Answer::encode(&answer);
+                let result = calls::encode_answer(&answer);
                 if let Err(e) = store
                     .write(move |c| cluster::answer_call(c, id, &result, now()))
                     .await
@@ -469,7 +469,7 @@ impl Handler<Withdraw> for ClusterActor {
     fn handle(&mut self, Withdraw { id }: Withdraw, ctx: &mut Context<Self>) {
         self.waiting.remove(&id);
         let store = self.store.clone();
-        let withdrawn = Answer::encode(&Err(RpcError::new(
+        let withdrawn = calls::encode_answer(&Err(RpcError::new(
             ErrorKind::Overloaded,
             "withdrawn: no answer in time",
         )));

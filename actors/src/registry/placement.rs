@@ -2,26 +2,23 @@
 //! here, in the run's actor (the run's lease taken, and the run recovered first when its
 //! holder had expired), or in the process holding the run, through the database.
 
-use super::{recover, run_ref, RunRegistry};
+use super::{recover, RunRegistry};
 use crate::clock::now;
-use crate::cluster::calls::{Answer, Forwarded};
 use crate::cluster::Execute;
 use crate::errors::from_store;
-use crate::run::Rename;
+use crate::run::RunCall;
 use actix::prelude::*;
-use rummy_core::turn::proposals::Resolved;
-use rummy_core::wire::{ErrorKind, RpcError};
+use rummy_core::orchestration::{RunAnswer, RunCommand};
+use rummy_core::wire::RpcError;
 use rummy_store::cluster::{self, Lease};
 use rummy_store::ids::RunId;
 use rummy_store::runs;
 
+/// What a call on a run answers, when it is done.
+pub(super) type Answered = ResponseActFuture<RunRegistry, Result<RunAnswer, RpcError>>;
+
 /// A call's local way, run once the run is known to be this process's.
-type Here<R> = Box<
-    dyn FnOnce(
-        &mut RunRegistry,
-        &mut Context<RunRegistry>,
-    ) -> ResponseActFuture<RunRegistry, Result<R, RpcError>>,
->;
+type Here = Box<dyn FnOnce(&mut RunRegistry, &mut Context<RunRegistry>) -> Answered>;
 
 /// Where a run's call goes.
 enum Placement {
@@ -31,37 +28,6 @@ enum Placement {
     TakenOver,
     /// The process named holds it.
     There(String),
-}
-
-/// An answer that says nothing.
-pub fn done(answer: Answer) -> Result<(), RpcError> {
-    match answer {
-        Answer::Done => Ok(()),
-        other => Err(unexpected(&other)),
-    }
-}
-
-/// Whether an injected prompt was folded in.
-pub fn folded(answer: Answer) -> Result<bool, RpcError> {
-    match answer {
-        Answer::Folded(folded) => Ok(folded),
-        other => Err(unexpected(&other)),
-    }
-}
-
-/// What a resolution did.
-pub fn resolved(answer: Answer) -> Result<Resolved, RpcError> {
-    match answer {
-        Answer::Resolved(resolved) => Ok(resolved),
-        other => Err(unexpected(&other)),
-    }
-}
-
-fn unexpected(answer: &Answer) -> RpcError {
-    RpcError::new(
-        ErrorKind::Internal,
-        format!("the process holding the run answered {answer:?}"),
-    )
 }
 
 /// Takes run `run_id` for this process, or says who holds it.
@@ -86,18 +52,16 @@ async fn place(
 
 impl RunRegistry {
     /// Carries out a call for run `run_id`: `here` when there is one process, or this one
-    /// holds the run or may take it; otherwise `forwarded` goes to the holder, whose answer
-    /// `answer` reads. A holder that does not answer in time loses the call to a new placing:
+    /// holds the run or may take it; otherwise `command` goes to the holder, and its answer is
+    /// the call's. A holder that does not answer in time loses the call to a new placing:
     /// by then its hold may have expired, and this process takes the run over.
-    pub(super) fn routed<R: 'static>(
+    pub(super) fn routed(
         &mut self,
         run_id: RunId,
-        forwarded: Forwarded,
-        answer: fn(Answer) -> Result<R, RpcError>,
-        here: impl FnOnce(&mut Self, &mut Context<Self>) -> ResponseActFuture<Self, Result<R, RpcError>>
-            + 'static,
+        command: RunCommand,
+        here: impl FnOnce(&mut Self, &mut Context<Self>) -> Answered + 'static,
         ctx: &mut Context<Self>,
-    ) -> ResponseActFuture<Self, Result<R, RpcError>> {
+    ) -> Answered {
         let Some(cluster) = self.svc.cluster.clone() else {
             return here(self, ctx);
         };
@@ -105,67 +69,51 @@ impl RunRegistry {
             return here(self, ctx);
         }
         let svc = self.svc.clone();
-        let here: Here<R> = Box::new(here);
+        let here: Here = Box::new(here);
         let me = cluster.me().to_owned();
         Box::pin(
             async move { place(&svc, &me, run_id).await }
                 .into_actor(self)
-                .then(
-                    move |placed, act, ctx| -> ResponseActFuture<Self, Result<R, RpcError>> {
-                        match placed {
-                            Err(e) => Box::pin(async move { Err(e) }.into_actor(act)),
-                            Ok(Placement::Here(taken)) => {
-                                if let Some(at) = taken {
-                                    act.held.insert(run_id, at);
-                                }
-                                here(act, ctx)
+                .then(move |placed, act, ctx| -> Answered {
+                    match placed {
+                        Err(e) => Box::pin(async move { Err(e) }.into_actor(act)),
+                        Ok(Placement::Here(taken)) => {
+                            if let Some(at) = taken {
+                                act.held.insert(run_id, at);
                             }
-                            Ok(Placement::TakenOver) => {
-                                tracing::warn!(
-                                    run_id = run_id.0,
-                                    "taking over a run whose process stopped renewing its hold"
-                                );
-                                let svc = act.svc.clone();
-                                Box::pin(
-                                    async move { recover(&svc, Some(run_id)).await }
-                                        .into_actor(act)
-                                        .then(
-                                            move |recovered,
-                                                  act,
-                                                  ctx|
-                                                  -> ResponseActFuture<
-                                                Self,
-                                                Result<R, RpcError>,
-                                            > {
-                                                match recovered {
-                                                    Err(e) => Box::pin(
-                                                        async move { Err(from_store(e)) }
-                                                            .into_actor(act),
-                                                    ),
-                                                    Ok(recovered) => {
-                                                        act.apply(recovered, ctx);
-                                                        here(act, ctx)
-                                                    }
-                                                }
-                                            },
-                                        ),
-                                )
-                            }
-                            Ok(Placement::There(owner)) => {
-                                let cluster = cluster.clone();
-                                Box::pin(
-                                    async move {
-                                        cluster
-                                            .call(run_id, &owner, &forwarded)
-                                            .await
-                                            .and_then(answer)
-                                    }
-                                    .into_actor(act),
-                                )
-                            }
+                            here(act, ctx)
                         }
-                    },
-                ),
+                        Ok(Placement::TakenOver) => {
+                            tracing::warn!(
+                                run_id = run_id.0,
+                                "taking over a run whose process stopped renewing its hold"
+                            );
+                            let svc = act.svc.clone();
+                            Box::pin(
+                                async move { recover(&svc, Some(run_id)).await }
+                                    .into_actor(act)
+                                    .then(move |recovered, act, ctx| -> Answered {
+                                        match recovered {
+                                            Err(e) => Box::pin(
+                                                async move { Err(from_store(e)) }.into_actor(act),
+                                            ),
+                                            Ok(recovered) => {
+                                                act.apply(recovered, ctx);
+                                                here(act, ctx)
+                                            }
+                                        }
+                                    }),
+                            )
+                        }
+                        Ok(Placement::There(owner)) => {
+                            let cluster = cluster.clone();
+                            Box::pin(
+                                async move { cluster.call(run_id, &owner, &command).await }
+                                    .into_actor(act),
+                            )
+                        }
+                    }
+                }),
         )
     }
 
@@ -175,11 +123,10 @@ impl RunRegistry {
     pub(super) fn routed_if_held(
         &mut self,
         run_id: RunId,
-        forwarded: Forwarded,
-        here: impl FnOnce(&mut Self, &mut Context<Self>) -> ResponseActFuture<Self, Result<(), RpcError>>
-            + 'static,
+        command: RunCommand,
+        here: impl FnOnce(&mut Self, &mut Context<Self>) -> Answered + 'static,
         ctx: &mut Context<Self>,
-    ) -> ResponseActFuture<Self, Result<(), RpcError>> {
+    ) -> Answered {
         let Some(cluster) = self.svc.cluster.clone() else {
             return here(self, ctx);
         };
@@ -195,11 +142,8 @@ impl RunRegistry {
                     .await
                     .map_err(from_store)?;
                 match holder {
-                    Some(owner) if owner != me => cluster
-                        .call(run_id, &owner, &forwarded)
-                        .await
-                        .and_then(done),
-                    _ => Ok(()),
+                    Some(owner) if owner != me => cluster.call(run_id, &owner, &command).await,
+                    _ => Ok(RunAnswer::Done),
                 }
             }
             .into_actor(self),
@@ -262,11 +206,12 @@ impl Handler<TakeOver> for RunRegistry {
 }
 
 impl Handler<Execute> for RunRegistry {
-    type Result = ResponseActFuture<Self, Result<Answer, RpcError>>;
+    type Result = Answered;
 
     /// A call another process made for a run it found this one holding: carried out as a call
     /// of this process's own clients would be (placed again: if this process let the run go
-    /// meanwhile, it takes it again or sends the call on).
+    /// meanwhile, it takes it again or sends the call on), a rename only told to the run's
+    /// actor (the caller wrote it).
     fn handle(&mut self, msg: Execute, _: &mut Context<Self>) -> Self::Result {
         let store = self.svc.store.clone();
         let run_id = msg.run_id;
@@ -279,76 +224,17 @@ impl Handler<Execute> for RunRegistry {
             }
             .into_actor(self)
             .then(move |run, act, ctx| -> Self::Result {
-                let run = match run {
-                    Ok(run) => run,
-                    Err(e) => return Box::pin(async move { Err(e) }.into_actor(act)),
-                };
-                let me = ctx.address();
-                let call = msg.call;
-                Box::pin(
-                    async move {
-                        let answer = match call {
-                            Forwarded::Inject { prompt } => me
-                                .send(super::InjectRun { run, prompt })
-                                .await
-                                .map_err(|e| crate::errors::internal(&e))?
-                                .map(Answer::Folded),
-                            Forwarded::Continue { prompt } => me
-                                .send(super::ContinueRun { run, prompt })
-                                .await
-                                .map_err(|e| crate::errors::internal(&e))?
-                                .map(|()| Answer::Done),
-                            Forwarded::Cancel => me
-                                .send(super::CancelRun { run })
-                                .await
-                                .map_err(|e| crate::errors::internal(&e))?
-                                .map(|()| Answer::Done),
-                            Forwarded::Resolve {
-                                path,
-                                decision,
-                                root,
-                                by,
-                            } => me
-                                .send(super::ResolveProposal {
-                                    run,
-                                    resolve: crate::run::Resolve {
-                                        path,
-                                        decision,
-                                        root,
-                                        by,
-                                    },
-                                })
-                                .await
-                                .map_err(|e| crate::errors::internal(&e))?
-                                .map(Answer::Resolved),
-                            Forwarded::Rename { alias } => {
-                                me.do_send(Renamed { run, alias });
-                                Ok(Answer::Done)
-                            }
-                        };
-                        answer
-                    }
-                    .into_actor(act),
-                )
+                match run {
+                    Ok(run) => act.deliver(
+                        RunCall {
+                            run,
+                            command: msg.command,
+                        },
+                        ctx,
+                    ),
+                    Err(e) => Box::pin(fut::ready(Err(e))),
+                }
             }),
         )
-    }
-}
-
-/// Another process renamed a run this one holds: its actor goes on under the new alias.
-#[derive(Message)]
-#[rtype(result = "()")]
-struct Renamed {
-    run: rummy_store::runs::Run,
-    alias: String,
-}
-
-impl Handler<Renamed> for RunRegistry {
-    type Result = ();
-
-    fn handle(&mut self, msg: Renamed, ctx: &mut Context<Self>) {
-        if self.runs.contains_key(&msg.run.id) {
-            self.do_send(run_ref(&msg.run), &msg.run.alias, Rename(msg.alias), ctx);
-        }
     }
 }

@@ -19,6 +19,9 @@
 //! proposal; when the person's answer resumes it, the accepted action is applied at once and the
 //! loop asks for a place again before its next model call (`place`), staying 102 meanwhile.
 //!
+//! A client's call on the run (inject, continue, cancel, resolve, rename) reaches the actor as
+//! one [`RunCall`], taken in one handler (`command`).
+//!
 //! An actor lives only while its run has something to do: idle, it tells its registry and is
 //! retired (`retire`); the run's next message starts a fresh one from the database.
 //!
@@ -30,6 +33,7 @@
 //! the effects need (the loop's row and turn job, the executor's address, the output wait).
 
 mod claim;
+mod command;
 mod consolidate;
 mod finish;
 mod output;
@@ -41,20 +45,15 @@ use crate::loop_queue::{Claimed, LoopQueue};
 use crate::services::Services;
 use crate::turn::{Decision, StopTurn, TurnDone, TurnExecutor, TurnJob};
 use actix::prelude::*;
+pub use command::RunCall;
 use output::OutputWait;
 use queue::PromptJob;
 use resolve::Pending;
 pub use retire::{Idle, Keeper, RecoverRun, Retire};
 use rummy_core::orchestration::{Effect, Facts, Input, Orchestration, TurnOutcome};
-use rummy_core::turn::proposals::{Decision as ProposalDecision, Resolved};
 use rummy_core::turn::streams::Awaited;
-use rummy_core::wire::RpcError;
 use rummy_store::entries::RunRef;
-use rummy_store::flags::RunFlags;
 use rummy_store::loops::Loop;
-use rummy_store::run::Mode;
-use rummy_store::StoreError;
-use std::path::PathBuf;
 use std::sync::Arc;
 
 /// Look at the queue and start the next loop if idle.
@@ -75,60 +74,6 @@ pub struct AwaitPlace;
 pub struct Begin {
     /// The claimed loop, its run and model.
     pub claimed: Claimed,
-}
-
-/// Queue a new loop (a continuation prompt) and wake.
-#[derive(Message)]
-#[rtype(result = "Result<(), StoreError>")]
-pub struct QueueLoop {
-    /// `ask` or `act`.
-    pub mode: Mode,
-    /// Model alias.
-    pub model: String,
-    /// The prompt.
-    pub prompt: String,
-    /// Loop flags.
-    pub config: RunFlags,
-}
-
-/// Fold a prompt into the active loop — a `prompt://<next turn>` entry the
-/// model sees next turn — or queue it as a new loop when none is active.
-/// Answers whether it was folded in.
-#[derive(Message)]
-#[rtype(result = "Result<bool, StoreError>")]
-pub struct Inject {
-    /// The prompt.
-    pub prompt: String,
-    /// The run's mode, should it become a new loop.
-    pub mode: Mode,
-    /// Model alias, should it become a new loop.
-    pub model: String,
-    /// Loop flags, should it become a new loop.
-    pub flags: RunFlags,
-}
-
-/// Stop the active loop (499) and its pending proposal; queued loops run next. Answers whether a loop was stopped.
-#[derive(Message)]
-#[rtype(result = "bool")]
-pub struct Cancel;
-
-/// The run was renamed: notifications carry the new alias from now on.
-#[derive(Message)]
-#[rtype(result = "()")]
-pub struct Rename(pub String);
-
-/// Resolve the proposal the run waits on; the turn then resumes.
-#[derive(Message)]
-#[rtype(result = "Result<Resolved, RpcError>")]
-pub struct Resolve {
-    /// The proposal's path.
-    pub path: String,
-    /// Accept, reject or error.
-    pub decision: ProposalDecision,
-    /// The project root on disk, where accepted file changes land.
-    pub root: PathBuf,
-    /// Who decided, when a token names the person (the proposal records it).
-    pub by: Option<String>,
 }
 
 /// What a restored loop was waiting on when the server stopped.
@@ -200,8 +145,6 @@ pub struct RunActor {
     executor: Option<(u64, Addr<TurnExecutor>)>,
     /// The wait for an accepted command's output, a future on the actor's context.
     output_wait: Option<SpawnHandle>,
-    /// What the last cancel answered.
-    cancelled: bool,
     /// Who started the run (its runs in flight are counted under this user), once a loop of
     /// it was claimed.
     user: Option<String>,
@@ -234,7 +177,6 @@ impl RunActor {
             current: None,
             executor: None,
             output_wait: None,
-            cancelled: false,
             user: None,
             keeper,
             retired: false,
@@ -268,7 +210,9 @@ impl RunActor {
                 ctx.stop();
             }
             Effect::StopCommands { awaiting } => self.stop_commands(awaiting),
-            Effect::Cancelled(cancelled) => self.cancelled = cancelled,
+            Effect::Cancelled(stopped) => {
+                tracing::debug!(run = %self.alias, stopped, "cancel: a loop stopped or not");
+            }
             Effect::LookForPlace => self.look_for_place(ctx),
             Effect::AskPlace { asked_at, since } => self.ask_place(asked_at, since, ctx),
             Effect::TellQueued { turn, queued } => self.tell_queued(turn, queued),
@@ -402,25 +346,6 @@ impl Handler<Restore> for RunActor {
             }
         };
         self.step(Input::Restore(msg.claimed, paused), ctx);
-    }
-}
-
-impl Handler<Rename> for RunActor {
-    type Result = ();
-
-    fn handle(&mut self, msg: Rename, ctx: &mut Context<Self>) {
-        self.rename(&msg.0);
-        self.step(Input::Rename, ctx);
-    }
-}
-
-impl Handler<Cancel> for RunActor {
-    type Result = bool;
-
-    fn handle(&mut self, _: Cancel, ctx: &mut Context<Self>) -> bool {
-        self.cancelled = false;
-        self.step(Input::Cancel, ctx);
-        self.cancelled
     }
 }
 

@@ -1,6 +1,6 @@
 //! New prompts for the run: a loop queued, or a prompt injected into the running loop.
 
-use super::{Inject, QueueLoop, RunActor};
+use super::RunActor;
 use crate::loop_queue::{Enqueue, InjectPrompt};
 use actix::prelude::*;
 use rummy_core::orchestration::Input;
@@ -17,7 +17,7 @@ pub(crate) struct PromptJob {
 impl RunActor {
     /// Feeds the machine a prompt (`inject`: fold it into the active loop if there is one);
     /// answers the reply on its way, counted in flight.
-    fn prompt(
+    pub(super) fn prompt(
         &mut self,
         queued: Enqueue,
         inject: bool,
@@ -95,37 +95,5 @@ impl RunActor {
                 let _ = answer.send(res.and_then(|r| r));
             });
         ctx.spawn(injected);
-    }
-}
-
-impl Handler<QueueLoop> for RunActor {
-    type Result = ResponseActFuture<Self, Result<(), StoreError>>;
-
-    fn handle(&mut self, msg: QueueLoop, ctx: &mut Context<Self>) -> Self::Result {
-        let queued = Enqueue {
-            mode: msg.mode,
-            model: msg.model,
-            prompt: msg.prompt,
-            config: msg.config,
-        };
-        Box::pin(
-            self.prompt(queued, false, ctx)
-                .map(|res, _, _| res.map(drop)),
-        )
-    }
-}
-
-impl Handler<Inject> for RunActor {
-    type Result = ResponseActFuture<Self, Result<bool, StoreError>>;
-
-    /// Folds the prompt into the running loop, or queues it as a loop of its own.
-    fn handle(&mut self, msg: Inject, ctx: &mut Context<Self>) -> Self::Result {
-        let queued = Enqueue {
-            mode: msg.mode,
-            model: msg.model,
-            prompt: msg.prompt,
-            config: msg.flags,
-        };
-        self.prompt(queued, true, ctx)
     }
 }

@@ -1,24 +1,37 @@
 //! Resolving the proposal a run's loop waits on: the resolution (read, disk work, write) on the actor's context, then the turn resumed — or, for an accepted `sh`/`env`, the wait for its output.
 
 use super::output::OutputWait;
-use super::{Resolve, RunActor};
+use super::RunActor;
 use crate::services::Services;
 use crate::shell::ShellJob;
 use crate::turn::Start;
 use actix::prelude::*;
 use rummy_core::config::ShellRunner;
 use rummy_core::orchestration::{Input, Then};
-use rummy_core::turn::proposals::Resolved;
+use rummy_core::turn::proposals::{Decision, Resolved};
 use rummy_core::turn::streams::Awaited;
 use rummy_core::wire::{ErrorKind, RpcError};
 use rummy_store::entries::RunRef;
 use rummy_store::projects;
 use rummy_text::parse::ToolName;
+use std::path::PathBuf;
 use tokio::sync::oneshot;
+
+/// A client's resolution of a proposal of the run (`RunCommand::Resolve`).
+pub(super) struct Resolution {
+    /// The proposal's path.
+    pub path: String,
+    /// Accept, reject or error.
+    pub decision: Decision,
+    /// The project root on disk, where accepted file changes land.
+    pub root: PathBuf,
+    /// Who decided, when a token names the person.
+    pub by: Option<String>,
+}
 
 /// A resolution of a proposal, and where its answer goes.
 pub(crate) struct Pending {
-    msg: Resolve,
+    msg: Resolution,
     answer: oneshot::Sender<Result<Resolved, RpcError>>,
 }
 
@@ -54,13 +67,16 @@ async fn command_network(svc: &Services, run: RunRef) -> bool {
     }
 }
 
-impl Handler<Resolve> for RunActor {
-    type Result = ResponseActFuture<Self, Result<Resolved, RpcError>>;
-
-    /// The machine resolves it at once, keeps it for the end of the turn in flight (which may
-    /// be pausing on this very proposal: it was announced from the turn, whose end has not
-    /// reached the run yet), or answers that it is not pending.
-    fn handle(&mut self, msg: Resolve, ctx: &mut Context<Self>) -> Self::Result {
+impl RunActor {
+    /// Feeds the machine a resolution: it resolves it at once, keeps it for the end of the turn
+    /// in flight (which may be pausing on this very proposal: it was announced from the turn,
+    /// whose end has not reached the run yet), or answers that it is not pending. Answers the
+    /// reply on its way, counted in flight.
+    pub(super) fn take_resolution(
+        &mut self,
+        msg: Resolution,
+        ctx: &mut Context<Self>,
+    ) -> ResponseActFuture<Self, Result<Resolved, RpcError>> {
         let path = msg.path.clone();
         let (answer, answered) = oneshot::channel();
         let resolution = Pending { msg, answer };
@@ -74,9 +90,7 @@ impl Handler<Resolve> for RunActor {
         let wait = async move { answered.await.unwrap_or_else(|_| Err(not_pending(&path))) };
         self.in_flight(wait.into_actor(self))
     }
-}
 
-impl RunActor {
     /// Resolves the proposal the loop waits on (read, disk work, write), then feeds the
     /// machine how the loop goes on.
     pub(super) fn resolve(&mut self, pending: Pending, ctx: &mut Context<Self>) {

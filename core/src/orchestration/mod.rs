@@ -11,15 +11,20 @@
 //! Retirement is kept in one place: every [`Input`] from the registry counts, and after every
 //! step an idle run reports [`Effect::ReportIdle`] once per count (the protocol is told in the
 //! actor's `run/retire.rs`).
+//!
+//! A client's call on the run reaches the interpreter as one [`RunCommand`], which it turns
+//! into the call's one input; [`RunAnswer`] is what the run answers.
 
 use crate::fair::admission::Queued;
 use rummy_provider::time::Millis;
 use rummy_store::run::{RunStatus, StopReason};
 
+mod command;
 mod machine;
 #[cfg(test)]
 mod tests;
 
+pub use command::{RunAnswer, RunCommand};
 pub use machine::Orchestration;
 
 /// The types the interpreter carries through the machine: they reach it with an input and come

@@ -1,11 +1,12 @@
 //! Runs: `getRuns`, `getRun`, and `set` / `mv` on `run://` paths — start, continue, inject,
-//! configure, cancel and rename, each handed to the run registry.
+//! configure, cancel and rename, each handed to the run registry (a call on an existing run as
+//! one `RunCommand`).
 
 use crate::errors::Error;
-use crate::registry::{
-    validate_settings, CancelRun, ConfigureRun, ContinueRun, InjectRun, RenameRun, StartRun,
-};
+use crate::registry::{validate_settings, ConfigureRun, StartRun};
+use crate::run::RunCall;
 use crate::session::call::{Call, Json};
+use rummy_core::orchestration::RunCommand;
 use rummy_core::turn::state::snapshot;
 use rummy_core::wire::jsonrpc::params_at;
 use rummy_core::wire::params::{self, GetRunParams, Page, RunAttributes, SetParams};
@@ -86,7 +87,8 @@ pub async fn set_run(call: Call, p: SetParams, alias: &str) -> Result<RunAck, Er
         (Some("cancelled"), _) => {
             let run = existing
                 .ok_or_else(|| RpcError::invalid_param("path", "name the run to cancel"))??;
-            registry.send(CancelRun { run }).await??;
+            let command = RunCommand::Cancel;
+            registry.send(RunCall { run, command }).await??.done()?;
             Ok(ack(alias, None))
         }
         (Some(other), _) => Err(RpcError::invalid_param(
@@ -112,7 +114,9 @@ pub async fn set_run(call: Call, p: SetParams, alias: &str) -> Result<RunAck, Er
                             "an inject joins the active loop as it runs; configure the run (or continue it without inject) to change its settings",
                         ).into());
                     }
-                    let injected = registry.send(InjectRun { run, prompt: body }).await??;
+                    let command = RunCommand::Inject { prompt: body };
+                    let answer = registry.send(RunCall { run, command }).await??;
+                    let injected = answer.folded()?;
                     return Ok(ack(&alias, Some(injected)));
                 }
                 // A continuation runs in the run's mode and settings; one that names some
@@ -138,7 +142,8 @@ pub async fn set_run(call: Call, p: SetParams, alias: &str) -> Result<RunAck, Er
                     })
                     .await?;
                 }
-                registry.send(ContinueRun { run, prompt: body }).await??;
+                let command = RunCommand::Continue { prompt: body };
+                registry.send(RunCall { run, command }).await??.done()?;
                 Ok(ack(&alias, None))
             }
             // An inject joins a run that exists: one into no run is not a start.
@@ -204,13 +209,11 @@ fn ack(alias: &str, injected: Option<bool>) -> RunAck {
 pub async fn rename(call: &Call, old: &str, new: &str) -> Result<PathAck, Error> {
     let run = call.run(old).await?;
     let alias = new.to_owned();
-    call.deps
-        .registry
-        .send(RenameRun {
-            run,
-            alias: alias.clone(),
-        })
-        .await??;
+    let command = RunCommand::Rename {
+        alias: alias.clone(),
+    };
+    let answer = call.deps.registry.send(RunCall { run, command }).await??;
+    answer.done()?;
     Ok(PathAck {
         ok: true,
         path: format!("run://{alias}"),

@@ -4,8 +4,9 @@
 use super::super::runs;
 use super::{choose, state_param, visibility_param};
 use crate::errors::Error;
-use crate::registry::ResolveProposal;
+use crate::run::RunCall;
 use crate::session::call::Call;
+use rummy_core::orchestration::RunCommand;
 use rummy_core::turn::proposals::Decision as ProposalDecision;
 use rummy_core::wire::params::SetParams;
 use rummy_core::wire::results::{CountAck, PathAck, Resolution, RunAck};
@@ -405,17 +406,14 @@ async fn resolve_if_proposed(
     };
     let root = std::path::PathBuf::from(&call.project()?.root);
     let run = call.run(alias).await?;
-    let resolve = crate::run::Resolve {
+    let command = RunCommand::Resolve {
         path: path.clone(),
         decision,
         root,
         by: call.user(),
     };
-    let resolved = call
-        .deps
-        .registry
-        .send(ResolveProposal { run, resolve })
-        .await??;
+    let answer = call.deps.registry.send(RunCall { run, command }).await??;
+    let resolved = answer.resolved()?;
     // An accepted sh/env: who runs it (a client told `client` runs it and streams it back).
     let command = crate::proposals::awaits_output(&resolved);
     Ok(Some(Resolution {
