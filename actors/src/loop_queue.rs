@@ -455,23 +455,28 @@ mod tests {
 
     const DIVISOR: u32 = 4;
 
-    /// A store with a run `r` whose first loop is claimed (active, no turn begun yet).
-    fn claimed_run() -> (tempfile::TempDir, rummy_store::db::Db, RunRef, LoopId) {
-        let dir = tempfile::TempDir::new().unwrap();
-        let mut c = rummy_store::database::open_writer(&dir.path().join("rummy.db")).unwrap();
-        schemes::write_registry(&mut c).unwrap();
-        let project = projects::hello(&mut c, "p", "/p", None, now()).unwrap();
+    /// A new run `r` of a new project `p`, nothing queued.
+    fn new_run(c: &mut rummy_store::db::Db) -> RunRef {
+        let project = projects::hello(c, "p", "/p", None, now()).unwrap();
         let new = runs::NewRun {
             project_id: project.id,
             alias: Some("r".into()),
             model: "m".into(),
             ..Default::default()
         };
-        let stored = runs::create(&mut c, &new, now()).unwrap();
-        let run = RunRef {
+        let stored = runs::create(c, &new, now()).unwrap();
+        RunRef {
             run_id: stored.id,
             project_id: project.id,
-        };
+        }
+    }
+
+    /// A store with a run `r` whose first loop is claimed (active, no turn begun yet).
+    fn claimed_run() -> (tempfile::TempDir, rummy_store::db::Db, RunRef, LoopId) {
+        let dir = tempfile::TempDir::new().unwrap();
+        let mut c = rummy_store::database::open_writer(&dir.path().join("rummy.db")).unwrap();
+        schemes::write_registry(&mut c).unwrap();
+        let run = new_run(&mut c);
         let first = Enqueue {
             mode: Mode::Ask,
             model: "m".into(),
@@ -603,19 +608,7 @@ mod tests {
         let metrics = std::sync::Arc::new(crate::metrics::Metrics::new().unwrap());
         let store = Store::open(&location, 2, metrics).unwrap();
         let mut c = rummy_store::database::open_writer(&dir.path().join("rummy.db")).unwrap();
-        let project = projects::hello(&mut c, "p", "/p", None, now()).unwrap();
-        let new = runs::NewRun {
-            project_id: project.id,
-            alias: Some("r".into()),
-            model: "m".into(),
-            ..Default::default()
-        };
-        let stored = runs::create(&mut c, &new, now()).unwrap();
-        let run = RunRef {
-            run_id: stored.id,
-            project_id: project.id,
-        };
-        (dir, store, run)
+        (dir, store, new_run(&mut c))
     }
 
     /// The writer's group commits so far.
