@@ -173,6 +173,17 @@ prints one line; exit 0 when healthy, 1 otherwise. The server is the one RUMMY_U
 names, over http:// for ws:// and https:// for wss://; without either, the local one at RUMMY_BIND
 and PORT from the same settings the server reads (a wildcard bind on loopback).")]
     Doctor(DoctorArgs),
+    /// Serve an editor over the Agent Client Protocol (ACP) on stdin and stdout
+    #[command(long_about = "\
+Speaks the Agent Client Protocol on stdin and stdout, for an editor that starts it (Zed,
+Neovim's CodeCompanion, JetBrains, Emacs): each editor session is a run of the rummy server at
+$RUMMY_URL (or --url, or one in this process with --local), with $RUMMY_TOKEN. A session opens
+the project at the editor's directory (else the one --project names); its first prompt starts
+the run, named after the session, and each later one continues it. Proposals are asked in the
+editor (allow once, always allow the same in this session, or reject); the page and `rummy
+watch` see the run live, and `session/load` opens any run of the project by its alias.
+Nothing but ACP is written to stdout: logs go to stderr.")]
+    Acp(AcpArgs),
     /// Show routing's class → model map as the server is configured
     #[command(long_about = "\
 Shows where routing sends each class of prompt (code, reasoning, default): the model alias the
@@ -411,6 +422,16 @@ pub struct ShowArgs {
     /// Print the server's answer (getRun) as JSON
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub connect: ConnectArgs,
+}
+
+/// `acp`.
+#[derive(Debug, Clone, Args)]
+pub struct AcpArgs {
+    /// The model of new sessions' runs [default: the server's only (or first) model]
+    #[arg(long, value_name = "ALIAS")]
+    pub model: Option<String>,
     #[command(flatten)]
     pub connect: ConnectArgs,
 }

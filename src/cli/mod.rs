@@ -7,10 +7,12 @@
 //! - [`follow`]: following a run — streamed text, commands, proposals, output, Ctrl-C.
 //! - [`render`] and [`view`]: what it looks like, on a terminal, piped, or as JSON.
 //! - [`runner`]: running an accepted command here when the server asks its client to.
+//! - [`acp`]: `rummy acp`, the Agent Client Protocol for editors, over the same client.
 //! - [`commands`]: the other commands; [`serve`]; [`demo`]; [`token`]: tokens, and [`data`]:
 //!   backup and export, on the database itself; [`doctor`]: a setup checked line by line;
 //!   [`exit`]: the exit codes.
 
+mod acp;
 mod args;
 mod data;
 mod demo;
@@ -52,6 +54,7 @@ pub fn main() -> ExitCode {
         Command::Backup(args) => data::backup(&args),
         Command::Export(args) => data::export(&args),
         Command::Doctor(args) => doctor::run(args),
+        Command::Acp(args) => acp::run(args),
         command => client(command),
     };
     exit.into()
@@ -82,7 +85,8 @@ fn client(command: Command) -> Exit {
             | Command::Token(_)
             | Command::Backup(_)
             | Command::Export(_)
-            | Command::Doctor(_) => Err(Failure::new(Exit::Usage, "not a client")),
+            | Command::Doctor(_)
+            | Command::Acp(_) => Err(Failure::new(Exit::Usage, "not a client")),
         }
     });
     match result {
@@ -114,6 +118,7 @@ fn local(command: &Command) -> bool {
         | Command::Token(_)
         | Command::Backup(_)
         | Command::Export(_)
-        | Command::Doctor(_) => false,
+        | Command::Doctor(_)
+        | Command::Acp(_) => false,
     }
 }

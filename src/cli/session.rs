@@ -381,8 +381,8 @@ fn unreachable(url: &str, token: bool, error: &ClientError) -> Failure {
     }
 }
 
-/// Starts a server in this process for one command, on the home's database, on a free port.
-async fn start_local(
+/// Starts a server in this process for one command (or `rummy acp`), on the home's database, on a free port.
+pub async fn start_local(
     vars: BTreeMap<String, String>,
 ) -> Result<(rummy::ServerHandle, u32), Failure> {
     let mut config = rummy::env::load(vars)

@@ -1,4 +1,5 @@
-//! The suites that need a part of the machine — PostgreSQL, Chromium, a command sandbox — in a
+//! The suites that need a part of the machine — PostgreSQL, Chromium, a command sandbox, Node.js
+//! and the test editor's ACP SDK — in a
 //! harness of their own (libtest-mimic): a suite whose part is missing is ignored at run time,
 //! by name, with a `SKIPPED <name>: <reason>` line, and counted as skipped, never as passed;
 //! with the part's `RUMMY_REQUIRE_*=1` (as `.ci/run` sets) it fails instead.
@@ -9,6 +10,7 @@
     reason = "a test harness should fail loudly at the first surprise"
 )]
 
+mod acp;
 mod browser;
 mod cluster;
 mod parts;
@@ -104,6 +106,7 @@ fn main() -> ExitCode {
     webdriver::register(&mut suites);
     sandbox::register(&mut suites, &parts);
     systemd::register(&mut suites, &parts.systemd_analyze);
+    acp::register(&mut suites, &parts.acp_client);
     // `--ignored` and `--include-ignored` run the skipped ones too: then none is skipped.
     let runs_ignored = args.ignored || args.include_ignored;
     let skipped: Vec<(String, String)> = suites

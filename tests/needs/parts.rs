@@ -1,6 +1,7 @@
 //! Which parts of the machine are here, each probed once before any test runs: PostgreSQL
 //! (`RUMMY_TEST_POSTGRES_URL`), Chromium and its WebDriver, a command sandbox for a server
-//! running as this user (and, as root, as `nobody`), root itself, and `systemd-analyze`.
+//! running as this user (and, as root, as `nobody`), root itself, `systemd-analyze`, and Node.js
+//! with the test editor's ACP SDK.
 
 use std::path::PathBuf;
 
@@ -48,6 +49,8 @@ pub struct Parts {
     pub root: Need,
     /// `systemd-analyze`.
     pub systemd_analyze: Need,
+    /// Node.js and the test editor's ACP SDK (`npm ci --prefix tests/acp`).
+    pub acp_client: Need,
 }
 
 impl Parts {
@@ -65,6 +68,7 @@ impl Parts {
             sandbox_as_nobody: here("RUMMY_REQUIRE_SANDBOX"),
             root: here("RUMMY_REQUIRE_SANDBOX"),
             systemd_analyze: here("RUMMY_REQUIRE_SYSTEMD"),
+            acp_client: here("RUMMY_REQUIRE_ACP_CLIENT"),
         }
     }
 
@@ -104,6 +108,10 @@ impl Parts {
             systemd_analyze: Need {
                 require_var: "RUMMY_REQUIRE_SYSTEMD",
                 missing: crate::systemd::missing(),
+            },
+            acp_client: Need {
+                require_var: "RUMMY_REQUIRE_ACP_CLIENT",
+                missing: crate::acp::missing(),
             },
         }
     }
