@@ -1,6 +1,7 @@
 //! End-to-end behaviour, one module per area.
 
 mod accepts;
+mod acp;
 mod access;
 mod approvals;
 mod audit;

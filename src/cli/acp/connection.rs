@@ -30,10 +30,16 @@ pub struct Incoming {
 /// `rummy acp`'s requests waiting for the editor's answer, by id.
 type Waiting = HashMap<u64, oneshot::Sender<Result<Value, Error>>>;
 
+/// What the writer task writes: a line, or word back once every line before it is written.
+enum Out {
+    Line(String),
+    Flushed(oneshot::Sender<()>),
+}
+
 /// The editor's end of the line: sends and answers, and waits for its answers.
 #[derive(Clone)]
 pub struct Connection {
-    out: mpsc::UnboundedSender<String>,
+    out: mpsc::UnboundedSender<Out>,
     pending: Rc<RefCell<Waiting>>,
     next_id: Rc<Cell<u64>>,
 }
@@ -42,13 +48,20 @@ impl Connection {
     /// Starts reading stdin and writing stdout: what the editor asks arrives on the receiver,
     /// which closes when stdin does.
     pub fn stdio() -> (Connection, mpsc::UnboundedReceiver<Incoming>) {
-        let (out, mut lines) = mpsc::unbounded_channel::<String>();
+        let (out, mut lines) = mpsc::unbounded_channel::<Out>();
         actix_rt::spawn(async move {
             let mut stdout = tokio::io::stdout();
-            while let Some(line) = lines.recv().await {
-                if stdout.write_all(line.as_bytes()).await.is_err() || stdout.flush().await.is_err()
-                {
-                    break;
+            while let Some(out) = lines.recv().await {
+                match out {
+                    Out::Line(line) => {
+                        let written = stdout.write_all(line.as_bytes()).await;
+                        if written.is_err() || stdout.flush().await.is_err() {
+                            break;
+                        }
+                    }
+                    Out::Flushed(done) => {
+                        let _ = done.send(());
+                    }
                 }
             }
         });
@@ -150,7 +163,15 @@ impl Connection {
     fn write(&self, message: &Value) {
         let mut line = message.to_string();
         line.push('\n');
-        let _ = self.out.send(line);
+        let _ = self.out.send(Out::Line(line));
+    }
+
+    /// Waits until every message sent so far is written (before the process ends).
+    pub async fn flush(&self) {
+        let (done, written) = oneshot::channel();
+        if self.out.send(Out::Flushed(done)).is_ok() {
+            let _ = written.await;
+        }
     }
 
     /// Sends notification `method`.

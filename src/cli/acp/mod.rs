@@ -80,12 +80,14 @@ async fn serve(args: AcpArgs) -> Result<(), Failure> {
     };
     let (connection, incoming) = Connection::stdio();
     Router {
-        connection,
+        connection: connection.clone(),
         opening,
         sessions: HashMap::new(),
     }
     .run(incoming)
     .await;
+    // What was answered before the editor closed stdin still reaches it.
+    connection.flush().await;
     if let Some(server) = server {
         server.stop().await;
     }
