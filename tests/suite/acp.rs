@@ -44,7 +44,10 @@ async fn an_editors_mistakes_are_answered_and_rummy_acp_goes_on() {
         .collect();
     assert_eq!(answers.len(), 5, "{answers:#?}");
     assert_eq!(
-        (answers[0]["id"].clone(), answers[0]["error"]["code"].clone()),
+        (
+            answers[0]["id"].clone(),
+            answers[0]["error"]["code"].clone()
+        ),
         (Value::Null, json!(-32700))
     );
     assert_eq!(
@@ -171,4 +174,54 @@ async fn with_local_rummy_acp_runs_its_own_server() {
         .expect("rummy acp ends with its stdin")
         .unwrap();
     assert!(status.success());
+}
+
+/// Where the server refuses the editor's directory as a project (its name is taken by a
+/// project rooted elsewhere), opening a session says to name one with `--project`; started with
+/// `--project NAME`, the session opens that project instead, and its run is there.
+#[actix_rt::test]
+async fn a_refused_directory_opens_the_project_named_by_project() {
+    let server = crate::support::TestServer::start().await;
+    let url = server.url();
+    let mut owner = server.project_client("shared").await;
+    let parent = TempDir::new().unwrap();
+    let cwd = parent.path().join("shared");
+    std::fs::create_dir(&cwd).unwrap();
+    let cwd = cwd.canonicalize().unwrap();
+
+    let mut refused = Agent::start(&cwd, &[], &[("RUMMY_URL", url.as_str())]);
+    let answer = refused
+        .call(1, "session/new", json!({ "cwd": cwd, "mcpServers": [] }))
+        .await;
+    let message = answer["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("start rummy acp with --project NAME"),
+        "{answer}"
+    );
+
+    server.provider.push(Reply::content(
+        "<update status=\"200\">in the shared project</update>",
+    ));
+    let mut agent = Agent::start(
+        &cwd,
+        &["--project", "shared"],
+        &[("RUMMY_URL", url.as_str())],
+    );
+    let session = agent
+        .call(1, "session/new", json!({ "cwd": cwd, "mcpServers": [] }))
+        .await;
+    let session = session["result"]["sessionId"].as_str().unwrap().to_owned();
+    let answer = agent
+        .call(
+            2,
+            "session/prompt",
+            json!({ "sessionId": session, "prompt": [{ "type": "text", "text": "Hello?" }] }),
+        )
+        .await;
+    assert_eq!(answer["result"], json!({ "stopReason": "end_turn" }));
+    let run = owner
+        .call("getRun", json!({ "run": session }))
+        .await
+        .unwrap();
+    assert_eq!(run["status"], 200);
 }
