@@ -233,6 +233,22 @@ impl Editor {
         line["update"]["update"].clone()
     }
 
+    /// How prompt request `id` ended: its `stopReason` (an error fails the test).
+    async fn stop_reason(&mut self, id: u64) -> String {
+        let result = self
+            .result(id)
+            .await
+            .expect("the prompt ends without an error");
+        result["stopReason"].as_str().unwrap_or_default().to_owned()
+    }
+
+    /// Waits for the next permission request and answers it with `option`: its params.
+    async fn answer_next(&mut self, option: &str) -> Value {
+        let (k, asked) = self.permission().await;
+        self.choose(k, option).await;
+        asked
+    }
+
     /// The next permission request: its number and params.
     async fn permission(&mut self) -> (u64, Value) {
         let line = self
@@ -519,12 +535,8 @@ async fn a_rejected_edit_reaches_the_model_with_the_editors_reason() {
     let mut editor = Editor::start(&server.url(), &[], &[]).await;
     let session = editor.open(&root).await;
     let prompt = editor.prompt(&session, "Change a.txt").await;
-    let (k, asked) = editor.permission().await;
-    editor.choose(k, "reject").await;
-    assert_eq!(
-        editor.result(prompt).await.unwrap()["stopReason"],
-        "end_turn"
-    );
+    let asked = editor.answer_next("reject").await;
+    assert_eq!(editor.stop_reason(prompt).await, "end_turn");
     assert_eq!(
         std::fs::read_to_string(root.join("a.txt")).unwrap(),
         "old\n"
@@ -574,12 +586,8 @@ async fn allow_always_accepts_the_next_edit_without_asking() {
     let mut editor = Editor::start(&server.url(), &[], &[]).await;
     let session = editor.open(&root).await;
     let prompt = editor.prompt(&session, "Change both files").await;
-    let (k, _) = editor.permission().await;
-    editor.choose(k, "allow_always").await;
-    assert_eq!(
-        editor.result(prompt).await.unwrap()["stopReason"],
-        "end_turn"
-    );
+    editor.answer_next("allow_always").await;
+    assert_eq!(editor.stop_reason(prompt).await, "end_turn");
     for file in ["a.txt", "b.txt"] {
         assert_eq!(std::fs::read_to_string(root.join(file)).unwrap(), "new\n");
     }
@@ -650,10 +658,7 @@ async fn a_run_started_elsewhere_loads_with_its_loops_and_goes_on() {
         .provider
         .push(Reply::content("<update status=\"200\">still old</update>"));
     let prompt = editor.prompt("fix", "And now?").await;
-    assert_eq!(
-        editor.result(prompt).await.unwrap()["stopReason"],
-        "end_turn"
-    );
+    assert_eq!(editor.stop_reason(prompt).await, "end_turn");
     assert!(editor.agent_text().ends_with("still old\n"));
     let run = cli.call("getRun", json!({ "run": "fix" })).await.unwrap();
     assert_eq!(run["status"], 200);
@@ -680,10 +685,7 @@ async fn a_proposal_answered_on_another_client_is_withdrawn_from_the_editor() {
         })
         .await;
     assert_eq!(withdrawn["permissionCancelled"], k);
-    assert_eq!(
-        editor.result(prompt).await.unwrap()["stopReason"],
-        "end_turn"
-    );
+    assert_eq!(editor.stop_reason(prompt).await, "end_turn");
     let shown = editor
         .updates("tool_call_update")
         .into_iter()
@@ -714,10 +716,7 @@ async fn loops_end_with_acp_stop_reasons() {
         "<update status=\"102\">still reading</update>",
     ));
     let prompt = editor.prompt(&session, "Read everything").await;
-    assert_eq!(
-        editor.result(prompt).await.unwrap()["stopReason"],
-        "max_turn_requests"
-    );
+    assert_eq!(editor.stop_reason(prompt).await, "max_turn_requests");
 
     let gate = Gate::new();
     server
@@ -734,10 +733,7 @@ async fn loops_end_with_acp_stop_reasons() {
     editor
         .send(json!({ "notify": "session/cancel", "params": { "sessionId": session } }))
         .await;
-    assert_eq!(
-        editor.result(prompt).await.unwrap()["stopReason"],
-        "cancelled"
-    );
+    assert_eq!(editor.stop_reason(prompt).await, "cancelled");
     gate.open();
 
     server.provider.push(Reply::status(
@@ -768,20 +764,14 @@ async fn a_question_ends_the_prompt_and_the_next_prompt_answers_it() {
     let mut editor = Editor::start(&server.url(), &[], &[]).await;
     let session = editor.open(&root).await;
     let prompt = editor.prompt(&session, "Change a.txt").await;
-    assert_eq!(
-        editor.result(prompt).await.unwrap()["stopReason"],
-        "end_turn"
-    );
+    assert_eq!(editor.stop_reason(prompt).await, "end_turn");
     let text = editor.agent_text();
     assert!(
         text.contains("Which word?\n\nOptions:\n- new\n- newer"),
         "{text:?}"
     );
     let prompt = editor.prompt(&session, "newer").await;
-    assert_eq!(
-        editor.result(prompt).await.unwrap()["stopReason"],
-        "end_turn"
-    );
+    assert_eq!(editor.stop_reason(prompt).await, "end_turn");
     assert!(editor.agent_text().ends_with("you said newer\n"));
     let mut page = project_client(&server, &root).await;
     let run = page
@@ -890,10 +880,7 @@ async fn a_command_the_server_runs_streams_into_its_tool_call() {
         "Always allow `echo hello from the command` in this session"
     );
     editor.choose(k, "allow_once").await;
-    assert_eq!(
-        editor.result(prompt).await.unwrap()["stopReason"],
-        "end_turn"
-    );
+    assert_eq!(editor.stop_reason(prompt).await, "end_turn");
     let updates = editor
         .updates("tool_call_update")
         .into_iter()
@@ -936,9 +923,8 @@ async fn a_command_for_the_client_runs_in_the_editors_terminal() {
         .unwrap()
         .to_owned();
     let prompt = editor.prompt(&session, "Say hello").await;
-    let (k, asked) = editor.permission().await;
+    let asked = editor.answer_next("allow_once").await;
     let path = asked["toolCall"]["toolCallId"].as_str().unwrap().to_owned();
-    editor.choose(k, "allow_once").await;
     let created = editor
         .wait_for("a terminal/create", |l| l["terminal"] == "create")
         .await;
@@ -957,10 +943,7 @@ async fn a_command_for_the_client_runs_in_the_editors_terminal() {
         })
         .await;
     assert!(terminal.to_string().contains("term_0"), "{terminal}");
-    assert_eq!(
-        editor.result(prompt).await.unwrap()["stopReason"],
-        "end_turn"
-    );
+    assert_eq!(editor.stop_reason(prompt).await, "end_turn");
     let mut page = project_client(&server, &root).await;
     let proposal = history_item(&mut page, &session, &path).await;
     assert_eq!(proposal["attributes"]["exitCode"], 0);
@@ -981,13 +964,9 @@ async fn without_a_terminal_rummy_acp_runs_the_command_itself() {
     let mut editor = Editor::start(&server.url(), &[], &[]).await;
     let session = editor.open(&root).await;
     let prompt = editor.prompt(&session, "Where am I?").await;
-    let (k, asked) = editor.permission().await;
+    let asked = editor.answer_next("allow_once").await;
     let path = asked["toolCall"]["toolCallId"].as_str().unwrap().to_owned();
-    editor.choose(k, "allow_once").await;
-    assert_eq!(
-        editor.result(prompt).await.unwrap()["stopReason"],
-        "end_turn"
-    );
+    assert_eq!(editor.stop_reason(prompt).await, "end_turn");
     let mut page = project_client(&server, &root).await;
     let stdout = history_item(&mut page, &session, &format!("{path}_1")).await;
     assert_eq!(stdout["body"], format!("{}\n", root.display()));
@@ -1022,10 +1001,7 @@ async fn a_session_goes_on_after_the_server_restarts() {
         "<update status=\"200\">after the restart</update>",
     ));
     let prompt = editor.prompt(&session, "Second").await;
-    assert_eq!(
-        editor.result(prompt).await.unwrap()["stopReason"],
-        "end_turn"
-    );
+    assert_eq!(editor.stop_reason(prompt).await, "end_turn");
     assert!(
         editor.agent_text().ends_with("after the restart\n"),
         "{}",

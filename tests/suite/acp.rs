@@ -102,6 +102,23 @@ impl Agent {
         }
     }
 
+    /// `session/new` at `cwd`: the session's id.
+    async fn session(&mut self, cwd: &std::path::Path) -> String {
+        let answer = self
+            .call(1, "session/new", json!({ "cwd": cwd, "mcpServers": [] }))
+            .await;
+        answer["result"]["sessionId"]
+            .as_str()
+            .unwrap_or_else(|| panic!("session/new: {answer}"))
+            .to_owned()
+    }
+
+    /// A text prompt to `session`: its answer.
+    async fn prompt(&mut self, session: &str, text: &str) -> Value {
+        let params = json!({ "sessionId": session, "prompt": [{ "type": "text", "text": text }] });
+        self.call(2, "session/prompt", params).await
+    }
+
     /// Sends request `id` and answers its answer, skipping the notifications before it.
     async fn call(&mut self, id: u64, method: &str, params: Value) -> Value {
         let line = json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params });
@@ -156,17 +173,8 @@ async fn with_local_rummy_acp_runs_its_own_server() {
     ];
     vars.extend(database.iter().map(|(name, value)| (*name, value.as_str())));
     let mut agent = Agent::start(&cwd, &["--local"], &vars);
-    let session = agent
-        .call(1, "session/new", json!({ "cwd": cwd, "mcpServers": [] }))
-        .await;
-    let session = session["result"]["sessionId"].as_str().unwrap().to_owned();
-    let answer = agent
-        .call(
-            2,
-            "session/prompt",
-            json!({ "sessionId": session, "prompt": [{ "type": "text", "text": "Hello?" }] }),
-        )
-        .await;
+    let session = agent.session(&cwd).await;
+    let answer = agent.prompt(&session, "Hello?").await;
     assert_eq!(answer["result"], json!({ "stopReason": "end_turn" }));
     drop(agent.stdin);
     let status = tokio::time::timeout(WAIT, agent.child.wait())
@@ -207,17 +215,8 @@ async fn a_refused_directory_opens_the_project_named_by_project() {
         &["--project", "shared"],
         &[("RUMMY_URL", url.as_str())],
     );
-    let session = agent
-        .call(1, "session/new", json!({ "cwd": cwd, "mcpServers": [] }))
-        .await;
-    let session = session["result"]["sessionId"].as_str().unwrap().to_owned();
-    let answer = agent
-        .call(
-            2,
-            "session/prompt",
-            json!({ "sessionId": session, "prompt": [{ "type": "text", "text": "Hello?" }] }),
-        )
-        .await;
+    let session = agent.session(&cwd).await;
+    let answer = agent.prompt(&session, "Hello?").await;
     assert_eq!(answer["result"], json!({ "stopReason": "end_turn" }));
     let run = owner
         .call("getRun", json!({ "run": session }))

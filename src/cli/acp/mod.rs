@@ -33,7 +33,7 @@ use super::args::AcpArgs;
 use super::exit::Exit;
 use super::out;
 use super::session::{websocket_url, Failure, DEFAULT_URL};
-use connection::{Connection, Incoming};
+use connection::{Connection, Incoming, Responder};
 use serde::de::DeserializeOwned;
 use serde_json::{json, Value};
 use session::{Inbox, Opening, Start};
@@ -116,7 +116,8 @@ impl Router {
             // Notifications: `session/cancel`; any other is ignored, as JSON-RPC says.
             if method == "session/cancel" {
                 if let Ok(cancel) = serde_json::from_value::<wire::CancelNotification>(params) {
-                    self.pass(&cancel.session_id.clone(), Inbox::Cancel, |_| {});
+                    // A cancel for a session not open here has nothing to cancel.
+                    let _ = self.pass(&cancel.session_id, Inbox::Cancel);
                 }
             }
             return;
@@ -172,47 +173,27 @@ impl Router {
                 }
             }
             "session/prompt" => {
-                let responder = c.responder(id);
-                match read::<wire::PromptRequest>(params) {
-                    Ok(request) => {
-                        let session = request.session_id.clone();
-                        self.pass(&session, Inbox::Prompt(request, responder), |m| {
-                            if let Inbox::Prompt(_, responder) = m {
-                                responder.respond_with_error(unknown_session(&session));
-                            }
-                        });
-                    }
-                    Err(e) => responder.respond_with_error(e),
-                }
+                self.forward(
+                    id,
+                    params,
+                    |r: &wire::PromptRequest| &r.session_id,
+                    Inbox::Prompt,
+                );
             }
             "session/set_mode" => {
-                let responder = c.responder(id);
-                match read::<wire::SetModeRequest>(params) {
-                    Ok(request) => {
-                        let session = request.session_id.clone();
-                        self.pass(&session, Inbox::SetMode(request, responder), |m| {
-                            if let Inbox::SetMode(_, responder) = m {
-                                responder.respond_with_error(unknown_session(&session));
-                            }
-                        });
-                    }
-                    Err(e) => responder.respond_with_error(e),
-                }
+                self.forward(
+                    id,
+                    params,
+                    |r: &wire::SetModeRequest| &r.session_id,
+                    Inbox::SetMode,
+                );
             }
-            "session/set_config_option" => {
-                let responder = c.responder(id);
-                match read::<wire::SetConfigOptionRequest>(params) {
-                    Ok(request) => {
-                        let session = request.session_id.clone();
-                        self.pass(&session, Inbox::SetConfig(request, responder), |m| {
-                            if let Inbox::SetConfig(_, responder) = m {
-                                responder.respond_with_error(unknown_session(&session));
-                            }
-                        });
-                    }
-                    Err(e) => responder.respond_with_error(e),
-                }
-            }
+            "session/set_config_option" => self.forward(
+                id,
+                params,
+                |r: &wire::SetConfigOptionRequest| &r.session_id,
+                Inbox::SetConfig,
+            ),
             other => c.responder::<Value>(id).respond_with_error(Error::new(
                 code::METHOD_NOT_FOUND,
                 format!("rummy acp does not serve {other}"),
@@ -234,16 +215,37 @@ impl Router {
         ));
     }
 
-    /// Gives `message` to session `id`; `refuse` answers it when there is no such session.
-    fn pass(&mut self, id: &str, message: Inbox, refuse: impl FnOnce(Inbox)) {
-        let sent = match self.sessions.get(id) {
-            Some(tx) => tx.send(message).map_err(|e| e.0),
-            None => Err(message),
-        };
-        if let Err(message) = sent {
-            self.sessions.remove(id);
-            refuse(message);
+    /// Reads a session's request as `T` and gives it to the session `session_of` names, as
+    /// `wrap` makes it; one for a session not open here is answered -32002.
+    fn forward<T: DeserializeOwned, R: serde::Serialize>(
+        &mut self,
+        id: Value,
+        params: Value,
+        session_of: impl Fn(&T) -> &String,
+        wrap: impl FnOnce(T, Responder<R>) -> Inbox,
+    ) {
+        let responder = self.connection.responder(id);
+        match read::<T>(params) {
+            Ok(request) => {
+                let session = session_of(&request).clone();
+                if let Some(message) = self.pass(&session, wrap(request, responder)) {
+                    message.refuse(unknown_session(&session));
+                }
+            }
+            Err(e) => responder.respond_with_error(e),
         }
+    }
+
+    /// Gives `message` to session `id`; hands it back when there is no such session.
+    fn pass(&mut self, id: &str, message: Inbox) -> Option<Inbox> {
+        let undelivered = match self.sessions.get(id) {
+            Some(tx) => tx.send(message).err().map(|e| e.0),
+            None => Some(message),
+        };
+        if undelivered.is_some() {
+            self.sessions.remove(id);
+        }
+        undelivered
     }
 }
 

@@ -78,6 +78,18 @@ pub enum Inbox {
     },
 }
 
+impl Inbox {
+    /// Answers a request that cannot be taken with `error`; anything else is dropped.
+    pub fn refuse(self, error: AcpError) {
+        match self {
+            Inbox::Prompt(_, responder) => responder.respond_with_error(error),
+            Inbox::SetMode(_, responder) => responder.respond_with_error(error),
+            Inbox::SetConfig(_, responder) => responder.respond_with_error(error),
+            Inbox::Cancel | Inbox::Answer { .. } | Inbox::Ran { .. } => {}
+        }
+    }
+}
+
 /// The two modes, as the editor lists them.
 const MODES: [(&str, &str, &str); 2] = [
     (

@@ -14,6 +14,16 @@ use std::collections::{HashMap, HashSet};
 use std::path::Path;
 use tokio::sync::mpsc;
 
+impl Start {
+    /// Answers `session/new` or `session/load` with why the session could not open.
+    fn refuse(self, error: AcpError) {
+        match self {
+            Start::New(_, responder) => responder.respond_with_error(error),
+            Start::Load(_, responder) => responder.respond_with_error(error),
+        }
+    }
+}
+
 /// Opens the session's project and answers `session/new` or `session/load`; `None` when it
 /// could not be opened (the editor was told why).
 pub(super) async fn begin(
@@ -31,14 +41,7 @@ pub(super) async fn begin(
     let (client, root) = match opened {
         Ok(opened) => opened,
         Err(e) => {
-            match start {
-                Start::New(_, responder) => {
-                    responder.respond_with_error(e);
-                }
-                Start::Load(_, responder) => {
-                    responder.respond_with_error(e);
-                }
-            }
+            start.refuse(e);
             return None;
         }
     };
@@ -66,14 +69,7 @@ pub(super) async fn begin(
         down: false,
     };
     if let Err(e) = session.load_models().await {
-        match start {
-            Start::New(_, responder) => {
-                responder.respond_with_error(e);
-            }
-            Start::Load(_, responder) => {
-                responder.respond_with_error(e);
-            }
-        }
+        start.refuse(e);
         return None;
     }
     match start {
