@@ -1,8 +1,8 @@
 //! End-to-end behaviour, one module per area.
 
 mod accepts;
-mod acp;
 mod access;
+mod acp;
 mod approvals;
 mod audit;
 mod binary;
