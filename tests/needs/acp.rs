@@ -361,13 +361,17 @@ async fn project_client(server: &TestServer, root: &Path) -> RpcClient {
 
 /// The editor's first prompt starts a run named after the session, in act mode with the
 /// server's only model: the reply's prose streams as the agent's message without its tool
-/// tags, the edit is a pending tool call with its diff, asked with three options; allowed
+/// tags (its reasoning and `<think>` as the agent's thought), the edit is a pending tool call
+/// with its diff, asked with three options; allowed
 /// once, the file changes, the tool call completes, the status report is said, and the prompt
 /// ends `end_turn`. The run is an ordinary run: another client reads it by the session's id.
 async fn an_editor_prompts_a_run_and_accepts_its_edit() {
     let server = TestServer::start().await;
     let (_dir, root) = project();
-    server.provider.push(Reply::content(EDIT_A));
+    server.provider.push(
+        Reply::content(format!("<think>old must go</think>{EDIT_A}"))
+            .reasoning("reading the request"),
+    );
     server.provider.push(Reply::content(DONE));
     let mut editor = Editor::start(&server.url(), &[], &[]).await;
     let session = editor.open(&root).await;
@@ -422,6 +426,13 @@ async fn an_editor_prompts_a_run_and_accepts_its_edit() {
     );
     assert!(text.contains("editing a.txt\n"), "{text:?}");
     assert!(text.ends_with("a.txt now says new\n"), "{text:?}");
+    // The provider's reasoning and the reply's <think> are the agent's thought, not its message.
+    let thought: String = editor
+        .updates("agent_thought_chunk")
+        .iter()
+        .map(|u| u["content"]["text"].as_str().unwrap_or_default().to_owned())
+        .collect();
+    assert_eq!(thought, "reading the requestold must go");
     let completed = editor
         .updates("tool_call_update")
         .into_iter()

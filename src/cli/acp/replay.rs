@@ -5,23 +5,13 @@
 use super::convert;
 use super::wire as acp;
 use rummy_client::results::{HistoryItem, ToolName};
-use rummy_client::{CallError, Client};
 
 /// The loops a load replays: the newest ones.
 pub const LOOPS_REPLAYED: usize = 50;
 
-/// The history entries a replay reads, the newest (a run's history can be longer).
-const ENTRIES_READ: i64 = 1000;
-
-/// The updates that replay run `run` of the project rooted at `root`.
-pub async fn updates(
-    client: &mut Client,
-    run: &str,
-    root: &str,
-) -> Result<Vec<acp::SessionUpdate>, CallError> {
-    let page = client.get_run_page(run, ENTRIES_READ, 0).await?;
-    Ok(of_history(&page.history, root))
-}
+/// The history entries a load reads, the newest (a run's history can be longer than one
+/// answer holds).
+pub const ENTRIES_READ: i64 = 1000;
 
 /// The loop a prompt entry (`prompt://N`) begins.
 fn loop_number(item: &HistoryItem) -> Option<i64> {

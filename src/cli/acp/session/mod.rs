@@ -394,18 +394,23 @@ impl Session {
             return;
         }
         match note {
+            // Reasoning a provider streams apart is thought as it is; the text is filtered, in
+            // its own sequence (the two streams interleave).
+            Notification::UiRender(render) if render.reasoning => {
+                self.send(acp::SessionUpdate::AgentThoughtChunk {
+                    content: acp::ContentBlock::text(render.text),
+                });
+            }
             Notification::UiRender(render) => {
                 if !render.append {
                     self.prose = Prose::new();
                 }
                 for piece in self.prose.push(&render.text) {
-                    let update = match (piece, render.reasoning) {
-                        (Piece::Text(text), false) => acp::SessionUpdate::message(text),
-                        (Piece::Text(text) | Piece::Thought(text), _) => {
-                            acp::SessionUpdate::AgentThoughtChunk {
-                                content: acp::ContentBlock::text(text),
-                            }
-                        }
+                    let update = match piece {
+                        Piece::Text(text) => acp::SessionUpdate::message(text),
+                        Piece::Thought(text) => acp::SessionUpdate::AgentThoughtChunk {
+                            content: acp::ContentBlock::text(text),
+                        },
                     };
                     self.send(update);
                 }

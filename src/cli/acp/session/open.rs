@@ -190,7 +190,13 @@ impl Session {
 
     /// `session/load`: the run whose alias is the session id, replayed, then followed.
     pub(super) async fn load(&mut self) -> Result<(), AcpError> {
-        let snapshot = match self.client.get_run(&self.id, None).await {
+        // The newest entries only: a long run's whole history may not fit one answer, and the
+        // replay, the pending proposals and the open tool calls are all recent.
+        let snapshot = match self
+            .client
+            .get_run_page(&self.id, replay::ENTRIES_READ, 0)
+            .await
+        {
             Ok(snapshot) => snapshot,
             Err(CallError::Rpc(e)) if e.kind() == Some("not_found") => {
                 return Err(AcpError::new(
@@ -207,10 +213,7 @@ impl Session {
         if let Some(model) = snapshot.model.clone() {
             self.model = model;
         }
-        let updates = replay::updates(&mut self.client, &self.id, &self.root)
-            .await
-            .map_err(|e| call_error("reading the run's history", e))?;
-        for update in updates {
+        for update in replay::of_history(&snapshot.history, &self.root) {
             self.send(update);
         }
         for item in &snapshot.history {
