@@ -315,11 +315,14 @@ fn make_private_dir(dir: &Path) -> std::io::Result<()> {
 fn probe(helper: &Path, config: &Config, cgroups: Option<&CgroupRoot>) -> Report {
     static PROBES: AtomicU64 = AtomicU64::new(0);
     let n = PROBES.fetch_add(1, Ordering::Relaxed);
-    let root = match new_probe_dir(n) {
-        Ok(root) => root,
+    let dir = match new_probe_dir(n) {
+        Ok(dir) => dir,
         Err(e) => return Report::failed(&format!("cannot make a probe directory: {e}")),
     };
-    let root = root.canonicalize().unwrap_or(root);
+    let root = dir
+        .path()
+        .canonicalize()
+        .unwrap_or_else(|_| dir.path().to_path_buf());
     let made = cgroups.and_then(|c| {
         c.make(
             &format!("{}-probe{n}", std::process::id()),
@@ -342,33 +345,20 @@ fn probe(helper: &Path, config: &Config, cgroups: Option<&CgroupRoot>) -> Report
     if let Some(made) = made {
         made.remove();
     }
-    let _ = std::fs::remove_dir_all(&root);
+    // Dropping `dir` removes it with what the probe left in it.
     report
 }
 
-/// A new, empty, private (0700) directory under the temporary directory for probe `n`. Made
-/// exclusively under a random name: a directory a probe left behind (its process killed
-/// mid-probe) — perhaps another user's, under a process id reused since — is never taken for
-/// this probe's own.
-fn new_probe_dir(n: u64) -> std::io::Result<PathBuf> {
-    use std::os::unix::fs::DirBuilderExt;
-    let mut taken = None;
-    for _ in 0..8 {
-        let mut nonce = [0u8; 8];
-        getrandom::fill(&mut nonce).map_err(std::io::Error::other)?;
-        let name = format!(
-            "rummy-probe-{}-{n}-{:016x}",
-            std::process::id(),
-            u64::from_le_bytes(nonce)
-        );
-        let dir = std::env::temp_dir().join(name);
-        match std::fs::DirBuilder::new().mode(0o700).create(&dir) {
-            Ok(()) => return Ok(dir),
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => taken = Some(e),
-            Err(e) => return Err(e),
-        }
-    }
-    Err(taken.unwrap_or_else(|| std::io::Error::other("no free name")))
+/// A new, empty, private (0700) directory under the temporary directory for probe `n`,
+/// removed whole when dropped. Made exclusively under a random name (tempfile): a directory a
+/// probe left behind (its process killed mid-probe) — perhaps another user's, under a process id
+/// reused since — is never taken for this probe's own.
+fn new_probe_dir(n: u64) -> std::io::Result<tempfile::TempDir> {
+    use std::os::unix::fs::PermissionsExt;
+    tempfile::Builder::new()
+        .prefix(&format!("rummy-probe-{}-{n}-", std::process::id()))
+        .permissions(std::fs::Permissions::from_mode(0o700))
+        .tempdir()
 }
 
 fn run_probe(helper: &Path, spec: &Spec) -> Report {
@@ -437,12 +427,14 @@ mod helper_tests {
         use std::os::unix::fs::PermissionsExt;
         let first = super::new_probe_dir(0).unwrap();
         let second = super::new_probe_dir(0).unwrap();
-        assert!(first != second, "{first:?} reused");
+        assert!(first.path() != second.path(), "{first:?} reused");
         for dir in [&first, &second] {
-            let mode = std::fs::metadata(dir).unwrap().permissions().mode() & 0o777;
+            let mode = std::fs::metadata(dir.path()).unwrap().permissions().mode() & 0o777;
             assert_eq!(mode, 0o700);
-            assert_eq!(std::fs::read_dir(dir).unwrap().count(), 0);
-            std::fs::remove_dir(dir).unwrap();
+            assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
         }
+        let kept = first.path().to_path_buf();
+        drop(first);
+        assert!(!kept.exists(), "a dropped probe directory is removed");
     }
 }
