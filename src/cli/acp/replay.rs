@@ -25,16 +25,13 @@ pub fn of_history(history: &[HistoryItem], root: &str) -> Vec<acp::SessionUpdate
         .filter(|i| loop_number(i).is_some())
         .collect();
     prompts.sort_by_key(|p| loop_number(p));
-    let first_turn = match prompts.len().checked_sub(LOOPS_REPLAYED) {
-        Some(skip) => prompts.get(skip).map_or(0, |p| p.turn),
-        None => 0,
+    // The older loops are left out with their work.
+    let skip = prompts.len().saturating_sub(LOOPS_REPLAYED);
+    let prompts = &prompts[skip..];
+    let first_turn = match prompts.first() {
+        Some(first) if skip > 0 => first.turn,
+        _ => 0,
     };
-    let prompts: Vec<&HistoryItem> = prompts
-        .into_iter()
-        .rev()
-        .take(LOOPS_REPLAYED)
-        .rev()
-        .collect();
     let mut work: Vec<&HistoryItem> = history
         .iter()
         .filter(|i| i.path.contains("://turn_") && i.turn >= first_turn)

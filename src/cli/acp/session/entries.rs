@@ -7,6 +7,7 @@ use crate::cli::acp::commands::{self, Job, Ran};
 use crate::cli::acp::convert::{self, Rule};
 use crate::cli::acp::wire as acp;
 use crate::cli::render;
+use rummy_client::bodies::Applied;
 use rummy_client::params::{StreamAbortedParams, StreamCompletedParams, StreamParams};
 use rummy_client::results::{HistoryItem, ProposalKind, State, ToolName};
 use rummy_client::{CallError, Decision};
@@ -15,7 +16,7 @@ impl Session {
     /// One changed entry of the run.
     pub(super) async fn item(&mut self, item: &HistoryItem) {
         if item.attributes.contains_key("channel") {
-            self.channel(item);
+            self.channel(item).await;
             return;
         }
         if !item.path.contains("://turn_") {
@@ -209,7 +210,9 @@ impl Session {
             return;
         }
         call.item = Some(item.clone());
-        let mut content = convert::content(item, &self.root, call.old.clone(), &call.output);
+        let old = call.old.clone();
+        let output = self.output(&item.path);
+        let mut content = convert::content(item, &self.root, old, &output);
         if let Some(note) = note {
             content.push(acp::ToolCallContent::text(note));
         }
@@ -228,42 +231,40 @@ impl Session {
         self.send(update);
     }
 
-    /// A command's output channel grew: its tool call shows the output so far.
-    pub(super) fn channel(&mut self, item: &HistoryItem) {
-        let Some(parent) = item
-            .path
-            .rsplit_once('_')
-            .map(|(parent, _)| parent.to_owned())
-        else {
+    /// A command's output channel grew: its tool call shows the output so far. The channel's
+    /// body is kept as the client keeps bodies (an append at its offset, a push seen twice
+    /// once); a body cut in the push, or an append past what is held, is read whole.
+    pub(super) async fn channel(&mut self, item: &HistoryItem) {
+        let Some((parent, _)) = item.path.rsplit_once('_') else {
             return;
         };
-        let body = self.channels.entry(item.path.clone()).or_default();
-        match (&item.body, item.append) {
-            (Some(text), true) => body.push_str(text),
-            (Some(text), false) => *body = text.clone(),
-            (None, _) => return,
-        }
-        let mut output = String::new();
-        for suffix in ["_1", "_2"] {
-            if let Some(text) = self.channels.get(&format!("{parent}{suffix}")) {
-                output.push_str(text);
+        let parent = parent.to_owned();
+        if matches!(self.channels.apply(item), Applied::Truncated | Applied::Gap) {
+            if let Ok(whole) = self.client.read_body(&self.id, &item.path).await {
+                self.channels.set(&item.path, whole);
             }
         }
-        let call = self.calls.entry(parent.clone()).or_default();
-        call.output = output;
-        let Some(shown) = call.item.clone() else {
+        let Some(call) = self.calls.get(&parent) else {
             return;
         };
-        if call.terminal.is_some() {
-            // The editor shows the terminal itself.
+        // The editor shows its own terminal.
+        let Some(shown) = call.item.clone().filter(|_| call.terminal.is_none()) else {
             return;
-        }
-        let content = convert::content(&shown, &self.root, None, &call.output);
+        };
+        let content = convert::content(&shown, &self.root, None, &self.output(&parent));
         self.send(acp::SessionUpdate::ToolCallUpdate(acp::ToolCallUpdate {
             tool_call_id: parent,
             content: Some(content),
             ..acp::ToolCallUpdate::default()
         }));
+    }
+
+    /// The output of the command whose proposal is at `path` so far: stdout, then stderr.
+    fn output(&self, path: &str) -> String {
+        ["_1", "_2"]
+            .iter()
+            .filter_map(|suffix| self.channels.get(&format!("{path}{suffix}")))
+            .collect()
     }
 
     /// After this session accepted a command the server asks its client to run

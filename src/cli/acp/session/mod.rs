@@ -17,6 +17,7 @@ use crate::cli::acp::connection::{Connection, Responder};
 use crate::cli::acp::wire::{self as acp, code, Error as AcpError};
 use open::{begin, call_error};
 use prompt::read_prompt;
+use rummy_client::bodies::Bodies;
 use rummy_client::notifications::RunState;
 use rummy_client::params::{GetParams, RunAttributes};
 use rummy_client::results::HistoryItem;
@@ -122,8 +123,6 @@ struct Call {
     item: Option<HistoryItem>,
     /// The file before an edit (`None`: the edit creates it).
     old: Option<String>,
-    /// The command's output so far, its channels in order.
-    output: String,
     /// The editor's terminal it runs in, when it does.
     terminal: Option<String>,
 }
@@ -143,7 +142,8 @@ struct Session {
     /// Pushes numbered up to this one came before the prompt in flight.
     seq_floor: i64,
     calls: HashMap<String, Call>,
-    channels: HashMap<String, String>,
+    /// Commands' output channels, as the pushes left them.
+    channels: Bodies,
     asking: HashMap<String, Asked>,
     rules: HashSet<Rule>,
     question: Option<HistoryItem>,
@@ -351,6 +351,8 @@ impl Session {
                 .await
                 .map(|_| ())
         } else if self.run_exists {
+            // The server's newest seq, not the pushes this client has read: a push of the last
+            // loop still on its way (a loop-end refresh) must not end this prompt.
             match self.client.get_run_page(&self.id, 1, 0).await {
                 Ok(snapshot) => self.seq_floor = snapshot.last_seq,
                 Err(e) => {

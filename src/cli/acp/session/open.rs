@@ -8,8 +8,11 @@ use crate::cli::acp::convert;
 use crate::cli::acp::prose::Prose;
 use crate::cli::acp::replay;
 use crate::cli::acp::wire::{self as acp, code, Error as AcpError};
+use crate::cli::exit::Exit;
+use crate::cli::session::{unreachable, Failure};
+use rummy_client::bodies::Bodies;
 use rummy_client::params::{HelloParams, Page};
-use rummy_client::{CallError, Client, ClientError, ClientOptions};
+use rummy_client::{CallError, Client, ClientOptions};
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
 use tokio::sync::mpsc;
@@ -57,7 +60,7 @@ pub(super) async fn begin(
         prompt: None,
         seq_floor: 0,
         calls: HashMap::new(),
-        channels: HashMap::new(),
+        channels: Bodies::default(),
         asking: HashMap::new(),
         rules: HashSet::new(),
         question: None,
@@ -103,7 +106,7 @@ async fn open(opening: &Opening, cwd: &Path) -> Result<(Client, String), AcpErro
     options.token = opening.token.clone();
     let mut client = Client::connect(options)
         .await
-        .map_err(|e| unreachable(&opening.url, &e))?;
+        .map_err(|e| failure(unreachable(&opening.url, opening.token.is_some(), &e)))?;
     let (name, root) = crate::cli::session::project_of(cwd, None);
     let here = HelloParams {
         name,
@@ -138,14 +141,18 @@ async fn open(opening: &Opening, cwd: &Path) -> Result<(Client, String), AcpErro
     }
 }
 
-fn unreachable(url: &str, error: &ClientError) -> AcpError {
-    AcpError::new(
-        code::INTERNAL_ERROR,
-        format!(
-            "cannot reach the rummy server at {url}: {error} (start one with `rummy serve`, \
-             set RUMMY_URL, or start rummy acp with --local)"
-        ),
-    )
+/// A failure as the CLI says it, for the editor: what went wrong, then what to do; a token
+/// refused is an authentication error.
+fn failure(failure: Failure) -> AcpError {
+    let code = match failure.exit {
+        Exit::NotAllowed => code::AUTH_REQUIRED,
+        _ => code::INTERNAL_ERROR,
+    };
+    let message = match failure.hint {
+        Some(hint) => format!("{} ({hint})", failure.message),
+        None => failure.message,
+    };
+    AcpError::new(code, message)
 }
 
 /// A call the server refused or could not take, as the editor reads it.

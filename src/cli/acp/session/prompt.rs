@@ -72,30 +72,10 @@ pub(super) fn read_prompt(
 /// The project file a `file://` URI names, relative to `root`; `None` outside the project.
 fn project_file(uri: &str, root: &str) -> Option<String> {
     let path = uri.strip_prefix("file://")?;
-    let path = percent_decode(path);
+    let path = rummy_text::path::decode_component(path);
     let relative = Path::new(&path).strip_prefix(root).ok()?;
     let relative = relative.to_str()?.to_owned();
     (!relative.is_empty()).then_some(relative)
-}
-
-/// `%XX` escapes decoded (as a file URI writes spaces and the like).
-fn percent_decode(text: &str) -> String {
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%' && i + 2 < bytes.len() {
-            let hex = std::str::from_utf8(&bytes[i + 1..i + 3]).unwrap_or("");
-            if let Ok(byte) = u8::from_str_radix(hex, 16) {
-                out.push(byte);
-                i += 3;
-                continue;
-            }
-        }
-        out.push(bytes[i]);
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
 }
 
 #[cfg(test)]
