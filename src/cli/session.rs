@@ -163,23 +163,12 @@ pub struct Session {
 impl Session {
     /// Connects as `args` say and opens the project `intent` needs.
     pub async fn open(args: &ConnectArgs, intent: Intent) -> Result<Session, Failure> {
-        let vars: BTreeMap<String, String> = std::env::vars().collect();
-        let (url, server, max_turns) = if args.local {
-            let (server, max_turns) = start_local(vars.clone()).await?;
-            (
-                format!("{}ws", server.ws_url()),
-                Some(server),
-                Some(max_turns),
-            )
-        } else {
-            let url = args
-                .url
-                .clone()
-                .or_else(|| vars.get("RUMMY_URL").filter(|u| !u.is_empty()).cloned())
-                .unwrap_or_else(|| DEFAULT_URL.to_owned());
-            (websocket_url(&url)?, None, None)
-        };
-        let token = vars.get("RUMMY_TOKEN").filter(|t| !t.is_empty()).cloned();
+        let Reach {
+            url,
+            token,
+            server,
+            max_turns,
+        } = reach(args).await?;
         let cwd = std::env::current_dir()
             .map_err(|e| Failure::new(Exit::Failure, format!("current directory: {e}")))?;
         let (name, root) = project_of(&cwd, args.project.as_deref());
@@ -256,6 +245,45 @@ impl Session {
             server.stop().await;
         }
     }
+}
+
+/// Where a client command's server is, and its token.
+pub struct Reach {
+    /// The server's WebSocket URL.
+    pub url: String,
+    /// `RUMMY_TOKEN`.
+    pub token: Option<String>,
+    /// The server `--local` started in this process.
+    pub server: Option<rummy::ServerHandle>,
+    /// That server's `RUMMY_MAX_TURNS`.
+    pub max_turns: Option<u32>,
+}
+
+/// The server `args` name: with `--local` one started in this process on the home's
+/// database, else `--url`, `RUMMY_URL` or [`DEFAULT_URL`]; with `RUMMY_TOKEN`.
+pub async fn reach(args: &ConnectArgs) -> Result<Reach, Failure> {
+    let vars: BTreeMap<String, String> = std::env::vars().collect();
+    let token = vars.get("RUMMY_TOKEN").filter(|t| !t.is_empty()).cloned();
+    if args.local {
+        let (server, max_turns) = start_local(vars).await?;
+        return Ok(Reach {
+            url: format!("{}ws", server.ws_url()),
+            token,
+            server: Some(server),
+            max_turns: Some(max_turns),
+        });
+    }
+    let url = args
+        .url
+        .clone()
+        .or_else(|| vars.get("RUMMY_URL").filter(|u| !u.is_empty()).cloned())
+        .unwrap_or_else(|| DEFAULT_URL.to_owned());
+    Ok(Reach {
+        url: websocket_url(&url)?,
+        token,
+        server: None,
+        max_turns: None,
+    })
 }
 
 /// The name of the project rooted at `dir` or at a directory above it, among those this
@@ -354,7 +382,7 @@ pub fn project_of(cwd: &std::path::Path, named: Option<&str>) -> (String, String
 
 /// The failure of a server that cannot be reached, or that refused the token, with what to do
 /// about it.
-fn unreachable(url: &str, token: bool, error: &ClientError) -> Failure {
+pub fn unreachable(url: &str, token: bool, error: &ClientError) -> Failure {
     match error {
         ClientError::Rejected {
             status: 401 | 403, ..
@@ -381,8 +409,8 @@ fn unreachable(url: &str, token: bool, error: &ClientError) -> Failure {
     }
 }
 
-/// Starts a server in this process for one command (or `rummy acp`), on the home's database, on a free port.
-pub async fn start_local(
+/// Starts a server in this process for one command, on the home's database, on a free port.
+async fn start_local(
     vars: BTreeMap<String, String>,
 ) -> Result<(rummy::ServerHandle, u32), Failure> {
     let mut config = rummy::env::load(vars)

@@ -2,7 +2,7 @@
 //! official ACP SDK, is in `tests/needs/acp.rs`): what an editor sends wrong is answered with
 //! an error and the agent goes on; with `--local` it runs a server of its own.
 
-use super::cli::{code, rummy, stdout};
+use super::cli::{code, command, rummy, stdout};
 use crate::support::WAIT;
 use pretty_assertions::assert_eq;
 use rummy_testkit::{FakeProvider, Reply};
@@ -80,17 +80,9 @@ struct Agent {
 
 impl Agent {
     fn start(dir: &std::path::Path, args: &[&str], vars: &[(&str, &str)]) -> Agent {
-        let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_rummy"))
-            .arg("acp")
-            .args(args)
-            .current_dir(dir)
-            .env_clear()
-            .env("PATH", std::env::var("PATH").unwrap_or_default())
-            .envs(vars.iter().copied())
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
+        let args: Vec<&str> = std::iter::once("acp").chain(args.iter().copied()).collect();
+        let mut child = command(dir, &args, vars)
             .stderr(Stdio::null())
-            .kill_on_drop(true)
             .spawn()
             .unwrap();
         let stdin = child.stdin.take().unwrap();
@@ -154,7 +146,7 @@ async fn with_local_rummy_acp_runs_its_own_server() {
     let message = refused["error"]["message"].as_str().unwrap();
     assert!(
         message.starts_with("cannot reach the rummy server at ws://127.0.0.1:9/ws: ")
-            && message.ends_with("start rummy acp with --local)"),
+            && message.ends_with("or add --local to run one in this process)"),
         "{refused}"
     );
 

@@ -41,6 +41,18 @@ pub(super) async fn rummy(
     vars: &[(&str, &str)],
     stdin: &str,
 ) -> Output {
+    let mut command = command(dir, args, vars);
+    command.stderr(Stdio::piped());
+    if let Some(url) = url {
+        command.env("RUMMY_URL", url);
+    }
+    let child = command.spawn().unwrap();
+    finish(child, stdin).await
+}
+
+/// `rummy <args>` in `dir` with only `vars` (and `PATH`) in its environment, stdin and stdout
+/// piped, killed when dropped.
+pub(super) fn command(dir: &Path, args: &[&str], vars: &[(&str, &str)]) -> tokio::process::Command {
     let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_rummy"));
     command
         .args(args)
@@ -50,13 +62,8 @@ pub(super) async fn rummy(
         .envs(vars.iter().copied())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
         .kill_on_drop(true);
-    if let Some(url) = url {
-        command.env("RUMMY_URL", url);
-    }
-    let child = command.spawn().unwrap();
-    finish(child, stdin).await
+    command
 }
 
 /// Feeds `stdin` to a child and waits (at most 30 s) for it to end; a child still running

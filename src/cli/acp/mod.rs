@@ -32,12 +32,12 @@ mod wire;
 use super::args::AcpArgs;
 use super::exit::Exit;
 use super::out;
-use super::session::{websocket_url, Failure, DEFAULT_URL};
+use super::session::Failure;
 use connection::{Connection, Incoming, Responder};
 use serde::de::DeserializeOwned;
 use serde_json::{json, Value};
 use session::{Inbox, Opening, Start};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use tokio::sync::mpsc;
 use wire::{code, Error};
 
@@ -58,22 +58,10 @@ pub fn run(args: AcpArgs) -> Exit {
 }
 
 async fn serve(args: AcpArgs) -> Result<(), Failure> {
-    let vars: BTreeMap<String, String> = std::env::vars().collect();
-    let (url, server) = if args.connect.local {
-        let (server, _) = super::session::start_local(vars.clone()).await?;
-        (format!("{}ws", server.ws_url()), Some(server))
-    } else {
-        let url = args
-            .connect
-            .url
-            .clone()
-            .or_else(|| vars.get("RUMMY_URL").filter(|u| !u.is_empty()).cloned())
-            .unwrap_or_else(|| DEFAULT_URL.to_owned());
-        (websocket_url(&url)?, None)
-    };
+    let reach = super::session::reach(&args.connect).await?;
     let opening = Opening {
-        url,
-        token: vars.get("RUMMY_TOKEN").filter(|t| !t.is_empty()).cloned(),
+        url: reach.url,
+        token: reach.token,
         project: args.connect.project.clone(),
         model: args.model.clone(),
         terminal: false,
@@ -88,7 +76,7 @@ async fn serve(args: AcpArgs) -> Result<(), Failure> {
     .await;
     // What was answered before the editor closed stdin still reaches it.
     connection.flush().await;
-    if let Some(server) = server {
+    if let Some(server) = reach.server {
         server.stop().await;
     }
     Ok(())
