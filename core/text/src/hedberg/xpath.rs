@@ -113,12 +113,34 @@ pub fn compiles(pattern: &str) -> bool {
 
 /// The expression compiled, when it is within the bounds ([`limits::xpath_within_bounds`]:
 /// sxd-xpath recurses per nesting level and per operator, so an unbounded pattern could
-/// overflow the stack) and sxd-xpath accepts it.
+/// overflow the stack), names no namespace prefix (see [`names_a_prefix`]) and sxd-xpath
+/// accepts it.
 fn build(pattern: &str) -> Option<XPath> {
-    if !limits::xpath_within_bounds(pattern) {
+    if !limits::xpath_within_bounds(pattern) || names_a_prefix(pattern) {
         return None;
     }
     Factory::new().build(pattern).ok().flatten()
+}
+
+/// True when `pattern` has a qualified name (`svg:rect`, `x:*`, `f:call()`) outside its string
+/// literals. A pattern binds no namespaces, and sxd-xpath panics when it evaluates a name test
+/// whose prefix is unbound, so such a pattern is not an XPath here. In XPath 1.0 a colon
+/// outside a literal is either an axis's `::` or a prefix's `:`.
+fn names_a_prefix(pattern: &str) -> bool {
+    let (mut quote, mut bytes) = (None, pattern.bytes().peekable());
+    while let Some(b) = bytes.next() {
+        match (quote, b) {
+            (Some(q), _) if b == q => quote = None,
+            (Some(_), _) => {}
+            (None, b'"' | b'\'') => quote = Some(b),
+            (None, b':') if bytes.peek() == Some(&b':') => {
+                bytes.next();
+            }
+            (None, b':') => return true,
+            _ => {}
+        }
+    }
+    false
 }
 
 /// What evaluating an XPath against a text gave.

@@ -205,6 +205,32 @@ fn an_xpath_past_its_bounds_is_read_as_a_literal() {
     );
 }
 
+/// A pattern naming a namespace prefix is not read as an XPath (it binds no namespaces), so it
+/// neither selects nor aborts the server: it is a literal, or a glob when it has a wildcard.
+/// A colon inside a literal or an axis's `::` is fine.
+#[test]
+fn an_xpath_with_a_namespace_prefix_is_read_as_a_literal() {
+    let list = r#"<list><item id="1">a</item><item id="2">b</item></list>"#;
+    let prefixed = ["//it:m[@id=\"2\"]", "//x:*", "//item[f:g()]"];
+    let read: Vec<(PatternKind, Result<Option<Found>, Refused>)> = prefixed
+        .iter()
+        .map(|p| (Pattern::compile(p).kind(), hedfilter(p, list)))
+        .collect();
+    assert_eq!(
+        read,
+        [
+            (PatternKind::Literal, Ok(None)),
+            (PatternKind::Glob, Ok(None)),
+            (PatternKind::Literal, Ok(None)),
+        ]
+    );
+    let fine = ["//item[@id='a:b']", "//list/child::item[2]"];
+    let kinds: Vec<PatternKind> = fine.iter().map(|p| Pattern::compile(p).kind()).collect();
+    assert_eq!(kinds, [PatternKind::Xpath, PatternKind::Xpath]);
+    let selected = hedfilter("//list/child::item[2]", list).map(|f| f.map(|f| f.text));
+    assert_eq!(selected, Ok(Some("b".to_string())));
+}
+
 /// The costliest XPaths within the bounds (the deepest nesting, the longest operator chain)
 /// compile and select on a thread with a quarter of the default 2 MiB stack, debug build included.
 #[test]
