@@ -409,6 +409,7 @@ pub async fn serve(
         sandbox,
         admission,
         cluster: cluster.clone(),
+        client_tools: Default::default(),
     };
     let registry = RunRegistry::new(svc.clone()).start();
     let svc_store = svc.store.clone();

@@ -6,7 +6,7 @@ import { h, tokens, codeBadge } from "./dom.js";
 import { diffView } from "./diff.js";
 import { pending, proposalKind, turns, state, byteLength } from "./store.js";
 
-const TOOLS = "get|set|rm|cp|mv|sh|env|ask_user|search|update|think|known|unknown|summarize|ask|act";
+const TOOLS = "get|set|rm|cp|mv|sh|env|ask_user|call|search|update|think|known|unknown|summarize|ask|act";
 const COMMAND_TAGS = new RegExp(`<(${TOOLS})\\b[^>]*?(/>|>[\\s\\S]*?</\\1\\s*>)`, "g");
 
 /** The model's prose without its tool tags (the commands are shown apart, with outcomes). */
@@ -50,7 +50,8 @@ function terminal(run, entry) {
   const quiet = outs.every((c) => !c.body);
   // Until its first output, say what it waits for: a client runs it, or the server.
   const text = quiet && live
-    ? h("span.wait", entry.attributes.runner === "client" ? "waiting for the client running it…" : "waiting for output…")
+    ? h("span.wait", entry.attributes.kind === "call" ? "waiting for the client calling it…"
+      : entry.attributes.runner === "client" ? "waiting for the client running it…" : "waiting for output…")
     : outs.map((c) => h(c.attributes.channel === 2 ? "span.err" : "span", c.body || ""));
   return h("pre.term", { dataset: { path: entry.path, live: live ? "1" : "0" } }, text);
 }
@@ -83,7 +84,7 @@ function command(run, entry, open, actions) {
       codeBadge(entry.status, entry.state)),
     h("div.body", body, showAll(entry, actions)));
   // A command's output is what a person watches: always shown, as it streams.
-  const term = a.kind === "sh" || a.kind === "env" ? terminal(run, entry) : null;
+  const term = a.kind === "sh" || a.kind === "env" || a.kind === "call" ? terminal(run, entry) : null;
   const cut = term ? channels(run, entry).map((c) => showAll(c, actions)) : [];
   return term ? h("div.with-term", details, term, cut) : details;
 }
@@ -173,6 +174,8 @@ function wellShaped(a, kind) {
   switch (kind) {
     case "edit": return optionalString(a.patch) && optionalString(a.path);
     case "sh": case "env": return optionalString(a.command);
+    case "call": return typeof a.server === "string" && typeof a.tool === "string"
+      && a.arguments !== null && typeof a.arguments === "object" && !Array.isArray(a.arguments);
     case "ask_user": return optionalString(a.question)
       && (a.options === undefined || a.options === null
         || (Array.isArray(a.options) && a.options.every((o) => typeof o === "string")));
@@ -191,6 +194,10 @@ export function proposalView(run, entry, actions, first) {
   else if (kind === "sh" || kind === "env") {
     body = [h("pre.term", `$ ${a.command || ""}`),
       canAccept ? null : h("p.muted.runner", "Run by a client, not the server: accept it in the client that runs commands (rummy on the command line, an editor), which runs it there; its output shows here as it streams. From here it can be rejected.")];
+  }
+  else if (kind === "call") {
+    body = [h("pre.term", `${a.server}/${a.tool} ${JSON.stringify(a.arguments, null, 2)}`),
+      h("p.muted.runner", "A tool the client that offered it calls (an editor's MCP server, on its machine): once accepted, that client calls it and its answer shows here.")];
   }
   else if (kind === "ask_user") body = h("div", h("p", a.question || ""), (a.options || []).length ? h("p.muted", `options: ${a.options.join(", ")}`) : null);
   else body = h("pre", text(entry.body) || JSON.stringify(a, null, 2));

@@ -1,4 +1,4 @@
-//! `NotificationHub`: fans notifications out to every session bound to the run's project, and to no other.
+//! `NotificationHub`: fans notifications out to every session bound to the run's project, and to no other; a `tool/call` goes to the one session that offered the tool.
 //!
 //! A session runs only while its connection takes what it writes: a client that stops reading
 //! (a suspended laptop, a stuck plugin) stops its session, and whatever the hub sends it waits
@@ -107,6 +107,17 @@ pub struct Unsubscribe {
 pub struct Publish {
     /// The project.
     pub project_id: ProjectId,
+    /// The notification.
+    pub notify: Notify,
+}
+
+/// A notification for one session (a `tool/call` to the connection that offered the tool).
+/// Answers whether that session is still here to get it.
+#[derive(Message)]
+#[rtype(result = "bool")]
+pub struct Direct {
+    /// The session.
+    pub session: u64,
     /// The notification.
     pub notify: Notify,
 }
@@ -304,6 +315,23 @@ impl NotificationHub {
                 member.behind.do_send(FellBehind { unwritten });
             }
         }
+    }
+}
+
+impl Handler<Direct> for NotificationHub {
+    type Result = bool;
+
+    /// A session past its backlog limit is already being closed: it gets nothing more.
+    fn handle(&mut self, msg: Direct, _: &mut Context<Self>) -> bool {
+        let Some(member) = self.sessions.get(&msg.session) else {
+            return false;
+        };
+        if member.project.is_none() {
+            return false;
+        }
+        member.backlog.queued(msg.notify.text.len());
+        member.notify.do_send(msg.notify);
+        true
     }
 }
 

@@ -26,4 +26,5 @@ pub mod shell;
 pub mod sidecar;
 pub mod store;
 pub mod tokens;
+pub mod tool_calls;
 pub mod turn;

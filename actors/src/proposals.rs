@@ -41,11 +41,16 @@ pub struct Resolution {
     pub push: Push,
     /// The accepted shell command, when the turn waits for its output.
     pub command: Option<String>,
+    /// The accepted call of a client's tool (`Proposed::Call`), when the turn waits for its
+    /// answer.
+    pub call: Option<Proposed>,
 }
 
-/// Whether a resolution accepted a command whose output its turn waits for.
+/// Whether a resolution accepted a command, or a call of a client's tool, whose output its
+/// turn waits for.
 pub fn awaits_output(resolved: &Resolved) -> bool {
-    matches!(resolved.tool, ToolName::Sh | ToolName::Env) && resolved.state == State::Resolved
+    matches!(resolved.tool, ToolName::Sh | ToolName::Env | ToolName::Call)
+        && resolved.state == State::Resolved
 }
 
 /// Logs what an acceptance did on disk: each file written or removed at INFO, a refusal or a
@@ -150,16 +155,26 @@ pub async fn resolve(
                 Recorded::Resolved(resolved) => resolved,
                 Recorded::Stale(state) => return Ok(Err(state)),
             };
-            let command = if awaits_output(&resolved) {
+            let kind = proposal.kind.as_ref().ok();
+            let call = kind.filter(|k| matches!(k, Proposed::Call { .. }));
+            let (command, call) = if awaits_output(&resolved) {
                 let at = StreamWrite {
                     run,
                     ctx: crate::clock::write_ctx(divisor),
                 };
+                // A call is made by the client offering its tool, whoever runs commands.
+                let runner = if call.is_some() {
+                    ShellRunner::Client
+                } else {
+                    runner
+                };
                 streams::await_output(c, at, &resolved.path, runner)?;
-                let kind = proposal.kind.as_ref().ok();
-                kind.and_then(Proposed::command).map(str::to_owned)
+                (
+                    kind.and_then(Proposed::command).map(str::to_owned),
+                    call.cloned(),
+                )
             } else {
-                None
+                (None, None)
             };
             runs::set_status(c, run.run_id, RunStatus::Running, now())?;
             let push = state::push(
@@ -175,6 +190,7 @@ pub async fn resolve(
                 resolved,
                 push,
                 command,
+                call,
             }))
         })
         .await

@@ -1,13 +1,13 @@
-//! What the server pushes, typed: `run/state`, `run/progress`, `run/proposal`, `ui/render` and
-//! `stream/cancelled` are the protocol's own types (`rummy-protocol`), the ones the server
-//! writes; `ui/notify` is read for servers that send it.
+//! What the server pushes, typed: `run/state`, `run/progress`, `run/proposal`, `ui/render`,
+//! `stream/cancelled` and `tool/call` are the protocol's own types (`rummy-protocol`), the ones
+//! the server writes; `ui/notify` is read for servers that send it.
 
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
 use serde_json::Value;
 
 pub use rummy_protocol::notifications::{
-    Proposed, RunProgress, RunProposal, RunState, StreamCancelled, UiRender,
+    Proposed, RunProgress, RunProposal, RunState, StreamCancelled, ToolCall, UiRender,
 };
 
 /// A notification from the server.
@@ -27,6 +27,8 @@ pub enum Notification {
     UiRender(UiRender),
     /// `stream/cancelled`: a command's stream was cancelled.
     StreamCancelled(StreamCancelled),
+    /// `tool/call`: call a tool this connection offered, and answer with `tool/result`.
+    ToolCall(ToolCall),
     /// `ui/notify`: a message for the person.
     UiNotify(UiNotify),
     /// A method this client does not know, or a known one whose params it cannot read.
@@ -53,6 +55,7 @@ impl Notification {
             "run/proposal" => typed(&params, Notification::RunProposal),
             "ui/render" => typed(&params, Notification::UiRender),
             "stream/cancelled" => typed(&params, Notification::StreamCancelled),
+            "tool/call" => typed(&params, Notification::ToolCall),
             "ui/notify" => typed(&params, Notification::UiNotify),
             _ => None,
         };
@@ -70,6 +73,7 @@ impl Notification {
             Notification::RunProposal(_) => "run/proposal",
             Notification::UiRender(_) => "ui/render",
             Notification::StreamCancelled(_) => "stream/cancelled",
+            Notification::ToolCall(_) => "tool/call",
             Notification::UiNotify(_) => "ui/notify",
             Notification::Other { method, .. } => method,
         }
@@ -83,6 +87,7 @@ impl Notification {
             Notification::RunProposal(n) => Some(&n.run),
             Notification::UiRender(n) => Some(&n.run),
             Notification::StreamCancelled(n) => Some(&n.run),
+            Notification::ToolCall(n) => Some(&n.run),
             Notification::UiNotify(n) => n.run.as_deref(),
             Notification::Other { params, .. } => params.get("run").and_then(Value::as_str),
         }

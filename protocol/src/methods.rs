@@ -307,6 +307,24 @@ macro_rules! for_each_method {
                     "reason": "why (default \"cancelled\")",
                 },
             },
+            ToolsOffer tools_offer "tools/offer" ($crate::params::ToolsOfferParams) -> $crate::acks::Ack {
+                requires_hello: true, long_running: false,
+                description: "Offers the run tools this connection calls for it (an editor's MCP servers' tools): the model sees them in act mode and calls them with <call server tool>{json}</call>, each call a proposal of kind call; once accepted, this connection gets tool/call and answers with tool/result. Replaces the connection's earlier offer for that run; tools: [] withdraws it; the offer ends with the connection. Answers {ok}.",
+                params: {
+                    "run": "run alias; the run need not exist yet",
+                    "tools": "every tool offered: [{server, name, description, inputSchema}], server and name of letters, digits, '_', '-' and '.'",
+                },
+            },
+            ToolResult tool_result "tool/result" ($crate::params::ToolResultParams) -> $crate::acks::Ack {
+                requires_hello: true, long_running: false,
+                description: "Answers a tool/call this connection was sent: content goes into channel <path>_1, capped at RUMMY_COMMAND_OUTPUT_BYTES as command output is, resolved (or failed with outcome exit:1 when isError) and the loop goes on; answers {ok, channels}. Refused -32003 from any other connection.",
+                params: {
+                    "run": "run alias",
+                    "path": "the accepted call's proposal path, as tool/call named it",
+                    "content": "what the tool answered, as text",
+                    "isError": "the tool reported an error",
+                },
+            },
             TokenCreate token_create "token/create" ($crate::params::TokenCreateParams) -> $crate::results::MadeToken {
                 requires_hello: false, long_running: false,
                 description: "Admin: makes a token for a user (made on first use); answers {token, id, user, prefix, admin, projects, createdAt, expiresAt} — the only time the token's text is shown.",

@@ -1,5 +1,5 @@
-//! What the server pushes: `run/state`, `run/progress`, `run/proposal`, `ui/render` and
-//! `stream/cancelled`.
+//! What the server pushes: `run/state`, `run/progress`, `run/proposal`, `ui/render`,
+//! `stream/cancelled` and `tool/call`.
 //!
 //! Every type but [`RunState`] is written by the server as it is, straight to text, so its
 //! fields are declared in the order of their wire names (the order in which the server has
@@ -31,6 +31,10 @@ impl Push for RunProposal {
 
 impl Push for UiRender {
     const METHOD: &'static str = "ui/render";
+}
+
+impl Push for ToolCall {
+    const METHOD: &'static str = "tool/call";
 }
 
 impl Push for StreamCancelled {
@@ -199,6 +203,22 @@ pub struct StreamCancelled {
     pub reason: Option<String>,
     /// The run.
     pub run: String,
+}
+
+/// `tool/call`: a person accepted a call of a tool this connection offered; the client calls
+/// it and answers with `tool/result`. Sent to the offering connection alone.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolCall {
+    /// The call's arguments, a JSON object.
+    pub arguments: Map<String, Value>,
+    /// The call's proposal path, which `tool/result` names.
+    pub path: String,
+    /// The run.
+    pub run: String,
+    /// The MCP server holding the tool.
+    pub server: String,
+    /// The tool.
+    pub tool: String,
 }
 
 #[cfg(test)]

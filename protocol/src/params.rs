@@ -475,6 +475,49 @@ pub struct StreamParams {
     pub chunk: String,
 }
 
+/// One tool a client offers a run: an MCP tool of a server the client runs.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[serde(rename_all = "camelCase")]
+pub struct OfferedTool {
+    /// The name of the MCP server holding the tool, as the client knows it.
+    pub server: String,
+    /// The tool's name on that server.
+    pub name: String,
+    /// What the tool does, for the model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// The JSON Schema of the tool's arguments (an object schema).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input_schema: Option<Value>,
+}
+
+/// `tools/offer`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ToolsOfferParams {
+    /// Run alias (the run need not exist yet).
+    pub run: String,
+    /// Every tool this connection offers the run; empty withdraws its offer.
+    pub tools: Vec<OfferedTool>,
+}
+
+/// `tool/result`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolResultParams {
+    /// Run alias.
+    pub run: String,
+    /// The accepted call's proposal path.
+    pub path: String,
+    /// What the tool answered, as text.
+    pub content: String,
+    /// Whether the tool reported an error.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub is_error: bool,
+}
+
 /// `stream/completed`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -120,6 +120,8 @@ wire_words! {
         Update = "update",
         /// Ask the user a question.
         AskUser = "ask_user",
+        /// Call a tool a client offered the run.
+        Call = "call",
     }
 }
 
@@ -161,6 +163,9 @@ wire_words! {
         Env = "env",
         /// `ask_user`: a question (`question`, `options`), answered by the accepting client.
         AskUser = "ask_user",
+        /// `call`: a call of a tool a client offered (`server`, `tool`, `arguments`), made by
+        /// that client once accepted; its result streams into its channel 1.
+        Call = "call",
     }
 }
 

@@ -7,7 +7,7 @@ use super::out::{eprintln_failure, print};
 use super::render;
 use super::session::{Failure, Intent, Session};
 use rummy_client::params::GetEntriesParams;
-use rummy_client::results::State;
+use rummy_client::results::{HistoryItem, ProposalKind, State};
 use rummy_client::Decision;
 use serde_json::Value;
 use std::io::Write;
@@ -77,7 +77,14 @@ async fn run_here(session: &mut Session, run: &str, path: &str) -> Result<(), Fa
         .get_run(run, None)
         .await
         .map_err(|e| Failure::call("reading the command", e))?;
-    let Some(item) = snapshot.history.iter().find(|i| i.path == path) else {
+    let command =
+        |i: &&HistoryItem| matches!(i.proposal(), Some(ProposalKind::Sh | ProposalKind::Env));
+    let Some(item) = snapshot
+        .history
+        .iter()
+        .filter(command)
+        .find(|i| i.path == path)
+    else {
         return Ok(());
     };
     let command = render::target(item);

@@ -102,6 +102,26 @@ pub fn proposal_lines(item: &HistoryItem, style: Style) -> Vec<String> {
                 style.magenta(&format!("$ {target}"))
             ));
         }
+        "call" => {
+            // The tool a client offered, and the arguments it is to be called with.
+            let tool = format!(
+                "{}/{}",
+                item.attr("server").unwrap_or_default(),
+                item.attr("tool").unwrap_or_default()
+            );
+            lines.push(format!(
+                "{mark} {} {}",
+                style.bold("call"),
+                style.magenta(&tool)
+            ));
+            let arguments = item
+                .attributes
+                .get("arguments")
+                .cloned()
+                .unwrap_or_default();
+            let shown = serde_json::to_string_pretty(&arguments).unwrap_or_default();
+            lines.extend(shown.lines().map(|l| format!("    {}", style.dim(l))));
+        }
         "ask_user" => {
             lines.push(format!("{mark} {} {target}", style.bold("question")));
             if let Some(options) = item.body.as_deref().filter(|b| !b.is_empty()) {

@@ -226,7 +226,7 @@ impl Session {
         let hello = HelloParams {
             name: name.clone(),
             project_root: root.clone(),
-            client_version: Some("2.0.0".into()),
+            client_version: Some("2.1.0".into()),
             ..HelloParams::default()
         };
         match session.client.hello(hello).await {

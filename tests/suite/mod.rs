@@ -10,6 +10,7 @@ mod bounded;
 mod cli;
 mod cli_truth;
 mod client;
+mod client_tools;
 mod clients;
 mod compose;
 mod crash;

@@ -224,7 +224,7 @@ async fn hello_refuses_mismatch_and_moved_projects() {
         )
         .await
         .unwrap();
-    assert_eq!(ok["protocolVersion"], json!("2.0.0"));
+    assert_eq!(ok["protocolVersion"], json!("2.1.0"));
     assert_eq!(ok["projectRoot"], json!(server.project_root("demo")));
     assert!(ok["projectId"].is_i64());
     let elsewhere = server.project_root("elsewhere");
@@ -295,6 +295,8 @@ async fn discover_lists_the_routing_table() {
             "token/create",
             "token/list",
             "token/revoke",
+            "tool/result",
+            "tools/offer",
             "update",
         ]
     );
@@ -316,6 +318,7 @@ async fn discover_lists_the_routing_table() {
             "run/proposal",
             "run/state",
             "stream/cancelled",
+            "tool/call",
             "ui/render"
         ]
     );

@@ -288,7 +288,7 @@ async fn invalid_frontmatter_is_refused_naming_the_field() {
         (err.code, err.message.as_str()),
         (
             -32602,
-            "skill \"bad\": invalid frontmatter field allowedTools: \"grep\" is not a tool (the tools are get, search, env, think, set, cp, mv, rm, sh, update, ask_user)"
+            "skill \"bad\": invalid frontmatter field allowedTools: \"grep\" is not a tool (the tools are get, search, env, think, set, cp, mv, rm, sh, update, ask_user, call)"
         )
     );
     assert_eq!(skills, json!([]));

@@ -1,13 +1,15 @@
-//! Resolving the proposal a run's loop waits on: the resolution (read, disk work, write) on the actor's context, then the turn resumed — or, for an accepted `sh`/`env`, the wait for its output.
+//! Resolving the proposal a run's loop waits on: the resolution (read, disk work, write) on the actor's context, then the turn resumed — or, for an accepted `sh`/`env` or `call`, the wait for its output (a call sent to the client offering its tool).
 
 use super::output::OutputWait;
 use super::RunActor;
 use crate::services::Services;
 use crate::shell::ShellJob;
+use crate::tool_calls;
 use crate::turn::Start;
 use actix::prelude::*;
 use rummy_core::config::ShellRunner;
 use rummy_core::orchestration::{Input, Then};
+use rummy_core::tools::proposal::Proposed;
 use rummy_core::turn::proposals::{Decision, Resolved};
 use rummy_core::turn::streams::Awaited;
 use rummy_core::wire::{ErrorKind, RpcError};
@@ -122,6 +124,24 @@ impl RunActor {
             let resolved = done.resolved;
             act.svc
                 .publish_state(act.run.project_id, &act.alias, &done.push);
+            // An accepted call of a client's tool goes to the client offering it; its turn
+            // waits for the answer as for a command's output.
+            if let Some(Proposed::Call {
+                server,
+                tool,
+                arguments,
+            }) = done.call
+            {
+                let accepted = tool_calls::Accepted {
+                    alias: act.alias.to_string(),
+                    path: resolved.path.clone(),
+                    server,
+                    tool,
+                    arguments,
+                };
+                let svc = act.svc.clone();
+                actix_rt::spawn(async move { tool_calls::send(&svc, run, accepted).await });
+            }
             let then = if crate::proposals::awaits_output(&resolved) {
                 let awaited = Awaited {
                     path: resolved.path.clone(),

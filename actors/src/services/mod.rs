@@ -4,6 +4,7 @@
 //! that act with `Services` (`files`, `proposals`, `shell`, `turn`): it never depends on
 //! what uses it, so no module and `Services` need each other.
 
+pub mod client_tools;
 pub mod locks;
 pub mod sandbox;
 pub mod shell;
@@ -53,6 +54,8 @@ pub struct Services {
     /// The other server processes on the same PostgreSQL database, and this one's hold on its
     /// runs; `None` on SQLite (one process).
     pub cluster: Option<Cluster>,
+    /// The tools clients offer runs, and the accepted calls waiting for their client.
+    pub client_tools: client_tools::ClientTools,
 }
 
 impl Services {

@@ -57,6 +57,8 @@ pub struct Call {
     pub project: Option<Binding>,
     /// Who the session acts for, when known before a hello (a Bearer token on the upgrade).
     pub caller: Option<Caller>,
+    /// The session's id (its connection's, for what only that connection may do).
+    pub session: u64,
 }
 
 impl Call {

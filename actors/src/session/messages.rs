@@ -291,6 +291,7 @@ impl SessionActor {
             deps: self.deps.clone(),
             project: self.project.clone(),
             caller: self.caller.clone(),
+            session: self.id,
         };
         let refused = Rc::clone(&self.refused);
         let span = tracing::info_span!(

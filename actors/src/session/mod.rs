@@ -410,6 +410,12 @@ impl Actor for SessionActor {
 
     fn stopping(&mut self, _: &mut Self::Context) -> Running {
         self.deps.svc.hub.do_send(Unsubscribe { session: self.id });
+        // Its offers end with it; the calls it left unanswered fail, and their turns go on.
+        let orphaned = self.deps.svc.client_tools.forget_session(self.id);
+        if !orphaned.is_empty() {
+            let svc = self.deps.svc.clone();
+            actix_rt::spawn(async move { crate::tool_calls::orphaned(&svc, orphaned).await });
+        }
         self.deps.tokens.do_send(Unwatch { session: self.id });
         if let Some(socket) = &self.socket {
             socket.stop_reading();

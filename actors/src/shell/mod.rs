@@ -13,9 +13,14 @@
 
 mod runner;
 
+use crate::clock::now;
 use crate::services::shell::ShellRegistry;
 use crate::services::Services;
+use rummy_core::turn::state;
+use rummy_core::turn::streams::{self, StreamEnd, StreamWrite};
 use rummy_store::entries::RunRef;
+use rummy_store::notifications::Recorded;
+use rummy_store::{runs, StoreError};
 use std::path::PathBuf;
 
 /// An accepted command to run.
@@ -48,4 +53,61 @@ impl ShellRegistry {
         };
         actix_rt::spawn(runner::run(svc.clone(), self.clone(), job, stop));
     }
+}
+
+/// One write of an accepted command's (or call's) output: the chunks appended — each kept
+/// within `cap` bytes per channel when given (output a client produced; the server's runner
+/// caps its own) — then the channels settled if `end`, then `run/state` pushed with the run's
+/// status as it stands. Answers the channels settled.
+pub(crate) async fn write_output(
+    svc: &Services,
+    run: RunRef,
+    path: String,
+    chunks: Vec<(u32, String)>,
+    end: Option<StreamEnd>,
+    cap: Option<usize>,
+) -> Result<Vec<String>, StoreError> {
+    let divisor = svc.config.limits.token_divisor;
+    let bounds = svc.store.bounds();
+    let (alias, pushed, settled): (String, Recorded, Vec<String>) =
+        svc.store
+            .write(move |c| {
+                let at = StreamWrite {
+                    run,
+                    ctx: crate::clock::write_ctx(divisor),
+                };
+                let mut appended = Vec::new();
+                for (channel, text) in &chunks {
+                    match cap {
+                        Some(cap) => appended
+                            .extend(streams::append_capped(c, at, &path, *channel, text, cap)?),
+                        None => appended.push(streams::append(c, at, &path, *channel, text)?),
+                    }
+                }
+                let mut settled = Vec::new();
+                if let Some(end) = &end {
+                    settled = streams::settle(c, at, &path, end)?;
+                    // A settled channel's body is what was pushed already: only its state goes out
+                    // (with what this write appended to it, if anything).
+                    for unchanged in streams::unchanged(c, run.run_id, &settled)? {
+                        if !appended.iter().any(|a| a.path == unchanged.path) {
+                            appended.push(unchanged);
+                        }
+                    }
+                }
+                let stored = runs::by_id(c, run.run_id)?;
+                let pushed = state::push_appended(
+                    c,
+                    stored.id,
+                    stored.last_turn(),
+                    stored.status,
+                    bounds,
+                    &appended,
+                    now(),
+                )?;
+                Ok((stored.alias, pushed, settled))
+            })
+            .await?;
+    svc.publish_state(run.project_id, &alias, &pushed);
+    Ok(settled)
 }

@@ -10,20 +10,17 @@
 //! with SIGKILL: the command cannot delay its end.
 
 use super::ShellJob;
-use crate::clock::now;
 use crate::services::sandbox::{Mode, Request};
 use crate::services::shell::{kill_group, Key, ShellRegistry, Stop};
 use crate::services::Services;
 use rummy_core::shell::env::command_env;
 use rummy_core::shell::output::{ChannelText, Pending};
 use rummy_core::shell::{end_of, Finish};
-use rummy_core::turn::state;
-use rummy_core::turn::streams::{self, StreamEnd, StreamWrite};
+use rummy_core::turn::streams::StreamEnd;
 use rummy_core::wire::notifications::StreamCancelled;
 use rummy_sandbox::cgroup::CommandCgroups;
 use rummy_store::entries::RunRef;
 use rummy_store::ids::RunId;
-use rummy_store::notifications::Recorded;
 use rummy_store::{projects, runs, StoreError};
 use std::os::unix::process::ExitStatusExt;
 use std::path::PathBuf;
@@ -348,7 +345,9 @@ async fn append(
     if chunks.is_empty() {
         return Ok(());
     }
-    write(svc, run, path.to_owned(), chunks, None).await
+    super::write_output(svc, run, path.to_owned(), chunks, None, None)
+        .await
+        .map(|_| ())
 }
 
 /// Writes the last output and settles the channels as `end` says; with `cancelled`, clients
@@ -361,7 +360,7 @@ async fn settle(
     cancelled: Option<String>,
 ) {
     let path = job.path.clone();
-    if let Err(e) = write(svc, job.run, path, chunks, Some(end)).await {
+    if let Err(e) = super::write_output(svc, job.run, path, chunks, Some(end), None).await {
         tracing::warn!(path = %job.path, error = %e, "cannot settle a command's channels");
         return;
     }
@@ -383,53 +382,4 @@ async fn alias_of(svc: &Services, run_id: RunId) -> String {
         .await
         .map(|run| run.alias)
         .unwrap_or_default()
-}
-
-/// One write: the chunks appended, then the channels settled if `end`, then `run/state`
-/// pushed with the run's status as it stands.
-async fn write(
-    svc: &Services,
-    run: RunRef,
-    path: String,
-    chunks: Vec<(u32, String)>,
-    end: Option<StreamEnd>,
-) -> Result<(), StoreError> {
-    let divisor = svc.config.limits.token_divisor;
-    let bounds = svc.store.bounds();
-    let (alias, pushed): (String, Recorded) = svc
-        .store
-        .write(move |c| {
-            let at = StreamWrite {
-                run,
-                ctx: crate::clock::write_ctx(divisor),
-            };
-            let mut appended = Vec::new();
-            for (channel, text) in &chunks {
-                appended.push(streams::append(c, at, &path, *channel, text)?);
-            }
-            if let Some(end) = &end {
-                let channels = streams::settle(c, at, &path, end)?;
-                // A settled channel's body is what was pushed already: only its state goes out
-                // (with what this write appended to it, if anything).
-                for unchanged in streams::unchanged(c, run.run_id, &channels)? {
-                    if !appended.iter().any(|a| a.path == unchanged.path) {
-                        appended.push(unchanged);
-                    }
-                }
-            }
-            let stored = runs::by_id(c, run.run_id)?;
-            let pushed = state::push_appended(
-                c,
-                stored.id,
-                stored.last_turn(),
-                stored.status,
-                bounds,
-                &appended,
-                now(),
-            )?;
-            Ok((stored.alias, pushed))
-        })
-        .await?;
-    svc.publish_state(run.project_id, &alias, &pushed);
-    Ok(())
 }

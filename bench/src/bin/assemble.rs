@@ -47,6 +47,7 @@ fn bench(files: usize) -> Result<(), String> {
         15,
         None,
         &tools::CommandReach::Offline,
+        &[],
     );
 
     let rows = context_rows(&mut conn, run.run_id).map_err(|e| e.to_string())?;
@@ -130,6 +131,7 @@ fn seed(conn: &mut rummy_store::db::Db, root: &std::path::Path) -> Result<RunRef
             command_index: index,
             search_enabled: false,
             runner: rummy_core::config::ShellRunner::Server,
+            client_tools: std::sync::Arc::default(),
         };
         dispatch(conn, &ctx, call, None, NOW)?;
     }

@@ -36,6 +36,9 @@ pub struct LoopFlags {
     /// The tools the run's active skills allow (`allowedTools`): read from the context, not
     /// the flags.
     pub skill_tools: SkillTools,
+    /// Whether a client offers the run tools (`tools/offer`), which `call` calls: read from
+    /// the offers as the turn starts, not the flags.
+    pub client_tools: bool,
 }
 
 impl From<&RunFlags> for LoopFlags {
@@ -46,6 +49,7 @@ impl From<&RunFlags> for LoopFlags {
             no_web: flags.no_web.unwrap_or(false),
             no_proposals: flags.no_proposals.unwrap_or(false),
             skill_tools: SkillTools::ALL,
+            client_tools: false,
         }
     }
 }
@@ -122,7 +126,7 @@ impl SkillTools {
 }
 
 /// Everything a dispatch needs to know about the turn and the loop.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct DispatchCtx {
     /// Where results are written.
     pub t: TurnRef,
@@ -138,4 +142,6 @@ pub struct DispatchCtx {
     pub search_enabled: bool,
     /// Who runs an accepted `sh`/`env` (the `runner` attribute of their proposals).
     pub runner: ShellRunner,
+    /// The tools clients offer the run as the turn starts, which `call` may call.
+    pub client_tools: std::sync::Arc<[rummy_protocol::params::OfferedTool]>,
 }

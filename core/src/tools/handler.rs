@@ -128,7 +128,8 @@ pub fn bases<'a>(files: impl IntoIterator<Item = (&'a str, Option<&'a str>)>) ->
 /// The attribute a tool's target is stored under; `update` has none.
 pub fn target_key(tool: ToolName) -> Option<&'static str> {
     match tool {
-        ToolName::Update | ToolName::Think => None,
+        // A call's target (`server/tool`) is its `server` and `tool` attributes already.
+        ToolName::Update | ToolName::Think | ToolName::Call => None,
         ToolName::Sh | ToolName::Env => Some("command"),
         ToolName::AskUser => Some("question"),
         ToolName::Get
@@ -153,6 +154,12 @@ pub fn body(call: &ToolCall) -> Option<&str> {
 /// The command's target: the path, command or question it is about.
 pub fn target_of(call: &ToolCall) -> String {
     let attr_target = match call.name {
+        ToolName::Call => {
+            return match (attr(call, "server"), attr(call, "tool")) {
+                (Some(server), Some(tool)) => super::call::qualified(server, tool),
+                _ => String::new(),
+            }
+        }
         ToolName::Sh | ToolName::Env => attr(call, "command"),
         ToolName::AskUser => attr(call, "question"),
         ToolName::Search => attr(call, "path").or_else(|| attr(call, "query")),

@@ -8,6 +8,7 @@
 //! target validation), [`wording`] (shared model-facing texts).
 
 pub mod ask_user;
+pub mod call;
 pub mod context;
 pub mod cp;
 pub mod env;
@@ -39,7 +40,7 @@ pub use sh::CommandReach;
 use std::sync::LazyLock;
 
 /// Every tool, in the order tools are advertised (gather → reason → act → communicate).
-pub const TOOL_ORDER: [ToolName; 11] = ToolName::ALL;
+pub const TOOL_ORDER: [ToolName; 12] = ToolName::ALL;
 
 /// Lifecycle tools: always applied, never aborted by an earlier failure.
 pub const LIFECYCLE: [ToolName; 2] = [ToolName::Update, ToolName::Think];
@@ -60,6 +61,7 @@ pub fn doc(tool: ToolName) -> &'static str {
         ToolName::Sh => sh::DOC,
         ToolName::Update => update::DOC,
         ToolName::AskUser => ask_user::DOC,
+        ToolName::Call => call::DOC,
     }
 }
 
@@ -83,6 +85,7 @@ pub fn handle(h: &mut Handler<'_>, call: &ToolCall) -> Result<ToolResult, StoreE
         ToolName::Mv => cp::run(h, call, cp::Kind::Mv),
         ToolName::Sh | ToolName::Env => sh::run(h, call),
         ToolName::AskUser => ask_user::run(h, call),
+        ToolName::Call => call::run(h, call),
         ToolName::Search => search::run(h, call),
         ToolName::Update => Ok(update::outcome(&update::UpdateSignal::of(call))),
         ToolName::Think => Ok(ToolResult::resolved("", call.body.trim())),
@@ -105,7 +108,8 @@ pub fn view(tool: ToolName, row: &ViewRow, visible: bool) -> String {
         | ToolName::Cp
         | ToolName::Mv
         | ToolName::Rm
-        | ToolName::Sh => {
+        | ToolName::Sh
+        | ToolName::Call => {
             if visible {
                 row.body.clone()
             } else {
@@ -163,12 +167,13 @@ static STRIPPED_PREAMBLE: LazyLock<String> = LazyLock::new(|| strip_rationale(PR
 
 /// The instructions that open the system message: preamble, tool list and the docs of the
 /// active tools in advertised order, `sh`'s and `env`'s saying where their commands run and
-/// what they reach (`reach`).
+/// what they reach (`reach`), `call`'s listing the tools clients offer the run (`offered`).
 pub fn instructions(
     tools: &[ToolName],
     max_commands: usize,
     persona: Option<&str>,
     reach: &CommandReach,
+    offered: &[rummy_protocol::params::OfferedTool],
 ) -> String {
     let ordered: Vec<ToolName> = TOOL_ORDER
         .into_iter()
@@ -180,6 +185,7 @@ pub fn instructions(
         .filter(|(tool, _)| ordered.contains(tool))
         .map(|(tool, doc)| match tool {
             ToolName::Sh | ToolName::Env => reach.fill(doc),
+            ToolName::Call => doc.replace("[%OFFERED%]", &call::listing(offered)),
             _ => doc.clone(),
         })
         .collect();

@@ -49,11 +49,17 @@ pub fn tool_refusal(
         ToolName::AskUser if flags.no_interaction => {
             refused(FailureKind::Permission, wording::NO_INTERACTION)
         }
-        ToolName::AskUser | ToolName::Env | ToolName::Sh if flags.no_proposals => refused(
-            FailureKind::Permission,
-            wording::no_proposals(tool.as_str()),
-        ),
+        ToolName::AskUser | ToolName::Env | ToolName::Sh | ToolName::Call if flags.no_proposals => {
+            refused(
+                FailureKind::Permission,
+                wording::no_proposals(tool.as_str()),
+            )
+        }
         ToolName::Sh if mode == Mode::Ask => refused(FailureKind::Permission, wording::ASK_SH),
+        ToolName::Call if mode == Mode::Ask => refused(FailureKind::Permission, wording::ASK_CALL),
+        ToolName::Call if !flags.client_tools => {
+            refused(FailureKind::Status { code: 501 }, wording::NO_CLIENT_TOOLS)
+        }
         _ if !flags.skill_tools.allows(tool) => refused(
             FailureKind::Permission,
             wording::not_allowed_by_skills(tool.as_str(), &flags.skill_tools.names()),
@@ -68,7 +74,8 @@ pub fn tool_refusal(
         | ToolName::Rm
         | ToolName::Sh
         | ToolName::Update
-        | ToolName::AskUser => None,
+        | ToolName::AskUser
+        | ToolName::Call => None,
     }
 }
 
@@ -120,7 +127,8 @@ pub fn refusal(ctx: &DispatchCtx, call: &ToolCall) -> Option<Refused> {
         | ToolName::Think
         | ToolName::Sh
         | ToolName::Update
-        | ToolName::AskUser => None,
+        | ToolName::AskUser
+        | ToolName::Call => None,
     }
 }
 
@@ -135,7 +143,7 @@ fn unusable(text: &str, multi_line: bool) -> bool {
 
 /// Whether the command's path, destination, command or question is unusable; such a command is not run.
 pub fn invalid_target(call: &ToolCall) -> bool {
-    let strict = ["path", "to", "question", "query"]
+    let strict = ["path", "to", "question", "query", "server", "tool"]
         .iter()
         .filter_map(|name| call.attr(name))
         .any(|v| unusable(v.trim(), false));
@@ -151,7 +159,8 @@ pub fn invalid_target(call: &ToolCall) -> bool {
         | ToolName::Mv
         | ToolName::Rm
         | ToolName::Update
-        | ToolName::AskUser => false,
+        | ToolName::AskUser
+        | ToolName::Call => false,
     };
     let body_target = match call.name {
         ToolName::Get | ToolName::Rm if call.attr("path").is_none() => body(call),
@@ -169,7 +178,8 @@ pub fn invalid_target(call: &ToolCall) -> bool {
         | ToolName::Rm
         | ToolName::Sh
         | ToolName::Update
-        | ToolName::AskUser => None,
+        | ToolName::AskUser
+        | ToolName::Call => None,
     };
     strict || command || body_target.is_some_and(|b| unusable(b, false))
 }

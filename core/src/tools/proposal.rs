@@ -62,6 +62,16 @@ pub enum Proposed {
         #[serde(default)]
         options: Vec<String>,
     },
+    /// `call`: a call of a tool a client offered, made by that client once accepted; its
+    /// answer streams into the proposal's channel.
+    Call {
+        /// The MCP server holding the tool, as the client named it.
+        server: String,
+        /// The tool.
+        tool: String,
+        /// The call's arguments.
+        arguments: Map<String, Value>,
+    },
 }
 
 impl Proposed {
@@ -76,6 +86,7 @@ impl Proposed {
             Proposed::Sh { .. } => Wire::Sh,
             Proposed::Env { .. } => Wire::Env,
             Proposed::AskUser { .. } => Wire::AskUser,
+            Proposed::Call { .. } => Wire::Call,
         }
     }
 
@@ -109,6 +120,15 @@ impl Proposed {
                 put("question", Value::from(question.as_str()));
                 put("options", Value::from(options.clone()));
             }
+            Proposed::Call {
+                server,
+                tool,
+                arguments,
+            } => {
+                put("server", Value::from(server.as_str()));
+                put("tool", Value::from(tool.as_str()));
+                put("arguments", Value::Object(arguments.clone()));
+            }
         }
         map
     }
@@ -130,7 +150,8 @@ impl Proposed {
             Proposed::Rm { .. }
             | Proposed::Sh { .. }
             | Proposed::Env { .. }
-            | Proposed::AskUser { .. } => None,
+            | Proposed::AskUser { .. }
+            | Proposed::Call { .. } => None,
         }
     }
 
@@ -142,7 +163,10 @@ impl Proposed {
             Proposed::Cp { to, .. } => vec![to],
             Proposed::Mv { from, to, .. } => vec![to, from],
             Proposed::Rm { paths } => paths.iter().map(String::as_str).collect(),
-            Proposed::Sh { .. } | Proposed::Env { .. } | Proposed::AskUser { .. } => Vec::new(),
+            Proposed::Sh { .. }
+            | Proposed::Env { .. }
+            | Proposed::AskUser { .. }
+            | Proposed::Call { .. } => Vec::new(),
         }
     }
 
@@ -156,7 +180,8 @@ impl Proposed {
             | Proposed::Rm { .. }
             | Proposed::Sh { .. }
             | Proposed::Env { .. }
-            | Proposed::AskUser { .. } => self.changed(),
+            | Proposed::AskUser { .. }
+            | Proposed::Call { .. } => self.changed(),
         }
     }
 
@@ -168,7 +193,22 @@ impl Proposed {
             | Proposed::Cp { .. }
             | Proposed::Mv { .. }
             | Proposed::Rm { .. }
-            | Proposed::AskUser { .. } => None,
+            | Proposed::AskUser { .. }
+            | Proposed::Call { .. } => None,
+        }
+    }
+
+    /// Whether accepting it opens output channels its turn waits for: an `sh`/`env`'s
+    /// (stdout, stderr), a `call`'s (the tool's answer).
+    pub fn channels(&self) -> &'static [u32] {
+        match self {
+            Proposed::Sh { .. } | Proposed::Env { .. } => &[1, 2],
+            Proposed::Call { .. } => &[1],
+            Proposed::Edit { .. }
+            | Proposed::Cp { .. }
+            | Proposed::Mv { .. }
+            | Proposed::Rm { .. }
+            | Proposed::AskUser { .. } => &[],
         }
     }
 }
@@ -211,6 +251,14 @@ mod tests {
                 question: text("Which?"),
                 options: vec![text("A"), text("B")],
             },
+            Proposed::Call {
+                server: text("docs"),
+                tool: text("search"),
+                arguments: json!({"query": "retry"})
+                    .as_object()
+                    .cloned()
+                    .unwrap_or_default(),
+            },
         ];
         let stored: Vec<Value> = kinds
             .iter()
@@ -226,6 +274,7 @@ mod tests {
                 json!({"kind": "sh", "command": "ls"}),
                 json!({"kind": "env", "command": "env"}),
                 json!({"kind": "ask_user", "question": "Which?", "options": ["A", "B"]}),
+                json!({"kind": "call", "server": "docs", "tool": "search", "arguments": {"query": "retry"}}),
             ]
         );
         let back: Vec<Result<Proposed, String>> = stored.iter().map(Proposed::read).collect();
@@ -272,7 +321,7 @@ mod tests {
         assert_eq!(
             errors,
             vec![
-                "cannot apply a proposal of kind \"teleport\": unknown variant `teleport`, expected one of `edit`, `cp`, `mv`, `rm`, `sh`, `env`, `ask_user`".to_owned(),
+                "cannot apply a proposal of kind \"teleport\": unknown variant `teleport`, expected one of `edit`, `cp`, `mv`, `rm`, `sh`, `env`, `ask_user`, `call`".to_owned(),
                 "cannot apply a proposal of kind \"edit\": missing field `content`".to_owned(),
                 "cannot apply a proposal of kind \"\": missing field `kind`".to_owned(),
             ]

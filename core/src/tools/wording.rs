@@ -27,6 +27,13 @@ pub const NO_INTERACTION: &str =
 /// `sh` in an ask-mode loop.
 pub const ASK_SH: &str = "Rejected <sh> in ask mode";
 
+/// `call` in ask mode.
+pub const ASK_CALL: &str =
+    "Rejected <call> in ask mode: the tools clients offer are called only in act mode";
+
+/// `call` when no client offers the run a tool.
+pub const NO_CLIENT_TOOLS: &str = "Rejected <call>: no client offers this run a tool";
+
 /// Most paths a listing shows before it says how many more there are.
 pub const LISTING_MAX: usize = 100;
 

@@ -101,7 +101,7 @@ impl Commands {
             batch.push_last(c, ctx.t, ctx.limits.bounds, now)?;
             let at = DispatchCtx {
                 command_index: self.next,
-                ..*ctx
+                ..ctx.clone()
             };
             let done = match dispatch_judged(c, &at, call, self.failed, now, judged) {
                 Err(StoreError::Unjudged(filter)) => {

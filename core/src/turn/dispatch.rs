@@ -115,7 +115,8 @@ fn dispatch_with(
         | ToolName::Mv
         | ToolName::Rm
         | ToolName::Sh
-        | ToolName::AskUser => act(conn, ctx, call, aborted_by, now, judged),
+        | ToolName::AskUser
+        | ToolName::Call => act(conn, ctx, call, aborted_by, now, judged),
     }
 }
 

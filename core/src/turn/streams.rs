@@ -68,12 +68,20 @@ fn rewrite(
 /// Fails when the command at `path` is one the server runs (`runner: "server"`): its output and
 /// its exit are the server's to write, so a client's `stream`, `stream/completed` or
 /// `stream/aborted` on it is refused; `stream/cancel` still stops it. A command a client runs
-/// (`runner: "client"`) is that client's to stream.
+/// (`runner: "client"`) is that client's to stream. A call of a client's tool is answered by
+/// the client offering the tool, with `tool/result` alone.
 pub fn check_client_producer(conn: &mut Db, run_id: RunId, path: &str) -> Result<(), StoreError> {
     let Some(log) = entries::by_path(conn, run_id, path)? else {
         return Ok(());
     };
-    if text_attr(&log.attributes(), "runner") != ShellRunner::Server.as_str() {
+    let attrs = log.attributes();
+    if text_attr(&attrs, "kind") == ToolName::Call.as_str() {
+        return Err(StoreError::Refused(format!(
+            "permission denied: {path} is a call of a client's tool, which the client offering \
+             the tool answers with tool/result; a client may only cancel it (stream/cancel)"
+        )));
+    }
+    if text_attr(&attrs, "runner") != ShellRunner::Server.as_str() {
         return Ok(());
     }
     Err(StoreError::Refused(format!(
@@ -174,7 +182,14 @@ pub fn settle(
 ) -> Result<Vec<String>, StoreError> {
     let log = channel_row(conn, at.run.run_id, path)?;
     let attrs = log.attributes();
-    let command = text_attr(&attrs, "command").to_owned();
+    // What ran: the command line, or a call's `server/tool`.
+    let tool = text_attr(&attrs, "tool");
+    let call = text_attr(&attrs, "kind") == ToolName::Call.as_str();
+    let command = if call {
+        format!("{}/{tool}", text_attr(&attrs, "server"))
+    } else {
+        text_attr(&attrs, "command").to_owned()
+    };
     let channel_paths: Vec<String> = strings_attr(&attrs, "channels")
         .into_iter()
         .map(str::to_owned)
@@ -221,6 +236,14 @@ pub fn settle(
     }
     let output = summaries.join(", ");
     let body = match end {
+        StreamEnd::Completed { exit_code, .. } if call => {
+            let answered = if *exit_code == 0 {
+                "it answered"
+            } else {
+                "it answered with an error"
+            };
+            format!("called '{command}': {answered}. Output: {output}")
+        }
         StreamEnd::Completed {
             exit_code,
             duration,

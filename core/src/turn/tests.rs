@@ -37,6 +37,7 @@ fn ctx(t: TurnRef) -> DispatchCtx {
         command_index: 0,
         search_enabled: false,
         runner: crate::config::ShellRunner::Server,
+        client_tools: std::sync::Arc::default(),
     }
 }
 
@@ -119,6 +120,7 @@ impl Fixture {
                 15,
                 None,
                 &crate::tools::CommandReach::Offline,
+                &[],
             ),
             mode: Mode::Act,
             budget: None,
@@ -818,6 +820,7 @@ fn session_state_opens_the_system_message() {
         15,
         None,
         &crate::tools::CommandReach::Offline,
+        &[],
     );
 
     let kept = f.messages_with(true).system;

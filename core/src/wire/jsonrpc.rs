@@ -6,7 +6,7 @@ use serde_json::{json, Map, Value};
 use std::collections::HashMap;
 
 /// The protocol version this server speaks.
-pub const PROTOCOL_VERSION: &str = "2.0.0";
+pub const PROTOCOL_VERSION: &str = "2.1.0";
 
 /// The most calls one batch may hold: a bigger batch is refused whole.
 pub const MAX_BATCH: usize = 100;

@@ -137,6 +137,17 @@ pub const NOTIFICATIONS: &[NotificationSpec] = &[
         ],
     },
     NotificationSpec {
+        name: "tool/call",
+        description: "A person accepted a call of a tool this connection offered (tools/offer): the client calls it and answers with tool/result. Sent to the offering connection alone.",
+        payload: &[
+            RUN_FIELD,
+            p("path", "string", true, "the call's proposal path, which tool/result names"),
+            p("server", "string", true, "the MCP server holding the tool"),
+            p("tool", "string", true, "the tool"),
+            p("arguments", "object", true, "the call's arguments"),
+        ],
+    },
+    NotificationSpec {
         name: "ui/render",
         description: "Streamed model text: the turn's first text at once (append false), then what followed, at most one frame per run every 25 ms and 64 KiB of text each.",
         payload: &[
@@ -243,7 +254,7 @@ mod tests {
     #[test]
     fn notification_payloads_are_the_protocol_types() {
         use crate::wire::notifications::{
-            Push, RunProgress, RunProposal, RunState, StreamCancelled, UiRender,
+            Push, RunProgress, RunProposal, RunState, StreamCancelled, ToolCall, UiRender,
         };
         fn check<'de, T: Push + serde::Deserialize<'de>>() {
             let spec = NOTIFICATIONS.iter().find(|n| n.name == T::METHOD);
@@ -260,7 +271,8 @@ mod tests {
         check::<RunProposal>();
         check::<UiRender>();
         check::<StreamCancelled>();
-        assert_eq!(NOTIFICATIONS.len(), 5);
+        check::<ToolCall>();
+        assert_eq!(NOTIFICATIONS.len(), 6);
     }
 
     /// The run statuses `run/state` lists are the engine's.

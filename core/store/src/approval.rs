@@ -6,8 +6,9 @@ use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 
 /// The hash of a proposal as it is stored (`attributes`, `body`): the SHA-256 (hex) of its
-/// canonical JSON, the object of `kind`, `paths`, `command`, `content` and `patch` with sorted
-/// keys, no whitespace and the absent ones left out. `paths` are the files (or entries) its
+/// canonical JSON, the object of `kind`, `paths`, `command`, `content`, `server`, `tool`,
+/// `arguments` and `patch` with sorted keys (at every depth), no whitespace and the absent
+/// ones left out. `paths` are the files (or entries) its
 /// acceptance reads, writes or removes, in the kind's order (`[path]`, `[from, to]`, the
 /// removed `paths`); `patch` is the diff a reviewer reads (the `patch` attribute, else the
 /// body when it has one). It is what a client approves: an accept that sends `approves` is
@@ -27,7 +28,7 @@ pub fn hash(attributes: &Value, body: &str) -> String {
     if !paths.is_empty() {
         canon.insert("paths", Value::from(paths));
     }
-    for key in ["command", "content"] {
+    for key in ["command", "content", "server", "tool", "arguments"] {
         if let Some(value) = field(key) {
             canon.insert(key, value);
         }
@@ -102,6 +103,23 @@ mod tests {
             ),
             hash(
                 &json!({"kind": "cp", "from": "b", "to": "a", "content": "x"}),
+                "",
+            ),
+            // A call: its server, its tool and each argument.
+            hash(
+                &json!({"kind": "call", "server": "s", "tool": "t", "arguments": {"q": 1}}),
+                "",
+            ),
+            hash(
+                &json!({"kind": "call", "server": "S", "tool": "t", "arguments": {"q": 1}}),
+                "",
+            ),
+            hash(
+                &json!({"kind": "call", "server": "s", "tool": "T", "arguments": {"q": 1}}),
+                "",
+            ),
+            hash(
+                &json!({"kind": "call", "server": "s", "tool": "t", "arguments": {"q": 2}}),
                 "",
             ),
             // Without a patch attribute the body is the patch.

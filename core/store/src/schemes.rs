@@ -68,6 +68,7 @@ pub const SCHEMES: &[SchemeSpec] = &[
     spec("sh", true, Logging, Run, Model),
     spec("env", true, Logging, Run, Model),
     spec("ask_user", true, Logging, Run, Model),
+    spec("call", true, Logging, Run, Model),
     spec("search", true, Logging, Run, Model),
     spec("update", true, Logging, Run, Model),
     spec("think", false, Logging, Run, Model),

@@ -13,6 +13,7 @@ mod server;
 mod skills;
 mod streams;
 mod tokens;
+mod tools;
 
 use super::call::{Call, CallAnswer, IntoCallAnswer, Json};
 use crate::errors::Error;
@@ -93,6 +94,7 @@ mod handlers {
     };
     pub(super) use super::streams::{stream, stream_aborted, stream_cancel, stream_completed};
     pub(super) use super::tokens::{token_create, token_list, token_revoke};
+    pub(super) use super::tools::{tool_result, tools_offer};
     pub(super) use super::{discover, ping};
 }
 

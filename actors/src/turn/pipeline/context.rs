@@ -22,6 +22,7 @@ use rummy_core::turn::assemble::{assemble, AssemblyInput, Messages};
 use rummy_core::turn::budget::{self, Budget};
 use rummy_core::turn::dispatch::LoopFlags;
 use rummy_core::turn::summary::{self as summary_store, render_evicted, HistoryPlan};
+use rummy_core::wire::params::OfferedTool;
 use rummy_store::context::{context_since, KeptContext};
 use rummy_store::entries::ViewRow;
 use rummy_store::ids::RunId;
@@ -190,7 +191,8 @@ pub(super) async fn materialise(
 
 /// What a loop offers its model, before the run's active skills narrow the tools: the mode,
 /// the flags, whether `search` has a backend, the command cap, the persona, whether the run
-/// keeps session state, and where its commands run and what they reach.
+/// keeps session state, where its commands run and what they reach, and the tools clients
+/// offer the run now.
 struct Offer {
     mode: Mode,
     flags: LoopFlags,
@@ -199,13 +201,19 @@ struct Offer {
     persona: Option<String>,
     session_state: bool,
     reach: CommandReach,
+    client_tools: Vec<OfferedTool>,
 }
 
 impl Offer {
     fn of(svc: &Services, job: &TurnJob) -> Offer {
+        let client_tools = svc.client_tools.offered(job.run.project_id, &job.alias);
         Offer {
             mode: job.mode,
-            flags: loop_flags(job),
+            flags: LoopFlags {
+                client_tools: !client_tools.is_empty(),
+                ..loop_flags(job)
+            },
+            client_tools,
             search_enabled: svc.search.is_some(),
             max_commands: svc.config.limits.max_commands,
             persona: job.persona.clone(),
@@ -239,6 +247,7 @@ impl Offer {
             self.max_commands,
             self.persona.as_deref(),
             &self.reach,
+            &self.client_tools,
         );
         (text, flags)
     }

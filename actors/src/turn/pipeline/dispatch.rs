@@ -82,14 +82,18 @@ pub(super) async fn dispatch(
         command_index: 0,
         search_enabled: svc.search.is_some(),
         runner: svc.config.shell.runner,
+        client_tools: svc
+            .client_tools
+            .offered(job.run.project_id, &job.alias)
+            .into(),
     };
-    let end = EndInput::new(job, turn_id, prose, telemetry, ctx);
+    let end = EndInput::new(job, turn_id, prose, telemetry, ctx.clone());
     let (context_size, ceiling) = (job.context_size, limits.budget_ceiling);
     // The body filters judged so far in this turn (the write holds the only other reference
     // while it runs, so adding to it copies nothing).
     let mut judged = Arc::new(Judgements::default());
     while commands.pending() || prelude.is_some() {
-        let (first, end_input) = (prelude.take(), end.clone());
+        let (first, end_input, ctx) = (prelude.take(), end.clone(), ctx.clone());
         let judgements = Arc::clone(&judged);
         let (back, batch, ended) = svc
             .store

@@ -82,7 +82,7 @@ fn every_doc_follows_the_discipline() {
 #[test]
 fn instructions_show_only_active_docs() {
     let tools = active_tools(Mode::Act, LoopFlags::default(), true);
-    let text = instructions(&tools, 15, None, &OFFLINE);
+    let text = instructions(&tools, 15, None, &OFFLINE, &[]);
     let all: Vec<&str> = tools.iter().map(|t| t.as_str()).collect();
     assert!(
         !text.contains("<!--") && !text.contains("-->") && !text.contains("why:"),
@@ -110,6 +110,7 @@ fn instructions_show_only_active_docs() {
         15,
         None,
         &OFFLINE,
+        &[],
     );
     assert!(!ask.contains("## <sh>") && !ask.contains("## <search>"));
     assert!(ask.contains("## <env>"));
@@ -126,6 +127,7 @@ fn command_docs_say_what_a_command_reaches() {
             15,
             None,
             &reach,
+            &[],
         )
         .lines()
         .filter(|l| l.starts_with("* It runs confined") || l.starts_with("* It is read-only"))
@@ -160,6 +162,7 @@ fn command_docs_say_what_a_command_reaches() {
         15,
         None,
         &CommandReach::Unconfined,
+        &[],
     );
     assert!(!client.contains("[%NETWORK%]"), "{client}");
 }
@@ -172,6 +175,7 @@ fn order_and_persona() {
         15,
         Some("  Be terse. "),
         &OFFLINE,
+        &[],
     );
     assert!(text.contains("Tools available: get, update"));
     let get = text.find("## <get").unwrap_or(usize::MAX);
@@ -183,7 +187,7 @@ fn order_and_persona() {
 /// The preamble teaches the workflow, not the old limit to known:// and unknown:// paths.
 #[test]
 fn preamble_teaches_the_workflow() {
-    let text = instructions(&[ToolName::Update], 15, None, &OFFLINE);
+    let text = instructions(&[ToolName::Update], 15, None, &OFFLINE, &[]);
     assert!(!text.contains("only `known://` and `unknown://`"));
     let steps: Vec<&str> = text
         .lines()

@@ -1,5 +1,6 @@
 //! Tool dispatch against a real in-memory SQLite: every tool's results, refusals, proposals (and their resolution) and views, and the docs.
 
+mod calls;
 mod changes;
 mod docs;
 mod entries;
@@ -114,6 +115,7 @@ pub fn fixture_with(mode: Mode, flags: LoopFlags, search_enabled: bool) -> Fixtu
         command_index: 0,
         search_enabled,
         runner: crate::config::ShellRunner::Server,
+        client_tools: std::sync::Arc::default(),
     };
     let mut f = Fixture { conn, ctx };
     f.put(
@@ -218,7 +220,7 @@ impl Fixture {
         for (index, call) in parsed.commands.iter().enumerate() {
             let ctx = DispatchCtx {
                 command_index: index,
-                ..self.ctx
+                ..self.ctx.clone()
             };
             let d = dispatch(&mut self.conn, &ctx, call, failed, NOW).unwrap();
             if d.failed() && failed.is_none() && d.update.is_none() {

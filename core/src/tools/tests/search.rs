@@ -11,6 +11,7 @@ use rummy_store::run::Mode;
 use serde_json::json;
 
 const NO_FLAGS: LoopFlags = LoopFlags {
+    client_tools: false,
     no_repo: false,
     no_interaction: false,
     no_web: false,

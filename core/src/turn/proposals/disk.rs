@@ -42,7 +42,10 @@ fn accept(proposal: &Proposal, root: &Path, effects: &mut Vec<Effect>) -> Result
         Proposed::Edit { .. } | Proposed::Cp { .. } | Proposed::Mv { .. } | Proposed::Rm { .. } => {
         }
         // Nothing on disk: the record phase opens the channels or keeps the answer.
-        Proposed::Sh { .. } | Proposed::Env { .. } | Proposed::AskUser { .. } => return Ok(()),
+        Proposed::Sh { .. }
+        | Proposed::Env { .. }
+        | Proposed::AskUser { .. }
+        | Proposed::Call { .. } => return Ok(()),
     }
     let root = Root::open(root).map_err(verdict)?;
     unchanged_on_disk(&root, proposal, kind, effects)?;
@@ -60,7 +63,10 @@ fn accept(proposal: &Proposal, root: &Path, effects: &mut Vec<Effect>) -> Result
         Proposed::Rm { paths } => paths
             .iter()
             .try_for_each(|path| remove(&root, path, effects)),
-        Proposed::Sh { .. } | Proposed::Env { .. } | Proposed::AskUser { .. } => Ok(()),
+        Proposed::Sh { .. }
+        | Proposed::Env { .. }
+        | Proposed::AskUser { .. }
+        | Proposed::Call { .. } => Ok(()),
     }
 }
 
@@ -85,7 +91,8 @@ fn unchanged_on_disk(
         Proposed::Rm { .. }
         | Proposed::Sh { .. }
         | Proposed::Env { .. }
-        | Proposed::AskUser { .. } => None,
+        | Proposed::AskUser { .. }
+        | Proposed::Call { .. } => None,
     };
     for (path, base) in bases {
         // No entry is larger than a scan takes, so the capped read tells every difference.

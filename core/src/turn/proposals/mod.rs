@@ -395,8 +395,8 @@ pub fn conflict_message(path: &str, change: DiskChange) -> String {
 }
 
 /// The store side of an applied proposal (its files are written by then): an entry moved into
-/// a file leaves the run, `sh`/`env` open their channels, `ask_user` keeps the answer. Answers
-/// the attributes the proposal gains.
+/// a file leaves the run, `sh`/`env` and `call` open their channels, `ask_user` keeps the
+/// answer. Answers the attributes the proposal gains.
 fn accepted(
     conn: &mut Db,
     run: RunRef,
@@ -415,8 +415,16 @@ fn accepted(
             }
             Ok(json!({}))
         }
-        Proposed::Sh { command } | Proposed::Env { command } => {
-            for channel in [1, 2] {
+        Proposed::Sh { .. } | Proposed::Env { .. } | Proposed::Call { .. } => {
+            // What each channel is the output of: the command line, or the tool called.
+            let (key, what) = match kind {
+                Proposed::Call { server, tool, .. } => {
+                    ("tool", crate::tools::call::qualified(server, tool))
+                }
+                _ => ("command", kind.command().unwrap_or_default().to_owned()),
+            };
+            let mut paths = Vec::new();
+            for &channel in kind.channels() {
                 let channel_path = format!("{}_{channel}", row.path);
                 store_entries::write(
                     conn,
@@ -424,7 +432,7 @@ fn accepted(
                         run,
                         path: &channel_path,
                         body: "",
-                        attributes: &json!({ "command": command, "summary": command, "channel": channel }),
+                        attributes: &json!({ key: what, "summary": what, "channel": channel }),
                         state: State::Streaming,
                         outcome: None,
                         // The model reads the output next turn; the budget demotes it when it
@@ -436,8 +444,9 @@ fn accepted(
                     },
                     at,
                 )?;
+                paths.push(channel_path);
             }
-            Ok(json!({ "channels": [format!("{}_1", row.path), format!("{}_2", row.path)] }))
+            Ok(json!({ "channels": paths }))
         }
         Proposed::AskUser { .. } => Ok(json!({ "answer": output.as_deref().unwrap_or_default() })),
         Proposed::Edit { .. } | Proposed::Cp { .. } | Proposed::Rm { .. } => Ok(json!({})),

@@ -35,11 +35,13 @@ pub enum ToolName {
     Update,
     /// Ask the user a question.
     AskUser,
+    /// Call a tool a client offered the run (an editor's MCP server's).
+    Call,
 }
 
 impl ToolName {
     /// Every tool, in advertised order.
-    pub const ALL: [ToolName; 11] = [
+    pub const ALL: [ToolName; 12] = [
         ToolName::Get,
         ToolName::Search,
         ToolName::Env,
@@ -51,6 +53,7 @@ impl ToolName {
         ToolName::Sh,
         ToolName::Update,
         ToolName::AskUser,
+        ToolName::Call,
     ];
 
     /// The tool's name as the model writes it: its tag, and the scheme of its results.
@@ -67,6 +70,7 @@ impl ToolName {
             ToolName::Sh => "sh",
             ToolName::Update => "update",
             ToolName::AskUser => "ask_user",
+            ToolName::Call => "call",
         }
     }
 
@@ -84,6 +88,7 @@ impl ToolName {
             "sh" => ToolName::Sh,
             "update" => ToolName::Update,
             "ask_user" => ToolName::AskUser,
+            "call" => ToolName::Call,
             _ => return None,
         })
     }

@@ -111,7 +111,7 @@ async fn open(opening: &Opening, cwd: &Path) -> Result<(Client, String), AcpErro
     let here = HelloParams {
         name,
         project_root: Some(root),
-        client_version: Some("2.0.0".into()),
+        client_version: Some("2.1.0".into()),
         ..HelloParams::default()
     };
     let refused = match client.hello(here).await {
@@ -132,7 +132,7 @@ async fn open(opening: &Opening, cwd: &Path) -> Result<(Client, String), AcpErro
     };
     let named = HelloParams {
         name: project,
-        client_version: Some("2.0.0".into()),
+        client_version: Some("2.1.0".into()),
         ..HelloParams::default()
     };
     match client.hello(named).await {

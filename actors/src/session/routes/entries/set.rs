@@ -19,6 +19,7 @@ use rummy_store::runs::Run;
 use rummy_store::selection::{self};
 use rummy_store::shared::{self, Ask};
 use rummy_store::StoreError;
+use rummy_text::parse::ToolName;
 use rummy_text::path::{normalize, scheme_of};
 use serde::Serialize;
 use serde_json::Value;
@@ -415,11 +416,19 @@ async fn resolve_if_proposed(
     let answer = call.deps.registry.send(RunCall { run, command }).await??;
     let resolved = answer.resolved()?;
     // An accepted sh/env: who runs it (a client told `client` runs it and streams it back).
-    let command = crate::proposals::awaits_output(&resolved);
+    // An accepted call is made by the client offering its tool, never the accepting one: it
+    // names its channel and no runner.
+    let awaits = crate::proposals::awaits_output(&resolved);
+    let command = awaits && resolved.tool != ToolName::Call;
+    let channels = match (awaits, command) {
+        (true, true) => Some(vec![format!("{path}_1"), format!("{path}_2")]),
+        (true, false) => Some(vec![format!("{path}_1")]),
+        (false, _) => None,
+    };
     Ok(Some(Resolution {
         ok: true,
         runner: command.then(|| call.svc().config.shell.runner.as_str().to_owned()),
-        channels: command.then(|| vec![format!("{path}_1"), format!("{path}_2")]),
+        channels,
         path,
         state: resolved.state.into(),
         outcome: resolved.outcome,
