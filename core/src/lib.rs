@@ -21,6 +21,8 @@
 //!   environment, its output capped and batched, how it ended);
 //! - [`sidecar`]: side tasks (summaries and the like) as data — the request, the parser, the
 //!   telemetry of the call — for the actors' one sidecar path;
+//! - [`web`]: where the model's web fetches may go — the addresses never reached and a
+//!   project's domains;
 //! - [`config`]: configuration from environment variables.
 //!
 //! Invariant: this crate knows nothing of actix, tokio, reqwest or the wall
@@ -39,4 +41,5 @@ pub mod shell;
 pub mod sidecar;
 pub mod tools;
 pub mod turn;
+pub mod web;
 pub mod wire;

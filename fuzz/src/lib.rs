@@ -38,6 +38,7 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("filters", filters),
     ("skill", skill),
     ("sse", sse),
+    ("web", web),
 ];
 
 /// The input's text, or `None` when it is not UTF-8 (every text target reads `&str`: the
@@ -265,6 +266,20 @@ pub fn skill(data: &[u8]) {
             let _ = error.to_string();
         }
     }
+}
+
+/// A web page and a `robots.txt` as the server reads them (`page\0robots\0path`): the page's
+/// readable text has no blank line run longer than one and no line ending in a space; the
+/// robots rules answer for any path.
+pub fn web(data: &[u8]) {
+    let Some(text) = text(data) else { return };
+    let [page, robots, path] = parts::<3>(text);
+    let readable = rummy_text::web::html::readable(page);
+    assert!(!readable.contains("\n\n\n"), "a blank line run");
+    assert!(readable.lines().all(|l| !l.ends_with(' ')), "a line ending in a space");
+    let rules = rummy_text::web::robots::Robots::parse(robots);
+    let _ = rules.allows("rummy", path);
+    let _ = rules.allows("rummy", &format!("/{path}"));
 }
 
 /// SSE parsing: the stream cut into chunks of the size the first byte says gives the same

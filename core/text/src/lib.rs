@@ -9,7 +9,9 @@
 //! - [`path`]: entry paths and their schemes (here: both parsers and the store normalise paths
 //!   the same way);
 //! - [`token_estimate`]: the model-token estimate of a text (here: an edit's result, the
-//!   store's counts and the context budget use one estimate).
+//!   store's counts and the context budget use one estimate);
+//! - [`web`]: a web page's HTML as readable text, and a site's `robots.txt` (here: text from
+//!   anyone on the web, read by pure functions the fuzzer can drive).
 //!
 //! Invariant: no database, no I/O, no clock (the layering tests check it).
 
@@ -17,3 +19,4 @@ pub mod hedberg;
 pub mod parse;
 pub mod path;
 pub mod token_estimate;
+pub mod web;
