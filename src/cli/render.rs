@@ -332,7 +332,8 @@ mod tests {
         );
     }
 
-    /// An edit shows its diff; a command shows its command line.
+    /// An edit shows its diff; a command shows its command line; a call of a client's tool
+    /// shows the tool and its arguments.
     #[test]
     fn proposals_show_what_they_would_do() {
         let plain = Style::new(false);
@@ -357,6 +358,23 @@ mod tests {
             ]
         );
         assert_eq!(proposal_lines(&sh, plain), vec!["? sh $ ls -l"]);
+        let call = item(
+            json!({"path": "call://turn_4/everything%2Fecho", "tool": "call", "state": "proposed",
+            "status": 202, "attributes": {"kind": "call", "server": "everything", "tool": "echo",
+            "arguments": {"message": "hi"}, "runner": "client", "commandIndex": 0}, "body": ""}),
+        );
+        assert_eq!(
+            (proposal_lines(&call, plain), command_line(&call, plain)),
+            (
+                vec![
+                    "? call everything/echo".to_owned(),
+                    "    {".to_owned(),
+                    "      \"message\": \"hi\"".to_owned(),
+                    "    }".to_owned()
+                ],
+                "? call everything/echo".to_owned()
+            )
+        );
     }
 
     /// The status line: turn of max, the context bar, tokens, cost, time, model, activity.

@@ -37,6 +37,7 @@ async fn the_page_in_a_real_browser() {
     output_a_cli_streams_shows_as_it_comes(&page).await;
     the_session_state_shows_beside_the_run(&page).await;
     the_summary_shows_beside_the_run(&page).await;
+    a_call_of_an_editors_tool_is_accepted_on_the_page(&page).await;
     a_proposal_of_an_unexpected_shape_shows_as_text(&page).await;
     page.quit().await;
 }
@@ -423,6 +424,52 @@ async fn a_long_run_opens_quickly(page: &Browser) {
 /// sidecar wrote it), read with `getEntries` since it is no entry of the run's history page;
 /// continued from the page, the model asks a question the page answers, and the loop's end
 /// brings the new state in live. On a narrow screen the panels stack.
+/// A call of a tool an editor offers shows on the page as the tool and its arguments; accepted
+/// there, the editor (not the page) calls it, and its answer shows as it arrives.
+async fn a_call_of_an_editors_tool_is_accepted_on_the_page(page: &Browser) {
+    let server = TestServer::start().await;
+    server.provider.push(Reply::content(
+        "<call server=\"everything\" tool=\"echo\">{\"message\": \"hi from the page\"}</call>\n<update status=\"102\">calling</update>",
+    ));
+    server
+        .provider
+        .push(Reply::content("<update status=\"200\">echoed</update>"));
+    let mut editor = server.project_client("tools").await;
+    let tools = json!([{ "server": "everything", "name": "echo", "description": "Echoes back the input.",
+        "inputSchema": {"type": "object", "properties": {"message": {"type": "string"}}, "required": ["message"]} }]);
+    editor
+        .call("tools/offer", json!({ "run": "c", "tools": tools }))
+        .await
+        .unwrap();
+    editor
+        .call(
+            "set",
+            json!({ "path": "run://c", "body": "Echo something", "attributes": { "model": "fast", "mode": "act" } }),
+        )
+        .await
+        .unwrap();
+    page.goto(&format!("http://127.0.0.1:{}/#/tools/c", server.port()))
+        .await;
+    page.wait_for_text(".proposal[data-kind=\"call\"]", "everything/echo")
+        .await;
+    page.wait_for_text(".proposal[data-kind=\"call\"]", "hi from the page")
+        .await;
+    page.screenshot("proposal-call").await;
+    page.click(".proposal[data-kind=\"call\"] .accept").await;
+    let call = editor.next_notification("tool/call", WAIT).await.unwrap();
+    editor
+        .call(
+            "tool/result",
+            json!({ "run": "c", "path": call["path"], "content": "Echo: hi from the page" }),
+        )
+        .await
+        .unwrap();
+    page.wait_for_text("pre.term", "Echo: hi from the page")
+        .await;
+    wait_status(page, 200).await;
+    server.stop().await;
+}
+
 async fn the_session_state_shows_beside_the_run(page: &Browser) {
     let server = TestServer::start_with(|c| {
         c.session_state.enabled = true;
