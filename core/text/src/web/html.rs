@@ -351,7 +351,7 @@ fn collapse(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
-/// `text` with its character references (`&amp;`, `&#233;`, `&#x2014;`) decoded; an unknown
+/// `text` with its character references (`&amp;`, decimal `&#…;` and hex `&#x…;`) decoded; an unknown
 /// or malformed one stays as written.
 pub fn decode(text: &str) -> String {
     if !text.contains('&') {
@@ -382,7 +382,7 @@ pub fn decode(text: &str) -> String {
     out
 }
 
-/// The character a reference names (`amp`, `#233`, `#x2014`), if it names one.
+/// The character a reference names (`amp`, a decimal or a `x` hex number after `#`), if it names one.
 fn reference(name: &str) -> Option<char> {
     if let Some(number) = name.strip_prefix('#') {
         let code = match number.strip_prefix(['x', 'X']) {
