@@ -27,6 +27,7 @@ use rummy_actors::services::Services;
 use rummy_actors::session::{Seats, SessionDeps, Socket};
 use rummy_actors::store::Store;
 use rummy_actors::tokens::TokenWatch;
+use rummy_actors::web_fetch::WebFetcher;
 use rummy_core::config::Config;
 use rummy_store::location::Location;
 use rummy_store::{models, projects, StoreError};
@@ -61,6 +62,9 @@ pub enum ServeError {
     /// The search backend's HTTP client could not be built.
     #[error("search setup failed: {0}")]
     Search(#[source] HttpClientError),
+    /// The web fetch's HTTP client could not be built.
+    #[error("web fetch setup failed: {0}")]
+    WebFetch(#[source] HttpClientError),
     /// Writing the start-up line or running the server failed.
     #[error("server I/O failed: {0}")]
     Io(#[from] std::io::Error),
@@ -374,6 +378,7 @@ pub async fn serve(
         .await?;
     let providers = Providers::start(&config, store.clone()).map_err(ServeError::Provider)?;
     let search = SearchClient::from_config(&config).map_err(ServeError::Search)?;
+    let web = WebFetcher::from_settings(&config.web).map_err(ServeError::WebFetch)?;
     let addr = SocketAddr::new(config.access.bind, config.port);
     let hub = NotificationHub::new(config.limits.max_backlog_bytes).start();
     let cluster = match &database {
@@ -410,6 +415,7 @@ pub async fn serve(
         admission,
         cluster: cluster.clone(),
         client_tools: Default::default(),
+        web,
     };
     let registry = RunRegistry::new(svc.clone()).start();
     let svc_store = svc.store.clone();

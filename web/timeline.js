@@ -174,6 +174,7 @@ function wellShaped(a, kind) {
   switch (kind) {
     case "edit": return optionalString(a.patch) && optionalString(a.path);
     case "sh": case "env": return optionalString(a.command);
+    case "fetch": return typeof a.url === "string";
     case "call": return typeof a.server === "string" && typeof a.tool === "string"
       && a.arguments !== null && typeof a.arguments === "object" && !Array.isArray(a.arguments);
     case "ask_user": return optionalString(a.question)
@@ -194,6 +195,10 @@ export function proposalView(run, entry, actions, first) {
   else if (kind === "sh" || kind === "env") {
     body = [h("pre.term", `$ ${a.command || ""}`),
       canAccept ? null : h("p.muted.runner", "Run by a client, not the server: accept it in the client that runs commands (rummy on the command line, an editor), which runs it there; its output shows here as it streams. From here it can be rejected.")];
+  }
+  else if (kind === "fetch") {
+    body = [h("pre.term", a.url || ""),
+      h("p.muted.runner", "A web page outside the domains this project fetches from without asking: once accepted, the server fetches it (never from its own networks, never against the site's robots.txt) and the model reads it.")];
   }
   else if (kind === "call") {
     body = [h("pre.term", `${a.server}/${a.tool} ${JSON.stringify(a.arguments, null, 2)}`),

@@ -28,3 +28,4 @@ pub mod store;
 pub mod tokens;
 pub mod tool_calls;
 pub mod turn;
+pub mod web_fetch;

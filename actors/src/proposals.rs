@@ -41,15 +41,16 @@ pub struct Resolution {
     pub push: Push,
     /// The accepted shell command, when the turn waits for its output.
     pub command: Option<String>,
-    /// The accepted call of a client's tool (`Proposed::Call`), when the turn waits for its
-    /// answer.
+    /// The accepted call of a client's tool (`Proposed::Call`) or fetch of a page
+    /// (`Proposed::Fetch`), when the turn waits for its answer.
     pub call: Option<Proposed>,
 }
 
 /// Whether a resolution accepted a command, or a call of a client's tool, whose output its
 /// turn waits for.
 pub fn awaits_output(resolved: &Resolved) -> bool {
-    matches!(resolved.tool, ToolName::Sh | ToolName::Env | ToolName::Call)
+    let fetch = resolved.tool == ToolName::Get;
+    (matches!(resolved.tool, ToolName::Sh | ToolName::Env | ToolName::Call) || fetch)
         && resolved.state == State::Resolved
 }
 
@@ -156,17 +157,18 @@ pub async fn resolve(
                 Recorded::Stale(state) => return Ok(Err(state)),
             };
             let kind = proposal.kind.as_ref().ok();
-            let call = kind.filter(|k| matches!(k, Proposed::Call { .. }));
+            let call = kind.filter(|k| matches!(k, Proposed::Call { .. } | Proposed::Fetch { .. }));
             let (command, call) = if awaits_output(&resolved) {
                 let at = StreamWrite {
                     run,
                     ctx: crate::clock::write_ctx(divisor),
                 };
-                // A call is made by the client offering its tool, whoever runs commands.
-                let runner = if call.is_some() {
-                    ShellRunner::Client
-                } else {
-                    runner
+                // A call is made by the client offering its tool and a page fetched by the
+                // server, whoever runs commands.
+                let runner = match call {
+                    Some(Proposed::Call { .. }) => ShellRunner::Client,
+                    Some(_) => ShellRunner::Server,
+                    None => runner,
                 };
                 streams::await_output(c, at, &resolved.path, runner)?;
                 (

@@ -14,6 +14,7 @@ mod shell;
 mod sidecar;
 mod state;
 mod summary;
+mod web;
 
 use rummy_store::location::Location;
 use rummy_store::models::ModelSeed;
@@ -31,6 +32,7 @@ pub use session_state::{SessionStateSettings, Thresholds};
 pub use shell::{ShellRunner, ShellSettings};
 pub use sidecar::SidecarSettings;
 pub use summary::SummarySettings;
+pub use web::WebSettings;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -87,6 +89,8 @@ pub struct Config {
     pub session_state: SessionStateSettings,
     /// Summarisation on eviction: the server's default and the summary's cap.
     pub summary: SummarySettings,
+    /// The model's web fetch: whether the server allows it, its time and size limits.
+    pub web: WebSettings,
 }
 
 /// Limits and tunables, each with its default (docs/design/turns.md, Settings).
@@ -191,6 +195,7 @@ impl Config {
             sidecar: SidecarSettings::default(),
             session_state: SessionStateSettings::default(),
             summary: SummarySettings::default(),
+            web: WebSettings::default(),
             home,
         }
     }
@@ -246,6 +251,7 @@ impl Config {
         config.sidecar = SidecarSettings::from_vars(vars)?;
         config.session_state = SessionStateSettings::from_vars(vars)?;
         config.summary = SummarySettings::from_vars(vars)?;
+        config.web = WebSettings::from_vars(vars)?;
         Ok(config)
     }
 }

@@ -41,7 +41,7 @@ macro_rules! for_each_method {
             },
             GetProjects get_projects "getProjects" ($crate::params::ProjectsParams) -> Vec<$crate::results::Project> {
                 requires_hello: false, long_running: false,
-                description: "The projects this connection may open, by name: [{name, projectId, projectRoot, createdAt, costCeiling, period, periodStart, spent, commandNetwork}] — spent: what its turns cost (USD) since periodStart; commandNetwork: whether its accepted commands reach the network as an admin set it (null: the server's setting).",
+                description: "The projects this connection may open, by name: [{name, projectId, projectRoot, createdAt, costCeiling, period, periodStart, spent, commandNetwork, webDomains}] — spent: what its turns cost (USD) since periodStart; commandNetwork: whether its accepted commands reach the network as an admin set it (null: the server's setting); webDomains: the domains its model fetches from without asking (null: its web fetch is off).",
                 params: {
                     "token": "a token, for clients that cannot send Authorization: Bearer on the upgrade; once any token exists every connection needs one (-32001 without, and the connection closes)",
                     "limit": "page size (default 100, at most 1000)",
@@ -349,12 +349,13 @@ macro_rules! for_each_method {
             },
             ProjectSet project_set "project/set" ($crate::params::ProjectSetParams) -> $crate::results::Project {
                 requires_hello: false, long_running: false,
-                description: "Admin: sets a project's cost ceiling — at or over it (the turns' cost in the current period) new loops of the project queue (queued.reason cost_ceiling) until it is raised or removed or the period rolls over — and whether its accepted commands reach the network. Answers the project as getProjects lists it.",
+                description: "Admin: sets a project's cost ceiling — at or over it (the turns' cost in the current period) new loops of the project queue (queued.reason cost_ceiling) until it is raised or removed or the period rolls over — whether its accepted commands reach the network, and the domains its model fetches from without asking. Answers the project as getProjects lists it.",
                 params: {
                     "name": "the project's name",
                     "costCeiling": "US dollars per period, 0 or more; null removes the ceiling; absent keeps it",
                     "period": "the period spending is summed over, in UTC: month (calendar month, the default) or day; absent keeps it" in $crate::methods::PERIODS,
                     "commandNetwork": "whether the project's accepted commands reach the network (TCP to RUMMY_COMMAND_NETWORK_PORTS), over the server's RUMMY_COMMAND_NETWORK; null removes the override; absent keeps it",
+                    "webDomains": "the host names the project's model fetches pages from without asking (each with its subdomains): a list, [] included, turns the model's web fetch on for the project where the server allows it (RUMMY_WEB_FETCH), a URL outside the list being a proposal; null turns it off; absent keeps it",
                 },
             },
             ServerDoctor server_doctor "server/doctor" ($crate::params::NoParams) -> $crate::results::DoctorReport {

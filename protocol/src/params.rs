@@ -92,6 +92,15 @@ pub struct ProjectSetParams {
         skip_serializing_if = "Option::is_none"
     )]
     pub command_network: Option<Option<bool>>,
+    /// The domains the project's model fetches from without asking (host names; each lets
+    /// its subdomains through): a list turns the model's web fetch on for the project (a URL
+    /// outside it is a proposal); `Some(None)` (`null`) turns it off; `None` (absent) keeps it.
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub web_domains: Option<Option<Vec<String>>>,
 }
 
 /// A field that may be given as `null`: present (`Some`, holding `None` for `null`) or absent

@@ -378,6 +378,7 @@ mod tests {
                 field("costCeiling", "number", false),
                 field("period", "string", false),
                 field("commandNetwork", "boolean", false),
+                field("webDomains", "array", false),
             ]
         );
         let set = shape_of::<SetParams>();

@@ -166,6 +166,9 @@ wire_words! {
         /// `call`: a call of a tool a client offered (`server`, `tool`, `arguments`), made by
         /// that client once accepted; its result streams into its channel 1.
         Call = "call",
+        /// `fetch`: a web page (`url`) outside the project's domains, fetched by the server once
+        /// accepted; what came of it is in its channel 1, the page in its `https://` entry.
+        Fetch = "fetch",
     }
 }
 
@@ -339,7 +342,7 @@ mod tests {
                 .iter()
                 .map(|k| k.as_str())
                 .collect::<Vec<_>>(),
-            ["edit", "cp", "mv", "rm", "sh", "env", "ask_user"]
+            ["edit", "cp", "mv", "rm", "sh", "env", "ask_user", "call", "fetch"]
         );
         assert_eq!(json!(ToolName::AskUser), json!("ask_user"));
         for tool in ToolName::ALL {

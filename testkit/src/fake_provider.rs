@@ -9,7 +9,9 @@
 //!
 //! It also stands in for a SearXNG instance: `GET /search?q=…&format=json` answers
 //! the results set with [`FakeProvider::set_search_results`] (or the failure set with
-//! [`FakeProvider::set_search_failure`]), so one loopback server plays every backend.
+//! [`FakeProvider::set_search_failure`]), so one loopback server plays every backend; and for
+//! the web the model fetches: `GET` of a path scripted with [`FakeProvider::set_page`] or
+//! [`FakeProvider::set_redirect`] answers that page.
 
 mod reply;
 mod responses;
@@ -85,6 +87,14 @@ pub(crate) enum SearchAnswer {
     Failure(u16, ReplyBody),
 }
 
+/// What a `GET` of a scripted page path answers: a status, its headers and a body.
+#[derive(Debug, Clone)]
+pub(crate) struct Page {
+    pub(crate) status: u16,
+    pub(crate) headers: Vec<(String, String)>,
+    pub(crate) body: String,
+}
+
 /// Mutable provider state; always locked briefly and never across an await.
 #[derive(Default)]
 struct State {
@@ -96,6 +106,7 @@ struct State {
     show: Option<Value>,
     search: Option<SearchAnswer>,
     search_delay: Option<std::time::Duration>,
+    pages: std::collections::HashMap<String, Page>,
     requests: Vec<RecordedRequest>,
     served: u64,
     in_flight: usize,
@@ -175,6 +186,10 @@ impl Shared {
 
     fn search_delay(&self) -> Option<std::time::Duration> {
         self.lock().search_delay
+    }
+
+    pub(crate) fn page(&self, path: &str) -> Option<Page> {
+        self.lock().pages.get(path).cloned()
     }
 }
 
@@ -299,6 +314,27 @@ impl FakeProvider {
     /// Makes `GET /search` wait this long before answering, as a slow instance does.
     pub fn set_search_delay(&self, delay: std::time::Duration) {
         self.shared.lock().search_delay = Some(delay);
+    }
+
+    /// Makes `GET <path>` answer 200 with this content type and body: a web page for the
+    /// model's web fetch (`/robots.txt` included).
+    pub fn set_page(&self, path: &str, content_type: &str, body: &str) {
+        let page = Page {
+            status: 200,
+            headers: vec![("content-type".into(), content_type.into())],
+            body: body.into(),
+        };
+        self.shared.lock().pages.insert(path.into(), page);
+    }
+
+    /// Makes `GET <path>` answer `302` to `location`.
+    pub fn set_redirect(&self, path: &str, location: &str) {
+        let page = Page {
+            status: 302,
+            headers: vec![("location".into(), location.into())],
+            body: String::new(),
+        };
+        self.shared.lock().pages.insert(path.into(), page);
     }
 
     /// Only the `GET /search` requests, in arrival order.

@@ -114,7 +114,7 @@ async fn a_project_is_opened_by_name_and_listed() {
         listed,
         json!([{ "name": "alpha", "projectId": created["projectId"], "projectRoot": root, "createdAt": null,
                  "costCeiling": null, "period": "month", "periodStart": null, "spent": 0.0,
-                 "commandNetwork": null }])
+                 "commandNetwork": null, "webDomains": null }])
     );
     assert!(
         created_at.as_str().is_some_and(|t| t.ends_with('Z')),

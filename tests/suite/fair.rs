@@ -474,7 +474,7 @@ async fn at_the_cost_ceiling_new_loops_queue_until_it_is_raised() {
     let listed = |ceiling: Value, spent: f64| {
         json!({ "name": "spend", "projectId": project_id, "projectRoot": server.project_root("spend"),
                 "createdAt": created, "costCeiling": ceiling, "period": "month",
-                "periodStart": period_start, "spent": spent, "commandNetwork": null })
+                "periodStart": period_start, "spent": spent, "commandNetwork": null, "webDomains": null })
     };
     assert_eq!(set, listed(json!(0.005), 0.01));
 

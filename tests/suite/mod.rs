@@ -53,3 +53,4 @@ mod summaries;
 mod supervision;
 mod tokens;
 mod web;
+mod web_fetch;

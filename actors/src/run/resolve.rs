@@ -124,23 +124,31 @@ impl RunActor {
             let resolved = done.resolved;
             act.svc
                 .publish_state(act.run.project_id, &act.alias, &done.push);
-            // An accepted call of a client's tool goes to the client offering it; its turn
-            // waits for the answer as for a command's output.
-            if let Some(Proposed::Call {
-                server,
-                tool,
-                arguments,
-            }) = done.call
-            {
-                let accepted = tool_calls::Accepted {
-                    alias: act.alias.to_string(),
-                    path: resolved.path.clone(),
+            // An accepted call of a client's tool goes to the client offering it, an accepted
+            // fetch is made here; its turn waits for the answer as for a command's output.
+            let svc = act.svc.clone();
+            match done.call {
+                Some(Proposed::Call {
                     server,
                     tool,
                     arguments,
-                };
-                let svc = act.svc.clone();
-                actix_rt::spawn(async move { tool_calls::send(&svc, run, accepted).await });
+                }) => {
+                    let accepted = tool_calls::Accepted {
+                        alias: act.alias.to_string(),
+                        path: resolved.path.clone(),
+                        server,
+                        tool,
+                        arguments,
+                    };
+                    actix_rt::spawn(async move { tool_calls::send(&svc, run, accepted).await });
+                }
+                Some(Proposed::Fetch { url }) => {
+                    let (path, turn) = (resolved.path.clone(), resolved.turn);
+                    actix_rt::spawn(async move {
+                        crate::turn::fetch::accepted(&svc, (run, turn), &path, &url).await
+                    });
+                }
+                _ => {}
             }
             let then = if crate::proposals::awaits_output(&resolved) {
                 let awaited = Awaited {

@@ -56,6 +56,8 @@ pub struct Services {
     pub cluster: Option<Cluster>,
     /// The tools clients offer runs, and the accepted calls waiting for their client.
     pub client_tools: client_tools::ClientTools,
+    /// The model's web fetch (`RUMMY_WEB_FETCH`); `None` when it is off.
+    pub web: Option<crate::web_fetch::WebFetcher>,
 }
 
 impl Services {

@@ -5,6 +5,7 @@
 //! into `rummy_core::turn`; writes go through the store.
 
 mod events;
+pub(crate) mod fetch;
 mod filters;
 mod pipeline;
 mod search;

@@ -132,6 +132,7 @@ fn seed(conn: &mut rummy_store::db::Db, root: &std::path::Path) -> Result<RunRef
             search_enabled: false,
             runner: rummy_core::config::ShellRunner::Server,
             client_tools: std::sync::Arc::default(),
+            web_domains: None,
         };
         dispatch(conn, &ctx, call, None, NOW)?;
     }

@@ -144,4 +144,8 @@ pub struct DispatchCtx {
     pub runner: ShellRunner,
     /// The tools clients offer the run as the turn starts, which `call` may call.
     pub client_tools: std::sync::Arc<[rummy_protocol::params::OfferedTool]>,
+    /// The domains the model's `get` of a URL fetches from without asking, when its web fetch
+    /// is on for this loop (the server allows it, the project lists domains, no `noWeb`);
+    /// `None`: a URL's `get` reads the stored entry alone.
+    pub web_domains: Option<std::sync::Arc<[String]>>,
 }

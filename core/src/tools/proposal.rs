@@ -72,6 +72,11 @@ pub enum Proposed {
         /// The call's arguments.
         arguments: Map<String, Value>,
     },
+    /// `get` of a web page outside the project's domains: fetched by the server once accepted.
+    Fetch {
+        /// The page's URL.
+        url: String,
+    },
 }
 
 impl Proposed {
@@ -87,6 +92,7 @@ impl Proposed {
             Proposed::Env { .. } => Wire::Env,
             Proposed::AskUser { .. } => Wire::AskUser,
             Proposed::Call { .. } => Wire::Call,
+            Proposed::Fetch { .. } => Wire::Fetch,
         }
     }
 
@@ -129,6 +135,7 @@ impl Proposed {
                 put("tool", Value::from(tool.as_str()));
                 put("arguments", Value::Object(arguments.clone()));
             }
+            Proposed::Fetch { url } => put("url", Value::from(url.as_str())),
         }
         map
     }
@@ -151,7 +158,8 @@ impl Proposed {
             | Proposed::Sh { .. }
             | Proposed::Env { .. }
             | Proposed::AskUser { .. }
-            | Proposed::Call { .. } => None,
+            | Proposed::Call { .. }
+            | Proposed::Fetch { .. } => None,
         }
     }
 
@@ -166,7 +174,8 @@ impl Proposed {
             Proposed::Sh { .. }
             | Proposed::Env { .. }
             | Proposed::AskUser { .. }
-            | Proposed::Call { .. } => Vec::new(),
+            | Proposed::Call { .. }
+            | Proposed::Fetch { .. } => Vec::new(),
         }
     }
 
@@ -181,7 +190,8 @@ impl Proposed {
             | Proposed::Sh { .. }
             | Proposed::Env { .. }
             | Proposed::AskUser { .. }
-            | Proposed::Call { .. } => self.changed(),
+            | Proposed::Call { .. }
+            | Proposed::Fetch { .. } => self.changed(),
         }
     }
 
@@ -194,7 +204,8 @@ impl Proposed {
             | Proposed::Mv { .. }
             | Proposed::Rm { .. }
             | Proposed::AskUser { .. }
-            | Proposed::Call { .. } => None,
+            | Proposed::Call { .. }
+            | Proposed::Fetch { .. } => None,
         }
     }
 
@@ -203,7 +214,7 @@ impl Proposed {
     pub fn channels(&self) -> &'static [u32] {
         match self {
             Proposed::Sh { .. } | Proposed::Env { .. } => &[1, 2],
-            Proposed::Call { .. } => &[1],
+            Proposed::Call { .. } | Proposed::Fetch { .. } => &[1],
             Proposed::Edit { .. }
             | Proposed::Cp { .. }
             | Proposed::Mv { .. }
@@ -259,6 +270,9 @@ mod tests {
                     .cloned()
                     .unwrap_or_default(),
             },
+            Proposed::Fetch {
+                url: text("https://example.com/a"),
+            },
         ];
         let stored: Vec<Value> = kinds
             .iter()
@@ -275,6 +289,7 @@ mod tests {
                 json!({"kind": "env", "command": "env"}),
                 json!({"kind": "ask_user", "question": "Which?", "options": ["A", "B"]}),
                 json!({"kind": "call", "server": "docs", "tool": "search", "arguments": {"query": "retry"}}),
+                json!({"kind": "fetch", "url": "https://example.com/a"}),
             ]
         );
         let back: Vec<Result<Proposed, String>> = stored.iter().map(Proposed::read).collect();
@@ -321,7 +336,7 @@ mod tests {
         assert_eq!(
             errors,
             vec![
-                "cannot apply a proposal of kind \"teleport\": unknown variant `teleport`, expected one of `edit`, `cp`, `mv`, `rm`, `sh`, `env`, `ask_user`, `call`".to_owned(),
+                "cannot apply a proposal of kind \"teleport\": unknown variant `teleport`, expected one of `edit`, `cp`, `mv`, `rm`, `sh`, `env`, `ask_user`, `call`, `fetch`".to_owned(),
                 "cannot apply a proposal of kind \"edit\": missing field `content`".to_owned(),
                 "cannot apply a proposal of kind \"\": missing field `kind`".to_owned(),
             ]

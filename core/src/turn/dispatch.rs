@@ -53,10 +53,11 @@ impl Dispatched {
     }
 
     /// Whether the turn waits on this command before going on: a proposal waits for a client,
-    /// a search for its backend's answer.
+    /// a search for its backend's answer, a `get` of a web page for the page.
     pub fn waits(&self) -> bool {
         self.state == State::Proposed
-            || (self.tool == ToolName::Search && self.state == State::Streaming)
+            || (matches!(self.tool, ToolName::Search | ToolName::Get)
+                && self.state == State::Streaming)
     }
 }
 

@@ -113,9 +113,9 @@ pub fn recover(
                 turn,
             };
             record::warning(conn, t, INTERRUPTED, at)?;
-            // A search the server was asking when it stopped will never be answered: it fails
-            // (502, like an unreachable backend) instead of streaming forever.
-            for (path, turn) in views::searches_in_flight(conn, run.id)? {
+            // A search (or a web page) the server was asking for when it stopped will never be
+            // answered: it fails (502, like an unreachable backend) instead of streaming forever.
+            for (path, turn) in views::asked_in_flight(conn, run.id)? {
                 let t = TurnRef { turn, ..t };
                 search::record_failure(conn, t, &path, INTERRUPTED, at)?;
             }

@@ -185,8 +185,11 @@ pub fn settle(
     // What ran: the command line, or a call's `server/tool`.
     let tool = text_attr(&attrs, "tool");
     let call = text_attr(&attrs, "kind") == ToolName::Call.as_str();
+    let fetch = text_attr(&attrs, "kind") == "fetch";
     let command = if call {
         format!("{}/{tool}", text_attr(&attrs, "server"))
+    } else if fetch {
+        text_attr(&attrs, "url").to_owned()
     } else {
         text_attr(&attrs, "command").to_owned()
     };
@@ -244,6 +247,7 @@ pub fn settle(
             };
             format!("called '{command}': {answered}. Output: {output}")
         }
+        StreamEnd::Completed { .. } if fetch => format!("fetched '{command}'. Output: {output}"),
         StreamEnd::Completed {
             exit_code,
             duration,

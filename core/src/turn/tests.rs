@@ -38,6 +38,7 @@ fn ctx(t: TurnRef) -> DispatchCtx {
         search_enabled: false,
         runner: crate::config::ShellRunner::Server,
         client_tools: std::sync::Arc::default(),
+        web_domains: None,
     }
 }
 

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 /// The hash of a proposal as it is stored (`attributes`, `body`): the SHA-256 (hex) of its
 /// canonical JSON, the object of `kind`, `paths`, `command`, `content`, `server`, `tool`,
-/// `arguments` and `patch` with sorted keys (at every depth), no whitespace and the absent
+/// `arguments`, `url` and `patch` with sorted keys (at every depth), no whitespace and the absent
 /// ones left out. `paths` are the files (or entries) its
 /// acceptance reads, writes or removes, in the kind's order (`[path]`, `[from, to]`, the
 /// removed `paths`); `patch` is the diff a reviewer reads (the `patch` attribute, else the
@@ -28,7 +28,7 @@ pub fn hash(attributes: &Value, body: &str) -> String {
     if !paths.is_empty() {
         canon.insert("paths", Value::from(paths));
     }
-    for key in ["command", "content", "server", "tool", "arguments"] {
+    for key in ["command", "content", "server", "tool", "arguments", "url"] {
         if let Some(value) = field(key) {
             canon.insert(key, value);
         }

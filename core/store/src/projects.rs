@@ -30,6 +30,9 @@ pub struct Project {
     /// Whether its accepted commands reach the network, as an admin set it; `None`: the
     /// server's `RUMMY_COMMAND_NETWORK` applies.
     pub command_network: Option<bool>,
+    /// The domains its model fetches from without asking, as a JSON array, as an admin set
+    /// them; `None`: its model's web fetch is off (see [`Project::web_domains`]).
+    pub web_domains: Option<String>,
 }
 
 /// A project's cost ceiling: at or over `usd` spent in the current period, new loops queue.
@@ -42,6 +45,11 @@ pub struct Ceiling {
 }
 
 impl Project {
+    /// The domains its model fetches from without asking; `None`: its web fetch is off.
+    pub fn web_domains(&self) -> Option<Vec<String>> {
+        self.web_domains.as_deref().map(read_domains)
+    }
+
     /// The period its spending is summed over (a month when the stored name is unreadable).
     pub fn period(&self) -> CostPeriod {
         CostPeriod::parse(&self.cost_period).unwrap_or_default()
@@ -188,6 +196,44 @@ pub fn command_network(conn: &mut Db, project_id: ProjectId) -> Result<Option<bo
         .first(conn)
         .optional()?
         .ok_or_else(|| StoreError::NotFound(format!("project {project_id} not found")))
+}
+
+/// Sets or removes (`None`: the model's web fetch is off) the domains the project `name`'s
+/// model fetches from without asking. Answers the project as it now stands.
+pub fn set_web_domains(
+    conn: &mut Db,
+    name: &str,
+    domains: Option<&[String]>,
+) -> Result<Project, StoreError> {
+    let project = by_name(conn, name)?
+        .ok_or_else(|| StoreError::NotFound(format!("project \"{name}\" not found")))?;
+    let stored = domains.map(|d| serde_json::Value::from(d.to_vec()).to_string());
+    Ok(
+        crate::on_backend!(conn, c => diesel::update(projects::table.find(project.id))
+        .set(projects::web_domains.eq(stored))
+        .returning(Project::as_returning())
+        .get_result(c))?,
+    )
+}
+
+/// The domains the project's model fetches from without asking, `None` when its web fetch is
+/// off: one column of one row, read as each turn starts.
+pub fn web_domains(
+    conn: &mut Db,
+    project_id: ProjectId,
+) -> Result<Option<Vec<String>>, StoreError> {
+    let stored: Option<String> = projects::table
+        .find(project_id)
+        .select(projects::web_domains)
+        .first(conn)
+        .optional()?
+        .ok_or_else(|| StoreError::NotFound(format!("project {project_id} not found")))?;
+    Ok(stored.as_deref().map(read_domains))
+}
+
+/// A stored domain list; one that cannot be read allows no domain (every fetch asks).
+fn read_domains(stored: &str) -> Vec<String> {
+    serde_json::from_str(stored).unwrap_or_default()
 }
 
 /// Every project with a cost ceiling, with it.

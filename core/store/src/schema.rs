@@ -100,6 +100,7 @@ diesel::table! {
         cost_ceiling -> Nullable<Double>,
         cost_period -> Text,
         command_network -> Nullable<Bool>,
+        web_domains -> Nullable<Text>,
     }
 }
 

@@ -156,13 +156,14 @@ pub fn remove(conn: &mut Db, view_id: i32) -> Result<(), StoreError> {
     Ok(())
 }
 
-/// The run's `search://` results still waiting for their backend: (path, turn).
-pub fn searches_in_flight(conn: &mut Db, run_id: RunId) -> Result<Vec<(String, i32)>, StoreError> {
+/// The run's `search://` results still waiting for their backend, and its `get://` results
+/// still waiting for a web page: (path, turn).
+pub fn asked_in_flight(conn: &mut Db, run_id: RunId) -> Result<Vec<(String, i32)>, StoreError> {
     Ok(run_views::table
         .inner_join(entries::table)
         .filter(run_views::run_id.eq(run_id))
         .filter(entries::scope.eq(Scope::Run(run_id).key()))
-        .filter(entries::scheme.eq("search"))
+        .filter(entries::scheme.eq_any(["search", "get"]))
         .filter(run_views::state.eq(State::Streaming))
         .select((entries::path, run_views::turn))
         .load(conn)?)

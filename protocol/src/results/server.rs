@@ -52,6 +52,9 @@ pub struct Project {
     /// server's `RUMMY_COMMAND_NETWORK` applies.
     #[serde(default)]
     pub command_network: Option<bool>,
+    /// The domains its model fetches from without asking; `None`: its web fetch is off.
+    #[serde(default)]
+    pub web_domains: Option<Vec<String>>,
 }
 
 /// A token as `token/list` and `token/revoke` show it (never its text).

@@ -78,6 +78,18 @@ pub(crate) async fn dispatch(
             }
             search(&shared, &query)
         }
+        ("GET", _) => match shared.page(&path) {
+            Some(page) => {
+                let mut builder = HttpResponse::build(
+                    StatusCode::from_u16(page.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR),
+                );
+                for (name, value) in page.headers {
+                    builder.insert_header((name, value));
+                }
+                builder.body(page.body)
+            }
+            None => not_found(),
+        },
         _ => not_found(),
     }
 }

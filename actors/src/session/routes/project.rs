@@ -211,6 +211,7 @@ fn shown(c: &mut Db, project: Stored, at: Millis) -> Result<Project, StoreError>
     let period = project.period();
     let start = period.start(at);
     let spent = projects::spent_since(c, project.id, start)?;
+    let web_domains = project.web_domains();
     Ok(Project {
         created_at: Some(Millis(project.created_at).to_rfc3339()),
         name: project.name,
@@ -220,16 +221,36 @@ fn shown(c: &mut Db, project: Stored, at: Millis) -> Result<Project, StoreError>
         period: period.as_str().to_owned(),
         period_start: start.to_rfc3339(),
         spent,
+        web_domains,
         command_network: project.command_network,
     })
 }
 
-/// `project/set {name, costCeiling, period, commandNetwork}` (admin): sets (a number), removes
+/// A `webDomains` list, each entry a host name kept lower case, once; the entry that is none
+/// is refused (-32602).
+fn web_domains(list: Vec<String>) -> Result<Vec<String>, RpcError> {
+    let mut domains: Vec<String> = Vec::with_capacity(list.len());
+    for entry in list {
+        let domain = rummy_core::web::domains::normalize(&entry).ok_or_else(|| {
+            RpcError::invalid_param(
+                "webDomains",
+                format!("\"{entry}\" is not a host name (write example.com, not a URL)"),
+            )
+        })?;
+        if !domains.contains(&domain) {
+            domains.push(domain);
+        }
+    }
+    Ok(domains)
+}
+
+/// `project/set {name, costCeiling, period, commandNetwork, webDomains}` (admin): sets (a number), removes
 /// (`null`) or keeps (absent) the ceiling, and the period; admission looks at the project's
 /// waiting runs again at once. `commandNetwork` likewise sets (`true`/`false`), removes
 /// (`null`: the server's `RUMMY_COMMAND_NETWORK` applies) or keeps (absent) whether the
-/// project's accepted commands reach the network, from their next command and loop on. One
-/// write. Answers the project as `getProjects` lists it.
+/// project's accepted commands reach the network, from their next command and loop on;
+/// `webDomains` sets (a list: the model's web fetch on), removes (`null`: off) or keeps
+/// (absent) the domains the project's model fetches from without asking. One write. Answers the project as `getProjects` lists it.
 pub async fn project_set(call: Call, p: ProjectSetParams) -> Result<Project, Error> {
     auth::require_admin(&auth::caller(&call, None).await?, "project/set")?;
     let period = p
@@ -249,14 +270,21 @@ pub async fn project_set(call: Call, p: ProjectSetParams) -> Result<Project, Err
             .into());
         }
     }
+    let domains = match p.web_domains {
+        Some(Some(list)) => Some(Some(web_domains(list)?)),
+        other => other,
+    };
     let (name, ceiling, network) = (p.name, p.cost_ceiling, p.command_network);
     let project = call
         .write(move |c| {
-            let project = projects::set_ceiling(c, &name, ceiling, period)?;
-            match network {
-                Some(network) => projects::set_command_network(c, &name, network),
-                None => Ok(project),
+            let mut project = projects::set_ceiling(c, &name, ceiling, period)?;
+            if let Some(network) = network {
+                project = projects::set_command_network(c, &name, network)?;
             }
+            if let Some(domains) = domains {
+                project = projects::set_web_domains(c, &name, domains.as_deref())?;
+            }
+            Ok(project)
         })
         .await?;
     tracing::info!(
@@ -264,6 +292,7 @@ pub async fn project_set(call: Call, p: ProjectSetParams) -> Result<Project, Err
         ceiling = ?project.cost_ceiling,
         period = %project.cost_period,
         command_network = ?project.command_network,
+        web_domains = ?project.web_domains,
         "project set"
     );
     call.svc()

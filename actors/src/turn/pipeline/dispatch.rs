@@ -70,6 +70,19 @@ pub(super) async fn dispatch(
         flags,
     } = dispatching;
     let limits = &svc.config.limits;
+    // The model's web fetch, where the server allows it and the loop has the web: the
+    // project's domains as they stand now (`None` where its admin has not turned it on).
+    let web_domains = match (&svc.web, flags.no_web) {
+        (Some(_), false) => {
+            let project_id = t.run.project_id;
+            svc.store
+                .read(move |c| rummy_store::projects::web_domains(c, project_id))
+                .await
+                .map_err(failure)?
+                .map(std::sync::Arc::from)
+        }
+        _ => None,
+    };
     let ctx = DispatchCtx {
         t,
         limits: DispatchLimits {
@@ -86,6 +99,7 @@ pub(super) async fn dispatch(
             .client_tools
             .offered(job.run.project_id, &job.alias)
             .into(),
+        web_domains,
     };
     let end = EndInput::new(job, turn_id, prose, telemetry, ctx.clone());
     let (context_size, ceiling) = (job.context_size, limits.budget_ceiling);
@@ -135,8 +149,10 @@ pub(super) async fn dispatch(
                 });
             }
             if done.waits() {
-                // A search: answered before the turn goes on; a failed one aborts the rest.
+                // A search, or a web page of the project's domains: answered before the turn
+                // goes on; a failed one aborts the rest.
                 let answered = crate::turn::search::answer(svc, job, t, done).await?;
+                let answered = crate::turn::fetch::answer(svc, job, t, answered).await?;
                 commands.note(&answered);
             }
         }

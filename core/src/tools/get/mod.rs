@@ -1,6 +1,8 @@
-//! `get`: show entries in full (promote them), read a slice of one without promoting it, or preview what a pattern selects.
+//! `get`: show entries in full (promote them), read a slice of one without promoting it, or preview what a pattern selects; where the model's web fetch is on, fetch a web page ([`fetch`]).
 //!
 //! Views: the result body when visible, nothing when summarized.
+
+pub mod fetch;
 
 use super::handler::{path_and_filter, read_target, visibility_of, Handler, Target, ToolResult};
 use super::wording::{self, listing, not_found};
@@ -47,6 +49,14 @@ pub fn run(h: &mut Handler<'_>, call: &ToolCall) -> Result<ToolResult, StoreErro
         Some(Ok(n)) if n >= 1 => Some(n),
         Some(_) => return invalid(BAD_LIMIT),
     };
+    let plain = filter.is_none() && line.is_none() && limit.is_none();
+    if let Some(domains) = h.ctx.web_domains.clone() {
+        if plain && call.attr("preview").is_none() && fetch::is_url(raw) {
+            if let Some(result) = fetch::get(h, raw.trim(), &domains)? {
+                return Ok(result);
+            }
+        }
+    }
     let target = match read_target(raw, filter) {
         Ok(target) => target,
         Err(reason) => return invalid(&reason),

@@ -41,7 +41,7 @@ impl SearchFailure {
 }
 
 /// Whether `url` is a web page address (`http://` or `https://`, any case).
-fn is_web_url(url: &str) -> bool {
+pub fn is_web_url(url: &str) -> bool {
     let lower = url.get(..8).unwrap_or(url).to_ascii_lowercase();
     lower.starts_with("http://") || lower.starts_with("https://")
 }

@@ -177,7 +177,7 @@ pub fn record_failure(
 }
 
 /// A plugin write of this turn: (path, body, attributes) with (state, outcome, visibility).
-fn plugin_write(
+pub(crate) fn plugin_write(
     conn: &mut Db,
     t: TurnRef,
     (path, body, attributes): (&str, &str, &Value),

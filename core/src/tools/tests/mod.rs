@@ -116,6 +116,7 @@ pub fn fixture_with(mode: Mode, flags: LoopFlags, search_enabled: bool) -> Fixtu
         search_enabled,
         runner: crate::config::ShellRunner::Server,
         client_tools: std::sync::Arc::default(),
+        web_domains: None,
     };
     let mut f = Fixture { conn, ctx };
     f.put(

@@ -45,7 +45,8 @@ fn accept(proposal: &Proposal, root: &Path, effects: &mut Vec<Effect>) -> Result
         Proposed::Sh { .. }
         | Proposed::Env { .. }
         | Proposed::AskUser { .. }
-        | Proposed::Call { .. } => return Ok(()),
+        | Proposed::Call { .. }
+        | Proposed::Fetch { .. } => return Ok(()),
     }
     let root = Root::open(root).map_err(verdict)?;
     unchanged_on_disk(&root, proposal, kind, effects)?;
@@ -66,7 +67,8 @@ fn accept(proposal: &Proposal, root: &Path, effects: &mut Vec<Effect>) -> Result
         Proposed::Sh { .. }
         | Proposed::Env { .. }
         | Proposed::AskUser { .. }
-        | Proposed::Call { .. } => Ok(()),
+        | Proposed::Call { .. }
+        | Proposed::Fetch { .. } => Ok(()),
     }
 }
 
@@ -92,7 +94,8 @@ fn unchanged_on_disk(
         | Proposed::Sh { .. }
         | Proposed::Env { .. }
         | Proposed::AskUser { .. }
-        | Proposed::Call { .. } => None,
+        | Proposed::Call { .. }
+        | Proposed::Fetch { .. } => None,
     };
     for (path, base) in bases {
         // No entry is larger than a scan takes, so the capped read tells every difference.

@@ -415,12 +415,16 @@ fn accepted(
             }
             Ok(json!({}))
         }
-        Proposed::Sh { .. } | Proposed::Env { .. } | Proposed::Call { .. } => {
-            // What each channel is the output of: the command line, or the tool called.
+        Proposed::Sh { .. }
+        | Proposed::Env { .. }
+        | Proposed::Call { .. }
+        | Proposed::Fetch { .. } => {
+            // What each channel is the output of: the command line, the tool called, the page.
             let (key, what) = match kind {
                 Proposed::Call { server, tool, .. } => {
                     ("tool", crate::tools::call::qualified(server, tool))
                 }
+                Proposed::Fetch { url } => ("url", url.clone()),
                 _ => ("command", kind.command().unwrap_or_default().to_owned()),
             };
             let mut paths = Vec::new();

@@ -416,10 +416,10 @@ async fn resolve_if_proposed(
     let answer = call.deps.registry.send(RunCall { run, command }).await??;
     let resolved = answer.resolved()?;
     // An accepted sh/env: who runs it (a client told `client` runs it and streams it back).
-    // An accepted call is made by the client offering its tool, never the accepting one: it
-    // names its channel and no runner.
+    // An accepted call is made by the client offering its tool, and an accepted fetch by the
+    // server, never the accepting client: each names its one channel and no runner.
     let awaits = crate::proposals::awaits_output(&resolved);
-    let command = awaits && resolved.tool != ToolName::Call;
+    let command = awaits && matches!(resolved.tool, ToolName::Sh | ToolName::Env);
     let channels = match (awaits, command) {
         (true, true) => Some(vec![format!("{path}_1"), format!("{path}_2")]),
         (true, false) => Some(vec![format!("{path}_1")]),
