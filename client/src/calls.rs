@@ -12,7 +12,7 @@ use crate::params::{
     GetParams, GetRunParams, MoveParams, NoParams, Page, PersonaParams, ProjectSetParams,
     ProjectsParams, RmParams, RouteCheckParams, RunAttributes, RunParams, SetParams, SkillParams,
     StreamAbortedParams, StreamCancelParams, StreamCompletedParams, StreamParams,
-    TokenCreateParams, TokenRevokeParams, UpdateParams,
+    TokenCreateParams, TokenRevokeParams, ToolResultParams, ToolsOfferParams, UpdateParams,
 };
 use crate::results::{
     Ack, AddedModel, BodySlice, Catalogue, Constraint, DoctorReport, Entry, MadeToken, Model,
@@ -271,6 +271,16 @@ impl Client {
     /// `stream/cancel`.
     pub async fn stream_cancel(&mut self, params: &StreamCancelParams) -> Result<Ack, CallError> {
         self.request::<methods::StreamCancel>(params).await
+    }
+
+    /// `tools/offer`: the tools this connection calls for a run (an editor's MCP tools).
+    pub async fn tools_offer(&mut self, params: &ToolsOfferParams) -> Result<Ack, CallError> {
+        self.request::<methods::ToolsOffer>(params).await
+    }
+
+    /// `tool/result`: the answer to a `tool/call` this connection was sent.
+    pub async fn tool_result(&mut self, params: &ToolResultParams) -> Result<Ack, CallError> {
+        self.request::<methods::ToolResult>(params).await
     }
 }
 

@@ -81,6 +81,36 @@ pub fn register(suites: &mut crate::Suites, need: &Need) {
         need,
         a_session_goes_on_after_the_server_restarts,
     );
+    suites.add_async(
+        "acp::an_mcp_server_that_does_not_start_leaves_the_session_open",
+        need,
+        an_mcp_server_that_does_not_start_leaves_the_session_open,
+    );
+    suites.add_async(
+        "acp::the_editors_mcp_tool_is_called_by_rummy_acp_once_allowed",
+        need,
+        the_editors_mcp_tool_is_called_by_rummy_acp_once_allowed,
+    );
+    suites.add_async(
+        "acp::a_dead_mcp_server_fails_its_calls_and_allow_always_allows_the_same_tool",
+        need,
+        a_dead_mcp_server_fails_its_calls_and_allow_always_allows_the_same_tool,
+    );
+    suites.add_async(
+        "acp::a_loaded_session_runs_the_editors_mcp_servers_once",
+        need,
+        a_loaded_session_runs_the_editors_mcp_servers_once,
+    );
+    suites.add_async(
+        "acp::a_cancelled_call_frees_its_mcp_server_for_the_next",
+        need,
+        a_cancelled_call_frees_its_mcp_server_for_the_next,
+    );
+    suites.add_async(
+        "acp::the_editors_tools_are_offered_again_after_the_server_restarts",
+        need,
+        the_editors_tools_are_offered_again_after_the_server_restarts,
+    );
 }
 
 /// Where the test editor is.
@@ -99,9 +129,16 @@ pub fn missing() -> Option<String> {
         return Some("no Node.js: `node` is not on PATH (apt-get install nodejs npm)".to_owned());
     }
     let sdk = editor_dir().join("node_modules/@agentclientprotocol/sdk/package.json");
-    (!sdk.is_file()).then(|| {
-        "the test editor's ACP SDK is not installed: run `npm ci --prefix tests/acp`".to_owned()
+    (!sdk.is_file() || !everything().is_file()).then(|| {
+        "the test editor's ACP SDK or its MCP server is not installed: run \
+         `npm ci --prefix tests/acp`"
+            .to_owned()
     })
+}
+
+/// The MCP server the test editor names: server-everything's entry point.
+fn everything() -> PathBuf {
+    editor_dir().join("node_modules/@modelcontextprotocol/server-everything/dist/index.js")
 }
 
 /// The ACP client on the SDK, with `rummy acp` as its agent, driven a line at a time.
@@ -1024,5 +1061,399 @@ async fn a_session_goes_on_after_the_server_restarts() {
         .await
         .unwrap();
     assert_eq!(run["turn"], 2);
+    editor.close().await;
+}
+
+/// The editor's MCP servers: server-everything, as `everything` (on stdio).
+fn everything_server() -> Value {
+    json!([{
+        "name": "everything",
+        "command": "node",
+        "args": [everything(), "stdio"],
+        "env": [],
+    }])
+}
+
+/// `session/new` naming server-everything as its MCP server `everything` (on stdio): the
+/// session's id.
+async fn open_with_everything(editor: &mut Editor, root: &Path) -> String {
+    editor.initialize().await;
+    let servers = everything_server();
+    let session = editor
+        .call("session/new", json!({ "cwd": root, "mcpServers": servers }))
+        .await
+        .expect("session/new");
+    session["sessionId"].as_str().unwrap().to_owned()
+}
+
+/// A process: its id, its parent's, and its command line.
+#[derive(Debug, Clone)]
+struct Process {
+    pid: u32,
+    parent: u32,
+    cmdline: Vec<String>,
+}
+
+/// The processes running now (a zombie is not running), from `/proc`.
+fn processes() -> Vec<Process> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        // `pid (comm) state ppid …`: the command's name may hold spaces and parentheses.
+        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+            continue;
+        };
+        let Some((_, rest)) = stat.rsplit_once(')') else {
+            continue;
+        };
+        let fields: Vec<&str> = rest.split_whitespace().collect();
+        if fields.first() == Some(&"Z") {
+            continue;
+        }
+        let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
+        found.push(Process {
+            pid,
+            parent: fields[1].parse().unwrap(),
+            cmdline: String::from_utf8_lossy(&cmdline)
+                .split('\0')
+                .filter(|a| !a.is_empty())
+                .map(str::to_owned)
+                .collect(),
+        });
+    }
+    found
+}
+
+/// `rummy acp`, the test editor's child, and the server-everything processes running now.
+fn acp_and_its_mcp_servers(editor: &Editor) -> (Process, Vec<Process>) {
+    let editor_pid = editor.child.id().unwrap();
+    let all = processes();
+    let acp = all
+        .iter()
+        .find(|p| p.parent == editor_pid)
+        .expect("the editor's agent runs")
+        .clone();
+    let servers = all
+        .into_iter()
+        .filter(|p| p.cmdline.iter().any(|a| a.contains("server-everything")))
+        .collect();
+    (acp, servers)
+}
+
+/// How the tool call `id` was last shown: its status and its content, each as last updated.
+fn last_shown(editor: &Editor, id: &str) -> (Value, Value) {
+    let updates: Vec<Value> = editor
+        .updates("tool_call_update")
+        .into_iter()
+        .filter(|u| u["toolCallId"] == id)
+        .collect();
+    let last = |field: &str| {
+        updates
+            .iter()
+            .rev()
+            .find_map(|u| u.get(field).cloned())
+            .unwrap_or(Value::Null)
+    };
+    (last("status"), last("content"))
+}
+
+/// A tool call's content that is one text.
+fn text_content(text: &str) -> Value {
+    json!([{ "type": "content", "content": { "type": "text", "text": text } }])
+}
+
+const CALL_ECHO: &str = "<call server=\"everything\" tool=\"echo\">{\"message\":\"hi\"}</call>\n\
+                         <update status=\"102\">calling echo</update>";
+
+/// A server the editor names that cannot start leaves the session open, said in the session
+/// as the agent's message; an HTTP server is left out (`initialize` said rummy acp connects to
+/// none), said only in rummy acp's log.
+async fn an_mcp_server_that_does_not_start_leaves_the_session_open() {
+    let server = TestServer::start().await;
+    let (_dir, root) = project();
+    let mut editor = Editor::start(&server.url(), &[], &[]).await;
+    let init = editor.initialize().await;
+    assert_eq!(
+        init["agentCapabilities"]["mcpCapabilities"],
+        json!({ "http": false, "sse": false })
+    );
+    let servers = json!([
+        { "name": "missing", "command": "/nonexistent/mcp-server", "args": [], "env": [] },
+        { "type": "http", "name": "web", "url": "http://127.0.0.1:9/mcp", "headers": [] },
+    ]);
+    let session = editor
+        .call("session/new", json!({ "cwd": root, "mcpServers": servers }))
+        .await
+        .expect("the session opens");
+    assert!(session["sessionId"].as_str().unwrap().starts_with("acp_"));
+    let said = "The MCP server missing did not start (/nonexistent/mcp-server: No such file or \
+                directory (os error 2)).\n";
+    let message = editor.update("agent_message_chunk").await;
+    assert_eq!(message["content"]["text"], said);
+    server
+        .provider
+        .push(Reply::content("<update status=\"200\">fine</update>"));
+    let prompt = editor
+        .prompt(session["sessionId"].as_str().unwrap(), "Go")
+        .await;
+    assert_eq!(editor.stop_reason(prompt).await, "end_turn");
+    assert_eq!(editor.agent_text(), format!("{said}fine\n"));
+    editor.close().await;
+}
+
+/// The editor's stdio MCP server is started by `rummy acp` (its child, never the server's) when
+/// the session opens, and its tools are offered to the run: the model's call of one is a
+/// proposal the editor is asked about as an `everything/echo` tool call with its arguments;
+/// allowed, `rummy acp` calls the tool, and its text is the call's result — in the run's result
+/// channel and in the tool call, completed. When the editor leaves, the MCP server is stopped.
+async fn the_editors_mcp_tool_is_called_by_rummy_acp_once_allowed() {
+    let server = TestServer::start().await;
+    let (_dir, root) = project();
+    server.provider.push(Reply::content(CALL_ECHO));
+    server
+        .provider
+        .push(Reply::content("<update status=\"200\">it said hi</update>"));
+    let mut editor = Editor::start(&server.url(), &[], &[]).await;
+    let session = open_with_everything(&mut editor, &root).await;
+
+    let (acp, servers) = acp_and_its_mcp_servers(&editor);
+    assert_eq!(
+        acp.cmdline,
+        vec![env!("CARGO_BIN_EXE_rummy").to_owned(), "acp".to_owned()]
+    );
+    let mcp: Vec<&Process> = servers.iter().filter(|p| p.parent == acp.pid).collect();
+    assert_eq!(
+        mcp.len(),
+        1,
+        "one server-everything, rummy acp's child: {servers:?}"
+    );
+    assert!(
+        servers.iter().all(|p| p.parent != std::process::id()),
+        "the rummy server starts no MCP server: {servers:?}"
+    );
+    let mcp_pid = mcp[0].pid;
+
+    let prompt = editor.prompt(&session, "Echo hi").await;
+    let (k, asked) = editor.permission().await;
+    let call = &asked["toolCall"];
+    assert_eq!(
+        (
+            call["title"].clone(),
+            call["kind"].clone(),
+            call["rawInput"].clone()
+        ),
+        (
+            json!("everything/echo"),
+            json!("other"),
+            json!({ "message": "hi" })
+        )
+    );
+    assert_eq!(
+        asked["options"][1]["name"],
+        "Always allow the tool everything/echo in this session"
+    );
+    let path = call["toolCallId"].as_str().unwrap().to_owned();
+    editor.choose(k, "allow_once").await;
+    assert_eq!(editor.stop_reason(prompt).await, "end_turn");
+
+    let mut page = project_client(&server, &root).await;
+    let result = history_item(&mut page, &session, &format!("{path}_1")).await;
+    assert_eq!(result["body"], "Echo: hi");
+    assert_eq!(
+        last_shown(&editor, &path),
+        (json!("completed"), text_content("Echo: hi"))
+    );
+
+    editor.close().await;
+    let gone = tokio::time::timeout(WAIT, async {
+        while processes().iter().any(|p| p.pid == mcp_pid) {
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+    })
+    .await;
+    assert!(gone.is_ok(), "the MCP server ends with rummy acp");
+}
+
+/// After the server restarts, `rummy acp` offers the editor's tools again on its new
+/// connection: the model's call of one after the restart is asked and answered as before.
+async fn the_editors_tools_are_offered_again_after_the_server_restarts() {
+    let mut server = TestServer::start().await;
+    let port = server.port();
+    let (_dir, root) = project();
+    server.provider.push(Reply::content(
+        "<update status=\"200\">before the restart</update>",
+    ));
+    let mut editor = Editor::start(&server.url(), &[], &[]).await;
+    let session = open_with_everything(&mut editor, &root).await;
+    let prompt = editor.prompt(&session, "First").await;
+    editor.result(prompt).await.unwrap();
+    server.restart_with(|c| c.port = port).await;
+    server.provider.push(Reply::content(CALL_ECHO));
+    server
+        .provider
+        .push(Reply::content("<update status=\"200\">it said hi</update>"));
+    let prompt = editor.prompt(&session, "Echo hi").await;
+    let asked = editor.answer_next("allow_once").await;
+    let path = asked["toolCall"]["toolCallId"].as_str().unwrap().to_owned();
+    assert_eq!(editor.stop_reason(prompt).await, "end_turn");
+    let mut page = project_client(&server, &root).await;
+    let result = history_item(&mut page, &session, &format!("{path}_1")).await;
+    assert_eq!(result["body"], "Echo: hi");
+    editor.close().await;
+}
+
+/// Calls of a server that has died fail, the run's result channel and the tool call saying
+/// why, the tool call failed. Allowed always, the next call of the same tool of the same
+/// server is accepted without asking.
+async fn a_dead_mcp_server_fails_its_calls_and_allow_always_allows_the_same_tool() {
+    let server = TestServer::start().await;
+    let (_dir, root) = project();
+    server.provider.push(Reply::content(CALL_ECHO));
+    server.provider.push(Reply::content(
+        "<call server=\"everything\" tool=\"echo\">{\"message\":\"again\"}</call>\n\
+         <update status=\"102\">calling again</update>",
+    ));
+    server
+        .provider
+        .push(Reply::content("<update status=\"200\">done</update>"));
+    let mut editor = Editor::start(&server.url(), &[], &[]).await;
+    let session = open_with_everything(&mut editor, &root).await;
+    let (acp, servers) = acp_and_its_mcp_servers(&editor);
+    let mcp = servers.iter().find(|p| p.parent == acp.pid).unwrap().pid;
+    let killed = std::process::Command::new("kill")
+        .args(["-KILL", &mcp.to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+
+    let prompt = editor.prompt(&session, "Echo twice").await;
+    let asked = editor.answer_next("allow_always").await;
+    let first = asked["toolCall"]["toolCallId"].as_str().unwrap().to_owned();
+    assert_eq!(editor.stop_reason(prompt).await, "end_turn");
+    let permissions = editor
+        .log
+        .iter()
+        .filter(|(l, _)| l.get("permission").is_some())
+        .count();
+    assert_eq!(permissions, 1, "the second call is not asked");
+    let calls: Vec<String> = editor
+        .updates("tool_call")
+        .into_iter()
+        .filter(|c| c["title"] == "everything/echo")
+        .map(|c| c["toolCallId"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(calls.len(), 2, "{calls:?}");
+    assert_eq!(calls[0], first);
+
+    let mut page = project_client(&server, &root).await;
+    let why = "the MCP server everything has ended";
+    for call in &calls {
+        let result = history_item(&mut page, &session, &format!("{call}_1")).await;
+        assert_eq!(result["body"], why);
+        assert_eq!(
+            last_shown(&editor, call),
+            (json!("failed"), text_content(why))
+        );
+    }
+    editor.close().await;
+}
+
+/// `session/load` starts the editor's MCP servers too, and offers their tools to the loaded
+/// run; loading the same session again replaces it, its servers stopped with it, so one set
+/// runs and the run's call reaches it.
+async fn a_loaded_session_runs_the_editors_mcp_servers_once() {
+    let server = TestServer::start().await;
+    let (_dir, root) = project();
+    let mut cli = project_client(&server, &root).await;
+    server
+        .provider
+        .push(Reply::content("<update status=\"200\">ready</update>"));
+    cli.call(
+        "set",
+        json!({ "path": "run://tools", "body": "Get ready", "attributes": { "model": "fast", "mode": "act" } }),
+    )
+    .await
+    .unwrap();
+    crate::support::wait_status(&mut cli, "tools", 200).await;
+
+    let mut editor = Editor::start(&server.url(), &[], &[]).await;
+    editor.initialize().await;
+    let load = json!({ "sessionId": "tools", "cwd": root, "mcpServers": everything_server() });
+    editor.call("session/load", load.clone()).await.unwrap();
+    let (acp, servers) = acp_and_its_mcp_servers(&editor);
+    let first: Vec<u32> = servers
+        .iter()
+        .filter(|p| p.parent == acp.pid)
+        .map(|p| p.pid)
+        .collect();
+    assert_eq!(first.len(), 1, "{servers:?}");
+    editor.call("session/load", load).await.unwrap();
+    let stopped = tokio::time::timeout(WAIT, async {
+        while processes().iter().any(|p| p.pid == first[0]) {
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+    })
+    .await;
+    assert!(stopped.is_ok(), "the replaced session's MCP server stops");
+    let (_, servers) = acp_and_its_mcp_servers(&editor);
+    assert_eq!(
+        servers.iter().filter(|p| p.parent == acp.pid).count(),
+        1,
+        "{servers:?}"
+    );
+
+    server.provider.push(Reply::content(CALL_ECHO));
+    server
+        .provider
+        .push(Reply::content("<update status=\"200\">it said hi</update>"));
+    let prompt = editor.prompt("tools", "Echo hi").await;
+    let asked = editor.answer_next("allow_once").await;
+    let path = asked["toolCall"]["toolCallId"].as_str().unwrap().to_owned();
+    assert_eq!(editor.stop_reason(prompt).await, "end_turn");
+    let result = history_item(&mut cli, "tools", &format!("{path}_1")).await;
+    assert_eq!(result["body"], "Echo: hi");
+    editor.close().await;
+}
+
+/// Cancelling the run while a tool works gives the call up (the MCP server is told): the
+/// next call of the same server is answered at once, not after the first.
+async fn a_cancelled_call_frees_its_mcp_server_for_the_next() {
+    let server = TestServer::start().await;
+    let (_dir, root) = project();
+    server.provider.push(Reply::content(
+        "<call server=\"everything\" tool=\"trigger-long-running-operation\">\
+         {\"duration\": 600, \"steps\": 2}</call>\n<update status=\"102\">waiting</update>",
+    ));
+    let mut editor = Editor::start(&server.url(), &[], &[]).await;
+    let session = open_with_everything(&mut editor, &root).await;
+    let prompt = editor.prompt(&session, "Wait long").await;
+    let asked = editor.answer_next("allow_once").await;
+    let path = asked["toolCall"]["toolCallId"].as_str().unwrap().to_owned();
+    editor
+        .wait_for("the call under way", |l| {
+            l["update"]["update"]["toolCallId"] == path.as_str()
+                && l["update"]["update"]["status"] == "in_progress"
+        })
+        .await;
+    // The call reaches rummy acp and its MCP server right after the accept.
+    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    editor
+        .send(json!({ "notify": "session/cancel", "params": { "sessionId": session } }))
+        .await;
+    assert_eq!(editor.stop_reason(prompt).await, "cancelled");
+
+    server.provider.push(Reply::content(CALL_ECHO));
+    server
+        .provider
+        .push(Reply::content("<update status=\"200\">it said hi</update>"));
+    let prompt = editor.prompt(&session, "Echo hi").await;
+    let asked = editor.answer_next("allow_once").await;
+    let echo = asked["toolCall"]["toolCallId"].as_str().unwrap().to_owned();
+    assert_eq!(editor.stop_reason(prompt).await, "end_turn");
+    let mut page = project_client(&server, &root).await;
+    let result = history_item(&mut page, &session, &format!("{echo}_1")).await;
+    assert_eq!(result["body"], "Echo: hi");
     editor.close().await;
 }

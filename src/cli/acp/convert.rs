@@ -43,7 +43,8 @@ pub fn ending(status: i64, reason: Option<StopReason>) -> Ending {
 }
 
 /// What an allow-always answer allows from then on in the session: a kind of change (edits,
-/// copies, moves, removals), one command line, or one client-provided tool.
+/// copies, moves, removals), one command line, or one tool (an editor's MCP tool is its
+/// server's name and its own: `everything/echo`).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Rule {
     /// Every proposal of this kind (`edit`, `cp`, `mv`, `rm`).
@@ -59,6 +60,7 @@ impl Rule {
     pub fn of(item: &HistoryItem) -> Option<Rule> {
         match item.proposal()? {
             ProposalKind::AskUser => None,
+            ProposalKind::Call => Some(Rule::Tool(call_name(item))),
             ProposalKind::Sh | ProposalKind::Env => Some(Rule::Command(
                 item.attr("command").unwrap_or_default().to_owned(),
             )),
@@ -104,6 +106,26 @@ pub fn permission_options(rule: &Rule) -> Vec<acp::PermissionOption> {
         option(ALLOW_ALWAYS, rule.label(), "allow_always"),
         option(REJECT, "Reject".to_owned(), "reject_once"),
     ]
+}
+
+/// A client tool's call as the editor names it: its server's name and its own
+/// (`everything/echo`).
+fn call_name(item: &HistoryItem) -> String {
+    format!(
+        "{}/{}",
+        item.attr("server").unwrap_or_default(),
+        item.attr("tool").unwrap_or_default()
+    )
+}
+
+/// What the tool call was called with: a client tool's arguments; `None` for rummy's own
+/// commands, whose content says it.
+pub fn raw_input(item: &HistoryItem) -> Option<Value> {
+    if item.proposal() == Some(ProposalKind::Call) {
+        item.attributes.get("arguments").cloned()
+    } else {
+        None
+    }
 }
 
 /// The tool call's kind for an entry.
@@ -152,6 +174,7 @@ pub fn title(item: &HistoryItem) -> String {
             }
         }
         Some(ProposalKind::Sh | ProposalKind::Env) => target,
+        Some(ProposalKind::Call) => call_name(item),
         _ if item.tool == "error" => "error".to_owned(),
         _ => format!("{} {target}", item.tool),
     }
@@ -159,7 +182,11 @@ pub fn title(item: &HistoryItem) -> String {
 
 /// Where the tool call stands.
 pub fn status(item: &HistoryItem) -> acp::ToolCallStatus {
-    let command = matches!(item.proposal(), Some(ProposalKind::Sh | ProposalKind::Env));
+    // A client tool's call runs as a command does: accepted, it waits for its result.
+    let command = matches!(
+        item.proposal(),
+        Some(ProposalKind::Sh | ProposalKind::Env | ProposalKind::Call)
+    );
     match item.state {
         State::Proposed => acp::ToolCallStatus::Pending,
         State::Streaming => acp::ToolCallStatus::InProgress,
@@ -200,7 +227,7 @@ pub fn locations(item: &HistoryItem, root: &str) -> Vec<acp::Location> {
 
 /// What the tool call shows besides its title: an edit's diff (`old` is the file before it,
 /// `None` for a file it creates), a command's line and output so far, why something failed,
-/// what the model recorded.
+/// a client tool's result, what the model recorded.
 pub fn content(
     item: &HistoryItem,
     root: &str,
@@ -228,6 +255,15 @@ pub fn content(
             let mut shown = format!("$ {}\n", item.attr("command").unwrap_or_default());
             shown.push_str(tail(output, OUTPUT_SHOWN_BYTES));
             let mut out = vec![text(shown)];
+            out.extend(outcome(item).map(text));
+            return out;
+        }
+        Some(ProposalKind::Call) => {
+            let mut out: Vec<acp::ToolCallContent> = Some(output)
+                .filter(|o| !o.is_empty())
+                .map(|o| text(tail(o, OUTPUT_SHOWN_BYTES).to_owned()))
+                .into_iter()
+                .collect();
             out.extend(outcome(item).map(text));
             return out;
         }
@@ -262,6 +298,7 @@ pub fn tool_call(
         status: status(item),
         content: content(item, root, old, output),
         locations: locations(item, root),
+        raw_input: raw_input(item),
     }
 }
 
@@ -397,6 +434,35 @@ mod tests {
         assert_eq!(status(&sh), acp::ToolCallStatus::Failed);
         assert_eq!(kind(&sh), acp::ToolKind::Execute);
         assert_eq!(title(&sh), "ls");
+    }
+
+    #[test]
+    fn a_client_tools_call_shows_its_arguments_and_result() {
+        let arguments = json!({"message": "hi"});
+        let mut call = proposal(
+            "call",
+            "proposed",
+            json!({"server": "everything", "tool": "echo", "arguments": arguments, "runner": "client"}),
+        );
+        call.tool = "call".into();
+        assert_eq!(title(&call), "everything/echo");
+        assert_eq!(kind(&call), acp::ToolKind::Other);
+        assert_eq!(raw_input(&call), Some(arguments));
+        assert_eq!(Rule::of(&call), Some(Rule::Tool("everything/echo".into())));
+        assert_eq!(
+            Rule::of(&call).unwrap().label(),
+            "Always allow the tool everything/echo in this session"
+        );
+        assert_eq!(status(&call), acp::ToolCallStatus::Pending);
+        assert_eq!(content(&call, "/p", None, ""), vec![]);
+        call.state = State::Resolved;
+        assert_eq!(status(&call), acp::ToolCallStatus::InProgress);
+        call.attributes.insert("exitCode".into(), json!(0));
+        assert_eq!(status(&call), acp::ToolCallStatus::Completed);
+        assert_eq!(
+            content(&call, "/p", None, "Echo: hi"),
+            vec![acp::ToolCallContent::text("Echo: hi")]
+        );
     }
 
     #[test]

@@ -11,6 +11,8 @@
 //!   [`replay`]: `session/load`'s replay of a run's newest loops.
 //! - [`commands`]: accepted commands the server asks its client to run, in the editor's
 //!   terminal or here.
+//! - [`mcp`]: the editor's stdio MCP servers, run here for a session, whose tools the session
+//!   offers its run and calls when a person accepts a call.
 //!
 //! Stdout carries ACP and nothing else: the log goes to stderr.
 //!
@@ -24,6 +26,7 @@
 mod commands;
 mod connection;
 mod convert;
+mod mcp;
 mod prose;
 mod replay;
 mod session;
@@ -189,10 +192,13 @@ impl Router {
         }
     }
 
-    /// Starts the task of session `id` (a load of a session already open here replaces it).
+    /// Starts the task of session `id` (a load of a session already open here replaces it:
+    /// the one it replaces ends, its MCP servers with it).
     fn open(&mut self, id: String, start: Start) {
         let (tx, rx) = mpsc::unbounded_channel();
-        self.sessions.insert(id.clone(), tx.clone());
+        if let Some(replaced) = self.sessions.insert(id.clone(), tx.clone()) {
+            let _ = replaced.send(Inbox::Close);
+        }
         actix_rt::spawn(session::run(
             id,
             start,

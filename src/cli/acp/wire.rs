@@ -81,6 +81,9 @@ pub struct AuthenticateRequest {
 pub struct NewSessionRequest {
     /// The editor's directory: the project's root.
     pub cwd: PathBuf,
+    /// The editor's MCP servers, whose tools the session offers its run.
+    #[serde(default)]
+    pub mcp_servers: Vec<McpServer>,
 }
 
 /// `session/load`.
@@ -91,6 +94,39 @@ pub struct LoadSessionRequest {
     pub session_id: String,
     /// The editor's directory.
     pub cwd: PathBuf,
+    /// The editor's MCP servers, whose tools the session offers its run.
+    #[serde(default)]
+    pub mcp_servers: Vec<McpServer>,
+}
+
+/// An MCP server the editor names for a session: a program to start, speaking on its stdio,
+/// or (with `type` `http` or `sse`) a URL, which `rummy acp` does not connect to (its
+/// `mcpCapabilities` say so).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct McpServer {
+    /// Its name: its tools are offered under it.
+    pub name: String,
+    /// `http` or `sse`; none (or `stdio`) for a program.
+    #[serde(default, rename = "type")]
+    pub transport: Option<String>,
+    /// The program.
+    #[serde(default)]
+    pub command: Option<String>,
+    /// Its arguments.
+    #[serde(default)]
+    pub args: Vec<String>,
+    /// Variables added to its environment.
+    #[serde(default)]
+    pub env: Vec<EnvVariable>,
+}
+
+/// A variable of an MCP server's environment.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct EnvVariable {
+    /// Its name.
+    pub name: String,
+    /// Its value.
+    pub value: String,
 }
 
 /// `session/prompt`.
@@ -260,6 +296,9 @@ pub struct ToolCall {
     pub content: Vec<ToolCallContent>,
     /// The files it touches.
     pub locations: Vec<Location>,
+    /// What it was called with (a client tool's arguments).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub raw_input: Option<Value>,
 }
 
 /// A tool call's change: only the fields given change.
@@ -283,6 +322,9 @@ pub struct ToolCallUpdate {
     /// The files it touches.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub locations: Option<Vec<Location>>,
+    /// What it was called with (a client tool's arguments).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub raw_input: Option<Value>,
 }
 
 /// A tool call's kind, which the editor shows with an icon.
@@ -607,6 +649,7 @@ mod tests {
                 locations: vec![Location {
                     path: "/p/a".into(),
                 }],
+                raw_input: None,
             }),
         };
         assert_eq!(
@@ -661,6 +704,43 @@ mod tests {
                 ContentBlock::Unknown,
             ]
         );
+    }
+
+    #[test]
+    fn sessions_read_their_mcp_servers() {
+        let new: NewSessionRequest = serde_json::from_value(json!({
+            "cwd": "/p",
+            "mcpServers": [
+                { "name": "fs", "command": "mcp-fs", "args": ["/p"], "env": [{ "name": "A", "value": "1" }] },
+                { "type": "http", "name": "web", "url": "https://mcp.example", "headers": [] },
+            ],
+        }))
+        .unwrap();
+        assert_eq!(
+            new.mcp_servers,
+            vec![
+                McpServer {
+                    name: "fs".into(),
+                    transport: None,
+                    command: Some("mcp-fs".into()),
+                    args: vec!["/p".into()],
+                    env: vec![EnvVariable {
+                        name: "A".into(),
+                        value: "1".into()
+                    }],
+                },
+                McpServer {
+                    name: "web".into(),
+                    transport: Some("http".into()),
+                    command: None,
+                    args: vec![],
+                    env: vec![],
+                },
+            ]
+        );
+        let load: LoadSessionRequest =
+            serde_json::from_value(json!({ "sessionId": "acp_1", "cwd": "/p" })).unwrap();
+        assert_eq!(load.mcp_servers, vec![]);
     }
 
     #[test]

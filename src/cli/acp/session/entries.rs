@@ -88,6 +88,7 @@ impl Session {
             status: Some(acp::ToolCallStatus::Pending),
             content: Some(convert::content(item, &self.root, old, "")),
             locations: Some(convert::locations(item, &self.root)),
+            raw_input: convert::raw_input(item),
         };
         let options =
             convert::permission_options(rule.as_ref().unwrap_or(&Rule::Tool(item.tool.clone())));

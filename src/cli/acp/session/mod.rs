@@ -4,14 +4,17 @@
 //! The session is a task of its own: it owns its connection, takes the editor's requests from
 //! its inbox, and turns the run's pushes into `session/update`s — the reply's prose and
 //! thought, each command as a tool call, the open questions as the plan — and each proposal
-//! into a `session/request_permission`. A prompt is answered when its loop ends.
+//! into a `session/request_permission`. A prompt is answered when its loop ends. The editor's
+//! MCP servers live as long as the session ([`tools`]).
 
 mod entries;
 mod open;
 mod prompt;
+mod tools;
 
 use super::commands::{self, Ran};
 use super::convert::{self, Ending, Rule};
+use super::mcp;
 use super::prose::{Piece, Prose};
 use crate::cli::acp::connection::{Connection, Responder};
 use crate::cli::acp::wire::{self as acp, code, Error as AcpError};
@@ -77,6 +80,15 @@ pub enum Inbox {
         /// What it did.
         ran: Ran,
     },
+    /// The session ends: a load of the same session replaced it.
+    Close,
+    /// What an editor's tool answered a call the server asked for.
+    Called {
+        /// The call's path.
+        path: String,
+        /// The answer.
+        answer: mcp::Answer,
+    },
 }
 
 impl Inbox {
@@ -86,7 +98,11 @@ impl Inbox {
             Inbox::Prompt(_, responder) => responder.respond_with_error(error),
             Inbox::SetMode(_, responder) => responder.respond_with_error(error),
             Inbox::SetConfig(_, responder) => responder.respond_with_error(error),
-            Inbox::Cancel | Inbox::Answer { .. } | Inbox::Ran { .. } => {}
+            Inbox::Cancel
+            | Inbox::Close
+            | Inbox::Answer { .. }
+            | Inbox::Ran { .. }
+            | Inbox::Called { .. } => {}
         }
     }
 }
@@ -154,6 +170,14 @@ struct Session {
     running: HashMap<String, commands::Command>,
     /// The server cannot be reached: tried again every [`RECONNECT_EVERY`].
     down: bool,
+    /// The editor's MCP servers, which this process runs for the session.
+    mcp: mcp::Servers,
+    /// Their tools as offered to the run.
+    offer: Vec<rummy_client::params::OfferedTool>,
+    /// The connection (counted by the client's reconnects) that holds the offer of their tools.
+    offered_on: Option<u32>,
+    /// The tool calls under way, by path: sending gives one up.
+    calling: HashMap<String, tokio::sync::oneshot::Sender<()>>,
 }
 
 /// Runs an ACP session until the editor goes or its inbox closes.
@@ -172,8 +196,8 @@ pub async fn run(
         let down = session.down;
         tokio::select! {
             message = inbox.recv() => match message {
+                Some(Inbox::Close) | None => break,
                 Some(message) => session.handle(message).await,
-                None => break,
             },
             note = session.client.next_message(None), if !down => match note {
                 Ok((note, _)) => session.note(note).await,
@@ -183,6 +207,7 @@ pub async fn run(
                 session.down = session.client.reconnect().await.is_err();
             }
         }
+        session.offer_again().await;
     }
     if session.prompt.is_some() && session.run_exists {
         // The editor went with a prompt in flight: its loop is the run's, and goes on.
@@ -254,6 +279,9 @@ impl Session {
             }
             Inbox::Answer { path, outcome } => self.answer(&path, outcome).await,
             Inbox::Ran { path, ran } => self.ran(&path, ran).await,
+            Inbox::Called { path, answer } => self.called(&path, answer).await,
+            // Taken by the session's loop, which ends.
+            Inbox::Close => {}
         }
     }
 
@@ -335,6 +363,8 @@ impl Session {
             responder.respond_with_error(e);
             return;
         }
+        // A new connection holds no offer yet: the loop must see the editor's tools.
+        self.offer_again().await;
         let attributes = RunAttributes {
             model: Some(self.model.clone()),
             mode: Some(self.mode.clone()),
@@ -418,10 +448,12 @@ impl Session {
                 }
             }
             Notification::RunState(state) => self.state(state).await,
+            Notification::ToolCall(call) => self.call_tool(call),
             Notification::StreamCancelled(cancelled) => {
                 if let Some(command) = self.running.remove(&cancelled.path) {
                     let _ = command.stop.send(());
                 }
+                self.give_up(&cancelled.path);
             }
             _ => {}
         }

@@ -5,6 +5,7 @@ use super::MODES;
 use super::{Inbox, Opening, Session, Start};
 use crate::cli::acp::connection::Connection;
 use crate::cli::acp::convert;
+use crate::cli::acp::mcp;
 use crate::cli::acp::prose::Prose;
 use crate::cli::acp::replay;
 use crate::cli::acp::wire::{self as acp, code, Error as AcpError};
@@ -36,9 +37,9 @@ pub(super) async fn begin(
     cx: Connection,
     inbox: mpsc::UnboundedSender<Inbox>,
 ) -> Option<Session> {
-    let cwd = match &start {
-        Start::New(request, _) => request.cwd.clone(),
-        Start::Load(request, _) => request.cwd.clone(),
+    let (cwd, servers) = match &start {
+        Start::New(request, _) => (request.cwd.clone(), request.mcp_servers.clone()),
+        Start::Load(request, _) => (request.cwd.clone(), request.mcp_servers.clone()),
     };
     let opened = open(&opening, &cwd).await;
     let (client, root) = match opened {
@@ -70,11 +71,17 @@ pub(super) async fn begin(
         opening,
         running: HashMap::new(),
         down: false,
+        mcp: mcp::Servers::default(),
+        offer: Vec::new(),
+        offered_on: None,
+        calling: HashMap::new(),
     };
     if let Err(e) = session.load_models().await {
         start.refuse(e);
         return None;
     }
+    // Before the answer: the session's first prompt sees the editor's tools.
+    let problems = session.start_tools(&servers, &cwd).await;
     match start {
         Start::New(_, responder) => {
             responder.respond(acp::NewSessionResponse {
@@ -95,6 +102,9 @@ pub(super) async fn begin(
                 return None;
             }
         },
+    }
+    for problem in problems {
+        session.say(&format!("{}\n", sentence(&problem)));
     }
     Some(session)
 }
@@ -139,6 +149,16 @@ async fn open(opening: &Opening, cwd: &Path) -> Result<(Client, String), AcpErro
         Ok(hello) => Ok((client, hello.project_root)),
         Err(e) => Err(call_error("opening the --project project", e)),
     }
+}
+
+/// `problem` as a sentence: capitalised, ending with a full stop.
+fn sentence(problem: &str) -> String {
+    let mut chars = problem.chars();
+    let first: String = chars
+        .next()
+        .map(|c| c.to_uppercase().collect())
+        .unwrap_or_default();
+    format!("{first}{}.", chars.as_str())
 }
 
 /// A failure as the CLI says it, for the editor: what went wrong, then what to do; a token
