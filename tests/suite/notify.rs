@@ -146,12 +146,18 @@ async fn an_abandoned_loop_is_a_warning_notice() {
 }
 
 /// As the server stops, each client of a project reads that it is stopping, and what that does
-/// to its runs, before the close frame (1001).
+/// to its runs, before the close frame (1001); a connection bound to no project is only closed.
 #[actix_rt::test]
 async fn a_stopping_server_says_so_before_it_closes() {
     let server = TestServer::start().await;
     let mut client = server.project_client("demo").await;
+    let mut unbound = server.client().await;
     let stopping = actix_rt::spawn(server.stop());
+    assert_eq!(
+        unbound.close_reason(WAIT).await,
+        Some((1001, "server shutting down".to_owned()))
+    );
+    assert_eq!(unbound.drain_notifications(), Vec::<Value>::new());
     assert_eq!(
         client.close_reason(WAIT).await,
         Some((1001, "server shutting down".to_owned()))
