@@ -29,6 +29,8 @@ use rummy_actors::store::Store;
 use rummy_actors::tokens::TokenWatch;
 use rummy_actors::web_fetch::WebFetcher;
 use rummy_core::config::Config;
+use rummy_core::wire::jsonrpc::notification_text;
+use rummy_core::wire::notifications::{Push, UiNotify};
 use rummy_store::location::Location;
 use rummy_store::{models, projects, StoreError};
 use std::future::Future;
@@ -157,7 +159,8 @@ impl ServerHandle {
 }
 
 /// The shutdown sequence: the accepted commands the server runs are killed (their
-/// process groups), sessions are told the server goes away (so graceful
+/// process groups), sessions get a `ui/notify` saying the server is stopping, then are told
+/// the server goes away (so graceful
 /// stop does not wait on long-lived WebSockets), then HTTP stops gracefully.
 /// Running turns and the killed commands' channels are left to be recovered as
 /// interrupted on the next start.
@@ -168,7 +171,12 @@ async fn shutdown(
     commands: &ShellRegistry,
 ) {
     commands.shutdown();
-    let _ = hub.send(CloseAll).await;
+    // Every person connected hears why their connection is about to close.
+    let notice = rummy_core::wire::notices::stopping();
+    let text = serde_json::to_string(&notice)
+        .ok()
+        .map(|params| notification_text(UiNotify::METHOD, &params));
+    let _ = hub.send(CloseAll { notice: text }).await;
     // Each session answers its calls in flight (for at most `SHUTDOWN_GRACE`), then sends its
     // close frame and closes its connection itself. Waiting for them lets HTTP stop at once: a
     // worker that still holds a connection when the stop begins looks again only a second later.

@@ -7,7 +7,7 @@ import {
   state, emptyRun, applySnapshot, applyOlder, applyState, applyProgress, applyRender, recordRender, applyToList,
   progressToList, pending, PAGE,
 } from "./store.js";
-import { nav, runPane, updatePane, reconcile, side, signIn, newRunForm, forkForm } from "./view.js";
+import { nav, runPane, updatePane, reconcile, side, signIn, newRunForm, forkForm, notice } from "./view.js";
 import { acceptable, prose } from "./timeline.js";
 
 const app = document.getElementById("app");
@@ -225,6 +225,9 @@ function notify(method, params) {
     case "stream/cancelled":
       toast(`Command stopped: ${params.reason || "cancelled"}`);
       break;
+    case "ui/notify":
+      showNotice(params);
+      return;
     default:
       return;
   }
@@ -321,6 +324,21 @@ function patchReply(run, turn) {
   const center = app.querySelector(".center");
   if (center && center.scrollHeight - center.scrollTop - center.clientHeight < 80) center.scrollTop = center.scrollHeight;
   return true;
+}
+
+// The server's notices stack in the bottom right corner, newest last, at most NOTICES_SHOWN (the oldest goes).
+// An info or a warning fades by itself after NOTICE_FADE_MS (it says what the page shows anyway:
+// a proposal, a stop); an error stays until the person dismisses it, so a failure is not missed.
+const NOTICES_SHOWN = 4;
+const NOTICE_FADE_MS = 8000;
+const notices = h("div.notices", { "aria-live": "polite" });
+document.body.append(notices);
+
+function showNotice(params) {
+  const el = notice(params, () => el.remove());
+  notices.append(el);
+  while (notices.children.length > NOTICES_SHOWN) notices.firstElementChild.remove();
+  if (el.dataset.level !== "error") setTimeout(() => el.remove(), NOTICE_FADE_MS);
 }
 
 let toastTimer = null;

@@ -1,6 +1,6 @@
 // The page's views, built from the state: sign-in, the project and run list, a run's header,
 // its side panel (telemetry, the context by category, entries by visibility, open questions,
-// session state and summary) and the composer.
+// session state and summary), the composer and the server's notices (`ui/notify`).
 
 import { h, tokens, cost, age, statusBadge, active, activity } from "./dom.js";
 import { state } from "./store.js";
@@ -258,4 +258,21 @@ export function forkForm(run, actions) {
     actions.forkRun(f.get("alias"), f.get("prompt"));
   });
   return form;
+}
+
+/** A server notice (`ui/notify`): its text in its level's tone, the run it is about linked to the
+ * run's page, and a button that dismisses it. A level the page does not know shows untoned. */
+export function notice(params, dismiss) {
+  const level = ["info", "warn", "error"].includes(params.level) ? params.level : "other";
+  const text = String(params.text || "");
+  const run = params.run || "";
+  const link = run && state.project
+    ? h("a", { href: `#/${encodeURIComponent(state.project)}/${encodeURIComponent(run)}`, dataset: { run } }, run)
+    : null;
+  // The run's name in the text becomes the link; a text that does not name it gets it in front.
+  const at = link ? text.indexOf(run) : -1;
+  const body = !link ? [text] : at >= 0 ? [text.slice(0, at), link, text.slice(at + run.length)] : [link, " ", text];
+  return h("div.notice", { role: level === "error" ? "alert" : "status", dataset: { level } },
+    h("span.notice-text", body),
+    h("button.ghost.notice-close", { type: "button", title: "Dismiss", "aria-label": "Dismiss", on: { click: dismiss } }, "×"));
 }

@@ -91,7 +91,12 @@ pub struct Subscribe {
 /// Closes every session (server shutdown); answers once all were told.
 #[derive(Message)]
 #[rtype(result = "usize")]
-pub struct CloseAll;
+pub struct CloseAll {
+    /// A notification's text for every session bound to a project, sent before it is told to
+    /// close: a session writes what it is sent in order, so its client reads it before the
+    /// close frame.
+    pub notice: Option<String>,
+}
 
 /// A session leaves (on close).
 #[derive(Message)]
@@ -364,8 +369,22 @@ impl Handler<FlushEarly> for NotificationHub {
 impl Handler<CloseAll> for NotificationHub {
     type Result = usize;
 
-    fn handle(&mut self, _: CloseAll, _: &mut Context<Self>) -> usize {
+    fn handle(&mut self, msg: CloseAll, _: &mut Context<Self>) -> usize {
+        let notice = msg.notice.map(|text| Notify {
+            run: Arc::from(""),
+            text: Arc::from(text),
+            seq: None,
+        });
         for member in self.sessions.values() {
+            // Through the same mailbox as the close, so it goes out first; a session past its
+            // backlog limit is being closed already and gets nothing more.
+            if let (Some(notice), Some(_)) = (&notice, member.project) {
+                let (bytes, unwritten) = (notice.text.len(), member.backlog.unwritten());
+                if unwritten == 0 || unwritten + bytes <= self.max_backlog {
+                    member.backlog.queued(bytes);
+                    member.notify.do_send(notice.clone());
+                }
+            }
             member.close.do_send(GoingAway);
         }
         self.sessions.len()

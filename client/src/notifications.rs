@@ -1,14 +1,14 @@
 //! What the server pushes, typed: `run/state`, `run/progress`, `run/proposal`, `ui/render`,
-//! `stream/cancelled` and `tool/call` are the protocol's own types (`rummy-protocol`), the ones
-//! the server writes; `ui/notify` is read for servers that send it.
+//! `stream/cancelled`, `tool/call` and `ui/notify` are the protocol's own types
+//! (`rummy-protocol`), the ones the server writes.
 
 use serde::de::DeserializeOwned;
-use serde::Deserialize;
 use serde_json::Value;
 
 pub use rummy_protocol::notifications::{
-    Proposed, RunProgress, RunProposal, RunState, StreamCancelled, ToolCall, UiRender,
+    Proposed, RunProgress, RunProposal, RunState, StreamCancelled, ToolCall, UiNotify, UiRender,
 };
+pub use rummy_protocol::NotifyLevel;
 
 /// A notification from the server.
 #[derive(Debug, Clone, PartialEq)]
@@ -92,17 +92,4 @@ impl Notification {
             Notification::Other { params, .. } => params.get("run").and_then(Value::as_str),
         }
     }
-}
-
-/// `ui/notify`.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-pub struct UiNotify {
-    /// The run, when it is about one.
-    #[serde(default)]
-    pub run: Option<String>,
-    /// The message.
-    pub text: String,
-    /// `info`, `warn` or `error`.
-    #[serde(default)]
-    pub level: Option<String>,
 }

@@ -25,4 +25,4 @@ pub mod results;
 pub mod shape;
 pub mod values;
 
-pub use values::{FailureKind, ProposalKind, State, StopReason, ToolName, Visibility};
+pub use values::{FailureKind, NotifyLevel, ProposalKind, State, StopReason, ToolName, Visibility};

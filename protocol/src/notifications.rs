@@ -1,5 +1,5 @@
 //! What the server pushes: `run/state`, `run/progress`, `run/proposal`, `ui/render`,
-//! `stream/cancelled` and `tool/call`.
+//! `stream/cancelled`, `tool/call` and `ui/notify`.
 //!
 //! Every type but [`RunState`] is written by the server as it is, straight to text, so its
 //! fields are declared in the order of their wire names (the order in which the server has
@@ -7,7 +7,7 @@
 //! without copying them (`rummy_core::wire::state`), with the fields of [`RunState`].
 
 use crate::results::{HistoryItem, Queued, Route, Telemetry, Unknown};
-use crate::values::{ProposalKind, StopReason};
+use crate::values::{NotifyLevel, ProposalKind, StopReason};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
@@ -39,6 +39,10 @@ impl Push for ToolCall {
 
 impl Push for StreamCancelled {
     const METHOD: &'static str = "stream/cancelled";
+}
+
+impl Push for UiNotify {
+    const METHOD: &'static str = "ui/notify";
 }
 
 /// `run/state`: what changed in a run, numbered by `seq`.
@@ -221,6 +225,21 @@ pub struct ToolCall {
     pub tool: String,
 }
 
+/// `ui/notify`: a notice for the person, to show as it is (a run waits for a decision, a loop
+/// failed or was abandoned, the server is stopping).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct UiNotify {
+    /// How much it matters: `info`, `warn` or `error` (a level this version does not know, or
+    /// none, reads as `Unknown`: the notice is still shown).
+    #[serde(default)]
+    pub level: NotifyLevel,
+    /// The run it is about; left out when it is about none (the server stopping).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run: Option<String>,
+    /// The notice, one line.
+    pub text: String,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -264,11 +283,40 @@ mod tests {
                 reason: Some("stop".into()),
                 run: "r".into(),
             }),
+            serde_json::to_string(&UiNotify {
+                level: NotifyLevel::Warn,
+                run: Some("r".into()),
+                text: "run r was abandoned".into(),
+            }),
         ];
         for text in texts {
             let text = text.unwrap_or_default();
             let value: Value = serde_json::from_str(&text).unwrap_or_default();
             assert_eq!(text, value.to_string());
         }
+    }
+
+    /// A notice reads whatever its level: an unknown word or none reads as `Unknown`, so the
+    /// client still shows it.
+    #[test]
+    fn a_notice_reads_with_any_level() {
+        let read = |v: Value| serde_json::from_value::<UiNotify>(v).ok();
+        let notice = |level| UiNotify {
+            level,
+            run: None,
+            text: "hi".into(),
+        };
+        assert_eq!(
+            read(json!({"level": "error", "text": "hi"})),
+            Some(notice(NotifyLevel::Error))
+        );
+        assert_eq!(
+            read(json!({"level": "debug", "text": "hi"})),
+            Some(notice(NotifyLevel::Unknown))
+        );
+        assert_eq!(
+            read(json!({"text": "hi"})),
+            Some(notice(NotifyLevel::Unknown))
+        );
     }
 }

@@ -1,6 +1,7 @@
 //! The closed sets of words the wire carries: an entry's [`State`] and [`Visibility`], the
 //! model's tools ([`ToolName`]), why a loop stopped ([`StopReason`]), what a proposal proposes
-//! ([`ProposalKind`]) and why an entry failed ([`FailureKind`]).
+//! ([`ProposalKind`]), why an entry failed ([`FailureKind`]) and how much a notice for the person
+//! matters ([`NotifyLevel`]).
 //!
 //! Each is written as the exact word the server has always sent (`proposed`, `max_turns`,
 //! `ask_user`, `overflow:120`, …). Reading is tolerant: a word this crate does not know (one a
@@ -122,6 +123,18 @@ wire_words! {
         AskUser = "ask_user",
         /// Call a tool a client offered the run.
         Call = "call",
+    }
+}
+
+wire_words! {
+    /// How much a `ui/notify` notice matters to the person (`level`).
+    NotifyLevel {
+        /// Something to know: a run waits for a decision.
+        Info = "info",
+        /// Something went less well than asked: a loop abandoned, the server stopping.
+        Warn = "warn",
+        /// Something failed: a loop ended 500.
+        Error = "error",
     }
 }
 

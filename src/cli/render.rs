@@ -2,6 +2,7 @@
 //! status line, and the summary at the end. Pure functions of what the server sent.
 
 use super::view::{diff_lines, short_count, Style};
+use rummy_client::notifications::{NotifyLevel, UiNotify};
 use rummy_client::results::{HistoryItem, ProposalKind, StopReason};
 use serde_json::{Map, Value};
 use std::time::Duration;
@@ -43,6 +44,18 @@ pub fn proposal_files(attributes: &Map<String, Value>) -> Vec<String> {
     files.retain(|f| !f.contains("://"));
     files.dedup();
     files
+}
+
+/// One line for a `ui/notify` notice, marked and coloured by its level; a level this version
+/// does not know is shown plain.
+pub fn notice_line(notice: &UiNotify, style: Style) -> String {
+    let text = notice.text.as_str();
+    match notice.level {
+        NotifyLevel::Info => format!("{} {text}", style.cyan("i")),
+        NotifyLevel::Warn => format!("{} {}", style.yellow("!"), style.yellow(text)),
+        NotifyLevel::Error => format!("{} {}", style.red("✗"), style.red(text)),
+        NotifyLevel::Unknown => format!("{} {text}", style.dim("·")),
+    }
 }
 
 /// One line for a command the model ran, with its outcome.
@@ -307,6 +320,36 @@ mod tests {
                 "✓ get a.txt".to_owned(),
                 "✗ get b.txt  404 not_found: b.txt: no such entry".to_owned()
             )
+        );
+    }
+
+    /// A notice's line is marked by its level; one of an unknown level is still shown.
+    #[test]
+    fn notice_lines() {
+        let plain = Style::new(false);
+        let line = |level| {
+            let notice = UiNotify {
+                level,
+                run: None,
+                text: "the server is stopping".into(),
+            };
+            notice_line(&notice, plain)
+        };
+        assert_eq!(
+            [
+                NotifyLevel::Info,
+                NotifyLevel::Warn,
+                NotifyLevel::Error,
+                NotifyLevel::Unknown
+            ]
+            .map(line),
+            [
+                "i the server is stopping",
+                "! the server is stopping",
+                "✗ the server is stopping",
+                "· the server is stopping"
+            ]
+            .map(str::to_owned)
         );
     }
 

@@ -2,6 +2,7 @@
 //! clicks and keys against the real server and the fake provider. Screenshots are kept in
 //! `target/browser-artifacts/`.
 
+use crate::notices::notices_show_as_toasts;
 use crate::parts::{browser, Need};
 use crate::shapes::a_proposal_of_an_unexpected_shape_shows_as_text;
 use crate::support::{TestServer, WAIT};
@@ -39,6 +40,7 @@ async fn the_page_in_a_real_browser() {
     the_summary_shows_beside_the_run(&page).await;
     a_call_of_an_editors_tool_is_accepted_on_the_page(&page).await;
     a_proposal_of_an_unexpected_shape_shows_as_text(&page).await;
+    notices_show_as_toasts(&page).await;
     page.quit().await;
 }
 

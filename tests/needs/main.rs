@@ -13,6 +13,7 @@
 mod acp;
 mod browser;
 mod cluster;
+mod notices;
 mod parts;
 mod postgres;
 mod sandbox;

@@ -131,8 +131,9 @@ pub(super) fn assert_in_order(text: &str, wanted: &[&str]) {
     }
 }
 
-/// `rummy act` with an edit proposal answered `y` on stdin: the diff is shown, the file is
-/// edited, the answer and a summary line close it, and it exits 0; piped, no escape codes.
+/// `rummy act` with an edit proposal answered `y` on stdin: the server's notice of the wait and
+/// the diff are shown, the file is edited, the answer and a summary line close it, and it exits
+/// 0; piped, no escape codes.
 #[actix_rt::test]
 async fn act_shows_the_diff_and_applies_an_edit_accepted_on_stdin() {
     let server = TestServer::start().await;
@@ -171,6 +172,12 @@ async fn act_shows_the_diff_and_applies_an_edit_accepted_on_stdin() {
         ],
     );
     assert!(!text.contains('\x1b'), "escape codes when piped:\n{text}");
+    // The server's notice that the run waits is one line, marked as information.
+    let notice = text
+        .lines()
+        .filter(|l| l.starts_with("i run ") && l.ends_with(" waits for your decision: edit a.txt"))
+        .count();
+    assert_eq!(notice, 1, "{text}");
     server.stop().await;
 }
 
@@ -274,8 +281,8 @@ async fn act_yes_accepts_and_shows_a_commands_output() {
     server.stop().await;
 }
 
-/// `--json` prints every notification of the run as one JSON object per line; the last
-/// `run/state` is the run's end.
+/// `--json` prints every notification of the run as one JSON object per line (the notice that
+/// it waits for a decision included); the last `run/state` is the run's end.
 #[actix_rt::test]
 async fn act_json_prints_the_notifications_as_ndjson() {
     let server = TestServer::start().await;
@@ -303,9 +310,15 @@ async fn act_json_prints_the_notifications_as_ndjson() {
         .collect();
     assert_eq!(
         methods,
-        ["run/progress", "run/proposal", "run/state", "ui/render"]
-            .into_iter()
-            .collect()
+        [
+            "run/progress",
+            "run/proposal",
+            "run/state",
+            "ui/notify",
+            "ui/render"
+        ]
+        .into_iter()
+        .collect()
     );
     let last_state = messages
         .iter()

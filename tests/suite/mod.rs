@@ -34,6 +34,7 @@ mod logs;
 mod memory;
 mod metrics;
 mod network;
+mod notify;
 mod pipeline;
 mod preauth;
 mod project;

@@ -319,6 +319,7 @@ async fn discover_lists_the_routing_table() {
             "run/state",
             "stream/cancelled",
             "tool/call",
+            "ui/notify",
             "ui/render"
         ]
     );

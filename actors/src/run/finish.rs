@@ -1,6 +1,6 @@
 //! A loop's end: the session state refreshed and memories consolidated when the loop did its
-//! work, then its end recorded through the [`LoopQueue`](crate::loop_queue::LoopQueue) and the
-//! final `run/state` published.
+//! work, then its end recorded through the [`LoopQueue`](crate::loop_queue::LoopQueue), the
+//! final `run/state` published and, for a loop that failed or was abandoned, a `ui/notify`.
 
 use super::{consolidate, RunActor};
 use crate::loop_queue::Finish;
@@ -9,6 +9,7 @@ use actix::prelude::*;
 use rummy_core::memory::recall as memory_recall;
 use rummy_core::orchestration::{Input, LoopEnd};
 use rummy_core::session_state::Occasion;
+use rummy_core::wire::notices;
 use rummy_store::run::StopReason;
 use std::sync::Arc;
 
@@ -45,6 +46,9 @@ impl RunActor {
         ) && flags
             .consolidate
             .unwrap_or(self.svc.config.recall.consolidate);
+        // A failed or abandoned loop is told to the people of the project once its end is
+        // recorded, with the reason the run records.
+        let notice = notices::loop_ended(&self.alias, loop_status, ending.error.as_deref());
         let msg = Finish {
             loop_id: loop_row.id,
             loop_status,
@@ -67,11 +71,14 @@ impl RunActor {
             }
             queue.send(msg).await
         };
-        let done = work.into_actor(self).map(|res, act, ctx| {
+        let done = work.into_actor(self).map(move |res, act, ctx| {
             let error = match res {
                 Ok(Ok(params)) => {
                     act.svc
                         .publish_state(act.run.project_id, &act.alias, &params);
+                    if let Some(notice) = &notice {
+                        act.svc.push(act.run.project_id, &act.alias, notice);
+                    }
                     return act.step(Input::Finished, ctx);
                 }
                 Ok(Err(e)) => e.to_string(),

@@ -148,6 +148,15 @@ pub const NOTIFICATIONS: &[NotificationSpec] = &[
         ],
     },
     NotificationSpec {
+        name: "ui/notify",
+        description: "A notice for the people of the project, to show as it is: a run waits for a decision (info, with each proposal a turn pauses on), a loop failed (error, 500) or was abandoned by the referee (warn, 508), the server is stopping (warn, before it closes the connections; to every connection, no run).",
+        payload: &[
+            p("level", "string", true, "how much it matters").one_of(NOTIFY_LEVELS),
+            p("run", "string", false, "the run it is about; absent when it is about none"),
+            p("text", "string", true, "the notice, one line"),
+        ],
+    },
+    NotificationSpec {
         name: "ui/render",
         description: "Streamed model text: the turn's first text at once (append false), then what followed, at most one frame per run every 25 ms and 64 KiB of text each.",
         payload: &[
@@ -162,6 +171,9 @@ pub const NOTIFICATIONS: &[NotificationSpec] = &[
 
 /// The `queued.reason` values, in [`crate::fair::admission::QueueReason::ALL`] order.
 const QUEUE_REASONS: &[&str] = &["loop", "runs_limit", "cost_ceiling"];
+
+/// The `ui/notify` levels, in [`rummy_protocol::NotifyLevel::ALL`] order.
+const NOTIFY_LEVELS: &[&str] = &["info", "warn", "error"];
 
 /// The `stopReason` values, in [`rummy_store::run::StopReason::ALL`] order.
 const STOP_REASONS: &[&str] = &[
@@ -234,6 +246,16 @@ mod tests {
         assert_eq!(STOP_REASONS, engine.as_slice());
     }
 
+    /// The notice levels the catalogue lists are the protocol's, in order.
+    #[test]
+    fn notify_levels_are_the_protocols() {
+        let protocol: Vec<&str> = rummy_protocol::NotifyLevel::ALL
+            .iter()
+            .map(|l| l.as_str())
+            .collect();
+        assert_eq!(NOTIFY_LEVELS, protocol.as_slice());
+    }
+
     /// The queue reasons and cost periods the catalogue lists are the engine's, in order.
     #[test]
     fn queue_reasons_and_periods_are_the_engines() {
@@ -254,7 +276,7 @@ mod tests {
     #[test]
     fn notification_payloads_are_the_protocol_types() {
         use crate::wire::notifications::{
-            Push, RunProgress, RunProposal, RunState, StreamCancelled, ToolCall, UiRender,
+            Push, RunProgress, RunProposal, RunState, StreamCancelled, ToolCall, UiNotify, UiRender,
         };
         fn check<'de, T: Push + serde::Deserialize<'de>>() {
             let spec = NOTIFICATIONS.iter().find(|n| n.name == T::METHOD);
@@ -272,7 +294,8 @@ mod tests {
         check::<UiRender>();
         check::<StreamCancelled>();
         check::<ToolCall>();
-        assert_eq!(NOTIFICATIONS.len(), 6);
+        check::<UiNotify>();
+        assert_eq!(NOTIFICATIONS.len(), 7);
     }
 
     /// The run statuses `run/state` lists are the engine's.

@@ -360,7 +360,7 @@ impl<'a> Follow<'a> {
         if let Notification::UiNotify(u) = &n {
             if u.run.is_none() || u.run.as_deref() == Some(self.run.as_str()) {
                 self.view.json(n.method(), params);
-                let line = format!("{} {}", self.view.style.yellow("!"), u.text);
+                let line = render::notice_line(u, self.view.style);
                 self.view.line(&line);
             }
             return Ok(());

@@ -16,8 +16,8 @@ use rummy_core::turn::batch::Commands;
 use rummy_core::turn::dispatch::{DispatchCtx, DispatchLimits, LoopFlags};
 use rummy_core::turn::streams::{self, StreamWrite};
 use rummy_core::turn::TurnRef;
-use rummy_core::wire::bounded;
 use rummy_core::wire::notifications::{Proposed, RunProposal};
+use rummy_core::wire::{bounded, notices};
 use rummy_store::entry::State;
 use rummy_store::ids::TurnId;
 use rummy_store::selection::Judgements;
@@ -227,7 +227,8 @@ pub(super) async fn resumed(
     })
 }
 
-/// Sends `run/proposal` with what a client needs to decide.
+/// Sends `run/proposal` with what a client needs to decide, and the `ui/notify` that the run
+/// waits for a decision.
 async fn announce_proposal(
     svc: &Services,
     job: &TurnJob,
@@ -262,11 +263,15 @@ async fn announce_proposal(
             path: row.path,
             proposal: kind,
         };
+        // The people of the project hear of the wait, wherever they look: one notice per
+        // proposal the turn pauses on.
+        let notice = notices::waiting(&job.alias, kind.unwrap_or_default(), &proposed.attributes);
         let proposal = RunProposal {
             proposed: vec![proposed],
             run: job.alias.to_string(),
         };
         svc.push(t.run.project_id, &job.alias, &proposal);
+        svc.push(t.run.project_id, &job.alias, &notice);
     }
     Ok(())
 }
