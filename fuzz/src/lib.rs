@@ -276,7 +276,10 @@ pub fn web(data: &[u8]) {
     let [page, robots, path] = parts::<3>(text);
     let readable = rummy_text::web::html::readable(page);
     assert!(!readable.contains("\n\n\n"), "a blank line run");
-    assert!(readable.lines().all(|l| !l.ends_with(' ')), "a line ending in a space");
+    assert!(
+        readable.lines().all(|l| !l.ends_with(' ')),
+        "a line ending in a space"
+    );
     let rules = rummy_text::web::robots::Robots::parse(robots);
     let _ = rules.allows("rummy", path);
     let _ = rules.allows("rummy", &format!("/{path}"));
