@@ -12,13 +12,11 @@ use rummy_core::tools::get::fetch::{fetched_body, host_of, record_page, settle_g
 use rummy_core::tools::ToolName;
 use rummy_core::turn::dispatch::Dispatched;
 use rummy_core::turn::streams::StreamEnd;
-use rummy_core::turn::{state, TurnRef};
+use rummy_core::turn::TurnRef;
 use rummy_store::entries;
 use rummy_store::entries::RunRef;
 use rummy_store::entry::{FailureKind, State};
-use rummy_store::notifications::Recorded;
 use rummy_store::projects;
-use rummy_store::run::RunStatus;
 use rummy_text::path::normalize;
 use serde_json::Value;
 
@@ -67,43 +65,27 @@ pub async fn answer(
         Ok(page) => tracing::info!(url = %url, bytes = page.text.len(), "page fetched"),
         Err(e) => tracing::info!(url = %url, reason = %e.message(), "page not fetched"),
     }
-    let (divisor, result) = (svc.config.limits.token_divisor, done.path.clone());
-    let bounds = svc.store.bounds();
+    let result = done.path.clone();
     let ok = fetched.is_ok();
     let outcome_kind = fetched.as_ref().err().map(FetchError::kind);
-    let params: Recorded = svc
-        .store
-        .write(move |c| {
-            let at = crate::clock::write_ctx(divisor);
-            let now = at.now;
-            let outcome = match fetched {
-                Ok(page) => {
-                    let page_path = normalize(&url).unwrap_or_else(|_| url.clone());
-                    let page = Fetched {
-                        url: page.url,
-                        text: page.text,
-                        content_type: page.content_type,
-                        truncated: page.truncated,
-                    };
-                    let tokens = record_page(c, (t.run, t.turn), &page_path, &page, at)?;
-                    Ok(fetched_body(&page_path, tokens, page.truncated))
-                }
-                Err(e) => Err((e.kind(), e.message().to_owned())),
-            };
-            settle_get(c, t, &result, outcome, at)?;
-            state::push(
-                c,
-                run_id,
-                t.turn,
-                RunStatus::Running.code(),
-                Value::Null,
-                bounds,
-                now,
-            )
-        })
-        .await
-        .map_err(failure)?;
-    svc.publish_state(t.run.project_id, &job.alias, &params);
+    super::search::record_answer(svc, job, t, move |c, at| {
+        let outcome = match fetched {
+            Ok(page) => {
+                let page_path = normalize(&url).unwrap_or_else(|_| url.clone());
+                let page = Fetched {
+                    url: page.url,
+                    text: page.text,
+                    content_type: page.content_type,
+                    truncated: page.truncated,
+                };
+                let tokens = record_page(c, (t.run, t.turn), &page_path, &page, at)?;
+                Ok(fetched_body(&page_path, tokens, page.truncated))
+            }
+            Err(e) => Err((e.kind(), e.message().to_owned())),
+        };
+        settle_get(c, t, &result, outcome, at)
+    })
+    .await?;
     if ok {
         done.state = State::Resolved;
     } else {

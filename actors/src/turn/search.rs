@@ -10,11 +10,47 @@ use rummy_core::tools::wording::SEARCH_NOT_CONFIGURED;
 use rummy_core::tools::ToolName;
 use rummy_core::turn::dispatch::Dispatched;
 use rummy_core::turn::{state, TurnRef};
-use rummy_store::entries;
+use rummy_store::db::Db;
+use rummy_store::entries::{self, WriteCtx};
 use rummy_store::entry::State;
 use rummy_store::notifications::Recorded;
 use rummy_store::run::RunStatus;
+use rummy_store::StoreError;
 use serde_json::Value;
+
+/// Records what answered a command its turn waited on (`record`, given the write's time) and,
+/// in the same write, the `run/state` of the run still running; then publishes it.
+pub(super) async fn record_answer<F>(
+    svc: &Services,
+    job: &TurnJob,
+    t: TurnRef,
+    record: F,
+) -> Result<(), TurnFailure>
+where
+    F: FnOnce(&mut Db, WriteCtx) -> Result<(), StoreError> + Send + 'static,
+{
+    let divisor = svc.config.limits.token_divisor;
+    let bounds = svc.store.bounds();
+    let params: Recorded = svc
+        .store
+        .write(move |c| {
+            let at = crate::clock::write_ctx(divisor);
+            record(c, at)?;
+            state::push(
+                c,
+                t.run.run_id,
+                t.turn,
+                RunStatus::Running.code(),
+                Value::Null,
+                bounds,
+                at.now,
+            )
+        })
+        .await
+        .map_err(TurnFailure::Store)?;
+    svc.publish_state(t.run.project_id, &job.alias, &params);
+    Ok(())
+}
 
 /// Answers a dispatched `search` (a streaming result): asks the backend, records
 /// the hits or the failure, pushes `run/state`, and returns the command as it
@@ -53,31 +89,13 @@ pub async fn answer(
         Ok(hits) => tracing::info!(query = %query, hits = hits.len(), "searched"),
         Err(reason) => tracing::warn!(query = %query, reason = %reason, "search failed"),
     }
-    let (divisor, path) = (svc.config.limits.token_divisor, done.path.clone());
+    let path = done.path.clone();
     let recorded = found.is_ok();
-    let bounds = svc.store.bounds();
-    let params: Recorded = svc
-        .store
-        .write(move |c| {
-            let at = crate::clock::write_ctx(divisor);
-            let now = at.now;
-            match &found {
-                Ok(hits) => record_results(c, t, &path, hits, at)?,
-                Err(reason) => record_failure(c, t, &path, reason, at)?,
-            }
-            state::push(
-                c,
-                run_id,
-                t.turn,
-                RunStatus::Running.code(),
-                Value::Null,
-                bounds,
-                now,
-            )
-        })
-        .await
-        .map_err(failure)?;
-    svc.publish_state(t.run.project_id, &job.alias, &params);
+    record_answer(svc, job, t, move |c, at| match &found {
+        Ok(hits) => record_results(c, t, &path, hits, at),
+        Err(reason) => record_failure(c, t, &path, reason, at),
+    })
+    .await?;
     if recorded {
         done.state = State::Resolved;
     } else {

@@ -63,7 +63,8 @@ pub fn stopping() -> UiNotify {
 }
 
 /// What a proposal acts on, from its attributes: an edit's file, a copy's or a move's source
-/// and destination, the files a removal removes, a command, a question, a client tool.
+/// and destination, the files a removal removes, a command, a question, a client tool, a web
+/// page.
 fn target(kind: ProposalKind, attributes: &Map<String, Value>) -> String {
     let text = |key: &str| attributes.get(key).and_then(Value::as_str);
     match kind {
@@ -79,6 +80,7 @@ fn target(kind: ProposalKind, attributes: &Map<String, Value>) -> String {
                 paths.join(", ")
             })
             .unwrap_or_default(),
+        ProposalKind::Fetch => text("url").unwrap_or_default().to_owned(),
         ProposalKind::Call => match (text("server"), text("tool")) {
             (Some(server), Some(tool)) => format!("{server}/{tool}"),
             _ => String::new(),
@@ -160,6 +162,11 @@ mod tests {
                 ProposalKind::AskUser,
                 json!({"question": "Which one?"}),
                 "ask_user Which one?",
+            ),
+            (
+                ProposalKind::Fetch,
+                json!({"path": "https://x.org%3A8080/a", "url": "https://x.org:8080/a"}),
+                "fetch https://x.org:8080/a",
             ),
             (
                 ProposalKind::Call,
