@@ -21,27 +21,24 @@ use rummy_text::path::normalize;
 use serde_json::Value;
 
 /// Answers a dispatched `get` of a web page (a streaming result): fetches it within the
-/// project's domains, records the page or the failure, pushes `run/state`, and returns the
+/// project's domains (`domains`, as its dispatch read them), records the page or the failure, pushes `run/state`, and returns the
 /// command as it finally stands. Any other command is returned unchanged.
 pub async fn answer(
     svc: &Services,
     job: &TurnJob,
     t: TurnRef,
     mut done: Dispatched,
+    domains: Option<&[String]>,
 ) -> Result<Dispatched, TurnFailure> {
     if done.tool != ToolName::Get || done.state != State::Streaming {
         return Ok(done);
     }
-    let failure = TurnFailure::Store;
-    let (run_id, project_id, path) = (t.run.run_id, t.run.project_id, done.path.clone());
-    let (row, domains) = svc
+    let (run_id, path) = (t.run.run_id, done.path.clone());
+    let row = svc
         .store
-        .read(move |c| {
-            let row = entries::by_path(c, run_id, &path)?;
-            Ok((row, projects::web_domains(c, project_id)?))
-        })
+        .read(move |c| entries::by_path(c, run_id, &path))
         .await
-        .map_err(failure)?;
+        .map_err(TurnFailure::Store)?;
     let Some(row) = row else {
         return Ok(done);
     };
@@ -52,7 +49,7 @@ pub async fn answer(
         .unwrap_or_default()
         .to_owned();
     let reach = Reach {
-        domains: domains.unwrap_or_default(),
+        domains: domains.map(<[String]>::to_vec).unwrap_or_default(),
         approved_host: None,
     };
     let fetched = match &svc.web {

@@ -468,6 +468,15 @@ mod tests {
     use super::*;
     use pretty_assertions::assert_eq;
 
+    /// The messages a scripted server wrote to its `log`, one JSON value a line.
+    fn logged(log: &Path) -> Vec<Value> {
+        std::fs::read_to_string(log)
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    }
+
     /// A scripted MCP server in `sh`: it answers in order, asks `roots/list` of its client
     /// before answering the call, and writes what it read to `log`.
     fn scripted(log: &Path) -> Spec {
@@ -534,11 +543,7 @@ echo '{{"jsonrpc":"2.0","id":3,"result":{{"content":[{{"type":"text","text":"Ech
                 is_error: false
             })
         );
-        let read: Vec<Value> = std::fs::read_to_string(&log)
-            .unwrap()
-            .lines()
-            .map(|l| serde_json::from_str(l).unwrap())
-            .collect();
+        let read = logged(&log);
         let methods: Vec<&str> = read
             .iter()
             .map(|m| m["method"].as_str().unwrap_or("(answer)"))
@@ -615,11 +620,7 @@ echo '{{"jsonrpc":"2.0","id":4,"result":{{"content":[{{"type":"text","text":"in 
                 is_error: false
             })
         );
-        let read: Vec<Value> = std::fs::read_to_string(&log)
-            .unwrap()
-            .lines()
-            .map(|l| serde_json::from_str(l).unwrap())
-            .collect();
+        let read = logged(&log);
         assert_eq!(
             (
                 read[0]["id"].clone(),

@@ -107,7 +107,8 @@ pub(super) async fn dispatch(
     // while it runs, so adding to it copies nothing).
     let mut judged = Arc::new(Judgements::default());
     while commands.pending() || prelude.is_some() {
-        let (first, end_input, ctx) = (prelude.take(), end.clone(), ctx.clone());
+        let (first, end_input, domains) = (prelude.take(), end.clone(), ctx.web_domains.clone());
+        let ctx = ctx.clone();
         let judgements = Arc::clone(&judged);
         let (back, batch, ended) = svc
             .store
@@ -152,7 +153,8 @@ pub(super) async fn dispatch(
                 // A search, or a web page of the project's domains: answered before the turn
                 // goes on; a failed one aborts the rest.
                 let answered = crate::turn::search::answer(svc, job, t, done).await?;
-                let answered = crate::turn::fetch::answer(svc, job, t, answered).await?;
+                let answered =
+                    crate::turn::fetch::answer(svc, job, t, answered, domains.as_deref()).await?;
                 commands.note(&answered);
             }
         }
